@@ -1,0 +1,269 @@
+//! Zero-copy parsing of the chunks (physical records) of one block.
+//!
+//! [`BlockParser`] walks a block exactly as LevelDB's reader does: it yields each chunk as a
+//! borrowed slice of the block, and stops at the first thing that ends the block — a trailer,
+//! a zero header, a damaged chunk, or (in the last, short block of the input) a chunk cut short
+//! by the end of the data.
+
+use crate::checksum;
+use crate::format::{BLOCK_SIZE, CHECKSUM_FIELD, HEADER_SIZE, LENGTH_FIELD, TYPE_FIELD};
+
+/// One chunk: a header and the payload it frames.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct Chunk<'a> {
+    /// Offset of the chunk's header within the block.
+    pub offset: usize,
+    /// The raw type byte (see [`RecordType`](crate::RecordType)).
+    pub record_type: u8,
+    /// The payload.
+    pub payload: &'a [u8],
+    /// The masked checksum stored in the header.
+    pub stored_checksum: u32,
+    /// Whether the checksum was verified and matched (`false` when verification is off).
+    pub checksum_verified: bool,
+}
+
+impl Chunk<'_> {
+    /// Offset just past the chunk within the block.
+    #[must_use]
+    pub const fn end(&self) -> usize {
+        self.offset + HEADER_SIZE + self.payload.len()
+    }
+}
+
+/// What [`parse_chunk`] found at a position of a block.
+///
+/// Every variant but [`Chunk`](Self::Chunk) ends the block: reading resumes at the next block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum Parsed<'a> {
+    /// A well-formed chunk.
+    Chunk(Chunk<'a>),
+    /// Fewer than [`HEADER_SIZE`] bytes left in a complete block: the trailer, skipped silently
+    /// whatever its content (as LevelDB does).
+    Trailer {
+        /// Offset of the trailer within the block.
+        offset: usize,
+        /// Its length (0–6).
+        len: usize,
+    },
+    /// A chunk cut short by the end of the input (a torn write): a partial header, or a length
+    /// that runs past the end of the data in the last, short block. Not a corruption.
+    Truncated {
+        /// Offset of the partial chunk within the block.
+        offset: usize,
+        /// Bytes from the chunk start to the end of the input.
+        len: usize,
+    },
+    /// A header of type 0 and length 0 (a preallocated, zeroed region): the rest of the block is
+    /// skipped silently, without a checksum check.
+    ZeroHeader {
+        /// Offset of the zero header within the block.
+        offset: usize,
+        /// Bytes skipped, to the end of the block.
+        len: usize,
+    },
+    /// The length runs past the end of a complete block: the rest of the block is dropped.
+    BadLength {
+        /// Offset of the chunk within the block.
+        offset: usize,
+        /// Bytes dropped, to the end of the block.
+        len: usize,
+        /// The length the header declares.
+        declared: u16,
+    },
+    /// The checksum does not match: the rest of the block is dropped.
+    ChecksumMismatch {
+        /// Offset of the chunk within the block.
+        offset: usize,
+        /// Bytes dropped, to the end of the block.
+        len: usize,
+        /// The masked checksum in the header.
+        stored: u32,
+        /// The masked checksum of the chunk's type and payload.
+        computed: u32,
+    },
+}
+
+/// Parses the chunk at `offset` in `block`, LevelDB's `ReadPhysicalRecord` step.
+///
+/// `is_last` tells whether `block` is the last, short block of the input (LevelDB's `eof_`); a
+/// chunk cut short there is a torn write, while in a complete block it is a bad length.
+/// `verify` turns checksum verification on (LevelDB's `checksum` argument).
+#[must_use]
+pub fn parse_chunk(block: &[u8], offset: usize, is_last: bool, verify: bool) -> Parsed<'_> {
+    let rest = block.get(offset..).unwrap_or_default();
+    let Some((header, body)) = rest.split_first_chunk::<HEADER_SIZE>() else {
+        return if is_last {
+            Parsed::Truncated { offset, len: rest.len() }
+        } else {
+            Parsed::Trailer { offset, len: rest.len() }
+        };
+    };
+    let declared = u16::from_le_bytes([header[LENGTH_FIELD.start], header[LENGTH_FIELD.start + 1]]);
+    let record_type = header[TYPE_FIELD];
+    let Some(payload) = body.get(..usize::from(declared)) else {
+        return if is_last {
+            Parsed::Truncated { offset, len: rest.len() }
+        } else {
+            Parsed::BadLength { offset, len: rest.len(), declared }
+        };
+    };
+    if record_type == 0 && declared == 0 {
+        return Parsed::ZeroHeader { offset, len: rest.len() };
+    }
+    let stored = u32::from_le_bytes([
+        header[CHECKSUM_FIELD.start],
+        header[CHECKSUM_FIELD.start + 1],
+        header[CHECKSUM_FIELD.start + 2],
+        header[CHECKSUM_FIELD.start + 3],
+    ]);
+    if verify {
+        let covered = rest.get(TYPE_FIELD..HEADER_SIZE + payload.len()).unwrap_or_default();
+        let computed = checksum::mask(checksum::crc32c(covered));
+        if computed != stored {
+            return Parsed::ChecksumMismatch { offset, len: rest.len(), stored, computed };
+        }
+    }
+    Parsed::Chunk(Chunk { offset, record_type, payload, stored_checksum: stored, checksum_verified: verify })
+}
+
+/// Iterates over the chunks of one block, zero-copy.
+///
+/// Yields [`Parsed::Chunk`] items, then at most one item that ends the block. A block shorter
+/// than [`BLOCK_SIZE`] is taken to be the last block of the input.
+///
+/// ```
+/// use logfmt_core::block::{BlockParser, Parsed};
+///
+/// // "foo" as a FULL chunk, as LevelDB writes it.
+/// let block = [0xdd, 0x5f, 0xb3, 0x7a, 0x03, 0x00, 0x01, b'f', b'o', b'o'];
+/// let mut chunks = BlockParser::new(&block);
+/// let Some(Parsed::Chunk(chunk)) = chunks.next() else { panic!() };
+/// assert_eq!((chunk.offset, chunk.record_type, chunk.payload), (0, 1, &b"foo"[..]));
+/// assert_eq!(chunks.next(), None);
+/// ```
+#[derive(Debug, Clone)]
+pub struct BlockParser<'a> {
+    block: &'a [u8],
+    offset: usize,
+    is_last: bool,
+    verify: bool,
+    done: bool,
+}
+
+impl<'a> BlockParser<'a> {
+    /// A parser over `block` (at most [`BLOCK_SIZE`] bytes; longer input is cut there), with
+    /// checksum verification on.
+    #[must_use]
+    pub fn new(block: &'a [u8]) -> Self {
+        let block = block.get(..BLOCK_SIZE).unwrap_or(block);
+        Self { block, offset: 0, is_last: block.len() < BLOCK_SIZE, verify: true, done: false }
+    }
+
+    /// Turns checksum verification on or off.
+    #[must_use]
+    pub fn verify_checksums(mut self, verify: bool) -> Self {
+        self.verify = verify;
+        self
+    }
+
+    /// Declares whether this block is the last of the input (by default: whether it is short).
+    #[must_use]
+    pub fn last_block(mut self, is_last: bool) -> Self {
+        self.is_last = is_last;
+        self
+    }
+}
+
+impl<'a> Iterator for BlockParser<'a> {
+    type Item = Parsed<'a>;
+
+    fn next(&mut self) -> Option<Parsed<'a>> {
+        if self.done || (self.offset == self.block.len() && !self.is_last) {
+            return None;
+        }
+        if self.offset == self.block.len() {
+            // The end of the input at a chunk boundary: nothing more, nothing torn.
+            self.done = true;
+            return None;
+        }
+        let parsed = parse_chunk(self.block, self.offset, self.is_last, self.verify);
+        match parsed {
+            Parsed::Chunk(chunk) => self.offset = chunk.end(),
+            _ => self.done = true,
+        }
+        Some(parsed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn full(payload: &[u8]) -> [u8; 64] {
+        let mut out = [0u8; 64];
+        out[4..6].copy_from_slice(&u16::try_from(payload.len()).unwrap_or(0).to_le_bytes());
+        out[6] = 1;
+        out[7..7 + payload.len()].copy_from_slice(payload);
+        let crc = checksum::mask(checksum::crc32c(&out[6..7 + payload.len()]));
+        out[..4].copy_from_slice(&crc.to_le_bytes());
+        out
+    }
+
+    #[test]
+    fn golden_foo() {
+        let bytes = full(b"foo");
+        assert_eq!(bytes[..10], [0xdd, 0x5f, 0xb3, 0x7a, 0x03, 0x00, 0x01, b'f', b'o', b'o']);
+    }
+
+    #[test]
+    fn torn_chunk_at_end_of_input() {
+        let bytes = full(b"foo");
+        for cut in 1..10 {
+            let mut p = BlockParser::new(&bytes[..cut]);
+            assert_eq!(p.next(), Some(Parsed::Truncated { offset: 0, len: cut }));
+            assert_eq!(p.next(), None);
+        }
+    }
+
+    #[test]
+    fn bad_length_in_full_block() {
+        let mut block = [0u8; BLOCK_SIZE];
+        block[..10].copy_from_slice(&full(b"foo")[..10]);
+        block[4] = 0xff;
+        block[5] = 0x7f;
+        let mut p = BlockParser::new(&block);
+        assert_eq!(p.next(), Some(Parsed::BadLength { offset: 0, len: BLOCK_SIZE, declared: 0x7fff }));
+        assert_eq!(p.next(), None);
+    }
+
+    #[test]
+    fn checksum_mismatch_drops_rest() {
+        let mut bytes = full(b"foo");
+        bytes[0] ^= 1;
+        let mut p = BlockParser::new(&bytes[..10]);
+        assert!(matches!(p.next(), Some(Parsed::ChecksumMismatch { offset: 0, len: 10, .. })));
+        let mut p = BlockParser::new(&bytes[..10]).verify_checksums(false);
+        assert!(matches!(p.next(), Some(Parsed::Chunk(_))));
+    }
+
+    #[test]
+    fn zero_header_and_trailer() {
+        let mut block = [0u8; BLOCK_SIZE];
+        let mut p = BlockParser::new(&block);
+        assert_eq!(p.next(), Some(Parsed::ZeroHeader { offset: 0, len: BLOCK_SIZE }));
+        assert_eq!(p.next(), None);
+        // A record that leaves 3 bytes of trailer.
+        let n = BLOCK_SIZE - HEADER_SIZE - 3;
+        block[4..6].copy_from_slice(&u16::try_from(n).unwrap_or(0).to_le_bytes());
+        block[6] = 1;
+        let crc = checksum::mask(checksum::crc32c(&block[6..7 + n]));
+        block[..4].copy_from_slice(&crc.to_le_bytes());
+        let mut p = BlockParser::new(&block);
+        assert!(matches!(p.next(), Some(Parsed::Chunk(c)) if c.payload.len() == n));
+        assert_eq!(p.next(), Some(Parsed::Trailer { offset: BLOCK_SIZE - 3, len: 3 }));
+        assert_eq!(p.next(), None);
+    }
+}

@@ -1,0 +1,163 @@
+//! CRC-32C (Castagnoli) and LevelDB's checksum masking.
+//!
+//! The checksum of a chunk is `mask(crc32c(type ‖ payload))` (legacy) or
+//! `mask(crc32c(type ‖ log number ‖ payload))` (recyclable).
+//!
+//! Two implementations compute the same function:
+//! - [`software`]: the `crc` crate's table-driven CRC, `no_std`, table size chosen by the
+//!   `crc-no-table` (no table, smallest) and `crc-table-16k` (fastest) features; the default is a
+//!   1 KiB table.
+//! - with the `std` feature, the `crc32c` crate's hardware path (SSE 4.2 / ARMv8 CRC), chosen at
+//!   run time.
+//!
+//! [`crc32c`] and [`extend`] use the hardware path when it is compiled in.
+
+/// `kMaskDelta` of LevelDB's `util/crc32c.h`.
+pub const MASK_DELTA: u32 = 0xa282_ead8;
+
+/// Masks a CRC for storage, as LevelDB does: a CRC stored next to the data it covers makes
+/// computing the CRC of a string that contains embedded CRCs problematic.
+///
+/// ```
+/// assert_eq!(logfmt_core::checksum::mask(0), 0xa282_ead8);
+/// assert_eq!(logfmt_core::checksum::mask(0xe306_9283), 0xc78a_b0e5);
+/// ```
+#[must_use]
+#[inline]
+pub const fn mask(crc: u32) -> u32 {
+    crc.rotate_right(15).wrapping_add(MASK_DELTA)
+}
+
+/// Inverts [`mask`].
+#[must_use]
+#[inline]
+pub const fn unmask(masked: u32) -> u32 {
+    masked.wrapping_sub(MASK_DELTA).rotate_left(15)
+}
+
+/// CRC-32C of `data`.
+///
+/// ```
+/// assert_eq!(logfmt_core::checksum::crc32c(b"123456789"), 0xe306_9283);
+/// ```
+#[must_use]
+#[inline]
+pub fn crc32c(data: &[u8]) -> u32 {
+    extend(0, data)
+}
+
+/// CRC-32C of `a ‖ data`, given `crc = crc32c(a)` (LevelDB's `crc32c::Extend`).
+#[must_use]
+#[inline]
+pub fn extend(crc: u32, data: &[u8]) -> u32 {
+    #[cfg(feature = "std")]
+    {
+        ::crc32c::crc32c_append(crc, data)
+    }
+    #[cfg(not(feature = "std"))]
+    {
+        software::extend(crc, data)
+    }
+}
+
+/// The portable, `no_std` CRC-32C.
+pub mod software {
+    #[cfg(feature = "crc-table-16k")]
+    type Table = crc::Table<16>;
+    #[cfg(all(feature = "crc-no-table", not(feature = "crc-table-16k")))]
+    type Table = crc::NoTable;
+    #[cfg(not(any(feature = "crc-no-table", feature = "crc-table-16k")))]
+    type Table = crc::Table<1>;
+
+    const CASTAGNOLI: crc::Crc<u32, Table> = crc::Crc::<u32, Table>::new(&crc::CRC_32_ISCSI);
+
+    /// CRC-32C of `data`.
+    #[must_use]
+    pub fn crc32c(data: &[u8]) -> u32 {
+        CASTAGNOLI.checksum(data)
+    }
+
+    /// CRC-32C of `a ‖ data`, given `crc = crc32c(a)`.
+    #[must_use]
+    pub fn extend(crc: u32, data: &[u8]) -> u32 {
+        // The `crc` crate takes the initial register value in the algorithm's unreflected
+        // convention; a finished CRC-32C is the inverted, reflected register.
+        let mut digest = CASTAGNOLI.digest_with_initial((!crc).reverse_bits());
+        digest.update(data);
+        digest.finalize()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn check_value() {
+        assert_eq!(crc32c(b"123456789"), 0xe306_9283);
+        assert_eq!(software::crc32c(b"123456789"), 0xe306_9283);
+    }
+
+    #[test]
+    fn rfc3720_vectors() {
+        let zeros = [0u8; 32];
+        let ones = [0xffu8; 32];
+        let mut ascending = [0u8; 32];
+        let mut descending = [0u8; 32];
+        for i in 0..32u8 {
+            ascending[usize::from(i)] = i;
+            descending[usize::from(i)] = 31 - i;
+        }
+        let pdu: [u8; 48] = [
+            0x01, 0xc0, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+            0x00, 0x00, 0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, 0x00, 0x14,
+            0x00, 0x00, 0x00, 0x18, 0x28, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0x00,
+            0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        ];
+        for f in [crc32c, software::crc32c] {
+            assert_eq!(f(&zeros), 0x8a91_36aa);
+            assert_eq!(f(&ones), 0x62a8_ab43);
+            assert_eq!(f(&ascending), 0x46dd_794e);
+            assert_eq!(f(&descending), 0x113f_db5c);
+            assert_eq!(f(&pdu), 0xd996_3a56);
+        }
+    }
+
+    #[test]
+    fn mask_examples() {
+        assert_eq!(mask(0), 0xa282_ead8);
+        assert_eq!(mask(0xe306_9283), 0xc78a_b0e5);
+        assert_eq!(unmask(mask(0xe306_9283)), 0xe306_9283);
+    }
+
+    #[test]
+    fn type_byte_crcs() {
+        // LevelDB's writer precomputes these (log_writer.cc InitTypeCrc).
+        let expected = [0x527d_5351, 0xa016_d052, 0xb346_23a6, 0x412d_a0a5, 0x95e7_c44e];
+        for (t, want) in (0u8..).zip(expected) {
+            assert_eq!(crc32c(&[t]), want);
+            assert_eq!(software::crc32c(&[t]), want);
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn mask_roundtrip(c: u32) {
+            proptest::prop_assert_eq!(unmask(mask(c)), c);
+        }
+
+        #[test]
+        fn software_matches_reference(
+            data in proptest::collection::vec(proptest::num::u8::ANY, 0..3000),
+            split in 0usize..3000,
+        ) {
+            let reference = ::crc32c::crc32c(&data);
+            proptest::prop_assert_eq!(software::crc32c(&data), reference);
+            proptest::prop_assert_eq!(crc32c(&data), reference);
+            let split = split.min(data.len());
+            let (a, b) = data.split_at(split);
+            proptest::prop_assert_eq!(software::extend(software::crc32c(a), b), reference);
+            proptest::prop_assert_eq!(extend(crc32c(a), b), reference);
+        }
+    }
+}

@@ -1,0 +1,121 @@
+//! Corruption reports and errors.
+
+use core::fmt;
+
+/// Why bytes were dropped while reading a log.
+///
+/// The [`Display`](fmt::Display) text of each kind is the reason LevelDB's `log::Reader` reports
+/// (`db/log_reader.cc`), so reports can be compared with LevelDB's word for word.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
+pub enum CorruptionKind {
+    /// A chunk's checksum does not match its contents; the rest of the block is dropped
+    /// ("checksum mismatch").
+    ChecksumMismatch,
+    /// A chunk's length runs past the end of a complete block; the rest of the block is dropped
+    /// ("bad record length").
+    BadRecordLength,
+    /// A chunk with a valid checksum but a type this reader does not know
+    /// ("unknown record type N"). Type 0 with a non-zero length is reported this way too.
+    UnknownRecordType(u8),
+    /// A record was in progress when a `FULL` chunk arrived ("partial record without end(1)").
+    PartialRecordBeforeFull,
+    /// A record was in progress when a `FIRST` chunk arrived ("partial record without end(2)").
+    PartialRecordBeforeFirst,
+    /// A `MIDDLE` chunk without a record in progress ("missing start of fragmented record(1)").
+    MiddleWithoutStart,
+    /// A `LAST` chunk without a record in progress ("missing start of fragmented record(2)").
+    LastWithoutStart,
+    /// A damaged chunk interrupted a record in progress; its fragments so far are dropped
+    /// ("error in middle of record").
+    ErrorInMiddleOfRecord,
+    /// Reading the log failed; LevelDB counts a whole block as dropped ("read error").
+    ReadError,
+}
+
+impl fmt::Display for CorruptionKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::ChecksumMismatch => f.write_str("checksum mismatch"),
+            Self::BadRecordLength => f.write_str("bad record length"),
+            Self::UnknownRecordType(t) => write!(f, "unknown record type {t}"),
+            Self::PartialRecordBeforeFull => f.write_str("partial record without end(1)"),
+            Self::PartialRecordBeforeFirst => f.write_str("partial record without end(2)"),
+            Self::MiddleWithoutStart => f.write_str("missing start of fragmented record(1)"),
+            Self::LastWithoutStart => f.write_str("missing start of fragmented record(2)"),
+            Self::ErrorInMiddleOfRecord => f.write_str("error in middle of record"),
+            Self::ReadError => f.write_str("read error"),
+        }
+    }
+}
+
+/// A report of bytes the reader dropped: LevelDB's `Reporter::Corruption(bytes, status)`, plus
+/// where the dropped bytes begin.
+///
+/// `offset` is the file offset of the header of the first chunk concerned: the damaged chunk for
+/// chunk-level damage, the record's first chunk when a record in progress is dropped, the block
+/// start for a read error. `bytes` is exactly the count LevelDB's reader reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct Corruption {
+    /// File offset where the dropped bytes begin.
+    pub offset: u64,
+    /// Number of bytes dropped, as LevelDB counts them.
+    pub bytes: u64,
+    /// Why they were dropped.
+    pub kind: CorruptionKind,
+}
+
+impl fmt::Display for Corruption {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "dropped {} bytes at offset {}: {}", self.bytes, self.offset, self.kind)
+    }
+}
+
+impl core::error::Error for Corruption {}
+
+/// Errors from [`Writer`](crate::Writer).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
+pub enum WriteError<E> {
+    /// The sink failed. The writer is now poisoned: the record being added is not acknowledged
+    /// and every later call fails with [`Poisoned`](Self::Poisoned).
+    Sink(E),
+    /// An earlier sink error left the log in an unknown state; nothing more is written.
+    Poisoned,
+}
+
+impl<E: fmt::Display> fmt::Display for WriteError<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Sink(e) => write!(f, "writing the log failed: {e}"),
+            Self::Poisoned => f.write_str("the log writer failed earlier and accepts no more records"),
+        }
+    }
+}
+
+impl<E: core::error::Error + 'static> core::error::Error for WriteError<E> {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        match self {
+            Self::Sink(e) => Some(e),
+            Self::Poisoned => None,
+        }
+    }
+}
+
+impl<E> From<E> for WriteError<E> {
+    fn from(e: E) -> Self {
+        Self::Sink(e)
+    }
+}
+
+impl<E: embedded_io::Error + 'static> embedded_io::Error for WriteError<E> {
+    fn kind(&self) -> embedded_io::ErrorKind {
+        match self {
+            Self::Sink(e) => e.kind(),
+            Self::Poisoned => embedded_io::ErrorKind::Other,
+        }
+    }
+}

@@ -1,0 +1,187 @@
+//! Format constants and the record type registry.
+//!
+//! ```text
+//! +---------------------- block: BLOCK_SIZE (32768) bytes ----------------------+
+//! | chunk | chunk | ... | chunk | trailer (0..HEADER_SIZE-1 zero bytes)         |
+//! +-----------------------------------------------------------------------------+
+//!
+//! legacy chunk (LevelDB):
+//! +----------------+--------------+----------+-----------------+
+//! | masked CRC u32 | length u16   | type u8  | payload         |
+//! | little-endian  | little-endian|          | `length` bytes  |
+//! +----------------+--------------+----------+-----------------+
+//!   CRC-32C over type ‖ payload, masked (see [`crate::checksum::mask`])
+//!
+//! recyclable chunk (RocksDB / Pebble, types 5..=8):
+//! +----------------+--------------+----------+----------------+---------+
+//! | masked CRC u32 | length u16   | type u8  | log number u32 | payload |
+//! +----------------+--------------+----------+----------------+---------+
+//!   CRC-32C over type ‖ log number ‖ payload
+//! ```
+
+use core::ops::Range;
+
+/// Size of a block: every log file is a sequence of blocks of this size (the last may be partial).
+pub const BLOCK_SIZE: usize = 32 * 1024;
+
+/// Size of a legacy (LevelDB) chunk header: checksum, length and type.
+pub const HEADER_SIZE: usize = 4 + 2 + 1;
+
+/// Size of a recyclable (RocksDB / Pebble) chunk header: the legacy header plus a log number.
+pub const RECYCLABLE_HEADER_SIZE: usize = HEADER_SIZE + 4;
+
+/// Largest payload a single legacy chunk can carry (a chunk never crosses a block boundary).
+pub const MAX_CHUNK_PAYLOAD: usize = BLOCK_SIZE - HEADER_SIZE;
+
+/// Byte range of the masked checksum within a header.
+pub const CHECKSUM_FIELD: Range<usize> = 0..4;
+/// Byte range of the payload length within a header.
+pub const LENGTH_FIELD: Range<usize> = 4..6;
+/// Index of the record type byte within a header.
+pub const TYPE_FIELD: usize = 6;
+/// Byte range of the log number within a recyclable header.
+pub const LOG_NUMBER_FIELD: Range<usize> = 7..11;
+
+/// The chunk types of the format, as numbered by LevelDB's `log_format.h` (1–4) and RocksDB's
+/// recyclable extension (5–8).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[repr(u8)]
+pub enum RecordType {
+    /// Type 0: reserved for preallocated (zeroed) file regions; never written.
+    Zero = 0,
+    /// A whole logical record in one chunk.
+    Full = 1,
+    /// The first fragment of a logical record.
+    First = 2,
+    /// An interior fragment of a logical record.
+    Middle = 3,
+    /// The last fragment of a logical record.
+    Last = 4,
+    /// Recyclable [`Full`](Self::Full) (11-byte header with a log number).
+    RecyclableFull = 5,
+    /// Recyclable [`First`](Self::First).
+    RecyclableFirst = 6,
+    /// Recyclable [`Middle`](Self::Middle).
+    RecyclableMiddle = 7,
+    /// Recyclable [`Last`](Self::Last).
+    RecyclableLast = 8,
+}
+
+impl RecordType {
+    /// The type for a fragment at `position`, in the legacy or the recyclable numbering.
+    #[must_use]
+    pub const fn for_fragment(position: FragmentKind, recyclable: bool) -> Self {
+        match (position, recyclable) {
+            (FragmentKind::Full, false) => Self::Full,
+            (FragmentKind::First, false) => Self::First,
+            (FragmentKind::Middle, false) => Self::Middle,
+            (FragmentKind::Last, false) => Self::Last,
+            (FragmentKind::Full, true) => Self::RecyclableFull,
+            (FragmentKind::First, true) => Self::RecyclableFirst,
+            (FragmentKind::Middle, true) => Self::RecyclableMiddle,
+            (FragmentKind::Last, true) => Self::RecyclableLast,
+        }
+    }
+
+    /// Where a chunk of this type sits in its logical record, or `None` for [`Zero`](Self::Zero).
+    #[must_use]
+    pub const fn fragment_kind(self) -> Option<FragmentKind> {
+        match self {
+            Self::Zero => None,
+            Self::Full | Self::RecyclableFull => Some(FragmentKind::Full),
+            Self::First | Self::RecyclableFirst => Some(FragmentKind::First),
+            Self::Middle | Self::RecyclableMiddle => Some(FragmentKind::Middle),
+            Self::Last | Self::RecyclableLast => Some(FragmentKind::Last),
+        }
+    }
+
+    /// Whether chunks of this type carry the 11-byte recyclable header.
+    #[must_use]
+    pub const fn is_recyclable(self) -> bool {
+        matches!(
+            self,
+            Self::RecyclableFull | Self::RecyclableFirst | Self::RecyclableMiddle | Self::RecyclableLast
+        )
+    }
+}
+
+impl TryFrom<u8> for RecordType {
+    type Error = u8;
+
+    /// Maps a type byte to a known type; hands the byte back if it is not one.
+    fn try_from(value: u8) -> Result<Self, u8> {
+        Ok(match value {
+            0 => Self::Zero,
+            1 => Self::Full,
+            2 => Self::First,
+            3 => Self::Middle,
+            4 => Self::Last,
+            5 => Self::RecyclableFull,
+            6 => Self::RecyclableFirst,
+            7 => Self::RecyclableMiddle,
+            8 => Self::RecyclableLast,
+            other => return Err(other),
+        })
+    }
+}
+
+/// Where a fragment (one chunk's payload) sits in its logical record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum FragmentKind {
+    /// The whole record.
+    Full,
+    /// The first fragment; more follow.
+    First,
+    /// An interior fragment.
+    Middle,
+    /// The last fragment; the record is complete.
+    Last,
+}
+
+impl FragmentKind {
+    /// Whether a record starts with this fragment.
+    #[must_use]
+    pub const fn starts_record(self) -> bool {
+        matches!(self, Self::Full | Self::First)
+    }
+
+    /// Whether a record is complete after this fragment.
+    #[must_use]
+    pub const fn ends_record(self) -> bool {
+        matches!(self, Self::Full | Self::Last)
+    }
+}
+
+/// Which chunk header a log uses. Legacy and recyclable chunks never mix in one log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum Format {
+    /// LevelDB's 7-byte header, types 1–4.
+    #[default]
+    Legacy,
+    /// RocksDB's and Pebble's 11-byte header, types 5–8, stamped with the low 32 bits of the log
+    /// file's number so that chunks left over from an earlier use of the file are recognised.
+    Recyclable {
+        /// The log number written into (or expected in) every chunk.
+        log_number: u32,
+    },
+}
+
+impl Format {
+    /// The header size of this format's chunks.
+    #[must_use]
+    pub const fn header_size(self) -> usize {
+        match self {
+            Self::Legacy => HEADER_SIZE,
+            Self::Recyclable { .. } => RECYCLABLE_HEADER_SIZE,
+        }
+    }
+
+    /// The largest payload one chunk of this format can carry.
+    #[must_use]
+    pub const fn max_chunk_payload(self) -> usize {
+        BLOCK_SIZE - self.header_size()
+    }
+}

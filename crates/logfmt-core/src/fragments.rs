@@ -1,0 +1,171 @@
+//! The streaming reader: logical records delivered fragment by fragment, with no buffer but the
+//! block.
+//!
+//! A record of any size can be hashed, forwarded or written out as it is read. A record that
+//! turns out incomplete or damaged part-way ends with an explicit [`Event::Aborted`], so a
+//! consumer never takes a partial record for a whole one.
+
+use crate::decoder::{Decoder, RawFragment, Step};
+use crate::error::Corruption;
+use crate::format::FragmentKind;
+use crate::options::ReadOptions;
+use crate::source::{BlockSource, SliceSource};
+
+/// One fragment of a logical record, borrowed from the current block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct Fragment<'a> {
+    /// Where the fragment sits in its record: a record starts with `Full` or `First` and is
+    /// complete after `Full` or `Last`.
+    pub kind: FragmentKind,
+    /// File offset of the record's first chunk (LevelDB's `LastRecordOffset` once complete).
+    pub record_offset: u64,
+    /// File offset of this fragment's chunk header.
+    pub chunk_offset: u64,
+    /// File offset just past this fragment's chunk.
+    pub end: u64,
+    /// The fragment's payload.
+    pub data: &'a [u8],
+}
+
+/// A record abandoned part-way: discard every fragment delivered for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct Aborted {
+    /// File offset of the record's first chunk.
+    pub record_offset: u64,
+    /// Payload bytes delivered for the record before it was abandoned.
+    pub delivered: u64,
+    /// The drop LevelDB reports for it, if any. A record cut off by the end of the input (a torn
+    /// write) is abandoned silently, as is an empty `FIRST` chunk followed by a new record.
+    pub report: Option<Corruption>,
+}
+
+/// What [`FragmentReader::next`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum Event<'a> {
+    /// A fragment of the current record.
+    Fragment(Fragment<'a>),
+    /// The current record is abandoned.
+    Aborted(Aborted),
+    /// Bytes were dropped outside any record in progress.
+    Corruption(Corruption),
+}
+
+/// Reads a log as a stream of fragments, with LevelDB's reader semantics.
+///
+/// ```
+/// use logfmt_core::{Event, FragmentKind, FragmentReader};
+///
+/// // "foo" as a FULL chunk.
+/// let log = [0xdd, 0x5f, 0xb3, 0x7a, 0x03, 0x00, 0x01, b'f', b'o', b'o'];
+/// let mut reader = FragmentReader::from_slice(&log);
+/// let Some(Event::Fragment(f)) = reader.next()? else { panic!() };
+/// assert_eq!((f.kind, f.data), (FragmentKind::Full, &b"foo"[..]));
+/// assert_eq!(reader.next()?, None);
+/// # Ok::<(), core::convert::Infallible>(())
+/// ```
+#[derive(Debug)]
+pub struct FragmentReader<S> {
+    pub(crate) source: S,
+    decoder: Decoder,
+    done: bool,
+}
+
+impl<'a> FragmentReader<SliceSource<'a>> {
+    /// A reader over a log in memory, with default options.
+    #[must_use]
+    pub fn from_slice(log: &'a [u8]) -> Self {
+        Self::new(SliceSource::new(log))
+    }
+}
+
+impl<S: BlockSource> FragmentReader<S> {
+    /// A reader over `source` with default options.
+    pub fn new(source: S) -> Self {
+        Self::with_options(source, &ReadOptions::default())
+    }
+
+    /// A reader over `source` with `options`.
+    pub fn with_options(source: S, options: &ReadOptions) -> Self {
+        Self { source, decoder: Decoder::new(options), done: false }
+    }
+
+    /// The next event, or `None` at the end of the log (and on every call after it).
+    ///
+    /// # Errors
+    /// A read error from the source. The log is then treated as ended at that point: if a
+    /// record was in progress, the next call reports it [`Event::Aborted`], and then `None`.
+    /// LevelDB counts a read error as a drop of one block.
+    pub fn next(&mut self) -> Result<Option<Event<'_>>, S::Error> {
+        Ok(match self.next_step()? {
+            None => None,
+            Some(Step::Fragment(raw)) => Some(Event::Fragment(self.fragment(raw))),
+            Some(Step::Aborted { record_offset, bytes, report }) => {
+                Some(Event::Aborted(Aborted { record_offset, delivered: bytes, report }))
+            }
+            Some(Step::Corruption(c)) => Some(Event::Corruption(c)),
+            Some(_) => None,
+        })
+    }
+
+    /// Offset of the first chunk of the last complete record (LevelDB's `LastRecordOffset`).
+    pub fn last_record_offset(&self) -> u64 {
+        self.decoder.last_record_offset()
+    }
+
+    /// File offset just past the last chunk read.
+    pub fn position(&self) -> u64 {
+        self.decoder.position()
+    }
+
+    /// The source.
+    pub fn get_ref(&self) -> &S {
+        &self.source
+    }
+
+    /// Gives back the source.
+    pub fn into_inner(self) -> S {
+        self.source
+    }
+
+    pub(crate) fn fragment(&self, raw: RawFragment) -> Fragment<'_> {
+        Fragment {
+            kind: raw.kind,
+            record_offset: raw.record_offset,
+            chunk_offset: raw.chunk_offset,
+            end: raw.end,
+            data: self.source.block().get(raw.payload).unwrap_or_default(),
+        }
+    }
+
+    /// Drives the decoder to its next event: a fragment, an abort, a corruption, or `None`.
+    pub(crate) fn next_step(&mut self) -> Result<Option<Step>, S::Error> {
+        if self.done {
+            return Ok(None);
+        }
+        loop {
+            match self.decoder.step(self.source.block()) {
+                Step::NeedBlock => {
+                    if let Err(e) = self.source.load_next() {
+                        self.decoder.read_failed();
+                        return Err(e);
+                    }
+                    self.decoder.block_loaded(self.source.block().len());
+                }
+                Step::Skip(bytes) => {
+                    if let Err(e) = self.source.skip(bytes) {
+                        self.decoder.read_failed();
+                        return Err(e);
+                    }
+                }
+                Step::Eof => {
+                    self.done = true;
+                    return Ok(None);
+                }
+                step => return Ok(Some(step)),
+            }
+        }
+    }
+}

@@ -1,0 +1,27 @@
+#![doc = include_str!("../README.md")]
+#![no_std]
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+#[cfg(any(test, feature = "std"))]
+extern crate std;
+
+pub mod block;
+pub mod checksum;
+mod decoder;
+mod error;
+pub mod format;
+mod fragments;
+mod options;
+mod reader;
+mod source;
+mod writer;
+
+pub use error::{Corruption, CorruptionKind, WriteError};
+pub use format::{BLOCK_SIZE, FragmentKind, Format, HEADER_SIZE, RECYCLABLE_HEADER_SIZE, RecordType};
+pub use fragments::{Aborted, Event, Fragment, FragmentReader};
+pub use options::ReadOptions;
+pub use reader::{Item, Oversized, Reader, Record};
+pub use source::{BlockSource, IoSource, SliceSource};
+pub use writer::{FnSink, IoSink, Sink, WriteOptions, Writer, Written};

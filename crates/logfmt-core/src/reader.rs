@@ -1,0 +1,199 @@
+//! The record reader: whole logical records, LevelDB's `log::Reader`.
+
+use crate::decoder::Step;
+use crate::error::Corruption;
+use crate::format::FragmentKind;
+use crate::fragments::FragmentReader;
+use crate::options::ReadOptions;
+use crate::source::{BlockSource, SliceSource};
+
+/// A logical record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct Record<'a> {
+    /// File offset of the record's first chunk (LevelDB's `LastRecordOffset`).
+    pub offset: u64,
+    /// File offset just past the record's last chunk (RocksDB's `LastRecordEnd`).
+    pub end: u64,
+    /// The payload.
+    pub data: &'a [u8],
+}
+
+/// A complete record that did not fit the reader's buffer: skipped, reading goes on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct Oversized {
+    /// File offset of the record's first chunk.
+    pub offset: u64,
+    /// File offset just past the record's last chunk.
+    pub end: u64,
+    /// The record's length.
+    pub len: u64,
+}
+
+/// What [`Reader::next`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum Item<'a> {
+    /// A record.
+    Record(Record<'a>),
+    /// Bytes dropped, as LevelDB's reader reports them.
+    Corruption(Corruption),
+    /// A valid record larger than the buffer, skipped. Not a corruption: LevelDB would have
+    /// returned it.
+    Oversized(Oversized),
+}
+
+/// Reads whole logical records, with exactly the records, offsets and drop reports of LevelDB's
+/// `log::Reader`.
+///
+/// A record that lies in one chunk is returned as a slice of the block (no copy); a fragmented
+/// one is assembled in the buffer given to [`new`](Self::new). A record larger than that buffer
+/// is skipped and reported as [`Item::Oversized`]; reading goes on.
+///
+/// ```
+/// use logfmt_core::{Item, Reader, Writer, FnSink, BLOCK_SIZE};
+///
+/// let mut log = Vec::new();
+/// let mut block = [0u8; BLOCK_SIZE];
+/// let mut writer = Writer::new(FnSink(|b: &[u8]| { log.extend_from_slice(b); Ok::<_, core::convert::Infallible>(()) }), &mut block);
+/// writer.add_record(b"hello")?;
+/// writer.add_record(&[7u8; 40_000])?; // spans two blocks
+/// writer.flush()?;
+/// drop(writer);
+///
+/// let mut scratch = [0u8; 64 * 1024];
+/// let mut reader = Reader::from_slice(&log, &mut scratch);
+/// let Some(Item::Record(r)) = reader.next()? else { panic!() };
+/// assert_eq!((r.offset, r.data), (0, &b"hello"[..]));
+/// let Some(Item::Record(r)) = reader.next()? else { panic!() };
+/// assert_eq!((r.offset, r.data.len()), (12, 40_000));
+/// assert_eq!(reader.next()?, None);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct Reader<'b, S> {
+    inner: FragmentReader<S>,
+    buffer: &'b mut [u8],
+    filled: usize,
+    total: u64,
+    oversized: bool,
+}
+
+impl<'a, 'b> Reader<'b, SliceSource<'a>> {
+    /// A reader over a log in memory, assembling fragmented records in `buffer`.
+    pub fn from_slice(log: &'a [u8], buffer: &'b mut [u8]) -> Self {
+        Self::new(SliceSource::new(log), buffer)
+    }
+}
+
+impl<'b, S: BlockSource> Reader<'b, S> {
+    /// A reader over `source` with default options, assembling fragmented records in `buffer`.
+    pub fn new(source: S, buffer: &'b mut [u8]) -> Self {
+        Self::with_options(source, buffer, &ReadOptions::default())
+    }
+
+    /// A reader over `source` with `options`.
+    pub fn with_options(source: S, buffer: &'b mut [u8], options: &ReadOptions) -> Self {
+        Self {
+            inner: FragmentReader::with_options(source, options),
+            buffer,
+            filled: 0,
+            total: 0,
+            oversized: false,
+        }
+    }
+
+    /// The next record or report; `None` at the end of the log (and on every call after it).
+    ///
+    /// # Errors
+    /// A read error from the source; the log is treated as ended there (LevelDB counts it as a
+    /// drop of one block).
+    pub fn next(&mut self) -> Result<Option<Item<'_>>, S::Error> {
+        loop {
+            let Some(step) = self.inner.next_step()? else {
+                return Ok(None);
+            };
+            match step {
+                Step::Fragment(raw) => match raw.kind {
+                    FragmentKind::Full => {
+                        let fragment = self.inner.fragment(raw);
+                        return Ok(Some(Item::Record(Record {
+                            offset: fragment.record_offset,
+                            end: fragment.end,
+                            data: fragment.data,
+                        })));
+                    }
+                    FragmentKind::First | FragmentKind::Middle => {
+                        if raw.kind == FragmentKind::First {
+                            self.reset();
+                        }
+                        let data = self.inner.fragment(raw).data;
+                        Self::append(self.buffer, &mut self.filled, &mut self.total, &mut self.oversized, data);
+                    }
+                    FragmentKind::Last => {
+                        let (offset, end) = (raw.record_offset, raw.end);
+                        let data = self.inner.fragment(raw).data;
+                        Self::append(self.buffer, &mut self.filled, &mut self.total, &mut self.oversized, data);
+                        let (len, oversized) = (self.total, self.oversized);
+                        let filled = self.filled;
+                        self.reset();
+                        if oversized {
+                            return Ok(Some(Item::Oversized(Oversized { offset, end, len })));
+                        }
+                        let data = self.buffer.get(..filled).unwrap_or_default();
+                        return Ok(Some(Item::Record(Record { offset, end, data })));
+                    }
+                },
+                Step::Aborted { report, .. } => {
+                    self.reset();
+                    if let Some(corruption) = report {
+                        return Ok(Some(Item::Corruption(corruption)));
+                    }
+                }
+                Step::Corruption(corruption) => return Ok(Some(Item::Corruption(corruption))),
+                Step::NeedBlock | Step::Skip(_) | Step::Eof => return Ok(None),
+            }
+        }
+    }
+
+    /// Offset of the first chunk of the last record returned (LevelDB's `LastRecordOffset`).
+    pub fn last_record_offset(&self) -> u64 {
+        self.inner.last_record_offset()
+    }
+
+    /// File offset just past the last chunk read.
+    pub fn position(&self) -> u64 {
+        self.inner.position()
+    }
+
+    /// The source.
+    pub fn get_ref(&self) -> &S {
+        self.inner.get_ref()
+    }
+
+    /// Gives back the source.
+    pub fn into_inner(self) -> S {
+        self.inner.into_inner()
+    }
+
+    fn reset(&mut self) {
+        self.filled = 0;
+        self.total = 0;
+        self.oversized = false;
+    }
+
+    fn append(buffer: &mut [u8], filled: &mut usize, total: &mut u64, oversized: &mut bool, data: &[u8]) {
+        *total += data.len() as u64;
+        if *oversized {
+            return;
+        }
+        match buffer.get_mut(*filled..*filled + data.len()) {
+            Some(dst) => {
+                dst.copy_from_slice(data);
+                *filled += data.len();
+            }
+            None => *oversized = true,
+        }
+    }
+}

@@ -1,0 +1,172 @@
+//! Where readers get their blocks: memory, or any [`embedded_io::Read`].
+
+use core::borrow::BorrowMut;
+use core::convert::Infallible;
+
+use crate::format::BLOCK_SIZE;
+
+/// A supply of blocks for a reader.
+///
+/// Implementations hand out one block at a time; a block shorter than [`BLOCK_SIZE`] (possibly
+/// empty) marks the end of the input, as a short read does for LevelDB's reader.
+pub trait BlockSource {
+    /// The error reading can fail with.
+    type Error;
+
+    /// Replaces the current block with the next one.
+    ///
+    /// # Errors
+    /// A read error; the reader then treats the log as ended there.
+    fn load_next(&mut self) -> Result<(), Self::Error>;
+
+    /// The current block: empty before the first [`load_next`](Self::load_next), at most
+    /// [`BLOCK_SIZE`] bytes after it.
+    fn block(&self) -> &[u8];
+
+    /// Skips `bytes` bytes of input. Called at most once, before the first block is loaded, to
+    /// start at an initial offset. Skipping past the end is not an error: the next block is
+    /// empty.
+    ///
+    /// # Errors
+    /// A read or seek error.
+    fn skip(&mut self, bytes: u64) -> Result<(), Self::Error>;
+}
+
+impl<S: BlockSource + ?Sized> BlockSource for &mut S {
+    type Error = S::Error;
+
+    fn load_next(&mut self) -> Result<(), S::Error> {
+        (**self).load_next()
+    }
+
+    fn block(&self) -> &[u8] {
+        (**self).block()
+    }
+
+    fn skip(&mut self, bytes: u64) -> Result<(), S::Error> {
+        (**self).skip(bytes)
+    }
+}
+
+/// A log held in memory: blocks are borrowed slices of it, nothing is copied.
+#[derive(Debug, Clone)]
+pub struct SliceSource<'a> {
+    data: &'a [u8],
+    start: usize,
+    end: usize,
+    next: usize,
+}
+
+impl<'a> SliceSource<'a> {
+    /// A source over the whole of `data`.
+    #[must_use]
+    pub const fn new(data: &'a [u8]) -> Self {
+        Self { data, start: 0, end: 0, next: 0 }
+    }
+
+    /// The bytes of the log.
+    #[must_use]
+    pub const fn data(&self) -> &'a [u8] {
+        self.data
+    }
+}
+
+impl BlockSource for SliceSource<'_> {
+    type Error = Infallible;
+
+    fn load_next(&mut self) -> Result<(), Infallible> {
+        self.start = self.next.min(self.data.len());
+        self.end = self.start.saturating_add(BLOCK_SIZE).min(self.data.len());
+        self.next = self.end;
+        Ok(())
+    }
+
+    fn block(&self) -> &[u8] {
+        self.data.get(self.start..self.end).unwrap_or_default()
+    }
+
+    fn skip(&mut self, bytes: u64) -> Result<(), Infallible> {
+        let bytes = usize::try_from(bytes).unwrap_or(usize::MAX);
+        self.next = self.next.saturating_add(bytes).min(self.data.len());
+        Ok(())
+    }
+}
+
+/// Blocks read from an [`embedded_io::Read`] into a caller-provided 32 KiB buffer.
+///
+/// Short reads are retried until the block is full or the reader reports the end of its data
+/// (`Ok(0)`), so an interrupted or partial read is never mistaken for the end of the log.
+#[derive(Debug)]
+pub struct IoSource<R, B> {
+    reader: R,
+    buffer: B,
+    len: usize,
+}
+
+impl<R, B: BorrowMut<[u8; BLOCK_SIZE]>> IoSource<R, B> {
+    /// A source reading from `reader` into `buffer` (a `&mut [u8; BLOCK_SIZE]`, or a
+    /// `Box<[u8; BLOCK_SIZE]>` where there is a heap).
+    pub const fn new(reader: R, buffer: B) -> Self {
+        Self { reader, buffer, len: 0 }
+    }
+
+    /// The underlying reader.
+    pub const fn get_ref(&self) -> &R {
+        &self.reader
+    }
+
+    /// The underlying reader, mutably.
+    pub const fn get_mut(&mut self) -> &mut R {
+        &mut self.reader
+    }
+
+    /// Gives back the reader and the buffer.
+    pub fn into_inner(self) -> (R, B) {
+        (self.reader, self.buffer)
+    }
+}
+
+impl<R: embedded_io::Read, B: BorrowMut<[u8; BLOCK_SIZE]>> IoSource<R, B> {
+    /// Reads into `buffer[..]` until it is full or the input ends; returns the bytes read.
+    fn fill(reader: &mut R, buffer: &mut [u8]) -> Result<usize, R::Error> {
+        let mut filled = 0;
+        while let Some(rest) = buffer.get_mut(filled..) {
+            if rest.is_empty() {
+                break;
+            }
+            match reader.read(rest)? {
+                0 => break,
+                n => filled += n.min(rest.len()),
+            }
+        }
+        Ok(filled)
+    }
+}
+
+impl<R: embedded_io::Read, B: BorrowMut<[u8; BLOCK_SIZE]>> BlockSource for IoSource<R, B> {
+    type Error = R::Error;
+
+    fn load_next(&mut self) -> Result<(), R::Error> {
+        self.len = 0;
+        self.len = Self::fill(&mut self.reader, self.buffer.borrow_mut())?;
+        Ok(())
+    }
+
+    fn block(&self) -> &[u8] {
+        self.buffer.borrow().get(..self.len).unwrap_or_default()
+    }
+
+    fn skip(&mut self, mut bytes: u64) -> Result<(), R::Error> {
+        self.len = 0;
+        while bytes > 0 {
+            let chunk = usize::try_from(bytes).unwrap_or(BLOCK_SIZE).min(BLOCK_SIZE);
+            let buffer: &mut [u8; BLOCK_SIZE] = self.buffer.borrow_mut();
+            let read = Self::fill(&mut self.reader, &mut buffer[..chunk])?;
+            if read < chunk {
+                break;
+            }
+            bytes -= read as u64;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,320 @@
+//! The writer: logical records cut into chunks in a caller-provided block buffer, byte for byte
+//! as LevelDB's `log::Writer` lays them out.
+//!
+//! Invariants of the layout:
+//! - a record that fits in the rest of the block is one `FULL` chunk; otherwise a `FIRST` chunk
+//!   fills the block, a `MIDDLE` chunk fills each further block, and a `LAST` chunk ends it;
+//! - a zero-length record is one `FULL` chunk with an empty payload;
+//! - a chunk never starts in the last `header size − 1` bytes of a block: those bytes become a
+//!   zero trailer, written when the next record arrives (so a log can end 1–6 bytes short of a
+//!   block boundary, exactly as LevelDB leaves it);
+//! - with exactly a header's worth of bytes left, a non-empty record starts with an empty
+//!   `FIRST` chunk there.
+//!
+//! Bytes reach the [`Sink`] a whole block at a time, or as the unsent part of the current block
+//! on [`Writer::flush`].
+
+use core::borrow::BorrowMut;
+
+use crate::checksum;
+use crate::error::WriteError;
+use crate::format::{BLOCK_SIZE, Format, FragmentKind, RecordType};
+
+/// Where a [`Writer`] sends its bytes, in order.
+pub trait Sink {
+    /// The error writing can fail with.
+    type Error;
+
+    /// Writes all of `bytes`, or fails.
+    ///
+    /// # Errors
+    /// Whatever the destination reports; the writer is poisoned after it.
+    fn write(&mut self, bytes: &[u8]) -> Result<(), Self::Error>;
+
+    /// Pushes written bytes on to their destination (not necessarily durably).
+    ///
+    /// # Errors
+    /// Whatever the destination reports.
+    fn flush(&mut self) -> Result<(), Self::Error> {
+        Ok(())
+    }
+}
+
+impl<S: Sink + ?Sized> Sink for &mut S {
+    type Error = S::Error;
+
+    fn write(&mut self, bytes: &[u8]) -> Result<(), S::Error> {
+        (**self).write(bytes)
+    }
+
+    fn flush(&mut self) -> Result<(), S::Error> {
+        (**self).flush()
+    }
+}
+
+/// A [`Sink`] over any [`embedded_io::Write`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IoSink<W>(pub W);
+
+impl<W: embedded_io::Write> Sink for IoSink<W> {
+    type Error = W::Error;
+
+    fn write(&mut self, bytes: &[u8]) -> Result<(), W::Error> {
+        self.0.write_all(bytes)
+    }
+
+    fn flush(&mut self) -> Result<(), W::Error> {
+        self.0.flush()
+    }
+}
+
+/// A [`Sink`] that calls a function with each run of bytes — no I/O trait needed (for example to
+/// program a flash page directly).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FnSink<F>(pub F);
+
+impl<F: FnMut(&[u8]) -> Result<(), E>, E> Sink for FnSink<F> {
+    type Error = E;
+
+    fn write(&mut self, bytes: &[u8]) -> Result<(), E> {
+        (self.0)(bytes)
+    }
+}
+
+/// Writer options.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
+pub struct WriteOptions {
+    /// The chunk format. Default: LevelDB's legacy format.
+    pub format: Format,
+    /// Length of the log the writer continues (LevelDB's `Writer(dest, dest_length)`): the new
+    /// records go after that many bytes, and the block offset is `start % BLOCK_SIZE`. The sink
+    /// must be positioned at that length. Only safe at the end of the last valid record.
+    pub start: u64,
+}
+
+impl WriteOptions {
+    /// The defaults: legacy format, a new log.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets [`format`](Self::format).
+    #[must_use]
+    pub fn format(mut self, format: Format) -> Self {
+        self.format = format;
+        self
+    }
+
+    /// Sets [`start`](Self::start).
+    #[must_use]
+    pub fn start(mut self, start: u64) -> Self {
+        self.start = start;
+        self
+    }
+}
+
+/// Where a record was written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct Written {
+    /// File offset of the record's first chunk.
+    pub offset: u64,
+    /// File offset just past its last chunk (the log's length now).
+    pub end: u64,
+}
+
+/// Writes logical records in LevelDB's log format: LevelDB's `log::Writer`, with a caller's
+/// 32 KiB buffer between it and the sink.
+///
+/// See the [module docs](self) for the layout rules, and [`Reader`](crate::Reader) for an
+/// example.
+#[derive(Debug)]
+pub struct Writer<S, B> {
+    sink: S,
+    block: B,
+    /// Bytes of the current block laid out so far.
+    offset: usize,
+    /// Bytes of the current block already handed to the sink.
+    sent: usize,
+    position: u64,
+    format: Format,
+    /// CRC-32C of each fragment kind's type byte (and log number, for recyclable chunks).
+    prefix_crc: [u32; 4],
+    poisoned: bool,
+}
+
+impl<S: Sink, B: BorrowMut<[u8; BLOCK_SIZE]>> Writer<S, B> {
+    /// A writer starting a new legacy log, laying out blocks in `block`.
+    pub fn new(sink: S, block: B) -> Self {
+        Self::with_options(sink, block, &WriteOptions::default())
+    }
+
+    /// A writer with `options`.
+    pub fn with_options(sink: S, block: B, options: &WriteOptions) -> Self {
+        let offset = (options.start % BLOCK_SIZE as u64) as usize;
+        let recyclable = matches!(options.format, Format::Recyclable { .. });
+        let prefix_crc = [FragmentKind::Full, FragmentKind::First, FragmentKind::Middle, FragmentKind::Last]
+            .map(|kind| {
+                let t = RecordType::for_fragment(kind, recyclable) as u8;
+                match options.format {
+                    Format::Legacy => checksum::crc32c(&[t]),
+                    Format::Recyclable { log_number } => {
+                        checksum::extend(checksum::crc32c(&[t]), &log_number.to_le_bytes())
+                    }
+                }
+            });
+        Self {
+            sink,
+            block,
+            offset,
+            sent: offset,
+            position: options.start,
+            format: options.format,
+            prefix_crc,
+            poisoned: false,
+        }
+    }
+
+    /// Appends one logical record (LevelDB's `AddRecord`). It is laid out in the block buffer;
+    /// complete blocks go to the sink at once, the rest on [`flush`](Self::flush).
+    ///
+    /// # Errors
+    /// [`WriteError::Sink`] if the sink fails (the record is not written, and the writer is
+    /// poisoned), [`WriteError::Poisoned`] after an earlier failure.
+    pub fn add_record(&mut self, data: &[u8]) -> Result<Written, WriteError<S::Error>> {
+        if self.poisoned {
+            return Err(WriteError::Poisoned);
+        }
+        let header_size = self.format.header_size();
+        let mut left = data;
+        let mut begin = true;
+        let mut record_offset = self.position;
+        loop {
+            let leftover = BLOCK_SIZE - self.offset;
+            if leftover < header_size {
+                // Too little room for a header: zero trailer, next block.
+                let block: &mut [u8; BLOCK_SIZE] = self.block.borrow_mut();
+                block[self.offset..].fill(0);
+                self.position += leftover as u64;
+                self.offset = BLOCK_SIZE;
+                self.send_block()?;
+            }
+            if begin {
+                record_offset = self.position;
+            }
+            let available = BLOCK_SIZE - self.offset - header_size;
+            let (fragment, rest) = left.split_at(left.len().min(available));
+            let kind = match (begin, rest.is_empty()) {
+                (true, true) => FragmentKind::Full,
+                (true, false) => FragmentKind::First,
+                (false, false) => FragmentKind::Middle,
+                (false, true) => FragmentKind::Last,
+            };
+            self.emit(kind, fragment);
+            if self.offset == BLOCK_SIZE {
+                self.send_block()?;
+            }
+            left = rest;
+            begin = false;
+            if left.is_empty() {
+                break;
+            }
+        }
+        Ok(Written { offset: record_offset, end: self.position })
+    }
+
+    /// Hands the unsent part of the current block to the sink, then flushes the sink.
+    ///
+    /// # Errors
+    /// As for [`add_record`](Self::add_record).
+    pub fn flush(&mut self) -> Result<(), WriteError<S::Error>> {
+        if self.poisoned {
+            return Err(WriteError::Poisoned);
+        }
+        if self.offset > self.sent {
+            let block: &[u8; BLOCK_SIZE] = self.block.borrow();
+            let result = self.sink.write(&block[self.sent..self.offset]);
+            self.check(result)?;
+            self.sent = self.offset;
+        }
+        let result = self.sink.flush();
+        self.check(result)
+    }
+
+    /// The log's length: every byte laid out so far, sent or not.
+    pub fn position(&self) -> u64 {
+        self.position
+    }
+
+    /// Bytes laid out but not yet handed to the sink.
+    pub fn unsent(&self) -> usize {
+        self.offset - self.sent
+    }
+
+    /// Whether an earlier sink error poisoned the writer.
+    pub fn is_poisoned(&self) -> bool {
+        self.poisoned
+    }
+
+    /// The chunk format being written.
+    pub fn format(&self) -> Format {
+        self.format
+    }
+
+    /// The sink.
+    pub fn sink(&self) -> &S {
+        &self.sink
+    }
+
+    /// The sink, mutably. Writing to it directly corrupts the log.
+    pub fn sink_mut(&mut self) -> &mut S {
+        &mut self.sink
+    }
+
+    /// Gives back the sink and the buffer, dropping unsent bytes: call
+    /// [`flush`](Self::flush) first.
+    pub fn into_parts(self) -> (S, B) {
+        (self.sink, self.block)
+    }
+
+    /// Lays out one chunk at the current offset; the caller guarantees it fits.
+    fn emit(&mut self, kind: FragmentKind, payload: &[u8]) {
+        let header_size = self.format.header_size();
+        let recyclable = matches!(self.format, Format::Recyclable { .. });
+        let record_type = RecordType::for_fragment(kind, recyclable);
+        let crc = checksum::mask(checksum::extend(self.prefix_crc[kind as usize], payload));
+        let len = payload.len() as u16;
+        let start = self.offset;
+        let block: &mut [u8; BLOCK_SIZE] = self.block.borrow_mut();
+        let mut header = [0u8; crate::format::RECYCLABLE_HEADER_SIZE];
+        header[..4].copy_from_slice(&crc.to_le_bytes());
+        header[4..6].copy_from_slice(&len.to_le_bytes());
+        header[6] = record_type as u8;
+        if let Format::Recyclable { log_number } = self.format {
+            header[7..11].copy_from_slice(&log_number.to_le_bytes());
+        }
+        block[start..start + header_size].copy_from_slice(&header[..header_size]);
+        block[start + header_size..start + header_size + payload.len()].copy_from_slice(payload);
+        self.offset += header_size + payload.len();
+        self.position += (header_size + payload.len()) as u64;
+    }
+
+    /// Hands the rest of the full current block to the sink and starts a new one.
+    fn send_block(&mut self) -> Result<(), WriteError<S::Error>> {
+        let block: &[u8; BLOCK_SIZE] = self.block.borrow();
+        let result = self.sink.write(&block[self.sent..]);
+        self.offset = 0;
+        self.sent = 0;
+        self.check(result)
+    }
+
+    fn check(&mut self, result: Result<(), S::Error>) -> Result<(), WriteError<S::Error>> {
+        result.map_err(|e| {
+            self.poisoned = true;
+            WriteError::Sink(e)
+        })
+    }
+}

@@ -1,0 +1,295 @@
+//! The subcommands. To add one (e.g. `qemu`, `fuzz`, `bench`, `size`,
+//! `demo`, `interop`): write a `fn() -> Result` below, add a [`Task`] entry
+//! to [`TASKS`] (its `run` parses the arguments and calls the function) and,
+//! if CI should run it, a step to [`CI_STEPS`].
+
+use std::time::{Duration, Instant};
+
+use crate::cmd::{Cmd, Error, Result, banner, fmt_duration};
+
+/// One `cargo xtask <name>` subcommand.
+pub(crate) struct Task {
+    pub(crate) name: &'static str,
+    pub(crate) aliases: &'static [&'static str],
+    /// The optional flags it accepts, e.g. `--check`; anything else is a
+    /// usage error.
+    pub(crate) flags: &'static [&'static str],
+    pub(crate) about: &'static str,
+    /// Runs the task, given the (already validated) flags that follow its
+    /// name.
+    pub(crate) run: fn(&[String]) -> Result,
+}
+
+pub(crate) const TASKS: &[Task] = &[
+    Task {
+        name: "fmt",
+        aliases: &[],
+        flags: &["--check"],
+        about: "cargo fmt --all (with --check: fail if anything would change)",
+        run: |flags| fmt(flags.iter().any(|f| f == "--check")),
+    },
+    Task {
+        name: "lint",
+        aliases: &["clippy"],
+        flags: &[],
+        about: "clippy -D warnings: the workspace on the host, logfmt-core on thumbv7em",
+        run: |_| lint(),
+    },
+    Task {
+        name: "test",
+        aliases: &[],
+        flags: &[],
+        about: "cargo test --workspace, then logfmt-core with --no-default-features",
+        run: |_| test(),
+    },
+    Task {
+        name: "doc",
+        aliases: &["docs"],
+        flags: &[],
+        about: "cargo doc --workspace --no-deps with RUSTDOCFLAGS=-D warnings",
+        run: |_| doc(),
+    },
+    Task {
+        name: "targets",
+        aliases: &["check-targets"],
+        flags: &[],
+        about: "install the thumbv7 targets if needed; build logfmt-core for them",
+        run: |_| targets(),
+    },
+    Task {
+        name: "ci",
+        aliases: &[],
+        flags: &[],
+        about: "everything CI runs: fmt --check, targets, lint, test, doc",
+        run: |_| ci(),
+    },
+];
+
+/// A CI step: its title and what it runs.
+pub(crate) type Step = (&'static str, fn() -> Result);
+
+/// What `cargo xtask ci` runs, in order; it stops at the first failure.
+pub(crate) const CI_STEPS: &[Step] = &[
+    ("fmt --check", || fmt(true)),
+    ("targets", targets),
+    ("lint", lint),
+    ("test", test),
+    ("doc", doc),
+];
+
+/// The bare-metal targets `logfmt-core` must build for.
+const THUMBV7M: &str = "thumbv7m-none-eabi";
+const THUMBV7EM: &str = "thumbv7em-none-eabihf";
+const THUMB_TARGETS: &[&str] = &[THUMBV7M, THUMBV7EM];
+
+/// `cargo xtask targets` builds `logfmt-core` for each (target, features).
+const TARGET_BUILDS: &[(&str, Option<&str>)] = &[
+    (THUMBV7M, None),
+    (THUMBV7M, Some("defmt")),
+    (THUMBV7M, Some("crc-no-table")),
+    (THUMBV7EM, None),
+    (THUMBV7EM, Some("defmt")),
+];
+
+/// The only crate that is built for bare-metal targets. Never use
+/// `--workspace` with a thumb target: the other crates need std.
+const CORE: &str = "logfmt-core";
+
+pub(crate) fn find(name: &str) -> Option<&'static Task> {
+    TASKS
+        .iter()
+        .find(|t| t.name == name || t.aliases.contains(&name))
+}
+
+pub(crate) fn usage() -> String {
+    let mut s = String::from("Usage: cargo xtask <SUBCOMMAND> [ARGS]\n\nSubcommands:\n");
+    let rows: Vec<(String, &Task)> = TASKS
+        .iter()
+        .map(|t| {
+            let flags = t.flags.iter().map(|f| format!(" [{f}]"));
+            (std::iter::once(t.name.to_owned()).chain(flags).collect(), t)
+        })
+        .collect();
+    let width = rows.iter().map(|(head, _)| head.len()).max().unwrap_or(0);
+    for (head, task) in &rows {
+        s += &format!("  {head:width$}  {}", task.about);
+        if !task.aliases.is_empty() {
+            s += &format!(" (alias: {})", task.aliases.join(", "));
+        }
+        s.push('\n');
+    }
+    s += &format!("  {:width$}  print this help\n", "help");
+    s
+}
+
+/// Checks `args` against `task.flags`, then runs `task` between banners.
+pub(crate) fn run(task: &Task, args: &[String]) -> Result {
+    let mut seen: Vec<&str> = Vec::new();
+    for arg in args {
+        if !task.flags.contains(&arg.as_str()) {
+            return Err(Error::Usage(format!(
+                "unexpected argument `{arg}` for `{}`",
+                task.name
+            )));
+        }
+        if seen.contains(&arg.as_str()) {
+            return Err(Error::Usage(format!("`{arg}` given twice")));
+        }
+        seen.push(arg);
+    }
+    let title = std::iter::once(task.name)
+        .chain(args.iter().map(String::as_str))
+        .collect::<Vec<_>>()
+        .join(" ");
+    run_step(&title, || (task.run)(args)).map(drop)
+}
+
+/// Prints the banner for `name`, runs `f` and reports how long it took.
+fn run_step(name: &str, f: impl FnOnce() -> Result) -> Result<Duration> {
+    banner(name);
+    let start = Instant::now();
+    f()?;
+    let took = start.elapsed();
+    println!("== xtask: {name}: ok ({}) ==", fmt_duration(took));
+    Ok(took)
+}
+
+// ---------------------------------------------------------------- fmt
+
+fn fmt(check: bool) -> Result {
+    let mut cmd = Cmd::cargo().args(["fmt", "--all"]);
+    if check {
+        cmd = cmd.args(["--", "--check"]);
+    }
+    cmd.run().map_err(|e| {
+        if check {
+            Error::Failed(format!("{e}\n  (run `cargo xtask fmt` to fix formatting)"))
+        } else {
+            e
+        }
+    })
+}
+
+// ---------------------------------------------------------------- lint
+
+fn lint() -> Result {
+    Cmd::cargo()
+        .args([
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--",
+            "-D",
+            "warnings",
+        ])
+        .run()?;
+    ensure_targets(&[THUMBV7EM])?;
+    for features in [&[][..], &["--features", "defmt"]] {
+        Cmd::cargo()
+            .args(["clippy", "-p", CORE, "--target", THUMBV7EM, "--lib"])
+            .args(features.iter().copied())
+            .args(["--", "-D", "warnings"])
+            .run()?;
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------- test
+
+fn test() -> Result {
+    // Never `--all-features`: `defmt` needs a defmt global logger and
+    // linker script, so it does not link in host test binaries.
+    Cmd::cargo().args(["test", "--workspace"]).run()?;
+    Cmd::cargo()
+        .args(["test", "-p", CORE, "--no-default-features"])
+        .run()
+}
+
+// ---------------------------------------------------------------- doc
+
+fn doc() -> Result {
+    Cmd::cargo()
+        .args(["doc", "--workspace", "--no-deps"])
+        .env("RUSTDOCFLAGS", "-D warnings")
+        .run()
+}
+
+// ---------------------------------------------------------------- targets
+
+fn targets() -> Result {
+    ensure_targets(THUMB_TARGETS)?;
+    for &(target, features) in TARGET_BUILDS {
+        let mut cmd = Cmd::cargo().args(["build", "-p", CORE, "--target", target]);
+        if let Some(features) = features {
+            cmd = cmd.args(["--features", features]);
+        }
+        cmd.run()?;
+    }
+    Ok(())
+}
+
+/// Installs any of `wanted` that rustup does not list as installed.
+fn ensure_targets(wanted: &[&str]) -> Result {
+    let installed = Cmd::new("rustup")
+        .args(["target", "list", "--installed"])
+        .read()
+        .map_err(|e| {
+            Error::Failed(format!(
+                "{e}\n  rustup is needed to check/install the targets {}; \
+                 install it from https://rustup.rs",
+                wanted.join(", ")
+            ))
+        })?;
+    let missing: Vec<&str> = wanted
+        .iter()
+        .copied()
+        .filter(|t| !installed.lines().any(|line| line.trim() == *t))
+        .collect();
+    if missing.is_empty() {
+        println!("targets already installed: {}", wanted.join(", "));
+        return Ok(());
+    }
+    Cmd::new("rustup")
+        .args(["target", "add"])
+        .args(missing.iter().copied())
+        .run()
+}
+
+// ---------------------------------------------------------------- ci
+
+fn ci() -> Result {
+    let start = Instant::now();
+    let mut done: Vec<(&str, Duration)> = Vec::new();
+    let mut failure = None;
+    for &(name, step) in CI_STEPS {
+        let step_start = Instant::now();
+        match run_step(name, step) {
+            Ok(took) => done.push((name, took)),
+            Err(e) => {
+                failure = Some((name, step_start.elapsed(), e));
+                break;
+            }
+        }
+    }
+    let total = fmt_duration(start.elapsed());
+
+    banner("ci summary");
+    let width = CI_STEPS.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
+    for (name, took) in &done {
+        println!("  ok       {name:width$}  {:>9}", fmt_duration(*took));
+    }
+    match failure {
+        None => {
+            println!("ci: {} steps passed in {total}", done.len());
+            Ok(())
+        }
+        Some((name, took, err)) => {
+            println!("  FAILED   {name:width$}  {:>9}", fmt_duration(took));
+            for (skipped, _) in &CI_STEPS[done.len() + 1..] {
+                println!("  skipped  {skipped}");
+            }
+            println!("ci: FAILED at step `{name}` after {total}");
+            Err(Error::Failed(format!("ci step `{name}` failed: {err}")))
+        }
+    }
+}
