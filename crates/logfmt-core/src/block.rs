@@ -6,7 +6,10 @@
 //! by the end of the data.
 
 use crate::checksum;
-use crate::format::{BLOCK_SIZE, CHECKSUM_FIELD, HEADER_SIZE, LENGTH_FIELD, TYPE_FIELD};
+use crate::format::{
+    BLOCK_SIZE, CHECKSUM_FIELD, HEADER_SIZE, LENGTH_FIELD, LOG_NUMBER_FIELD,
+    RECYCLABLE_HEADER_SIZE, TYPE_FIELD,
+};
 
 /// One chunk: a header and the payload it frames.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -14,8 +17,12 @@ use crate::format::{BLOCK_SIZE, CHECKSUM_FIELD, HEADER_SIZE, LENGTH_FIELD, TYPE_
 pub struct Chunk<'a> {
     /// Offset of the chunk's header within the block.
     pub offset: usize,
+    /// Size of the header: [`HEADER_SIZE`], or [`RECYCLABLE_HEADER_SIZE`] for a recyclable chunk.
+    pub header_len: usize,
     /// The raw type byte (see [`RecordType`](crate::RecordType)).
     pub record_type: u8,
+    /// The log number of a recyclable chunk.
+    pub log_number: Option<u32>,
     /// The payload.
     pub payload: &'a [u8],
     /// The masked checksum stored in the header.
@@ -28,7 +35,36 @@ impl Chunk<'_> {
     /// Offset just past the chunk within the block.
     #[must_use]
     pub const fn end(&self) -> usize {
-        self.offset + HEADER_SIZE + self.payload.len()
+        self.offset + self.header_len + self.payload.len()
+    }
+}
+
+/// How [`parse_chunk`] reads headers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
+pub struct ChunkRules {
+    /// Verify checksums (LevelDB's `checksum` argument). Default `true`.
+    pub verify: bool,
+    /// Read types 5–8 with the 11-byte recyclable header (RocksDB); otherwise every header is
+    /// 7 bytes (LevelDB). Default `false`.
+    pub recyclable: bool,
+    /// With `recyclable`: the log number chunks must carry; a recyclable chunk with another is
+    /// [`Parsed::OldRecord`]. `None` accepts any.
+    pub log_number: Option<u32>,
+    /// The value of erased flash: a header made only of this byte is [`Parsed::Erased`]
+    /// ("nothing written here") rather than damage. Default `None` (LevelDB).
+    pub erased: Option<u8>,
+}
+
+impl Default for ChunkRules {
+    fn default() -> Self {
+        Self {
+            verify: true,
+            recyclable: false,
+            log_number: None,
+            erased: None,
+        }
     }
 }
 
@@ -40,12 +76,12 @@ impl Chunk<'_> {
 pub enum Parsed<'a> {
     /// A well-formed chunk.
     Chunk(Chunk<'a>),
-    /// Fewer than [`HEADER_SIZE`] bytes left in a complete block: the trailer, skipped silently
+    /// Too few bytes left in a complete block for a header: the trailer, skipped silently
     /// whatever its content (as LevelDB does).
     Trailer {
         /// Offset of the trailer within the block.
         offset: usize,
-        /// Its length (0–6).
+        /// Its length (0–6, or 0–10 in a recyclable log).
         len: usize,
     },
     /// A chunk cut short by the end of the input (a torn write): a partial header, or a length
@@ -63,6 +99,24 @@ pub enum Parsed<'a> {
         offset: usize,
         /// Bytes skipped, to the end of the block.
         len: usize,
+    },
+    /// A header of erased flash bytes ([`ChunkRules::erased`]): nothing was written from here to
+    /// the end of the block.
+    Erased {
+        /// Offset of the erased header within the block.
+        offset: usize,
+        /// Bytes skipped, to the end of the block.
+        len: usize,
+    },
+    /// A recyclable chunk left from an earlier use of the file: its log number is not the one
+    /// expected. This is the end of the log, not a corruption.
+    OldRecord {
+        /// Offset of the chunk within the block.
+        offset: usize,
+        /// Bytes from the chunk to the end of the block.
+        len: usize,
+        /// The log number the chunk carries.
+        log_number: u32,
     },
     /// The length runs past the end of a complete block: the rest of the block is dropped.
     BadLength {
@@ -86,47 +140,117 @@ pub enum Parsed<'a> {
     },
 }
 
-/// Parses the chunk at `offset` in `block`, LevelDB's `ReadPhysicalRecord` step.
+fn le_u32(bytes: &[u8], at: usize) -> u32 {
+    let mut word = [0u8; 4];
+    if let Some(src) = bytes.get(at..at + 4) {
+        word.copy_from_slice(src);
+    }
+    u32::from_le_bytes(word)
+}
+
+/// Parses the chunk at `offset` in `block`: LevelDB's (or, for recyclable logs, RocksDB's)
+/// `ReadPhysicalRecord` step.
 ///
 /// `is_last` tells whether `block` is the last, short block of the input (LevelDB's `eof_`); a
 /// chunk cut short there is a torn write, while in a complete block it is a bad length.
-/// `verify` turns checksum verification on (LevelDB's `checksum` argument).
 #[must_use]
-pub fn parse_chunk(block: &[u8], offset: usize, is_last: bool, verify: bool) -> Parsed<'_> {
+pub fn parse_chunk<'a>(
+    block: &'a [u8],
+    offset: usize,
+    is_last: bool,
+    rules: &ChunkRules,
+) -> Parsed<'a> {
     let rest = block.get(offset..).unwrap_or_default();
-    let Some((header, body)) = rest.split_first_chunk::<HEADER_SIZE>() else {
-        return if is_last {
-            Parsed::Truncated { offset, len: rest.len() }
+    let short = |rest: &[u8]| {
+        if is_last {
+            Parsed::Truncated {
+                offset,
+                len: rest.len(),
+            }
         } else {
-            Parsed::Trailer { offset, len: rest.len() }
-        };
+            Parsed::Trailer {
+                offset,
+                len: rest.len(),
+            }
+        }
     };
+    let Some(header) = rest.first_chunk::<HEADER_SIZE>() else {
+        return short(rest);
+    };
+    if rules
+        .erased
+        .is_some_and(|erased| header.iter().all(|&b| b == erased))
+    {
+        return Parsed::Erased {
+            offset,
+            len: rest.len(),
+        };
+    }
     let declared = u16::from_le_bytes([header[LENGTH_FIELD.start], header[LENGTH_FIELD.start + 1]]);
     let record_type = header[TYPE_FIELD];
-    let Some(payload) = body.get(..usize::from(declared)) else {
+    let recyclable = rules.recyclable && (5..=8).contains(&record_type);
+    let header_len = if recyclable {
+        RECYCLABLE_HEADER_SIZE
+    } else {
+        HEADER_SIZE
+    };
+    if rest.len() < header_len {
+        return short(rest);
+    }
+    let log_number = recyclable.then(|| le_u32(rest, LOG_NUMBER_FIELD.start));
+    if let (Some(found), Some(expected)) = (log_number, rules.log_number)
+        && found != expected
+    {
+        return Parsed::OldRecord {
+            offset,
+            len: rest.len(),
+            log_number: found,
+        };
+    }
+    let Some(payload) = rest.get(header_len..header_len + usize::from(declared)) else {
         return if is_last {
-            Parsed::Truncated { offset, len: rest.len() }
+            Parsed::Truncated {
+                offset,
+                len: rest.len(),
+            }
         } else {
-            Parsed::BadLength { offset, len: rest.len(), declared }
+            Parsed::BadLength {
+                offset,
+                len: rest.len(),
+                declared,
+            }
         };
     };
     if record_type == 0 && declared == 0 {
-        return Parsed::ZeroHeader { offset, len: rest.len() };
+        return Parsed::ZeroHeader {
+            offset,
+            len: rest.len(),
+        };
     }
-    let stored = u32::from_le_bytes([
-        header[CHECKSUM_FIELD.start],
-        header[CHECKSUM_FIELD.start + 1],
-        header[CHECKSUM_FIELD.start + 2],
-        header[CHECKSUM_FIELD.start + 3],
-    ]);
-    if verify {
-        let covered = rest.get(TYPE_FIELD..HEADER_SIZE + payload.len()).unwrap_or_default();
+    let stored = le_u32(rest, CHECKSUM_FIELD.start);
+    if rules.verify {
+        let covered = rest
+            .get(TYPE_FIELD..header_len + payload.len())
+            .unwrap_or_default();
         let computed = checksum::mask(checksum::crc32c(covered));
         if computed != stored {
-            return Parsed::ChecksumMismatch { offset, len: rest.len(), stored, computed };
+            return Parsed::ChecksumMismatch {
+                offset,
+                len: rest.len(),
+                stored,
+                computed,
+            };
         }
     }
-    Parsed::Chunk(Chunk { offset, record_type, payload, stored_checksum: stored, checksum_verified: verify })
+    Parsed::Chunk(Chunk {
+        offset,
+        header_len,
+        record_type,
+        log_number,
+        payload,
+        stored_checksum: stored,
+        checksum_verified: rules.verify,
+    })
 }
 
 /// Iterates over the chunks of one block, zero-copy.
@@ -149,7 +273,7 @@ pub struct BlockParser<'a> {
     block: &'a [u8],
     offset: usize,
     is_last: bool,
-    verify: bool,
+    rules: ChunkRules,
     done: bool,
 }
 
@@ -159,13 +283,26 @@ impl<'a> BlockParser<'a> {
     #[must_use]
     pub fn new(block: &'a [u8]) -> Self {
         let block = block.get(..BLOCK_SIZE).unwrap_or(block);
-        Self { block, offset: 0, is_last: block.len() < BLOCK_SIZE, verify: true, done: false }
+        Self {
+            block,
+            offset: 0,
+            is_last: block.len() < BLOCK_SIZE,
+            rules: ChunkRules::default(),
+            done: false,
+        }
     }
 
     /// Turns checksum verification on or off.
     #[must_use]
     pub fn verify_checksums(mut self, verify: bool) -> Self {
-        self.verify = verify;
+        self.rules.verify = verify;
+        self
+    }
+
+    /// Sets all the rules headers are read with.
+    #[must_use]
+    pub fn rules(mut self, rules: ChunkRules) -> Self {
+        self.rules = rules;
         self
     }
 
@@ -189,7 +326,7 @@ impl<'a> Iterator for BlockParser<'a> {
             self.done = true;
             return None;
         }
-        let parsed = parse_chunk(self.block, self.offset, self.is_last, self.verify);
+        let parsed = parse_chunk(self.block, self.offset, self.is_last, &self.rules);
         match parsed {
             Parsed::Chunk(chunk) => self.offset = chunk.end(),
             _ => self.done = true,
@@ -215,7 +352,10 @@ mod tests {
     #[test]
     fn golden_foo() {
         let bytes = full(b"foo");
-        assert_eq!(bytes[..10], [0xdd, 0x5f, 0xb3, 0x7a, 0x03, 0x00, 0x01, b'f', b'o', b'o']);
+        assert_eq!(
+            bytes[..10],
+            [0xdd, 0x5f, 0xb3, 0x7a, 0x03, 0x00, 0x01, b'f', b'o', b'o']
+        );
     }
 
     #[test]
@@ -223,7 +363,13 @@ mod tests {
         let bytes = full(b"foo");
         for cut in 1..10 {
             let mut p = BlockParser::new(&bytes[..cut]);
-            assert_eq!(p.next(), Some(Parsed::Truncated { offset: 0, len: cut }));
+            assert_eq!(
+                p.next(),
+                Some(Parsed::Truncated {
+                    offset: 0,
+                    len: cut
+                })
+            );
             assert_eq!(p.next(), None);
         }
     }
@@ -235,7 +381,14 @@ mod tests {
         block[4] = 0xff;
         block[5] = 0x7f;
         let mut p = BlockParser::new(&block);
-        assert_eq!(p.next(), Some(Parsed::BadLength { offset: 0, len: BLOCK_SIZE, declared: 0x7fff }));
+        assert_eq!(
+            p.next(),
+            Some(Parsed::BadLength {
+                offset: 0,
+                len: BLOCK_SIZE,
+                declared: 0x7fff
+            })
+        );
         assert_eq!(p.next(), None);
     }
 
@@ -244,7 +397,14 @@ mod tests {
         let mut bytes = full(b"foo");
         bytes[0] ^= 1;
         let mut p = BlockParser::new(&bytes[..10]);
-        assert!(matches!(p.next(), Some(Parsed::ChecksumMismatch { offset: 0, len: 10, .. })));
+        assert!(matches!(
+            p.next(),
+            Some(Parsed::ChecksumMismatch {
+                offset: 0,
+                len: 10,
+                ..
+            })
+        ));
         let mut p = BlockParser::new(&bytes[..10]).verify_checksums(false);
         assert!(matches!(p.next(), Some(Parsed::Chunk(_))));
     }
@@ -253,7 +413,13 @@ mod tests {
     fn zero_header_and_trailer() {
         let mut block = [0u8; BLOCK_SIZE];
         let mut p = BlockParser::new(&block);
-        assert_eq!(p.next(), Some(Parsed::ZeroHeader { offset: 0, len: BLOCK_SIZE }));
+        assert_eq!(
+            p.next(),
+            Some(Parsed::ZeroHeader {
+                offset: 0,
+                len: BLOCK_SIZE
+            })
+        );
         assert_eq!(p.next(), None);
         // A record that leaves 3 bytes of trailer.
         let n = BLOCK_SIZE - HEADER_SIZE - 3;
@@ -263,7 +429,13 @@ mod tests {
         block[..4].copy_from_slice(&crc.to_le_bytes());
         let mut p = BlockParser::new(&block);
         assert!(matches!(p.next(), Some(Parsed::Chunk(c)) if c.payload.len() == n));
-        assert_eq!(p.next(), Some(Parsed::Trailer { offset: BLOCK_SIZE - 3, len: 3 }));
+        assert_eq!(
+            p.next(),
+            Some(Parsed::Trailer {
+                offset: BLOCK_SIZE - 3,
+                len: 3
+            })
+        );
         assert_eq!(p.next(), None);
     }
 }

@@ -133,7 +133,13 @@ mod tests {
     #[test]
     fn type_byte_crcs() {
         // LevelDB's writer precomputes these (log_writer.cc InitTypeCrc).
-        let expected = [0x527d_5351, 0xa016_d052, 0xb346_23a6, 0x412d_a0a5, 0x95e7_c44e];
+        let expected = [
+            0x527d_5351,
+            0xa016_d052,
+            0xb346_23a6,
+            0x412d_a0a5,
+            0x95e7_c44e,
+        ];
         for (t, want) in (0u8..).zip(expected) {
             assert_eq!(crc32c(&[t]), want);
             assert_eq!(software::crc32c(&[t]), want);

@@ -1,17 +1,19 @@
 //! The reader's state machine, free of I/O: LevelDB's `ReadPhysicalRecord` and `ReadRecord`
 //! turned into steps that a driver feeds with blocks.
 //!
-//! Every branch mirrors `db/log_reader.cc`: which chunks are returned, which drops are reported,
-//! with which byte counts, and the initial-offset filter. Where LevelDB relies on unsigned
-//! wrap-around, the intent is implemented instead: read errors are always reported, other drops
-//! are reported iff they start at or after the initial offset.
+//! With default options every branch mirrors `db/log_reader.cc`: which chunks are returned,
+//! which drops are reported, with which byte counts, and the initial-offset filter. Where LevelDB
+//! relies on unsigned wrap-around, the intent is implemented instead: read errors are always
+//! reported, other drops are reported iff they start at or after the initial offset.
+//!
+//! The options add RocksDB's recyclable chunks and ignorable types, erased flash, and tailing.
 
 use core::ops::Range;
 
-use crate::block::{Parsed, parse_chunk};
+use crate::block::{ChunkRules, Parsed, parse_chunk};
 use crate::error::{Corruption, CorruptionKind};
 use crate::format::{BLOCK_SIZE, FragmentKind, HEADER_SIZE, RecordType};
-use crate::options::ReadOptions;
+use crate::options::{LogEnd, ReadFormat, ReadOptions};
 
 /// What the driver must do, or what the decoder found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,10 +22,17 @@ pub(crate) enum Step {
     NeedBlock,
     /// Skip this many bytes of input before the first block (the initial offset).
     Skip(u64),
+    /// Tailing: the input is exhausted for now; refill the current block and call
+    /// [`Decoder::block_loaded`] with its new length, or report "nothing yet".
+    Pending,
     /// A fragment of a logical record, as a range of the current block.
     Fragment(RawFragment),
     /// The record in progress is abandoned; its fragments must be discarded.
-    Aborted { record_offset: u64, bytes: u64, report: Option<Corruption> },
+    Aborted {
+        record_offset: u64,
+        bytes: u64,
+        report: Option<Corruption>,
+    },
     /// Bytes were dropped outside any record in progress.
     Corruption(Corruption),
     /// The end of the log.
@@ -43,10 +52,26 @@ pub(crate) struct RawFragment {
 /// Result of one physical step.
 enum Phys {
     NeedBlock,
-    Eof,
+    Pending,
+    /// The end of the input; `torn_at` is where an incomplete chunk begins, if any.
+    Eof {
+        torn_at: Option<u64>,
+    },
+    /// A chunk from an earlier use of the file.
+    Old {
+        offset: u64,
+        log_number: u32,
+    },
+    /// Erased flash: nothing written to the end of the block.
+    Erased,
     /// LevelDB's `kBadRecord`, with the report it made (if any).
     Bad(Option<Corruption>),
-    Chunk { record_type: u8, header_offset: u64, payload: Range<usize> },
+    Chunk {
+        record_type: u8,
+        log_number: Option<u32>,
+        header_offset: u64,
+        payload: Range<usize>,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -56,51 +81,89 @@ pub(crate) struct Decoder {
     pos: usize,
     len: usize,
     eof: bool,
+    failed: bool,
     end_of_buffer: u64,
-    verify: bool,
+    rules: ChunkRules,
+    /// `None` while an `Auto` format is undecided; `Some(recyclable)` once known.
+    recyclable: Option<bool>,
+    skip_ignorable: bool,
+    tailing: bool,
     initial_offset: u64,
     resyncing: bool,
     skip_pending: bool,
     last_record_offset: u64,
+    last_record_end: u64,
     // The logical record in progress (LevelDB's `in_fragmented_record` and `scratch`).
     in_record: bool,
     record_offset: u64,
     record_len: u64,
     pending: Option<Step>,
+    end: Option<LogEnd>,
 }
 
 impl Decoder {
     pub(crate) fn new(options: &ReadOptions) -> Self {
+        let (recyclable, log_number) = match options.format {
+            ReadFormat::Legacy => (Some(false), None),
+            ReadFormat::Recyclable { log_number } => (Some(true), Some(log_number)),
+            ReadFormat::Auto { log_number } => (None, log_number),
+        };
         Self {
             pos: 0,
             len: 0,
             eof: false,
+            failed: false,
             end_of_buffer: 0,
-            verify: options.verify_checksums,
+            rules: ChunkRules {
+                verify: options.verify_checksums,
+                recyclable: recyclable != Some(false),
+                log_number,
+                erased: options.erased,
+            },
+            recyclable,
+            skip_ignorable: options.skip_ignorable_types,
+            tailing: options.tailing,
             initial_offset: options.initial_offset,
             resyncing: options.initial_offset > 0,
             skip_pending: options.initial_offset > 0,
             last_record_offset: 0,
+            last_record_end: 0,
             in_record: false,
             record_offset: 0,
             record_len: 0,
             pending: None,
+            end: None,
         }
     }
 
-    /// The driver loaded a block of `len` bytes (fewer than a block: the end of the input).
+    /// The driver loaded the next block, or refilled the current one, and it now holds `len`
+    /// bytes (fewer than a block: the end of the input so far).
     pub(crate) fn block_loaded(&mut self, len: usize) {
         let len = len.min(BLOCK_SIZE);
-        self.pos = 0;
+        if self.eof && len >= self.len {
+            // A refill of the current, short block (tailing).
+            self.end_of_buffer += (len - self.len) as u64;
+        } else {
+            self.pos = 0;
+            self.end_of_buffer += len as u64;
+        }
         self.len = len;
-        self.end_of_buffer += len as u64;
         self.eof = len < BLOCK_SIZE;
     }
 
     /// The driver failed to read or skip: like LevelDB, the log ends here.
     pub(crate) fn read_failed(&mut self) {
+        self.end.get_or_insert(LogEnd::ReadError {
+            offset: self.end_of_buffer,
+        });
         self.pos = self.len;
         self.eof = true;
+        self.failed = true;
+    }
+
+    /// Whether the current block is the last one read so far and short.
+    pub(crate) fn at_short_block(&self) -> bool {
+        self.eof
     }
 
     /// File offset just past the last chunk consumed.
@@ -113,16 +176,32 @@ impl Decoder {
         self.last_record_offset
     }
 
+    /// Offset just past the last chunk of the last record returned.
+    pub(crate) fn last_record_end(&self) -> u64 {
+        self.last_record_end
+    }
+
+    /// How the log ended, once it has.
+    pub(crate) fn end(&self) -> Option<LogEnd> {
+        self.end
+    }
+
     /// LevelDB's `ReportDrop` filter, evaluated with the current buffer state.
     fn reportable(&self, bytes: u64) -> bool {
-        self.position().checked_sub(bytes).is_none_or(|start| start >= self.initial_offset)
+        self.position()
+            .checked_sub(bytes)
+            .is_none_or(|start| start >= self.initial_offset)
     }
 
     fn report(&self, offset: u64, bytes: u64, kind: CorruptionKind) -> Option<Corruption> {
-        self.reportable(bytes).then_some(Corruption { offset, bytes, kind })
+        self.reportable(bytes).then_some(Corruption {
+            offset,
+            bytes,
+            kind,
+        })
     }
 
-    /// Abandons the record in progress, if any.
+    /// Abandons the record in progress, if any, reporting it as `kind` if it had bytes.
     fn abort(&mut self, kind: Option<CorruptionKind>) -> Option<Step> {
         if !self.in_record {
             return None;
@@ -134,7 +213,27 @@ impl Decoder {
             Some(kind) if bytes > 0 => self.report(record_offset, bytes, kind),
             _ => None,
         };
-        Some(Step::Aborted { record_offset, bytes, report })
+        Some(Step::Aborted {
+            record_offset,
+            bytes,
+            report,
+        })
+    }
+
+    /// Returns `first`, queueing `second` (if any) for the next call.
+    fn then(&mut self, first: Step, second: Option<Step>) -> Step {
+        self.pending = second;
+        first
+    }
+
+    /// Ends the log: abandons the record in progress silently, then `Eof`.
+    fn finish(&mut self, end: LogEnd) -> Step {
+        self.resyncing = false;
+        self.end.get_or_insert(end);
+        match self.abort(None) {
+            Some(aborted) => self.then(aborted, Some(Step::Eof)),
+            None => Step::Eof,
+        }
     }
 
     /// The next step, given the current block (the one last passed to [`Self::block_loaded`]).
@@ -158,31 +257,48 @@ impl Decoder {
         loop {
             match self.physical(block) {
                 Phys::NeedBlock => return Step::NeedBlock,
-                Phys::Eof => {
-                    self.resyncing = false;
-                    return match self.abort(None) {
-                        Some(aborted) => {
-                            self.pending = Some(Step::Eof);
-                            aborted
-                        }
-                        None => Step::Eof,
+                Phys::Pending => return Step::Pending,
+                Phys::Eof { torn_at } => {
+                    let input_end = self.end_of_buffer;
+                    let end = match (self.in_record.then_some(self.record_offset), torn_at) {
+                        (Some(offset), _) | (None, Some(offset)) => LogEnd::Torn {
+                            offset,
+                            len: input_end - offset,
+                        },
+                        (None, None) => LogEnd::Clean { offset: input_end },
                     };
+                    return self.finish(end);
+                }
+                Phys::Old { offset, log_number } => {
+                    let offset = if self.in_record {
+                        self.record_offset
+                    } else {
+                        offset
+                    };
+                    return self.finish(LogEnd::OldRecord { offset, log_number });
+                }
+                Phys::Erased => {
+                    if let Some(aborted) = self.abort(None) {
+                        return aborted;
+                    }
                 }
                 Phys::Bad(report) => {
                     self.resyncing = false;
                     let aborted = self.abort(Some(CorruptionKind::ErrorInMiddleOfRecord));
                     match (report, aborted) {
-                        (Some(c), Some(a)) => {
-                            self.pending = Some(a);
-                            return Step::Corruption(c);
-                        }
-                        (Some(c), None) => return Step::Corruption(c),
-                        (None, Some(a)) => return a,
+                        (Some(c), aborted) => return self.then(Step::Corruption(c), aborted),
+                        (None, Some(aborted)) => return aborted,
                         (None, None) => {}
                     }
                 }
-                Phys::Chunk { record_type, header_offset, payload } => {
-                    if let Some(step) = self.chunk(record_type, header_offset, payload) {
+                Phys::Chunk {
+                    record_type,
+                    log_number,
+                    header_offset,
+                    payload,
+                } => {
+                    if let Some(step) = self.chunk(record_type, log_number, header_offset, payload)
+                    {
                         return step;
                     }
                 }
@@ -191,12 +307,26 @@ impl Decoder {
     }
 
     /// LevelDB's `ReadRecord` switch for one chunk; `None` means keep reading.
-    fn chunk(&mut self, record_type: u8, header_offset: u64, payload: Range<usize>) -> Option<Step> {
-        let kind = match RecordType::try_from(record_type) {
-            Ok(RecordType::Full) => Some(FragmentKind::Full),
-            Ok(RecordType::First) => Some(FragmentKind::First),
-            Ok(RecordType::Middle) => Some(FragmentKind::Middle),
-            Ok(RecordType::Last) => Some(FragmentKind::Last),
+    fn chunk(
+        &mut self,
+        record_type: u8,
+        log_number: Option<u32>,
+        header_offset: u64,
+        payload: Range<usize>,
+    ) -> Option<Step> {
+        let known = RecordType::try_from(record_type).ok();
+        let recyclable = known.is_some_and(RecordType::is_recyclable);
+        if self.recyclable.is_none() && known.and_then(RecordType::fragment_kind).is_some() {
+            // `Auto`: the first chunk decides the format.
+            self.recyclable = Some(recyclable);
+            self.rules.recyclable = recyclable;
+            if self.rules.log_number.is_none() {
+                self.rules.log_number = log_number;
+            }
+        }
+        let len = payload.len() as u64;
+        let kind = match known {
+            Some(t) if t.is_recyclable() == (self.recyclable == Some(true)) => t.fragment_kind(),
             _ => None,
         };
         if self.resyncing {
@@ -209,7 +339,6 @@ impl Decoder {
                 _ => self.resyncing = false,
             }
         }
-        let len = payload.len() as u64;
         let end = self.position();
         let fragment = |kind, record_offset| {
             Step::Fragment(RawFragment {
@@ -230,19 +359,17 @@ impl Decoder {
                 let aborted = self.abort(Some(why));
                 if kind == FragmentKind::Full {
                     self.last_record_offset = header_offset;
+                    self.last_record_end = end;
                 } else {
                     self.in_record = true;
                     self.record_offset = header_offset;
                     self.record_len = len;
                 }
                 let step = fragment(kind, header_offset);
-                match aborted {
-                    Some(aborted) => {
-                        self.pending = Some(step);
-                        Some(aborted)
-                    }
-                    None => Some(step),
-                }
+                Some(match aborted {
+                    Some(aborted) => self.then(aborted, Some(step)),
+                    None => step,
+                })
             }
             Some(kind @ (FragmentKind::Middle | FragmentKind::Last)) => {
                 if !self.in_record {
@@ -257,17 +384,31 @@ impl Decoder {
                 if kind == FragmentKind::Last {
                     self.in_record = false;
                     self.last_record_offset = self.record_offset;
+                    self.last_record_end = end;
                 }
                 Some(fragment(kind, self.record_offset))
             }
             None => {
-                let why = CorruptionKind::UnknownRecordType(record_type);
+                let why = match known {
+                    Some(t) if t.fragment_kind().is_some() && !t.is_recyclable() => {
+                        CorruptionKind::UnexpectedFormat(record_type)
+                    }
+                    _ if self.skip_ignorable && record_type & 0x80 != 0 => {
+                        // RocksDB: skipped silently; a record in progress is dropped with it.
+                        return self.abort(None);
+                    }
+                    _ => CorruptionKind::UnknownRecordType(record_type),
+                };
                 if self.in_record {
                     let (record_offset, partial) = (self.record_offset, self.record_len);
                     self.in_record = false;
                     self.record_len = 0;
                     let report = self.report(record_offset, partial + len, why);
-                    Some(Step::Aborted { record_offset, bytes: partial, report })
+                    Some(Step::Aborted {
+                        record_offset,
+                        bytes: partial,
+                        report,
+                    })
                 } else {
                     self.report(header_offset, len, why).map(Step::Corruption)
                 }
@@ -278,37 +419,57 @@ impl Decoder {
     /// LevelDB's `ReadPhysicalRecord`.
     fn physical(&mut self, block: &[u8]) -> Phys {
         let block = block.get(..self.len).unwrap_or(block);
+        let waiting = self.tailing && !self.failed;
         if self.len - self.pos < HEADER_SIZE {
             if !self.eof {
                 return Phys::NeedBlock;
             }
+            if waiting {
+                return Phys::Pending;
+            }
             // A truncated header at the end of the input: the writer died mid-header.
+            let torn_at = (self.pos < self.len).then(|| self.position());
             self.pos = self.len;
-            return Phys::Eof;
+            return Phys::Eof { torn_at };
         }
         let header_offset = self.position();
-        match parse_chunk(block, self.pos, self.eof, self.verify) {
+        match parse_chunk(block, self.pos, self.eof, &self.rules) {
             Parsed::Chunk(chunk) => {
                 self.pos = chunk.end();
                 if header_offset < self.initial_offset {
                     // A chunk that starts before the initial offset is skipped.
                     return Phys::Bad(None);
                 }
-                let start = chunk.offset + HEADER_SIZE;
+                let start = chunk.offset + chunk.header_len;
                 Phys::Chunk {
                     record_type: chunk.record_type,
+                    log_number: chunk.log_number,
                     header_offset,
                     payload: start..start + chunk.payload.len(),
                 }
             }
             Parsed::Trailer { .. } => Phys::NeedBlock,
+            Parsed::Truncated { .. } if waiting => Phys::Pending,
             Parsed::Truncated { .. } => {
                 self.pos = self.len;
-                Phys::Eof
+                Phys::Eof {
+                    torn_at: Some(header_offset),
+                }
             }
             Parsed::ZeroHeader { .. } => {
                 self.pos = self.len;
                 Phys::Bad(None)
+            }
+            Parsed::Erased { .. } => {
+                self.pos = self.len;
+                Phys::Erased
+            }
+            Parsed::OldRecord { log_number, .. } => {
+                self.pos = self.len;
+                Phys::Old {
+                    offset: header_offset,
+                    log_number,
+                }
             }
             Parsed::BadLength { len, .. } => {
                 self.pos = self.len;

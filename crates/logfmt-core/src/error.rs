@@ -32,6 +32,9 @@ pub enum CorruptionKind {
     ErrorInMiddleOfRecord,
     /// Reading the log failed; LevelDB counts a whole block as dropped ("read error").
     ReadError,
+    /// A chunk of the other format: a legacy chunk in a recyclable log ("unexpected legacy
+    /// record type N in recyclable log").
+    UnexpectedFormat(u8),
 }
 
 impl fmt::Display for CorruptionKind {
@@ -46,6 +49,9 @@ impl fmt::Display for CorruptionKind {
             Self::LastWithoutStart => f.write_str("missing start of fragmented record(2)"),
             Self::ErrorInMiddleOfRecord => f.write_str("error in middle of record"),
             Self::ReadError => f.write_str("read error"),
+            Self::UnexpectedFormat(t) => {
+                write!(f, "unexpected legacy record type {t} in recyclable log")
+            }
         }
     }
 }
@@ -69,7 +75,11 @@ pub struct Corruption {
 
 impl fmt::Display for Corruption {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "dropped {} bytes at offset {}: {}", self.bytes, self.offset, self.kind)
+        write!(
+            f,
+            "dropped {} bytes at offset {}: {}",
+            self.bytes, self.offset, self.kind
+        )
     }
 }
 
@@ -91,7 +101,9 @@ impl<E: fmt::Display> fmt::Display for WriteError<E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Sink(e) => write!(f, "writing the log failed: {e}"),
-            Self::Poisoned => f.write_str("the log writer failed earlier and accepts no more records"),
+            Self::Poisoned => {
+                f.write_str("the log writer failed earlier and accepts no more records")
+            }
         }
     }
 }

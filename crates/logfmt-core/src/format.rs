@@ -101,7 +101,10 @@ impl RecordType {
     pub const fn is_recyclable(self) -> bool {
         matches!(
             self,
-            Self::RecyclableFull | Self::RecyclableFirst | Self::RecyclableMiddle | Self::RecyclableLast
+            Self::RecyclableFull
+                | Self::RecyclableFirst
+                | Self::RecyclableMiddle
+                | Self::RecyclableLast
         )
     }
 }

@@ -8,7 +8,7 @@
 use crate::decoder::{Decoder, RawFragment, Step};
 use crate::error::Corruption;
 use crate::format::FragmentKind;
-use crate::options::ReadOptions;
+use crate::options::{LogEnd, ReadOptions};
 use crate::source::{BlockSource, SliceSource};
 
 /// One fragment of a logical record, borrowed from the current block.
@@ -89,22 +89,38 @@ impl<S: BlockSource> FragmentReader<S> {
 
     /// A reader over `source` with `options`.
     pub fn with_options(source: S, options: &ReadOptions) -> Self {
-        Self { source, decoder: Decoder::new(options), done: false }
+        Self {
+            source,
+            decoder: Decoder::new(options),
+            done: false,
+        }
     }
 
-    /// The next event, or `None` at the end of the log (and on every call after it).
+    /// The next event, or `None` at the end of the log (and on every call after it). In
+    /// tailing mode `None` means "nothing more yet": a later call reads on once the source has
+    /// more.
     ///
     /// # Errors
     /// A read error from the source. The log is then treated as ended at that point: if a
     /// record was in progress, the next call reports it [`Event::Aborted`], and then `None`.
     /// LevelDB counts a read error as a drop of one block.
+    #[expect(
+        clippy::should_implement_trait,
+        reason = "a lending iterator: items borrow the reader, which `Iterator` cannot express"
+    )]
     pub fn next(&mut self) -> Result<Option<Event<'_>>, S::Error> {
         Ok(match self.next_step()? {
             None => None,
             Some(Step::Fragment(raw)) => Some(Event::Fragment(self.fragment(raw))),
-            Some(Step::Aborted { record_offset, bytes, report }) => {
-                Some(Event::Aborted(Aborted { record_offset, delivered: bytes, report }))
-            }
+            Some(Step::Aborted {
+                record_offset,
+                bytes,
+                report,
+            }) => Some(Event::Aborted(Aborted {
+                record_offset,
+                delivered: bytes,
+                report,
+            })),
             Some(Step::Corruption(c)) => Some(Event::Corruption(c)),
             Some(_) => None,
         })
@@ -118,6 +134,24 @@ impl<S: BlockSource> FragmentReader<S> {
     /// File offset just past the last chunk read.
     pub fn position(&self) -> u64 {
         self.decoder.position()
+    }
+
+    /// File offset just past the last chunk of the last complete record (RocksDB's
+    /// `LastRecordEnd`).
+    pub fn last_record_end(&self) -> u64 {
+        self.decoder.last_record_end()
+    }
+
+    /// How the log ended, once [`next`](Self::next) has returned `None` (in tailing mode:
+    /// `None` until it truly ends).
+    pub fn end(&self) -> Option<LogEnd> {
+        self.decoder.end()
+    }
+
+    /// The source, mutably: for feeding a tailing source. Moving its read position corrupts
+    /// what is read.
+    pub fn get_mut(&mut self) -> &mut S {
+        &mut self.source
     }
 
     /// The source.
@@ -160,6 +194,16 @@ impl<S: BlockSource> FragmentReader<S> {
                         return Err(e);
                     }
                 }
+                Step::Pending => match self.source.refill() {
+                    Ok(true) if self.decoder.at_short_block() => {
+                        self.decoder.block_loaded(self.source.block().len());
+                    }
+                    Ok(_) => return Ok(None),
+                    Err(e) => {
+                        self.decoder.read_failed();
+                        return Err(e);
+                    }
+                },
                 Step::Eof => {
                     self.done = true;
                     return Ok(None);

@@ -18,10 +18,15 @@ mod reader;
 mod source;
 mod writer;
 
+#[cfg(test)]
+mod tests;
+
 pub use error::{Corruption, CorruptionKind, WriteError};
-pub use format::{BLOCK_SIZE, FragmentKind, Format, HEADER_SIZE, RECYCLABLE_HEADER_SIZE, RecordType};
+pub use format::{
+    BLOCK_SIZE, Format, FragmentKind, HEADER_SIZE, RECYCLABLE_HEADER_SIZE, RecordType,
+};
 pub use fragments::{Aborted, Event, Fragment, FragmentReader};
-pub use options::ReadOptions;
+pub use options::{LogEnd, ReadFormat, ReadOptions};
 pub use reader::{Item, Oversized, Reader, Record};
 pub use source::{BlockSource, IoSource, SliceSource};
 pub use writer::{FnSink, IoSink, Sink, WriteOptions, Writer, Written};

@@ -1,7 +1,33 @@
 //! Reader options.
 
+/// Which chunk format a reader expects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum ReadFormat {
+    /// LevelDB's 7-byte headers, types 1–4; any other type is an unknown type, exactly as
+    /// LevelDB reports it.
+    #[default]
+    Legacy,
+    /// RocksDB's recyclable 11-byte headers, types 5–8. A chunk carrying another log number is
+    /// left from an earlier use of the file and ends the log ([`LogEnd::OldRecord`]); a legacy
+    /// chunk is reported as [`UnexpectedFormat`](crate::CorruptionKind::UnexpectedFormat).
+    ///
+    /// [`LogEnd::OldRecord`]: crate::LogEnd::OldRecord
+    Recyclable {
+        /// The log number this use of the file writes (the low 32 bits of its file number).
+        log_number: u32,
+    },
+    /// Decided by the first chunk read: recyclable if it has a recyclable type, legacy
+    /// otherwise. The log number is the one given, or else the first chunk's.
+    Auto {
+        /// The expected log number, if known (e.g. from a file name such as `000042.log`).
+        log_number: Option<u32>,
+    },
+}
+
 /// How a reader interprets its input. The defaults are LevelDB's: checksums verified, reading
-/// from the start.
+/// from the start, legacy chunks, every unknown type reported, the end of the input is the end
+/// of the log.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[non_exhaustive]
@@ -13,16 +39,39 @@ pub struct ReadOptions {
     /// it, then skips `MIDDLE` and `LAST` chunks until a record starts. Drops before this offset
     /// are not reported. Default 0.
     pub initial_offset: u64,
+    /// The chunk format. Default [`ReadFormat::Legacy`].
+    pub format: ReadFormat,
+    /// Skip chunks of unknown types with bit 7 set (`0x80..`) without a report, RocksDB's rule
+    /// for forward-compatible extensions (a record in progress is dropped silently). Default
+    /// `false`: every unknown type is reported, as LevelDB does.
+    pub skip_ignorable_types: bool,
+    /// The erased value of a flash image (`0xFF` for NOR flash, `0x00` for inverted parts): a
+    /// header made only of it means nothing was written from there to the end of its block, and
+    /// is skipped without a report (a record it interrupts was torn by a power cut and is
+    /// dropped silently). Default `None`: LevelDB's rules.
+    pub erased: Option<u8>,
+    /// Tail a growing log: at the end of the input, [`next`](crate::Reader::next) returns
+    /// `None` without giving up the record in progress, and the next call reads on from where it
+    /// stopped once the source has more ([`BlockSource::refill`](crate::BlockSource::refill)).
+    /// Default `false`.
+    pub tailing: bool,
 }
 
 impl Default for ReadOptions {
     fn default() -> Self {
-        Self { verify_checksums: true, initial_offset: 0 }
+        Self {
+            verify_checksums: true,
+            initial_offset: 0,
+            format: ReadFormat::Legacy,
+            skip_ignorable_types: false,
+            erased: None,
+            tailing: false,
+        }
     }
 }
 
 impl ReadOptions {
-    /// The defaults: checksums on, initial offset 0.
+    /// The defaults (LevelDB's behaviour).
     #[must_use]
     pub fn new() -> Self {
         Self::default()
@@ -41,4 +90,66 @@ impl ReadOptions {
         self.initial_offset = offset;
         self
     }
+
+    /// Sets [`format`](Self::format).
+    #[must_use]
+    pub fn format(mut self, format: ReadFormat) -> Self {
+        self.format = format;
+        self
+    }
+
+    /// Sets [`skip_ignorable_types`](Self::skip_ignorable_types).
+    #[must_use]
+    pub fn skip_ignorable_types(mut self, skip: bool) -> Self {
+        self.skip_ignorable_types = skip;
+        self
+    }
+
+    /// Sets [`erased`](Self::erased).
+    #[must_use]
+    pub fn erased(mut self, erased: Option<u8>) -> Self {
+        self.erased = erased;
+        self
+    }
+
+    /// Sets [`tailing`](Self::tailing).
+    #[must_use]
+    pub fn tailing(mut self, tailing: bool) -> Self {
+        self.tailing = tailing;
+        self
+    }
+}
+
+/// How a log ended, once a reader has returned `None` (see
+/// [`Reader::end`](crate::Reader::end)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum LogEnd {
+    /// The input ended at a chunk boundary, with no record in progress.
+    Clean {
+        /// The length of the input.
+        offset: u64,
+    },
+    /// The input ended inside a record: a chunk cut short, or a record whose last fragment is
+    /// missing — a torn write, which LevelDB ignores silently. Truncating the log to `offset`
+    /// removes exactly the torn bytes and no complete record.
+    Torn {
+        /// Where the incomplete record (or chunk) begins.
+        offset: u64,
+        /// Bytes from `offset` to the end of the input.
+        len: u64,
+    },
+    /// A recyclable chunk from an earlier use of the file: the end of this log (RocksDB's
+    /// "old log record"). A record in progress there is dropped.
+    OldRecord {
+        /// Offset of the stale chunk (or of the record in progress it cut off).
+        offset: u64,
+        /// The log number the stale chunk carries.
+        log_number: u32,
+    },
+    /// Reading failed; the log is treated as ending there (LevelDB counts a block as dropped).
+    ReadError {
+        /// Offset of the block that could not be read.
+        offset: u64,
+    },
 }

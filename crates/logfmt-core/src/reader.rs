@@ -4,7 +4,7 @@ use crate::decoder::Step;
 use crate::error::Corruption;
 use crate::format::FragmentKind;
 use crate::fragments::FragmentReader;
-use crate::options::ReadOptions;
+use crate::options::{LogEnd, ReadOptions};
 use crate::source::{BlockSource, SliceSource};
 
 /// A logical record.
@@ -109,6 +109,10 @@ impl<'b, S: BlockSource> Reader<'b, S> {
     /// # Errors
     /// A read error from the source; the log is treated as ended there (LevelDB counts it as a
     /// drop of one block).
+    #[expect(
+        clippy::should_implement_trait,
+        reason = "a lending iterator: items borrow the reader, which `Iterator` cannot express"
+    )]
     pub fn next(&mut self) -> Result<Option<Item<'_>>, S::Error> {
         loop {
             let Some(step) = self.inner.next_step()? else {
@@ -129,12 +133,24 @@ impl<'b, S: BlockSource> Reader<'b, S> {
                             self.reset();
                         }
                         let data = self.inner.fragment(raw).data;
-                        Self::append(self.buffer, &mut self.filled, &mut self.total, &mut self.oversized, data);
+                        Self::append(
+                            self.buffer,
+                            &mut self.filled,
+                            &mut self.total,
+                            &mut self.oversized,
+                            data,
+                        );
                     }
                     FragmentKind::Last => {
                         let (offset, end) = (raw.record_offset, raw.end);
                         let data = self.inner.fragment(raw).data;
-                        Self::append(self.buffer, &mut self.filled, &mut self.total, &mut self.oversized, data);
+                        Self::append(
+                            self.buffer,
+                            &mut self.filled,
+                            &mut self.total,
+                            &mut self.oversized,
+                            data,
+                        );
                         let (len, oversized) = (self.total, self.oversized);
                         let filled = self.filled;
                         self.reset();
@@ -152,7 +168,7 @@ impl<'b, S: BlockSource> Reader<'b, S> {
                     }
                 }
                 Step::Corruption(corruption) => return Ok(Some(Item::Corruption(corruption))),
-                Step::NeedBlock | Step::Skip(_) | Step::Eof => return Ok(None),
+                Step::NeedBlock | Step::Skip(_) | Step::Pending | Step::Eof => return Ok(None),
             }
         }
     }
@@ -165,6 +181,24 @@ impl<'b, S: BlockSource> Reader<'b, S> {
     /// File offset just past the last chunk read.
     pub fn position(&self) -> u64 {
         self.inner.position()
+    }
+
+    /// File offset just past the last chunk of the last record returned (RocksDB's
+    /// `LastRecordEnd`): where a writer may safely continue the log, if nothing follows.
+    pub fn last_record_end(&self) -> u64 {
+        self.inner.last_record_end()
+    }
+
+    /// How the log ended, once [`next`](Self::next) has returned `None` (in tailing mode:
+    /// `None` until it truly ends).
+    pub fn end(&self) -> Option<LogEnd> {
+        self.inner.end()
+    }
+
+    /// The source, mutably: for feeding a tailing source. Moving its read position corrupts
+    /// what is read.
+    pub fn get_mut(&mut self) -> &mut S {
+        self.inner.get_mut()
     }
 
     /// The source.
@@ -183,7 +217,13 @@ impl<'b, S: BlockSource> Reader<'b, S> {
         self.oversized = false;
     }
 
-    fn append(buffer: &mut [u8], filled: &mut usize, total: &mut u64, oversized: &mut bool, data: &[u8]) {
+    fn append(
+        buffer: &mut [u8],
+        filled: &mut usize,
+        total: &mut u64,
+        oversized: &mut bool,
+        data: &[u8],
+    ) {
         *total += data.len() as u64;
         if *oversized {
             return;

@@ -30,6 +30,16 @@ pub trait BlockSource {
     /// # Errors
     /// A read or seek error.
     fn skip(&mut self, bytes: u64) -> Result<(), Self::Error>;
+
+    /// Tailing a growing log: tries to extend the current block (shorter than a block) with
+    /// bytes that arrived since it was loaded, keeping what it held. Returns whether it grew.
+    /// The default never grows.
+    ///
+    /// # Errors
+    /// A read error.
+    fn refill(&mut self) -> Result<bool, Self::Error> {
+        Ok(false)
+    }
 }
 
 impl<S: BlockSource + ?Sized> BlockSource for &mut S {
@@ -46,6 +56,10 @@ impl<S: BlockSource + ?Sized> BlockSource for &mut S {
     fn skip(&mut self, bytes: u64) -> Result<(), S::Error> {
         (**self).skip(bytes)
     }
+
+    fn refill(&mut self) -> Result<bool, S::Error> {
+        (**self).refill()
+    }
 }
 
 /// A log held in memory: blocks are borrowed slices of it, nothing is copied.
@@ -61,7 +75,12 @@ impl<'a> SliceSource<'a> {
     /// A source over the whole of `data`.
     #[must_use]
     pub const fn new(data: &'a [u8]) -> Self {
-        Self { data, start: 0, end: 0, next: 0 }
+        Self {
+            data,
+            start: 0,
+            end: 0,
+            next: 0,
+        }
     }
 
     /// The bytes of the log.
@@ -107,7 +126,11 @@ impl<R, B: BorrowMut<[u8; BLOCK_SIZE]>> IoSource<R, B> {
     /// A source reading from `reader` into `buffer` (a `&mut [u8; BLOCK_SIZE]`, or a
     /// `Box<[u8; BLOCK_SIZE]>` where there is a heap).
     pub const fn new(reader: R, buffer: B) -> Self {
-        Self { reader, buffer, len: 0 }
+        Self {
+            reader,
+            buffer,
+            len: 0,
+        }
     }
 
     /// The underlying reader.
@@ -154,6 +177,16 @@ impl<R: embedded_io::Read, B: BorrowMut<[u8; BLOCK_SIZE]>> BlockSource for IoSou
 
     fn block(&self) -> &[u8] {
         self.buffer.borrow().get(..self.len).unwrap_or_default()
+    }
+
+    fn refill(&mut self) -> Result<bool, R::Error> {
+        let buffer: &mut [u8; BLOCK_SIZE] = self.buffer.borrow_mut();
+        let added = Self::fill(
+            &mut self.reader,
+            buffer.get_mut(self.len..).unwrap_or_default(),
+        )?;
+        self.len += added;
+        Ok(added > 0)
     }
 
     fn skip(&mut self, mut bytes: u64) -> Result<(), R::Error> {

@@ -156,16 +156,21 @@ impl<S: Sink, B: BorrowMut<[u8; BLOCK_SIZE]>> Writer<S, B> {
     pub fn with_options(sink: S, block: B, options: &WriteOptions) -> Self {
         let offset = (options.start % BLOCK_SIZE as u64) as usize;
         let recyclable = matches!(options.format, Format::Recyclable { .. });
-        let prefix_crc = [FragmentKind::Full, FragmentKind::First, FragmentKind::Middle, FragmentKind::Last]
-            .map(|kind| {
-                let t = RecordType::for_fragment(kind, recyclable) as u8;
-                match options.format {
-                    Format::Legacy => checksum::crc32c(&[t]),
-                    Format::Recyclable { log_number } => {
-                        checksum::extend(checksum::crc32c(&[t]), &log_number.to_le_bytes())
-                    }
+        let prefix_crc = [
+            FragmentKind::Full,
+            FragmentKind::First,
+            FragmentKind::Middle,
+            FragmentKind::Last,
+        ]
+        .map(|kind| {
+            let t = RecordType::for_fragment(kind, recyclable) as u8;
+            match options.format {
+                Format::Legacy => checksum::crc32c(&[t]),
+                Format::Recyclable { log_number } => {
+                    checksum::extend(checksum::crc32c(&[t]), &log_number.to_le_bytes())
                 }
-            });
+            }
+        });
         Self {
             sink,
             block,
@@ -223,7 +228,10 @@ impl<S: Sink, B: BorrowMut<[u8; BLOCK_SIZE]>> Writer<S, B> {
                 break;
             }
         }
-        Ok(Written { offset: record_offset, end: self.position })
+        Ok(Written {
+            offset: record_offset,
+            end: self.position,
+        })
     }
 
     /// Hands the unsent part of the current block to the sink, then flushes the sink.

@@ -1,0 +1,364 @@
+//! Unit tests of the options beyond LevelDB's behaviour: recyclable chunks, ignorable types,
+//! erased flash, tailing, and how a log ends. (LevelDB conformance lives in the workspace's
+//! `tests/` crate.)
+
+use std::vec::Vec;
+
+use crate::{
+    BLOCK_SIZE, CorruptionKind, FnSink, Format, Item, LogEnd, ReadFormat, ReadOptions, Reader,
+    SliceSource, WriteOptions, Writer, checksum,
+};
+
+fn write(records: &[&[u8]], options: &WriteOptions) -> Vec<u8> {
+    let mut log = Vec::new();
+    let mut block = [0u8; BLOCK_SIZE];
+    let sink = FnSink(|b: &[u8]| {
+        log.extend_from_slice(b);
+        Ok::<_, core::convert::Infallible>(())
+    });
+    let mut writer = Writer::with_options(sink, &mut block, options);
+    for r in records {
+        assert!(writer.add_record(r).is_ok());
+    }
+    assert!(writer.flush().is_ok());
+    drop(writer);
+    log
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum Seen {
+    Record(u64, Vec<u8>),
+    Drop(u64, u64, CorruptionKind),
+    Oversized(u64),
+}
+
+fn read(log: &[u8], options: &ReadOptions) -> (Vec<Seen>, Option<LogEnd>) {
+    let mut scratch = std::vec![0u8; 1 << 18];
+    let mut reader = Reader::with_options(SliceSource::new(log), &mut scratch, options);
+    let mut seen = Vec::new();
+    while let Ok(Some(item)) = reader.next() {
+        seen.push(match item {
+            Item::Record(r) => Seen::Record(r.offset, r.data.to_vec()),
+            Item::Corruption(c) => Seen::Drop(c.offset, c.bytes, c.kind),
+            Item::Oversized(o) => Seen::Oversized(o.offset),
+        });
+    }
+    (seen, reader.end())
+}
+
+#[test]
+fn recyclable_golden_bytes() {
+    let log = write(
+        &[b"foo"],
+        &WriteOptions::new().format(Format::Recyclable { log_number: 123 }),
+    );
+    assert_eq!(
+        log,
+        [
+            0x45, 0xb7, 0x1d, 0x10, 0x03, 0x00, 0x05, 0x7b, 0, 0, 0, b'f', b'o', b'o'
+        ]
+    );
+    let empty = write(
+        &[b""],
+        &WriteOptions::new().format(Format::Recyclable { log_number: 1 }),
+    );
+    assert_eq!(empty, [0x9e, 0x6b, 0xa5, 0xbd, 0, 0, 0x05, 1, 0, 0, 0]);
+}
+
+#[test]
+fn recyclable_round_trip_and_block_switch() {
+    let format = Format::Recyclable { log_number: 42 };
+    // 32757 fills block 0 exactly; 32746 leaves exactly 11 bytes (an empty FIRST follows);
+    // 32747 leaves 10 bytes of trailer.
+    let big = std::vec![7u8; 70_000];
+    let records: [&[u8]; 6] = [&[1; 32757], b"a", &[2; 32746], b"bc", &big, b""];
+    let log = write(&records, &WriteOptions::new().format(format));
+    let (seen, end) = read(
+        &log,
+        &ReadOptions::new().format(ReadFormat::Recyclable { log_number: 42 }),
+    );
+    let data: Vec<_> = seen
+        .iter()
+        .map(|s| match s {
+            Seen::Record(_, d) => d.clone(),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(data, records.map(<[u8]>::to_vec));
+    assert_eq!(
+        end,
+        Some(LogEnd::Clean {
+            offset: log.len() as u64
+        })
+    );
+    // Record 1 starts at the second block; record 3 starts with an empty FIRST at 32768+12+32757.
+    assert!(matches!(seen[1], Seen::Record(32768, _)));
+    let auto = read(
+        &log,
+        &ReadOptions::new().format(ReadFormat::Auto { log_number: None }),
+    );
+    assert_eq!(auto.0, seen);
+}
+
+#[test]
+fn stale_records_end_a_recycled_log() {
+    // An earlier use of the file (log 7) wrote three records; the new use (log 8) overwrote
+    // the start with one record of the same size.
+    let old = write(
+        &[b"old-1", b"old-2", b"old-3"],
+        &WriteOptions::new().format(Format::Recyclable { log_number: 7 }),
+    );
+    let new = write(
+        &[b"new-1"],
+        &WriteOptions::new().format(Format::Recyclable { log_number: 8 }),
+    );
+    let mut file = old.clone();
+    file[..new.len()].copy_from_slice(&new);
+    let options = ReadOptions::new().format(ReadFormat::Recyclable { log_number: 8 });
+    let (seen, end) = read(&file, &options);
+    assert_eq!(seen, [Seen::Record(0, b"new-1".to_vec())]);
+    assert_eq!(
+        end,
+        Some(LogEnd::OldRecord {
+            offset: new.len() as u64,
+            log_number: 7
+        })
+    );
+    // Read as log 7, the first chunk is stale: nothing belongs to it.
+    let (seen, end) = read(
+        &file,
+        &ReadOptions::new().format(ReadFormat::Recyclable { log_number: 7 }),
+    );
+    assert_eq!(seen, []);
+    assert_eq!(
+        end,
+        Some(LogEnd::OldRecord {
+            offset: 0,
+            log_number: 8
+        })
+    );
+}
+
+#[test]
+fn legacy_chunk_in_recyclable_log_is_reported() {
+    let mut log = write(
+        &[b"r1"],
+        &WriteOptions::new().format(Format::Recyclable { log_number: 3 }),
+    );
+    log.extend_from_slice(&write(&[b"legacy"], &WriteOptions::new()));
+    log.extend_from_slice(&write(
+        &[b"r2"],
+        &WriteOptions::new().format(Format::Recyclable { log_number: 3 }),
+    ));
+    let (seen, _) = read(
+        &log,
+        &ReadOptions::new().format(ReadFormat::Recyclable { log_number: 3 }),
+    );
+    assert_eq!(
+        seen,
+        [
+            Seen::Record(0, b"r1".to_vec()),
+            Seen::Drop(13, 6, CorruptionKind::UnexpectedFormat(1)),
+            Seen::Record(26, b"r2".to_vec()),
+        ]
+    );
+}
+
+/// A legacy chunk of any type with a valid checksum.
+fn chunk(record_type: u8, payload: &[u8]) -> Vec<u8> {
+    let mut out = std::vec![0u8; 7];
+    out[4..6].copy_from_slice(&(payload.len() as u16).to_le_bytes());
+    out[6] = record_type;
+    out.extend_from_slice(payload);
+    let crc = checksum::mask(checksum::crc32c(&out[6..]));
+    out[..4].copy_from_slice(&crc.to_le_bytes());
+    out
+}
+
+#[test]
+fn ignorable_types_are_skipped_only_when_asked() {
+    let mut log = write(&[b"a"], &WriteOptions::new());
+    log.extend_from_slice(&chunk(0x80 + 100, b"ext"));
+    log.extend_from_slice(&write(
+        &[b"b"],
+        &WriteOptions::new().start(log.len() as u64),
+    ));
+    let (seen, _) = read(&log, &ReadOptions::new());
+    assert_eq!(
+        seen[1],
+        Seen::Drop(8, 3, CorruptionKind::UnknownRecordType(0xe4))
+    );
+    assert_eq!(seen.len(), 3);
+    let (seen, _) = read(&log, &ReadOptions::new().skip_ignorable_types(true));
+    assert_eq!(
+        seen,
+        [
+            Seen::Record(0, b"a".to_vec()),
+            Seen::Record(18, b"b".to_vec())
+        ]
+    );
+    // Types without bit 7 are still reported.
+    let mut log = chunk(0x7f, b"x");
+    log.extend_from_slice(&chunk(1, b"y"));
+    let (seen, _) = read(&log, &ReadOptions::new().skip_ignorable_types(true));
+    assert_eq!(
+        seen,
+        [
+            Seen::Drop(0, 1, CorruptionKind::UnknownRecordType(0x7f)),
+            Seen::Record(8, b"y".to_vec())
+        ]
+    );
+}
+
+#[test]
+fn erased_flash_is_not_corruption() {
+    // A flash region: two blocks, the first with two records then erased bytes, the second with
+    // one record then erased bytes.
+    let mut image = std::vec![0xffu8; 2 * BLOCK_SIZE];
+    let first = write(&[b"one", b"two"], &WriteOptions::new());
+    image[..first.len()].copy_from_slice(&first);
+    let second = write(&[b"three"], &WriteOptions::new().start(BLOCK_SIZE as u64));
+    image[BLOCK_SIZE..BLOCK_SIZE + second.len()].copy_from_slice(&second);
+    let (seen, _) = read(&image, &ReadOptions::new());
+    assert!(
+        seen.iter()
+            .any(|s| matches!(s, Seen::Drop(_, _, CorruptionKind::BadRecordLength)))
+    );
+    let (seen, end) = read(&image, &ReadOptions::new().erased(Some(0xff)));
+    assert_eq!(
+        seen,
+        [
+            Seen::Record(0, b"one".to_vec()),
+            Seen::Record(10, b"two".to_vec()),
+            Seen::Record(BLOCK_SIZE as u64, b"three".to_vec()),
+        ]
+    );
+    assert_eq!(
+        end,
+        Some(LogEnd::Clean {
+            offset: image.len() as u64
+        })
+    );
+    // A record torn by a power cut (FIRST written, rest erased) is dropped silently.
+    let mut image = std::vec![0xffu8; 3 * BLOCK_SIZE];
+    let torn = write(&[b"ok", &[9u8; 40_000]], &WriteOptions::new());
+    image[..BLOCK_SIZE].copy_from_slice(&torn[..BLOCK_SIZE]);
+    let after = write(
+        &[b"after"],
+        &WriteOptions::new().start(2 * BLOCK_SIZE as u64),
+    );
+    image[2 * BLOCK_SIZE..2 * BLOCK_SIZE + after.len()].copy_from_slice(&after);
+    let (seen, _) = read(&image, &ReadOptions::new().erased(Some(0xff)));
+    assert_eq!(
+        seen,
+        [
+            Seen::Record(0, b"ok".to_vec()),
+            Seen::Record(2 * BLOCK_SIZE as u64, b"after".to_vec())
+        ]
+    );
+}
+
+#[test]
+fn how_logs_end() {
+    let log = write(&[b"hello", &[5u8; 40_000], b"bye"], &WriteOptions::new());
+    let (_, end) = read(&log, &ReadOptions::new());
+    assert_eq!(
+        end,
+        Some(LogEnd::Clean {
+            offset: log.len() as u64
+        })
+    );
+    // Cut inside the last chunk's payload, inside its header, and inside the fragmented record.
+    let bye = log.len() as u64 - 10;
+    for cut in [log.len() - 1, log.len() - 5, log.len() - 9] {
+        let (seen, end) = read(&log[..cut], &ReadOptions::new());
+        assert_eq!(seen.len(), 2);
+        assert_eq!(
+            end,
+            Some(LogEnd::Torn {
+                offset: bye,
+                len: cut as u64 - bye
+            })
+        );
+    }
+    let cut = BLOCK_SIZE + 100;
+    let (seen, end) = read(&log[..cut], &ReadOptions::new());
+    assert_eq!(seen, [Seen::Record(0, b"hello".to_vec())]);
+    assert_eq!(
+        end,
+        Some(LogEnd::Torn {
+            offset: 12,
+            len: cut as u64 - 12
+        })
+    );
+}
+
+#[test]
+fn tailing_a_growing_log() {
+    let log = write(
+        &[b"alpha", &[3u8; 50_000], b"omega", &[4u8; 70_000]],
+        &WriteOptions::new(),
+    );
+    // Feed the log in uneven steps through a source that only sees a growing prefix.
+    struct Growing<'a> {
+        log: &'a [u8],
+        visible: usize,
+        block_start: usize,
+        next: usize,
+        len: usize,
+    }
+    impl crate::BlockSource for Growing<'_> {
+        type Error = core::convert::Infallible;
+        fn load_next(&mut self) -> Result<(), Self::Error> {
+            self.block_start = self.next;
+            self.len = self
+                .visible
+                .saturating_sub(self.block_start)
+                .min(BLOCK_SIZE);
+            self.next = self.block_start + BLOCK_SIZE;
+            Ok(())
+        }
+        fn block(&self) -> &[u8] {
+            &self.log[self.block_start..self.block_start + self.len]
+        }
+        fn skip(&mut self, bytes: u64) -> Result<(), Self::Error> {
+            self.next += bytes as usize;
+            Ok(())
+        }
+        fn refill(&mut self) -> Result<bool, Self::Error> {
+            let len = self
+                .visible
+                .saturating_sub(self.block_start)
+                .min(BLOCK_SIZE);
+            let grew = len > self.len;
+            self.len = len;
+            Ok(grew)
+        }
+    }
+    let source = Growing {
+        log: &log,
+        visible: 0,
+        block_start: 0,
+        next: 0,
+        len: 0,
+    };
+    let mut scratch = std::vec![0u8; 1 << 17];
+    let mut reader = Reader::with_options(source, &mut scratch, &ReadOptions::new().tailing(true));
+    let mut got = Vec::new();
+    let mut visible = 0;
+    loop {
+        while let Ok(Some(item)) = reader.next() {
+            match item {
+                Item::Record(r) => got.push((r.offset, r.data.len())),
+                other => panic!("{other:?}"),
+            }
+        }
+        assert_eq!(reader.end(), None, "a tailing reader never ends by itself");
+        if visible == log.len() {
+            break;
+        }
+        visible = (visible + 4099).min(log.len());
+        reader.get_mut().visible = visible;
+    }
+    assert_eq!(got, [(0, 5), (12, 50_000), (50_026, 5), (50_038, 70_000)]);
+}
