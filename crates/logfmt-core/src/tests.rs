@@ -21,7 +21,6 @@ fn write(records: &[&[u8]], options: &WriteOptions) -> Vec<u8> {
         assert!(writer.add_record(r).is_ok());
     }
     assert!(writer.flush().is_ok());
-    drop(writer);
     log
 }
 
