@@ -1,1 +1,92 @@
-fn main() {}
+//! `logfmt`: write, read and verify logs in LevelDB's log record format (the format of
+//! LevelDB's and RocksDB's write-ahead logs and MANIFEST files).
+//!
+//! ```text
+//! logfmt write [--append] [--force] [--input lines|framed] FILE
+//! logfmt cat [--output lines|hex|json|framed] [--offset N] FILE
+//! logfmt verify [--json] [--offset N] FILE
+//! ```
+//!
+//! Exit status: 0 success; 1 corruption found (`verify`), a non-empty log refused or malformed
+//! framed input (`write`); 2 usage or I/O error.
+
+mod cmd;
+mod error;
+mod input;
+mod output;
+mod scan;
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::error::{CliError, EXIT_OK};
+
+/// The exit statuses, shown at the end of every `--help`.
+const EXIT_STATUS: &str = "\
+Exit status:
+  0  success
+  1  corruption found (verify); a non-empty log refused or malformed framed input (write)
+  2  usage or I/O error (missing file, a directory, unreadable input, ...)";
+
+/// Write, read and verify logs in LevelDB's log record format.
+///
+/// A log is a sequence of 32 KiB blocks of checksummed chunks; a logical record that does not
+/// fit in the rest of a block is split across blocks. This is the format of LevelDB's and
+/// RocksDB's write-ahead logs and MANIFEST files. Logs written here are byte-identical to
+/// LevelDB's, and reading reports exactly what LevelDB's reader returns and drops.
+#[derive(Debug, Parser)]
+#[command(name = "logfmt", version, after_help = EXIT_STATUS)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    #[command(after_help = EXIT_STATUS)]
+    Write(cmd::write::WriteArgs),
+    #[command(after_help = EXIT_STATUS)]
+    Cat(cmd::cat::CatArgs),
+    #[command(after_help = EXIT_STATUS)]
+    Verify(cmd::verify::VerifyArgs),
+}
+
+fn main() -> ExitCode {
+    // Usage errors exit with status 2 here, `--help` and `--version` with 0.
+    let cli = Cli::parse();
+    let result = match &cli.command {
+        Command::Write(args) => cmd::write::run(args).map(|()| ExitCode::from(EXIT_OK)),
+        Command::Cat(args) => cmd::cat::run(args).map(|()| ExitCode::from(EXIT_OK)),
+        Command::Verify(args) => cmd::verify::run(args),
+    };
+    result.unwrap_or_else(|error| report(&error))
+}
+
+/// Prints `error` as one line on standard error and gives its exit status.
+fn report(error: &CliError) -> ExitCode {
+    if error.is_broken_pipe() {
+        // `logfmt cat log | head`: the reader has seen enough.
+        return ExitCode::from(EXIT_OK);
+    }
+    let _ = writeln!(std::io::stderr().lock(), "logfmt: error: {error}");
+    error.exit_code()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_line_is_well_formed() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn force_and_append_conflict() {
+        let parsed = Cli::try_parse_from(["logfmt", "write", "--append", "--force", "f"]);
+        assert!(parsed.is_err());
+    }
+}

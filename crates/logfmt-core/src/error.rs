@@ -95,6 +95,9 @@ pub enum WriteError<E> {
     Sink(E),
     /// An earlier sink error left the log in an unknown state; nothing more is written.
     Poisoned,
+    /// [`Writer::pad_to`](crate::Writer::pad_to) was given an alignment that is not a power of
+    /// two up to the block size.
+    BadAlignment,
 }
 
 impl<E: fmt::Display> fmt::Display for WriteError<E> {
@@ -104,6 +107,9 @@ impl<E: fmt::Display> fmt::Display for WriteError<E> {
             Self::Poisoned => {
                 f.write_str("the log writer failed earlier and accepts no more records")
             }
+            Self::BadAlignment => {
+                f.write_str("padding alignment must be a power of two no larger than a block")
+            }
         }
     }
 }
@@ -112,7 +118,7 @@ impl<E: core::error::Error + 'static> core::error::Error for WriteError<E> {
     fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
         match self {
             Self::Sink(e) => Some(e),
-            Self::Poisoned => None,
+            Self::Poisoned | Self::BadAlignment => None,
         }
     }
 }
@@ -128,6 +134,7 @@ impl<E: embedded_io::Error + 'static> embedded_io::Error for WriteError<E> {
         match self {
             Self::Sink(e) => e.kind(),
             Self::Poisoned => embedded_io::ErrorKind::Other,
+            Self::BadAlignment => embedded_io::ErrorKind::InvalidInput,
         }
     }
 }

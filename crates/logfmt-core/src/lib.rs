@@ -11,6 +11,9 @@ pub mod block;
 pub mod checksum;
 mod decoder;
 mod error;
+#[cfg(feature = "embedded-storage")]
+#[cfg_attr(docsrs, doc(cfg(feature = "embedded-storage")))]
+pub mod flash;
 pub mod format;
 mod fragments;
 mod options;

@@ -361,3 +361,48 @@ fn tailing_a_growing_log() {
     }
     assert_eq!(got, [(0, 5), (12, 50_000), (50_026, 5), (50_038, 70_000)]);
 }
+
+#[test]
+fn padding_keeps_every_record_visible() {
+    for align in [1usize, 2, 4, 8, 16, 32, 256] {
+        for first_len in [
+            0usize, 1, 5, 100, 32_700, 32_740, 32_748, 32_754, 32_755, 32_761, 40_000,
+        ] {
+            let mut log = Vec::new();
+            let mut block = [0u8; BLOCK_SIZE];
+            let sink = FnSink(|b: &[u8]| {
+                log.extend_from_slice(b);
+                Ok::<_, core::convert::Infallible>(())
+            });
+            let mut writer = Writer::new(sink, &mut block);
+            let first = std::vec![1u8; first_len];
+            assert!(writer.add_record(&first).is_ok());
+            let padding = writer.pad_to(align).unwrap_or(usize::MAX);
+            assert!(padding < BLOCK_SIZE, "align {align}, first {first_len}");
+            assert_eq!(writer.position() % align as u64, 0);
+            assert!(writer.add_record(b"after").is_ok());
+            assert!(writer.pad_to(align).is_ok());
+            assert!(writer.flush().is_ok());
+            let (seen, _) = read(&log, &ReadOptions::new());
+            let data: Vec<_> = seen
+                .iter()
+                .map(|s| match s {
+                    Seen::Record(_, d) => d.clone(),
+                    other => panic!("align {align}, first {first_len}: {other:?}"),
+                })
+                .collect();
+            assert_eq!(
+                data,
+                [first, b"after".to_vec()],
+                "align {align}, first {first_len}"
+            );
+        }
+    }
+    let mut block = [0u8; BLOCK_SIZE];
+    let mut writer = Writer::new(FnSink(|_: &[u8]| Ok::<_, ()>(())), &mut block);
+    assert_eq!(writer.pad_to(3), Err(crate::WriteError::BadAlignment));
+    assert_eq!(
+        writer.pad_to(2 * BLOCK_SIZE),
+        Err(crate::WriteError::BadAlignment)
+    );
+}

@@ -234,6 +234,56 @@ impl<S: Sink, B: BorrowMut<[u8; BLOCK_SIZE]>> Writer<S, B> {
         })
     }
 
+    /// Pads the log so that its length is a multiple of `align` (a power of two up to
+    /// [`BLOCK_SIZE`]), for media programmed in words of that size (NOR flash `WRITE_SIZE`).
+    /// Returns the number of padding bytes.
+    ///
+    /// The padding is read by LevelDB's reader (and every reader with its rules) as nothing at
+    /// all, so records appended after it are never hidden:
+    /// - empty `FIRST` chunks, as many as needed (header sizes 7 and 11 are odd, so some count
+    ///   of them always reaches a power-of-two boundary; at most `align - 1`): a reader discards
+    ///   an empty `FIRST` followed by a new record without a report, a tolerance LevelDB keeps
+    ///   for an old writer bug;
+    /// - if they do not fit in the block, zeros to the end of the block: a trailer, or a zero
+    ///   header, after which readers skip the rest of the block silently.
+    ///
+    /// A log that ends right after padding reads as ending in a torn (empty) record.
+    ///
+    /// # Errors
+    /// [`WriteError::BadAlignment`] if `align` is not a power of two up to [`BLOCK_SIZE`]; sink
+    /// errors as for [`add_record`](Self::add_record).
+    pub fn pad_to(&mut self, align: usize) -> Result<usize, WriteError<S::Error>> {
+        if self.poisoned {
+            return Err(WriteError::Poisoned);
+        }
+        if !align.is_power_of_two() || align > BLOCK_SIZE {
+            return Err(WriteError::BadAlignment);
+        }
+        let header_size = self.format.header_size();
+        let start = self.position;
+        let mut count = 0;
+        let mut offset = self.offset;
+        while !(offset + count * header_size).is_multiple_of(align) {
+            count += 1;
+        }
+        if offset + count * header_size <= BLOCK_SIZE {
+            for _ in 0..count {
+                self.emit(FragmentKind::First, &[]);
+            }
+            offset = self.offset;
+        }
+        if !offset.is_multiple_of(align) {
+            let block: &mut [u8; BLOCK_SIZE] = self.block.borrow_mut();
+            block[self.offset..].fill(0);
+            self.position += (BLOCK_SIZE - self.offset) as u64;
+            self.offset = BLOCK_SIZE;
+        }
+        if self.offset == BLOCK_SIZE {
+            self.send_block()?;
+        }
+        Ok((self.position - start) as usize)
+    }
+
     /// Hands the unsent part of the current block to the sink, then flushes the sink.
     ///
     /// # Errors

@@ -1,0 +1,304 @@
+//! A simulated NOR flash with power cuts, for tests and demos (host or target).
+
+use core::fmt;
+
+use embedded_storage::nor_flash::{
+    ErrorType, NorFlash, NorFlashError, NorFlashErrorKind, ReadNorFlash, check_erase, check_read,
+    check_write,
+};
+
+/// What a power cut leaves of the word being programmed (or the unit being erased).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum PowerCut {
+    /// The word (unit) is left as it was.
+    Untouched,
+    /// Some of the word's bytes are programmed (some of the unit's bytes erased).
+    Partial,
+    /// The word is fully programmed (the unit fully erased), but the operation still fails.
+    Complete,
+}
+
+/// Errors of [`MockFlash`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum MockError {
+    /// Offset or length not aligned to the read, write or erase size.
+    NotAligned,
+    /// Outside the flash.
+    OutOfBounds,
+    /// A word programmed twice without an erase in between (real parts with ECC corrupt it).
+    WrittenTwice {
+        /// Offset of the word.
+        offset: u32,
+    },
+    /// The power failed during (or before) the operation.
+    PowerCut,
+}
+
+impl NorFlashError for MockError {
+    fn kind(&self) -> NorFlashErrorKind {
+        match self {
+            Self::NotAligned => NorFlashErrorKind::NotAligned,
+            Self::OutOfBounds => NorFlashErrorKind::OutOfBounds,
+            Self::WrittenTwice { .. } | Self::PowerCut => NorFlashErrorKind::Other,
+        }
+    }
+}
+
+impl fmt::Display for MockError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::NotAligned => f.write_str("not aligned"),
+            Self::OutOfBounds => f.write_str("out of bounds"),
+            Self::WrittenTwice { offset } => write!(f, "word at {offset} programmed twice"),
+            Self::PowerCut => f.write_str("power cut"),
+        }
+    }
+}
+
+impl core::error::Error for MockError {}
+
+/// Operation counts of a [`MockFlash`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct MockStats {
+    /// Read operations.
+    pub reads: u32,
+    /// Program operations.
+    pub writes: u32,
+    /// Erase operations.
+    pub erases: u32,
+    /// Bytes programmed.
+    pub bytes_written: u64,
+}
+
+/// A NOR flash simulated in two caller-provided buffers: erase sets bytes to the erased value,
+/// programming ANDs bits in (for the `0xFF` erased value; ORs for `0x00`), every word may be
+/// programmed once between erases, offsets and lengths are checked against `WRITE`, `ERASE`
+/// (and a read size of 1).
+///
+/// A power cut can be scheduled after a number of bytes of programming or erasing: the
+/// operation in flight stops there, leaving its current word (or unit) as [`PowerCut`] says,
+/// and every operation fails with [`MockError::PowerCut`] until [`power_on`](Self::power_on).
+#[derive(Debug)]
+pub struct MockFlash<'a, const WRITE: usize, const ERASE: usize> {
+    memory: &'a mut [u8],
+    programmed: &'a mut [bool],
+    erased: u8,
+    budget: Option<usize>,
+    cut: PowerCut,
+    powered: bool,
+    /// Operation counts.
+    pub stats: MockStats,
+}
+
+impl<'a, const WRITE: usize, const ERASE: usize> MockFlash<'a, WRITE, ERASE> {
+    /// A flash over `memory`, erased to `erased`; `programmed` (one flag per word, so
+    /// `memory.len() / WRITE` of them) tracks which words were programmed.
+    ///
+    /// # Errors
+    /// [`MockError::OutOfBounds`] if the buffers' sizes do not match, or `memory` is not a whole
+    /// number of erase units.
+    pub fn new(
+        memory: &'a mut [u8],
+        programmed: &'a mut [bool],
+        erased: u8,
+    ) -> Result<Self, MockError> {
+        if WRITE == 0
+            || ERASE == 0
+            || !memory.len().is_multiple_of(ERASE)
+            || !ERASE.is_multiple_of(WRITE)
+            || programmed.len() != memory.len() / WRITE
+        {
+            return Err(MockError::OutOfBounds);
+        }
+        memory.fill(erased);
+        programmed.fill(false);
+        Ok(Self {
+            memory,
+            programmed,
+            erased,
+            budget: None,
+            cut: PowerCut::Partial,
+            powered: true,
+            stats: MockStats::default(),
+        })
+    }
+
+    /// Schedules a power cut after `bytes` more bytes of programming or erasing.
+    pub fn cut_power_after(&mut self, bytes: usize, cut: PowerCut) {
+        self.budget = Some(bytes);
+        self.cut = cut;
+    }
+
+    /// Restores power (after a cut) and cancels any scheduled cut.
+    pub fn power_on(&mut self) {
+        self.powered = true;
+        self.budget = None;
+    }
+
+    /// Whether a power cut has happened (and power is still off).
+    pub fn is_cut(&self) -> bool {
+        !self.powered
+    }
+
+    /// The flash's contents.
+    pub fn memory(&self) -> &[u8] {
+        self.memory
+    }
+
+    fn check_power(&self) -> Result<(), MockError> {
+        if self.powered {
+            Ok(())
+        } else {
+            Err(MockError::PowerCut)
+        }
+    }
+
+    /// Takes `want` bytes from the budget; returns how many may be done before a cut.
+    fn spend(&mut self, want: usize) -> usize {
+        match &mut self.budget {
+            None => want,
+            Some(left) => {
+                let done = want.min(*left);
+                *left -= done;
+                done
+            }
+        }
+    }
+
+    fn program_byte(&mut self, at: usize, value: u8) {
+        let erased = self.erased;
+        if let Some(byte) = self.memory.get_mut(at) {
+            *byte = if erased == 0 {
+                *byte | value
+            } else {
+                *byte & value
+            };
+        }
+    }
+}
+
+fn kind_to_mock(kind: NorFlashErrorKind) -> MockError {
+    match kind {
+        NorFlashErrorKind::NotAligned => MockError::NotAligned,
+        _ => MockError::OutOfBounds,
+    }
+}
+
+impl<const WRITE: usize, const ERASE: usize> ErrorType for MockFlash<'_, WRITE, ERASE> {
+    type Error = MockError;
+}
+
+impl<const WRITE: usize, const ERASE: usize> ReadNorFlash for MockFlash<'_, WRITE, ERASE> {
+    const READ_SIZE: usize = 1;
+
+    fn read(&mut self, offset: u32, bytes: &mut [u8]) -> Result<(), MockError> {
+        self.check_power()?;
+        check_read(self, offset, bytes.len()).map_err(kind_to_mock)?;
+        let start = offset as usize;
+        let src = self
+            .memory
+            .get(start..start + bytes.len())
+            .ok_or(MockError::OutOfBounds)?;
+        bytes.copy_from_slice(src);
+        self.stats.reads += 1;
+        Ok(())
+    }
+
+    fn capacity(&self) -> usize {
+        self.memory.len()
+    }
+}
+
+impl<const WRITE: usize, const ERASE: usize> NorFlash for MockFlash<'_, WRITE, ERASE> {
+    const WRITE_SIZE: usize = WRITE;
+    const ERASE_SIZE: usize = ERASE;
+
+    fn erase(&mut self, from: u32, to: u32) -> Result<(), MockError> {
+        self.check_power()?;
+        check_erase(self, from, to).map_err(kind_to_mock)?;
+        self.stats.erases += 1;
+        let (from, to) = (from as usize, to as usize);
+        let done = self.spend(to - from);
+        let cut = done < to - from;
+        let end = if cut && self.cut == PowerCut::Complete {
+            to
+        } else if cut && self.cut == PowerCut::Untouched {
+            from
+        } else {
+            from + done
+        };
+        let erased = self.erased;
+        if let Some(range) = self.memory.get_mut(from..end) {
+            range.fill(erased);
+        }
+        // A word is programmable again only once all of it is erased.
+        for word in from.div_ceil(WRITE)..end / WRITE {
+            if let Some(flag) = self.programmed.get_mut(word) {
+                *flag = false;
+            }
+        }
+        if cut {
+            self.powered = false;
+            return Err(MockError::PowerCut);
+        }
+        Ok(())
+    }
+
+    fn write(&mut self, offset: u32, bytes: &[u8]) -> Result<(), MockError> {
+        self.check_power()?;
+        check_write(self, offset, bytes.len()).map_err(kind_to_mock)?;
+        let start = offset as usize;
+        for word in start / WRITE..(start + bytes.len()) / WRITE {
+            if self.programmed.get(word).copied().unwrap_or(false) {
+                return Err(MockError::WrittenTwice {
+                    offset: (word * WRITE) as u32,
+                });
+            }
+        }
+        self.stats.writes += 1;
+        let done = self.spend(bytes.len());
+        for (i, &value) in bytes.iter().enumerate().take(done) {
+            self.program_byte(start + i, value);
+        }
+        if done == bytes.len() {
+            self.stats.bytes_written += bytes.len() as u64;
+            for word in start / WRITE..(start + bytes.len()) / WRITE {
+                if let Some(flag) = self.programmed.get_mut(word) {
+                    *flag = true;
+                }
+            }
+            return Ok(());
+        }
+        // The cut lands in the word holding byte `done`: bytes before it are programmed
+        // (`Partial`), none of them (`Untouched`), or the whole word (`Complete`).
+        let word_start = (start + done) / WRITE * WRITE;
+        let word_end = word_start + WRITE;
+        match self.cut {
+            PowerCut::Untouched => {
+                let erased = self.erased;
+                if let Some(word) = self.memory.get_mut(word_start..start + done) {
+                    word.fill(erased);
+                }
+            }
+            PowerCut::Partial => {}
+            PowerCut::Complete => {
+                for at in start + done..word_end {
+                    if let Some(&value) = bytes.get(at - start) {
+                        self.program_byte(at, value);
+                    }
+                }
+            }
+        }
+        for word in start / WRITE..word_end / WRITE {
+            if let Some(flag) = self.programmed.get_mut(word) {
+                *flag = true;
+            }
+        }
+        self.stats.bytes_written += done as u64;
+        self.powered = false;
+        Err(MockError::PowerCut)
+    }
+}

@@ -1,0 +1,138 @@
+//! A log in a region of NOR flash (feature `embedded-storage`), that survives power cuts.
+//!
+//! The region is a whole number of 32 KiB blocks and of erase units. The log in it is an
+//! ordinary LevelDB log: a dump of the region reads with any LevelDB-rules reader told that
+//! erased bytes mean "nothing written here" ([`ReadOptions::erased`](crate::ReadOptions)), and
+//! with LevelDB's own reader except for a "bad record length" report per partly written block.
+//!
+//! # The rules
+//!
+//! - **Erased bytes** read as `0xFF` (or `0x00` on inverted parts, [`FlashConfig::erased`]); a
+//!   chunk header made only of them means nothing was written from there to the end of its
+//!   block.
+//! - **Each flash word is programmed once**, at `WRITE_SIZE` alignment. Records are laid out in
+//!   the RAM block buffer; a complete block is programmed as a whole, and
+//!   [`FlashWriter::flush`] programs the part of the block laid out since the last program.
+//! - **Padding** on flush: the laid-out bytes rarely end on a word boundary, and the rest of a
+//!   partly programmed word cannot be programmed later. So flush first pads the log to
+//!   `WRITE_SIZE` with empty `FIRST` chunks, which LevelDB's reader discards silently when a
+//!   record follows (see [`Writer::pad_to`](crate::Writer::pad_to)); if they do not fit, zeros
+//!   to the end of the block. Zero padding *inside* a block is never used: a zero header makes
+//!   readers skip the rest of its block, which would hide the records written after it.
+//! - **Resuming after a reset** ([`FlashWriter::open`]): the last block whose first header is
+//!   written is scanned. If it holds only whole chunks followed by erased bytes to the end of
+//!   the block, from a word boundary, the log continues right there. Anything else — a chunk
+//!   torn by a power cut, a partly programmed word — means the rest of that block is never
+//!   written again: the log continues at the next block, so no record is ever appended after
+//!   a torn one (where a reader would lose it with the rest of the block).
+//! - **Erase lazily**: the erase units of a block are erased just before the block is first
+//!   programmed. A full region is [`FlashError::Full`]; old blocks are never reused.
+//!
+//! A record is *acknowledged* once a [`flush`](FlashWriter::flush) after it has returned `Ok`.
+//! After a power cut at any point, reading the region returns every acknowledged record, in
+//! order, possibly followed by the record that was being written, and nothing else.
+
+mod mock;
+mod source;
+mod writer;
+
+pub use mock::{MockError, MockFlash, PowerCut};
+pub use source::FlashSource;
+pub use writer::{FlashStats, FlashWriter};
+
+use core::fmt;
+
+/// Where the log lives in the flash, and how erased flash reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct FlashConfig {
+    /// Offset of the region in the flash: a multiple of the erase size.
+    pub start: u32,
+    /// Length of the region: a multiple of the erase size and of [`BLOCK_SIZE`](crate::BLOCK_SIZE).
+    pub len: u32,
+    /// The value erased flash reads as. Default `0xFF`.
+    pub erased: u8,
+}
+
+impl FlashConfig {
+    /// A region of `len` bytes at `start`, erased value `0xFF`.
+    #[must_use]
+    pub const fn new(start: u32, len: u32) -> Self {
+        Self {
+            start,
+            len,
+            erased: 0xFF,
+        }
+    }
+
+    /// Sets [`erased`](Self::erased).
+    #[must_use]
+    pub const fn erased(mut self, erased: u8) -> Self {
+        self.erased = erased;
+        self
+    }
+
+    /// Number of 32 KiB blocks in the region.
+    #[must_use]
+    pub const fn blocks(&self) -> u32 {
+        self.len / crate::BLOCK_SIZE as u32
+    }
+
+    /// Checks the region against a flash's geometry.
+    fn check<E>(
+        &self,
+        capacity: usize,
+        write_size: usize,
+        erase_size: usize,
+    ) -> Result<(), FlashError<E>> {
+        let block = crate::BLOCK_SIZE;
+        let len = self.len as usize;
+        let fits = (self.start as usize)
+            .checked_add(len)
+            .is_some_and(|end| end <= capacity);
+        let aligned = erase_size > 0
+            && (self.start as usize).is_multiple_of(erase_size)
+            && len.is_multiple_of(erase_size)
+            && len.is_multiple_of(block)
+            && len > 0;
+        let words =
+            write_size.is_power_of_two() && write_size <= 32 && block.is_multiple_of(write_size);
+        if fits && aligned && words {
+            Ok(())
+        } else {
+            Err(FlashError::BadRegion)
+        }
+    }
+}
+
+/// Errors of the flash log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
+pub enum FlashError<E> {
+    /// The flash driver failed. After a failed program or erase the writer is poisoned.
+    Flash(E),
+    /// The region has no room for the next block.
+    Full,
+    /// The region is not a whole number of blocks and erase units inside the flash, or the
+    /// flash's `WRITE_SIZE` is not a power of two up to 32.
+    BadRegion,
+    /// An earlier failure left the log in an unknown state; nothing more is written (reopen to
+    /// resume safely).
+    Poisoned,
+}
+
+impl<E: fmt::Debug> fmt::Display for FlashError<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Flash(e) => write!(f, "flash operation failed: {e:?}"),
+            Self::Full => f.write_str("the flash log region is full"),
+            Self::BadRegion => f.write_str(
+                "the flash log region must be whole erase units and 32 KiB blocks inside the flash",
+            ),
+            Self::Poisoned => f.write_str("the flash log failed earlier; reopen it to resume"),
+        }
+    }
+}
+
+impl<E: fmt::Debug> core::error::Error for FlashError<E> {}

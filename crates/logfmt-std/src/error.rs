@@ -1,0 +1,124 @@
+//! Errors of the file helpers.
+
+use std::fmt;
+use std::io;
+use std::path::PathBuf;
+
+/// What a [`LogFile`](crate::LogFile) was doing when the operating system said no.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Operation {
+    /// Opening a log to read it.
+    Open,
+    /// Creating (or opening to write) a log.
+    Create,
+    /// Looking up a file's type and length.
+    Inspect,
+    /// Reading a log.
+    Read,
+    /// Writing a log.
+    Write,
+    /// Emptying a log that is being overwritten.
+    Truncate,
+    /// Making written data durable (`fsync`).
+    Sync,
+}
+
+impl fmt::Display for Operation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Open => "cannot open log",
+            Self::Create => "cannot create log",
+            Self::Inspect => "cannot inspect log",
+            Self::Read => "cannot read log",
+            Self::Write => "cannot write log",
+            Self::Truncate => "cannot truncate log",
+            Self::Sync => "cannot sync log",
+        })
+    }
+}
+
+/// An error opening, reading or writing a log file. Every variant names the file.
+///
+/// The [`Display`](fmt::Display) text is one line, `<what>: <path>`; the operating system's
+/// reason, if any, is the [`source`](std::error::Error::source).
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Error {
+    /// An I/O operation failed.
+    Io {
+        /// What was being done.
+        operation: Operation,
+        /// The file.
+        path: PathBuf,
+        /// The operating system's error.
+        source: io::Error,
+    },
+    /// The path is a directory.
+    IsADirectory {
+        /// The path.
+        path: PathBuf,
+    },
+    /// The path exists but is not a regular file (a device, a pipe, a socket), where a regular
+    /// file is needed.
+    NotAFile {
+        /// The path.
+        path: PathBuf,
+    },
+    /// The file exists and is not empty; it was left unchanged.
+    AlreadyExists {
+        /// The path.
+        path: PathBuf,
+        /// Its length in bytes.
+        len: u64,
+    },
+}
+
+impl Error {
+    /// An [`Io`](Self::Io) error.
+    pub fn io(operation: Operation, path: impl Into<PathBuf>, source: io::Error) -> Self {
+        Self::Io {
+            operation,
+            path: path.into(),
+            source,
+        }
+    }
+
+    /// The file concerned.
+    pub fn path(&self) -> &std::path::Path {
+        match self {
+            Self::Io { path, .. }
+            | Self::IsADirectory { path }
+            | Self::NotAFile { path }
+            | Self::AlreadyExists { path, .. } => path,
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Io {
+                operation, path, ..
+            } => write!(f, "{operation}: {}", path.display()),
+            Self::IsADirectory { path } => write!(f, "is a directory: {}", path.display()),
+            Self::NotAFile { path } => write!(f, "not a regular file: {}", path.display()),
+            Self::AlreadyExists { path, len } => {
+                write!(
+                    f,
+                    "log exists and is not empty ({len} bytes): {}",
+                    path.display()
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Io { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
