@@ -87,8 +87,10 @@ const TARGET_BUILDS: &[(&str, Option<&str>)] = &[
     (THUMBV7M, None),
     (THUMBV7M, Some("defmt")),
     (THUMBV7M, Some("crc-no-table")),
+    (THUMBV7M, Some("embedded-storage")),
     (THUMBV7EM, None),
     (THUMBV7EM, Some("defmt")),
+    (THUMBV7EM, Some("defmt,embedded-storage")),
 ];
 
 /// The only crate that is built for bare-metal targets. Never use
@@ -183,8 +185,19 @@ fn lint() -> Result {
             "warnings",
         ])
         .run()?;
+    Cmd::cargo()
+        .args([
+            "clippy",
+            "-p",
+            CORE,
+            "--all-targets",
+            "--features",
+            "embedded-storage",
+        ])
+        .args(["--", "-D", "warnings"])
+        .run()?;
     ensure_targets(&[THUMBV7EM])?;
-    for features in [&[][..], &["--features", "defmt"]] {
+    for features in [&[][..], &["--features", "defmt,embedded-storage"]] {
         Cmd::cargo()
             .args(["clippy", "-p", CORE, "--target", THUMBV7EM, "--lib"])
             .args(features.iter().copied())
@@ -202,6 +215,17 @@ fn test() -> Result {
     Cmd::cargo().args(["test", "--workspace"]).run()?;
     Cmd::cargo()
         .args(["test", "-p", CORE, "--no-default-features"])
+        .run()?;
+    // The flash log and its power-cut tests.
+    Cmd::cargo()
+        .args([
+            "test",
+            "-p",
+            CORE,
+            "--features",
+            "embedded-storage",
+            "--lib",
+        ])
         .run()
 }
 

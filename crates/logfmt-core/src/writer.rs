@@ -129,8 +129,18 @@ pub struct Written {
 /// Writes logical records in LevelDB's log format: LevelDB's `log::Writer`, with a caller's
 /// 32 KiB buffer between it and the sink.
 ///
-/// See the [module docs](self) for the layout rules, and [`Reader`](crate::Reader) for an
-/// example.
+/// The layout, exactly LevelDB's:
+/// - a record that fits in the rest of the block is one `FULL` chunk; otherwise a `FIRST` chunk
+///   fills the block, a `MIDDLE` chunk fills each further block, and a `LAST` chunk ends it;
+/// - a zero-length record is one `FULL` chunk with an empty payload;
+/// - a chunk never starts in the last `header size − 1` bytes of a block: those bytes become a
+///   zero trailer, written when the next record arrives (so a log can end 1–6 bytes short of a
+///   block boundary, as LevelDB leaves it);
+/// - with exactly a header's worth of bytes left, a non-empty record starts with an empty
+///   `FIRST` chunk there.
+///
+/// Bytes reach the [`Sink`] a whole block at a time, or as the unsent part of the current block
+/// on [`flush`](Self::flush). See [`Reader`](crate::Reader) for an example.
 #[derive(Debug)]
 pub struct Writer<S, B> {
     sink: S,
@@ -300,6 +310,28 @@ impl<S: Sink, B: BorrowMut<[u8; BLOCK_SIZE]>> Writer<S, B> {
         }
         let result = self.sink.flush();
         self.check(result)
+    }
+
+    /// Where a record of `len` bytes added now would end (the log's length after it), without
+    /// adding it.
+    pub fn end_after(&self, len: usize) -> u64 {
+        let header_size = self.format.header_size();
+        let mut offset = self.offset;
+        let mut position = self.position;
+        let mut left = len;
+        loop {
+            if BLOCK_SIZE - offset < header_size {
+                position += (BLOCK_SIZE - offset) as u64;
+                offset = 0;
+            }
+            let fragment = left.min(BLOCK_SIZE - offset - header_size);
+            offset += header_size + fragment;
+            position += (header_size + fragment) as u64;
+            left -= fragment;
+            if left == 0 {
+                return position;
+            }
+        }
     }
 
     /// The log's length: every byte laid out so far, sent or not.

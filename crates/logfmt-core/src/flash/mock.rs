@@ -89,6 +89,7 @@ pub struct MockFlash<'a, const WRITE: usize, const ERASE: usize> {
     budget: Option<usize>,
     cut: PowerCut,
     powered: bool,
+    ecc: bool,
     /// Operation counts.
     pub stats: MockStats,
 }
@@ -122,8 +123,16 @@ impl<'a, const WRITE: usize, const ERASE: usize> MockFlash<'a, WRITE, ERASE> {
             budget: None,
             cut: PowerCut::Partial,
             powered: true,
+            ecc: true,
             stats: MockStats::default(),
         })
+    }
+
+    /// Models per-word ECC (the default): a word whose programming began may never be
+    /// programmed again before an erase, even if it still reads as erased. Without it, a word
+    /// that reads as erased may be programmed (plain NOR cells).
+    pub fn set_ecc(&mut self, ecc: bool) {
+        self.ecc = ecc;
     }
 
     /// Schedules a power cut after `bytes` more bytes of programming or erasing.
@@ -252,7 +261,12 @@ impl<const WRITE: usize, const ERASE: usize> NorFlash for MockFlash<'_, WRITE, E
         check_write(self, offset, bytes.len()).map_err(kind_to_mock)?;
         let start = offset as usize;
         for word in start / WRITE..(start + bytes.len()) / WRITE {
-            if self.programmed.get(word).copied().unwrap_or(false) {
+            let erased = self.erased;
+            let blank = self
+                .memory
+                .get(word * WRITE..(word + 1) * WRITE)
+                .is_some_and(|w| w.iter().all(|&b| b == erased));
+            if self.programmed.get(word).copied().unwrap_or(false) && (self.ecc || !blank) {
                 return Err(MockError::WrittenTwice {
                     offset: (word * WRITE) as u32,
                 });
@@ -292,7 +306,12 @@ impl<const WRITE: usize, const ERASE: usize> NorFlash for MockFlash<'_, WRITE, E
                 }
             }
         }
-        for word in start / WRITE..word_end / WRITE {
+        let flagged_end = if self.cut == PowerCut::Untouched {
+            word_start
+        } else {
+            word_end
+        };
+        for word in start / WRITE..flagged_end / WRITE {
             if let Some(flag) = self.programmed.get_mut(word) {
                 *flag = true;
             }

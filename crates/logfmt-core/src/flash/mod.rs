@@ -19,12 +19,13 @@
 //!   record follows (see [`Writer::pad_to`](crate::Writer::pad_to)); if they do not fit, zeros
 //!   to the end of the block. Zero padding *inside* a block is never used: a zero header makes
 //!   readers skip the rest of its block, which would hide the records written after it.
-//! - **Resuming after a reset** ([`FlashWriter::open`]): the last block whose first header is
-//!   written is scanned. If it holds only whole chunks followed by erased bytes to the end of
-//!   the block, from a word boundary, the log continues right there. Anything else — a chunk
-//!   torn by a power cut, a partly programmed word — means the rest of that block is never
-//!   written again: the log continues at the next block, so no record is ever appended after
-//!   a torn one (where a reader would lose it with the rest of the block).
+//! - **Resuming after a reset** ([`FlashWriter::open`]): the log continues at the first block
+//!   after the last one whose first header is written, so no record is ever appended after a
+//!   torn one (where a reader would lose it with the rest of the block). With
+//!   [`Resume::SameBlock`] the last block is scanned instead, and if it holds only whole chunks
+//!   followed by erased bytes to its end, from a word boundary, the log continues right there;
+//!   anything else — a chunk torn by a power cut, a partly programmed word — still means the
+//!   next block.
 //! - **Erase lazily**: the erase units of a block are erased just before the block is first
 //!   programmed. A full region is [`FlashError::Full`]; old blocks are never reused.
 //!
@@ -36,11 +37,32 @@ mod mock;
 mod source;
 mod writer;
 
+#[cfg(test)]
+mod tests;
+
 pub use mock::{MockError, MockFlash, PowerCut};
 pub use source::FlashSource;
 pub use writer::{FlashStats, FlashWriter};
 
+pub use self::mock::MockStats;
+
 use core::fmt;
+
+/// Where [`FlashWriter::open`] continues a log whose last block is partly written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum Resume {
+    /// Always start a fresh block: the rest of the partly written block is left erased. Safe on
+    /// every part, including those with per-word ECC (STM32H7/L4/U5 and others), where a power
+    /// cut at the very start of a program can leave a word that reads as erased but can never
+    /// be programmed again. Costs up to one block of space per reopen.
+    #[default]
+    NextBlock,
+    /// Continue in the same block, right after its last whole chunk, when only erased bytes
+    /// follow from a word boundary. Saves space; use it only where programming a word that
+    /// reads as erased is always harmless (no per-word ECC, or a `MultiwriteNorFlash` part).
+    SameBlock,
+}
 
 /// Where the log lives in the flash, and how erased flash reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,6 +74,9 @@ pub struct FlashConfig {
     pub len: u32,
     /// The value erased flash reads as. Default `0xFF`.
     pub erased: u8,
+    /// Where to continue a partly written last block on reopening. Default
+    /// [`Resume::NextBlock`].
+    pub resume: Resume,
 }
 
 impl FlashConfig {
@@ -62,7 +87,15 @@ impl FlashConfig {
             start,
             len,
             erased: 0xFF,
+            resume: Resume::NextBlock,
         }
+    }
+
+    /// Sets [`resume`](Self::resume).
+    #[must_use]
+    pub const fn resume(mut self, resume: Resume) -> Self {
+        self.resume = resume;
+        self
     }
 
     /// Sets [`erased`](Self::erased).
@@ -97,7 +130,8 @@ impl FlashConfig {
             && len > 0;
         let words =
             write_size.is_power_of_two() && write_size <= 32 && block.is_multiple_of(write_size);
-        if fits && aligned && words {
+        let units = block.is_multiple_of(erase_size) || erase_size.is_multiple_of(block);
+        if fits && aligned && words && units {
             Ok(())
         } else {
             Err(FlashError::BadRegion)

@@ -144,9 +144,13 @@ impl<F: NorFlash, B: BorrowMut<[u8; BLOCK_SIZE]>> FlashWriter<F, B> {
     /// [`flush`](Self::flush).
     ///
     /// # Errors
-    /// [`FlashError::Full`] when the region has no room for the next block; a flash error. The
-    /// writer is poisoned after either ([`FlashError::Poisoned`] from then on).
+    /// [`FlashError::Full`] if the record does not fit in the rest of the region (nothing is
+    /// written; smaller records may still fit). A flash error poisons the writer
+    /// ([`FlashError::Poisoned`] from then on).
     pub fn add_record(&mut self, data: &[u8]) -> Result<Written, FlashError<F::Error>> {
+        if self.writer.end_after(data.len()) > u64::from(self.writer.sink().config.len) {
+            return Err(FlashError::Full);
+        }
         self.writer.add_record(data).map_err(flatten)
     }
 
@@ -220,7 +224,11 @@ fn resume_point<F: NorFlash>(
     flash
         .read(config.start + last_start, buffer)
         .map_err(FlashError::Flash)?;
-    match clean_end(buffer, config.erased, F::WRITE_SIZE) {
+    let end = match config.resume {
+        super::Resume::NextBlock => None,
+        super::Resume::SameBlock => clean_end(buffer, config.erased, F::WRITE_SIZE),
+    };
+    match end {
         Some(end) if end < BLOCK_SIZE => {
             let block_end = last_start + block;
             let unit_end = block_end
