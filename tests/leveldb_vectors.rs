@@ -17,12 +17,20 @@ struct Case {
 }
 
 fn parse_expected() -> Vec<Case> {
-    let text = std::fs::read_to_string(data_dir().join("leveldb/EXPECTED.txt")).expect("EXPECTED.txt");
+    let text =
+        std::fs::read_to_string(data_dir().join("leveldb/EXPECTED.txt")).expect("EXPECTED.txt");
     let mut cases = Vec::new();
-    for line in text.lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()) {
+    for line in text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+    {
         let (name, rest) = line.split_once(' ').expect("name");
         let (size, rest) = rest.split_once(" records: ").expect("records");
-        let size = size.strip_prefix("size=").expect("size").parse().expect("size number");
+        let size = size
+            .strip_prefix("size=")
+            .expect("size")
+            .parse()
+            .expect("size number");
         let mut expected = Vec::new();
         let mut rest = rest;
         while let Some(start) = rest.find(['[', 'd']) {
@@ -60,14 +68,24 @@ fn parse_expected() -> Vec<Case> {
                 });
                 let end = end.expect(")");
                 let (bytes, reason) = body[..end].split_once(',').expect("drop fields");
-                let reason = reason.strip_prefix("Corruption: ").unwrap_or(reason).to_string();
-                expected.push(Seen::Drop { bytes: bytes.parse().expect("bytes"), reason });
+                let reason = reason
+                    .strip_prefix("Corruption: ")
+                    .unwrap_or(reason)
+                    .to_string();
+                expected.push(Seen::Drop {
+                    bytes: bytes.parse().expect("bytes"),
+                    reason,
+                });
                 rest = &body[end + 1..];
             } else {
                 rest = &rest[1..];
             }
         }
-        cases.push(Case { name: name.to_string(), size, expected });
+        cases.push(Case {
+            name: name.to_string(),
+            size,
+            expected,
+        });
     }
     cases
 }
@@ -83,7 +101,10 @@ fn read_all(log: &[u8]) -> Vec<Seen> {
                 offset: r.offset,
                 crc: crc32c::crc32c(r.data),
             }),
-            Item::Corruption(c) => seen.push(Seen::Drop { bytes: c.bytes, reason: c.kind.to_string() }),
+            Item::Corruption(c) => seen.push(Seen::Drop {
+                bytes: c.bytes,
+                reason: c.kind.to_string(),
+            }),
             Item::Oversized(o) => panic!("unexpected oversized record {o:?}"),
         }
     }
@@ -95,14 +116,18 @@ fn all_vectors_read_as_leveldb_reads_them() {
     let cases = parse_expected();
     assert_eq!(cases.len(), 27, "EXPECTED.txt lists 27 files");
     for case in cases {
-        let log = std::fs::read(data_dir().join(format!("leveldb/{}.log", case.name))).expect("log file");
+        let log =
+            std::fs::read(data_dir().join(format!("leveldb/{}.log", case.name))).expect("log file");
         assert_eq!(log.len() as u64, case.size, "{}: size", case.name);
         // LevelDB reports drops as they happen and records as they are returned; compare the
         // two streams separately and in order.
-        let (records, drops): (Vec<_>, Vec<_>) =
-            read_all(&log).into_iter().partition(|s| matches!(s, Seen::Record { .. }));
-        let (want_records, want_drops): (Vec<_>, Vec<_>) =
-            case.expected.into_iter().partition(|s| matches!(s, Seen::Record { .. }));
+        let (records, drops): (Vec<_>, Vec<_>) = read_all(&log)
+            .into_iter()
+            .partition(|s| matches!(s, Seen::Record { .. }));
+        let (want_records, want_drops): (Vec<_>, Vec<_>) = case
+            .expected
+            .into_iter()
+            .partition(|s| matches!(s, Seen::Record { .. }));
         assert_eq!(records, want_records, "{}: records", case.name);
         assert_eq!(drops, want_drops, "{}: drops", case.name);
     }
