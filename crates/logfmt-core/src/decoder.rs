@@ -306,6 +306,45 @@ impl Decoder {
         }
     }
 
+    /// The hot path of [`step`](Self::step): a well-formed legacy `FULL` chunk at the current
+    /// position while no record is in progress and nothing else is pending. Returns its
+    /// payload's range in the block and its offset, with exactly the state changes `step` would
+    /// make; `None` sends the caller to `step` (which handles every case, this one included).
+    #[inline]
+    pub(crate) fn fast_full(&mut self, block: &[u8]) -> Option<(Range<usize>, u64)> {
+        if self.pending.is_some()
+            || self.skip_pending
+            || self.resyncing
+            || self.in_record
+            || self.recyclable != Some(false)
+            || self.rules.erased.is_some()
+        {
+            return None;
+        }
+        let rest = block.get(self.pos..self.len)?;
+        let (header, body) = rest.split_first_chunk::<HEADER_SIZE>()?;
+        let len = usize::from(u16::from_le_bytes([header[4], header[5]]));
+        if header[6] != RecordType::Full as u8 || body.len() < len {
+            return None;
+        }
+        if self.rules.verify {
+            let stored = u32::from_le_bytes([header[0], header[1], header[2], header[3]]);
+            let covered = rest.get(6..HEADER_SIZE + len)?;
+            if crate::checksum::mask(crate::checksum::crc32c(covered)) != stored {
+                return None;
+            }
+        }
+        let header_offset = self.position();
+        if header_offset < self.initial_offset {
+            return None;
+        }
+        let start = self.pos + HEADER_SIZE;
+        self.pos = start + len;
+        self.last_record_offset = header_offset;
+        self.last_record_end = self.position();
+        Some((start..start + len, header_offset))
+    }
+
     /// LevelDB's `ReadRecord` switch for one chunk; `None` means keep reading.
     fn chunk(
         &mut self,

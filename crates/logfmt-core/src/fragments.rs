@@ -174,6 +174,14 @@ impl<S: BlockSource> FragmentReader<S> {
         }
     }
 
+    /// A whole `FULL` record at the current position, by the decoder's hot path: its payload
+    /// range in the current block, offset and end.
+    #[inline]
+    pub(crate) fn fast_full(&mut self) -> Option<(core::ops::Range<usize>, u64, u64)> {
+        let (range, offset) = self.decoder.fast_full(self.source.block())?;
+        Some((range, offset, self.decoder.position()))
+    }
+
     /// Drives the decoder to its next event: a fragment, an abort, a corruption, or `None`.
     pub(crate) fn next_step(&mut self) -> Result<Option<Step>, S::Error> {
         if self.done {

@@ -114,6 +114,10 @@ impl<'b, S: BlockSource> Reader<'b, S> {
         reason = "a lending iterator: items borrow the reader, which `Iterator` cannot express"
     )]
     pub fn next(&mut self) -> Result<Option<Item<'_>>, S::Error> {
+        if let Some((range, offset, end)) = self.inner.fast_full() {
+            let data = self.inner.source.block().get(range).unwrap_or_default();
+            return Ok(Some(Item::Record(Record { offset, end, data })));
+        }
         loop {
             let Some(step) = self.inner.next_step()? else {
                 return Ok(None);

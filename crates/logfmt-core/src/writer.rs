@@ -18,7 +18,9 @@ use core::borrow::BorrowMut;
 
 use crate::checksum;
 use crate::error::WriteError;
-use crate::format::{BLOCK_SIZE, Format, FragmentKind, RecordType};
+use crate::format::{
+    BLOCK_SIZE, Format, FragmentKind, HEADER_SIZE, RECYCLABLE_HEADER_SIZE, RecordType,
+};
 
 /// Where a [`Writer`] sends its bytes, in order.
 pub trait Sink {
@@ -204,6 +206,18 @@ impl<S: Sink, B: BorrowMut<[u8; BLOCK_SIZE]>> Writer<S, B> {
             return Err(WriteError::Poisoned);
         }
         let header_size = self.format.header_size();
+        if header_size + data.len() <= BLOCK_SIZE - self.offset {
+            // The common case: one FULL chunk in the current block.
+            let offset = self.position;
+            self.emit(FragmentKind::Full, data);
+            if self.offset == BLOCK_SIZE {
+                self.send_block()?;
+            }
+            return Ok(Written {
+                offset,
+                end: self.position,
+            });
+        }
         let mut left = data;
         let mut begin = true;
         let mut record_offset = self.position;
@@ -372,9 +386,6 @@ impl<S: Sink, B: BorrowMut<[u8; BLOCK_SIZE]>> Writer<S, B> {
 
     /// Lays out one chunk at the current offset; the caller guarantees it fits.
     fn emit(&mut self, kind: FragmentKind, payload: &[u8]) {
-        let header_size = self.format.header_size();
-        let recyclable = matches!(self.format, Format::Recyclable { .. });
-        let record_type = RecordType::for_fragment(kind, recyclable);
         let crc = checksum::mask(checksum::extend(self.prefix_crc[kind as usize], payload));
         let len = payload.len() as u16;
         let start = self.offset;
@@ -382,11 +393,19 @@ impl<S: Sink, B: BorrowMut<[u8; BLOCK_SIZE]>> Writer<S, B> {
         let mut header = [0u8; crate::format::RECYCLABLE_HEADER_SIZE];
         header[..4].copy_from_slice(&crc.to_le_bytes());
         header[4..6].copy_from_slice(&len.to_le_bytes());
-        header[6] = record_type as u8;
-        if let Format::Recyclable { log_number } = self.format {
-            header[7..11].copy_from_slice(&log_number.to_le_bytes());
-        }
-        block[start..start + header_size].copy_from_slice(&header[..header_size]);
+        let header_size = match self.format {
+            Format::Legacy => {
+                header[6] = RecordType::for_fragment(kind, false) as u8;
+                block[start..start + HEADER_SIZE].copy_from_slice(&header[..HEADER_SIZE]);
+                HEADER_SIZE
+            }
+            Format::Recyclable { log_number } => {
+                header[6] = RecordType::for_fragment(kind, true) as u8;
+                header[7..11].copy_from_slice(&log_number.to_le_bytes());
+                block[start..start + RECYCLABLE_HEADER_SIZE].copy_from_slice(&header);
+                RECYCLABLE_HEADER_SIZE
+            }
+        };
         block[start + header_size..start + header_size + payload.len()].copy_from_slice(payload);
         self.offset += header_size + payload.len();
         self.position += (header_size + payload.len()) as u64;

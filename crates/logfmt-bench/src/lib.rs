@@ -1,0 +1,211 @@
+//! The benchmark workload shared by the `logfmt-bench` protocol binary and the criterion
+//! benches: deterministic payloads, an in-memory log, timed write and read passes, and the two
+//! bounds (memcpy and CRC-32C over the same payloads).
+
+use std::convert::Infallible;
+use std::hint::black_box;
+
+use logfmt_core::{BLOCK_SIZE, FnSink, Item, Reader, Writer};
+
+/// Size of the payload source: 2 MiB.
+pub const SOURCE_LEN: usize = 2 << 20;
+/// Record `i` starts at `(i * 997) % WINDOW` in the source.
+pub const WINDOW: usize = 1 << 20;
+
+/// One benchmark case: `count` records of `size` bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Case {
+    /// Record size in bytes.
+    pub size: usize,
+    /// Number of records.
+    pub count: usize,
+}
+
+impl Case {
+    /// Parses `SIZE:COUNT`.
+    ///
+    /// # Errors
+    /// A message naming the bad argument.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let bad = || format!("bad case {text:?}: expected SIZE:COUNT");
+        let (size, count) = text.split_once(':').ok_or_else(bad)?;
+        let size: usize = size.parse().map_err(|_| bad())?;
+        let count = count.parse().map_err(|_| bad())?;
+        if size > WINDOW {
+            return Err(format!("bad case {text:?}: SIZE is at most {WINDOW}"));
+        }
+        Ok(Self { size, count })
+    }
+
+    /// Total payload bytes.
+    #[must_use]
+    pub fn payload_bytes(&self) -> usize {
+        self.size * self.count
+    }
+}
+
+/// The payload source.
+#[derive(Debug)]
+pub struct Payloads {
+    src: Vec<u8>,
+}
+
+impl Default for Payloads {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Payloads {
+    /// Generates the 2 MiB source with xorshift64.
+    #[must_use]
+    pub fn new() -> Self {
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut src = Vec::with_capacity(SOURCE_LEN);
+        for _ in 0..SOURCE_LEN / 8 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            src.extend_from_slice(&x.to_le_bytes());
+        }
+        Self { src }
+    }
+
+    /// Record `i` of `size` bytes.
+    #[must_use]
+    pub fn record(&self, i: usize, size: usize) -> &[u8] {
+        let start = (i * 997) % WINDOW;
+        &self.src[start..start + size]
+    }
+}
+
+/// What the untimed round trip checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Digest {
+    /// Length of the log.
+    pub log_bytes: usize,
+    /// CRC-32C of the whole log.
+    pub log_crc32c: u32,
+    /// CRC-32C chained over every payload, in order.
+    pub payload_crc32c: u32,
+}
+
+/// A case with its buffers: the log (pre-sized, pre-faulted), the writer's block buffer and the
+/// reader's assembly buffer.
+#[derive(Debug)]
+pub struct Bench<'p> {
+    payloads: &'p Payloads,
+    case: Case,
+    log: Vec<u8>,
+    block: Box<[u8; BLOCK_SIZE]>,
+    scratch: Vec<u8>,
+    copy: Vec<u8>,
+}
+
+impl<'p> Bench<'p> {
+    /// Prepares the buffers for `case`.
+    #[must_use]
+    pub fn new(payloads: &'p Payloads, case: Case) -> Self {
+        // A log is at most the payload plus a header per chunk and the trailers.
+        let chunks = case.count * (case.size / (BLOCK_SIZE - 7) + 2);
+        let capacity = case.payload_bytes() + chunks * 7 + (chunks / 1000 + 2) * BLOCK_SIZE;
+        let mut log = vec![0xa5u8; capacity];
+        log.clear();
+        let mut scratch = vec![0u8; case.size.max(1)];
+        scratch.fill(1);
+        let copy = vec![0u8; case.payload_bytes().max(1)];
+        Self {
+            payloads,
+            case,
+            log,
+            block: Box::new([0u8; BLOCK_SIZE]),
+            scratch,
+            copy,
+        }
+    }
+
+    /// Writes every record into the (emptied) log; returns the log's length.
+    pub fn write(&mut self) -> usize {
+        self.log.clear();
+        let log = &mut self.log;
+        let sink = FnSink(|bytes: &[u8]| {
+            log.extend_from_slice(bytes);
+            Ok::<(), Infallible>(())
+        });
+        let mut writer = Writer::new(sink, &mut *self.block);
+        for i in 0..self.case.count {
+            if writer
+                .add_record(self.payloads.record(i, self.case.size))
+                .is_err()
+            {
+                break;
+            }
+        }
+        let _ = writer.flush();
+        self.log.len()
+    }
+
+    /// Reads every record of the log with checksums on; returns the log's length.
+    pub fn read(&mut self) -> usize {
+        let mut reader = Reader::from_slice(&self.log, &mut self.scratch);
+        let mut bytes = 0usize;
+        while let Ok(Some(item)) = reader.next() {
+            if let Item::Record(record) = item {
+                bytes += black_box(record.data).len();
+            }
+        }
+        black_box(bytes);
+        self.log.len()
+    }
+
+    /// The copy bound: every payload copied once into a pre-faulted buffer.
+    pub fn memcpy(&mut self) -> usize {
+        let size = self.case.size;
+        for i in 0..self.case.count {
+            let dst = &mut self.copy[i * size..(i + 1) * size];
+            dst.copy_from_slice(self.payloads.record(i, size));
+        }
+        black_box(&self.copy);
+        self.case.payload_bytes()
+    }
+
+    /// The checksum bound: the `crc32c` crate over every payload.
+    pub fn crc(&mut self) -> usize {
+        let mut crc = 0;
+        for i in 0..self.case.count {
+            crc ^= crc32c::crc32c(self.payloads.record(i, self.case.size));
+        }
+        black_box(crc);
+        self.case.payload_bytes()
+    }
+
+    /// The untimed round trip: writes, reads back and checks every record.
+    ///
+    /// # Errors
+    /// What did not match.
+    pub fn verify(&mut self) -> Result<Digest, String> {
+        let log_bytes = self.write();
+        let mut reader = Reader::from_slice(&self.log, &mut self.scratch);
+        let mut i = 0;
+        let mut payload_crc32c = 0;
+        while let Ok(Some(item)) = reader.next() {
+            let Item::Record(record) = item else {
+                return Err(format!("unexpected {item:?}"));
+            };
+            let expected = self.payloads.record(i, self.case.size);
+            if record.data != expected {
+                return Err(format!("record {i} differs"));
+            }
+            payload_crc32c = crc32c::crc32c_append(payload_crc32c, record.data);
+            i += 1;
+        }
+        if i != self.case.count {
+            return Err(format!("read {i} records, wrote {}", self.case.count));
+        }
+        Ok(Digest {
+            log_bytes,
+            log_crc32c: crc32c::crc32c(&self.log),
+            payload_crc32c,
+        })
+    }
+}

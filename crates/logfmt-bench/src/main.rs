@@ -1,0 +1,129 @@
+//! `logfmt-bench`: the side-by-side benchmark protocol, so logfmt can be compared with other
+//! implementations of the format run by the same driver.
+//!
+//! ```text
+//! logfmt-bench --name NAME --reps K [--limits] SIZE:COUNT [SIZE:COUNT ...]
+//! ```
+//!
+//! Payload: `src` is 2 MiB from xorshift64 (`x = 0x9E3779B97F4A7C15`; per 8 bytes
+//! `x ^= x << 13; x ^= x >> 7; x ^= x << 17;` then `x` little-endian); record `i` is
+//! `src[(i * 997) % 1048576 ..][..SIZE]`. Per case: one untimed round trip that verifies the
+//! count, the bytes and the CRC-32C chained over all payloads and prints a `DIGEST` line; then
+//! `K` timed write passes and `K` timed read passes, each printing a `RESULT` line. With
+//! `--limits`, also `K` passes of the two bounds on the same data: `impl=memcpy` (copying every
+//! payload into a pre-faulted buffer) and `impl=crc32c` (the `crc32c` crate over every payload).
+
+use std::process::ExitCode;
+use std::time::Instant;
+
+use logfmt_bench::{Case, Payloads};
+
+const DEFAULT_CASES: &str = "16:2000000 100:1000000 1024:131072 32768:4096 1048576:128";
+
+struct Args {
+    name: String,
+    reps: usize,
+    limits: bool,
+    cases: Vec<Case>,
+}
+
+fn parse_args() -> Result<Args, String> {
+    let mut name = String::from("logfmt");
+    let mut reps = 5;
+    let mut limits = false;
+    let mut cases = Vec::new();
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--name" => name = args.next().ok_or("--name needs a value")?,
+            "--reps" => {
+                let value = args.next().ok_or("--reps needs a value")?;
+                reps = value
+                    .parse()
+                    .map_err(|_| format!("bad --reps value {value:?}"))?;
+            }
+            "--limits" => limits = true,
+            "-h" | "--help" => {
+                return Err(
+                    "usage: logfmt-bench --name NAME --reps K [--limits] SIZE:COUNT [SIZE:COUNT ...]"
+                        .into(),
+                );
+            }
+            case => cases.push(Case::parse(case)?),
+        }
+    }
+    if cases.is_empty() {
+        cases = DEFAULT_CASES
+            .split(' ')
+            .map(Case::parse)
+            .collect::<Result<_, _>>()?;
+    }
+    Ok(Args {
+        name,
+        reps,
+        limits,
+        cases,
+    })
+}
+
+fn main() -> ExitCode {
+    let args = match parse_args() {
+        Ok(args) => args,
+        Err(message) => {
+            eprintln!("logfmt-bench: {message}");
+            return ExitCode::from(2);
+        }
+    };
+    let payloads = Payloads::new();
+    for case in &args.cases {
+        let mut bench = logfmt_bench::Bench::new(&payloads, *case);
+        match bench.verify() {
+            Ok(digest) => println!(
+                "DIGEST impl={} size={} records={} log_bytes={} log_crc32c={:08x} payload_crc32c={:08x}",
+                args.name,
+                case.size,
+                case.count,
+                digest.log_bytes,
+                digest.log_crc32c,
+                digest.payload_crc32c
+            ),
+            Err(message) => {
+                eprintln!(
+                    "logfmt-bench: size {}: round trip failed: {message}",
+                    case.size
+                );
+                return ExitCode::FAILURE;
+            }
+        }
+        let payload_bytes = case.payload_bytes();
+        let result = |imp: &str, op: &str, log_bytes: usize, ns: u128| {
+            println!(
+                "RESULT impl={imp} op={op} size={} records={} payload_bytes={payload_bytes} log_bytes={log_bytes} ns={ns}",
+                case.size, case.count
+            );
+        };
+        for _ in 0..args.reps {
+            let start = Instant::now();
+            let log_bytes = bench.write();
+            result(&args.name, "write", log_bytes, start.elapsed().as_nanos());
+        }
+        for _ in 0..args.reps {
+            let start = Instant::now();
+            let log_bytes = bench.read();
+            result(&args.name, "read", log_bytes, start.elapsed().as_nanos());
+        }
+        if args.limits {
+            for _ in 0..args.reps {
+                let start = Instant::now();
+                let bytes = bench.memcpy();
+                result("memcpy", "copy", bytes, start.elapsed().as_nanos());
+            }
+            for _ in 0..args.reps {
+                let start = Instant::now();
+                let bytes = bench.crc();
+                result("crc32c", "crc", bytes, start.elapsed().as_nanos());
+            }
+        }
+    }
+    ExitCode::SUCCESS
+}
