@@ -87,6 +87,7 @@ pub(crate) struct Decoder {
     /// `None` while an `Auto` format is undecided; `Some(recyclable)` once known.
     recyclable: Option<bool>,
     skip_ignorable: bool,
+    resync_after_zeros: bool,
     tailing: bool,
     initial_offset: u64,
     resyncing: bool,
@@ -122,6 +123,7 @@ impl Decoder {
             },
             recyclable,
             skip_ignorable: options.skip_ignorable_types,
+            resync_after_zeros: options.resync_after_zeros,
             tailing: options.tailing,
             initial_offset: options.initial_offset,
             resyncing: options.initial_offset > 0,
@@ -495,8 +497,21 @@ impl Decoder {
                     torn_at: Some(header_offset),
                 }
             }
-            Parsed::ZeroHeader { .. } => {
+            Parsed::ZeroHeader { offset, .. } => {
                 self.pos = self.len;
+                if self.resync_after_zeros {
+                    let next = block
+                        .get(offset..)
+                        .and_then(|rest| rest.iter().position(|&b| b != 0));
+                    if let Some(next) = next.map(|n| offset + n)
+                        && matches!(
+                            parse_chunk(block, next, self.eof, &self.rules),
+                            Parsed::Chunk(_)
+                        )
+                    {
+                        self.pos = next;
+                    }
+                }
                 Phys::Bad(None)
             }
             Parsed::Erased { .. } => {

@@ -50,6 +50,13 @@ pub struct ReadOptions {
     /// is skipped without a report (a record it interrupts was torn by a power cut and is
     /// dropped silently). Default `None`: LevelDB's rules.
     pub erased: Option<u8>,
+    /// Recover records that follow a run of zero bytes in the same block. LevelDB skips the
+    /// rest of a block silently at a zero header (type 0, length 0: preallocated space), losing
+    /// any valid record written after the zeros without a word. With this option the reader
+    /// skips only the zero bytes, and goes on at the first non-zero byte if a whole chunk with
+    /// a valid checksum starts exactly there (otherwise the rest of the block is skipped, as
+    /// LevelDB does). A record in progress is still dropped and reported. Default `false`.
+    pub resync_after_zeros: bool,
     /// Tail a growing log: at the end of the input, [`next`](crate::Reader::next) returns
     /// `None` without giving up the record in progress, and the next call reads on from where it
     /// stopped once the source has more ([`BlockSource::refill`](crate::BlockSource::refill)).
@@ -65,6 +72,7 @@ impl Default for ReadOptions {
             format: ReadFormat::Legacy,
             skip_ignorable_types: false,
             erased: None,
+            resync_after_zeros: false,
             tailing: false,
         }
     }
@@ -109,6 +117,13 @@ impl ReadOptions {
     #[must_use]
     pub fn erased(mut self, erased: Option<u8>) -> Self {
         self.erased = erased;
+        self
+    }
+
+    /// Sets [`resync_after_zeros`](Self::resync_after_zeros).
+    #[must_use]
+    pub fn resync_after_zeros(mut self, resync: bool) -> Self {
+        self.resync_after_zeros = resync;
         self
     }
 

@@ -406,3 +406,48 @@ fn padding_keeps_every_record_visible() {
         Err(crate::WriteError::BadAlignment)
     );
 }
+
+#[test]
+fn records_after_zeros_can_be_recovered() {
+    // "a" at 0, then 20 zero bytes (a hole), then "b" and "c" in the same block; then "d" in
+    // the next block.
+    let a = write(&[b"a"], &WriteOptions::new());
+    let mut log = a.clone();
+    log.extend_from_slice(&[0u8; 20]);
+    let bc = write(&[b"b", b"c"], &WriteOptions::new().start(log.len() as u64));
+    log.extend_from_slice(&bc);
+    log.resize(BLOCK_SIZE, 0);
+    log.extend_from_slice(&write(
+        &[b"d"],
+        &WriteOptions::new().start(BLOCK_SIZE as u64),
+    ));
+    let (seen, _) = read(&log, &ReadOptions::new());
+    assert_eq!(
+        seen,
+        [
+            Seen::Record(0, b"a".to_vec()),
+            Seen::Record(BLOCK_SIZE as u64, b"d".to_vec())
+        ]
+    );
+    let (seen, _) = read(&log, &ReadOptions::new().resync_after_zeros(true));
+    assert_eq!(
+        seen,
+        [
+            Seen::Record(0, b"a".to_vec()),
+            Seen::Record(28, b"b".to_vec()),
+            Seen::Record(36, b"c".to_vec()),
+            Seen::Record(BLOCK_SIZE as u64, b"d".to_vec()),
+        ]
+    );
+    // Zeros followed by garbage: the rest of the block is skipped, as LevelDB does.
+    let mut garbage = log.clone();
+    garbage[28] ^= 0x40;
+    let (seen, _) = read(&garbage, &ReadOptions::new().resync_after_zeros(true));
+    assert_eq!(
+        seen,
+        [
+            Seen::Record(0, b"a".to_vec()),
+            Seen::Record(BLOCK_SIZE as u64, b"d".to_vec())
+        ]
+    );
+}
