@@ -10,7 +10,7 @@
 //! - with the `std` feature, the `crc32c` crate's hardware path (SSE 4.2 / ARMv8 CRC), chosen at
 //!   run time.
 //!
-//! [`crc32c`] and [`extend`] use the hardware path when it is compiled in.
+//! [`crc32c()`] and [`extend`] use the hardware path when it is compiled in.
 
 /// `kMaskDelta` of LevelDB's `util/crc32c.h`.
 pub const MASK_DELTA: u32 = 0xa282_ead8;

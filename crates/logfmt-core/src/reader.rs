@@ -47,9 +47,11 @@ pub enum Item<'a> {
 /// Reads whole logical records, with exactly the records, offsets and drop reports of LevelDB's
 /// `log::Reader`.
 ///
-/// A record that lies in one chunk is returned as a slice of the block (no copy); a fragmented
-/// one is assembled in the buffer given to [`new`](Self::new). A record larger than that buffer
-/// is skipped and reported as [`Item::Oversized`]; reading goes on.
+/// A record that lies in one chunk is returned as a slice of the block (no copy), whatever the
+/// buffer's size; a fragmented one is assembled in the buffer given to [`new`](Self::new). A
+/// fragmented record larger than that buffer is skipped and reported as [`Item::Oversized`];
+/// reading goes on. (To stream records of any size with no buffer at all, use
+/// [`FragmentReader`].)
 ///
 /// ```
 /// use logfmt_core::{Item, Reader, Writer, FnSink, BLOCK_SIZE};
