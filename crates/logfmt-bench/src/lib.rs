@@ -2,10 +2,9 @@
 //! benches: deterministic payloads, an in-memory log, timed write and read passes, and the two
 //! bounds (memcpy and CRC-32C over the same payloads).
 
-use std::convert::Infallible;
 use std::hint::black_box;
 
-use logfmt_core::{BLOCK_SIZE, FnSink, Item, Reader, Writer};
+use logfmt_core::{BLOCK_SIZE, Item, Reader, SliceWriter};
 
 /// Size of the payload source: 2 MiB.
 pub const SOURCE_LEN: usize = 2 << 20;
@@ -97,7 +96,7 @@ pub struct Bench<'p> {
     payloads: &'p Payloads,
     case: Case,
     log: Vec<u8>,
-    block: Box<[u8; BLOCK_SIZE]>,
+    log_len: usize,
     scratch: Vec<u8>,
     copy: Vec<u8>,
 }
@@ -109,8 +108,7 @@ impl<'p> Bench<'p> {
         // A log is at most the payload plus a header per chunk and the trailers.
         let chunks = case.count * (case.size / (BLOCK_SIZE - 7) + 2);
         let capacity = case.payload_bytes() + chunks * 7 + (chunks / 1000 + 2) * BLOCK_SIZE;
-        let mut log = vec![0xa5u8; capacity];
-        log.clear();
+        let log = vec![0xa5u8; capacity];
         let mut scratch = vec![0u8; case.size.max(1)];
         scratch.fill(1);
         let copy = vec![0u8; case.payload_bytes().max(1)];
@@ -118,21 +116,16 @@ impl<'p> Bench<'p> {
             payloads,
             case,
             log,
-            block: Box::new([0u8; BLOCK_SIZE]),
+            log_len: 0,
             scratch,
             copy,
         }
     }
 
-    /// Writes every record into the (emptied) log; returns the log's length.
+    /// Writes every record into the (pre-sized, pre-faulted) log buffer, laid out in place;
+    /// returns the log's length.
     pub fn write(&mut self) -> usize {
-        self.log.clear();
-        let log = &mut self.log;
-        let sink = FnSink(|bytes: &[u8]| {
-            log.extend_from_slice(bytes);
-            Ok::<(), Infallible>(())
-        });
-        let mut writer = Writer::new(sink, &mut *self.block);
+        let mut writer = SliceWriter::new(&mut self.log);
         for i in 0..self.case.count {
             if writer
                 .add_record(self.payloads.record(i, self.case.size))
@@ -141,13 +134,13 @@ impl<'p> Bench<'p> {
                 break;
             }
         }
-        let _ = writer.flush();
-        self.log.len()
+        self.log_len = writer.len();
+        self.log_len
     }
 
     /// Reads every record of the log with checksums on; returns the log's length.
     pub fn read(&mut self) -> usize {
-        let mut reader = Reader::from_slice(&self.log, &mut self.scratch);
+        let mut reader = Reader::from_slice(&self.log[..self.log_len], &mut self.scratch);
         let mut bytes = 0usize;
         while let Ok(Some(item)) = reader.next() {
             if let Item::Record(record) = item {
@@ -155,7 +148,7 @@ impl<'p> Bench<'p> {
             }
         }
         black_box(bytes);
-        self.log.len()
+        self.log_len
     }
 
     /// The copy bound: every payload copied once into a pre-faulted buffer.
@@ -185,7 +178,7 @@ impl<'p> Bench<'p> {
     /// What did not match.
     pub fn verify(&mut self) -> Result<Digest, String> {
         let log_bytes = self.write();
-        let mut reader = Reader::from_slice(&self.log, &mut self.scratch);
+        let mut reader = Reader::from_slice(&self.log[..self.log_len], &mut self.scratch);
         let mut i = 0;
         let mut payload_crc32c = 0;
         while let Ok(Some(item)) = reader.next() {
@@ -204,7 +197,7 @@ impl<'p> Bench<'p> {
         }
         Ok(Digest {
             log_bytes,
-            log_crc32c: crc32c::crc32c(&self.log),
+            log_crc32c: crc32c::crc32c(&self.log[..self.log_len]),
             payload_crc32c,
         })
     }

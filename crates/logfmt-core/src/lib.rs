@@ -35,4 +35,4 @@ pub use fragments::{Aborted, Event, Fragment, FragmentReader};
 pub use options::{LogEnd, ReadFormat, ReadOptions};
 pub use reader::{Item, Oversized, Reader, Record};
 pub use source::{BlockSource, IoSource, SliceSource};
-pub use writer::{FnSink, IoSink, Sink, WriteOptions, Writer, Written};
+pub use writer::{BufferFull, FnSink, IoSink, Sink, SliceWriter, WriteOptions, Writer, Written};

@@ -451,3 +451,57 @@ fn records_after_zeros_can_be_recovered() {
         ]
     );
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 64, ..Default::default() })]
+
+    /// `SliceWriter` lays out exactly what `Writer` sends to its sink, padding included.
+    #[test]
+    fn slice_writer_matches_writer(
+        lengths in proptest::collection::vec(
+            proptest::prop_oneof![0usize..100, 32_740usize..32_770, 0usize..70_000], 1..6),
+        start in proptest::prop_oneof![proptest::strategy::Just(0u64), 0u64..70_000],
+        recyclable in proptest::bool::ANY,
+        pad in proptest::option::of(0u32..6),
+    ) {
+        let format = if recyclable { Format::Recyclable { log_number: 9 } } else { Format::Legacy };
+        let options = WriteOptions::new().format(format).start(start);
+        let records: Vec<Vec<u8>> =
+            lengths.iter().enumerate().map(|(i, &n)| std::vec![i as u8 + 1; n]).collect();
+        let mut expected = std::vec![0xeeu8; start as usize];
+        let mut block = [0u8; BLOCK_SIZE];
+        let sink = FnSink(|b: &[u8]| {
+            expected.extend_from_slice(b);
+            Ok::<_, core::convert::Infallible>(())
+        });
+        let mut writer = Writer::with_options(sink, &mut block, &options);
+        let mut buffer = std::vec![0xeeu8; start as usize + 400_000];
+        let mut slice = crate::SliceWriter::with_options(&mut buffer, &options);
+        for r in &records {
+            proptest::prop_assert_eq!(writer.add_record(r).ok(), slice.add_record(r).ok());
+            if let Some(p) = pad {
+                let align = 1usize << p;
+                proptest::prop_assert_eq!(writer.pad_to(align).ok(), slice.pad_to(align).ok());
+            }
+        }
+        proptest::prop_assert!(writer.flush().is_ok());
+        proptest::prop_assert_eq!(slice.as_bytes(), &expected[..]);
+    }
+}
+
+#[test]
+fn slice_writer_refuses_what_does_not_fit() {
+    let mut buffer = [0u8; BLOCK_SIZE + 100];
+    let mut writer = crate::SliceWriter::new(&mut buffer);
+    assert!(writer.add_record(&[1; BLOCK_SIZE]).is_ok()); // FIRST + LAST(7) = 32782 bytes
+    let before = writer.len();
+    assert_eq!(
+        writer.add_record(&[2; 100]),
+        Err(crate::BufferFull {
+            needed: before as u64 + 107,
+            capacity: BLOCK_SIZE as u64 + 100
+        })
+    );
+    assert_eq!(writer.len(), before);
+    assert!(writer.add_record(&[3; 50]).is_ok());
+}

@@ -128,45 +128,32 @@ pub struct Written {
     pub end: u64,
 }
 
-/// Writes logical records in LevelDB's log format: LevelDB's `log::Writer`, with a caller's
-/// 32 KiB buffer between it and the sink.
-///
-/// The layout, exactly LevelDB's:
-/// - a record that fits in the rest of the block is one `FULL` chunk; otherwise a `FIRST` chunk
-///   fills the block, a `MIDDLE` chunk fills each further block, and a `LAST` chunk ends it;
-/// - a zero-length record is one `FULL` chunk with an empty payload;
-/// - a chunk never starts in the last `header size − 1` bytes of a block: those bytes become a
-///   zero trailer, written when the next record arrives (so a log can end 1–6 bytes short of a
-///   block boundary, as LevelDB leaves it);
-/// - with exactly a header's worth of bytes left, a non-empty record starts with an empty
-///   `FIRST` chunk there.
-///
-/// Bytes reach the [`Sink`] a whole block at a time, or as the unsent part of the current block
-/// on [`flush`](Self::flush). See [`Reader`](crate::Reader) for an example.
+/// The layout engine shared by [`Writer`] and [`SliceWriter`]: where the next chunk goes, and
+/// how a record is cut into chunks.
 #[derive(Debug)]
-pub struct Writer<S, B> {
-    sink: S,
-    block: B,
+struct Layout {
     /// Bytes of the current block laid out so far.
     offset: usize,
-    /// Bytes of the current block already handed to the sink.
-    sent: usize,
+    /// The log's length.
     position: u64,
     format: Format,
     /// CRC-32C of each fragment kind's type byte (and log number, for recyclable chunks).
     prefix_crc: [u32; 4],
-    poisoned: bool,
 }
 
-impl<S: Sink, B: BorrowMut<[u8; BLOCK_SIZE]>> Writer<S, B> {
-    /// A writer starting a new legacy log, laying out blocks in `block`.
-    pub fn new(sink: S, block: B) -> Self {
-        Self::with_options(sink, block, &WriteOptions::default())
-    }
+/// Where a [`Layout`] puts its blocks.
+trait Blocks {
+    type Error;
 
-    /// A writer with `options`.
-    pub fn with_options(sink: S, block: B, options: &WriteOptions) -> Self {
-        let offset = (options.start % BLOCK_SIZE as u64) as usize;
+    /// The current block (at most [`BLOCK_SIZE`] bytes, from its start).
+    fn block(&mut self) -> &mut [u8];
+
+    /// The current block is laid out to its end.
+    fn block_done(&mut self) -> Result<(), Self::Error>;
+}
+
+impl Layout {
+    fn new(options: &WriteOptions) -> Self {
         let recyclable = matches!(options.format, Format::Recyclable { .. });
         let prefix_crc = [
             FragmentKind::Full,
@@ -184,35 +171,60 @@ impl<S: Sink, B: BorrowMut<[u8; BLOCK_SIZE]>> Writer<S, B> {
             }
         });
         Self {
-            sink,
-            block,
-            offset,
-            sent: offset,
+            offset: (options.start % BLOCK_SIZE as u64) as usize,
             position: options.start,
             format: options.format,
             prefix_crc,
-            poisoned: false,
         }
     }
 
-    /// Appends one logical record (LevelDB's `AddRecord`). It is laid out in the block buffer;
-    /// complete blocks go to the sink at once, the rest on [`flush`](Self::flush).
-    ///
-    /// # Errors
-    /// [`WriteError::Sink`] if the sink fails (the record is not written, and the writer is
-    /// poisoned), [`WriteError::Poisoned`] after an earlier failure.
-    pub fn add_record(&mut self, data: &[u8]) -> Result<Written, WriteError<S::Error>> {
-        if self.poisoned {
-            return Err(WriteError::Poisoned);
+    fn end_after(&self, len: usize) -> u64 {
+        let header_size = self.format.header_size();
+        let mut offset = self.offset;
+        let mut position = self.position;
+        let mut left = len;
+        loop {
+            if BLOCK_SIZE - offset < header_size {
+                position += (BLOCK_SIZE - offset) as u64;
+                offset = 0;
+            }
+            let fragment = left.min(BLOCK_SIZE - offset - header_size);
+            offset += header_size + fragment;
+            position += (header_size + fragment) as u64;
+            left -= fragment;
+            if left == 0 {
+                return position;
+            }
         }
+    }
+
+    /// Ends the current block once it is laid out to its end.
+    fn finish_block<T: Blocks>(&mut self, out: &mut T) -> Result<(), T::Error> {
+        if self.offset == BLOCK_SIZE {
+            self.offset = 0;
+            out.block_done()?;
+        }
+        Ok(())
+    }
+
+    /// Fills the rest of the current block with zeros (a trailer, or a zero header).
+    fn zero_rest<T: Blocks>(&mut self, out: &mut T) -> Result<(), T::Error> {
+        if let Some(rest) = out.block().get_mut(self.offset..) {
+            rest.fill(0);
+        }
+        self.position += (BLOCK_SIZE - self.offset) as u64;
+        self.offset = BLOCK_SIZE;
+        self.finish_block(out)
+    }
+
+    /// LevelDB's `AddRecord`.
+    fn add<T: Blocks>(&mut self, out: &mut T, data: &[u8]) -> Result<Written, T::Error> {
         let header_size = self.format.header_size();
         if header_size + data.len() <= BLOCK_SIZE - self.offset {
             // The common case: one FULL chunk in the current block.
             let offset = self.position;
-            self.emit(FragmentKind::Full, data);
-            if self.offset == BLOCK_SIZE {
-                self.send_block()?;
-            }
+            self.emit(out.block(), FragmentKind::Full, data);
+            self.finish_block(out)?;
             return Ok(Written {
                 offset,
                 end: self.position,
@@ -222,14 +234,9 @@ impl<S: Sink, B: BorrowMut<[u8; BLOCK_SIZE]>> Writer<S, B> {
         let mut begin = true;
         let mut record_offset = self.position;
         loop {
-            let leftover = BLOCK_SIZE - self.offset;
-            if leftover < header_size {
+            if BLOCK_SIZE - self.offset < header_size {
                 // Too little room for a header: zero trailer, next block.
-                let block: &mut [u8; BLOCK_SIZE] = self.block.borrow_mut();
-                block[self.offset..].fill(0);
-                self.position += leftover as u64;
-                self.offset = BLOCK_SIZE;
-                self.send_block()?;
+                self.zero_rest(out)?;
             }
             if begin {
                 record_offset = self.position;
@@ -242,20 +249,184 @@ impl<S: Sink, B: BorrowMut<[u8; BLOCK_SIZE]>> Writer<S, B> {
                 (false, false) => FragmentKind::Middle,
                 (false, true) => FragmentKind::Last,
             };
-            self.emit(kind, fragment);
-            if self.offset == BLOCK_SIZE {
-                self.send_block()?;
-            }
+            self.emit(out.block(), kind, fragment);
+            self.finish_block(out)?;
             left = rest;
             begin = false;
             if left.is_empty() {
-                break;
+                return Ok(Written {
+                    offset: record_offset,
+                    end: self.position,
+                });
             }
         }
-        Ok(Written {
-            offset: record_offset,
-            end: self.position,
+    }
+
+    /// See [`Writer::pad_to`]; `align` is already checked.
+    fn pad_to<T: Blocks>(&mut self, out: &mut T, align: usize) -> Result<usize, T::Error> {
+        let header_size = self.format.header_size();
+        let start = self.position;
+        let mut count = 0;
+        while !(self.offset + count * header_size).is_multiple_of(align) {
+            count += 1;
+        }
+        if self.offset + count * header_size <= BLOCK_SIZE {
+            for _ in 0..count {
+                self.emit(out.block(), FragmentKind::First, &[]);
+            }
+        }
+        if !self.offset.is_multiple_of(align) {
+            self.zero_rest(out)?;
+        }
+        self.finish_block(out)?;
+        Ok((self.position - start) as usize)
+    }
+
+    /// Lays out one chunk at the current offset of `block`; the caller guarantees it fits.
+    fn emit(&mut self, block: &mut [u8], kind: FragmentKind, payload: &[u8]) {
+        let crc = checksum::mask(checksum::extend(self.prefix_crc[kind as usize], payload));
+        let len = payload.len() as u16;
+        let start = self.offset;
+        let mut header = [0u8; RECYCLABLE_HEADER_SIZE];
+        header[..4].copy_from_slice(&crc.to_le_bytes());
+        header[4..6].copy_from_slice(&len.to_le_bytes());
+        let header_size = match self.format {
+            Format::Legacy => {
+                header[6] = RecordType::for_fragment(kind, false) as u8;
+                if let Some(dst) = block.get_mut(start..start + HEADER_SIZE) {
+                    dst.copy_from_slice(&header[..HEADER_SIZE]);
+                }
+                HEADER_SIZE
+            }
+            Format::Recyclable { log_number } => {
+                header[6] = RecordType::for_fragment(kind, true) as u8;
+                header[7..11].copy_from_slice(&log_number.to_le_bytes());
+                if let Some(dst) = block.get_mut(start..start + RECYCLABLE_HEADER_SIZE) {
+                    dst.copy_from_slice(&header);
+                }
+                RECYCLABLE_HEADER_SIZE
+            }
+        };
+        let body = start + header_size;
+        if let Some(dst) = block.get_mut(body..body + payload.len()) {
+            dst.copy_from_slice(payload);
+        }
+        self.offset += header_size + payload.len();
+        self.position += (header_size + payload.len()) as u64;
+    }
+}
+
+fn check_alignment<E>(align: usize) -> Result<(), WriteError<E>> {
+    if align.is_power_of_two() && align <= BLOCK_SIZE {
+        Ok(())
+    } else {
+        Err(WriteError::BadAlignment)
+    }
+}
+
+/// Writes logical records in LevelDB's log format: LevelDB's `log::Writer`, with a caller's
+/// 32 KiB buffer between it and the sink.
+///
+/// The layout, exactly LevelDB's:
+/// - a record that fits in the rest of the block is one `FULL` chunk; otherwise a `FIRST` chunk
+///   fills the block, a `MIDDLE` chunk fills each further block, and a `LAST` chunk ends it;
+/// - a zero-length record is one `FULL` chunk with an empty payload;
+/// - a chunk never starts in the last `header size − 1` bytes of a block: those bytes become a
+///   zero trailer, written when the next record arrives (so a log can end 1–6 bytes short of a
+///   block boundary, as LevelDB leaves it);
+/// - with exactly a header's worth of bytes left, a non-empty record starts with an empty
+///   `FIRST` chunk there.
+///
+/// Bytes reach the [`Sink`] a whole block at a time, or as the unsent part of the current block
+/// on [`flush`](Self::flush). See [`Reader`](crate::Reader) for an example; [`SliceWriter`]
+/// lays a log out straight into memory instead.
+#[derive(Debug)]
+pub struct Writer<S, B> {
+    sink: S,
+    block: B,
+    layout: Layout,
+    /// Bytes of the current block already handed to the sink.
+    sent: usize,
+    poisoned: bool,
+}
+
+/// [`Blocks`] for a [`Writer`]: its buffer, handed to its sink when complete.
+struct SinkBlocks<'w, S, B> {
+    sink: &'w mut S,
+    block: &'w mut B,
+    sent: &'w mut usize,
+    poisoned: &'w mut bool,
+}
+
+impl<S: Sink, B: BorrowMut<[u8; BLOCK_SIZE]>> Blocks for SinkBlocks<'_, S, B> {
+    type Error = WriteError<S::Error>;
+
+    fn block(&mut self) -> &mut [u8] {
+        let block: &mut [u8; BLOCK_SIZE] = self.block.borrow_mut();
+        block
+    }
+
+    fn block_done(&mut self) -> Result<(), Self::Error> {
+        let block: &[u8; BLOCK_SIZE] = (*self.block).borrow();
+        let result = self.sink.write(block.get(*self.sent..).unwrap_or_default());
+        *self.sent = 0;
+        result.map_err(|e| {
+            *self.poisoned = true;
+            WriteError::Sink(e)
         })
+    }
+}
+
+impl<S: Sink, B: BorrowMut<[u8; BLOCK_SIZE]>> Writer<S, B> {
+    /// A writer starting a new legacy log, laying out blocks in `block`.
+    pub fn new(sink: S, block: B) -> Self {
+        Self::with_options(sink, block, &WriteOptions::default())
+    }
+
+    /// A writer with `options`.
+    pub fn with_options(sink: S, block: B, options: &WriteOptions) -> Self {
+        let layout = Layout::new(options);
+        Self {
+            sink,
+            block,
+            sent: layout.offset,
+            layout,
+            poisoned: false,
+        }
+    }
+
+    /// The layout engine and, separately borrowed, where it puts its blocks.
+    fn parts(&mut self) -> (&mut Layout, SinkBlocks<'_, S, B>) {
+        let Self {
+            sink,
+            block,
+            layout,
+            sent,
+            poisoned,
+        } = self;
+        (
+            layout,
+            SinkBlocks {
+                sink,
+                block,
+                sent,
+                poisoned,
+            },
+        )
+    }
+
+    /// Appends one logical record (LevelDB's `AddRecord`). It is laid out in the block buffer;
+    /// complete blocks go to the sink at once, the rest on [`flush`](Self::flush).
+    ///
+    /// # Errors
+    /// [`WriteError::Sink`] if the sink fails (the record is not written, and the writer is
+    /// poisoned), [`WriteError::Poisoned`] after an earlier failure.
+    pub fn add_record(&mut self, data: &[u8]) -> Result<Written, WriteError<S::Error>> {
+        if self.poisoned {
+            return Err(WriteError::Poisoned);
+        }
+        let (layout, mut blocks) = self.parts();
+        layout.add(&mut blocks, data)
     }
 
     /// Pads the log so that its length is a multiple of `align` (a power of two up to
@@ -280,32 +451,9 @@ impl<S: Sink, B: BorrowMut<[u8; BLOCK_SIZE]>> Writer<S, B> {
         if self.poisoned {
             return Err(WriteError::Poisoned);
         }
-        if !align.is_power_of_two() || align > BLOCK_SIZE {
-            return Err(WriteError::BadAlignment);
-        }
-        let header_size = self.format.header_size();
-        let start = self.position;
-        let mut count = 0;
-        let mut offset = self.offset;
-        while !(offset + count * header_size).is_multiple_of(align) {
-            count += 1;
-        }
-        if offset + count * header_size <= BLOCK_SIZE {
-            for _ in 0..count {
-                self.emit(FragmentKind::First, &[]);
-            }
-            offset = self.offset;
-        }
-        if !offset.is_multiple_of(align) {
-            let block: &mut [u8; BLOCK_SIZE] = self.block.borrow_mut();
-            block[self.offset..].fill(0);
-            self.position += (BLOCK_SIZE - self.offset) as u64;
-            self.offset = BLOCK_SIZE;
-        }
-        if self.offset == BLOCK_SIZE {
-            self.send_block()?;
-        }
-        Ok((self.position - start) as usize)
+        check_alignment(align)?;
+        let (layout, mut blocks) = self.parts();
+        layout.pad_to(&mut blocks, align)
     }
 
     /// Hands the unsent part of the current block to the sink, then flushes the sink.
@@ -316,11 +464,14 @@ impl<S: Sink, B: BorrowMut<[u8; BLOCK_SIZE]>> Writer<S, B> {
         if self.poisoned {
             return Err(WriteError::Poisoned);
         }
-        if self.offset > self.sent {
+        let offset = self.layout.offset;
+        if offset > self.sent {
             let block: &[u8; BLOCK_SIZE] = self.block.borrow();
-            let result = self.sink.write(&block[self.sent..self.offset]);
+            let result = self
+                .sink
+                .write(block.get(self.sent..offset).unwrap_or_default());
             self.check(result)?;
-            self.sent = self.offset;
+            self.sent = offset;
         }
         let result = self.sink.flush();
         self.check(result)
@@ -329,33 +480,17 @@ impl<S: Sink, B: BorrowMut<[u8; BLOCK_SIZE]>> Writer<S, B> {
     /// Where a record of `len` bytes added now would end (the log's length after it), without
     /// adding it.
     pub fn end_after(&self, len: usize) -> u64 {
-        let header_size = self.format.header_size();
-        let mut offset = self.offset;
-        let mut position = self.position;
-        let mut left = len;
-        loop {
-            if BLOCK_SIZE - offset < header_size {
-                position += (BLOCK_SIZE - offset) as u64;
-                offset = 0;
-            }
-            let fragment = left.min(BLOCK_SIZE - offset - header_size);
-            offset += header_size + fragment;
-            position += (header_size + fragment) as u64;
-            left -= fragment;
-            if left == 0 {
-                return position;
-            }
-        }
+        self.layout.end_after(len)
     }
 
     /// The log's length: every byte laid out so far, sent or not.
     pub fn position(&self) -> u64 {
-        self.position
+        self.layout.position
     }
 
     /// Bytes laid out but not yet handed to the sink.
     pub fn unsent(&self) -> usize {
-        self.offset - self.sent
+        self.layout.offset - self.sent
     }
 
     /// Whether an earlier sink error poisoned the writer.
@@ -365,7 +500,7 @@ impl<S: Sink, B: BorrowMut<[u8; BLOCK_SIZE]>> Writer<S, B> {
 
     /// The chunk format being written.
     pub fn format(&self) -> Format {
-        self.format
+        self.layout.format
     }
 
     /// The sink.
@@ -384,46 +519,167 @@ impl<S: Sink, B: BorrowMut<[u8; BLOCK_SIZE]>> Writer<S, B> {
         (self.sink, self.block)
     }
 
-    /// Lays out one chunk at the current offset; the caller guarantees it fits.
-    fn emit(&mut self, kind: FragmentKind, payload: &[u8]) {
-        let crc = checksum::mask(checksum::extend(self.prefix_crc[kind as usize], payload));
-        let len = payload.len() as u16;
-        let start = self.offset;
-        let block: &mut [u8; BLOCK_SIZE] = self.block.borrow_mut();
-        let mut header = [0u8; crate::format::RECYCLABLE_HEADER_SIZE];
-        header[..4].copy_from_slice(&crc.to_le_bytes());
-        header[4..6].copy_from_slice(&len.to_le_bytes());
-        let header_size = match self.format {
-            Format::Legacy => {
-                header[6] = RecordType::for_fragment(kind, false) as u8;
-                block[start..start + HEADER_SIZE].copy_from_slice(&header[..HEADER_SIZE]);
-                HEADER_SIZE
-            }
-            Format::Recyclable { log_number } => {
-                header[6] = RecordType::for_fragment(kind, true) as u8;
-                header[7..11].copy_from_slice(&log_number.to_le_bytes());
-                block[start..start + RECYCLABLE_HEADER_SIZE].copy_from_slice(&header);
-                RECYCLABLE_HEADER_SIZE
-            }
-        };
-        block[start + header_size..start + header_size + payload.len()].copy_from_slice(payload);
-        self.offset += header_size + payload.len();
-        self.position += (header_size + payload.len()) as u64;
-    }
-
-    /// Hands the rest of the full current block to the sink and starts a new one.
-    fn send_block(&mut self) -> Result<(), WriteError<S::Error>> {
-        let block: &[u8; BLOCK_SIZE] = self.block.borrow();
-        let result = self.sink.write(&block[self.sent..]);
-        self.offset = 0;
-        self.sent = 0;
-        self.check(result)
-    }
-
     fn check(&mut self, result: Result<(), S::Error>) -> Result<(), WriteError<S::Error>> {
         result.map_err(|e| {
             self.poisoned = true;
             WriteError::Sink(e)
         })
+    }
+}
+
+/// A record did not fit in a [`SliceWriter`]'s buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct BufferFull {
+    /// The log's length the record would have needed.
+    pub needed: u64,
+    /// The buffer's size.
+    pub capacity: u64,
+}
+
+impl core::fmt::Display for BufferFull {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(
+            f,
+            "log buffer full: the record needs {} bytes, the buffer has {}",
+            self.needed, self.capacity
+        )
+    }
+}
+
+impl core::error::Error for BufferFull {}
+
+/// Lays a log out straight into a caller's buffer of any size — no block buffer, no sink, no
+/// copy — with exactly [`Writer`]'s layout. For logs kept in memory, in a memory-mapped file or
+/// in a RAM region.
+///
+/// ```
+/// use logfmt_core::SliceWriter;
+///
+/// let mut buffer = [0u8; 64];
+/// let mut writer = SliceWriter::new(&mut buffer);
+/// writer.add_record(b"foo")?;
+/// assert_eq!(writer.as_bytes(), [0xdd, 0x5f, 0xb3, 0x7a, 3, 0, 1, b'f', b'o', b'o']);
+/// assert!(writer.add_record(&[0; 100]).is_err()); // does not fit: nothing is written
+/// assert_eq!(writer.len(), 10);
+/// # Ok::<(), logfmt_core::BufferFull>(())
+/// ```
+#[derive(Debug)]
+pub struct SliceWriter<'a> {
+    buffer: &'a mut [u8],
+    layout: Layout,
+}
+
+/// [`Blocks`] for a [`SliceWriter`]: windows of its buffer.
+struct SliceBlocks<'s> {
+    buffer: &'s mut [u8],
+    block_start: usize,
+}
+
+impl Blocks for SliceBlocks<'_> {
+    type Error = core::convert::Infallible;
+
+    fn block(&mut self) -> &mut [u8] {
+        let end = self
+            .block_start
+            .saturating_add(BLOCK_SIZE)
+            .min(self.buffer.len());
+        self.buffer
+            .get_mut(self.block_start..end)
+            .unwrap_or_default()
+    }
+
+    fn block_done(&mut self) -> Result<(), Self::Error> {
+        self.block_start += BLOCK_SIZE;
+        Ok(())
+    }
+}
+
+impl<'a> SliceWriter<'a> {
+    /// A writer starting a new legacy log at the start of `buffer`.
+    pub fn new(buffer: &'a mut [u8]) -> Self {
+        Self::with_options(buffer, &WriteOptions::default())
+    }
+
+    /// A writer with `options`; with a non-zero [`start`](WriteOptions::start), `buffer` holds
+    /// the existing log in its first `start` bytes.
+    pub fn with_options(buffer: &'a mut [u8], options: &WriteOptions) -> Self {
+        Self {
+            buffer,
+            layout: Layout::new(options),
+        }
+    }
+
+    fn room(&self, end: u64) -> Result<(), BufferFull> {
+        let capacity = self.buffer.len() as u64;
+        if end > capacity {
+            return Err(BufferFull {
+                needed: end,
+                capacity,
+            });
+        }
+        Ok(())
+    }
+
+    /// The layout engine and, separately borrowed, the buffer's current block.
+    fn parts(&mut self) -> (&mut Layout, SliceBlocks<'_>) {
+        let block_start = (self.layout.position - self.layout.offset as u64) as usize;
+        (
+            &mut self.layout,
+            SliceBlocks {
+                buffer: self.buffer,
+                block_start,
+            },
+        )
+    }
+
+    /// Appends one logical record.
+    ///
+    /// # Errors
+    /// [`BufferFull`] if it does not fit; nothing is written then.
+    pub fn add_record(&mut self, data: &[u8]) -> Result<Written, BufferFull> {
+        self.room(self.layout.end_after(data.len()))?;
+        let (layout, mut blocks) = self.parts();
+        layout.add(&mut blocks, data).map_err(|e| match e {})
+    }
+
+    /// Pads the log to a multiple of `align`, as [`Writer::pad_to`] does.
+    ///
+    /// # Errors
+    /// [`WriteError::BadAlignment`], or [`WriteError::Sink`] with [`BufferFull`] if the padding
+    /// does not fit.
+    pub fn pad_to(&mut self, align: usize) -> Result<usize, WriteError<BufferFull>> {
+        check_alignment(align)?;
+        let block_end = self.layout.position - self.layout.offset as u64 + BLOCK_SIZE as u64;
+        let header_size = self.layout.format.header_size() as u64;
+        let worst = (self.layout.position + align as u64 * header_size).min(block_end);
+        self.room(worst).map_err(WriteError::Sink)?;
+        let (layout, mut blocks) = self.parts();
+        layout.pad_to(&mut blocks, align).map_err(|e| match e {})
+    }
+
+    /// The log's length.
+    pub fn len(&self) -> usize {
+        self.layout.position as usize
+    }
+
+    /// Whether nothing has been written.
+    pub fn is_empty(&self) -> bool {
+        self.layout.position == 0
+    }
+
+    /// Where a record of `len` bytes added now would end.
+    pub fn end_after(&self, len: usize) -> u64 {
+        self.layout.end_after(len)
+    }
+
+    /// The log laid out so far.
+    pub fn as_bytes(&self) -> &[u8] {
+        self.buffer.get(..self.len()).unwrap_or_default()
+    }
+
+    /// Gives back the buffer.
+    pub fn into_inner(self) -> &'a mut [u8] {
+        self.buffer
     }
 }
