@@ -48,6 +48,8 @@ pub(crate) struct Cmd {
     display: String,
     args: Vec<String>,
     envs: Vec<(String, String)>,
+    /// Where to run, relative to the project root (default: the root).
+    dir: Option<String>,
 }
 
 impl Cmd {
@@ -57,6 +59,7 @@ impl Cmd {
             display: program.to_owned(),
             args: Vec::new(),
             envs: Vec::new(),
+            dir: None,
         }
     }
 
@@ -69,6 +72,7 @@ impl Cmd {
             display: "cargo".to_owned(),
             args: Vec::new(),
             envs: Vec::new(),
+            dir: None,
         }
     }
 
@@ -83,6 +87,13 @@ impl Cmd {
 
     pub(crate) fn env(mut self, key: &str, value: &str) -> Self {
         self.envs.push((key.to_owned(), value.to_owned()));
+        self
+    }
+
+    /// Runs in `dir` (relative to the project root) instead of the root: cargo reads
+    /// `.cargo/config.toml` from the current directory.
+    pub(crate) fn dir(mut self, dir: &str) -> Self {
+        self.dir = Some(dir.to_owned());
         self
     }
 
@@ -115,7 +126,10 @@ impl Cmd {
         let mut cmd = Command::new(&self.program);
         cmd.args(&self.args)
             .envs(self.envs.iter().map(|(k, v)| (k, v)))
-            .current_dir(project_root())
+            .current_dir(match &self.dir {
+                Some(dir) => project_root().join(dir),
+                None => project_root(),
+            })
             .stdin(Stdio::null());
         cmd
     }
@@ -152,6 +166,9 @@ impl Cmd {
 /// `RUSTDOCFLAGS='-D warnings' cargo doc --workspace --no-deps`.
 impl fmt::Display for Cmd {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(dir) = &self.dir {
+            write!(f, "cd {} && ", shell_quote(dir))?;
+        }
         for (k, v) in &self.envs {
             write!(f, "{k}={} ", shell_quote(v))?;
         }

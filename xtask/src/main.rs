@@ -7,6 +7,7 @@
 #![allow(missing_docs)]
 
 mod cmd;
+mod firmware;
 mod tasks;
 
 use std::process::ExitCode;

@@ -57,10 +57,31 @@ pub(crate) const TASKS: &[Task] = &[
         run: |_| targets(),
     },
     Task {
+        name: "qemu",
+        aliases: &[],
+        flags: &[],
+        about: "on-target tests under QEMU: mps2-an385 (Cortex-M3), mps2-an386 (Cortex-M4F)",
+        run: |_| crate::firmware::qemu(),
+    },
+    Task {
+        name: "size",
+        aliases: &[],
+        flags: &["--check"],
+        about: "flash/RAM/stack of a reference firmware (with --check: fail over budget)",
+        run: |flags| crate::firmware::size(flags.iter().any(|f| f == "--check")),
+    },
+    Task {
+        name: "demo",
+        aliases: &[],
+        flags: &["--host"],
+        about: "sensor log in NOR flash, power cut, reboot (QEMU; --host: no QEMU), logfmt verifies",
+        run: |flags| crate::firmware::demo(flags.iter().any(|f| f == "--host")),
+    },
+    Task {
         name: "ci",
         aliases: &[],
         flags: &[],
-        about: "everything CI runs: fmt --check, targets, lint, test, doc",
+        about: "everything CI runs: fmt --check, targets, lint, test, qemu, doc",
         run: |_| ci(),
     },
 ];
@@ -74,12 +95,13 @@ pub(crate) const CI_STEPS: &[Step] = &[
     ("targets", targets),
     ("lint", lint),
     ("test", test),
+    ("qemu", crate::firmware::qemu),
     ("doc", doc),
 ];
 
 /// The bare-metal targets `logfmt-core` must build for.
-const THUMBV7M: &str = "thumbv7m-none-eabi";
-const THUMBV7EM: &str = "thumbv7em-none-eabihf";
+pub(crate) const THUMBV7M: &str = "thumbv7m-none-eabi";
+pub(crate) const THUMBV7EM: &str = "thumbv7em-none-eabihf";
 const THUMB_TARGETS: &[&str] = &[THUMBV7M, THUMBV7EM];
 
 /// `cargo xtask targets` builds `logfmt-core` for each (target, features).
@@ -253,7 +275,7 @@ fn targets() -> Result {
 }
 
 /// Installs any of `wanted` that rustup does not list as installed.
-fn ensure_targets(wanted: &[&str]) -> Result {
+pub(crate) fn ensure_targets(wanted: &[&str]) -> Result {
     let installed = Cmd::new("rustup")
         .args(["target", "list", "--installed"])
         .read()

@@ -1,0 +1,80 @@
+//! Part of `cargo xtask size`, run under QEMU: the log's state sizes (`size_of`) and the stack
+//! high-water marks of opening, appending and reading, measured by stack painting, for the same
+//! code as `size-probe` (same profile, same flash driver). Prints `probe: KEY VALUE` lines.
+#![no_std]
+#![no_main]
+
+use core::hint::black_box;
+use core::mem::size_of;
+
+use cortex_m_rt::entry;
+use cortex_m_semihosting::hprintln;
+use embedded_storage::nor_flash::NorFlash;
+use logfmt_core::flash::{FlashConfig, FlashSource, FlashWriter, Resume};
+use logfmt_core::{BLOCK_SIZE, Reader, Writer};
+use logfmt_firmware::harness::{core_name, exit};
+use logfmt_firmware::probe;
+use logfmt_firmware::stack::high_water;
+use logfmt_firmware::stub_flash::{CAPACITY, StubFlash};
+use panic_semihosting as _;
+
+type Block<'a> = &'a mut [u8; BLOCK_SIZE];
+
+#[entry]
+fn main() -> ! {
+    let mut block = [0u8; BLOCK_SIZE];
+    let mut scratch = [0u8; 48 * 1024];
+    hprintln!("stack probe on {} (QEMU)", core_name());
+
+    // The state the log keeps besides the caller's buffers (a reference to each is included).
+    let writer = size_of::<FlashWriter<StubFlash, Block<'static>>>();
+    let source = size_of::<FlashSource<StubFlash, Block<'static>>>();
+    let reader = size_of::<Reader<'static, FlashSource<StubFlash, Block<'static>>>>();
+    let plain_writer =
+        size_of::<Writer<logfmt_core::FnSink<fn(&[u8]) -> Result<(), ()>>, Block<'static>>>();
+    hprintln!("probe: size_of FlashWriter {writer}");
+    hprintln!("probe: size_of FlashSource {source}");
+    hprintln!("probe: size_of Reader {reader}");
+    hprintln!("probe: size_of Writer {plain_writer}");
+    hprintln!("probe: size_of FlashConfig {}", size_of::<FlashConfig>());
+    hprintln!("probe: size_of buffer_ref {}", size_of::<Block<'static>>());
+    hprintln!("probe: size_of scratch_ref {}", size_of::<&mut [u8]>());
+    hprintln!("probe: size_of StubFlash {}", size_of::<StubFlash>());
+
+    // Stack high-water marks, bytes below the caller's frame.
+    probe::factory_erase();
+    let open_empty = high_water(&mut || {
+        let _ = black_box(
+            FlashWriter::open(StubFlash, probe::config(), &mut block).map(|w| w.position()),
+        );
+    });
+    let append = high_water(&mut || {
+        black_box(probe::append(&mut block, &mut scratch, 120, true));
+    });
+    let read = high_water(&mut || {
+        black_box(probe::read(&mut block, &mut scratch));
+    });
+    let reopen = high_water(&mut || {
+        for resume in [Resume::NextBlock, Resume::SameBlock] {
+            let config = FlashConfig::new(0, CAPACITY as u32).resume(resume);
+            let _ =
+                black_box(FlashWriter::open(StubFlash, config, &mut block).map(|w| w.position()));
+        }
+    });
+    // Damage: clear bits in headers and payloads here and there (NOR programming can), then
+    // read again: checksum mismatches, bad lengths, records cut off.
+    for at in (0..CAPACITY as u32 / 2).step_by(4_099 * 8) {
+        let _ = StubFlash.write(at, &[0x5a; 8]);
+    }
+    let read_damaged = high_water(&mut || {
+        black_box(probe::read(&mut block, &mut scratch));
+    });
+    hprintln!("probe: stack open {open_empty}");
+    hprintln!("probe: stack append {append}");
+    hprintln!("probe: stack reopen {reopen}");
+    hprintln!("probe: stack read {read}");
+    hprintln!("probe: stack read_damaged {read_damaged}");
+    let (records, bytes, dropped) = probe::read(&mut block, &mut scratch);
+    hprintln!("probe: damaged_read records={records} bytes={bytes} dropped={dropped}");
+    exit(true)
+}
