@@ -19,10 +19,17 @@ pub(crate) const EXIT_ERROR: u8 = 2;
 pub(crate) enum CliError {
     /// Opening, reading or writing the log failed.
     Log(logfmt_std::Error),
+    /// As [`Log`](Self::Log), with a hint for the command that failed.
+    Hinted(logfmt_std::Error, &'static str),
     /// Reading records from standard input failed.
     Input(InputError),
     /// Printing to standard output failed.
     Output(OutputError),
+    /// `salvage` was asked to write into the log it reads.
+    SameFile {
+        /// The path given twice.
+        path: std::path::PathBuf,
+    },
 }
 
 impl CliError {
@@ -34,7 +41,17 @@ impl CliError {
     /// The exit status this failure means.
     pub(crate) fn exit_code(&self) -> ExitCode {
         ExitCode::from(match self {
-            Self::Log(logfmt_std::Error::AlreadyExists { .. }) => EXIT_BAD_DATA,
+            Self::Log(
+                logfmt_std::Error::AlreadyExists { .. }
+                | logfmt_std::Error::TornTail { .. }
+                | logfmt_std::Error::Damaged { .. },
+            )
+            | Self::Hinted(
+                logfmt_std::Error::AlreadyExists { .. }
+                | logfmt_std::Error::TornTail { .. }
+                | logfmt_std::Error::Damaged { .. },
+                _,
+            ) => EXIT_BAD_DATA,
             Self::Input(e) if e.is_malformed() => EXIT_BAD_DATA,
             _ => EXIT_ERROR,
         })
@@ -42,9 +59,17 @@ impl CliError {
 
     fn hint(&self) -> Option<&'static str> {
         match self {
+            Self::Hinted(_, hint) => Some(hint),
             Self::Log(logfmt_std::Error::AlreadyExists { .. }) => {
                 Some("use --force to overwrite it or --append to add to it")
             }
+            Self::Log(logfmt_std::Error::TornTail { .. }) => Some(
+                "the file was left unchanged; --truncate-torn-tail cuts them off, losing no \
+                 complete record, and appends",
+            ),
+            Self::Log(logfmt_std::Error::Damaged { .. }) => Some(
+                "the file was left unchanged; `logfmt salvage` copies its records into a new log",
+            ),
             Self::Input(e) if e.is_malformed() => {
                 Some("the complete records before it were written")
             }
@@ -57,9 +82,16 @@ impl fmt::Display for CliError {
     /// One line: the error and its causes, joined by ": ", then a hint if there is one.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let inner: &dyn std::error::Error = match self {
-            Self::Log(e) => e,
+            Self::Log(e) | Self::Hinted(e, _) => e,
             Self::Input(e) => e,
             Self::Output(e) => e,
+            Self::SameFile { path } => {
+                return write!(
+                    f,
+                    "the output is the input: {} (salvage writes a new log)",
+                    path.display()
+                );
+            }
         };
         write!(f, "{inner}")?;
         let mut source = inner.source();

@@ -2,18 +2,27 @@
 //! LevelDB's and RocksDB's write-ahead logs and MANIFEST files).
 //!
 //! ```text
-//! logfmt write [--append] [--force] [--input lines|framed] FILE
-//! logfmt cat [--output lines|hex|json|framed] [--offset N] FILE
-//! logfmt verify [--json] [--offset N] FILE
+//! logfmt write [--append [--truncate-torn-tail]] [--force] [--input lines|framed] FILE
+//! logfmt cat [--output lines|hex|json|framed] [--offset N | --range A..B] [READ] FILE
+//! logfmt verify [--json] [--offset N] [READ] FILE
+//! logfmt dump [--json] [--erased ff|00] FILE
+//! logfmt stats [--json] [--erased ff|00] FILE
+//! logfmt salvage [--json] [--force] [--erased ff|00] IN OUT
+//! logfmt split [--parts N] [--json] [--erased ff|00] FILE
+//!
+//! READ: [--recovery tolerate|absolute|point-in-time|skip] [--erased ff|00]
 //! ```
 //!
-//! Exit status: 0 success; 1 corruption found (`verify`), a non-empty log refused or malformed
-//! framed input (`write`); 2 usage or I/O error.
+//! Exit status: 0 success; 1 damage found (`verify`, `cat --recovery absolute`), a log refused
+//! (`write`: not empty, torn or damaged; `salvage`: output not empty) or malformed framed
+//! input; 2 usage or I/O error.
 
 mod cmd;
 mod error;
 mod input;
+mod options;
 mod output;
+mod progress;
 mod scan;
 
 use std::io::Write;
@@ -27,7 +36,8 @@ use crate::error::{CliError, EXIT_OK};
 const EXIT_STATUS: &str = "\
 Exit status:
   0  success
-  1  corruption found (verify); a non-empty log refused or malformed framed input (write)
+  1  damage found (verify; cat --recovery absolute); a log refused (write: not empty, torn or
+     damaged; salvage: output not empty); malformed framed input (write)
   2  usage or I/O error (missing file, a directory, unreadable input, ...)";
 
 /// Write, read and verify logs in LevelDB's log record format.
@@ -51,6 +61,14 @@ enum Command {
     Cat(cmd::cat::CatArgs),
     #[command(after_help = EXIT_STATUS)]
     Verify(cmd::verify::VerifyArgs),
+    #[command(after_help = EXIT_STATUS)]
+    Dump(cmd::dump::DumpArgs),
+    #[command(after_help = EXIT_STATUS)]
+    Stats(cmd::stats::StatsArgs),
+    #[command(after_help = EXIT_STATUS)]
+    Salvage(cmd::salvage::SalvageArgs),
+    #[command(after_help = EXIT_STATUS)]
+    Split(cmd::split::SplitArgs),
 }
 
 fn main() -> ExitCode {
@@ -60,6 +78,10 @@ fn main() -> ExitCode {
         Command::Write(args) => cmd::write::run(args).map(|()| ExitCode::from(EXIT_OK)),
         Command::Cat(args) => cmd::cat::run(args).map(|()| ExitCode::from(EXIT_OK)),
         Command::Verify(args) => cmd::verify::run(args),
+        Command::Dump(args) => cmd::dump::run(args).map(|()| ExitCode::from(EXIT_OK)),
+        Command::Stats(args) => cmd::stats::run(args).map(|()| ExitCode::from(EXIT_OK)),
+        Command::Salvage(args) => cmd::salvage::run(args).map(|()| ExitCode::from(EXIT_OK)),
+        Command::Split(args) => cmd::split::run(args).map(|()| ExitCode::from(EXIT_OK)),
     };
     result.unwrap_or_else(|error| report(&error))
 }
@@ -88,5 +110,32 @@ mod tests {
     fn force_and_append_conflict() {
         let parsed = Cli::try_parse_from(["logfmt", "write", "--append", "--force", "f"]);
         assert!(parsed.is_err());
+    }
+
+    #[test]
+    fn truncating_needs_append() {
+        let parsed = Cli::try_parse_from(["logfmt", "write", "--truncate-torn-tail", "f"]);
+        assert!(parsed.is_err());
+        let parsed =
+            Cli::try_parse_from(["logfmt", "write", "--append", "--truncate-torn-tail", "f"]);
+        assert!(parsed.is_ok());
+    }
+
+    #[test]
+    fn offset_and_range_conflict() {
+        let parsed =
+            Cli::try_parse_from(["logfmt", "cat", "--offset", "1", "--range", "1..2", "f"]);
+        assert!(parsed.is_err());
+        for ok in [
+            &["cat", "--range", "5..", "--recovery", "point-in-time", "f"][..],
+            &["verify", "--erased", "ff", "--recovery", "skip", "f"],
+            &["split", "--parts", "3", "f"],
+            &["salvage", "a", "b"],
+        ] {
+            let args = std::iter::once("logfmt").chain(ok.iter().copied());
+            assert!(Cli::try_parse_from(args).is_ok(), "{ok:?}");
+        }
+        assert!(Cli::try_parse_from(["logfmt", "split", "--parts", "0", "f"]).is_err());
+        assert!(Cli::try_parse_from(["logfmt", "dump", "--erased", "fe", "f"]).is_err());
     }
 }

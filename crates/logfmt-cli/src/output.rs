@@ -160,3 +160,86 @@ mod tests {
         assert_eq!(value["hex"], "6869");
     }
 }
+
+/// A JSON value printed with its object keys in the order given, as `{"key": value, ...}`:
+/// the stable layout of every `--json` output.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Json {
+    /// `null`.
+    Null,
+    /// A number.
+    Num(u64),
+    /// A string.
+    Str(String),
+    /// An array.
+    Arr(Vec<Json>),
+    /// An object, keys in order.
+    Obj(Vec<(&'static str, Json)>),
+}
+
+impl Json {
+    /// An object of `pairs`.
+    pub(crate) fn obj<const N: usize>(pairs: [(&'static str, Json); N]) -> Self {
+        Self::Obj(pairs.into())
+    }
+
+    /// A string.
+    pub(crate) fn str(s: impl Into<String>) -> Self {
+        Self::Str(s.into())
+    }
+}
+
+impl<T: Into<Json>> From<Option<T>> for Json {
+    fn from(value: Option<T>) -> Self {
+        value.map_or(Self::Null, Into::into)
+    }
+}
+
+impl From<u64> for Json {
+    fn from(n: u64) -> Self {
+        Self::Num(n)
+    }
+}
+
+impl fmt::Display for Json {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Null => f.write_str("null"),
+            Self::Num(n) => write!(f, "{n}"),
+            Self::Str(s) => write!(f, "{}", serde_json::Value::String(s.clone())),
+            Self::Arr(items) => {
+                f.write_str("[")?;
+                for (i, item) in items.iter().enumerate() {
+                    let separator = if i == 0 { "" } else { ", " };
+                    write!(f, "{separator}{item}")?;
+                }
+                f.write_str("]")
+            }
+            Self::Obj(pairs) => {
+                f.write_str("{")?;
+                for (i, (key, value)) in pairs.iter().enumerate() {
+                    let separator = if i == 0 { "" } else { ", " };
+                    write!(f, "{separator}\"{key}\": {value}")?;
+                }
+                f.write_str("}")
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod json_tests {
+    use super::Json;
+
+    #[test]
+    fn keys_keep_their_order() {
+        let doc = Json::obj([
+            ("z", Json::Num(1)),
+            ("a", Json::Arr(vec![Json::Null, Json::str("x\"y")])),
+            ("m", Json::obj([])),
+        ]);
+        assert_eq!(doc.to_string(), r#"{"z": 1, "a": [null, "x\"y"], "m": {}}"#);
+        let parsed: serde_json::Value = serde_json::from_str(&doc.to_string()).expect("valid JSON");
+        assert_eq!(parsed["a"][1], "x\"y");
+    }
+}

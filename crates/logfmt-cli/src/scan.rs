@@ -1,10 +1,12 @@
-//! Reading a log as whole records, for `cat` and `verify`.
+//! Reading a log as whole records with a recovery mode applied, for `cat`, `verify` and
+//! `salvage`.
 
 use std::io;
 
-use logfmt_core::{
-    BLOCK_SIZE, BlockSource, Corruption, CorruptionKind, Event, FragmentKind, FragmentReader,
-};
+use logfmt_core::{BLOCK_SIZE, BlockSource, Corruption, CorruptionKind};
+use logfmt_std::{Damage, Ending, Entry, LogReader, ReadError};
+
+use crate::progress::Progress;
 
 /// What [`scan`] found.
 #[derive(Debug)]
@@ -13,13 +15,12 @@ pub(crate) enum Found<'a> {
     Record {
         /// File offset of its first chunk.
         offset: u64,
-        /// Its length.
-        len: u64,
-        /// Its payload; empty unless the scan keeps data.
+        /// Its payload.
         data: &'a [u8],
     },
-    /// Bytes dropped, as LevelDB reports them.
-    Corruption(Corruption),
+    /// Damage the recovery mode reports (not the damage absolute consistency fails on: see
+    /// [`Outcome::failed_on`]).
+    Damage(Damage),
     /// Reading failed: the log ends here. LevelDB reports this as a drop of one block, which
     /// `corruption` is.
     ReadError {
@@ -30,88 +31,71 @@ pub(crate) enum Found<'a> {
     },
 }
 
-/// Reads the whole log, calling `visit` with each record and report in order. A record is
-/// only handed over once it is complete: fragments of a record that is abandoned are dropped.
-/// With `keep_data`, fragmented records are assembled in one growing buffer; without it, only
-/// their lengths are counted.
+/// How a [`scan`] ended.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Outcome {
+    /// How the reader stopped.
+    pub(crate) ending: Option<Ending>,
+    /// The log's torn or unwritten tail, whatever the mode reports.
+    pub(crate) tail: Option<Damage>,
+    /// The damage absolute consistency failed on.
+    pub(crate) failed_on: Option<Damage>,
+}
+
+/// Reads the whole log (or range), calling `visit` with each record and report in order. A
+/// record is only handed over once it is complete.
 pub(crate) fn scan<S, E>(
-    reader: &mut FragmentReader<S>,
-    keep_data: bool,
+    reader: &mut LogReader<S>,
+    progress: &Progress,
     mut visit: impl FnMut(Found<'_>) -> Result<(), E>,
-) -> Result<(), E>
+) -> Result<Outcome, E>
 where
     S: BlockSource<Error = io::Error>,
 {
-    let mut assembled = Vec::new();
-    let mut len = 0u64;
+    let mut failed_on = None;
     loop {
-        let event = match reader.next() {
-            Ok(Some(event)) => event,
-            Ok(None) => return Ok(()),
-            Err(error) => {
+        progress.set(reader.position());
+        match reader.next() {
+            Ok(Some(Entry::Record(record))) => visit(Found::Record {
+                offset: record.offset,
+                data: record.data,
+            })?,
+            Ok(Some(Entry::Damage(damage))) => visit(Found::Damage(damage))?,
+            Ok(None) => break,
+            Err(ReadError::Damaged(damage)) => {
+                failed_on = Some(damage);
+                break;
+            }
+            Err(ReadError::Io(error)) => {
                 let corruption = Corruption {
                     offset: reader.position(),
                     bytes: BLOCK_SIZE as u64,
                     kind: CorruptionKind::ReadError,
                 };
                 visit(Found::ReadError { error, corruption })?;
-                continue;
+                break;
             }
-        };
-        match event {
-            Event::Fragment(fragment) => {
-                if fragment.kind.starts_record() {
-                    assembled.clear();
-                    len = 0;
-                }
-                len += fragment.data.len() as u64;
-                let offset = fragment.record_offset;
-                match fragment.kind {
-                    FragmentKind::Full => {
-                        let data = if keep_data { fragment.data } else { &[] };
-                        visit(Found::Record { offset, len, data })?;
-                    }
-                    FragmentKind::First | FragmentKind::Middle => {
-                        if keep_data {
-                            assembled.extend_from_slice(fragment.data);
-                        }
-                    }
-                    FragmentKind::Last => {
-                        if keep_data {
-                            assembled.extend_from_slice(fragment.data);
-                        }
-                        visit(Found::Record {
-                            offset,
-                            len,
-                            data: &assembled,
-                        })?;
-                        assembled.clear();
-                    }
-                }
-            }
-            Event::Aborted(aborted) => {
-                assembled.clear();
-                len = 0;
-                if let Some(corruption) = aborted.report {
-                    visit(Found::Corruption(corruption))?;
-                }
-            }
-            Event::Corruption(corruption) => visit(Found::Corruption(corruption))?,
+            Err(_) => break,
         }
     }
+    Ok(Outcome {
+        ending: reader.ending(),
+        tail: reader.tail(),
+        failed_on,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use logfmt_core::{Item, ReadOptions, Reader, SliceSource};
-    use logfmt_std::{StdSink, StdSource, Writer};
+    use logfmt_std::{ReaderOptions, RecoveryMode, StdSink, StdSource, Writer};
     use std::io::Read;
 
     #[derive(Debug, PartialEq, Eq)]
     enum Seen {
         Record(u64, Vec<u8>),
-        Drop(Corruption),
+        Drop(Damage),
     }
 
     fn log_of(lens: &[usize]) -> Vec<u8> {
@@ -133,24 +117,20 @@ mod tests {
         while let Ok(Some(item)) = reader.next() {
             match item {
                 Item::Record(r) => seen.push(Seen::Record(r.offset, r.data.to_vec())),
-                Item::Corruption(c) => seen.push(Seen::Drop(c)),
+                Item::Corruption(c) => seen.push(Seen::Drop(c.into())),
                 Item::Oversized(o) => panic!("{o:?}"),
             }
         }
         seen
     }
 
-    fn with_scan<R: Read>(log: R, offset: u64, keep_data: bool) -> io::Result<Vec<Seen>> {
-        let options = ReadOptions::new().initial_offset(offset);
-        let mut reader = FragmentReader::with_options(StdSource::new(log), &options);
+    fn with_scan<R: Read>(log: R, options: &ReaderOptions) -> io::Result<Vec<Seen>> {
+        let mut reader = LogReader::new(StdSource::new(log), options);
         let mut seen = Vec::new();
-        scan(&mut reader, keep_data, |found| {
+        scan(&mut reader, &Progress::none(), |found| {
             match found {
-                Found::Record { offset, len, data } => {
-                    assert_eq!(data.len() as u64, if keep_data { len } else { 0 });
-                    seen.push(Seen::Record(offset, data.to_vec()));
-                }
-                Found::Corruption(c) => seen.push(Seen::Drop(c)),
+                Found::Record { offset, data } => seen.push(Seen::Record(offset, data.to_vec())),
+                Found::Damage(d) => seen.push(Seen::Drop(d)),
                 Found::ReadError { error, .. } => return Err(error),
             }
             Ok(())
@@ -176,8 +156,9 @@ mod tests {
             }
             for offset in [0, 1, 32_768, 40_060] {
                 let expected = with_reader(&log, offset);
+                let options = ReaderOptions::new().read(ReadOptions::new().initial_offset(offset));
                 assert_eq!(
-                    with_scan(&log[..], offset, true)?,
+                    with_scan(&log[..], &options)?,
                     expected,
                     "{damage:?} {offset}"
                 );
@@ -187,10 +168,19 @@ mod tests {
     }
 
     #[test]
-    fn without_data_only_lengths_are_counted() -> io::Result<()> {
+    fn absolute_consistency_ends_with_the_damage() -> io::Result<()> {
         let log = log_of(&[10, 40_000]);
-        let seen = with_scan(&log[..], 0, false)?;
-        assert_eq!(seen, [Seen::Record(0, vec![]), Seen::Record(17, vec![])]);
+        let options = ReaderOptions::new().recovery(RecoveryMode::AbsoluteConsistency);
+        let mut reader = LogReader::new(StdSource::new(&log[..30_000]), &options);
+        let mut seen = 0;
+        let outcome = scan(&mut reader, &Progress::none(), |_| {
+            seen += 1;
+            Ok::<(), ()>(())
+        });
+        let outcome = outcome.map_err(|()| io::Error::other("visit"))?;
+        assert_eq!(seen, 1);
+        assert_eq!(outcome.failed_on.map(|d| d.offset), Some(17));
+        assert_eq!(outcome.tail, outcome.failed_on);
         Ok(())
     }
 
@@ -207,21 +197,26 @@ mod tests {
             }
         }
         let log = log_of(&[10, 40_000, 5]);
-        let mut reader = FragmentReader::new(StdSource::new(FailsAfter(&log[..BLOCK_SIZE])));
+        let source = StdSource::new(FailsAfter(&log[..BLOCK_SIZE]));
+        let mut reader = LogReader::new(source, &ReaderOptions::new());
         let mut seen = Vec::new();
-        let result: Result<(), ()> = scan(&mut reader, true, |found| {
+        let result: Result<Outcome, ()> = scan(&mut reader, &Progress::none(), |found| {
             seen.push(match found {
-                Found::Record { offset, data, .. } => Seen::Record(offset, data.to_vec()),
-                Found::Corruption(c) | Found::ReadError { corruption: c, .. } => Seen::Drop(c),
+                Found::Record { offset, data } => Seen::Record(offset, data.to_vec()),
+                Found::Damage(d) => Seen::Drop(d),
+                Found::ReadError { corruption: c, .. } => Seen::Drop(c.into()),
             });
             Ok(())
         });
-        assert_eq!(result, Ok(()));
+        assert!(result.is_ok());
         let read_error = Corruption {
             offset: 32_768,
             bytes: 32_768,
             kind: CorruptionKind::ReadError,
         };
-        assert_eq!(seen, [Seen::Record(0, vec![0; 10]), Seen::Drop(read_error)]);
+        assert_eq!(
+            seen,
+            [Seen::Record(0, vec![0; 10]), Seen::Drop(read_error.into())]
+        );
     }
 }

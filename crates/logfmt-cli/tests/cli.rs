@@ -351,7 +351,8 @@ fn verify_exit_codes_and_messages() -> TestResult {
     let doc: Value = serde_json::from_slice(&out.stdout)?;
     assert_eq!(
         doc,
-        serde_json::json!({"records": 2, "payload_bytes": 50_003, "dropped_bytes": 0, "corruptions": []})
+        serde_json::json!({"records": 2, "payload_bytes": 50_003, "dropped_bytes": 0, "corruptions": [],
+            "recovery": "tolerate", "tail": null, "stopped_at": null})
     );
 
     let out = logfmt(&["verify", p(&leveldb("checksum_mismatch.log"))], b"");
@@ -458,6 +459,9 @@ fn verify_json_on_a_damaged_multi_block_log_matches_the_reader() -> TestResult {
                 "payload_bytes": payload,
                 "dropped_bytes": dropped,
                 "corruptions": corruptions,
+                "recovery": "tolerate",
+                "tail": doc["tail"].clone(),
+                "stopped_at": null,
             }),
             "damage at {at}"
         );
@@ -721,7 +725,8 @@ fn named_leveldb_vectors() -> TestResult {
     assert_eq!(
         doc,
         serde_json::json!({"records": 0, "payload_bytes": 0, "dropped_bytes": 10,
-            "corruptions": [{"offset": 0, "bytes": 10, "reason": "checksum mismatch"}]})
+            "corruptions": [{"offset": 0, "bytes": 10, "reason": "checksum mismatch"}],
+            "recovery": "tolerate", "tail": null, "stopped_at": null})
     );
 
     let out = logfmt(

@@ -4,6 +4,9 @@ use std::fmt;
 use std::io;
 use std::path::PathBuf;
 
+use crate::recovery::Damage;
+use crate::writer::WriteError;
+
 /// What a [`LogFile`](crate::LogFile) was doing when the operating system said no.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -72,6 +75,36 @@ pub enum Error {
         /// Its length in bytes.
         len: u64,
     },
+    /// The log ends in a torn or unwritten tail: bytes after the last complete record that
+    /// hold no complete record (a crash while writing). Appending after them would hide the new
+    /// records from LevelDB's reader (google/leveldb#1287), so the log was left unchanged.
+    /// Truncating it at `offset` loses no complete record.
+    TornTail {
+        /// The path.
+        path: PathBuf,
+        /// Where the torn bytes begin: the end of the last complete record.
+        offset: u64,
+        /// How many there are, to the end of the file.
+        bytes: u64,
+    },
+    /// The log holds damage other than a torn tail (or, read with
+    /// [`RecoveryMode::AbsoluteConsistency`](crate::RecoveryMode::AbsoluteConsistency), any
+    /// damage). It was left unchanged: copy its records into a clean log instead.
+    Damaged {
+        /// The path.
+        path: PathBuf,
+        /// The first damage found.
+        first: Damage,
+        /// How many damaged regions were found.
+        count: u64,
+    },
+    /// Writing the log failed.
+    Write {
+        /// The path.
+        path: PathBuf,
+        /// What failed.
+        source: WriteError,
+    },
 }
 
 impl Error {
@@ -90,7 +123,10 @@ impl Error {
             Self::Io { path, .. }
             | Self::IsADirectory { path }
             | Self::NotAFile { path }
-            | Self::AlreadyExists { path, .. } => path,
+            | Self::AlreadyExists { path, .. }
+            | Self::TornTail { path, .. }
+            | Self::Damaged { path, .. }
+            | Self::Write { path, .. } => path,
         }
     }
 }
@@ -110,6 +146,23 @@ impl fmt::Display for Error {
                     path.display()
                 )
             }
+            Self::TornTail {
+                path,
+                offset,
+                bytes,
+            } => write!(
+                f,
+                "log ends in {bytes} torn bytes at offset {offset} that hold no complete record: {}",
+                path.display()
+            ),
+            Self::Damaged { path, first, count } => {
+                write!(f, "log is damaged ({first}")?;
+                if *count > 1 {
+                    write!(f, "; {count} damaged regions in all")?;
+                }
+                write!(f, "): {}", path.display())
+            }
+            Self::Write { path, .. } => write!(f, "cannot write log: {}", path.display()),
         }
     }
 }
@@ -118,6 +171,7 @@ impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Self::Io { source, .. } => Some(source),
+            Self::Write { source, .. } => Some(source),
             _ => None,
         }
     }

@@ -82,6 +82,10 @@ impl LogFile {
     /// end of the file; [`len_at_open`](Self::len_at_open) is where the writer starts (LevelDB's
     /// `Writer(dest, dest_length)`).
     ///
+    /// Nothing is checked: like LevelDB, this appends after a torn tail, where LevelDB's reader
+    /// loses the new records. [`LogWriter::append`](crate::LogWriter::append) reads the log
+    /// first and never does.
+    ///
     /// # Errors
     /// [`Error::IsADirectory`], [`Error::NotAFile`], or [`Error::Io`].
     pub fn append(path: impl AsRef<Path>) -> Result<Self, Error> {
@@ -218,12 +222,12 @@ impl std::fmt::Display for PoisonedWriter {
 
 impl std::error::Error for PoisonedWriter {}
 
-fn inspect(file: &File, path: &Path) -> Result<Metadata, Error> {
+pub(crate) fn inspect(file: &File, path: &Path) -> Result<Metadata, Error> {
     file.metadata()
         .map_err(|e| Error::io(Operation::Inspect, path, e))
 }
 
-fn check_kind(meta: &Metadata, path: &Path) -> Result<(), Error> {
+pub(crate) fn check_kind(meta: &Metadata, path: &Path) -> Result<(), Error> {
     if meta.is_dir() {
         Err(Error::IsADirectory { path: path.into() })
     } else if !meta.is_file() {
@@ -235,7 +239,7 @@ fn check_kind(meta: &Metadata, path: &Path) -> Result<(), Error> {
 
 /// Refuses an existing path that is not a regular file before opening it to write (opening a
 /// pipe to write can block).
-fn check_writable_kind(path: &Path) -> Result<(), Error> {
+pub(crate) fn check_writable_kind(path: &Path) -> Result<(), Error> {
     match fs::metadata(path) {
         Ok(meta) => check_kind(&meta, path),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),

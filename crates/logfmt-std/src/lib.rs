@@ -1,13 +1,39 @@
 //! The `std` layer of logfmt: LevelDB-format logs in files and over any [`std::io`] stream.
 //!
+//! Writing:
+//!
+//! - [`LogWriter`] — records to a file (or any [`SyncWrite`]) with buffering, flushing and
+//!   syncing kept apart ([`FlushPolicy`], [`SyncPolicy`]: never a sync per fragment), errors
+//!   that stick ([`WriteError::Poisoned`] carries the original error), and a `close` that
+//!   flushes and syncs.
+//! - [`LogWriter::append`] — **safe append**: the log is read first and continued only where
+//!   its last complete record ends. A torn tail is refused ([`Error::TornTail`], file
+//!   unchanged) or, with [`TornTailPolicy::Truncate`], cut off exactly; any other damage is
+//!   refused ([`Error::Damaged`]). LevelDB appends after the torn bytes instead and loses the
+//!   new records (google/leveldb#1287).
+//!
+//! Reading:
+//!
+//! - [`LogReader`] — whole records with a [`RecoveryMode`] applied (RocksDB's WAL recovery
+//!   modes: LevelDB's tolerance by default, absolute consistency, point-in-time, skip any
+//!   corruption), the end of the log classified ([`LogReader::tail`], [`Ending`]), regions
+//!   LevelDB skips silently found, and optionally limited to a byte range.
+//! - [`split`] and [`par_scan`] — a log cut into byte ranges read in parallel (rayon); the
+//!   ranges return every record of a sequential read exactly once, damaged logs included.
+//! - [`MappedLog`] — a memory-mapped log (memmap2) whose records in one chunk are slices of the
+//!   map ([`MappedLog::records`] is an [`Iterator`]).
 //! - [`StdSource`] — a [`BlockSource`] over any [`std::io::Read`], with an owned 32 KiB block
 //!   buffer. Short reads and [`Interrupted`](std::io::ErrorKind::Interrupted) are retried, so
-//!   a partial read is never taken for the end of the log; an initial offset is reached by
-//!   one seek when the reader is [`Seek`](std::io::Seek) ([`StdSource::seekable`]).
-//! - [`StdSink`] — a [`Sink`] over any [`std::io::Write`].
-//! - [`LogFile`] — opening a log to read it, creating one (refusing to overwrite a non-empty
-//!   file unless asked to), and continuing one at its length, with an [`Error`] that names the
-//!   file.
+//!   a partial read is never taken for the end of the log (google/leveldb#1285); an initial
+//!   offset is reached by one seek when the reader is [`Seek`](std::io::Seek)
+//!   ([`StdSource::seekable`]). With [`ReadOptions::tailing`] it follows a file that another
+//!   process appends to: a reader returns `None` for "nothing more yet" and reads on later.
+//! - Flash images: [`ReadOptions::erased`] (`0xFF` or `0x00`) reads an erased region as
+//!   "nothing written here" rather than damage.
+//!
+//! Files: [`LogFile`] — opening a log to read it, creating one (refusing to overwrite a
+//! non-empty file unless asked to), with an [`Error`] that names the file; [`StdSink`] — a
+//! [`Sink`] over any [`std::io::Write`].
 //!
 //! The whole public API of [`logfmt_core`] is re-exported here, so this crate is all a host
 //! program needs.
@@ -16,7 +42,42 @@
 //! crate's hardware path (SSE 4.2 on x86-64, the CRC instructions on ARMv8), detected at run
 //! time, with a software fallback. No byte on disk changes.
 //!
-//! # Example
+//! # Examples
+//!
+//! A write-ahead log: append safely, sync every 64 records, read back with a recovery mode.
+//!
+//! ```
+//! use logfmt_std::{
+//!     AppendOptions, Entry, LogReader, LogWriter, ReaderOptions, RecoveryMode, StdSource,
+//!     SyncPolicy, WriterOptions,
+//! };
+//!
+//! let dir = tempfile::tempdir()?;
+//! let path = dir.path().join("000005.log");
+//! let writing = WriterOptions::new().sync(SyncPolicy::EveryRecords(64));
+//! for session in 0..2 {
+//!     let options = AppendOptions::new().writer(writing.clone());
+//!     let (mut writer, report) = LogWriter::append(&path, &options)?;
+//!     assert_eq!(report.records, 100 * session);
+//!     for i in 0..100u32 {
+//!         writer.add_record(&i.to_le_bytes())?;
+//!     }
+//!     writer.close()?; // flush and sync
+//! }
+//!
+//! let file = std::fs::File::open(&path)?;
+//! let options = ReaderOptions::new().recovery(RecoveryMode::AbsoluteConsistency);
+//! let mut reader = LogReader::new(StdSource::seekable(file), &options);
+//! let mut count = 0;
+//! while let Some(entry) = reader.next()? {
+//!     assert!(matches!(entry, Entry::Record(r) if r.data.len() == 4));
+//!     count += 1;
+//! }
+//! assert_eq!(count, 200);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! The core readers, over a file:
 //!
 //! ```
 //! use logfmt_std::{Event, FragmentReader, Item, LogFile, ReadOptions, Reader};
@@ -62,15 +123,29 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-#![forbid(unsafe_code)]
-
+mod append;
 mod error;
 mod file;
+mod mmap;
+mod reader;
+mod recovery;
 mod sink;
 mod source;
+mod split;
+mod writer;
 
+pub use append::{AppendOptions, AppendReport, TornTailPolicy};
 pub use error::{Error, Operation};
 pub use file::{FileWriter, LogFile};
 pub use logfmt_core::*;
+pub use mmap::{MappedEntry, MappedLog, MappedRecord, MappedRecords};
+pub use reader::{Entry, LogReader, ReaderOptions};
+pub use recovery::{
+    Action, Damage, DamageKind, Ending, ReadError, RecoveryMode, UnknownRecoveryMode,
+};
 pub use sink::StdSink;
 pub use source::StdSource;
+pub use split::{par_scan, split};
+pub use writer::{
+    FlushPolicy, LogWriter, SyncPolicy, SyncWrite, WriteError, WriteOperation, WriterOptions,
+};

@@ -113,6 +113,15 @@ impl<R: Read> BlockSource for StdSource<R> {
         self.len = 0;
         (self.skip)(&mut self.reader, &mut self.buffer, bytes)
     }
+
+    /// Reads what arrived since the current, short block was read (a log file another process
+    /// is appending to). On a pipe this waits for more input.
+    fn refill(&mut self) -> io::Result<bool> {
+        let rest = self.buffer.get_mut(self.len..).unwrap_or_default();
+        let added = fill(&mut self.reader, rest)?;
+        self.len += added;
+        Ok(added > 0)
+    }
 }
 
 /// Reads into `buffer` until it is full or the input ends; returns the bytes read. Short reads

@@ -1,17 +1,42 @@
 //! The subcommands.
 
 pub(crate) mod cat;
+pub(crate) mod dump;
+pub(crate) mod salvage;
+pub(crate) mod split;
+pub(crate) mod stats;
 pub(crate) mod verify;
 pub(crate) mod write;
 
-use logfmt_core::Corruption;
+use logfmt_std::Damage;
+
+use crate::output::Json;
 use std::io::Write;
 use std::path::Path;
 
-/// Prints a corruption note to standard error: one line with the offset, the bytes dropped and
-/// LevelDB's reason.
-fn note(path: &Path, corruption: &Corruption) {
+/// Prints a damage note to standard error: one line with the offset, the bytes concerned and
+/// the reason (LevelDB's, for what LevelDB reports).
+fn note(path: &Path, damage: &Damage) {
+    say(path, &damage.to_string());
+}
+
+/// Prints `logfmt: FILE: message` on standard error.
+fn say(path: &Path, message: &str) {
     let mut stderr = std::io::stderr().lock();
     // Nothing useful can be done if standard error is gone.
-    let _ = writeln!(stderr, "logfmt: {}: {corruption}", path.display());
+    let _ = writeln!(stderr, "logfmt: {}: {message}", path.display());
+}
+
+/// `n word` or `n words`.
+fn plural(n: u64, word: &str) -> String {
+    format!("{n} {word}{}", if n == 1 { "" } else { "s" })
+}
+
+/// A JSON object for a damage: `{"offset": n, "bytes": n, "reason": "..."}`.
+fn damage_json(damage: &Damage) -> Json {
+    Json::obj([
+        ("offset", damage.offset.into()),
+        ("bytes", damage.bytes.into()),
+        ("reason", Json::str(damage.kind.to_string())),
+    ])
 }

@@ -4,67 +4,83 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use logfmt_core::{Corruption, FragmentReader, ReadOptions};
-use logfmt_std::LogFile;
+use logfmt_std::{Damage, Ending, LogFile, LogReader, RecoveryMode};
 
 use crate::error::{CliError, EXIT_BAD_DATA, EXIT_OK};
+use crate::options::ReadArgs;
+use crate::output::Json;
+use crate::progress::Progress;
 use crate::scan::{Found, scan};
 
 /// Read a whole log and report its records and every drop.
 ///
-/// The records and drops are exactly those LevelDB's log reader returns and reports. Exit
-/// status: 0 if nothing was dropped, 1 if corruption was found, 2 on a usage or I/O error (a
-/// read error is also reported as LevelDB reports it: a drop of 32768 bytes).
+/// With the default --recovery tolerate, the records and drops are exactly those LevelDB's log
+/// reader returns and reports; a torn tail is mentioned but is not a corruption. Exit status:
+/// 0 if nothing was reported, 1 if damage was found, 2 on a usage or I/O error (a read error
+/// is also reported as LevelDB reports it: a drop of 32768 bytes).
+///
+/// --json prints one JSON object with these keys, always in this order:
+/// "records" (count), "payload_bytes", "dropped_bytes" (sum of the reports' bytes),
+/// "corruptions" (the reports: [{"offset", "bytes", "reason"}]), "recovery" (the mode's
+/// name), "tail" (the torn or unwritten tail, reported or not: null or {"offset", "bytes"}),
+/// "stopped_at" (where point-in-time or absolute stopped: null or {"offset", "bytes",
+/// "reason"}).
 #[derive(Debug, clap::Args)]
 pub(crate) struct VerifyArgs {
-    /// Print one JSON document: {"records": n, "payload_bytes": n, "dropped_bytes": n,
-    /// "corruptions": [{"offset": n, "bytes": n, "reason": "..."}]}.
+    /// Print one JSON object (keys above).
     #[arg(long)]
     json: bool,
     /// Start at the first record that begins at or after this file offset (LevelDB's
     /// initial_offset); drops before it are not reported.
     #[arg(long, value_name = "N", default_value_t = 0)]
     offset: u64,
+    #[command(flatten)]
+    read: ReadArgs,
     /// The log file to check.
     #[arg(value_name = "FILE")]
     file: PathBuf,
 }
 
 /// What `verify` found.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Summary {
     records: u64,
     payload_bytes: u64,
-    corruptions: Vec<Corruption>,
+    damage: Vec<Damage>,
+    recovery: RecoveryMode,
+    tail: Option<Damage>,
+    stopped_at: Option<Damage>,
 }
 
 impl Summary {
     fn dropped_bytes(&self) -> u64 {
-        self.corruptions.iter().map(|c| c.bytes).sum()
+        self.damage.iter().map(|c| c.bytes).sum()
     }
 
     fn write_json(&self, out: &mut impl Write) -> io::Result<()> {
-        write!(
-            out,
-            "{{\"records\": {}, \"payload_bytes\": {}, \"dropped_bytes\": {}, \"corruptions\": [",
-            self.records,
-            self.payload_bytes,
-            self.dropped_bytes()
-        )?;
-        for (i, c) in self.corruptions.iter().enumerate() {
-            let separator = if i == 0 { "" } else { ", " };
-            let reason = serde_json::Value::String(c.kind.to_string());
-            write!(
-                out,
-                "{separator}{{\"offset\": {}, \"bytes\": {}, \"reason\": {reason}}}",
-                c.offset, c.bytes
-            )?;
-        }
-        writeln!(out, "]}}")
+        let tail = self
+            .tail
+            .map(|t| Json::obj([("offset", t.offset.into()), ("bytes", t.bytes.into())]));
+        let doc = Json::obj([
+            ("records", self.records.into()),
+            ("payload_bytes", self.payload_bytes.into()),
+            ("dropped_bytes", self.dropped_bytes().into()),
+            (
+                "corruptions",
+                Json::Arr(self.damage.iter().map(super::damage_json).collect()),
+            ),
+            ("recovery", Json::str(self.recovery.name())),
+            ("tail", tail.into()),
+            (
+                "stopped_at",
+                self.stopped_at.as_ref().map(super::damage_json).into(),
+            ),
+        ]);
+        writeln!(out, "{doc}")
     }
 
     fn write_text(&self, out: &mut impl Write, file: &std::path::Path) -> io::Result<()> {
-        let plural = |n: u64, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
+        use super::plural;
         write!(
             out,
             "{}: {}, {} of payload, ",
@@ -72,22 +88,61 @@ impl Summary {
             plural(self.records, "record"),
             plural(self.payload_bytes, "byte"),
         )?;
-        if self.corruptions.is_empty() {
-            return writeln!(out, "no corruption");
-        }
-        writeln!(
-            out,
-            "{} dropped in {}",
-            plural(self.dropped_bytes(), "byte"),
-            plural(self.corruptions.len() as u64, "corruption")
-        )?;
-        for c in &self.corruptions {
+        if self.damage.is_empty() {
+            writeln!(out, "no corruption")?;
+        } else {
+            let only_corruption = self
+                .damage
+                .iter()
+                .all(|d| matches!(d.kind, logfmt_std::DamageKind::Corruption(_)));
+            let what = if only_corruption {
+                "corruption"
+            } else {
+                "damaged region"
+            };
             writeln!(
                 out,
-                "  offset {}: {} dropped: {}",
-                c.offset,
-                plural(c.bytes, "byte"),
-                c.kind
+                "{} dropped in {}",
+                plural(self.dropped_bytes(), "byte"),
+                plural(self.damage.len() as u64, what)
+            )?;
+        }
+        let width = self
+            .damage
+            .iter()
+            .map(|d| d.offset.to_string().len())
+            .max()
+            .unwrap_or(0);
+        for d in &self.damage {
+            let verb = match d.kind {
+                logfmt_std::DamageKind::Corruption(_) => "dropped",
+                logfmt_std::DamageKind::TornTail => "torn",
+                _ => "skipped",
+            };
+            writeln!(
+                out,
+                "  offset {:>width$}: {} {verb}: {}",
+                d.offset,
+                plural(d.bytes, "byte"),
+                d.kind
+            )?;
+        }
+        if let Some(stop) = self.stopped_at {
+            writeln!(
+                out,
+                "  reading stopped at offset {} ({} recovery)",
+                stop.offset, self.recovery
+            )?;
+        }
+        if let Some(tail) = self.tail
+            && self.recovery == RecoveryMode::TolerateCorruptedTailRecords
+        {
+            writeln!(
+                out,
+                "  the log ends in a torn tail: {} at offset {} (a crash while writing; \
+                 LevelDB ignores it; `logfmt write --append --truncate-torn-tail` removes it)",
+                plural(tail.bytes, "byte"),
+                tail.offset
             )?;
         }
         Ok(())
@@ -97,24 +152,39 @@ impl Summary {
 /// Runs `verify`. Its status depends on what was found, so it is returned even on success.
 pub(crate) fn run(args: &VerifyArgs) -> Result<ExitCode, CliError> {
     let log = LogFile::open(&args.file)?;
-    let options = ReadOptions::new().initial_offset(args.offset);
-    let mut reader = FragmentReader::with_options(log.source(), &options);
-    let mut summary = Summary::default();
+    let options = args.read.options(args.offset, None);
+    let mut reader = LogReader::new(log.source(), &options);
+    let mut summary = Summary {
+        records: 0,
+        payload_bytes: 0,
+        damage: Vec::new(),
+        recovery: options.recovery,
+        tail: None,
+        stopped_at: None,
+    };
     let mut read_error = None;
-    scan(&mut reader, false, |found| -> Result<(), CliError> {
+    let progress = Progress::bytes("verify", log.len_at_open());
+    let outcome = scan(&mut reader, &progress, |found| -> Result<(), CliError> {
         match found {
-            Found::Record { len, .. } => {
+            Found::Record { data, .. } => {
                 summary.records += 1;
-                summary.payload_bytes += len;
+                summary.payload_bytes += data.len() as u64;
             }
-            Found::Corruption(corruption) => summary.corruptions.push(corruption),
+            Found::Damage(damage) => summary.damage.push(damage),
             Found::ReadError { error, corruption } => {
-                summary.corruptions.push(corruption);
+                summary.damage.push(corruption.into());
                 read_error = Some(error);
             }
         }
         Ok(())
     })?;
+    drop(progress);
+    summary.damage.extend(outcome.failed_on);
+    summary.tail = outcome.tail;
+    summary.stopped_at = match outcome.ending {
+        Some(Ending::Stopped(damage)) => Some(damage),
+        _ => None,
+    };
     let mut out = io::stdout().lock();
     let printed = if args.json {
         summary.write_json(&mut out)
@@ -131,7 +201,7 @@ pub(crate) fn run(args: &VerifyArgs) -> Result<ExitCode, CliError> {
         Err(e) => return Err(e.into()),
         Ok(()) => {}
     }
-    let status = if summary.corruptions.is_empty() {
+    let status = if summary.damage.is_empty() {
         EXIT_OK
     } else {
         EXIT_BAD_DATA

@@ -1,0 +1,153 @@
+//! `logfmt salvage`: every recoverable record of a damaged log, copied into a new one.
+
+use std::io::{self, Write};
+use std::path::PathBuf;
+
+use logfmt_std::{
+    Damage, LogFile, LogReader, LogWriter, ReadOptions, ReaderOptions, RecoveryMode, WriterOptions,
+};
+
+use crate::error::CliError;
+use crate::options::Erased;
+use crate::output::Json;
+use crate::progress::Progress;
+use crate::scan::{Found, scan};
+
+/// Copy every record that can be recovered from a log into a new, clean log.
+///
+/// IN is read past every damaged region (LevelDB's resynchronisation, as --recovery skip
+/// reads it); each complete record is written to OUT, which is then synced. OUT is refused
+/// if it exists and is not empty (exit status 1) unless --force is given. What was lost is
+/// reported: each damaged region with its offset, size and reason. Exit status 0 when the
+/// salvage is done, even if something was lost.
+///
+/// --json prints one JSON object: {"records": n, "payload_bytes": n, "lost_bytes": n,
+/// "lost": [{"offset", "bytes", "reason"}]}.
+#[derive(Debug, clap::Args)]
+pub(crate) struct SalvageArgs {
+    /// One JSON object (keys above).
+    #[arg(long)]
+    json: bool,
+    /// Overwrite OUT even if it is not empty.
+    #[arg(long)]
+    force: bool,
+    /// Read a flash image whose erased bytes are 0xFF (ff) or 0x00 (00).
+    #[arg(long, value_enum, value_name = "BYTE")]
+    erased: Option<Erased>,
+    /// The damaged log.
+    #[arg(value_name = "IN")]
+    input: PathBuf,
+    /// The new log.
+    #[arg(value_name = "OUT")]
+    output: PathBuf,
+}
+
+/// Runs `salvage`.
+pub(crate) fn run(args: &SalvageArgs) -> Result<(), CliError> {
+    let log = LogFile::open(&args.input)?;
+    if same_file(&args.input, &args.output) {
+        return Err(CliError::SameFile {
+            path: args.output.clone(),
+        });
+    }
+    let options = ReaderOptions::new()
+        .read(ReadOptions::new().erased(args.erased.map(Erased::byte)))
+        .recovery(RecoveryMode::SkipAnyCorruptedRecords);
+    let writer_options = WriterOptions::new();
+    let mut writer = if args.force {
+        LogWriter::overwrite(&args.output, &writer_options)?
+    } else {
+        LogWriter::create(&args.output, &writer_options).map_err(|e| match e {
+            logfmt_std::Error::AlreadyExists { .. } => {
+                CliError::Hinted(e, "use --force to overwrite it")
+            }
+            e => e.into(),
+        })?
+    };
+    let write_error = |source| logfmt_std::Error::Write {
+        path: args.output.clone(),
+        source,
+    };
+    let mut reader = LogReader::new(log.source(), &options);
+    let (mut records, mut payload) = (0u64, 0u64);
+    let mut lost: Vec<Damage> = Vec::new();
+    let mut read_error = None;
+    let progress = Progress::bytes("salvage", log.len_at_open());
+    scan(&mut reader, &progress, |found| -> Result<(), CliError> {
+        match found {
+            Found::Record { data, .. } => {
+                writer.add_record(data).map_err(write_error)?;
+                records += 1;
+                payload += data.len() as u64;
+            }
+            Found::Damage(d) => lost.push(d),
+            Found::ReadError { error, corruption } => {
+                lost.push(corruption.into());
+                read_error = Some(error);
+            }
+        }
+        Ok(())
+    })?;
+    drop(progress);
+    writer.close().map_err(write_error)?;
+    let lost_bytes: u64 = lost.iter().map(|d| d.bytes).sum();
+    let mut out = io::stdout().lock();
+    if args.json {
+        let doc = Json::obj([
+            ("records", records.into()),
+            ("payload_bytes", payload.into()),
+            ("lost_bytes", lost_bytes.into()),
+            (
+                "lost",
+                Json::Arr(lost.iter().map(super::damage_json).collect()),
+            ),
+        ]);
+        writeln!(out, "{doc}")?;
+    } else {
+        use super::plural;
+        writeln!(
+            out,
+            "{}: {} ({} of payload) copied to {}",
+            args.input.display(),
+            plural(records, "record"),
+            plural(payload, "byte"),
+            args.output.display()
+        )?;
+        if lost.is_empty() {
+            writeln!(out, "nothing was lost")?;
+        } else {
+            writeln!(
+                out,
+                "lost: {} in {}:",
+                plural(lost_bytes, "byte"),
+                plural(lost.len() as u64, "damaged region")
+            )?;
+            let width = lost
+                .iter()
+                .map(|d| d.offset.to_string().len())
+                .max()
+                .unwrap_or(0);
+            for d in &lost {
+                writeln!(
+                    out,
+                    "  offset {:>width$}: {}: {}",
+                    d.offset,
+                    plural(d.bytes, "byte"),
+                    d.kind
+                )?;
+            }
+        }
+    }
+    if let Some(error) = read_error {
+        return Err(log.read_error(error).into());
+    }
+    Ok(())
+}
+
+/// Whether `a` and `b` name the same existing file.
+fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}

@@ -1,0 +1,117 @@
+//! Options shared by the reading commands: the recovery mode, erased flash, byte ranges.
+
+use std::ops::Range;
+
+use logfmt_std::{ReadOptions, ReaderOptions, RecoveryMode};
+
+/// `--recovery`: what is done with damage (RocksDB's WAL recovery modes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub(crate) enum Recovery {
+    /// LevelDB's reader: a torn tail ends the log silently; other damage is reported and
+    /// skipped.
+    #[default]
+    Tolerate,
+    /// Any damage, a torn tail included, is an error (exit status 1).
+    Absolute,
+    /// Stop at the first damage and report where; a torn tail ends the log.
+    PointInTime,
+    /// Skip and report every damage, the torn tail and silently skipped regions included.
+    Skip,
+}
+
+impl From<Recovery> for RecoveryMode {
+    fn from(r: Recovery) -> Self {
+        match r {
+            Recovery::Tolerate => Self::TolerateCorruptedTailRecords,
+            Recovery::Absolute => Self::AbsoluteConsistency,
+            Recovery::PointInTime => Self::PointInTimeRecovery,
+            Recovery::Skip => Self::SkipAnyCorruptedRecords,
+        }
+    }
+}
+
+/// `--erased`: the erased byte of a flash image.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Erased {
+    /// NOR flash: erased bytes read 0xFF.
+    #[value(name = "ff")]
+    Ff,
+    /// Parts whose erased bytes read 0x00.
+    #[value(name = "00")]
+    Zero,
+}
+
+impl Erased {
+    pub(crate) fn byte(self) -> u8 {
+        match self {
+            Self::Ff => 0xff,
+            Self::Zero => 0x00,
+        }
+    }
+}
+
+/// How a log is read: the flags `cat` and `verify` share.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct ReadArgs {
+    /// What is done with damage: tolerate (LevelDB), absolute (any damage is an error),
+    /// point-in-time (stop at the first damage), skip (report everything, read on).
+    #[arg(long, value_enum, value_name = "MODE", default_value_t)]
+    pub(crate) recovery: Recovery,
+    /// Read a flash image whose erased bytes are 0xFF (ff) or 0x00 (00): a header of erased
+    /// bytes means nothing was written from there to the end of its block.
+    #[arg(long, value_enum, value_name = "BYTE")]
+    pub(crate) erased: Option<Erased>,
+}
+
+impl ReadArgs {
+    /// The reader options for these flags, starting at `offset` and limited to `range`.
+    pub(crate) fn options(&self, offset: u64, range: Option<Range<u64>>) -> ReaderOptions {
+        let read = ReadOptions::new()
+            .initial_offset(offset)
+            .erased(self.erased.map(Erased::byte));
+        let options = ReaderOptions::new()
+            .read(read)
+            .recovery(self.recovery.into());
+        match range {
+            Some(range) => options.range(range),
+            None => options,
+        }
+    }
+}
+
+/// Parses a byte range: `A..B`, `A..` (to the end) or `..B` (from the start).
+pub(crate) fn parse_range(text: &str) -> Result<Range<u64>, String> {
+    let (start, end) = text
+        .split_once("..")
+        .ok_or_else(|| format!("`{text}` is not a range: use A..B, A.. or ..B"))?;
+    let number = |s: &str, default: u64| -> Result<u64, String> {
+        if s.is_empty() {
+            Ok(default)
+        } else {
+            s.parse()
+                .map_err(|_| format!("`{s}` is not a byte offset in `{text}`"))
+        }
+    };
+    let range = number(start, 0)?..number(end, u64::MAX)?;
+    if range.start > range.end {
+        return Err(format!("the range `{text}` ends before it starts"));
+    }
+    Ok(range)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges() {
+        assert_eq!(parse_range("10..20"), Ok(10..20));
+        assert_eq!(parse_range("10.."), Ok(10..u64::MAX));
+        assert_eq!(parse_range("..20"), Ok(0..20));
+        assert_eq!(parse_range(".."), Ok(0..u64::MAX));
+        assert!(parse_range("20..10").is_err());
+        assert!(parse_range("10").is_err());
+        assert!(parse_range("a..b").is_err());
+        assert!(parse_range("1..2..3").is_err());
+    }
+}

@@ -1,0 +1,636 @@
+//! [`LogReader`]: whole records with a [`RecoveryMode`] applied, optionally limited to a
+//! byte range of the log.
+
+use std::ops::Range;
+
+use logfmt_core::{
+    BLOCK_SIZE, BlockSource, Corruption, CorruptionKind, Event, FragmentKind, FragmentReader,
+    HEADER_SIZE, LogEnd, RECYCLABLE_HEADER_SIZE, ReadFormat, ReadOptions, Record,
+};
+
+use crate::recovery::{Action, Damage, DamageKind, Ending, ReadError, RecoveryMode};
+
+/// How a [`LogReader`] reads.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct ReaderOptions {
+    /// How chunks are read (checksums, format, erased flash, tailing, initial offset).
+    pub read: ReadOptions,
+    /// What is done with damage. Default: LevelDB's behaviour.
+    pub recovery: RecoveryMode,
+    /// Only the records whose first chunk starts in this byte range; reading stops at the
+    /// first record that starts at or after its end. Ranges that cover a file without
+    /// overlapping return every record of a sequential read exactly once, damaged logs
+    /// included (see [`split`](crate::split)). Damage is reported by the range it starts in.
+    pub range: Option<Range<u64>>,
+}
+
+impl ReaderOptions {
+    /// The defaults: LevelDB's reader.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets [`read`](Self::read).
+    #[must_use]
+    pub fn read(mut self, read: ReadOptions) -> Self {
+        self.read = read;
+        self
+    }
+
+    /// Sets [`recovery`](Self::recovery).
+    #[must_use]
+    pub fn recovery(mut self, recovery: RecoveryMode) -> Self {
+        self.recovery = recovery;
+        self
+    }
+
+    /// Sets [`range`](Self::range).
+    #[must_use]
+    pub fn range(mut self, range: Range<u64>) -> Self {
+        self.range = Some(range);
+        self
+    }
+}
+
+/// What [`LogReader::next`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Entry<'a> {
+    /// A complete record. One in a single chunk is borrowed from the block (from the map,
+    /// for a [`MappedLog`](crate::MappedLog)); a fragmented one from the reader's buffer.
+    Record(Record<'a>),
+    /// Damage the recovery mode reports.
+    Damage(Damage),
+}
+
+/// A [`BlockSource`] that knows the offset of its current block (relative to where reading
+/// starts), and can start at an offset of its own.
+#[derive(Debug)]
+struct Tracked<S> {
+    source: S,
+    /// Bytes to skip before the first block.
+    skip_first: u64,
+    block_start: u64,
+    block_len: usize,
+}
+
+impl<S: BlockSource> BlockSource for Tracked<S> {
+    type Error = S::Error;
+
+    fn load_next(&mut self) -> Result<(), S::Error> {
+        if self.skip_first > 0 {
+            let bytes = std::mem::take(&mut self.skip_first);
+            self.source.skip(bytes)?;
+        }
+        self.block_start += self.block_len as u64;
+        self.block_len = 0;
+        self.source.load_next()?;
+        self.block_len = self.source.block().len();
+        Ok(())
+    }
+
+    fn block(&self) -> &[u8] {
+        self.source.block()
+    }
+
+    fn skip(&mut self, bytes: u64) -> Result<(), S::Error> {
+        self.block_start += self.block_len as u64 + bytes;
+        self.block_len = 0;
+        self.source.skip(bytes)
+    }
+
+    fn refill(&mut self) -> Result<bool, S::Error> {
+        let grew = self.source.refill()?;
+        self.block_len = self.source.block().len();
+        Ok(grew)
+    }
+}
+
+/// Whether the reader is inside a record, and whether that record is returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Current {
+    None,
+    /// A record that starts in the range: its fragments are assembled.
+    Kept,
+    /// A record that starts before the range: its fragments are ignored.
+    Ignored,
+}
+
+/// What one event led to.
+enum Step {
+    Continue,
+    /// A record in one chunk: `payload` is its place in the current block.
+    Single {
+        offset: u64,
+        end: u64,
+        payload: Range<usize>,
+    },
+    /// A record assembled in the buffer.
+    Assembled {
+        offset: u64,
+        end: u64,
+    },
+    Damage(Damage),
+    Done,
+}
+
+/// Reads whole records and applies a [`RecoveryMode`]: LevelDB's reader, plus policy.
+///
+/// Records and reports are exactly those of [`FragmentReader`] (LevelDB's), assembled in a
+/// growing buffer (a record can be no larger than the log). On top:
+///
+/// - the recovery mode decides whether each damage is ignored, reported
+///   ([`Entry::Damage`]), ends reading, or is an error ([`ReadError::Damaged`]);
+/// - the end of the log is classified: a torn or unwritten tail is found whatever the mode
+///   ([`tail`](Self::tail)), and [`ending`](Self::ending) says how reading stopped;
+/// - regions LevelDB skips silently (a zero header mid-log) are found;
+/// - an optional byte range limits reading to the records that start in it.
+///
+/// Like the core readers it is a lending iterator: each entry borrows the reader.
+///
+/// ```
+/// use logfmt_std::{Entry, LogReader, LogWriter, ReaderOptions, RecoveryMode, WriterOptions};
+///
+/// let mut writer = LogWriter::new(Vec::new(), &WriterOptions::new());
+/// writer.add_record(b"one")?;
+/// writer.add_record(&[2u8; 40_000])?;
+/// let mut log = writer.close()?;
+/// log.truncate(log.len() - 5); // a crash while the second record was written
+///
+/// // LevelDB's behaviour: the torn record is the end of the log.
+/// let mut reader = LogReader::from_slice(&log, &ReaderOptions::new());
+/// let Some(Entry::Record(record)) = reader.next()? else { panic!() };
+/// assert_eq!(record.data, b"one");
+/// assert!(reader.next()?.is_none());
+/// assert_eq!(reader.tail().map(|t| t.offset), Some(10)); // truncate here to append
+///
+/// // Absolute consistency: the same torn tail is an error.
+/// let options = ReaderOptions::new().recovery(RecoveryMode::AbsoluteConsistency);
+/// let mut reader = LogReader::from_slice(&log, &options);
+/// assert!(matches!(reader.next()?, Some(Entry::Record(_))));
+/// assert!(reader.next().is_err());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct LogReader<S> {
+    inner: FragmentReader<Tracked<S>>,
+    /// File offset where the decoder's offsets start (a range reader's first block).
+    base: u64,
+    /// A range reader skips the continuation of a record started before its first block,
+    /// as LevelDB does from an initial offset, but sees each chunk it skips.
+    resyncing: bool,
+    /// Where the next chunk starts unless something was skipped silently.
+    resync_at: u64,
+    mode: RecoveryMode,
+    /// Records starting before this offset are not returned.
+    start: u64,
+    /// Reading stops at the first record starting at or after this offset.
+    end: Option<u64>,
+    /// Gaps and unwritten tails are expected (a flash image).
+    erased: bool,
+    /// The longest block trailer: a header size less one.
+    max_trailer: u64,
+    buffer: Vec<u8>,
+    current: Current,
+    /// File position after the last event.
+    settled: Option<u64>,
+    /// File offset just past the last complete record or reported drop.
+    last_clean: Option<u64>,
+    /// A record in one chunk, held back while a damage before it is reported.
+    held: Option<(u64, u64, Range<usize>)>,
+    tail: Option<Damage>,
+    ending: Option<Ending>,
+    records: u64,
+}
+
+impl<'a> LogReader<logfmt_core::SliceSource<'a>> {
+    /// A reader over a log in memory.
+    pub fn from_slice(log: &'a [u8], options: &ReaderOptions) -> Self {
+        Self::new(logfmt_core::SliceSource::new(log), options)
+    }
+}
+
+impl<S: BlockSource> LogReader<S> {
+    /// A reader over `source` (positioned at the start of the log) with `options`.
+    pub fn new(source: S, options: &ReaderOptions) -> Self {
+        let range = options.range.clone();
+        let start = range
+            .as_ref()
+            .map_or(0, |r| r.start)
+            .max(options.read.initial_offset);
+        // With a range, reading starts at the block holding its start, from where the
+        // continuation of an earlier record is skipped here rather than by the decoder (whose
+        // skipping is silent, which would hide where a torn tail begins). Records starting
+        // before `start` are filtered out.
+        let (base, initial_offset) = if range.is_some() {
+            (start - start % BLOCK_SIZE as u64, 0)
+        } else {
+            (0, options.read.initial_offset)
+        };
+        let read = options.read.clone().initial_offset(initial_offset);
+        let max_trailer = match options.read.format {
+            ReadFormat::Legacy => HEADER_SIZE - 1,
+            _ => RECYCLABLE_HEADER_SIZE - 1,
+        } as u64;
+        let tracked = Tracked {
+            source,
+            skip_first: base,
+            block_start: 0,
+            block_len: 0,
+        };
+        let from_start = base == 0 && initial_offset == 0;
+        Self {
+            inner: FragmentReader::with_options(tracked, &read),
+            base,
+            resyncing: base > 0,
+            resync_at: base,
+            mode: options.recovery,
+            start,
+            end: range.map(|r| r.end),
+            erased: options.read.erased.is_some(),
+            max_trailer,
+            buffer: Vec::new(),
+            current: Current::None,
+            settled: from_start.then_some(0),
+            last_clean: from_start.then_some(0),
+            held: None,
+            tail: None,
+            ending: None,
+            records: 0,
+        }
+    }
+
+    /// The next record or reported damage; `None` at the end (of the log, of the range, or
+    /// where the recovery mode stopped), and on every call after it. In tailing mode `None`
+    /// may also mean "nothing more yet": [`ending`](Self::ending) is `None` then, and a later
+    /// call reads on.
+    ///
+    /// # Errors
+    /// [`ReadError::Io`] if reading fails (the log ends there), [`ReadError::Damaged`] for
+    /// damage in [`RecoveryMode::AbsoluteConsistency`].
+    #[expect(
+        clippy::should_implement_trait,
+        reason = "a lending iterator: items borrow the reader, which `Iterator` cannot express"
+    )]
+    pub fn next(&mut self) -> Result<Option<Entry<'_>>, ReadError<S::Error>> {
+        if let Some((offset, end, payload)) = self.held.take() {
+            return Ok(Some(self.single(offset, end, payload)));
+        }
+        loop {
+            match self.step()? {
+                Step::Continue => {}
+                Step::Done => return Ok(None),
+                Step::Damage(damage) => return Ok(Some(Entry::Damage(damage))),
+                Step::Single {
+                    offset,
+                    end,
+                    payload,
+                } => return Ok(Some(self.single(offset, end, payload))),
+                Step::Assembled { offset, end } => {
+                    return Ok(Some(Entry::Record(Record {
+                        offset,
+                        end,
+                        data: &self.buffer,
+                    })));
+                }
+            }
+        }
+    }
+
+    /// How reading stopped, once [`next`](Self::next) has returned `None` for good.
+    pub fn ending(&self) -> Option<Ending> {
+        self.ending
+    }
+
+    /// The torn or unwritten tail of the log, found whatever the recovery mode once the end
+    /// of the log was read: truncating the file at its offset removes exactly the bytes that
+    /// hold no complete record. `None` if the log ends cleanly (or in a block trailer).
+    pub fn tail(&self) -> Option<Damage> {
+        self.tail
+    }
+
+    /// Records returned so far.
+    pub fn records(&self) -> u64 {
+        self.records
+    }
+
+    /// File offset just past the last chunk read.
+    pub fn position(&self) -> u64 {
+        self.base + self.inner.position()
+    }
+
+    /// File offset just past the last complete record or reported drop: where the log can be
+    /// continued once [`tail`](Self::tail) is removed.
+    pub fn last_clean_end(&self) -> u64 {
+        self.last_clean.unwrap_or(self.start)
+    }
+
+    /// The source.
+    pub fn get_ref(&self) -> &S {
+        &self.inner.get_ref().source
+    }
+
+    /// The source, mutably: for feeding a tailing source. Moving its read position corrupts
+    /// what is read.
+    pub fn get_mut(&mut self) -> &mut S {
+        &mut self.inner.get_mut().source
+    }
+
+    /// Gives back the source.
+    pub fn into_inner(self) -> S {
+        self.inner.into_inner().source
+    }
+
+    fn single(&mut self, offset: u64, end: u64, payload: Range<usize>) -> Entry<'_> {
+        let data = self
+            .inner
+            .get_ref()
+            .block()
+            .get(payload)
+            .unwrap_or_default();
+        Entry::Record(Record { offset, end, data })
+    }
+
+    /// Reads one event and acts on it.
+    fn step(&mut self) -> Result<Step, ReadError<S::Error>> {
+        if self.ending.is_some() {
+            return Ok(Step::Done);
+        }
+        let event = match self.inner.next() {
+            Ok(Some(event)) => event,
+            Ok(None) => return self.at_end(),
+            Err(e) => {
+                self.ending = Some(Ending::Failed {
+                    offset: self.position(),
+                });
+                return Err(ReadError::Io(e));
+            }
+        };
+        let base = self.base;
+        let step = match event {
+            Event::Fragment(fragment) => {
+                self.resyncing = false;
+                let (kind, record_offset, chunk_offset, end) = (
+                    fragment.kind,
+                    base + fragment.record_offset,
+                    base + fragment.chunk_offset,
+                    base + fragment.end,
+                );
+                let len = fragment.data.len();
+                if kind.starts_record() {
+                    self.buffer.clear();
+                    self.current = if record_offset < self.start {
+                        Current::Ignored
+                    } else {
+                        Current::Kept
+                    };
+                }
+                if self.current == Current::Kept
+                    && matches!(
+                        kind,
+                        FragmentKind::First | FragmentKind::Middle | FragmentKind::Last
+                    )
+                {
+                    self.buffer.extend_from_slice(fragment.data);
+                }
+                self.fragment(kind, record_offset, chunk_offset, end, len)?
+            }
+            Event::Aborted(aborted) => {
+                self.current = Current::None;
+                match aborted.report {
+                    Some(corruption) => {
+                        self.last_clean = Some(self.position());
+                        self.damage(self.rebase(corruption))?
+                    }
+                    None => Step::Continue,
+                }
+            }
+            Event::Corruption(corruption) => {
+                let before = self.last_clean;
+                self.last_clean = Some(self.position());
+                // LevelDB's resynchronisation: skip `MIDDLE`s, and the `LAST` that ends the
+                // record, silently; anything else ends it, a zero header (seen here as bytes
+                // skipped without an event) included.
+                let chunk = base + corruption.offset;
+                let silent_skip = chunk > self.resync_at
+                    && !self.erased
+                    && !self.is_trailer(self.resync_at, chunk);
+                let resynced = self.resyncing
+                    && !silent_skip
+                    && matches!(
+                        corruption.kind,
+                        CorruptionKind::MiddleWithoutStart | CorruptionKind::LastWithoutStart
+                    );
+                self.resyncing = resynced && corruption.kind == CorruptionKind::MiddleWithoutStart;
+                if resynced {
+                    if corruption.kind == CorruptionKind::MiddleWithoutStart {
+                        // Maybe inside a record that started before: not clean yet.
+                        self.last_clean = before;
+                    }
+                    Step::Continue
+                } else {
+                    self.damage(self.rebase(corruption))?
+                }
+            }
+        };
+        self.settled = Some(self.position());
+        self.resync_at = self.position();
+        // Past the range's end, outside a record of the range, with no tail that could start
+        // in the range: no more records or damage for this range.
+        if matches!(step, Step::Continue)
+            && let Some(end) = self.end
+            && self.current != Current::Kept
+            && self.position() >= end
+            && self.last_clean.is_none_or(|clean| clean >= end)
+        {
+            self.ending = Some(Ending::RangeEnd { offset: end });
+            return Ok(Step::Done);
+        }
+        Ok(step)
+    }
+
+    /// Acts on a fragment (whose data, for a kept record, is already in the buffer).
+    fn fragment(
+        &mut self,
+        kind: FragmentKind,
+        record_offset: u64,
+        chunk_offset: u64,
+        end: u64,
+        len: usize,
+    ) -> Result<Step, ReadError<S::Error>> {
+        let mut before = None;
+        if kind.starts_record() {
+            // A gap before the record belongs to the range it starts in.
+            if let Some(gap) = self.gap(chunk_offset) {
+                let step = self.damage(gap)?;
+                if self.ending.is_some() {
+                    // Stopped before this record.
+                    self.current = Current::None;
+                    return Ok(step);
+                }
+                if matches!(step, Step::Damage(_)) {
+                    before = Some(step);
+                }
+            }
+            if let Some(range_end) = self.end
+                && record_offset >= range_end
+            {
+                self.current = Current::None;
+                self.ending = Some(Ending::RangeEnd { offset: range_end });
+                return Ok(before.unwrap_or(Step::Done));
+            }
+        }
+        if !kind.ends_record() {
+            return Ok(before.unwrap_or(Step::Continue));
+        }
+        self.last_clean = Some(end);
+        let kept = self.current == Current::Kept;
+        self.current = Current::None;
+        if !kept {
+            return Ok(before.unwrap_or(Step::Continue));
+        }
+        self.records += 1;
+        let record = if kind == FragmentKind::Full {
+            let block_start = self.base + self.inner.get_ref().block_start;
+            let payload_start = end
+                .checked_sub(len as u64 + block_start)
+                .and_then(|s| usize::try_from(s).ok())
+                .unwrap_or(0);
+            Step::Single {
+                offset: record_offset,
+                end,
+                payload: payload_start..payload_start + len,
+            }
+        } else {
+            Step::Assembled {
+                offset: record_offset,
+                end,
+            }
+        };
+        Ok(match (before, record) {
+            (None, record) => record,
+            (
+                Some(damage),
+                Step::Single {
+                    offset,
+                    end,
+                    payload,
+                },
+            ) => {
+                self.held = Some((offset, end, payload));
+                damage
+            }
+            // A fragmented record ends in a later chunk than the one the gap is before.
+            (Some(damage), _) => damage,
+        })
+    }
+
+    /// Bytes skipped without an event between the last event and a record starting at
+    /// `chunk_offset`, if they are damage.
+    fn gap(&self, chunk_offset: u64) -> Option<Damage> {
+        let from = self.settled?;
+        if chunk_offset <= from || self.erased || self.is_trailer(from, chunk_offset) {
+            return None;
+        }
+        Some(Damage {
+            offset: from,
+            bytes: chunk_offset - from,
+            kind: DamageKind::Skipped,
+        })
+    }
+
+    /// Whether `from..to` lies in the trailer of a block: fewer bytes than a header before the
+    /// block's end.
+    fn is_trailer(&self, from: u64, to: u64) -> bool {
+        let block = BLOCK_SIZE as u64;
+        let block_end = (from / block + 1) * block;
+        block_end - from <= self.max_trailer && to <= block_end
+    }
+
+    /// The log has ended (or, tailing, has nothing more yet).
+    fn at_end(&mut self) -> Result<Step, ReadError<S::Error>> {
+        let Some(end) = self.inner.end().map(|end| self.rebase_end(end)) else {
+            return Ok(Step::Done);
+        };
+        self.ending = Some(Ending::Log(end));
+        self.current = Current::None;
+        let (input_end, torn_at) = match end {
+            LogEnd::Clean { offset } => (offset, None),
+            LogEnd::Torn { offset, len } => (offset + len, Some(offset)),
+            LogEnd::OldRecord { .. } | LogEnd::ReadError { .. } => return Ok(Step::Done),
+        };
+        // A range reader that saw nothing from its first block on: a tail began before it,
+        // and belongs to an earlier range.
+        let unseen = if self.end.is_some() { None } else { torn_at };
+        let Some(from) = self.last_clean.or(unseen) else {
+            return Ok(Step::Done);
+        };
+        let benign = input_end <= from
+            || self.is_trailer(from, input_end)
+            || (self.erased && torn_at.is_none());
+        if benign {
+            return Ok(Step::Done);
+        }
+        let tail = Damage {
+            offset: from,
+            bytes: input_end - from,
+            kind: DamageKind::TornTail,
+        };
+        self.tail = Some(tail);
+        let step = self.damage(tail)?;
+        // Reading has ended whatever the mode says.
+        self.ending = Some(Ending::Log(end));
+        Ok(step)
+    }
+
+    /// A decoder report, with a file offset.
+    fn rebase(&self, corruption: Corruption) -> Damage {
+        Damage {
+            offset: self.base + corruption.offset,
+            ..corruption.into()
+        }
+    }
+
+    /// A decoder's log end, with file offsets.
+    fn rebase_end(&self, end: LogEnd) -> LogEnd {
+        let base = self.base;
+        match end {
+            LogEnd::Clean { offset } => LogEnd::Clean {
+                offset: base + offset,
+            },
+            LogEnd::Torn { offset, len } => LogEnd::Torn {
+                offset: base + offset,
+                len,
+            },
+            LogEnd::OldRecord { offset, log_number } => LogEnd::OldRecord {
+                offset: base + offset,
+                log_number,
+            },
+            LogEnd::ReadError { offset } => LogEnd::ReadError {
+                offset: base + offset,
+            },
+        }
+    }
+
+    /// Applies the recovery mode to `damage`.
+    fn damage(&mut self, damage: Damage) -> Result<Step, ReadError<S::Error>> {
+        let in_range =
+            damage.offset >= self.start && self.end.is_none_or(|end| damage.offset < end);
+        if !in_range {
+            return Ok(Step::Continue);
+        }
+        match self.mode.action(damage.kind) {
+            Action::Ignore => Ok(Step::Continue),
+            Action::Report => Ok(Step::Damage(damage)),
+            Action::Stop => {
+                self.ending = Some(Ending::Stopped(damage));
+                Ok(Step::Damage(damage))
+            }
+            Action::Fail => {
+                self.ending = Some(Ending::Stopped(damage));
+                Err(ReadError::Damaged(damage))
+            }
+        }
+    }
+}

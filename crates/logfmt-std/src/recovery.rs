@@ -1,0 +1,230 @@
+//! Recovery policies, named after RocksDB's WAL recovery modes, and the damage they act on.
+
+use std::fmt;
+use std::str::FromStr;
+
+use logfmt_core::{Corruption, CorruptionKind, LogEnd};
+
+/// What a [`LogReader`](crate::LogReader) does with damage. Named after RocksDB's
+/// `WALRecoveryMode`s.
+///
+/// | damage | `Tolerate…` | `PointInTime…` | `SkipAny…` | `Absolute…` |
+/// |---|---|---|---|---|
+/// | a drop LevelDB's reader reports | reported, skipped | reported, reading stops | reported, skipped | error |
+/// | a torn or unwritten tail | silent | silent | reported | error |
+/// | bytes LevelDB skips silently | silent | reported, reading stops | reported | error |
+///
+/// A torn tail is the end of a log cut short by a crash: a record (or a chunk header) whose
+/// rest was never written, or a zero-filled region after the last record (a file whose
+/// length reached the disk before its data). "Bytes LevelDB skips silently" are a zero header
+/// in the middle of the log (LevelDB skips the rest of its block without a report, hiding any
+/// records there: google/leveldb#203). With an [`erased`](logfmt_core::ReadOptions::erased)
+/// value set (a flash image), unwritten regions are expected and neither is damage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum RecoveryMode {
+    /// LevelDB's reader, exactly: a torn tail is the end of the log, silently; every other
+    /// drop is reported and skipped. RocksDB's legacy mode. The default.
+    #[default]
+    TolerateCorruptedTailRecords,
+    /// Any damage, a torn tail included, is an error: for logs that must be intact (e.g. after
+    /// a clean shutdown). As RocksDB warns, a crash can leave a torn tail, so this mode is
+    /// not for crash recovery (facebook/rocksdb#1351).
+    AbsoluteConsistency,
+    /// Stop at the first damage and report where: the records returned are exactly those
+    /// before it, with no hole. A torn tail is the end of the log.
+    PointInTimeRecovery,
+    /// Salvage: skip every damaged region (LevelDB's resynchronisation) and report each one,
+    /// the torn tail included.
+    SkipAnyCorruptedRecords,
+}
+
+impl RecoveryMode {
+    /// Every mode, in the order of the table above.
+    pub const ALL: [Self; 4] = [
+        Self::TolerateCorruptedTailRecords,
+        Self::PointInTimeRecovery,
+        Self::SkipAnyCorruptedRecords,
+        Self::AbsoluteConsistency,
+    ];
+
+    /// The short name used on command lines: `tolerate`, `absolute`, `point-in-time`,
+    /// `skip`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::TolerateCorruptedTailRecords => "tolerate",
+            Self::AbsoluteConsistency => "absolute",
+            Self::PointInTimeRecovery => "point-in-time",
+            Self::SkipAnyCorruptedRecords => "skip",
+        }
+    }
+
+    /// What the mode does with `damage`.
+    pub const fn action(self, damage: DamageKind) -> Action {
+        let silent_in_leveldb = !matches!(damage, DamageKind::Corruption(_));
+        match self {
+            Self::TolerateCorruptedTailRecords if silent_in_leveldb => Action::Ignore,
+            Self::TolerateCorruptedTailRecords | Self::SkipAnyCorruptedRecords => Action::Report,
+            Self::PointInTimeRecovery if matches!(damage, DamageKind::TornTail) => Action::Ignore,
+            Self::PointInTimeRecovery => Action::Stop,
+            Self::AbsoluteConsistency => Action::Fail,
+        }
+    }
+}
+
+impl fmt::Display for RecoveryMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A name that is not a [`RecoveryMode`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownRecoveryMode;
+
+impl fmt::Display for UnknownRecoveryMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("expected one of: tolerate, absolute, point-in-time, skip")
+    }
+}
+
+impl std::error::Error for UnknownRecoveryMode {}
+
+impl FromStr for RecoveryMode {
+    type Err = UnknownRecoveryMode;
+
+    /// Parses a [`name`](Self::name).
+    fn from_str(s: &str) -> Result<Self, UnknownRecoveryMode> {
+        Self::ALL
+            .into_iter()
+            .find(|mode| mode.name() == s)
+            .ok_or(UnknownRecoveryMode)
+    }
+}
+
+/// What a [`RecoveryMode`] does with a piece of damage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Action {
+    /// Nothing: it is read as LevelDB reads it, without a report.
+    Ignore,
+    /// Report it and read on.
+    Report,
+    /// Report it and stop reading.
+    Stop,
+    /// Fail with an error.
+    Fail,
+}
+
+/// What kind of damage a [`Damage`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum DamageKind {
+    /// Bytes LevelDB's reader drops and reports, for this reason.
+    Corruption(CorruptionKind),
+    /// The end of the log holds no complete record: a record or chunk header cut short, or an
+    /// unwritten (zero-filled) region. Truncating the log at the damage's offset removes
+    /// exactly these bytes.
+    TornTail,
+    /// Bytes LevelDB skips without a report: a zero header in the middle of the log, which
+    /// hides the rest of its block.
+    Skipped,
+}
+
+impl fmt::Display for DamageKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Corruption(kind) => kind.fmt(f),
+            Self::TornTail => f.write_str("torn or unwritten tail (no complete record)"),
+            Self::Skipped => f.write_str("bytes skipped without a report (zero header)"),
+        }
+    }
+}
+
+/// A damaged region of a log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Damage {
+    /// File offset where it begins. For a [`DamageKind::Corruption`], the offset of LevelDB's
+    /// report (see [`Corruption`]).
+    pub offset: u64,
+    /// Bytes concerned: LevelDB's count for a corruption; bytes to the end of the log for a
+    /// torn tail; bytes skipped for [`DamageKind::Skipped`].
+    pub bytes: u64,
+    /// What it is.
+    pub kind: DamageKind,
+}
+
+impl From<Corruption> for Damage {
+    fn from(c: Corruption) -> Self {
+        Self {
+            offset: c.offset,
+            bytes: c.bytes,
+            kind: DamageKind::Corruption(c.kind),
+        }
+    }
+}
+
+impl fmt::Display for Damage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let verb = match self.kind {
+            DamageKind::Corruption(_) => "dropped",
+            DamageKind::TornTail => "torn",
+            DamageKind::Skipped => "skipped",
+        };
+        write!(
+            f,
+            "{verb} {} bytes at offset {}: {}",
+            self.bytes, self.offset, self.kind
+        )
+    }
+}
+
+impl std::error::Error for Damage {}
+
+/// An error from a [`LogReader`](crate::LogReader).
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ReadError<E> {
+    /// Reading failed. LevelDB counts this as a drop of one block and ends the log.
+    Io(E),
+    /// [`RecoveryMode::AbsoluteConsistency`] found damage.
+    Damaged(Damage),
+}
+
+impl<E: fmt::Display> fmt::Display for ReadError<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Io(_) => f.write_str("reading the log failed"),
+            Self::Damaged(damage) => write!(f, "the log is damaged: {damage}"),
+        }
+    }
+}
+
+impl<E: std::error::Error + 'static> std::error::Error for ReadError<E> {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Io(e) => Some(e),
+            Self::Damaged(d) => Some(d),
+        }
+    }
+}
+
+/// How a [`LogReader`](crate::LogReader) stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Ending {
+    /// It read to the end of the log, which ended so.
+    Log(LogEnd),
+    /// It read to the end of its [range](crate::ReaderOptions::range): no later record starts
+    /// before `offset`.
+    RangeEnd {
+        /// The range's end.
+        offset: u64,
+    },
+    /// The recovery mode stopped it at this damage.
+    Stopped(Damage),
+    /// Reading failed.
+    Failed {
+        /// Where.
+        offset: u64,
+    },
+}

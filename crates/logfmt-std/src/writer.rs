@@ -1,0 +1,712 @@
+//! [`LogWriter`]: records written to a file (or any [`Write`]) with separate, explicit
+//! buffering, flushing and syncing, and errors that stick.
+
+use std::fmt;
+use std::fs::File;
+use std::io::{self, Write};
+use std::sync::Arc;
+
+use logfmt_core::{BLOCK_SIZE, Format, WriteOptions, Writer, Written};
+
+use crate::sink::StdSink;
+
+/// A destination that can make written bytes durable: a [`File`] (`fdatasync`), or memory.
+pub trait SyncWrite: Write {
+    /// Makes every byte written so far durable (for a file: `fdatasync`).
+    ///
+    /// # Errors
+    /// Whatever the operating system reports. After a failed sync the state of the data on
+    /// disk is unknown, so a [`LogWriter`] accepts nothing more.
+    fn sync(&mut self) -> io::Result<()>;
+}
+
+impl SyncWrite for File {
+    fn sync(&mut self) -> io::Result<()> {
+        self.sync_data()
+    }
+}
+
+impl SyncWrite for &File {
+    fn sync(&mut self) -> io::Result<()> {
+        self.sync_data()
+    }
+}
+
+/// Memory is as durable as it gets: syncing does nothing.
+impl SyncWrite for Vec<u8> {
+    fn sync(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<W: SyncWrite + ?Sized> SyncWrite for &mut W {
+    fn sync(&mut self) -> io::Result<()> {
+        (**self).sync()
+    }
+}
+
+impl<W: SyncWrite + ?Sized> SyncWrite for Box<W> {
+    fn sync(&mut self) -> io::Result<()> {
+        (**self).sync()
+    }
+}
+
+/// When a [`LogWriter`] makes records durable on its own (`fdatasync`). A sync always
+/// flushes first. Records are never synced fragment by fragment: a sync happens between
+/// records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum SyncPolicy {
+    /// Only when [`sync`](LogWriter::sync) is called (and at [`close`](LogWriter::close)
+    /// only if asked). The default.
+    #[default]
+    Manual,
+    /// After every record: LevelDB's and RocksDB's `WriteOptions::sync = true`.
+    EveryRecord,
+    /// After the record that brings the bytes written since the last sync to at least this
+    /// many (RocksDB's `wal_bytes_per_sync`). `EveryBytes(0)` syncs after every record.
+    EveryBytes(u64),
+    /// After every this many records (group commit). `EveryRecords(0)` and
+    /// `EveryRecords(1)` sync after every record.
+    EveryRecords(u64),
+}
+
+/// When a [`LogWriter`] hands buffered bytes to the operating system on its own.
+///
+/// Bytes are buffered one block at a time: by default a block reaches the operating system
+/// in one write when it is full, so a process crash can lose up to one block of records that
+/// were not flushed. Flushed bytes survive a process crash, not a power cut: that takes a
+/// sync.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum FlushPolicy {
+    /// Only when a block is full, or when [`flush`](LogWriter::flush) or a sync is asked for.
+    /// The default.
+    #[default]
+    Manual,
+    /// After every record, as LevelDB's writer does (one write per record).
+    EveryRecord,
+}
+
+/// How a [`LogWriter`] writes.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct WriterOptions {
+    /// The chunk format. Default: LevelDB's legacy format.
+    pub format: Format,
+    /// The length of the log being continued: the destination must be positioned there (at
+    /// its end). Default 0, a new log. Use [`LogWriter::append`] to continue a file safely.
+    pub start: u64,
+    /// When records are made durable. Default [`SyncPolicy::Manual`].
+    pub sync: SyncPolicy,
+    /// When buffered bytes are handed to the operating system. Default
+    /// [`FlushPolicy::Manual`].
+    pub flush: FlushPolicy,
+    /// Whether [`close`](LogWriter::close) syncs. Default `true`.
+    pub sync_on_close: bool,
+}
+
+impl WriterOptions {
+    /// The defaults: a new legacy log, synced only on [`close`](LogWriter::close) or when
+    /// asked, flushed a block at a time.
+    #[must_use]
+    pub fn new() -> Self {
+        Self {
+            sync_on_close: true,
+            ..Self::default()
+        }
+    }
+
+    /// Sets [`format`](Self::format).
+    #[must_use]
+    pub fn format(mut self, format: Format) -> Self {
+        self.format = format;
+        self
+    }
+
+    /// Sets [`start`](Self::start).
+    #[must_use]
+    pub fn start(mut self, start: u64) -> Self {
+        self.start = start;
+        self
+    }
+
+    /// Sets [`sync`](Self::sync).
+    #[must_use]
+    pub fn sync(mut self, sync: SyncPolicy) -> Self {
+        self.sync = sync;
+        self
+    }
+
+    /// Sets [`flush`](Self::flush).
+    #[must_use]
+    pub fn flush(mut self, flush: FlushPolicy) -> Self {
+        self.flush = flush;
+        self
+    }
+
+    /// Sets [`sync_on_close`](Self::sync_on_close).
+    #[must_use]
+    pub fn sync_on_close(mut self, sync: bool) -> Self {
+        self.sync_on_close = sync;
+        self
+    }
+}
+
+/// What a [`LogWriter`] was doing when the destination failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum WriteOperation {
+    /// Writing bytes.
+    Write,
+    /// Flushing written bytes.
+    Flush,
+    /// Making them durable.
+    Sync,
+}
+
+impl fmt::Display for WriteOperation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Write => "write",
+            Self::Flush => "flush",
+            Self::Sync => "sync",
+        })
+    }
+}
+
+/// A [`LogWriter`] error.
+///
+/// The first failure is [`Failed`](Self::Failed); every later call gets
+/// [`Poisoned`](Self::Poisoned) with the same original error, because after a failed write
+/// or sync what the destination holds is unknown.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum WriteError {
+    /// The destination failed: the record being added (and any not yet synced) may or may not
+    /// have reached it.
+    Failed {
+        /// What was being done.
+        operation: WriteOperation,
+        /// The operating system's error.
+        source: Arc<io::Error>,
+    },
+    /// The writer failed earlier and accepts nothing more. Carries that original failure.
+    Poisoned {
+        /// What was being done when it failed.
+        operation: WriteOperation,
+        /// The original error.
+        source: Arc<io::Error>,
+    },
+    /// [`pad_to`](LogWriter::pad_to) was given an alignment that is not a power of two up
+    /// to the block size.
+    BadAlignment {
+        /// The alignment asked for.
+        align: usize,
+    },
+}
+
+impl WriteError {
+    /// The kind of the original I/O error, if there is one.
+    pub fn kind(&self) -> Option<io::ErrorKind> {
+        match self {
+            Self::Failed { source, .. } | Self::Poisoned { source, .. } => Some(source.kind()),
+            Self::BadAlignment { .. } => None,
+        }
+    }
+
+    /// Whether this is the refusal of a writer that failed earlier.
+    pub fn is_poisoned(&self) -> bool {
+        matches!(self, Self::Poisoned { .. })
+    }
+}
+
+impl fmt::Display for WriteError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Failed { operation, .. } => write!(f, "{operation} failed"),
+            Self::Poisoned { operation, .. } => write!(
+                f,
+                "the log writer refuses more records: an earlier {operation} failed"
+            ),
+            Self::BadAlignment { align } => write!(
+                f,
+                "padding alignment {align} is not a power of two no larger than a block"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for WriteError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Failed { source, .. } | Self::Poisoned { source, .. } => Some(&**source),
+            Self::BadAlignment { .. } => None,
+        }
+    }
+}
+
+type Inner<W> = Writer<StdSink<W>, Box<[u8; BLOCK_SIZE]>>;
+
+/// Writes records to a file (or any [`SyncWrite`]) in LevelDB's log format, with buffering,
+/// flushing and syncing kept apart:
+///
+/// - **buffering**: records are laid out in a 32 KiB block buffer; a full block reaches the
+///   destination in one write;
+/// - **flush** ([`flush`](Self::flush), [`FlushPolicy`]): the buffered part of the current
+///   block is written to the destination (it survives a process crash);
+/// - **sync** ([`sync`](Self::sync), [`SyncPolicy`]): flush, then `fdatasync` (it survives a
+///   power cut). Never per fragment: only between records.
+///
+/// Errors stick: after a write, flush or sync fails, every call returns
+/// [`WriteError::Poisoned`] carrying the original error.
+///
+/// [`close`](Self::close) flushes, syncs (unless [`WriterOptions::sync_on_close`] is off) and
+/// gives the destination back. Dropping the writer flushes what is buffered, ignoring errors.
+///
+/// ```
+/// use logfmt_std::{LogWriter, SyncPolicy, WriterOptions};
+///
+/// let options = WriterOptions::new().sync(SyncPolicy::EveryRecords(100));
+/// let mut writer = LogWriter::new(Vec::new(), &options);
+/// let written = writer.add_record(b"hello")?;
+/// assert_eq!((written.offset, written.end), (0, 12));
+/// assert_eq!(writer.buffered(), 12); // not written yet
+/// let log = writer.close()?;
+/// assert_eq!(log.len(), 12);
+/// # Ok::<(), logfmt_std::WriteError>(())
+/// ```
+#[derive(Debug)]
+pub struct LogWriter<W: SyncWrite> {
+    inner: Option<Inner<W>>,
+    options: WriterOptions,
+    /// Bytes laid out since the last sync.
+    unsynced_bytes: u64,
+    /// Records added since the last sync.
+    unsynced_records: u64,
+    failure: Option<(WriteOperation, Arc<io::Error>)>,
+}
+
+impl<W: SyncWrite> LogWriter<W> {
+    /// A writer to `dest`, which must be positioned at `options.start` (0 for a new log).
+    pub fn new(dest: W, options: &WriterOptions) -> Self {
+        let core = WriteOptions::new()
+            .format(options.format)
+            .start(options.start);
+        Self {
+            inner: Some(Writer::with_options(
+                StdSink::new(dest),
+                Box::new([0; BLOCK_SIZE]),
+                &core,
+            )),
+            options: options.clone(),
+            unsynced_bytes: 0,
+            unsynced_records: 0,
+            failure: None,
+        }
+    }
+
+    /// Appends one record, then flushes or syncs if the policies say so.
+    ///
+    /// # Errors
+    /// [`WriteError::Failed`] if the destination fails (the writer is then poisoned),
+    /// [`WriteError::Poisoned`] after an earlier failure.
+    pub fn add_record(&mut self, data: &[u8]) -> Result<Written, WriteError> {
+        let inner = self.usable()?;
+        let before = inner.position();
+        let result = inner.add_record(data);
+        let written = self.check(result, WriteOperation::Write)?;
+        self.unsynced_bytes += written.end - before;
+        self.unsynced_records += 1;
+        let sync_now = match self.options.sync {
+            SyncPolicy::Manual => false,
+            SyncPolicy::EveryRecord => true,
+            SyncPolicy::EveryBytes(n) => self.unsynced_bytes >= n,
+            SyncPolicy::EveryRecords(n) => self.unsynced_records >= n.max(1),
+        };
+        if sync_now {
+            self.sync()?;
+        } else if self.options.flush == FlushPolicy::EveryRecord {
+            self.flush()?;
+        }
+        Ok(written)
+    }
+
+    /// Pads the log to a multiple of `align` bytes (see
+    /// [`Writer::pad_to`](logfmt_core::Writer::pad_to)); returns the padding length.
+    ///
+    /// # Errors
+    /// [`WriteError::BadAlignment`], or as for [`add_record`](Self::add_record).
+    pub fn pad_to(&mut self, align: usize) -> Result<usize, WriteError> {
+        let inner = self.usable()?;
+        match inner.pad_to(align) {
+            Err(logfmt_core::WriteError::BadAlignment) => Err(WriteError::BadAlignment { align }),
+            result => {
+                let padded = self.check(result, WriteOperation::Write)?;
+                self.unsynced_bytes += padded as u64;
+                Ok(padded)
+            }
+        }
+    }
+
+    /// Hands every buffered byte to the destination and flushes it. Not durable: see
+    /// [`sync`](Self::sync).
+    ///
+    /// # Errors
+    /// As for [`add_record`](Self::add_record).
+    pub fn flush(&mut self) -> Result<(), WriteError> {
+        let inner = self.usable()?;
+        let result = inner.flush();
+        self.check(result, WriteOperation::Flush)
+    }
+
+    /// Flushes, then makes everything written durable (`fdatasync` for a file).
+    ///
+    /// # Errors
+    /// As for [`add_record`](Self::add_record); a failed sync poisons the writer too.
+    pub fn sync(&mut self) -> Result<(), WriteError> {
+        self.flush()?;
+        let inner = self.usable()?;
+        let result = inner.sink_mut().get_mut().sync();
+        if let Err(e) = result {
+            return Err(self.fail(WriteOperation::Sync, e));
+        }
+        self.unsynced_bytes = 0;
+        self.unsynced_records = 0;
+        Ok(())
+    }
+
+    /// Flushes, syncs (if [`WriterOptions::sync_on_close`]) and gives the destination back.
+    ///
+    /// # Errors
+    /// As for [`sync`](Self::sync). The destination is dropped.
+    pub fn close(mut self) -> Result<W, WriteError> {
+        if self.options.sync_on_close {
+            self.sync()?;
+        } else {
+            self.flush()?;
+        }
+        match self.inner.take() {
+            Some(inner) => Ok(inner.into_parts().0.into_inner()),
+            None => Err(self.poisoned()),
+        }
+    }
+
+    /// The log's length: every byte laid out so far, written or buffered.
+    pub fn position(&self) -> u64 {
+        self.inner.as_ref().map_or(0, Writer::position)
+    }
+
+    /// Bytes laid out but not yet handed to the destination (less than a block).
+    pub fn buffered(&self) -> usize {
+        self.inner.as_ref().map_or(0, Writer::unsent)
+    }
+
+    /// Bytes laid out since the last sync.
+    pub fn unsynced(&self) -> u64 {
+        self.unsynced_bytes
+    }
+
+    /// The original error, if the writer failed.
+    pub fn failure(&self) -> Option<&io::Error> {
+        self.failure.as_ref().map(|(_, e)| &**e)
+    }
+
+    /// The destination. Writing to it directly corrupts the log.
+    pub fn get_ref(&self) -> Option<&W> {
+        self.inner.as_ref().map(|w| w.sink().get_ref())
+    }
+
+    /// The writer, unless it failed.
+    fn usable(&mut self) -> Result<&mut Inner<W>, WriteError> {
+        match (&self.failure, self.inner.as_mut()) {
+            (None, Some(inner)) => Ok(inner),
+            (failure, _) => Err(poisoned(failure.as_ref())),
+        }
+    }
+
+    fn poisoned(&self) -> WriteError {
+        poisoned(self.failure.as_ref())
+    }
+
+    fn fail(&mut self, operation: WriteOperation, error: io::Error) -> WriteError {
+        let source = Arc::new(error);
+        self.failure = Some((operation, Arc::clone(&source)));
+        WriteError::Failed { operation, source }
+    }
+
+    fn check<T>(
+        &mut self,
+        result: Result<T, logfmt_core::WriteError<io::Error>>,
+        operation: WriteOperation,
+    ) -> Result<T, WriteError> {
+        match result {
+            Ok(value) => Ok(value),
+            Err(logfmt_core::WriteError::Sink(e)) => Err(self.fail(operation, e)),
+            Err(_) => Err(self.poisoned()),
+        }
+    }
+}
+
+/// The refusal of a writer that failed with `failure`.
+fn poisoned(failure: Option<&(WriteOperation, Arc<io::Error>)>) -> WriteError {
+    let (operation, source) = failure.cloned().unwrap_or_else(|| {
+        // Only reachable once `close` took the writer, which consumes it.
+        (WriteOperation::Write, Arc::new(io::ErrorKind::Other.into()))
+    });
+    WriteError::Poisoned { operation, source }
+}
+
+impl<W: SyncWrite> Drop for LogWriter<W> {
+    /// Flushes what is buffered, ignoring errors (call [`close`](Self::close) to see them).
+    fn drop(&mut self) {
+        if self.failure.is_none()
+            && let Some(inner) = self.inner.as_mut()
+        {
+            let _ = inner.flush();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use logfmt_core::{Item, Reader};
+
+    /// Accepts `room` bytes, then fails every write; counts writes and syncs.
+    #[derive(Debug, Default)]
+    struct Probe {
+        data: Vec<u8>,
+        room: usize,
+        writes: usize,
+        syncs: usize,
+        fail_sync: bool,
+    }
+
+    impl Write for Probe {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.writes += 1;
+            let n = buf.len().min(self.room);
+            if n == 0 && !buf.is_empty() {
+                return Err(io::Error::new(io::ErrorKind::StorageFull, "disk full"));
+            }
+            self.room -= n;
+            self.data.extend_from_slice(&buf[..n]);
+            Ok(n)
+        }
+
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl SyncWrite for Probe {
+        fn sync(&mut self) -> io::Result<()> {
+            self.syncs += 1;
+            if self.fail_sync {
+                return Err(io::Error::other("sync lost the data"));
+            }
+            Ok(())
+        }
+    }
+
+    fn probe(room: usize) -> Probe {
+        Probe {
+            room,
+            ..Probe::default()
+        }
+    }
+
+    fn records_in(log: &[u8]) -> Vec<Vec<u8>> {
+        let mut scratch = vec![0u8; 1 << 20];
+        let mut reader = Reader::from_slice(log, &mut scratch);
+        let mut out = Vec::new();
+        while let Ok(Some(item)) = reader.next() {
+            if let Item::Record(r) = item {
+                out.push(r.data.to_vec());
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn one_write_per_block_unless_asked() -> Result<(), WriteError> {
+        let mut writer = LogWriter::new(probe(usize::MAX), &WriterOptions::new());
+        for _ in 0..100 {
+            writer.add_record(&[7u8; 1000])?;
+        }
+        // 100 records of 1007 bytes: 3 full blocks written, in 3 writes.
+        let dest = writer.get_ref().map(|p| (p.writes, p.data.len(), p.syncs));
+        assert_eq!(dest, Some((3, 3 * BLOCK_SIZE, 0)));
+        let probe = writer.close()?;
+        assert_eq!((probe.writes, probe.syncs), (4, 1));
+        assert_eq!(records_in(&probe.data).len(), 100);
+        Ok(())
+    }
+
+    #[test]
+    fn sync_policies() -> Result<(), WriteError> {
+        let cases = [
+            (SyncPolicy::Manual, 0),
+            (SyncPolicy::EveryRecord, 10),
+            (SyncPolicy::EveryRecords(3), 3),
+            (SyncPolicy::EveryRecords(0), 10),
+            (SyncPolicy::EveryBytes(2500), 3), // 1007 bytes a record: every third
+            (SyncPolicy::EveryBytes(0), 10),
+        ];
+        for (policy, syncs) in cases {
+            let options = WriterOptions::new().sync(policy).sync_on_close(false);
+            let mut writer = LogWriter::new(probe(usize::MAX), &options);
+            for _ in 0..10 {
+                writer.add_record(&[1u8; 1000])?;
+            }
+            let synced = writer.get_ref().map(|p| p.syncs);
+            assert_eq!(synced, Some(syncs), "{policy:?}");
+            // A sync flushes first: everything synced is in the destination.
+            let written = writer.get_ref().map_or(0, |p| p.data.len() as u64);
+            assert_eq!(written + writer.buffered() as u64, writer.position());
+            if syncs == 10 {
+                assert_eq!(writer.buffered(), 0);
+            }
+            let probe = writer.close()?;
+            assert_eq!(probe.syncs, syncs, "{policy:?}: close must not sync");
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn flush_every_record_writes_once_per_record() -> Result<(), WriteError> {
+        let options = WriterOptions::new().flush(FlushPolicy::EveryRecord);
+        let mut writer = LogWriter::new(probe(usize::MAX), &options);
+        for _ in 0..5 {
+            writer.add_record(b"abc")?;
+            assert_eq!(writer.buffered(), 0);
+        }
+        assert_eq!(writer.get_ref().map(|p| (p.writes, p.syncs)), Some((5, 0)));
+        Ok(())
+    }
+
+    #[test]
+    fn a_failed_write_sticks_with_the_original_error() {
+        // The destination takes 40 000 bytes, then reports a full disk.
+        let mut writer = LogWriter::new(probe(40_000), &WriterOptions::new());
+        let mut first_error = None;
+        for i in 0..100 {
+            match writer.add_record(&[i as u8; 1000]) {
+                Ok(_) => {}
+                Err(e) => {
+                    first_error = Some((i, e));
+                    break;
+                }
+            }
+        }
+        let Some((at, error)) = first_error else {
+            panic!("the destination never failed")
+        };
+        assert_eq!(at, 65, "the second block is written with record 65");
+        assert!(matches!(
+            error,
+            WriteError::Failed {
+                operation: WriteOperation::Write,
+                ..
+            }
+        ));
+        assert_eq!(error.kind(), Some(io::ErrorKind::StorageFull));
+        for again in [
+            writer.add_record(b"more"),
+            writer.add_record(b""),
+            writer.flush().map(|()| Written { offset: 0, end: 0 }),
+            writer.sync().map(|()| Written { offset: 0, end: 0 }),
+        ] {
+            let Err(e) = again else {
+                panic!("a poisoned writer accepted a call")
+            };
+            assert!(e.is_poisoned(), "{e:?}");
+            assert_eq!(e.kind(), Some(io::ErrorKind::StorageFull));
+            let cause = std::error::Error::source(&e).map(ToString::to_string);
+            assert_eq!(cause.as_deref(), Some("disk full"));
+            assert!(e.to_string().contains("earlier write failed"), "{e}");
+        }
+        assert_eq!(
+            writer.failure().map(io::Error::kind),
+            Some(io::ErrorKind::StorageFull)
+        );
+        assert!(writer.close().is_err());
+    }
+
+    #[test]
+    fn a_failed_sync_sticks_too() {
+        let mut dest = probe(usize::MAX);
+        dest.fail_sync = true;
+        let options = WriterOptions::new().sync(SyncPolicy::EveryRecords(2));
+        let mut writer = LogWriter::new(dest, &options);
+        assert!(writer.add_record(b"one").is_ok());
+        let error = writer.add_record(b"two").err();
+        assert!(
+            matches!(
+                error,
+                Some(WriteError::Failed {
+                    operation: WriteOperation::Sync,
+                    ..
+                })
+            ),
+            "{error:?}"
+        );
+        let again = writer.add_record(b"three").err();
+        assert!(
+            matches!(
+                again,
+                Some(WriteError::Poisoned {
+                    operation: WriteOperation::Sync,
+                    ..
+                })
+            ),
+            "{again:?}"
+        );
+    }
+
+    #[test]
+    fn continuing_a_log_matches_writing_it_at_once() -> Result<(), WriteError> {
+        let first = LogWriter::new(Vec::new(), &WriterOptions::new());
+        let mut first = first;
+        first.add_record(&[1u8; 32_758])?;
+        let mut log = first.close()?;
+        let options = WriterOptions::new().start(log.len() as u64);
+        let mut second = LogWriter::new(&mut log, &options);
+        second.add_record(b"abc")?;
+        second.close()?;
+
+        let mut once = LogWriter::new(Vec::new(), &WriterOptions::new());
+        once.add_record(&[1u8; 32_758])?;
+        once.add_record(b"abc")?;
+        assert_eq!(log, once.close()?);
+        Ok(())
+    }
+
+    #[test]
+    fn dropping_flushes() -> Result<(), WriteError> {
+        let mut log = Vec::new();
+        {
+            let mut writer = LogWriter::new(&mut log, &WriterOptions::new());
+            writer.add_record(b"kept")?;
+        }
+        assert_eq!(records_in(&log), [b"kept".to_vec()]);
+        Ok(())
+    }
+
+    #[test]
+    fn padding() -> Result<(), WriteError> {
+        let mut writer = LogWriter::new(Vec::new(), &WriterOptions::new());
+        writer.add_record(b"x")?;
+        assert_eq!(
+            writer.pad_to(3).err().map(|e| e.to_string()).as_deref(),
+            Some("padding alignment 3 is not a power of two no larger than a block")
+        );
+        let padded = writer.pad_to(16)?;
+        assert_eq!((8 + padded) % 16, 0);
+        writer.add_record(b"y")?;
+        let log = writer.close()?;
+        assert_eq!(records_in(&log), [b"x".to_vec(), b"y".to_vec()]);
+        Ok(())
+    }
+}
