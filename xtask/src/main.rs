@@ -6,6 +6,7 @@
 //! the steps listed in [`tasks::CI_STEPS`], in order.
 #![allow(missing_docs)]
 
+mod bench;
 mod cmd;
 mod firmware;
 mod tasks;

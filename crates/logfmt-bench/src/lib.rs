@@ -4,7 +4,11 @@
 
 use std::hint::black_box;
 
+use std::fs::File;
+use std::path::Path;
+
 use logfmt_core::{BLOCK_SIZE, Item, Reader, SliceWriter};
+use logfmt_std::{LogWriter, ReaderOptions, StdSource, WriterOptions};
 
 /// Size of the payload source: 2 MiB.
 pub const SOURCE_LEN: usize = 2 << 20;
@@ -148,6 +152,86 @@ impl<'p> Bench<'p> {
             }
         }
         black_box(bytes);
+        self.log_len
+    }
+
+    /// Writes every record to a file at `path` through `logfmt_std::LogWriter` (one write per
+    /// block, no sync until the close); returns the log's length.
+    ///
+    /// # Errors
+    /// A message naming what failed.
+    pub fn write_file(&mut self, path: &Path) -> Result<usize, String> {
+        let options = WriterOptions::new().sync_on_close(false);
+        let mut writer = LogWriter::overwrite(path, &options).map_err(|e| e.to_string())?;
+        for i in 0..self.case.count {
+            writer
+                .add_record(self.payloads.record(i, self.case.size))
+                .map_err(|e| e.to_string())?;
+        }
+        let file = writer.close().map_err(|e| e.to_string())?;
+        let len = file.metadata().map_err(|e| e.to_string())?.len();
+        usize::try_from(len).map_err(|e| e.to_string())
+    }
+
+    /// Reads every record of the file at `path` (blocks read into a 32 KiB buffer, checksums
+    /// on); returns the bytes read.
+    ///
+    /// # Errors
+    /// A message naming what failed.
+    pub fn read_file(&mut self, path: &Path) -> Result<usize, String> {
+        let file = File::open(path).map_err(|e| e.to_string())?;
+        let mut reader = Reader::new(StdSource::new(file), &mut self.scratch);
+        let mut bytes = 0usize;
+        while let Some(item) = reader.next().map_err(|e| e.to_string())? {
+            if let Item::Record(record) = item {
+                bytes += black_box(record.data).len();
+            }
+        }
+        if bytes != self.case.payload_bytes() {
+            return Err(format!(
+                "read {bytes} payload bytes, wrote {}",
+                self.case.payload_bytes()
+            ));
+        }
+        Ok(usize::try_from(reader.position()).unwrap_or(usize::MAX))
+    }
+
+    /// Counts the records of the in-memory log with a parallel split scan on `threads` threads
+    /// (8 ranges per thread); returns the record count.
+    ///
+    /// # Errors
+    /// A message if the thread pool cannot be built or records are missing.
+    pub fn split_scan(&self, threads: usize) -> Result<usize, String> {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .map_err(|e| e.to_string())?;
+        let log = &self.log[..self.log_len];
+        let ranges = logfmt_std::split(log.len() as u64, threads * 8);
+        let counts = pool.install(|| {
+            logfmt_std::par_scan(log, &ReaderOptions::new(), &ranges, |_, mut reader| {
+                let mut n = 0usize;
+                while let Ok(Some(entry)) = reader.next() {
+                    if matches!(entry, logfmt_std::Entry::Record(_)) {
+                        n += 1;
+                    }
+                }
+                n
+            })
+        });
+        let total: usize = counts.iter().sum();
+        if total != self.case.count {
+            return Err(format!(
+                "split scan found {total} records, wrote {}",
+                self.case.count
+            ));
+        }
+        Ok(total)
+    }
+
+    /// The length of the in-memory log last written.
+    #[must_use]
+    pub fn log_len(&self) -> usize {
         self.log_len
     }
 

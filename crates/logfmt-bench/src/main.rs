@@ -12,6 +12,9 @@
 //! `K` timed write passes and `K` timed read passes, each printing a `RESULT` line. With
 //! `--limits`, also `K` passes of the two bounds on the same data: `impl=memcpy` (copying every
 //! payload into a pre-faulted buffer) and `impl=crc32c` (the `crc32c` crate over every payload).
+//! With `--files DIR`, also `K` passes writing and reading a log file in `DIR` through
+//! `logfmt-std` (`impl=NAME-file`); with `--scan`, `K` passes of a parallel split scan of the
+//! in-memory log on 1 and 2 threads (`op=scan1`, `op=scan2`).
 
 use std::process::ExitCode;
 use std::time::Instant;
@@ -24,6 +27,8 @@ struct Args {
     name: String,
     reps: usize,
     limits: bool,
+    files: Option<std::path::PathBuf>,
+    scan: bool,
     cases: Vec<Case>,
 }
 
@@ -31,6 +36,8 @@ fn parse_args() -> Result<Args, String> {
     let mut name = String::from("logfmt");
     let mut reps = 5;
     let mut limits = false;
+    let mut files = None;
+    let mut scan = false;
     let mut cases = Vec::new();
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -43,9 +50,11 @@ fn parse_args() -> Result<Args, String> {
                     .map_err(|_| format!("bad --reps value {value:?}"))?;
             }
             "--limits" => limits = true,
+            "--scan" => scan = true,
+            "--files" => files = Some(args.next().ok_or("--files needs a directory")?.into()),
             "-h" | "--help" => {
                 return Err(
-                    "usage: logfmt-bench --name NAME --reps K [--limits] SIZE:COUNT [SIZE:COUNT ...]"
+                    "usage: logfmt-bench --name NAME --reps K [--limits] [--files DIR] [--scan] SIZE:COUNT [SIZE:COUNT ...]"
                         .into(),
                 );
             }
@@ -62,6 +71,8 @@ fn parse_args() -> Result<Args, String> {
         name,
         reps,
         limits,
+        files,
+        scan,
         cases,
     })
 }
@@ -111,6 +122,47 @@ fn main() -> ExitCode {
             let start = Instant::now();
             let log_bytes = bench.read();
             result(&args.name, "read", log_bytes, start.elapsed().as_nanos());
+        }
+        if let Some(dir) = &args.files {
+            let path = dir.join(format!("logfmt-bench-{}.log", case.size));
+            let file_name = format!("{}-file", args.name);
+            for op in ["write", "read"] {
+                for _ in 0..args.reps {
+                    let start = Instant::now();
+                    let done = if op == "write" {
+                        bench.write_file(&path)
+                    } else {
+                        bench.read_file(&path)
+                    };
+                    match done {
+                        Ok(log_bytes) => {
+                            result(&file_name, op, log_bytes, start.elapsed().as_nanos())
+                        }
+                        Err(message) => {
+                            eprintln!("logfmt-bench: size {}: file {op}: {message}", case.size);
+                            return ExitCode::FAILURE;
+                        }
+                    }
+                }
+            }
+            let _ = std::fs::remove_file(&path);
+        }
+        if args.scan {
+            for threads in [1, 2] {
+                for _ in 0..args.reps {
+                    let start = Instant::now();
+                    if let Err(message) = bench.split_scan(threads) {
+                        eprintln!("logfmt-bench: size {}: split scan: {message}", case.size);
+                        return ExitCode::FAILURE;
+                    }
+                    result(
+                        &args.name,
+                        &format!("scan{threads}"),
+                        bench.log_len(),
+                        start.elapsed().as_nanos(),
+                    );
+                }
+            }
         }
         if args.limits {
             for _ in 0..args.reps {

@@ -153,7 +153,7 @@ mod hardware {
         let mut state = u64::from(!crc);
         let mut data = data;
         let words = data.len() / 24;
-        if words >= 3 && words <= MAX_WORDS {
+        if (3..=MAX_WORDS).contains(&words) {
             let stream = words * 8;
             let (a, rest) = data.split_at(stream);
             let (b, rest) = rest.split_at(stream);

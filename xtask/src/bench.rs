@@ -1,0 +1,184 @@
+//! `cargo xtask bench`: the benchmark table. Builds `logfmt-bench` (release), runs every case
+//! with the bounds (memcpy and CRC-32C over the same payloads), file-backed passes and the
+//! parallel split scan in one run, and prints medians: records/s, MB/s, the ratio to LevelDB's
+//! reference figures and to the bounds.
+
+use std::collections::BTreeMap;
+
+use crate::cmd::{Cmd, Error, Result, banner, project_root};
+
+/// LevelDB 1.23's C++ `log::Writer`/`log::Reader` (hardware CRC-32C, in-memory files), medians
+/// measured on a machine of this project's kind (2 vCPU AMD EPYC Zen 4): size → (write ns,
+/// read ns) per record. From the performance issue; LevelDB is not built here.
+const LEVELDB_NS: [(u64, f64, f64); 5] = [
+    (16, 25.0, 20.0),
+    (100, 33.0, 30.0),
+    (1024, 130.0, 135.0),
+    (32_768, 5001.0, 4757.0),
+    (1_048_576, 156_184.0, 165_171.0),
+];
+
+const REPS: &str = "7";
+
+pub(crate) fn run(args: &[String]) -> Result {
+    let quick = args.iter().any(|a| a == "--quick");
+    banner("bench: build logfmt-bench (release)");
+    Cmd::cargo()
+        .args(["build", "--release", "--bin", "logfmt-bench"])
+        .run()?;
+    let exe = project_root().join("target/release/logfmt-bench");
+    let dir = if std::path::Path::new("/dev/shm").is_dir() {
+        std::path::PathBuf::from("/dev/shm")
+    } else {
+        std::env::temp_dir()
+    };
+    let mut cmd = Cmd::new(&exe.to_string_lossy())
+        .args([
+            "--name",
+            "logfmt",
+            "--reps",
+            if quick { "3" } else { REPS },
+            "--limits",
+            "--scan",
+        ])
+        .args(["--files", &dir.to_string_lossy()]);
+    if quick {
+        cmd = cmd.args([
+            "16:200000",
+            "100:100000",
+            "1024:16384",
+            "32768:512",
+            "1048576:16",
+        ]);
+    }
+    banner("bench: run (all figures from this one run)");
+    let output = cmd.read()?;
+    print!("{}", table(&output)?);
+    Ok(())
+}
+
+/// Per (size, impl, op): every pass's ns per record.
+type Samples = BTreeMap<(u64, String, String), Vec<f64>>;
+
+fn parse(output: &str) -> Result<(Samples, BTreeMap<u64, u64>)> {
+    let mut samples = Samples::new();
+    let mut sizes = BTreeMap::new();
+    for line in output.lines().filter(|l| l.starts_with("RESULT ")) {
+        let field = |key: &str| {
+            line.split(' ')
+                .find_map(|f| f.strip_prefix(key).and_then(|v| v.strip_prefix('=')))
+                .ok_or_else(|| Error::Failed(format!("bench: no {key} in {line:?}")))
+        };
+        let number = |key: &str| -> Result<u64> {
+            field(key)?
+                .parse()
+                .map_err(|_| Error::Failed(format!("bench: bad {key} in {line:?}")))
+        };
+        let (size, records, ns) = (number("size")?, number("records")?, number("ns")?);
+        sizes.insert(size, records);
+        samples
+            .entry((size, field("impl")?.to_string(), field("op")?.to_string()))
+            .or_default()
+            .push(ns as f64 / records.max(1) as f64);
+    }
+    Ok((samples, sizes))
+}
+
+fn median(values: &[f64]) -> f64 {
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
+fn table(output: &str) -> Result<String> {
+    use std::fmt::Write;
+    let (samples, sizes) = parse(output)?;
+    let get = |size: u64, imp: &str, op: &str| {
+        samples
+            .get(&(size, imp.to_string(), op.to_string()))
+            .map_or(f64::NAN, |v| median(v))
+    };
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "\nmedians of the passes; ns/record; MB/s of payload; ratio = LevelDB's ns / ours \
+         (LevelDB 1.23 C++, reference figures for this machine kind)\n"
+    );
+    let _ = writeln!(
+        out,
+        "{:>8} | {:>10} {:>8} {:>6} | {:>10} {:>8} {:>6} | {:>9} {:>9} | {:>7} {:>7}",
+        "size",
+        "write ns",
+        "MB/s",
+        "vs LDB",
+        "read ns",
+        "MB/s",
+        "vs LDB",
+        "memcpy ns",
+        "crc ns",
+        "w/bound",
+        "r/bound"
+    );
+    for &size in sizes.keys() {
+        let (write, read) = (get(size, "logfmt", "write"), get(size, "logfmt", "read"));
+        let (copy, crc) = (get(size, "memcpy", "copy"), get(size, "crc32c", "crc"));
+        let (ldb_w, ldb_r) = LEVELDB_NS
+            .iter()
+            .find(|r| r.0 == size)
+            .map_or((f64::NAN, f64::NAN), |r| (r.1, r.2));
+        let mbs = |ns: f64| size as f64 / ns * 1e3;
+        // The bound: one pass over the payload (memcpy) — the most a format that copies or
+        // checks every byte can do.
+        let _ = writeln!(
+            out,
+            "{:>8} | {:>10.1} {:>8.0} {:>5.2}x | {:>10.1} {:>8.0} {:>5.2}x | {:>9.1} {:>9.1} | {:>6.0}% {:>6.0}%",
+            size,
+            write,
+            mbs(write),
+            ldb_w / write,
+            read,
+            mbs(read),
+            ldb_r / read,
+            copy,
+            crc,
+            copy / write * 100.0,
+            copy / read * 100.0,
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\nw/bound, r/bound: memcpy's time as a share of ours (100% = at the copy bound)"
+    );
+    let _ = writeln!(
+        out,
+        "\nthrough files (logfmt-std, tmpfs), and the parallel split scan (records/s):\n"
+    );
+    let _ = writeln!(
+        out,
+        "{:>8} | {:>12} {:>12} | {:>14} {:>14} {:>8}",
+        "size", "file write", "file read", "scan 1 thread", "scan 2 threads", "speedup"
+    );
+    for &size in sizes.keys() {
+        let per_s = |ns: f64| 1e9 / ns;
+        let (fw, fr) = (
+            get(size, "logfmt-file", "write"),
+            get(size, "logfmt-file", "read"),
+        );
+        let (s1, s2) = (get(size, "logfmt", "scan1"), get(size, "logfmt", "scan2"));
+        let _ = writeln!(
+            out,
+            "{:>8} | {:>9.0} MB/s {:>7.0} MB/s | {:>14.0} {:>14.0} {:>7.2}x",
+            size,
+            size as f64 / fw * 1e3,
+            size as f64 / fr * 1e3,
+            per_s(s1),
+            per_s(s2),
+            s1 / s2,
+        );
+    }
+    Ok(out)
+}
