@@ -22,6 +22,13 @@ pub(crate) struct Task {
 
 pub(crate) const TASKS: &[Task] = &[
     Task {
+        name: "bench",
+        aliases: &[],
+        flags: &["--quick"],
+        about: "benchmarks: write/read per record size, files, split scan, vs memcpy/CRC bounds",
+        run: crate::bench::run,
+    },
+    Task {
         name: "fmt",
         aliases: &[],
         flags: &["--check"],
