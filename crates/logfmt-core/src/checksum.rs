@@ -116,11 +116,13 @@ mod hardware {
     /// Whether the CPU has SSE 4.2 and carry-less multiplication (a cached check).
     #[inline]
     pub(super) fn available() -> bool {
-        std::is_x86_feature_detected!("sse4.2") && std::is_x86_feature_detected!("pclmulqdq")
+        (cfg!(target_feature = "sse4.2") && cfg!(target_feature = "pclmulqdq"))
+            || (std::is_x86_feature_detected!("sse4.2")
+                && std::is_x86_feature_detected!("pclmulqdq"))
     }
 
     /// CRC-32C of `a ‖ data` given `crc = crc32c(a)`; the caller has checked [`available`].
-    #[inline]
+    #[inline(always)]
     pub(super) fn extend_short(crc: u32, data: &[u8]) -> u32 {
         #[allow(unsafe_code)]
         // SAFETY: `extend_sse42` only needs SSE 4.2 and PCLMULQDQ, which `available()`
