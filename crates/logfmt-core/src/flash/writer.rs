@@ -68,38 +68,24 @@ impl<F: NorFlash> Sink for Programmer<F> {
             self.stats.erased_bytes += u64::from(to - from);
             self.ready_to = erase_end;
         }
-        // Program only the words that are not all erased bytes: an erased-looking word stays
-        // unprogrammed, so "reads as erased" always means "may be programmed" (the resume scan
-        // relies on it).
+        // Words of erased bytes at the end (padding on inverted parts, or data that happens to
+        // be erased-looking) stay unprogrammed, so the erased area that follows the log always
+        // means "may be programmed" (the resume scan relies on it).
         let word = F::WRITE_SIZE;
         let erased = self.config.erased;
-        let mut run_start = None;
-        for (i, w) in bytes.chunks(word).enumerate() {
-            let blank = all_erased(w, erased);
-            match (run_start, blank) {
-                (None, false) => run_start = Some(i * word),
-                (Some(start), true) => {
-                    self.program(start, bytes.get(start..i * word).unwrap_or_default())?;
-                    run_start = None;
-                }
-                _ => {}
-            }
-        }
-        if let Some(start) = run_start {
-            self.program(start, bytes.get(start..).unwrap_or_default())?;
+        let keep = bytes
+            .chunks(word)
+            .rposition(|w| !all_erased(w, erased))
+            .map_or(0, |last| (last + 1) * word);
+        if keep > 0 {
+            let run = bytes.get(..keep).unwrap_or_default();
+            self.flash
+                .write(self.config.start + self.pos, run)
+                .map_err(FlashError::Flash)?;
+            self.stats.programs += 1;
+            self.stats.programmed_bytes += keep as u64;
         }
         self.pos = end;
-        Ok(())
-    }
-}
-
-impl<F: NorFlash> Programmer<F> {
-    /// Programs `run`, which starts `at` bytes past the current position.
-    fn program(&mut self, at: usize, run: &[u8]) -> Result<(), FlashError<F::Error>> {
-        let offset = self.config.start + self.pos + at as u32;
-        self.flash.write(offset, run).map_err(FlashError::Flash)?;
-        self.stats.programs += 1;
-        self.stats.programmed_bytes += run.len() as u64;
         Ok(())
     }
 }
