@@ -201,25 +201,54 @@ pub mod software {
     type Table = crc::Table<16>;
     #[cfg(all(feature = "crc-no-table", not(feature = "crc-table-16k")))]
     type Table = crc::NoTable;
-    #[cfg(not(any(feature = "crc-no-table", feature = "crc-table-16k")))]
-    type Table = crc::Table<1>;
 
+    #[cfg(any(feature = "crc-no-table", feature = "crc-table-16k"))]
     const CASTAGNOLI: crc::Crc<u32, Table> = crc::Crc::<u32, Table>::new(&crc::CRC_32_ISCSI);
+
+    /// The default: the byte-at-a-time table (1 KiB), built at compile time. Its loop is a few
+    /// instructions, smaller in flash than the `crc` crate's general one.
+    #[cfg(not(any(feature = "crc-no-table", feature = "crc-table-16k")))]
+    const TABLE: [u32; 256] = {
+        let mut table = [0u32; 256];
+        let mut i = 0;
+        while i < 256 {
+            let mut r = i as u32;
+            let mut bit = 0;
+            while bit < 8 {
+                r = (r >> 1) ^ if r & 1 == 1 { 0x82f6_3b78 } else { 0 };
+                bit += 1;
+            }
+            table[i] = r;
+            i += 1;
+        }
+        table
+    };
 
     /// CRC-32C of `data`.
     #[must_use]
     pub fn crc32c(data: &[u8]) -> u32 {
-        CASTAGNOLI.checksum(data)
+        extend(0, data)
     }
 
     /// CRC-32C of `a ‖ data`, given `crc = crc32c(a)`.
     #[must_use]
     pub fn extend(crc: u32, data: &[u8]) -> u32 {
-        // The `crc` crate takes the initial register value in the algorithm's unreflected
-        // convention; a finished CRC-32C is the inverted, reflected register.
-        let mut digest = CASTAGNOLI.digest_with_initial((!crc).reverse_bits());
-        digest.update(data);
-        digest.finalize()
+        #[cfg(not(any(feature = "crc-no-table", feature = "crc-table-16k")))]
+        {
+            let mut register = !crc;
+            for &byte in data {
+                register = TABLE[usize::from((register as u8) ^ byte)] ^ (register >> 8);
+            }
+            !register
+        }
+        #[cfg(any(feature = "crc-no-table", feature = "crc-table-16k"))]
+        {
+            // The `crc` crate takes the initial register value in the algorithm's unreflected
+            // convention; a finished CRC-32C is the inverted, reflected register.
+            let mut digest = CASTAGNOLI.digest_with_initial((!crc).reverse_bits());
+            digest.update(data);
+            digest.finalize()
+        }
     }
 }
 
