@@ -125,22 +125,16 @@ mod hardware {
     #[inline(always)]
     pub(super) fn extend_short(crc: u32, data: &[u8]) -> u32 {
         #[allow(unsafe_code)]
-        // SAFETY: `extend_sse42` only needs SSE 4.2 and PCLMULQDQ, which `available()`
-        // confirmed at run time.
+        // SAFETY: both functions only need SSE 4.2 and PCLMULQDQ, which `available()`
+        // confirmed at run time (or the build enables them for every function).
         unsafe {
-            extend_sse42(crc, data)
+            three_way(crc, data)
         }
-    }
-
-    #[target_feature(enable = "sse4.2,pclmulqdq")]
-    fn word(bytes: &[u8]) -> u64 {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(bytes);
-        u64::from_le_bytes(word)
     }
 
     /// Advances `register` over `words` words of zeros, carry-lessly.
     #[target_feature(enable = "sse4.2,pclmulqdq")]
+    #[inline]
     fn times(register: u64, factor: u32) -> u64 {
         let product = _mm_clmulepi64_si128(
             _mm_cvtsi64_si128(register as i64),
@@ -150,8 +144,10 @@ mod hardware {
         _mm_cvtsi128_si64(product) as u64
     }
 
+    /// Three interleaved chains over the first `3 × 8w` bytes (from 72 bytes on), joined, then
+    /// one chain.
     #[target_feature(enable = "sse4.2,pclmulqdq")]
-    fn extend_sse42(crc: u32, data: &[u8]) -> u32 {
+    fn three_way(crc: u32, data: &[u8]) -> u32 {
         let mut state = u64::from(!crc);
         let mut data = data;
         let words = data.len() / 24;
@@ -161,25 +157,33 @@ mod hardware {
             let (b, rest) = rest.split_at(stream);
             let (c, rest) = rest.split_at(stream);
             let (mut x, mut y, mut z) = (state, 0u64, 0u64);
-            for ((a, b), c) in a
-                .chunks_exact(8)
-                .zip(b.chunks_exact(8))
-                .zip(c.chunks_exact(8))
-            {
-                x = _mm_crc32_u64(x, word(a));
-                y = _mm_crc32_u64(y, word(b));
-                z = _mm_crc32_u64(z, word(c));
+            let (a, b, c) = (
+                a.as_chunks::<8>().0,
+                b.as_chunks::<8>().0,
+                c.as_chunks::<8>().0,
+            );
+            for ((a, b), c) in a.iter().zip(b).zip(c) {
+                x = _mm_crc32_u64(x, u64::from_le_bytes(*a));
+                y = _mm_crc32_u64(y, u64::from_le_bytes(*b));
+                z = _mm_crc32_u64(z, u64::from_le_bytes(*c));
             }
             let (one, two) = SHIFT[words];
             state = _mm_crc32_u64(0, times(x, two) ^ times(y, one)) ^ z;
             data = rest;
         }
-        let mut words = data.chunks_exact(8);
-        for w in &mut words {
-            state = _mm_crc32_u64(state, word(w));
+        !finish(state, data)
+    }
+
+    /// Runs the register over `data` in one chain; returns the register (not inverted).
+    #[target_feature(enable = "sse4.2,pclmulqdq")]
+    #[inline]
+    fn finish(state: u64, data: &[u8]) -> u32 {
+        let mut state = state;
+        let (words, mut rest) = data.as_chunks::<8>();
+        for w in words {
+            state = _mm_crc32_u64(state, u64::from_le_bytes(*w));
         }
         let mut state = state as u32;
-        let mut rest = words.remainder();
         if let Some((word, tail)) = rest.split_first_chunk::<4>() {
             state = _mm_crc32_u32(state, u32::from_le_bytes(*word));
             rest = tail;
@@ -191,7 +195,7 @@ mod hardware {
         if let Some(&byte) = rest.first() {
             state = _mm_crc32_u8(state, byte);
         }
-        !state
+        state
     }
 }
 
