@@ -100,6 +100,9 @@ pub(crate) struct Decoder {
     record_len: u64,
     pending: Option<Step>,
     end: Option<LogEnd>,
+    /// Tailing: the rest of the current (short) block was dropped, with this report kind (or
+    /// silently); bytes that arrive in it later are dropped too.
+    rest_dropped: Option<Option<CorruptionKind>>,
 }
 
 impl Decoder {
@@ -135,6 +138,7 @@ impl Decoder {
             record_len: 0,
             pending: None,
             end: None,
+            rest_dropped: None,
         }
     }
 
@@ -144,10 +148,25 @@ impl Decoder {
         let len = len.min(BLOCK_SIZE);
         if self.eof && len >= self.len {
             // A refill of the current, short block (tailing).
-            self.end_of_buffer += (len - self.len) as u64;
+            let added = len - self.len;
+            self.end_of_buffer = self.end_of_buffer.saturating_add(added as u64);
+            if let Some(dropped) = self.rest_dropped {
+                // The rest of this block was dropped when it was shorter: what arrives in it
+                // now is dropped too, as a reader of the whole block drops it.
+                let old_end = self.position();
+                self.pos = len;
+                if let Some(kind) = dropped
+                    && added > 0
+                {
+                    self.pending = self
+                        .report(old_end, added as u64, kind)
+                        .map(Step::Corruption);
+                }
+            }
         } else {
             self.pos = 0;
-            self.end_of_buffer += len as u64;
+            self.rest_dropped = None;
+            self.end_of_buffer = self.end_of_buffer.saturating_add(len as u64);
         }
         self.len = len;
         self.eof = len < BLOCK_SIZE;
@@ -211,7 +230,13 @@ impl Decoder {
         let (record_offset, bytes) = (self.record_offset, self.record_len);
         self.in_record = false;
         self.record_len = 0;
+        // As LevelDB: a record cut by damage is reported even when empty (an empty FIRST, then
+        // a bad chunk: "error in middle of record", 0 bytes); one cut by a new record only when
+        // it had bytes (the tolerance for an old writer bug).
         let report = match kind {
+            Some(CorruptionKind::ErrorInMiddleOfRecord) => {
+                self.report(record_offset, bytes, CorruptionKind::ErrorInMiddleOfRecord)
+            }
             Some(kind) if bytes > 0 => self.report(record_offset, bytes, kind),
             _ => None,
         };
@@ -249,7 +274,7 @@ impl Decoder {
             let mut block_start = self.initial_offset - in_block;
             // As LevelDB: don't search a block if the offset is in its trailer.
             if in_block > (BLOCK_SIZE - (HEADER_SIZE - 1)) as u64 {
-                block_start += BLOCK_SIZE as u64;
+                block_start = block_start.saturating_add(BLOCK_SIZE as u64);
             }
             self.end_of_buffer = block_start;
             if block_start > 0 {
@@ -499,6 +524,7 @@ impl Decoder {
             }
             Parsed::ZeroHeader { offset, .. } => {
                 self.pos = self.len;
+                self.rest_dropped = Some(None);
                 if self.resync_after_zeros {
                     let next = block
                         .get(offset..)
@@ -510,12 +536,14 @@ impl Decoder {
                         )
                     {
                         self.pos = next;
+                        self.rest_dropped = None;
                     }
                 }
                 Phys::Bad(None)
             }
             Parsed::Erased { .. } => {
                 self.pos = self.len;
+                self.rest_dropped = Some(None);
                 Phys::Erased
             }
             Parsed::OldRecord { log_number, .. } => {
@@ -527,10 +555,12 @@ impl Decoder {
             }
             Parsed::BadLength { len, .. } => {
                 self.pos = self.len;
+                self.rest_dropped = Some(Some(CorruptionKind::BadRecordLength));
                 Phys::Bad(self.report(header_offset, len as u64, CorruptionKind::BadRecordLength))
             }
             Parsed::ChecksumMismatch { len, .. } => {
                 self.pos = self.len;
+                self.rest_dropped = Some(Some(CorruptionKind::ChecksumMismatch));
                 Phys::Bad(self.report(header_offset, len as u64, CorruptionKind::ChecksumMismatch))
             }
         }

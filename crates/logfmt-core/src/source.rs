@@ -120,6 +120,8 @@ pub struct IoSource<R, B> {
     reader: R,
     buffer: B,
     len: usize,
+    /// Bytes of an initial-offset skip not read yet (the input ended first; it may grow).
+    skip_left: u64,
 }
 
 impl<R, B: BorrowMut<[u8; BLOCK_SIZE]>> IoSource<R, B> {
@@ -130,6 +132,7 @@ impl<R, B: BorrowMut<[u8; BLOCK_SIZE]>> IoSource<R, B> {
             reader,
             buffer,
             len: 0,
+            skip_left: 0,
         }
     }
 
@@ -150,6 +153,26 @@ impl<R, B: BorrowMut<[u8; BLOCK_SIZE]>> IoSource<R, B> {
 }
 
 impl<R: embedded_io::Read, B: BorrowMut<[u8; BLOCK_SIZE]>> IoSource<R, B> {
+    /// Reads and discards what is left of the skip; returns whether it is done (if the input
+    /// ends first, the rest is kept for later reads, as a tailed input may grow).
+    fn finish_skip(&mut self) -> Result<bool, R::Error> {
+        while self.skip_left > 0 {
+            let chunk = usize::try_from(self.skip_left)
+                .unwrap_or(BLOCK_SIZE)
+                .min(BLOCK_SIZE);
+            let buffer: &mut [u8; BLOCK_SIZE] = self.buffer.borrow_mut();
+            let read = Self::fill(
+                &mut self.reader,
+                buffer.get_mut(..chunk).unwrap_or_default(),
+            )?;
+            self.skip_left -= read as u64;
+            if read < chunk {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
     /// Reads into `buffer[..]` until it is full or the input ends; returns the bytes read.
     fn fill(reader: &mut R, buffer: &mut [u8]) -> Result<usize, R::Error> {
         let mut filled = 0;
@@ -171,6 +194,9 @@ impl<R: embedded_io::Read, B: BorrowMut<[u8; BLOCK_SIZE]>> BlockSource for IoSou
 
     fn load_next(&mut self) -> Result<(), R::Error> {
         self.len = 0;
+        if !self.finish_skip()? {
+            return Ok(());
+        }
         self.len = Self::fill(&mut self.reader, self.buffer.borrow_mut())?;
         Ok(())
     }
@@ -180,6 +206,9 @@ impl<R: embedded_io::Read, B: BorrowMut<[u8; BLOCK_SIZE]>> BlockSource for IoSou
     }
 
     fn refill(&mut self) -> Result<bool, R::Error> {
+        if !self.finish_skip()? {
+            return Ok(false);
+        }
         let buffer: &mut [u8; BLOCK_SIZE] = self.buffer.borrow_mut();
         let added = Self::fill(
             &mut self.reader,
@@ -189,17 +218,10 @@ impl<R: embedded_io::Read, B: BorrowMut<[u8; BLOCK_SIZE]>> BlockSource for IoSou
         Ok(added > 0)
     }
 
-    fn skip(&mut self, mut bytes: u64) -> Result<(), R::Error> {
+    fn skip(&mut self, bytes: u64) -> Result<(), R::Error> {
         self.len = 0;
-        while bytes > 0 {
-            let chunk = usize::try_from(bytes).unwrap_or(BLOCK_SIZE).min(BLOCK_SIZE);
-            let buffer: &mut [u8; BLOCK_SIZE] = self.buffer.borrow_mut();
-            let read = Self::fill(&mut self.reader, &mut buffer[..chunk])?;
-            if read < chunk {
-                break;
-            }
-            bytes -= read as u64;
-        }
+        self.skip_left = self.skip_left.saturating_add(bytes);
+        self.finish_skip()?;
         Ok(())
     }
 }
