@@ -46,8 +46,8 @@ impl Chunk<'_> {
 pub struct ChunkRules {
     /// Verify checksums (LevelDB's `checksum` argument). Default `true`.
     pub verify: bool,
-    /// Read types 5–8 with the 11-byte recyclable header (RocksDB); otherwise every header is
-    /// 7 bytes (LevelDB). Default `false`.
+    /// Read types 5–8 (and RocksDB's recyclable metadata types 11 and 131) with the 11-byte
+    /// recyclable header; otherwise every header is 7 bytes (LevelDB). Default `false`.
     pub recyclable: bool,
     /// With `recyclable`: the log number chunks must carry; a recyclable chunk with another is
     /// [`Parsed::OldRecord`]. `None` accepts any.
@@ -188,7 +188,9 @@ pub fn parse_chunk<'a>(
     }
     let declared = u16::from_le_bytes([header[LENGTH_FIELD.start], header[LENGTH_FIELD.start + 1]]);
     let record_type = header[TYPE_FIELD];
-    let recyclable = rules.recyclable && (5..=8).contains(&record_type);
+    // RocksDB's recyclable header: types 5–8, and its recyclable metadata types 11 (timestamp
+    // sizes) and 131 (predecessor WAL info).
+    let recyclable = rules.recyclable && matches!(record_type, 5..=8 | 11 | 131);
     let header_len = if recyclable {
         RECYCLABLE_HEADER_SIZE
     } else {

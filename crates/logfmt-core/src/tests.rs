@@ -505,3 +505,34 @@ fn slice_writer_refuses_what_does_not_fit() {
     assert_eq!(writer.len(), before);
     assert!(writer.add_record(&[3; 50]).is_ok());
 }
+
+#[test]
+fn rocksdb_recyclable_metadata_types_use_the_long_header() {
+    // A type-131 chunk (predecessor WAL info) with the 11-byte header, then a record.
+    let log_number = 7u32;
+    let mut chunk = std::vec![0u8; 11];
+    chunk[4..6].copy_from_slice(&24u16.to_le_bytes());
+    chunk[6] = 131;
+    chunk[7..11].copy_from_slice(&log_number.to_le_bytes());
+    chunk.extend_from_slice(&[0x11; 24]);
+    let crc = checksum::mask(checksum::crc32c(&chunk[6..]));
+    chunk[..4].copy_from_slice(&crc.to_le_bytes());
+    let format = Format::Recyclable { log_number };
+    let rest = write(
+        &[b"after"],
+        &WriteOptions::new().format(format).start(chunk.len() as u64),
+    );
+    let mut log = chunk;
+    log.extend_from_slice(&rest);
+    let options = ReadOptions::new().format(ReadFormat::Recyclable { log_number });
+    let (seen, _) = read(&log, &options.clone().skip_ignorable_types(true));
+    assert_eq!(seen, [Seen::Record(35, b"after".to_vec())]);
+    let (seen, _) = read(&log, &options);
+    assert_eq!(
+        seen,
+        [
+            Seen::Drop(0, 24, CorruptionKind::UnknownRecordType(131)),
+            Seen::Record(35, b"after".to_vec())
+        ]
+    );
+}
