@@ -30,6 +30,20 @@ pub(crate) enum CliError {
         /// The path given twice.
         path: std::path::PathBuf,
     },
+    /// Flags that do not go together.
+    Usage(String),
+    /// A recyclable log needs a log number, and none was given or found in the file's name.
+    NoLogNumber {
+        /// The log.
+        path: std::path::PathBuf,
+    },
+    /// A record read a second time (to stream it) is not what was read the first time.
+    Changed {
+        /// The log.
+        path: std::path::PathBuf,
+        /// The record's offset.
+        offset: u64,
+    },
 }
 
 impl CliError {
@@ -44,11 +58,13 @@ impl CliError {
             Self::Log(
                 logfmt_std::Error::AlreadyExists { .. }
                 | logfmt_std::Error::TornTail { .. }
+                | logfmt_std::Error::StaleTail { .. }
                 | logfmt_std::Error::Damaged { .. },
             )
             | Self::Hinted(
                 logfmt_std::Error::AlreadyExists { .. }
                 | logfmt_std::Error::TornTail { .. }
+                | logfmt_std::Error::StaleTail { .. }
                 | logfmt_std::Error::Damaged { .. },
                 _,
             ) => EXIT_BAD_DATA,
@@ -66,6 +82,10 @@ impl CliError {
             Self::Log(logfmt_std::Error::TornTail { .. }) => Some(
                 "the file was left unchanged; --truncate-torn-tail cuts them off, losing no \
                  complete record, and appends",
+            ),
+            Self::Log(logfmt_std::Error::StaleTail { .. }) => Some(
+                "the file was left unchanged; --truncate-torn-tail cuts the stale bytes off, \
+                 losing no record of this log, and appends",
             ),
             Self::Log(logfmt_std::Error::Damaged { .. }) => Some(
                 "the file was left unchanged; `logfmt salvage` copies its records into a new log",
@@ -89,6 +109,23 @@ impl fmt::Display for CliError {
                 return write!(
                     f,
                     "the output is the input: {} (salvage writes a new log)",
+                    path.display()
+                );
+            }
+            Self::Usage(message) => return f.write_str(message),
+            Self::NoLogNumber { path } => {
+                return write!(
+                    f,
+                    "the log number of {} is not known: give --log-number N (RocksDB names \
+                     a log after its number, as in 000042.log)",
+                    path.display()
+                );
+            }
+            Self::Changed { path, offset } => {
+                return write!(
+                    f,
+                    "the log changed while it was read: the record at offset {offset} no \
+                     longer reads the same: {}",
                     path.display()
                 );
             }

@@ -2,15 +2,18 @@
 //! LevelDB's and RocksDB's write-ahead logs and MANIFEST files).
 //!
 //! ```text
-//! logfmt write [--append [--truncate-torn-tail]] [--force] [--input lines|framed] FILE
-//! logfmt cat [--output lines|hex|json|framed] [--offset N | --range A..B] [READ] FILE
+//! logfmt write [--append [--truncate-torn-tail]] [--force] [--input lines|framed]
+//!              [--format legacy|recyclable] [--log-number N] FILE
+//! logfmt cat [--output lines|hex|json|framed] [--offset N | --range A..B]
+//!            [--buffer-limit BYTES] [READ] FILE
 //! logfmt verify [--json] [--offset N] [READ] FILE
-//! logfmt dump [--json] [--erased ff|00] FILE
-//! logfmt stats [--json] [--erased ff|00] FILE
-//! logfmt salvage [--json] [--force] [--erased ff|00] IN OUT
-//! logfmt split [--parts N] [--json] [--erased ff|00] FILE
+//! logfmt dump [--json] [--erased ff|00] [FORMAT] FILE
+//! logfmt stats [--json] [--erased ff|00] [FORMAT] FILE
+//! logfmt salvage [--json] [--force] [--erased ff|00] [FORMAT] IN OUT
+//! logfmt split [--parts N] [--json] [--erased ff|00] [FORMAT] FILE
 //!
-//! READ: [--recovery tolerate|absolute|point-in-time|skip] [--erased ff|00]
+//! READ: [--recovery tolerate|absolute|point-in-time|skip] [--erased ff|00] [FORMAT]
+//! FORMAT: [--format legacy|recyclable|auto] [--log-number N] [--ignorable-types report|skip]
 //! ```
 //!
 //! Exit status: 0 success; 1 damage found (`verify`, `cat --recovery absolute`), a log refused
@@ -19,10 +22,12 @@
 
 mod cmd;
 mod error;
+mod format;
 mod input;
 mod options;
 mod output;
 mod progress;
+mod reread;
 mod scan;
 
 use std::io::Write;
@@ -137,5 +142,39 @@ mod tests {
         }
         assert!(Cli::try_parse_from(["logfmt", "split", "--parts", "0", "f"]).is_err());
         assert!(Cli::try_parse_from(["logfmt", "dump", "--erased", "fe", "f"]).is_err());
+    }
+
+    #[test]
+    fn format_flags() {
+        for ok in [
+            &["write", "--format", "recyclable", "--log-number", "7", "f"][..],
+            &["write", "--format", "legacy", "f"],
+            &["cat", "--format", "auto", "--ignorable-types", "skip", "f"],
+            &["cat", "--buffer-limit", "0", "f"],
+            &[
+                "verify",
+                "--format",
+                "recyclable",
+                "--log-number",
+                "4294967338",
+                "f",
+            ],
+            &["dump", "--format", "auto", "f"],
+            &["stats", "--log-number", "3", "f"],
+            &["salvage", "--format", "recyclable", "a", "b"],
+            &["split", "--ignorable-types", "report", "f"],
+        ] {
+            let args = std::iter::once("logfmt").chain(ok.iter().copied());
+            assert!(Cli::try_parse_from(args).is_ok(), "{ok:?}");
+        }
+        for bad in [
+            &["write", "--format", "auto", "f"][..],
+            &["cat", "--format", "rocksdb", "f"],
+            &["cat", "--log-number", "-1", "f"],
+            &["verify", "--ignorable-types", "ignore", "f"],
+        ] {
+            let args = std::iter::once("logfmt").chain(bad.iter().copied());
+            assert!(Cli::try_parse_from(args).is_err(), "{bad:?}");
+        }
     }
 }

@@ -1,8 +1,12 @@
-//! Options shared by the reading commands: the recovery mode, erased flash, byte ranges.
+//! Options shared by the reading commands: the recovery mode, erased flash, the chunk format,
+//! byte ranges.
 
 use std::ops::Range;
 
-use logfmt_std::{ReadOptions, ReaderOptions, RecoveryMode};
+use logfmt_std::{LogFile, ReadOptions, ReaderOptions, RecoveryMode};
+
+use crate::error::CliError;
+use crate::format::FormatArgs;
 
 /// `--recovery`: what is done with damage (RocksDB's WAL recovery modes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -61,21 +65,28 @@ pub(crate) struct ReadArgs {
     /// bytes means nothing was written from there to the end of its block.
     #[arg(long, value_enum, value_name = "BYTE")]
     pub(crate) erased: Option<Erased>,
+    #[command(flatten)]
+    pub(crate) format: FormatArgs,
 }
 
 impl ReadArgs {
-    /// The reader options for these flags, starting at `offset` and limited to `range`.
-    pub(crate) fn options(&self, offset: u64, range: Option<Range<u64>>) -> ReaderOptions {
-        let read = ReadOptions::new()
-            .initial_offset(offset)
-            .erased(self.erased.map(Erased::byte));
+    /// The reader options for these flags on `log`, starting at `offset` and limited to
+    /// `range`.
+    pub(crate) fn options(
+        &self,
+        log: &LogFile,
+        offset: u64,
+        range: Option<Range<u64>>,
+    ) -> Result<ReaderOptions, CliError> {
+        let read = ReadOptions::new().erased(self.erased.map(Erased::byte));
+        let read = self.format.read_options(log, read)?.initial_offset(offset);
         let options = ReaderOptions::new()
             .read(read)
             .recovery(self.recovery.into());
-        match range {
+        Ok(match range {
             Some(range) => options.range(range),
             None => options,
-        }
+        })
     }
 }
 

@@ -28,7 +28,7 @@ pub(crate) enum OutputError {
         /// File offset of the record.
         offset: u64,
         /// Its length.
-        len: usize,
+        len: u64,
     },
 }
 
@@ -67,32 +67,50 @@ impl OutputFormat {
         offset: u64,
         data: &[u8],
     ) -> Result<(), OutputError> {
+        self.begin(out, offset, data.len() as u64)?;
+        self.part(out, data)?;
+        self.end(out)
+    }
+
+    /// Starts printing the record at file offset `offset`, of `len` bytes: then its payload
+    /// goes to [`part`](Self::part) in pieces, and [`end`](Self::end) ends it. Nothing is
+    /// printed if it fails.
+    pub(crate) fn begin<W: Write>(
+        self,
+        out: &mut W,
+        offset: u64,
+        len: u64,
+    ) -> Result<(), OutputError> {
         match self {
-            Self::Lines => {
-                out.write_all(data)?;
-                out.write_all(b"\n")?;
-            }
-            Self::Hex => {
-                write_hex(out, data)?;
-                out.write_all(b"\n")?;
-            }
-            Self::Json => {
-                write!(
-                    out,
-                    "{{\"offset\": {offset}, \"length\": {}, \"hex\": \"",
-                    data.len()
-                )?;
-                write_hex(out, data)?;
-                out.write_all(b"\"}\n")?;
-            }
+            Self::Lines | Self::Hex => {}
+            Self::Json => write!(
+                out,
+                "{{\"offset\": {offset}, \"length\": {len}, \"hex\": \""
+            )?,
             Self::Framed => {
-                let len = u32::try_from(data.len()).map_err(|_| OutputError::TooLongForFrame {
-                    offset,
-                    len: data.len(),
-                })?;
+                let len =
+                    u32::try_from(len).map_err(|_| OutputError::TooLongForFrame { offset, len })?;
                 out.write_all(&len.to_le_bytes())?;
-                out.write_all(data)?;
             }
+        }
+        Ok(())
+    }
+
+    /// Prints a piece of the payload of the record begun.
+    pub(crate) fn part<W: Write>(self, out: &mut W, data: &[u8]) -> Result<(), OutputError> {
+        match self {
+            Self::Lines | Self::Framed => out.write_all(data)?,
+            Self::Hex | Self::Json => write_hex(out, data)?,
+        }
+        Ok(())
+    }
+
+    /// Ends the record begun.
+    pub(crate) fn end<W: Write>(self, out: &mut W) -> Result<(), OutputError> {
+        match self {
+            Self::Lines | Self::Hex => out.write_all(b"\n")?,
+            Self::Json => out.write_all(b"\"}\n")?,
+            Self::Framed => {}
         }
         Ok(())
     }

@@ -3,8 +3,8 @@
 
 use std::io;
 
-use logfmt_core::{BLOCK_SIZE, BlockSource, Corruption, CorruptionKind};
-use logfmt_std::{Damage, Ending, Entry, LogReader, ReadError};
+use logfmt_core::{BLOCK_SIZE, BlockSource, Corruption, CorruptionKind, LogEnd, Oversized};
+use logfmt_std::{Bounded, Damage, Ending, LogFile, LogReader, ReadError, StaleTail};
 
 use crate::progress::Progress;
 
@@ -18,6 +18,8 @@ pub(crate) enum Found<'a> {
         /// Its payload.
         data: &'a [u8],
     },
+    /// A complete record assembled from more bytes than the limit: not held in memory.
+    Oversized(Oversized),
     /// Damage the recovery mode reports (not the damage absolute consistency fails on: see
     /// [`Outcome::failed_on`]).
     Damage(Damage),
@@ -42,11 +44,16 @@ pub(crate) struct Outcome {
     pub(crate) failed_on: Option<Damage>,
 }
 
+/// No limit: every record is held in memory whole.
+pub(crate) const UNLIMITED: usize = usize::MAX;
+
 /// Reads the whole log (or range), calling `visit` with each record and report in order. A
-/// record is only handed over once it is complete.
+/// record is only handed over once it is complete; one assembled from more than `limit`
+/// bytes is handed over as [`Found::Oversized`], without its data.
 pub(crate) fn scan<S, E>(
     reader: &mut LogReader<S>,
     progress: &Progress,
+    limit: usize,
     mut visit: impl FnMut(Found<'_>) -> Result<(), E>,
 ) -> Result<Outcome, E>
 where
@@ -55,12 +62,14 @@ where
     let mut failed_on = None;
     loop {
         progress.set(reader.position());
-        match reader.next() {
-            Ok(Some(Entry::Record(record))) => visit(Found::Record {
+        match reader.next_bounded(limit) {
+            Ok(Some(Bounded::Record(record))) => visit(Found::Record {
                 offset: record.offset,
                 data: record.data,
             })?,
-            Ok(Some(Entry::Damage(damage))) => visit(Found::Damage(damage))?,
+            Ok(Some(Bounded::Oversized(record))) => visit(Found::Oversized(record))?,
+            Ok(Some(Bounded::Damage(damage))) => visit(Found::Damage(damage))?,
+            Ok(Some(_)) => {}
             Ok(None) => break,
             Err(ReadError::Damaged(damage)) => {
                 failed_on = Some(damage);
@@ -83,6 +92,42 @@ where
         tail: reader.tail(),
         failed_on,
     })
+}
+
+/// The stale bytes after a recyclable log that ended at a record of an earlier use of the
+/// file (`outcome` is from `reader` over `log`): counted to the end of the file (for a pipe,
+/// by reading on).
+pub(crate) fn stale_tail<S>(
+    log: &LogFile,
+    reader: &mut LogReader<S>,
+    outcome: &Outcome,
+) -> io::Result<Option<StaleTail>>
+where
+    S: BlockSource<Error = io::Error>,
+{
+    let Some(Ending::Log(LogEnd::OldRecord { offset, log_number })) = outcome.ending else {
+        return Ok(None);
+    };
+    let len = if log.is_regular() {
+        log.file().metadata()?.len()
+    } else {
+        // The reader stopped at the end of the block it had read; count the rest.
+        let mut len = reader.position();
+        let source = reader.get_mut();
+        loop {
+            source.load_next()?;
+            let read = source.block().len();
+            len += read as u64;
+            if read < BLOCK_SIZE {
+                break len;
+            }
+        }
+    };
+    Ok(Some(StaleTail {
+        offset,
+        bytes: len.saturating_sub(offset),
+        log_number,
+    }))
 }
 
 #[cfg(test)]
@@ -127,11 +172,12 @@ mod tests {
     fn with_scan<R: Read>(log: R, options: &ReaderOptions) -> io::Result<Vec<Seen>> {
         let mut reader = LogReader::new(StdSource::new(log), options);
         let mut seen = Vec::new();
-        scan(&mut reader, &Progress::none(), |found| {
+        scan(&mut reader, &Progress::none(), UNLIMITED, |found| {
             match found {
                 Found::Record { offset, data } => seen.push(Seen::Record(offset, data.to_vec())),
                 Found::Damage(d) => seen.push(Seen::Drop(d)),
                 Found::ReadError { error, .. } => return Err(error),
+                Found::Oversized(o) => panic!("{o:?}"),
             }
             Ok(())
         })?;
@@ -173,7 +219,7 @@ mod tests {
         let options = ReaderOptions::new().recovery(RecoveryMode::AbsoluteConsistency);
         let mut reader = LogReader::new(StdSource::new(&log[..30_000]), &options);
         let mut seen = 0;
-        let outcome = scan(&mut reader, &Progress::none(), |_| {
+        let outcome = scan(&mut reader, &Progress::none(), UNLIMITED, |_| {
             seen += 1;
             Ok::<(), ()>(())
         });
@@ -200,14 +246,16 @@ mod tests {
         let source = StdSource::new(FailsAfter(&log[..BLOCK_SIZE]));
         let mut reader = LogReader::new(source, &ReaderOptions::new());
         let mut seen = Vec::new();
-        let result: Result<Outcome, ()> = scan(&mut reader, &Progress::none(), |found| {
-            seen.push(match found {
-                Found::Record { offset, data } => Seen::Record(offset, data.to_vec()),
-                Found::Damage(d) => Seen::Drop(d),
-                Found::ReadError { corruption: c, .. } => Seen::Drop(c.into()),
+        let result: Result<Outcome, ()> =
+            scan(&mut reader, &Progress::none(), UNLIMITED, |found| {
+                seen.push(match found {
+                    Found::Record { offset, data } => Seen::Record(offset, data.to_vec()),
+                    Found::Damage(d) => Seen::Drop(d),
+                    Found::ReadError { corruption: c, .. } => Seen::Drop(c.into()),
+                    Found::Oversized(o) => panic!("{o:?}"),
+                });
+                Ok(())
             });
-            Ok(())
-        });
         assert!(result.is_ok());
         let read_error = Corruption {
             offset: 32_768,

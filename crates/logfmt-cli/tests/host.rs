@@ -465,7 +465,7 @@ fn stats_count_records_chunks_and_waste() -> TestResult {
             "record_size": {"min": 0, "median": 5, "max": 40_000},
             "chunks": {"full": 3, "first": 1, "middle": 0, "last": 1, "unknown": 0},
             "header_bytes": 35, "trailer_bytes": 6, "skipped_bytes": 0,
-            "damage": {"regions": 0, "bytes": 0}, "tail": null,
+            "damage": {"regions": 0, "bytes": 0}, "tail": null, "stale": null,
         })
     );
     // Keys come in the documented order.
@@ -482,6 +482,7 @@ fn stats_count_records_chunks_and_waste() -> TestResult {
         "\"skipped_bytes\"",
         "\"damage\"",
         "\"tail\"",
+        "\"stale\"",
     ];
     let positions: Vec<usize> = order.iter().filter_map(|k| text.find(k)).collect();
     assert!(positions.windows(2).all(|w| w[0] < w[1]), "{text}");

@@ -11,29 +11,36 @@
 //! - it ends in a torn or unwritten tail: refused ([`Error::TornTail`]), unless
 //!   [`TornTailPolicy::Truncate`] is given; then exactly those bytes are cut off
 //!   (`set_len`) and the writer continues there;
+//! - a recyclable log that ends at a record of an earlier use of the file (a recycled file,
+//!   or a file of another log number) is treated the same way: refused
+//!   ([`Error::StaleTail`]) or, with [`TornTailPolicy::Truncate`], cut off there — records
+//!   appended after stale bytes would never be read;
 //! - anything else is damaged: refused ([`Error::Damaged`]). A log is never continued after
 //!   garbage: copy its records into a new log instead.
 
 use std::fs::{File, OpenOptions};
 use std::path::Path;
 
-use logfmt_core::{Format, ReadFormat, ReadOptions};
+use logfmt_core::{Format, LogEnd, ReadFormat, ReadOptions};
 
 use crate::error::{Error, Operation};
 use crate::file::{LogFile, check_kind, check_writable_kind, inspect};
-use crate::reader::{Entry, LogReader, ReaderOptions};
-use crate::recovery::{Damage, DamageKind, ReadError, RecoveryMode};
+use crate::reader::{Bounded, LogReader, ReaderOptions};
+use crate::recovery::{Damage, DamageKind, Ending, ReadError, RecoveryMode};
 use crate::source::StdSource;
 use crate::writer::{LogWriter, WriterOptions};
 
-/// What [`LogWriter::append`] does with a log that ends in a torn or unwritten tail.
+/// What [`LogWriter::append`] does with a log that ends in a torn or unwritten tail (or, in a
+/// recyclable log, in the stale bytes of an earlier use of the file).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 #[non_exhaustive]
 pub enum TornTailPolicy {
-    /// Refuse with [`Error::TornTail`], leaving the file unchanged. The default.
+    /// Refuse with [`Error::TornTail`] (or [`Error::StaleTail`]), leaving the file unchanged.
+    /// The default.
     #[default]
     Refuse,
-    /// Cut the torn bytes off (no complete record is among them) and continue there.
+    /// Cut the torn bytes off (no complete record is among them) and continue there; in a
+    /// recyclable log, cut the stale bytes of an earlier use off likewise.
     Truncate,
 }
 
@@ -101,6 +108,22 @@ pub struct AppendReport {
     pub start: u64,
     /// The torn tail that was cut off, if any.
     pub truncated: Option<Damage>,
+    /// The stale bytes of an earlier use of the file that were cut off, if any (a recyclable
+    /// log).
+    pub stale: Option<StaleTail>,
+}
+
+/// The bytes after the end of a recyclable log that an earlier use of the file left (RocksDB
+/// recycles obsolete log files without truncating them): they begin with, or lead up to, a
+/// chunk of another log number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct StaleTail {
+    /// Where this log ends and the stale bytes begin.
+    pub offset: u64,
+    /// How many there are, to the end of the file.
+    pub bytes: u64,
+    /// The log number of the stale chunk that ends the log.
+    pub log_number: u32,
 }
 
 impl LogWriter<File> {
@@ -193,6 +216,32 @@ impl LogWriter<File> {
                 count: found.damages,
             });
         }
+        if let Some((offset, log_number)) = found.stale {
+            let tail = StaleTail {
+                offset,
+                bytes: len.saturating_sub(offset),
+                log_number,
+            };
+            if options.torn_tail == TornTailPolicy::Refuse {
+                return Err(Error::StaleTail {
+                    path: path.into(),
+                    offset,
+                    bytes: tail.bytes,
+                    log_number,
+                });
+            }
+            file.set_len(offset)
+                .map_err(|e| Error::io(Operation::Truncate, path, e))?;
+            let writer = Self::new(file, &options.writer.clone().start(offset));
+            let report = AppendReport {
+                records: found.records,
+                len,
+                start: offset,
+                truncated: None,
+                stale: Some(tail),
+            };
+            return Ok((writer, report));
+        }
         let (start, truncated) = match (found.tail, options.torn_tail) {
             (None, _) => (len, None),
             (Some(tail), TornTailPolicy::Refuse) => {
@@ -214,6 +263,7 @@ impl LogWriter<File> {
             len,
             start,
             truncated,
+            stale: None,
         };
         Ok((writer, report))
     }
@@ -226,6 +276,8 @@ struct Survey {
     first_damage: Option<Damage>,
     damages: u64,
     tail: Option<Damage>,
+    /// A recyclable log ending at a stale record: where, and its log number.
+    stale: Option<(u64, u32)>,
 }
 
 fn survey(file: &File, format: Format) -> std::io::Result<Survey> {
@@ -240,9 +292,10 @@ fn survey(file: &File, format: Format) -> std::io::Result<Survey> {
     let mut first_damage = None;
     let mut damages = 0;
     loop {
-        match reader.next() {
+        // Records are only counted: none is assembled.
+        match reader.next_bounded(0) {
             Ok(None) => break,
-            Ok(Some(Entry::Damage(damage))) if damage.kind != DamageKind::TornTail => {
+            Ok(Some(Bounded::Damage(damage))) if damage.kind != DamageKind::TornTail => {
                 damages += 1;
                 first_damage.get_or_insert(damage);
             }
@@ -253,12 +306,18 @@ fn survey(file: &File, format: Format) -> std::io::Result<Survey> {
                 first_damage.get_or_insert(damage);
                 break;
             }
+            Err(_) => break,
         }
     }
+    let stale = match reader.ending() {
+        Some(Ending::Log(LogEnd::OldRecord { offset, log_number })) => Some((offset, log_number)),
+        _ => None,
+    };
     Ok(Survey {
         records: reader.records(),
         first_damage,
         damages,
         tail: reader.tail(),
+        stale,
     })
 }

@@ -87,6 +87,20 @@ pub enum Error {
         /// How many there are, to the end of the file.
         bytes: u64,
     },
+    /// A recyclable log ends at a chunk of another log number, followed by the stale bytes
+    /// of an earlier use of the file (RocksDB recycles log files without truncating them).
+    /// Records appended after them would never be read, so the log was left unchanged.
+    /// Truncating it at `offset` loses no record of this log.
+    StaleTail {
+        /// The path.
+        path: PathBuf,
+        /// Where this log ends and the stale bytes begin.
+        offset: u64,
+        /// How many there are, to the end of the file.
+        bytes: u64,
+        /// The log number of the stale chunk.
+        log_number: u32,
+    },
     /// The log holds damage other than a torn tail (or, read with
     /// [`RecoveryMode::AbsoluteConsistency`](crate::RecoveryMode::AbsoluteConsistency), any
     /// damage). It was left unchanged: copy its records into a clean log instead.
@@ -125,6 +139,7 @@ impl Error {
             | Self::NotAFile { path }
             | Self::AlreadyExists { path, .. }
             | Self::TornTail { path, .. }
+            | Self::StaleTail { path, .. }
             | Self::Damaged { path, .. }
             | Self::Write { path, .. } => path,
         }
@@ -153,6 +168,17 @@ impl fmt::Display for Error {
             } => write!(
                 f,
                 "log ends in {bytes} torn bytes at offset {offset} that hold no complete record: {}",
+                path.display()
+            ),
+            Self::StaleTail {
+                path,
+                offset,
+                bytes,
+                log_number,
+            } => write!(
+                f,
+                "log ends at offset {offset} at a record of log number {log_number}, \
+                 followed by {bytes} stale bytes of an earlier use of the file: {}",
                 path.display()
             ),
             Self::Damaged { path, first, count } => {

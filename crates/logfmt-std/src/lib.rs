@@ -10,7 +10,9 @@
 //!   its last complete record ends. A torn tail is refused ([`Error::TornTail`], file
 //!   unchanged) or, with [`TornTailPolicy::Truncate`], cut off exactly; any other damage is
 //!   refused ([`Error::Damaged`]). LevelDB appends after the torn bytes instead and loses the
-//!   new records (google/leveldb#1287).
+//!   new records (google/leveldb#1287). A recyclable log (RocksDB's) is continued with its log
+//!   number; the stale bytes of a recycled file's earlier use after it are refused
+//!   ([`Error::StaleTail`]) or cut off like a torn tail.
 //!
 //! Reading:
 //!
@@ -18,6 +20,11 @@
 //!   modes: LevelDB's tolerance by default, absolute consistency, point-in-time, skip any
 //!   corruption), the end of the log classified ([`LogReader::tail`], [`Ending`]), regions
 //!   LevelDB skips silently found, and optionally limited to a byte range.
+//!   [`LogReader::next_bounded`] reads records of any size in bounded memory: a record
+//!   assembled from more bytes than a limit is returned as [`Bounded::Oversized`] (where it
+//!   is and how long) once it is complete, to be streamed by a second read from its offset.
+//!   In a recyclable log, the end of a recycled file's new records is the end of the log,
+//!   even where the earlier use's bytes resume in the middle of a chunk, as RocksDB reads it.
 //! - [`split`] and [`par_scan`] — a log cut into byte ranges read in parallel (rayon); the
 //!   ranges return every record of a sequential read exactly once, damaged logs included.
 //! - [`MappedLog`] — a memory-mapped log (memmap2) whose records in one chunk are slices of the
@@ -134,12 +141,12 @@ mod source;
 mod split;
 mod writer;
 
-pub use append::{AppendOptions, AppendReport, TornTailPolicy};
+pub use append::{AppendOptions, AppendReport, StaleTail, TornTailPolicy};
 pub use error::{Error, Operation};
 pub use file::{FileWriter, LogFile};
 pub use logfmt_core::*;
 pub use mmap::{MappedEntry, MappedLog, MappedRecord, MappedRecords};
-pub use reader::{Entry, LogReader, ReaderOptions};
+pub use reader::{Bounded, Entry, LogReader, ReaderOptions};
 pub use recovery::{
     Action, Damage, DamageKind, Ending, ReadError, RecoveryMode, UnknownRecoveryMode,
 };

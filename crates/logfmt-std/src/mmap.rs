@@ -197,6 +197,8 @@ impl<'m> Iterator for MappedRecords<'m> {
             }
             Err(ReadError::Damaged(damage)) => Some(Err(damage)),
             Err(ReadError::Io(never)) => match never {},
+            // Only `next_bounded` leaves records unassembled, and it is never called here.
+            Err(ReadError::NotAssembled(_)) => None,
         }
     }
 }

@@ -1,11 +1,13 @@
 //! [`LogReader`]: whole records with a [`RecoveryMode`] applied, optionally limited to a
 //! byte range of the log.
 
+use std::collections::VecDeque;
 use std::ops::Range;
 
+use logfmt_core::block::{BlockParser, ChunkRules, Parsed};
 use logfmt_core::{
     BLOCK_SIZE, BlockSource, Corruption, CorruptionKind, Event, FragmentKind, FragmentReader,
-    HEADER_SIZE, LogEnd, RECYCLABLE_HEADER_SIZE, ReadFormat, ReadOptions, Record,
+    HEADER_SIZE, LogEnd, Oversized, RECYCLABLE_HEADER_SIZE, ReadFormat, ReadOptions, Record,
 };
 
 use crate::recovery::{Action, Damage, DamageKind, Ending, ReadError, RecoveryMode};
@@ -64,6 +66,31 @@ pub enum Entry<'a> {
     Damage(Damage),
 }
 
+/// What [`LogReader::next_bounded`] found: an [`Entry`], or a record too large to assemble.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Bounded<'a> {
+    /// A complete record: in one chunk (borrowed from the block, whatever its size), or
+    /// assembled from fragments in no more than the limit.
+    Record(Record<'a>),
+    /// A complete, valid record assembled from more bytes than the limit: its data was not
+    /// kept (reading goes on). Read it again from its offset to stream it, e.g. with a
+    /// [`FragmentReader`] and [`ReadOptions::initial_offset`]: its first chunk starts exactly
+    /// there, so it is the first record such a reader returns.
+    Oversized(Oversized),
+    /// Damage the recovery mode reports.
+    Damage(Damage),
+}
+
+impl<'a> From<Entry<'a>> for Bounded<'a> {
+    fn from(entry: Entry<'a>) -> Self {
+        match entry {
+            Entry::Record(record) => Self::Record(record),
+            Entry::Damage(damage) => Self::Damage(damage),
+        }
+    }
+}
+
 /// A [`BlockSource`] that knows the offset of its current block (relative to where reading
 /// starts), and can start at an offset of its own.
 #[derive(Debug)]
@@ -73,6 +100,32 @@ struct Tracked<S> {
     skip_first: u64,
     block_start: u64,
     block_len: usize,
+    /// With ignorable types skipped: how chunks are parsed to find them.
+    ignorable: Option<ChunkRules>,
+    /// The chunks of ignorable types in the blocks loaded (offsets relative to where reading
+    /// started): the decoder skips them without an event, and they are not damage.
+    spans: Vec<Range<u64>>,
+}
+
+impl<S: BlockSource> Tracked<S> {
+    /// Notes the ignorable chunks of the current block.
+    fn find_ignorable(&mut self) {
+        let Some(rules) = self.ignorable else { return };
+        let start = self.block_start;
+        self.spans.retain(|span| span.start < start);
+        let block = self.source.block();
+        let chunks = BlockParser::new(block)
+            .rules(rules)
+            .last_block(block.len() < BLOCK_SIZE);
+        for item in chunks {
+            if let Parsed::Chunk(chunk) = item
+                && chunk.record_type & 0x80 != 0
+            {
+                let at = start + chunk.offset as u64;
+                self.spans.push(at..start + chunk.end() as u64);
+            }
+        }
+    }
 }
 
 impl<S: BlockSource> BlockSource for Tracked<S> {
@@ -87,6 +140,7 @@ impl<S: BlockSource> BlockSource for Tracked<S> {
         self.block_len = 0;
         self.source.load_next()?;
         self.block_len = self.source.block().len();
+        self.find_ignorable();
         Ok(())
     }
 
@@ -103,6 +157,9 @@ impl<S: BlockSource> BlockSource for Tracked<S> {
     fn refill(&mut self) -> Result<bool, S::Error> {
         let grew = self.source.refill()?;
         self.block_len = self.source.block().len();
+        if grew {
+            self.find_ignorable();
+        }
         Ok(grew)
     }
 }
@@ -118,6 +175,7 @@ enum Current {
 }
 
 /// What one event led to.
+#[derive(Debug)]
 enum Step {
     Continue,
     /// A record in one chunk: `payload` is its place in the current block.
@@ -131,6 +189,8 @@ enum Step {
         offset: u64,
         end: u64,
     },
+    /// A record longer than the limit: not assembled.
+    Oversized(Oversized),
     Damage(Damage),
     Done,
 }
@@ -145,7 +205,23 @@ enum Step {
 /// - the end of the log is classified: a torn or unwritten tail is found whatever the mode
 ///   ([`tail`](Self::tail)), and [`ending`](Self::ending) says how reading stopped;
 /// - regions LevelDB skips silently (a zero header mid-log) are found;
-/// - an optional byte range limits reading to the records that start in it.
+/// - an optional byte range limits reading to the records that start in it;
+/// - in a recyclable log (RocksDB's), the end of this use of a recycled file is found even
+///   when the stale bytes of the earlier use do not start at a chunk boundary (see below);
+/// - [`next_bounded`](Self::next_bounded) assembles records only up to a limit, for reading
+///   records of any size in bounded memory.
+///
+/// **Recycled files.** RocksDB reuses obsolete log files without truncating them: after a
+/// crash, the records of the new use are followed by the bytes of the earlier use. Where the
+/// new records end, the earlier use's bytes generally resume in the middle of one of its
+/// chunks, which reads as a bad checksum or length up to the end of that block; the next
+/// block starts with a chunk of the earlier log ([`LogEnd::OldRecord`]). That pattern — a
+/// checksum or length error (with the record in progress it cuts off, if any) followed
+/// directly by an old record at the next block — is the end of the log, not damage:
+/// [`ending`](Self::ending) is `Log(OldRecord)` at the offset where the new records end, as
+/// RocksDB reads it. Under [`RecoveryMode::AbsoluteConsistency`] it is still an error (it
+/// cannot be told apart from damage in the last block; RocksDB refuses to recycle logs in
+/// that mode), and [`RecoveryMode::PointInTimeRecovery`] stops at it as at any damage.
 ///
 /// Like the core readers it is a lending iterator: each entry borrows the reader.
 ///
@@ -192,6 +268,19 @@ pub struct LogReader<S> {
     /// The longest block trailer: a header size less one.
     max_trailer: u64,
     buffer: Vec<u8>,
+    /// Records assembled from more bytes than this are not kept (see `next_bounded`).
+    limit: usize,
+    /// The record in progress outgrew `limit`: its bytes are counted, not kept.
+    overflowed: bool,
+    /// The chunk format read.
+    format: ReadFormat,
+    /// Payload bytes of the record in progress.
+    assembled: u64,
+    /// Steps held back while the damage before them is reported (recycled-file check).
+    pending: VecDeque<Step>,
+    /// Damage that may be the garbage at the end of a recycled file's new records: held back
+    /// until the next step tells (see the type's documentation).
+    suspects: Vec<Damage>,
     current: Current,
     /// File position after the last event.
     settled: Option<u64>,
@@ -233,11 +322,20 @@ impl<S: BlockSource> LogReader<S> {
             ReadFormat::Legacy => HEADER_SIZE - 1,
             _ => RECYCLABLE_HEADER_SIZE - 1,
         } as u64;
+        let ignorable = options.read.skip_ignorable_types.then(|| {
+            let mut rules = ChunkRules::default();
+            rules.verify = options.read.verify_checksums;
+            rules.recyclable = options.read.format != ReadFormat::Legacy;
+            rules.erased = options.read.erased;
+            rules
+        });
         let tracked = Tracked {
             source,
             skip_first: base,
             block_start: 0,
             block_len: 0,
+            ignorable,
+            spans: Vec::new(),
         };
         let from_start = base == 0 && initial_offset == 0;
         Self {
@@ -251,6 +349,12 @@ impl<S: BlockSource> LogReader<S> {
             erased: options.read.erased.is_some(),
             max_trailer,
             buffer: Vec::new(),
+            limit: usize::MAX,
+            overflowed: false,
+            format: options.read.format,
+            assembled: 0,
+            pending: VecDeque::new(),
+            suspects: Vec::new(),
             current: Current::None,
             settled: from_start.then_some(0),
             last_clean: from_start.then_some(0),
@@ -268,27 +372,79 @@ impl<S: BlockSource> LogReader<S> {
     ///
     /// # Errors
     /// [`ReadError::Io`] if reading fails (the log ends there), [`ReadError::Damaged`] for
-    /// damage in [`RecoveryMode::AbsoluteConsistency`].
+    /// damage in [`RecoveryMode::AbsoluteConsistency`], [`ReadError::NotAssembled`] for a
+    /// record that an earlier [`next_bounded`](Self::next_bounded) call stopped assembling.
     #[expect(
         clippy::should_implement_trait,
         reason = "a lending iterator: items borrow the reader, which `Iterator` cannot express"
     )]
     pub fn next(&mut self) -> Result<Option<Entry<'_>>, ReadError<S::Error>> {
-        if let Some((offset, end, payload)) = self.held.take() {
-            return Ok(Some(self.single(offset, end, payload)));
+        match self.next_bounded(usize::MAX)? {
+            None => Ok(None),
+            Some(Bounded::Record(record)) => Ok(Some(Entry::Record(record))),
+            Some(Bounded::Damage(damage)) => Ok(Some(Entry::Damage(damage))),
+            Some(Bounded::Oversized(oversized)) => Err(ReadError::NotAssembled(oversized)),
         }
+    }
+
+    /// As [`next`](Self::next), but a record assembled from fragments is kept only up to
+    /// `limit` bytes: a longer one is counted, and returned as [`Bounded::Oversized`] once it
+    /// is complete (a record that is not completed is dropped as by `next`). Records, damage
+    /// and the end of the log are otherwise exactly those of `next`, so the memory used is
+    /// bounded by `limit` whatever the size of the records. A record in one chunk is always
+    /// returned (it is borrowed from the block). With `limit` 0 nothing is assembled: enough
+    /// to count records and their sizes.
+    ///
+    /// ```
+    /// use logfmt_std::{Bounded, LogReader, LogWriter, ReaderOptions, WriterOptions};
+    ///
+    /// let mut writer = LogWriter::new(Vec::new(), &WriterOptions::new());
+    /// writer.add_record(&[1u8; 1000])?;
+    /// writer.add_record(&[2u8; 100_000])?;
+    /// let log = writer.close()?;
+    ///
+    /// let mut reader = LogReader::from_slice(&log, &ReaderOptions::new());
+    /// assert!(matches!(reader.next_bounded(0)?, Some(Bounded::Record(r)) if r.data.len() == 1000));
+    /// let Some(Bounded::Oversized(big)) = reader.next_bounded(64 * 1024)? else { panic!() };
+    /// assert_eq!((big.offset, big.len), (1007, 100_000));
+    /// assert!(reader.next_bounded(0)?.is_none());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As for [`next`](Self::next).
+    pub fn next_bounded(
+        &mut self,
+        limit: usize,
+    ) -> Result<Option<Bounded<'_>>, ReadError<S::Error>> {
+        self.limit = limit;
         loop {
-            match self.step()? {
+            let step = match self.pending.pop_front() {
+                // Already through the recycled-file check.
+                Some(step) => step,
+                None => {
+                    if let Some((offset, end, payload)) = self.held.take() {
+                        return Ok(Some(self.single(offset, end, payload).into()));
+                    }
+                    let step = self.step()?;
+                    match self.recycled_end(step) {
+                        Some(step) => step,
+                        None => continue,
+                    }
+                }
+            };
+            match step {
                 Step::Continue => {}
                 Step::Done => return Ok(None),
-                Step::Damage(damage) => return Ok(Some(Entry::Damage(damage))),
+                Step::Damage(damage) => return Ok(Some(Bounded::Damage(damage))),
+                Step::Oversized(oversized) => return Ok(Some(Bounded::Oversized(oversized))),
                 Step::Single {
                     offset,
                     end,
                     payload,
-                } => return Ok(Some(self.single(offset, end, payload))),
+                } => return Ok(Some(self.single(offset, end, payload).into())),
                 Step::Assembled { offset, end } => {
-                    return Ok(Some(Entry::Record(Record {
+                    return Ok(Some(Bounded::Record(Record {
                         offset,
                         end,
                         data: &self.buffer,
@@ -296,6 +452,64 @@ impl<S: BlockSource> LogReader<S> {
                 }
             }
         }
+    }
+
+    /// The recycled-file check on each step: holds back the damage that may be the garbage
+    /// where a recycled file's new records end, and drops it if an old record follows at the
+    /// next block. Returns the step to act on now, or `None` to read on.
+    fn recycled_end(&mut self, step: Step) -> Option<Step> {
+        if let Step::Damage(damage) = &step {
+            let suspect = match damage.kind {
+                DamageKind::Corruption(
+                    CorruptionKind::ChecksumMismatch | CorruptionKind::BadRecordLength,
+                ) => {
+                    self.suspects.is_empty()
+                        && self.ending.is_none()
+                        && self.format != ReadFormat::Legacy
+                        && (damage.offset + damage.bytes).is_multiple_of(BLOCK_SIZE as u64)
+                }
+                // The record in progress the garbage cut off.
+                DamageKind::Corruption(CorruptionKind::ErrorInMiddleOfRecord) => {
+                    !self.suspects.is_empty()
+                }
+                _ => false,
+            };
+            if suspect {
+                self.suspects.push(*damage);
+                return None;
+            }
+        }
+        let Some(&first) = self.suspects.first() else {
+            return Some(step);
+        };
+        if let Step::Done = step {
+            match self.ending {
+                Some(Ending::Log(LogEnd::OldRecord { offset, log_number }))
+                    if offset == first.offset + first.bytes =>
+                {
+                    // The end of this use of the file: where its last complete record ends.
+                    let offset = self
+                        .suspects
+                        .iter()
+                        .map(|d| d.offset)
+                        .min()
+                        .unwrap_or(first.offset);
+                    self.suspects.clear();
+                    self.ending = Some(Ending::Log(LogEnd::OldRecord { offset, log_number }));
+                    self.last_clean = Some(offset);
+                    return Some(Step::Done);
+                }
+                // Tailing, nothing more yet: undecided.
+                None => return Some(Step::Done),
+                Some(_) => {}
+            }
+        }
+        // Damage after all: report it in order, then act on the step.
+        let mut suspects = std::mem::take(&mut self.suspects).into_iter();
+        let damage = suspects.next().unwrap_or(first);
+        self.pending.extend(suspects.map(Step::Damage));
+        self.pending.push_back(step);
+        Some(Step::Damage(damage))
     }
 
     /// How reading stopped, once [`next`](Self::next) has returned `None` for good.
@@ -380,6 +594,8 @@ impl<S: BlockSource> LogReader<S> {
                 let len = fragment.data.len();
                 if kind.starts_record() {
                     self.buffer.clear();
+                    self.overflowed = false;
+                    self.assembled = 0;
                     self.current = if record_offset < self.start {
                         Current::Ignored
                     } else {
@@ -392,7 +608,15 @@ impl<S: BlockSource> LogReader<S> {
                         FragmentKind::First | FragmentKind::Middle | FragmentKind::Last
                     )
                 {
-                    self.buffer.extend_from_slice(fragment.data);
+                    self.assembled += len as u64;
+                    if self.overflowed {
+                        // Counted only.
+                    } else if self.buffer.len().saturating_add(len) > self.limit {
+                        self.overflowed = true;
+                        self.buffer.clear();
+                    } else {
+                        self.buffer.extend_from_slice(fragment.data);
+                    }
                 }
                 self.fragment(kind, record_offset, chunk_offset, end, len)?
             }
@@ -436,6 +660,12 @@ impl<S: BlockSource> LogReader<S> {
         };
         self.settled = Some(self.position());
         self.resync_at = self.position();
+        // Ignorable chunks before here can no longer be in a gap.
+        let settled = self.inner.position();
+        let spans = &mut self.inner.get_mut().spans;
+        if spans.first().is_some_and(|s| s.end <= settled) {
+            spans.retain(|s| s.end > settled);
+        }
         // Past the range's end, outside a record of the range, with no tail that could start
         // in the range: no more records or damage for this range.
         if matches!(step, Step::Continue)
@@ -502,6 +732,12 @@ impl<S: BlockSource> LogReader<S> {
                 end,
                 payload: payload_start..payload_start + len,
             }
+        } else if self.overflowed {
+            Step::Oversized(Oversized {
+                offset: record_offset,
+                end,
+                len: self.assembled,
+            })
         } else {
             Step::Assembled {
                 offset: record_offset,
@@ -530,7 +766,7 @@ impl<S: BlockSource> LogReader<S> {
     /// `chunk_offset`, if they are damage.
     fn gap(&self, chunk_offset: u64) -> Option<Damage> {
         let from = self.settled?;
-        if chunk_offset <= from || self.erased || self.is_trailer(from, chunk_offset) {
+        if chunk_offset <= from || self.erased || self.is_silent(from, chunk_offset) {
             return None;
         }
         Some(Damage {
@@ -546,6 +782,25 @@ impl<S: BlockSource> LogReader<S> {
         let block = BLOCK_SIZE as u64;
         let block_end = (from / block + 1) * block;
         block_end - from <= self.max_trailer && to <= block_end
+    }
+
+    /// Whether `from..to` holds only block trailers and chunks of ignorable types (when they
+    /// are skipped): bytes the decoder skips without an event that are not damage.
+    fn is_silent(&self, from: u64, to: u64) -> bool {
+        let block = BLOCK_SIZE as u64;
+        let spans = &self.inner.get_ref().spans;
+        let mut at = from;
+        while at < to {
+            let block_end = (at / block + 1) * block;
+            if block_end - at <= self.max_trailer {
+                at = block_end;
+            } else if let Some(span) = spans.iter().find(|s| self.base + s.start == at) {
+                at = self.base + span.end;
+            } else {
+                return false;
+            }
+        }
+        true
     }
 
     /// The log has ended (or, tailing, has nothing more yet).
@@ -567,7 +822,7 @@ impl<S: BlockSource> LogReader<S> {
             return Ok(Step::Done);
         };
         let benign = input_end <= from
-            || self.is_trailer(from, input_end)
+            || self.is_silent(from, input_end)
             || (self.erased && torn_at.is_none());
         if benign {
             return Ok(Step::Done);

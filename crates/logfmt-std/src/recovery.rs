@@ -3,7 +3,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use logfmt_core::{Corruption, CorruptionKind, LogEnd};
+use logfmt_core::{Corruption, CorruptionKind, LogEnd, Oversized};
 
 /// What a [`LogReader`](crate::LogReader) does with damage. Named after RocksDB's
 /// `WALRecoveryMode`s.
@@ -188,6 +188,10 @@ pub enum ReadError<E> {
     Io(E),
     /// [`RecoveryMode::AbsoluteConsistency`] found damage.
     Damaged(Damage),
+    /// [`LogReader::next`](crate::LogReader::next) completed a record that an earlier
+    /// [`next_bounded`](crate::LogReader::next_bounded) call stopped assembling (it outgrew
+    /// that call's limit): its data was not kept. Reading goes on after it.
+    NotAssembled(Oversized),
 }
 
 impl<E: fmt::Display> fmt::Display for ReadError<E> {
@@ -195,6 +199,11 @@ impl<E: fmt::Display> fmt::Display for ReadError<E> {
         match self {
             Self::Io(_) => f.write_str("reading the log failed"),
             Self::Damaged(damage) => write!(f, "the log is damaged: {damage}"),
+            Self::NotAssembled(record) => write!(
+                f,
+                "the record at offset {} ({} bytes) was not assembled: it outgrew an earlier limit",
+                record.offset, record.len
+            ),
         }
     }
 }
@@ -204,6 +213,7 @@ impl<E: std::error::Error + 'static> std::error::Error for ReadError<E> {
         match self {
             Self::Io(e) => Some(e),
             Self::Damaged(d) => Some(d),
+            Self::NotAssembled(_) => None,
         }
     }
 }

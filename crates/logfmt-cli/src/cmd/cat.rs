@@ -10,7 +10,11 @@ use crate::error::CliError;
 use crate::options::{ReadArgs, parse_range};
 use crate::output::OutputFormat;
 use crate::progress::Progress;
-use crate::scan::{Found, scan};
+use crate::reread::stream_record;
+use crate::scan::{Found, UNLIMITED, scan};
+
+/// Records assembled from more bytes than this are not held in memory by default.
+const BUFFER_LIMIT: usize = 4 << 20;
 
 /// Print the logical records of a log, in order.
 ///
@@ -19,6 +23,11 @@ use crate::scan::{Found, scan};
 /// the exit status. A record is printed only once it is complete. With --recovery
 /// point-in-time, printing stops at the first damage (noted); with --recovery absolute, any
 /// damage is an error (exit status 1).
+///
+/// Records of any size are printed in bounded memory: a record longer than --buffer-limit is
+/// not held; once its last fragment has been read (so it is known to be complete), it is read
+/// again from the file and streamed out. A log read from a pipe (standard input, a FIFO)
+/// cannot be read twice: its records are held in memory whole, whatever their size.
 #[derive(Debug, clap::Args)]
 pub(crate) struct CatArgs {
     /// How each record is printed.
@@ -32,6 +41,10 @@ pub(crate) struct CatArgs {
     /// ranges of `logfmt split` print every record exactly once between them).
     #[arg(long, value_name = "A..B", value_parser = parse_range)]
     range: Option<Range<u64>>,
+    /// Hold at most this many bytes of a record in memory; a longer record is read a second
+    /// time from the file to print it (not from a pipe).
+    #[arg(long, value_name = "BYTES", default_value_t = BUFFER_LIMIT)]
+    buffer_limit: usize,
     #[command(flatten)]
     read: ReadArgs,
     /// The log file to read.
@@ -42,27 +55,47 @@ pub(crate) struct CatArgs {
 /// Runs `cat`.
 pub(crate) fn run(args: &CatArgs) -> Result<(), CliError> {
     let log = LogFile::open(&args.file)?;
-    let options = args.read.options(args.offset, args.range.clone());
+    let options = args.read.options(&log, args.offset, args.range.clone())?;
     let mut reader = LogReader::new(log.source(), &options);
     let mut out = BufWriter::with_capacity(64 * 1024, io::stdout().lock());
     let mut read_error = None;
     let progress = Progress::none();
-    let outcome = scan(&mut reader, &progress, |found| -> Result<(), CliError> {
-        match found {
-            Found::Record { offset, data } => args.output.write_record(&mut out, offset, data)?,
-            Found::Damage(damage) => {
-                // Keep the note in place relative to the records printed around it.
-                out.flush()?;
-                super::note(log.path(), &damage);
+    // Only a regular file can be read a second time.
+    let limit = if log.is_regular() {
+        args.buffer_limit
+    } else {
+        UNLIMITED
+    };
+    let outcome = scan(
+        &mut reader,
+        &progress,
+        limit,
+        |found| -> Result<(), CliError> {
+            match found {
+                Found::Record { offset, data } => {
+                    args.output.write_record(&mut out, offset, data)?
+                }
+                Found::Oversized(record) => {
+                    args.output.begin(&mut out, record.offset, record.len)?;
+                    stream_record(&log, &options.read, &record, |data| {
+                        Ok(args.output.part(&mut out, data)?)
+                    })?;
+                    args.output.end(&mut out)?;
+                }
+                Found::Damage(damage) => {
+                    // Keep the note in place relative to the records printed around it.
+                    out.flush()?;
+                    super::note(log.path(), &damage);
+                }
+                Found::ReadError { error, corruption } => {
+                    out.flush()?;
+                    super::note(log.path(), &corruption.into());
+                    read_error = Some(error);
+                }
             }
-            Found::ReadError { error, corruption } => {
-                out.flush()?;
-                super::note(log.path(), &corruption.into());
-                read_error = Some(error);
-            }
-        }
-        Ok(())
-    })?;
+            Ok(())
+        },
+    )?;
     out.flush()?;
     if let Some(error) = read_error {
         return Err(log.read_error(error).into());

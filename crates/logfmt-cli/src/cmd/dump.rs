@@ -4,9 +4,10 @@ use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 
 use logfmt_std::block::{BlockParser, ChunkRules, Parsed};
-use logfmt_std::{BLOCK_SIZE, BlockSource, LogFile, RecordType};
+use logfmt_std::{BLOCK_SIZE, BlockSource, LogFile, ReadFormat, ReadOptions, RecordType};
 
 use crate::error::CliError;
+use crate::format::{FormatArgs, Ignorable};
 use crate::options::Erased;
 use crate::output::Json;
 use crate::progress::Progress;
@@ -20,14 +21,22 @@ use crate::progress::Progress;
 /// write). A chunk of a type LevelDB does not know is listed and marked dropped. The last line
 /// sums it up. Like `leveldbutil dump`, but physical, and precise about damage.
 ///
+/// In a recyclable log (--format recyclable or auto), chunks show their log number, and a
+/// chunk of another log number is an old record, left by an earlier use of a recycled file:
+/// the end of this log. The rest of the file is listed as one stale region (read it with
+/// --log-number set to the old number to list its chunks).
+///
 /// --json prints one JSON object per line. Each has "kind": "chunk" for a chunk, with
-/// "offset", "block", "type" (FULL, FIRST, MIDDLE, LAST, ZERO or "unknown"), "type_byte",
-/// "length" (of the payload), "checksum" ("ok") and "stored_checksum"; or a region
-/// ("trailer", "torn", "zero_header", "erased", "bad_length", "checksum_mismatch") with
-/// "offset", "block", "length" (to the end of the block), plus "declared" for bad_length and
-/// "stored_checksum", "computed_checksum" for checksum_mismatch; the last line is
-/// {"kind": "summary", "bytes", "blocks", "chunks", "full", "first", "middle", "last",
-/// "unknown", "trailer_bytes", "skipped_bytes", "damaged_bytes", "torn_bytes"}.
+/// "offset", "block", "type" (FULL, FIRST, MIDDLE, LAST, RECYCLABLE_FULL, RECYCLABLE_FIRST,
+/// RECYCLABLE_MIDDLE, RECYCLABLE_LAST, ZERO or "unknown"), "type_byte", "length" (of the
+/// payload), "checksum" ("ok") and "stored_checksum", plus "log_number" for a recyclable
+/// chunk; or a region ("trailer", "torn", "zero_header", "erased", "bad_length",
+/// "checksum_mismatch", "old_record", "stale") with "offset", "block", "length" (to the end
+/// of the block; for "stale", to the end of the file), plus "declared" for bad_length,
+/// "stored_checksum", "computed_checksum" for checksum_mismatch and "log_number" for
+/// old_record; the last line is {"kind": "summary", "bytes", "blocks", "chunks", "full",
+/// "first", "middle", "last", "unknown", "trailer_bytes", "skipped_bytes", "damaged_bytes",
+/// "torn_bytes", "stale_bytes"}.
 #[derive(Debug, clap::Args)]
 pub(crate) struct DumpArgs {
     /// One JSON object per line (keys above).
@@ -36,6 +45,8 @@ pub(crate) struct DumpArgs {
     /// Read a flash image whose erased bytes are 0xFF (ff) or 0x00 (00).
     #[arg(long, value_enum, value_name = "BYTE")]
     erased: Option<Erased>,
+    #[command(flatten)]
+    format: FormatArgs,
     /// The log file to dump.
     #[arg(value_name = "FILE")]
     file: PathBuf,
@@ -46,7 +57,7 @@ pub(crate) struct DumpArgs {
 pub(crate) struct Layout {
     pub(crate) bytes: u64,
     pub(crate) blocks: u64,
-    /// Chunks of types FULL, FIRST, MIDDLE, LAST.
+    /// Chunks of types FULL, FIRST, MIDDLE, LAST (legacy or recyclable).
     pub(crate) by_type: [u64; 4],
     /// Chunks of any other type (dropped by LevelDB).
     pub(crate) unknown: u64,
@@ -58,6 +69,16 @@ pub(crate) struct Layout {
     pub(crate) damaged_bytes: u64,
     pub(crate) damaged_regions: u64,
     pub(crate) torn_bytes: u64,
+    /// From an old record (a chunk of another log number) to the end of the file.
+    pub(crate) stale_bytes: u64,
+    /// Where the log ended at an old record (the old record, or the garbage before it), and
+    /// the old record's log number.
+    pub(crate) old_record: Option<(u64, u32)>,
+    /// The damaged region that ended the previous block, if any: file offset and length.
+    last_damage: Option<(u64, u64)>,
+    /// A damaged region found to be the bytes of a recycled file's earlier use: the garbage
+    /// between where the new records end and the old record at the next block.
+    pub(crate) stale_garbage: Option<(u64, u64)>,
 }
 
 impl Layout {
@@ -65,14 +86,18 @@ impl Layout {
         self.by_type.iter().sum::<u64>() + self.unknown
     }
 
-    /// Counts one item of the block starting at `block_start`.
-    pub(crate) fn count(&mut self, item: &Parsed<'_>) {
+    /// Counts one item of the block starting at file offset `block_start`.
+    pub(crate) fn count(&mut self, block_start: u64, item: &Parsed<'_>) {
+        let damage = self.last_damage.take();
         match item {
             Parsed::Chunk(chunk) => {
                 self.header_bytes += chunk.header_len as u64;
-                match chunk.record_type {
-                    t @ 1..=4 => self.by_type[usize::from(t - 1)] += 1,
-                    _ => self.unknown += 1,
+                match RecordType::try_from(chunk.record_type)
+                    .ok()
+                    .and_then(RecordType::fragment_kind)
+                {
+                    Some(kind) => self.by_type[kind as usize] += 1,
+                    None => self.unknown += 1,
                 }
             }
             Parsed::Trailer { len, .. } => self.trailer_bytes += *len as u64,
@@ -80,28 +105,137 @@ impl Layout {
             Parsed::ZeroHeader { len, .. } | Parsed::Erased { len, .. } => {
                 self.skipped_bytes += *len as u64;
             }
-            Parsed::BadLength { len, .. }
-            | Parsed::ChecksumMismatch { len, .. }
-            | Parsed::OldRecord { len, .. } => {
+            Parsed::BadLength { offset, len, .. }
+            | Parsed::ChecksumMismatch { offset, len, .. } => {
                 self.damaged_bytes += *len as u64;
                 self.damaged_regions += 1;
+                if offset + len == BLOCK_SIZE {
+                    self.last_damage = Some((block_start + *offset as u64, *len as u64));
+                }
             }
+            Parsed::OldRecord {
+                offset,
+                len,
+                log_number,
+            } => {
+                let at = block_start + *offset as u64;
+                self.stale_bytes += *len as u64;
+                self.old_record = Some((at, *log_number));
+                // The damage just before, up to this block: the earlier use's bytes too.
+                if let Some((from, bytes)) = damage
+                    && *offset == 0
+                    && from + bytes == at
+                {
+                    self.damaged_bytes -= bytes;
+                    self.damaged_regions -= 1;
+                    self.stale_bytes += bytes;
+                    self.stale_garbage = Some((from, bytes));
+                    self.old_record = Some((from, *log_number));
+                }
+            }
+        }
+    }
+
+    /// Counts a block read after the log ended at an old record: stale as a whole.
+    pub(crate) fn count_stale(&mut self, len: usize) {
+        self.stale_bytes += len as u64;
+    }
+}
+
+/// How `dump` and `stats` read chunk headers.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct View {
+    pub(crate) rules: ChunkRules,
+    /// The format is `auto` and not decided yet (a pipe): the first chunk decides.
+    pub(crate) undecided: bool,
+    /// Chunks of types 0x80-0xff are skipped silently.
+    pub(crate) skip_ignorable: bool,
+}
+
+impl View {
+    /// The view for `--erased` and the format flags on `log`.
+    pub(crate) fn new(
+        log: &LogFile,
+        erased: Option<Erased>,
+        format: &FormatArgs,
+    ) -> Result<(Self, ReadOptions), CliError> {
+        let erased = erased.map(Erased::byte);
+        let read = format.read_options(log, ReadOptions::new().erased(erased))?;
+        let mut rules = ChunkRules::default();
+        rules.erased = erased;
+        let mut undecided = false;
+        match read.format {
+            ReadFormat::Legacy => {}
+            ReadFormat::Recyclable { log_number } => {
+                rules.recyclable = true;
+                rules.log_number = Some(log_number);
+            }
+            ReadFormat::Auto { log_number } => {
+                rules.recyclable = true;
+                rules.log_number = log_number;
+                undecided = true;
+            }
+        }
+        let view = Self {
+            rules,
+            undecided,
+            skip_ignorable: format.ignorable_types == Ignorable::Skip,
+        };
+        Ok((view, read))
+    }
+
+    /// Decides an `auto` format on the first chunk of a known type, as the reader does.
+    pub(crate) fn decide(&mut self, item: &Parsed<'_>) {
+        let Parsed::Chunk(chunk) = item else { return };
+        let Ok(record_type) = RecordType::try_from(chunk.record_type) else {
+            return;
+        };
+        if !self.undecided || record_type.fragment_kind().is_none() {
+            return;
+        }
+        self.undecided = false;
+        if record_type.is_recyclable() {
+            self.rules.log_number = self.rules.log_number.or(chunk.log_number);
+        } else {
+            self.rules.recyclable = false;
+        }
+    }
+
+    /// What the reader does with a chunk of type `record_type`: `None` if it is read.
+    fn verdict(&self, record_type: u8) -> Option<String> {
+        match RecordType::try_from(record_type) {
+            Ok(t) if t.fragment_kind().is_some() => {
+                if t.is_recyclable() == self.rules.recyclable {
+                    None
+                } else if self.rules.recyclable {
+                    Some(format!(
+                        "dropped: unexpected legacy record type {record_type} in recyclable log"
+                    ))
+                } else {
+                    Some(format!("dropped: unknown record type {record_type}"))
+                }
+            }
+            _ if self.skip_ignorable && record_type & 0x80 != 0 => {
+                Some("ignorable type: skipped without a report (RocksDB)".into())
+            }
+            _ => Some(format!("dropped: unknown record type {record_type}")),
         }
     }
 }
 
-/// Walks every block of `log`, calling `visit` with each block's file offset and items.
+/// Walks every block of `log`, calling `visit` with each block's file offset and items (and
+/// the counts so far). After an old record (the end of a recyclable log), the rest of the
+/// file is counted as stale and visited as one [`Item::Stale`].
 pub(crate) fn walk(
     log: &LogFile,
-    erased: Option<Erased>,
+    mut view: View,
     progress: &Progress,
-    mut visit: impl FnMut(u64, &Parsed<'_>) -> Result<(), CliError>,
+    mut visit: impl FnMut(Item<'_>, &View, &Layout) -> Result<(), CliError>,
 ) -> Result<Layout, CliError> {
     let mut source = log.source();
-    let mut rules = ChunkRules::default();
-    rules.erased = erased.map(Erased::byte);
     let mut layout = Layout::default();
     let mut block_start = 0u64;
+    let mut stale_from = None;
     loop {
         progress.set(block_start);
         source.load_next().map_err(|e| log.read_error(e))?;
@@ -111,16 +245,50 @@ pub(crate) fn walk(
         }
         layout.blocks += 1;
         layout.bytes += block.len() as u64;
-        for item in BlockParser::new(block).rules(rules) {
-            layout.count(&item);
-            visit(block_start, &item)?;
+        if stale_from.is_some() {
+            layout.count_stale(block.len());
+        } else {
+            for item in BlockParser::new(block).rules(view.rules) {
+                view.decide(&item);
+                layout.count(block_start, &item);
+                visit(Item::Parsed(block_start, &item), &view, &layout)?;
+                if matches!(item, Parsed::OldRecord { .. }) {
+                    stale_from = Some(block_start + block.len() as u64);
+                }
+            }
         }
         if block.len() < BLOCK_SIZE {
             break;
         }
         block_start += BLOCK_SIZE as u64;
     }
+    if let Some(from) = stale_from
+        && layout.bytes > from
+    {
+        visit(
+            Item::Stale {
+                offset: from,
+                len: layout.bytes - from,
+            },
+            &view,
+            &layout,
+        )?;
+    }
     Ok(layout)
+}
+
+/// What [`walk`] visits.
+#[derive(Debug)]
+pub(crate) enum Item<'a> {
+    /// An item of the block at a file offset.
+    Parsed(u64, &'a Parsed<'a>),
+    /// The rest of the file after the block of an old record.
+    Stale {
+        /// Where it begins.
+        offset: u64,
+        /// Its length.
+        len: u64,
+    },
 }
 
 /// The name of a chunk type.
@@ -130,8 +298,12 @@ pub(crate) fn type_name(record_type: u8) -> &'static str {
         Ok(RecordType::First) => "FIRST",
         Ok(RecordType::Middle) => "MIDDLE",
         Ok(RecordType::Last) => "LAST",
+        Ok(RecordType::RecyclableFull) => "RECYCLABLE_FULL",
+        Ok(RecordType::RecyclableFirst) => "RECYCLABLE_FIRST",
+        Ok(RecordType::RecyclableMiddle) => "RECYCLABLE_MIDDLE",
+        Ok(RecordType::RecyclableLast) => "RECYCLABLE_LAST",
         Ok(RecordType::Zero) => "ZERO",
-        _ => "unknown",
+        Err(_) => "unknown",
     }
 }
 
@@ -143,24 +315,39 @@ struct Line {
     note: String,
 }
 
-fn describe(block_start: u64, item: &Parsed<'_>) -> (Line, Json) {
+/// A region line: `kind` at `offset`, `len` bytes.
+fn region(offset: u64, len: u64, kind: &'static str, note: String) -> (Line, Json) {
+    (
+        Line {
+            offset,
+            what: kind.replace('_', "-"),
+            length: len,
+            note,
+        },
+        Json::obj([
+            ("kind", Json::str(kind)),
+            ("offset", offset.into()),
+            ("block", (offset / BLOCK_SIZE as u64).into()),
+            ("length", len.into()),
+        ]),
+    )
+}
+
+fn describe(item: &Item<'_>, view: &View, layout: &Layout) -> (Line, Json) {
+    let (block_start, item) = match *item {
+        Item::Parsed(block_start, item) => (block_start, item),
+        Item::Stale { offset, len } => {
+            return region(
+                offset,
+                len,
+                "stale",
+                "left by an earlier use of the file: not part of this log".into(),
+            );
+        }
+    };
     let block = block_start / BLOCK_SIZE as u64;
     let region = |offset: usize, len: usize, kind: &'static str, note: String| {
-        let offset = block_start + offset as u64;
-        (
-            Line {
-                offset,
-                what: kind.replace('_', "-"),
-                length: len as u64,
-                note,
-            },
-            Json::obj([
-                ("kind", Json::str(kind)),
-                ("offset", offset.into()),
-                ("block", block.into()),
-                ("length", (len as u64).into()),
-            ]),
-        )
+        region(block_start + offset as u64, len as u64, kind, note)
     };
     match *item {
         Parsed::Chunk(chunk) => {
@@ -171,11 +358,14 @@ fn describe(block_start: u64, item: &Parsed<'_>) -> (Line, Json) {
             } else {
                 name.to_owned()
             };
-            let mut note = format!("checksum ok ({:#010x})", chunk.stored_checksum);
-            if !(1..=4).contains(&chunk.record_type) {
-                note += &format!("; dropped: unknown record type {}", chunk.record_type);
+            let mut note = match chunk.log_number {
+                Some(n) => format!("log {n}; checksum ok ({:#010x})", chunk.stored_checksum),
+                None => format!("checksum ok ({:#010x})", chunk.stored_checksum),
+            };
+            if let Some(verdict) = view.verdict(chunk.record_type) {
+                note += &format!("; {verdict}");
             }
-            let json = Json::obj([
+            let mut json = Json::obj([
                 ("kind", Json::str("chunk")),
                 ("offset", offset.into()),
                 ("block", block.into()),
@@ -185,6 +375,9 @@ fn describe(block_start: u64, item: &Parsed<'_>) -> (Line, Json) {
                 ("checksum", Json::str("ok")),
                 ("stored_checksum", u64::from(chunk.stored_checksum).into()),
             ]);
+            if let Some(n) = chunk.log_number {
+                json = with(json, [("log_number", u64::from(n).into())]);
+            }
             let line = Line {
                 offset,
                 what,
@@ -252,12 +445,19 @@ fn describe(block_start: u64, item: &Parsed<'_>) -> (Line, Json) {
             len,
             log_number,
         } => {
-            let (line, json) = region(
-                offset,
-                len,
-                "old_record",
-                format!("a chunk of an earlier log (number {log_number}): the end of the log"),
+            let mut note = format!(
+                "old record (log {log_number}): the end of this log; the rest of the file is \
+                 left by an earlier use of it"
             );
+            if let Some((from, bytes)) = layout.stale_garbage
+                && from + bytes == block_start + offset as u64
+            {
+                note += &format!(
+                    " (so are the {bytes} bytes before it from offset {from}, where this log's \
+                     records end: not damage)"
+                );
+            }
+            let (line, json) = region(offset, len, "old_record", note);
             (
                 line,
                 with(json, [("log_number", u64::from(log_number).into())]),
@@ -289,9 +489,10 @@ pub(crate) fn run(args: &DumpArgs) -> Result<(), CliError> {
             "OFFSET", "TYPE", "LENGTH"
         )?;
     }
+    let (view, _) = View::new(&log, args.erased, &args.format)?;
     let progress = Progress::bytes("dump", log.len_at_open());
-    let layout = walk(&log, args.erased, &progress, |block_start, item| {
-        let (line, json) = describe(block_start, item);
+    let layout = walk(&log, view, &progress, |item, view, layout| {
+        let (line, json) = describe(&item, view, layout);
         if args.json {
             writeln!(out, "{json}")?;
         } else {
@@ -320,6 +521,7 @@ pub(crate) fn run(args: &DumpArgs) -> Result<(), CliError> {
             ("skipped_bytes", layout.skipped_bytes.into()),
             ("damaged_bytes", layout.damaged_bytes.into()),
             ("torn_bytes", layout.torn_bytes.into()),
+            ("stale_bytes", layout.stale_bytes.into()),
         ]);
         writeln!(out, "{summary}")?;
     } else {
@@ -328,7 +530,7 @@ pub(crate) fn run(args: &DumpArgs) -> Result<(), CliError> {
         writeln!(
             out,
             "{}, {}, {} (FULL {full}, FIRST {first}, MIDDLE {middle}, LAST {last}, other {}), \
-             {} of trailers, {} skipped, {} dropped in {}, {} torn",
+             {} of trailers, {} skipped, {} dropped in {}, {} torn{}",
             plural(layout.bytes, "byte"),
             plural(layout.blocks, "block"),
             plural(layout.chunks(), "chunk"),
@@ -338,6 +540,14 @@ pub(crate) fn run(args: &DumpArgs) -> Result<(), CliError> {
             plural(layout.damaged_bytes, "byte"),
             plural(layout.damaged_regions, "region"),
             plural(layout.torn_bytes, "byte"),
+            match layout.old_record {
+                Some((offset, log_number)) => format!(
+                    "; the log ends at an old record (log {log_number}) at offset {offset}, {} \
+                     stale",
+                    plural(layout.stale_bytes, "byte")
+                ),
+                None => String::new(),
+            },
         )?;
     }
     out.flush()?;

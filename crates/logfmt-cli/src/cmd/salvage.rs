@@ -4,14 +4,16 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 
 use logfmt_std::{
-    Damage, LogFile, LogReader, LogWriter, ReadOptions, ReaderOptions, RecoveryMode, WriterOptions,
+    Damage, Format, LogFile, LogReader, LogWriter, ReadFormat, ReadOptions, ReaderOptions,
+    RecoveryMode, WriterOptions,
 };
 
 use crate::error::CliError;
+use crate::format::FormatArgs;
 use crate::options::Erased;
 use crate::output::Json;
 use crate::progress::Progress;
-use crate::scan::{Found, scan};
+use crate::scan::{Found, UNLIMITED, scan};
 
 /// Copy every record that can be recovered from a log into a new, clean log.
 ///
@@ -20,6 +22,11 @@ use crate::scan::{Found, scan};
 /// if it exists and is not empty (exit status 1) unless --force is given. What was lost is
 /// reported: each damaged region with its offset, size and reason. Exit status 0 when the
 /// salvage is done, even if something was lost.
+///
+/// OUT is written in IN's format: a recyclable log (--format recyclable, or auto on a file
+/// that is) is copied into a recyclable log with the same log number; otherwise OUT is a
+/// LevelDB log. The stale bytes after the end of a recycled file's log are not copied, and
+/// are not a loss.
 ///
 /// --json prints one JSON object: {"records": n, "payload_bytes": n, "lost_bytes": n,
 /// "lost": [{"offset", "bytes", "reason"}]}.
@@ -34,6 +41,8 @@ pub(crate) struct SalvageArgs {
     /// Read a flash image whose erased bytes are 0xFF (ff) or 0x00 (00).
     #[arg(long, value_enum, value_name = "BYTE")]
     erased: Option<Erased>,
+    #[command(flatten)]
+    format: FormatArgs,
     /// The damaged log.
     #[arg(value_name = "IN")]
     input: PathBuf,
@@ -50,10 +59,16 @@ pub(crate) fn run(args: &SalvageArgs) -> Result<(), CliError> {
             path: args.output.clone(),
         });
     }
+    let read = ReadOptions::new().erased(args.erased.map(Erased::byte));
+    let read = args.format.read_options(&log, read)?;
+    let format = match read.format {
+        ReadFormat::Recyclable { log_number } => Format::Recyclable { log_number },
+        _ => Format::Legacy,
+    };
     let options = ReaderOptions::new()
-        .read(ReadOptions::new().erased(args.erased.map(Erased::byte)))
+        .read(read)
         .recovery(RecoveryMode::SkipAnyCorruptedRecords);
-    let writer_options = WriterOptions::new();
+    let writer_options = WriterOptions::new().format(format);
     let mut writer = if args.force {
         LogWriter::overwrite(&args.output, &writer_options)?
     } else {
@@ -73,21 +88,29 @@ pub(crate) fn run(args: &SalvageArgs) -> Result<(), CliError> {
     let mut lost: Vec<Damage> = Vec::new();
     let mut read_error = None;
     let progress = Progress::bytes("salvage", log.len_at_open());
-    scan(&mut reader, &progress, |found| -> Result<(), CliError> {
-        match found {
-            Found::Record { data, .. } => {
-                writer.add_record(data).map_err(write_error)?;
-                records += 1;
-                payload += data.len() as u64;
+    // Every record is written whole: the writer takes a record at once.
+    scan(
+        &mut reader,
+        &progress,
+        UNLIMITED,
+        |found| -> Result<(), CliError> {
+            match found {
+                Found::Record { data, .. } => {
+                    writer.add_record(data).map_err(write_error)?;
+                    records += 1;
+                    payload += data.len() as u64;
+                }
+                // Not with an unlimited buffer.
+                Found::Oversized(_) => {}
+                Found::Damage(d) => lost.push(d),
+                Found::ReadError { error, corruption } => {
+                    lost.push(corruption.into());
+                    read_error = Some(error);
+                }
             }
-            Found::Damage(d) => lost.push(d),
-            Found::ReadError { error, corruption } => {
-                lost.push(corruption.into());
-                read_error = Some(error);
-            }
-        }
-        Ok(())
-    })?;
+            Ok(())
+        },
+    )?;
     drop(progress);
     writer.close().map_err(write_error)?;
     let lost_bytes: u64 = lost.iter().map(|d| d.bytes).sum();

@@ -3,9 +3,10 @@
 use std::io::{self, Write};
 use std::path::PathBuf;
 
-use logfmt_std::{Entry, MappedLog, ReadOptions, ReaderOptions};
+use logfmt_std::{Bounded, LogFile, MappedLog, ReadOptions, ReaderOptions};
 
 use crate::error::CliError;
+use crate::format::FormatArgs;
 use crate::options::Erased;
 use crate::output::Json;
 
@@ -29,6 +30,8 @@ pub(crate) struct SplitArgs {
     /// Read a flash image whose erased bytes are 0xFF (ff) or 0x00 (00).
     #[arg(long, value_enum, value_name = "BYTE")]
     erased: Option<Erased>,
+    #[command(flatten)]
+    format: FormatArgs,
     /// The log file (a regular file: it is memory-mapped).
     #[arg(value_name = "FILE")]
     file: PathBuf,
@@ -45,18 +48,28 @@ struct Part {
 /// Runs `split`.
 pub(crate) fn run(args: &SplitArgs) -> Result<(), CliError> {
     let log = MappedLog::open(&args.file)?;
-    let options =
-        ReaderOptions::new().read(ReadOptions::new().erased(args.erased.map(Erased::byte)));
+    // Every range reads with the format decided from the start of the file.
+    let read = ReadOptions::new().erased(args.erased.map(Erased::byte));
+    let read = args
+        .format
+        .read_options(&LogFile::open(&args.file)?, read)?;
+    let options = ReaderOptions::new().read(read);
     let parts = usize::try_from(args.parts).unwrap_or(usize::MAX);
     let results = log.par_scan(&options, parts, |range, mut reader| {
         let mut part = Part::default();
-        while let Ok(Some(entry)) = reader.next() {
+        // Records are only counted: none is assembled.
+        while let Ok(Some(entry)) = reader.next_bounded(0) {
             match entry {
-                Entry::Record(record) => {
+                Bounded::Record(record) => {
                     part.records += 1;
                     part.payload += record.data.len() as u64;
                 }
-                Entry::Damage(_) => part.damage += 1,
+                Bounded::Oversized(record) => {
+                    part.records += 1;
+                    part.payload += record.len;
+                }
+                Bounded::Damage(_) => part.damage += 1,
+                _ => {}
             }
         }
         (range, part)

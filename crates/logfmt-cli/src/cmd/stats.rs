@@ -3,13 +3,15 @@
 use std::io::{self, Write};
 use std::path::PathBuf;
 
-use logfmt_std::block::{BlockParser, ChunkRules};
+use logfmt_std::block::{BlockParser, Parsed};
 use logfmt_std::{
-    BlockSource, Damage, LogFile, LogReader, ReadOptions, ReaderOptions, RecoveryMode,
+    BLOCK_SIZE, BlockSource, Damage, Ending, LogEnd, LogFile, LogReader, ReaderOptions,
+    RecoveryMode,
 };
 
-use super::dump::Layout;
+use super::dump::{Layout, View};
 use crate::error::CliError;
+use crate::format::FormatArgs;
 use crate::options::Erased;
 use crate::output::Json;
 use crate::progress::Progress;
@@ -25,7 +27,9 @@ use crate::scan::{Found, scan};
 /// "records", "payload_bytes", "record_size" (null without records, else {"min", "median",
 /// "max"}), "chunks" ({"full", "first", "middle", "last", "unknown"}), "header_bytes",
 /// "trailer_bytes", "skipped_bytes" (zero headers, erased flash), "damage" ({"regions",
-/// "bytes"}), "tail" (null or {"offset", "bytes"}).
+/// "bytes"}), "tail" (null or {"offset", "bytes"}), "stale" (null, or for a recyclable log
+/// that ends at a record of an earlier use of the file, {"offset", "bytes", "log_number"}:
+/// the stale bytes from the end of the log to the end of the file).
 #[derive(Debug, clap::Args)]
 pub(crate) struct StatsArgs {
     /// One JSON object (keys above).
@@ -34,6 +38,8 @@ pub(crate) struct StatsArgs {
     /// Read a flash image whose erased bytes are 0xFF (ff) or 0x00 (00).
     #[arg(long, value_enum, value_name = "BYTE")]
     erased: Option<Erased>,
+    #[command(flatten)]
+    format: FormatArgs,
     /// The log file.
     #[arg(value_name = "FILE")]
     file: PathBuf,
@@ -42,8 +48,12 @@ pub(crate) struct StatsArgs {
 /// A source that counts the physical layout of each block it loads.
 struct Counted<S> {
     source: S,
-    rules: ChunkRules,
+    view: View,
     layout: Layout,
+    /// File offset of the next block.
+    next: u64,
+    /// An old record ended the log: the rest of the file is stale.
+    ended: bool,
 }
 
 impl<S: BlockSource> BlockSource for Counted<S> {
@@ -52,11 +62,19 @@ impl<S: BlockSource> BlockSource for Counted<S> {
     fn load_next(&mut self) -> Result<(), S::Error> {
         self.source.load_next()?;
         let block = self.source.block();
+        let block_start = self.next;
+        self.next += block.len() as u64;
         if !block.is_empty() {
             self.layout.blocks += 1;
             self.layout.bytes += block.len() as u64;
-            for item in BlockParser::new(block).rules(self.rules) {
-                self.layout.count(&item);
+            if self.ended {
+                self.layout.count_stale(block.len());
+                return Ok(());
+            }
+            for item in BlockParser::new(block).rules(self.view.rules) {
+                self.view.decide(&item);
+                self.layout.count(block_start, &item);
+                self.ended |= matches!(item, Parsed::OldRecord { .. });
             }
         }
         Ok(())
@@ -74,25 +92,27 @@ impl<S: BlockSource> BlockSource for Counted<S> {
 /// Runs `stats`.
 pub(crate) fn run(args: &StatsArgs) -> Result<(), CliError> {
     let log = LogFile::open(&args.file)?;
-    let erased = args.erased.map(Erased::byte);
-    let mut rules = ChunkRules::default();
-    rules.erased = erased;
+    let (view, read) = View::new(&log, args.erased, &args.format)?;
     let source = Counted {
         source: log.source(),
-        rules,
+        view,
         layout: Layout::default(),
+        next: 0,
+        ended: false,
     };
     let options = ReaderOptions::new()
-        .read(ReadOptions::new().erased(erased))
+        .read(read)
         .recovery(RecoveryMode::SkipAnyCorruptedRecords);
     let mut reader = LogReader::new(source, &options);
     let mut sizes = Vec::new();
     let mut damage: Vec<Damage> = Vec::new();
     let mut read_error = None;
     let progress = Progress::bytes("stats", log.len_at_open());
-    let outcome = scan(&mut reader, &progress, |found| -> Result<(), CliError> {
+    // Only sizes are needed: no record is held in memory.
+    let outcome = scan(&mut reader, &progress, 0, |found| -> Result<(), CliError> {
         match found {
             Found::Record { data, .. } => sizes.push(data.len() as u64),
+            Found::Oversized(record) => sizes.push(record.len),
             Found::Damage(d) => damage.push(d),
             Found::ReadError { error, .. } => read_error = Some(error),
         }
@@ -102,7 +122,23 @@ pub(crate) fn run(args: &StatsArgs) -> Result<(), CliError> {
     if let Some(error) = read_error {
         return Err(log.read_error(error).into());
     }
-    let layout = reader.into_inner().layout;
+    let old = match outcome.ending {
+        Some(Ending::Log(LogEnd::OldRecord { offset, log_number })) => Some((offset, log_number)),
+        _ => None,
+    };
+    let mut counted = reader.into_inner();
+    if old.is_some() {
+        // The reader stops at an old record: count the rest of the file.
+        loop {
+            counted.load_next().map_err(|e| log.read_error(e))?;
+            if counted.block().len() < BLOCK_SIZE {
+                break;
+            }
+        }
+    }
+    let layout = counted.layout;
+    let stale =
+        old.map(|(offset, log_number)| (offset, layout.bytes.saturating_sub(offset), log_number));
     sizes.sort_unstable();
     let size = |at: usize| sizes.get(at).copied().unwrap_or(0);
     let record_size =
@@ -154,6 +190,18 @@ pub(crate) fn run(args: &StatsArgs) -> Result<(), CliError> {
                 outcome
                     .tail
                     .map(|t| Json::obj([("offset", t.offset.into()), ("bytes", t.bytes.into())]))
+                    .into(),
+            ),
+            (
+                "stale",
+                stale
+                    .map(|(offset, bytes, log_number)| {
+                        Json::obj([
+                            ("offset", offset.into()),
+                            ("bytes", bytes.into()),
+                            ("log_number", u64::from(log_number).into()),
+                        ])
+                    })
                     .into(),
             ),
         ]);
@@ -231,13 +279,18 @@ pub(crate) fn run(args: &StatsArgs) -> Result<(), CliError> {
         ),
         (
             "end",
-            match outcome.tail {
-                None => "clean".to_owned(),
-                Some(t) => format!(
+            match (outcome.tail, stale) {
+                (Some(t), _) => format!(
                     "torn tail: {} at offset {}",
                     plural(t.bytes, "byte"),
                     t.offset
                 ),
+                (None, Some((offset, bytes, log_number))) => format!(
+                    "clean, at an old record (log {log_number}) at offset {offset}: {} left by \
+                     an earlier use of the file",
+                    plural(bytes, "byte")
+                ),
+                (None, None) => "clean".to_owned(),
             },
         ),
     ];

@@ -4,25 +4,33 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use logfmt_std::{Damage, Ending, LogFile, LogReader, RecoveryMode};
+use logfmt_std::{
+    Damage, Ending, LogFile, LogReader, ReadFormat, ReadOptions, RecoveryMode, StaleTail,
+};
 
 use crate::error::{CliError, EXIT_BAD_DATA, EXIT_OK};
 use crate::options::ReadArgs;
 use crate::output::Json;
 use crate::progress::Progress;
-use crate::scan::{Found, scan};
+use crate::scan::{Found, scan, stale_tail};
 
 /// Read a whole log and report its records and every drop.
 ///
 /// With the default --recovery tolerate, the records and drops are exactly those LevelDB's log
-/// reader returns and reports; a torn tail is mentioned but is not a corruption. Exit status:
+/// reader returns and reports; a torn tail is mentioned but is not a corruption. A recyclable
+/// log (--format recyclable or auto) that ends at a record of an earlier use of a recycled
+/// file ends there cleanly: the stale bytes after it are mentioned, and are not corruption.
+/// Exit status:
 /// 0 if nothing was reported, 1 if damage was found, 2 on a usage or I/O error (a read error
 /// is also reported as LevelDB reports it: a drop of 32768 bytes).
 ///
 /// --json prints one JSON object with these keys, always in this order:
 /// "records" (count), "payload_bytes", "dropped_bytes" (sum of the reports' bytes),
 /// "corruptions" (the reports: [{"offset", "bytes", "reason"}]), "recovery" (the mode's
-/// name), "tail" (the torn or unwritten tail, reported or not: null or {"offset", "bytes"}),
+/// name), "tail" (the torn or unwritten tail, reported or not: null or {"offset", "bytes"};
+/// for a recyclable log that ends at a stale record of an earlier use of the file,
+/// {"offset", "bytes", "kind": "old_record", "log_number"}: the stale bytes from the end of
+/// the log to the end of the file),
 /// "stopped_at" (where point-in-time or absolute stopped: null or {"offset", "bytes",
 /// "reason"}).
 #[derive(Debug, clap::Args)]
@@ -49,6 +57,7 @@ struct Summary {
     damage: Vec<Damage>,
     recovery: RecoveryMode,
     tail: Option<Damage>,
+    stale: Option<StaleTail>,
     stopped_at: Option<Damage>,
 }
 
@@ -60,7 +69,17 @@ impl Summary {
     fn write_json(&self, out: &mut impl Write) -> io::Result<()> {
         let tail = self
             .tail
-            .map(|t| Json::obj([("offset", t.offset.into()), ("bytes", t.bytes.into())]));
+            .map(|t| Json::obj([("offset", t.offset.into()), ("bytes", t.bytes.into())]))
+            .or_else(|| {
+                self.stale.map(|s| {
+                    Json::obj([
+                        ("offset", s.offset.into()),
+                        ("bytes", s.bytes.into()),
+                        ("kind", Json::str("old_record")),
+                        ("log_number", u64::from(s.log_number).into()),
+                    ])
+                })
+            });
         let doc = Json::obj([
             ("records", self.records.into()),
             ("payload_bytes", self.payload_bytes.into()),
@@ -145,14 +164,39 @@ impl Summary {
                 tail.offset
             )?;
         }
+        if let Some(stale) = self.stale {
+            writeln!(
+                out,
+                "  the log ends cleanly at offset {} at a record of log {} (not corruption): \
+                 the {} after it are left by an earlier use of the file (RocksDB recycles log \
+                 files)",
+                stale.offset,
+                stale.log_number,
+                plural(stale.bytes, "byte")
+            )?;
+        }
         Ok(())
     }
+}
+
+/// Whether damage was found reading a log as LevelDB's that RocksDB wrote in its recyclable
+/// format (no format given).
+fn recyclable_hint(args: &VerifyArgs, log: &LogFile, summary: &Summary) -> bool {
+    let format = &args.read.format;
+    format.format.is_none()
+        && format.log_number.is_none()
+        && !summary.damage.is_empty()
+        && log.is_regular()
+        && matches!(
+            crate::format::detect(log, &ReadOptions::new(), None),
+            Ok(Some(ReadFormat::Recyclable { .. }))
+        )
 }
 
 /// Runs `verify`. Its status depends on what was found, so it is returned even on success.
 pub(crate) fn run(args: &VerifyArgs) -> Result<ExitCode, CliError> {
     let log = LogFile::open(&args.file)?;
-    let options = args.read.options(args.offset, None);
+    let options = args.read.options(&log, args.offset, None)?;
     let mut reader = LogReader::new(log.source(), &options);
     let mut summary = Summary {
         records: 0,
@@ -160,15 +204,21 @@ pub(crate) fn run(args: &VerifyArgs) -> Result<ExitCode, CliError> {
         damage: Vec::new(),
         recovery: options.recovery,
         tail: None,
+        stale: None,
         stopped_at: None,
     };
     let mut read_error = None;
     let progress = Progress::bytes("verify", log.len_at_open());
-    let outcome = scan(&mut reader, &progress, |found| -> Result<(), CliError> {
+    // Records are only counted: none is held in memory.
+    let outcome = scan(&mut reader, &progress, 0, |found| -> Result<(), CliError> {
         match found {
             Found::Record { data, .. } => {
                 summary.records += 1;
                 summary.payload_bytes += data.len() as u64;
+            }
+            Found::Oversized(record) => {
+                summary.records += 1;
+                summary.payload_bytes += record.len;
             }
             Found::Damage(damage) => summary.damage.push(damage),
             Found::ReadError { error, corruption } => {
@@ -181,6 +231,7 @@ pub(crate) fn run(args: &VerifyArgs) -> Result<ExitCode, CliError> {
     drop(progress);
     summary.damage.extend(outcome.failed_on);
     summary.tail = outcome.tail;
+    summary.stale = stale_tail(&log, &mut reader, &outcome).map_err(|e| log.read_error(e))?;
     summary.stopped_at = match outcome.ending {
         Some(Ending::Stopped(damage)) => Some(damage),
         _ => None,
@@ -189,7 +240,16 @@ pub(crate) fn run(args: &VerifyArgs) -> Result<ExitCode, CliError> {
     let printed = if args.json {
         summary.write_json(&mut out)
     } else {
-        summary.write_text(&mut out, log.path())
+        summary.write_text(&mut out, log.path()).and_then(|()| {
+            if recyclable_hint(args, &log, &summary) {
+                writeln!(
+                    out,
+                    "  hint: the log starts with RocksDB recyclable chunks: read it with \
+                     --format auto"
+                )?;
+            }
+            Ok(())
+        })
     };
     let printed = printed.and_then(|()| out.flush());
     if let Some(error) = read_error {

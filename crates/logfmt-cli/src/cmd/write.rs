@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use logfmt_std::{AppendOptions, LogWriter, TornTailPolicy, WriterOptions};
 
 use crate::error::CliError;
+use crate::format::{WriteFormatName, write_format};
 use crate::input::{InputFormat, Records};
 
 /// Write records read from standard input to a log file.
@@ -20,6 +21,11 @@ use crate::input::{InputFormat, Records};
 /// if it ends in a torn tail (a record cut short by a crash), it is refused (exit status 1,
 /// FILE unchanged) unless --truncate-torn-tail is given; a damaged log is always refused (use
 /// `logfmt salvage`).
+///
+/// --format recyclable writes RocksDB's recyclable chunks, which carry the log number (the
+/// number in FILE's name, as in 000042.log, unless --log-number is given). --append continues
+/// a log in its own format and log number; in a recyclable log, the stale bytes an earlier
+/// use of the file left after the log's end are refused like a torn tail.
 #[derive(Debug, clap::Args)]
 pub(crate) struct WriteArgs {
     /// Continue the log in FILE (created if missing) exactly as LevelDB's writer continues a
@@ -36,6 +42,14 @@ pub(crate) struct WriteArgs {
     /// How records are read from standard input.
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t)]
     input: InputFormat,
+    /// The chunk format: legacy (LevelDB) or recyclable (RocksDB's recyclable WAL). Default:
+    /// legacy, or recyclable with --log-number; with --append, the existing log's.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    format: Option<WriteFormatName>,
+    /// The log number recyclable chunks carry (the low 32 bits are written). Default: the
+    /// number in FILE's name (000042.log is log 42); with --append, the existing log's.
+    #[arg(long, value_name = "N")]
+    log_number: Option<u64>,
     /// The log file to write.
     #[arg(value_name = "FILE")]
     file: PathBuf,
@@ -43,7 +57,8 @@ pub(crate) struct WriteArgs {
 
 /// Runs `write`.
 pub(crate) fn run(args: &WriteArgs) -> Result<(), CliError> {
-    let options = WriterOptions::new();
+    let format = write_format(&args.file, args.format, args.log_number, args.append)?;
+    let options = WriterOptions::new().format(format);
     let mut writer = if args.append {
         let policy = if args.truncate_torn_tail {
             TornTailPolicy::Truncate
@@ -58,6 +73,16 @@ pub(crate) fn run(args: &WriteArgs) -> Result<(), CliError> {
                 &format!(
                     "truncated {} torn bytes at offset {} (no complete record was among them)",
                     torn.bytes, torn.offset
+                ),
+            );
+        }
+        if let Some(stale) = report.stale {
+            super::say(
+                &args.file,
+                &format!(
+                    "truncated {} stale bytes at offset {} (left by an earlier use of the file; \
+                     the log ended at a record of log {})",
+                    stale.bytes, stale.offset, stale.log_number
                 ),
             );
         }

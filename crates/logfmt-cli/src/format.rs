@@ -1,0 +1,252 @@
+//! The chunk format of a log: `--format`, `--log-number`, `--ignorable-types`, and the log
+//! number in a RocksDB-style file name.
+
+use std::path::Path;
+
+use logfmt_std::block::{ChunkRules, Parsed, parse_chunk};
+use logfmt_std::{
+    BLOCK_SIZE, BlockSource, Event, Format, FragmentReader, LogEnd, LogFile, ReadFormat,
+    ReadOptions, RecordType, StdSource,
+};
+
+use crate::error::CliError;
+use crate::reread;
+
+/// `--format` of the reading commands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum FormatName {
+    /// LevelDB's chunks: 7-byte headers, types 1-4.
+    Legacy,
+    /// RocksDB's recyclable chunks: 11-byte headers carrying a log number, types 5-8.
+    Recyclable,
+    /// Decided by the first chunk: recyclable if it is, legacy otherwise.
+    Auto,
+}
+
+/// `--format` of `write`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum WriteFormatName {
+    /// LevelDB's chunks: 7-byte headers, types 1-4.
+    Legacy,
+    /// RocksDB's recyclable chunks: 11-byte headers carrying the log number, types 5-8.
+    Recyclable,
+}
+
+/// `--ignorable-types`: chunks of unknown types with bit 7 set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub(crate) enum Ignorable {
+    /// Report them as corruption, as LevelDB does.
+    #[default]
+    Report,
+    /// Skip them without a report, as RocksDB does (its rule for forward-compatible record
+    /// types).
+    Skip,
+}
+
+/// How the reading commands read chunks.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct FormatArgs {
+    /// The chunk format: legacy (LevelDB), recyclable (RocksDB's recyclable WAL: chunks carry
+    /// a log number, and a chunk of another number is stale, left by an earlier use of the
+    /// file: the end of the log), or auto (the first chunk decides). Default: legacy, or
+    /// recyclable if --log-number is given.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub(crate) format: Option<FormatName>,
+    /// The log number of a recyclable log (the low 32 bits of RocksDB's file number).
+    /// Default: the number in the file's name (RocksDB's 000042.log is log 42); with auto
+    /// and no number in the name, the first chunk's.
+    #[arg(long, value_name = "N")]
+    pub(crate) log_number: Option<u64>,
+    /// What to do with chunks of unknown types 0x80-0xff: report them as corruption
+    /// (LevelDB), or skip them silently (RocksDB's rule for types it may add).
+    #[arg(long, value_enum, value_name = "WHAT", default_value_t)]
+    pub(crate) ignorable_types: Ignorable,
+}
+
+/// The log number in a RocksDB-style file name (`000042.log` is 42), if there is one.
+pub(crate) fn number_in_name(path: &Path) -> Option<u64> {
+    let name = path.file_name()?.to_str()?;
+    let digits = name.strip_suffix(".log")?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+/// The low 32 bits of a file number: what a recyclable chunk carries.
+pub(crate) fn low_bits(number: u64) -> u32 {
+    (number & u64::from(u32::MAX)) as u32
+}
+
+impl FormatArgs {
+    /// The chunk format of `log` for these flags. A regular file read as `auto` is decided
+    /// here, from its start (so that reading from an offset, a range or in parallel decides
+    /// the same way); a pipe is decided by the reader.
+    ///
+    /// `base` holds the other read options (checksums, erased flash), used to find the first
+    /// chunk.
+    pub(crate) fn resolve(
+        &self,
+        log: &LogFile,
+        base: &ReadOptions,
+    ) -> Result<ReadFormat, CliError> {
+        let named = self.log_number.or_else(|| number_in_name(log.path()));
+        let format = match (self.format, self.log_number) {
+            (Some(FormatName::Legacy), Some(_)) => {
+                return Err(CliError::Usage(
+                    "--log-number needs --format recyclable or auto".into(),
+                ));
+            }
+            (None, Some(_)) => FormatName::Recyclable,
+            (None, None) => FormatName::Legacy,
+            (Some(format), _) => format,
+        };
+        match format {
+            FormatName::Legacy => Ok(ReadFormat::Legacy),
+            FormatName::Recyclable => match named {
+                Some(number) => Ok(ReadFormat::Recyclable {
+                    log_number: low_bits(number),
+                }),
+                None => Err(CliError::NoLogNumber {
+                    path: log.path().into(),
+                }),
+            },
+            FormatName::Auto => {
+                let log_number = named.map(low_bits);
+                if !log.is_regular() {
+                    return Ok(ReadFormat::Auto { log_number });
+                }
+                let found = detect(log, base, log_number).map_err(|e| log.read_error(e))?;
+                Ok(found.unwrap_or(ReadFormat::Auto { log_number }))
+            }
+        }
+    }
+
+    /// The read options of `base` with this format and `--ignorable-types`.
+    pub(crate) fn read_options(
+        &self,
+        log: &LogFile,
+        base: ReadOptions,
+    ) -> Result<ReadOptions, CliError> {
+        let format = self.resolve(log, &base)?;
+        Ok(base
+            .format(format)
+            .skip_ignorable_types(self.ignorable_types == Ignorable::Skip))
+    }
+}
+
+/// What `ReadFormat::Auto` decides for `log`, read from its start: `None` if no chunk decides
+/// (an empty log, or only damage).
+pub(crate) fn detect(
+    log: &LogFile,
+    base: &ReadOptions,
+    log_number: Option<u32>,
+) -> std::io::Result<Option<ReadFormat>> {
+    let options = base
+        .clone()
+        .initial_offset(0)
+        .tailing(false)
+        .format(ReadFormat::Auto { log_number });
+    let mut reader =
+        FragmentReader::with_options(StdSource::seekable(reread::independent(log)?), &options);
+    while let Some(event) = reader.next()? {
+        let Event::Fragment(fragment) = event else {
+            continue;
+        };
+        // The chunk that decided: in the current block.
+        let at = (fragment.chunk_offset % BLOCK_SIZE as u64) as usize;
+        let block = reader.get_ref().block();
+        let mut rules = ChunkRules::default();
+        rules.verify = false;
+        rules.recyclable = true;
+        rules.erased = options.erased;
+        let Parsed::Chunk(chunk) = parse_chunk(block, at, block.len() < BLOCK_SIZE, &rules) else {
+            return Ok(None);
+        };
+        let recyclable =
+            RecordType::try_from(chunk.record_type).is_ok_and(RecordType::is_recyclable);
+        return Ok(Some(match (recyclable, log_number.or(chunk.log_number)) {
+            (true, Some(log_number)) => ReadFormat::Recyclable { log_number },
+            _ => ReadFormat::Legacy,
+        }));
+    }
+    // No chunk of this log: with a log number, a file whose first chunk is stale.
+    Ok(match (reader.end(), log_number) {
+        (Some(LogEnd::OldRecord { .. }), Some(log_number)) => {
+            Some(ReadFormat::Recyclable { log_number })
+        }
+        _ => None,
+    })
+}
+
+/// The write format for `write`'s flags: `--format`, `--log-number`, the file's name, and
+/// (appending without `--format`) the log already in the file.
+pub(crate) fn write_format(
+    path: &Path,
+    format: Option<WriteFormatName>,
+    log_number: Option<u64>,
+    append: bool,
+) -> Result<Format, CliError> {
+    let named = log_number.or_else(|| number_in_name(path));
+    let format = match (format, log_number) {
+        (Some(WriteFormatName::Legacy), Some(_)) => {
+            return Err(CliError::Usage(
+                "--log-number needs --format recyclable".into(),
+            ));
+        }
+        (Some(format), _) => Some(format),
+        (None, Some(_)) => Some(WriteFormatName::Recyclable),
+        (None, None) => None,
+    };
+    // Appending: the existing log decides what is not given.
+    let ask_log = append
+        && match format {
+            None => true,
+            Some(WriteFormatName::Recyclable) => named.is_none(),
+            Some(WriteFormatName::Legacy) => false,
+        };
+    let existing = match std::fs::metadata(path) {
+        Ok(meta) if ask_log && meta.is_file() && meta.len() > 0 => {
+            let log = LogFile::open(path)?;
+            detect(&log, &ReadOptions::new(), named.map(low_bits)).map_err(|e| log.read_error(e))?
+        }
+        _ => None,
+    };
+    match format {
+        Some(WriteFormatName::Legacy) => Ok(Format::Legacy),
+        None => Ok(match existing {
+            Some(ReadFormat::Recyclable { log_number }) => Format::Recyclable { log_number },
+            _ => Format::Legacy,
+        }),
+        Some(WriteFormatName::Recyclable) => {
+            let number = named.map(low_bits).or(match existing {
+                Some(ReadFormat::Recyclable { log_number }) => Some(log_number),
+                _ => None,
+            });
+            number
+                .map(|log_number| Format::Recyclable { log_number })
+                .ok_or_else(|| CliError::NoLogNumber { path: path.into() })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_in_names() {
+        assert_eq!(number_in_name(Path::new("000042.log")), Some(42));
+        assert_eq!(number_in_name(Path::new("/db/wal/7.log")), Some(7));
+        assert_eq!(number_in_name(Path::new("000042.log.old")), None);
+        assert_eq!(number_in_name(Path::new("MANIFEST-000005")), None);
+        assert_eq!(number_in_name(Path::new("x42.log")), None);
+        assert_eq!(number_in_name(Path::new(".log")), None);
+        assert_eq!(number_in_name(Path::new("+1.log")), None);
+        assert_eq!(
+            number_in_name(Path::new("99999999999999999999999.log")),
+            None
+        );
+        assert_eq!(low_bits((1 << 32) + 42), 42);
+    }
+}
