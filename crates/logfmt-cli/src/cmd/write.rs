@@ -55,10 +55,35 @@ pub(crate) struct WriteArgs {
     file: PathBuf,
 }
 
+/// Refuses (as creating it would) a FILE that exists and is not empty, before any input is
+/// read.
+fn refuse_non_empty(path: &std::path::Path) -> Result<(), CliError> {
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_file() && meta.len() > 0 => Err(logfmt_std::Error::AlreadyExists {
+            path: path.to_path_buf(),
+            len: meta.len(),
+        }
+        .into()),
+        _ => Ok(()),
+    }
+}
+
 /// Runs `write`.
 pub(crate) fn run(args: &WriteArgs) -> Result<(), CliError> {
     let format = write_format(&args.file, args.format, args.log_number, args.append)?;
     let options = WriterOptions::new().format(format);
+    let mut records = Records::new(io::stdin().lock(), args.input);
+    let mut record = Vec::new();
+    // A new log (or one replacing FILE) is created only once the input has yielded a whole
+    // record or ended cleanly: a command that fails on its input leaves FILE as it was.
+    let first = if args.append {
+        None
+    } else {
+        if !args.force {
+            refuse_non_empty(&args.file)?;
+        }
+        Some(records.next_into(&mut record)?)
+    };
     let mut writer = if args.append {
         let policy = if args.truncate_torn_tail {
             TornTailPolicy::Truncate
@@ -96,10 +121,14 @@ pub(crate) fn run(args: &WriteArgs) -> Result<(), CliError> {
         path: args.file.clone(),
         source,
     };
-    let mut records = Records::new(io::stdin().lock(), args.input);
-    let mut record = Vec::new();
+    if first == Some(true) {
+        writer.add_record(&record).map_err(write_error)?;
+    }
     // A record is added only once it has been read completely.
     let read = loop {
+        if first == Some(false) {
+            break Ok(());
+        }
         match records.next_into(&mut record) {
             Ok(true) => {
                 writer.add_record(&record).map_err(write_error)?;
