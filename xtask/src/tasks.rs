@@ -7,6 +7,9 @@ use std::time::{Duration, Instant};
 
 use crate::cmd::{Cmd, Error, Result, banner, fmt_duration};
 
+#[path = "fuzz.rs"]
+mod fuzz;
+
 /// One `cargo xtask <name>` subcommand.
 pub(crate) struct Task {
     pub(crate) name: &'static str,
@@ -85,10 +88,24 @@ pub(crate) const TASKS: &[Task] = &[
         run: |flags| crate::firmware::demo(flags.iter().any(|f| f == "--host")),
     },
     Task {
+        name: "fuzz",
+        aliases: &[],
+        flags: &["--seconds N", "--miri", "TARGET"],
+        about: "each cargo-fuzz target for N s (default 60; installs nightly, cargo-fuzz); --miri: also Miri",
+        run: fuzz::run,
+    },
+    Task {
+        name: "interop",
+        aliases: &[],
+        flags: &[],
+        about: "install LevelDB and RocksDB (libleveldb-dev, librocksdb-dev, rocksdb-tools) if missing; run the tests against them",
+        run: |_| interop(),
+    },
+    Task {
         name: "ci",
         aliases: &[],
         flags: &[],
-        about: "everything CI runs: fmt --check, targets, lint, test, qemu, doc",
+        about: "everything CI runs: fmt --check, targets, lint, test, qemu, doc, fuzz, miri",
         run: |_| ci(),
     },
 ];
@@ -102,8 +119,11 @@ pub(crate) const CI_STEPS: &[Step] = &[
     ("targets", targets),
     ("lint", lint),
     ("test", test),
+    ("interop", interop),
     ("qemu", crate::firmware::qemu),
     ("doc", doc),
+    ("fuzz", fuzz::ci),
+    ("miri", fuzz::miri_ci),
 ];
 
 /// The bare-metal targets `logfmt-core` must build for.
@@ -156,7 +176,13 @@ pub(crate) fn usage() -> String {
 /// Checks `args` against `task.flags`, then runs `task` between banners.
 pub(crate) fn run(task: &Task, args: &[String]) -> Result {
     let mut seen: Vec<&str> = Vec::new();
-    for arg in args {
+    // A task whose flags name a value (`--seconds N`) or a positional (`TARGET`) checks its
+    // own arguments.
+    let checks_own = task
+        .flags
+        .iter()
+        .any(|f| f.contains(' ') || !f.starts_with('-'));
+    for arg in args.iter().filter(|_| !checks_own) {
         if !task.flags.contains(&arg.as_str()) {
             return Err(Error::Usage(format!(
                 "unexpected argument `{arg}` for `{}`",
@@ -345,4 +371,76 @@ fn ci() -> Result {
             Err(Error::Failed(format!("ci step `{name}` failed: {err}")))
         }
     }
+}
+
+// ---------------------------------------------------------------- interop
+
+/// The LevelDB and RocksDB interop tests (`tests/leveldb_interop.rs`,
+/// `tests/rocksdb_interop.rs`, ignored by a plain `cargo test`), after installing Debian's
+/// LevelDB, RocksDB and a C++ compiler if they are missing.
+fn interop() -> Result {
+    ensure_leveldb()?;
+    for test in ["leveldb_interop", "rocksdb_interop"] {
+        Cmd::cargo()
+            .args(["test", "-p", "logfmt-tests", "--test", test])
+            .args(["--", "--ignored"])
+            .run()?;
+    }
+    Ok(())
+}
+
+/// Installs `libleveldb-dev`, `librocksdb-dev`, `rocksdb-tools` (RocksDB's `ldb`) and `g++`
+/// if there is no `c++`, with apt-get, running `apt-get update` first if the install fails.
+/// Fails loudly if they cannot be had.
+fn ensure_leveldb() -> Result {
+    let have_cxx = std::process::Command::new("c++")
+        .arg("--version")
+        .output()
+        .is_ok_and(|out| out.status.success());
+    let have_leveldb = std::path::Path::new("/usr/include/leveldb/db.h").exists();
+    let have_rocksdb = std::path::Path::new("/usr/include/rocksdb/db.h").exists();
+    let have_ldb = std::process::Command::new("ldb")
+        .arg("--help")
+        .output()
+        .is_ok();
+    let mut missing = Vec::new();
+    if !have_leveldb {
+        missing.push("libleveldb-dev");
+    }
+    if !have_rocksdb {
+        missing.push("librocksdb-dev");
+    }
+    if !have_ldb {
+        missing.push("rocksdb-tools");
+    }
+    if !have_cxx {
+        missing.push("g++");
+    }
+    if missing.is_empty() {
+        println!("LevelDB, RocksDB (with ldb) and a C++ compiler are installed");
+        return Ok(());
+    }
+    let install = || {
+        Cmd::new("apt-get")
+            .args(["install", "-y", "--no-install-recommends"])
+            .args(missing.iter().copied())
+            .env("DEBIAN_FRONTEND", "noninteractive")
+            .run()
+    };
+    install()
+        .or_else(|_| {
+            Cmd::new("apt-get")
+                .args(["update"])
+                .env("DEBIAN_FRONTEND", "noninteractive")
+                .run()?;
+            install()
+        })
+        .map_err(|e| {
+            Error::Failed(format!(
+                "{e}\n  the LevelDB and RocksDB interop tests need Debian's {}: install them \
+                 (apt-get install -y {}, as root) and run `cargo xtask interop` again",
+                missing.join(" and "),
+                missing.join(" ")
+            ))
+        })
 }

@@ -149,11 +149,12 @@ impl Decoder {
         if self.eof && len >= self.len {
             // A refill of the current, short block (tailing).
             let added = len - self.len;
+            let old_end = self.end_of_buffer;
             self.end_of_buffer = self.end_of_buffer.saturating_add(added as u64);
+            self.len = len;
             if let Some(dropped) = self.rest_dropped {
                 // The rest of this block was dropped when it was shorter: what arrives in it
                 // now is dropped too, as a reader of the whole block drops it.
-                let old_end = self.position();
                 self.pos = len;
                 if let Some(kind) = dropped
                     && added > 0

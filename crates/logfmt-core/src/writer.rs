@@ -280,6 +280,12 @@ impl Layout {
             }
         }
         if !self.offset.is_multiple_of(align) {
+            // To the end of the block instead (block ends are aligned): empty FIRST chunks
+            // while a header fits, then a trailer — never a zero header, which after an empty
+            // FIRST would be reported ("error in middle of record", 0 bytes).
+            while BLOCK_SIZE - self.offset >= header_size {
+                self.emit(out.block(), FragmentKind::First, &[]);
+            }
             self.zero_rest(out)?;
         }
         self.finish_block(out)?;
@@ -443,8 +449,8 @@ impl<S: Sink, B: BorrowMut<[u8; BLOCK_SIZE]>> Writer<S, B> {
     ///   of them always reaches a power-of-two boundary; at most `align - 1`): a reader discards
     ///   an empty `FIRST` followed by a new record without a report, a tolerance LevelDB keeps
     ///   for an old writer bug;
-    /// - if they do not fit in the block, zeros to the end of the block: a trailer, or a zero
-    ///   header, after which readers skip the rest of the block silently.
+    /// - if they do not fit in the block, empty `FIRST` chunks to the end of the block and a
+    ///   trailer of fewer than a header's bytes (block ends are aligned).
     ///
     /// A log that ends right after padding reads as ending in a torn (empty) record.
     ///

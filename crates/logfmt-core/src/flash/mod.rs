@@ -16,9 +16,9 @@
 //! - **Padding** on flush: the laid-out bytes rarely end on a word boundary, and the rest of a
 //!   partly programmed word cannot be programmed later. So flush first pads the log to
 //!   `WRITE_SIZE` with empty `FIRST` chunks, which LevelDB's reader discards silently when a
-//!   record follows (see [`Writer::pad_to`](crate::Writer::pad_to)); if they do not fit, zeros
-//!   to the end of the block. Zero padding *inside* a block is never used: a zero header makes
-//!   readers skip the rest of its block, which would hide the records written after it.
+//!   record follows (see [`Writer::pad_to`](crate::Writer::pad_to)), up to the end of the block
+//!   if need be. Zero padding is never used: a zero header makes readers skip the rest of its
+//!   block, which would hide the records written after it.
 //! - **Resuming after a reset** ([`FlashWriter::open`]): the log continues at the first block
 //!   after the last one whose first header is written, so no record is ever appended after a
 //!   torn one (where a reader would lose it with the rest of the block). With

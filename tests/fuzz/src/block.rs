@@ -1,0 +1,212 @@
+//! Target `block`: the block parser (`BlockParser`, `parse_chunk`) on arbitrary blocks.
+//!
+//! Input: a [`HEADER`]-byte header, then the block (cut at `BLOCK_SIZE`).
+//!
+//! | byte | meaning |
+//! |---|---|
+//! | 0 | flags: bit 0 checksums off, 1 recyclable headers, 2 expect the log number, 3–4 erased (`01` 0xFF, `10` 0x00), 5–6 last block (`00` if short, `01` yes, `10` no) |
+//! | 1 | the expected log number |
+//! | 2–3 | u16 LE: an extra offset to probe `parse_chunk` at (any value, past the end too) |
+//!
+//! Properties: no panic; the parser yields chunks that tile the block from offset 0, each
+//! framed exactly (header of 7 bytes, or 11 for a recyclable type — 5–8, 11, 131 — with
+//! recyclable rules; the
+//! payload the bytes after it; never past the block), with a checksum that the model's own
+//! CRC-32C confirms when verification is on, never a zero header or an erased header; then at
+//! most one item that ends the block, at the offset where the chunks stop, spanning the rest of
+//! the block, of a kind the position allows (a trailer only in a complete block and with fewer
+//! than a header's bytes left, a truncated chunk only in the last block); nothing after it
+//! (fused); and `parse_chunk` at each chunk offset returns what the parser returned.
+#![allow(dead_code, unreachable_pub)]
+
+use logfmt_core::BLOCK_SIZE;
+use logfmt_core::block::{BlockParser, ChunkRules, Parsed, parse_chunk};
+
+use crate::common::le;
+use crate::model;
+
+/// Bytes of the input header.
+pub const HEADER: usize = 4;
+
+/// The types read with RocksDB's 11-byte recyclable header under recyclable rules: 5–8, and
+/// its recyclable metadata types 11 (timestamp sizes) and 131 (predecessor WAL info).
+fn recyclable_type(kind: u8) -> bool {
+    matches!(kind, 5..=8 | 11 | 131)
+}
+
+/// Checks one input.
+pub fn check(data: &[u8]) {
+    let (header, block) = data.split_at(data.len().min(HEADER));
+    let block = &block[..block.len().min(BLOCK_SIZE)];
+    let flags = header.first().copied().unwrap_or(0);
+    let mut rules = ChunkRules::default();
+    rules.verify = flags & 1 == 0;
+    rules.recyclable = flags & 2 != 0;
+    rules.log_number = (flags & 4 != 0).then(|| u32::from(header.get(1).copied().unwrap_or(0)));
+    rules.erased = match (flags >> 3) & 3 {
+        1 => Some(0xFF),
+        2 => Some(0x00),
+        _ => None,
+    };
+    let is_last = match (flags >> 5) & 3 {
+        1 => true,
+        2 => false,
+        _ => block.len() < BLOCK_SIZE,
+    };
+    let probe = usize::from(u16::from_le_bytes(le(header, 2)));
+    check_block(block, is_last, &rules, probe);
+}
+
+/// Checks the parse of `block`.
+pub fn check_block(block: &[u8], is_last: bool, rules: &ChunkRules, probe: usize) {
+    // Any offset, inside or past the block: no panic.
+    let _ = parse_chunk(block, probe, is_last, rules);
+    let _ = parse_chunk(block, block.len(), is_last, rules);
+
+    let mut parser = BlockParser::new(block).rules(*rules).last_block(is_last);
+    let mut pos = 0usize;
+    let mut ended = false;
+    for item in parser.by_ref() {
+        assert!(
+            !ended,
+            "an item after the one that ends the block: {item:?}"
+        );
+        assert_eq!(
+            parse_chunk(block, pos, is_last, rules),
+            item,
+            "parse_chunk disagrees with the parser at {pos}"
+        );
+        let rest = block.len() - pos;
+        match item {
+            Parsed::Chunk(chunk) => {
+                check_chunk(block, pos, rules, &chunk);
+                pos = chunk.end();
+            }
+            Parsed::Trailer { offset, len } => {
+                ended = true;
+                assert_eq!((offset, len), (pos, rest));
+                assert!(!is_last, "a trailer in the last block");
+                assert!(
+                    len < 7 || (rules.recyclable && len < 11),
+                    "trailer of {len} bytes"
+                );
+            }
+            Parsed::Truncated { offset, len } => {
+                ended = true;
+                assert_eq!((offset, len), (pos, rest));
+                assert!(is_last, "a truncated chunk in a complete block");
+                assert!(len > 0);
+            }
+            Parsed::ZeroHeader { offset, len } => {
+                ended = true;
+                assert_eq!((offset, len), (pos, rest));
+                assert_eq!(block[pos + 4..pos + 7], [0, 0, 0], "zero length and type");
+            }
+            Parsed::Erased { offset, len } => {
+                ended = true;
+                assert_eq!((offset, len), (pos, rest));
+                let erased = rules.erased.expect("Erased without an erased value");
+                assert!(block[pos..pos + 7].iter().all(|&b| b == erased));
+            }
+            Parsed::OldRecord {
+                offset,
+                len,
+                log_number,
+            } => {
+                ended = true;
+                assert_eq!((offset, len), (pos, rest));
+                assert!(rules.recyclable && recyclable_type(block[pos + 6]));
+                assert!(rules.log_number.is_some_and(|n| n != log_number));
+                assert_eq!(
+                    log_number,
+                    u32::from_le_bytes(block[pos + 7..pos + 11].try_into().expect("4 bytes"))
+                );
+            }
+            Parsed::BadLength {
+                offset,
+                len,
+                declared,
+            } => {
+                ended = true;
+                assert_eq!((offset, len), (pos, rest));
+                assert!(!is_last, "a bad length in the last block is a torn write");
+                assert_eq!(
+                    declared,
+                    u16::from_le_bytes([block[pos + 4], block[pos + 5]])
+                );
+            }
+            Parsed::ChecksumMismatch {
+                offset,
+                len,
+                stored,
+                computed,
+            } => {
+                ended = true;
+                assert_eq!((offset, len), (pos, rest));
+                assert!(rules.verify);
+                assert_ne!(stored, computed);
+                assert_eq!(
+                    stored,
+                    u32::from_le_bytes(block[pos..pos + 4].try_into().expect("4"))
+                );
+            }
+        }
+    }
+    assert!(
+        ended || pos == block.len(),
+        "the parser stopped at {pos} of {}",
+        block.len()
+    );
+    assert_eq!(parser.next(), None, "fused");
+    assert_eq!(parser.next(), None, "fused");
+}
+
+fn check_chunk(
+    block: &[u8],
+    pos: usize,
+    rules: &ChunkRules,
+    chunk: &logfmt_core::block::Chunk<'_>,
+) {
+    assert_eq!(chunk.offset, pos);
+    let kind = block[pos + 6];
+    assert_eq!(chunk.record_type, kind);
+    let recyclable = rules.recyclable && recyclable_type(kind);
+    let header_len = if recyclable { 11 } else { 7 };
+    assert_eq!(chunk.header_len, header_len);
+    let declared = usize::from(u16::from_le_bytes([block[pos + 4], block[pos + 5]]));
+    assert_eq!(chunk.payload.len(), declared);
+    let start = pos + header_len;
+    assert_eq!(chunk.payload, &block[start..start + declared]);
+    assert!(chunk.end() <= block.len());
+    assert!(
+        !(kind == 0 && declared == 0),
+        "a zero header taken for a chunk"
+    );
+    if let Some(erased) = rules.erased {
+        assert!(
+            !block[pos..pos + 7].iter().all(|&b| b == erased),
+            "an erased header taken for a chunk"
+        );
+    }
+    let stored = u32::from_le_bytes(block[pos..pos + 4].try_into().expect("4 bytes"));
+    assert_eq!(chunk.stored_checksum, stored);
+    assert_eq!(chunk.checksum_verified, rules.verify);
+    if recyclable {
+        let number = u32::from_le_bytes(block[pos + 7..pos + 11].try_into().expect("4 bytes"));
+        assert_eq!(chunk.log_number, Some(number));
+        if let Some(expected) = rules.log_number {
+            assert_eq!(number, expected, "a chunk of another log number");
+        }
+    } else {
+        assert_eq!(chunk.log_number, None);
+    }
+    if rules.verify {
+        // The model's own CRC-32C over the type byte, the log number (recyclable) and the payload.
+        let covered = &block[pos + 6..chunk.end()];
+        assert_eq!(
+            model::mask(model::crc32c(covered)),
+            stored,
+            "a chunk with a wrong checksum"
+        );
+    }
+}

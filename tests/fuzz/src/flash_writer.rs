@@ -1,0 +1,206 @@
+//! Target `flash_writer`: the flash log writer across sessions, each possibly cut by a power
+//! failure at an arbitrary byte of flash work, checked against a model of what must survive.
+//!
+//! Input: structured, decoded with `arbitrary` into a [`Script`].
+//!
+//! The model: after each session (open, add records, flush every `batch` records, maybe a power
+//! cut, power back on), reading the region returns exactly what it returned after the previous
+//! session, then every record of this session acknowledged by a successful flush, then possibly
+//! some of the records in flight (added after the last successful flush, or failing), in order
+//! — nothing else, nothing lost, nothing out of order.
+#![allow(dead_code, unreachable_pub)]
+
+use arbitrary::{Arbitrary, Unstructured};
+use logfmt_core::flash::{
+    FlashConfig, FlashError, FlashSource, FlashWriter, MockError, MockFlash, PowerCut, Resume,
+};
+use logfmt_core::{BLOCK_SIZE, ReadOptions};
+
+use crate::common::{Seen, read_records, record_content};
+
+/// The flash geometry: program word and erase unit.
+#[derive(Debug, Clone, Copy, Arbitrary)]
+pub enum Geometry {
+    /// 8-byte words, 4 KiB sectors (STM32L4-like).
+    W8E4K,
+    /// 32-byte words, 32 KiB units (one block per erase).
+    W32E32K,
+    /// Byte-programmable, 1 KiB sectors.
+    W1E1K,
+}
+
+/// How a power cut leaves the word (or unit) in flight.
+#[derive(Debug, Clone, Copy, Arbitrary)]
+pub enum Cut {
+    Untouched,
+    Partial,
+    Complete,
+}
+
+/// One power-on session.
+#[derive(Debug, Clone, Arbitrary)]
+pub struct Session {
+    /// Record lengths: small, or `Big(n)` = n·331 bytes.
+    pub records: Vec<RecordLen>,
+    /// Flush after every `batch % 4 + 1` records (and at the end).
+    pub batch: u8,
+    /// Cut the power after this many bytes of flash work (programs and erases).
+    pub cut: Option<(u32, Cut)>,
+}
+
+#[derive(Debug, Clone, Copy, Arbitrary)]
+pub enum RecordLen {
+    Small(u8),
+    Big(u8),
+}
+
+/// What the target runs.
+#[derive(Debug, Clone, Arbitrary)]
+pub struct Script {
+    pub geometry: Geometry,
+    /// `Resume::SameBlock` on a part without per-word ECC; else `NextBlock` with ECC.
+    pub same_block: bool,
+    /// Region size: 1 + n % 4 blocks.
+    pub blocks: u8,
+    pub sessions: Vec<Session>,
+}
+
+/// Checks one input.
+pub fn check(data: &[u8]) {
+    let mut u = Unstructured::new(data);
+    if let Ok(script) = Script::arbitrary(&mut u) {
+        match script.geometry {
+            Geometry::W8E4K => run::<8, 4096>(&script),
+            Geometry::W32E32K => run::<32, 32768>(&script),
+            Geometry::W1E1K => run::<1, 1024>(&script),
+        }
+    }
+}
+
+/// Runs the sessions of `script` on a flash of geometry `W`/`E`.
+pub fn run<const W: usize, const E: usize>(script: &Script) {
+    let blocks = 1 + usize::from(script.blocks % 4);
+    let mut memory = vec![0u8; blocks * BLOCK_SIZE];
+    let mut programmed = vec![false; memory.len() / W];
+    let mut flash: MockFlash<'_, W, E> =
+        MockFlash::new(&mut memory, &mut programmed, 0xFF).expect("geometry");
+    // The two safe combinations (see `flash::Resume`).
+    let (resume, ecc) = if script.same_block {
+        (Resume::SameBlock, false)
+    } else {
+        (Resume::NextBlock, true)
+    };
+    flash.set_ecc(ecc);
+    let config = FlashConfig::new(0, (blocks * BLOCK_SIZE) as u32).resume(resume);
+    let mut survived: Vec<Vec<u8>> = Vec::new();
+    let mut id = 0u64;
+    for (s, session) in script.sessions.iter().enumerate().take(6) {
+        let records: Vec<Vec<u8>> = session
+            .records
+            .iter()
+            .take(24)
+            .map(|len| {
+                let len = match *len {
+                    RecordLen::Small(n) => usize::from(n),
+                    RecordLen::Big(n) => usize::from(n) * 331,
+                };
+                id += 1;
+                record_content(id, len)
+            })
+            .collect();
+        if let Some((bytes, mode)) = session.cut {
+            let mode = match mode {
+                Cut::Untouched => PowerCut::Untouched,
+                Cut::Partial => PowerCut::Partial,
+                Cut::Complete => PowerCut::Complete,
+            };
+            flash.cut_power_after(bytes as usize % (2 * blocks * BLOCK_SIZE), mode);
+        }
+        let batch = usize::from(session.batch % 4) + 1;
+        let (acknowledged, in_flight) = {
+            let mut block = Box::new([0u8; BLOCK_SIZE]);
+            let mut writer = FlashWriter::open(&mut flash, config, &mut *block)
+                .unwrap_or_else(|e| panic!("session {s}: open: {e:?}"));
+            log(&mut writer, &records, batch)
+        };
+        flash.power_on();
+        let mut block = Box::new([0u8; BLOCK_SIZE]);
+        let outcome = read_records(
+            FlashSource::new(&mut flash, config, &mut *block),
+            &ReadOptions::new().erased(Some(0xFF)),
+            blocks * BLOCK_SIZE,
+        );
+        let read: Vec<Vec<u8>> = outcome
+            .items
+            .into_iter()
+            .filter_map(|s| match s {
+                Seen::Record { data, .. } => Some(data),
+                Seen::Oversized(o) => panic!("{o:?}"),
+                Seen::Drop(_) => None,
+            })
+            .collect();
+        let kept = survived.len() + acknowledged;
+        assert!(
+            read.len() >= kept,
+            "session {s}: read {} records, {} survived before and {acknowledged} were acknowledged",
+            read.len(),
+            survived.len()
+        );
+        assert!(
+            read.len() <= kept + in_flight,
+            "session {s}: read {} records, at most {} expected",
+            read.len(),
+            kept + in_flight
+        );
+        assert!(
+            read[..survived.len()] == survived[..],
+            "session {s}: earlier records changed"
+        );
+        assert!(
+            read[survived.len()..] == records[..read.len() - survived.len()],
+            "session {s}: this session's records differ"
+        );
+        survived = read;
+    }
+}
+
+/// Logs `records`, flushing every `batch`, stopping at the first error. Returns the number of
+/// acknowledged records and of records in flight (added since the last successful flush,
+/// counting one whose `add_record` failed).
+fn log<F: embedded_storage::nor_flash::NorFlash<Error = MockError>>(
+    writer: &mut FlashWriter<F, &mut [u8; BLOCK_SIZE]>,
+    records: &[Vec<u8>],
+    batch: usize,
+) -> (usize, usize) {
+    let mut acknowledged = 0;
+    let mut pending = 0;
+    for (i, record) in records.iter().enumerate() {
+        match writer.add_record(record) {
+            Ok(_) => pending += 1,
+            Err(e) => {
+                expected(&e);
+                return (acknowledged, pending + 1);
+            }
+        }
+        if (i + 1) % batch == 0 || i + 1 == records.len() {
+            match writer.flush() {
+                Ok(()) => {
+                    acknowledged += pending;
+                    pending = 0;
+                }
+                Err(e) => {
+                    expected(&e);
+                    return (acknowledged, pending);
+                }
+            }
+        }
+    }
+    (acknowledged, pending)
+}
+
+fn expected(e: &FlashError<MockError>) {
+    assert!(
+        matches!(e, FlashError::Flash(MockError::PowerCut) | FlashError::Full),
+        "unexpected flash error: {e:?}"
+    );
+}

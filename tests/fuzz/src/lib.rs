@@ -1,0 +1,28 @@
+//! The properties behind logfmt's fuzz targets, one module per target.
+//!
+//! Each module has a `check(data: &[u8])` that decodes the fuzzer's bytes into an input and
+//! panics if a property fails. The fuzz targets (`fuzz_targets/*.rs`) call them; the test
+//! `tests/fuzz_corpus.rs` of `logfmt-tests` replays the committed corpus through the same
+//! modules (all but the flash ones) in a plain `cargo test`, without nightly or libFuzzer.
+//!
+//! | target | module | input |
+//! |---|---|---|
+//! | `reader` | [`reader`] | a 16-byte header of options, then a log |
+//! | `block` | [`block`] | a 4-byte header of chunk rules, then one block |
+//! | `writer` | [`writer`] | structured (`arbitrary`): a start offset, record specs, flushes, pads, a fault |
+//! | `flash_reader` | [`flash_reader`] | a 4-byte header, then a flash image |
+//! | `flash_writer` | [`flash_writer`] | structured: sessions of records, each maybe cut by a power failure |
+
+#![allow(missing_docs)]
+
+pub mod block;
+pub mod common;
+pub mod flash_reader;
+pub mod flash_writer;
+pub mod reader;
+pub mod writer;
+
+/// The workspace's independent model of the format (`tests/model.rs`).
+#[path = "../../model.rs"]
+#[allow(dead_code, unreachable_pub)]
+pub mod model;
