@@ -8,22 +8,27 @@
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::io::{self, Write};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use logfmt_std::{
     BLOCK_SIZE, FnSink, Item, LogWriter, Reader, SliceWriter, StdSource, SyncWrite, Writer,
     WriterOptions,
 };
 
-/// Counts every allocation of the test process; the tests of this file take `LOCK`, so a
-/// measured section runs alone.
+/// Counts every allocation, per thread.
 struct Counting;
 
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+std::thread_local! {
+    /// Allocations made by this thread (the test harness's own threads allocate too).
+    static ALLOCATIONS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+fn count_one() {
+    let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
+}
 
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::SeqCst);
+        count_one();
         // SAFETY: forwarded unchanged to the system allocator.
         unsafe { System.alloc(layout) }
     }
@@ -34,7 +39,7 @@ unsafe impl GlobalAlloc for Counting {
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::SeqCst);
+        count_one();
         // SAFETY: forwarded unchanged to the system allocator.
         unsafe { System.realloc(ptr, layout, new_size) }
     }
@@ -46,9 +51,9 @@ static GLOBAL: Counting = Counting;
 /// Allocations made by `f`. Every test of this file holds [`LOCK`] from start to end, so no
 /// other test's allocations are counted.
 fn allocations_in(f: impl FnOnce()) -> usize {
-    let before = ALLOCATIONS.load(Ordering::SeqCst);
+    let before = ALLOCATIONS.with(std::cell::Cell::get);
     f();
-    ALLOCATIONS.load(Ordering::SeqCst) - before
+    ALLOCATIONS.with(std::cell::Cell::get) - before
 }
 
 static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
