@@ -201,3 +201,47 @@ fn pad_to_after_pad_to_is_not_silent() {
         "padding is not silent: {items:?}"
     );
 }
+
+/// Found by the `reader` fuzz target (tailing pass on damaged logs): with `resync_after_zeros`,
+/// a tailing reader decides at a zero header whether a whole chunk follows the zeros from the
+/// bytes it has so far. If that chunk (or the first non-zero byte) has not fully arrived yet,
+/// it drops the rest of the block for good, and the record a plain reader of the same final
+/// bytes recovers ("abc" here) is never returned. It should wait (`Pending`) until the chunk
+/// after the zeros is complete, or the block is.
+#[test]
+fn tailing_resync_after_zeros_waits_for_the_chunk() {
+    let mut log = vec![0u8; 20];
+    log.extend(model::chunk(model::FULL, b"abc"));
+    let options = ReadOptions::new().resync_after_zeros(true);
+    let plain = read_with(&log, &options);
+    assert!(
+        matches!(&plain[..], [Seen::Record { offset: 20, .. }]),
+        "{plain:?}"
+    );
+    let source = IoSource::new(
+        Growing {
+            data: &log,
+            pos: 0,
+            visible: 22,
+        },
+        Box::new([0u8; BLOCK_SIZE]),
+    );
+    let mut scratch = [0u8; 64];
+    let mut reader = Reader::with_options(source, &mut scratch, &options.clone().tailing(true));
+    let mut records = Vec::new();
+    for round in 0..2 {
+        while let Some(item) = reader.next().unwrap_or_else(|e| match e {}) {
+            if let Item::Record(r) = item {
+                records.push(r.offset);
+            }
+        }
+        if round == 0 {
+            reader.get_mut().get_mut().visible = log.len();
+        }
+    }
+    assert_eq!(
+        records,
+        [20],
+        "the tailing reader lost the record after the zeros"
+    );
+}

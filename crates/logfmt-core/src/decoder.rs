@@ -234,8 +234,12 @@ impl Decoder {
         // As LevelDB: a record cut by damage is reported even when empty (an empty FIRST, then
         // a bad chunk: "error in middle of record", 0 bytes); one cut by a new record only when
         // it had bytes (the tolerance for an old writer bug).
+        // In flash images (`erased` set) an empty record in progress is write padding (empty
+        // FIRST chunks), so its abort is not worth a 0-byte report.
         let report = match kind {
-            Some(CorruptionKind::ErrorInMiddleOfRecord) => {
+            Some(CorruptionKind::ErrorInMiddleOfRecord)
+                if bytes > 0 || self.rules.erased.is_none() =>
+            {
                 self.report(record_offset, bytes, CorruptionKind::ErrorInMiddleOfRecord)
             }
             Some(kind) if bytes > 0 => self.report(record_offset, bytes, kind),
@@ -524,22 +528,25 @@ impl Decoder {
                 }
             }
             Parsed::ZeroHeader { offset, .. } => {
-                self.pos = self.len;
-                self.rest_dropped = Some(None);
                 if self.resync_after_zeros {
                     let next = block
                         .get(offset..)
-                        .and_then(|rest| rest.iter().position(|&b| b != 0));
-                    if let Some(next) = next.map(|n| offset + n)
-                        && matches!(
-                            parse_chunk(block, next, self.eof, &self.rules),
-                            Parsed::Chunk(_)
-                        )
-                    {
-                        self.pos = next;
-                        self.rest_dropped = None;
+                        .and_then(|rest| rest.iter().position(|&b| b != 0))
+                        .map(|n| offset + n);
+                    match next.map(|n| (n, parse_chunk(block, n, self.eof, &self.rules))) {
+                        Some((next, Parsed::Chunk(_))) => {
+                            self.pos = next;
+                            return Phys::Bad(None);
+                        }
+                        // Tailing: what follows the zeros has not fully arrived yet.
+                        Some((_, Parsed::Truncated { .. })) | None if waiting && self.eof => {
+                            return Phys::Pending;
+                        }
+                        _ => {}
                     }
                 }
+                self.pos = self.len;
+                self.rest_dropped = Some(None);
                 Phys::Bad(None)
             }
             Parsed::Erased { .. } => {

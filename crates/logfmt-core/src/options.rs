@@ -48,7 +48,8 @@ pub struct ReadOptions {
     /// The erased value of a flash image (`0xFF` for NOR flash, `0x00` for inverted parts): a
     /// header made only of it means nothing was written from there to the end of its block, and
     /// is skipped without a report (a record it interrupts was torn by a power cut and is
-    /// dropped silently). Default `None`: LevelDB's rules.
+    /// dropped silently; so is an empty record in progress — write padding — cut by damage,
+    /// which LevelDB reports as a 0-byte drop). Default `None`: LevelDB's rules.
     pub erased: Option<u8>,
     /// Recover records that follow a run of zero bytes in the same block. LevelDB skips the
     /// rest of a block silently at a zero header (type 0, length 0: preallocated space), losing
