@@ -11,6 +11,7 @@ use logfmt_core::{
 };
 
 pub mod model;
+pub mod write_batch;
 
 /// Directory of the committed test data.
 #[must_use]

@@ -33,20 +33,7 @@ use logfmt_std::{
     ReadOptions, Reader, ReaderOptions, SliceSource, WriterOptions,
 };
 
-/// One operation of a write batch.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Op {
-    Put(Vec<u8>, Vec<u8>),
-    Delete(Vec<u8>),
-}
-
-/// A decoded RocksDB `WriteBatch` (default column family): its first sequence number and its
-/// operations.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Batch {
-    sequence: u64,
-    ops: Vec<Op>,
-}
+use logfmt_tests::write_batch::{Batch, Op, apply, decode, encode, numbered};
 
 const MISSING: &str = "the RocksDB interop tests need a C++ compiler and Debian's \
                        librocksdb-dev and rocksdb-tools (`cargo xtask interop` installs them)";
@@ -177,22 +164,6 @@ fn batches(seed: u64, count: usize) -> Vec<Vec<Op>> {
         .collect()
 }
 
-/// `batches` numbered from sequence `first`, as RocksDB numbers them.
-fn numbered(batches: &[Vec<Op>], first: u64) -> Vec<Batch> {
-    let mut sequence = first;
-    batches
-        .iter()
-        .map(|ops| {
-            let batch = Batch {
-                sequence,
-                ops: ops.clone(),
-            };
-            sequence += ops.len() as u64;
-            batch
-        })
-        .collect()
-}
-
 /// The helper's input: `phases` of batches.
 fn spec(phases: &[Vec<Vec<Op>>]) -> Vec<u8> {
     let mut out = Vec::new();
@@ -221,96 +192,6 @@ fn spec(phases: &[Vec<Vec<Op>>]) -> Vec<u8> {
         }
     }
     out
-}
-
-fn put_varint(out: &mut Vec<u8>, mut v: u32) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
-fn get_varint(data: &mut &[u8]) -> Option<u32> {
-    let mut v = 0u32;
-    for shift in (0..35).step_by(7) {
-        let (&byte, rest) = data.split_first()?;
-        *data = rest;
-        v |= u32::from(byte & 0x7f) << shift;
-        if byte & 0x80 == 0 {
-            return Some(v);
-        }
-    }
-    None
-}
-
-fn get_slice<'a>(data: &mut &'a [u8]) -> Option<&'a [u8]> {
-    let len = get_varint(data)? as usize;
-    if data.len() < len {
-        return None;
-    }
-    let (slice, rest) = data.split_at(len);
-    *data = rest;
-    Some(slice)
-}
-
-/// RocksDB's `WriteBatch` encoding (default column family): sequence u64, count u32, then
-/// each operation: tag 1 (put) with a varint32-prefixed key and value, or tag 0 (delete)
-/// with a key.
-fn encode(batch: &Batch) -> Vec<u8> {
-    let mut out = Vec::new();
-    out.extend_from_slice(&batch.sequence.to_le_bytes());
-    out.extend_from_slice(&(batch.ops.len() as u32).to_le_bytes());
-    for op in &batch.ops {
-        match op {
-            Op::Put(k, v) => {
-                out.push(1);
-                put_varint(&mut out, k.len() as u32);
-                out.extend_from_slice(k);
-                put_varint(&mut out, v.len() as u32);
-                out.extend_from_slice(v);
-            }
-            Op::Delete(k) => {
-                out.push(0);
-                put_varint(&mut out, k.len() as u32);
-                out.extend_from_slice(k);
-            }
-        }
-    }
-    out
-}
-
-fn decode(record: &[u8]) -> Option<Batch> {
-    let (sequence, rest) = record.split_first_chunk::<8>()?;
-    let (count, mut data) = rest.split_first_chunk::<4>()?;
-    let count = u32::from_le_bytes(*count);
-    let mut ops = Vec::new();
-    for _ in 0..count {
-        let (&tag, rest) = data.split_first()?;
-        data = rest;
-        let key = get_slice(&mut data)?.to_vec();
-        ops.push(match tag {
-            1 => Op::Put(key, get_slice(&mut data)?.to_vec()),
-            0 => Op::Delete(key),
-            _ => return None,
-        });
-    }
-    data.is_empty().then_some(Batch {
-        sequence: u64::from_le_bytes(*sequence),
-        ops,
-    })
-}
-
-/// The database after `batches`, in key order.
-fn apply(state: &mut BTreeMap<Vec<u8>, Vec<u8>>, batches: &[Batch]) {
-    for batch in batches {
-        for op in &batch.ops {
-            match op {
-                Op::Put(k, v) => state.insert(k.clone(), v.clone()),
-                Op::Delete(k) => state.remove(k),
-            };
-        }
-    }
 }
 
 // ------------------------------------------------------------------------- ldb
