@@ -1,69 +1,17 @@
 //! The `logfmt` binary, run as a user runs it.
 
 use std::fs;
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 
 use logfmt_core::{BLOCK_SIZE, Item, ReadOptions, Reader, SliceSource, Writer};
 use logfmt_std::StdSink;
 use serde_json::Value;
 
-type TestResult = Result<(), Box<dyn std::error::Error>>;
+mod common;
 
-/// Runs `logfmt args...` with `stdin` as its standard input.
-fn logfmt<S: AsRef<std::ffi::OsStr>>(args: &[S], stdin: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_logfmt"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn logfmt");
-    let mut pipe = child.stdin.take().expect("stdin");
-    let input = stdin.to_vec();
-    // Fed from a thread: the child may fill its stdout before it has read all of its stdin.
-    let feeder = std::thread::spawn(move || {
-        // logfmt may legitimately stop reading early (a usage error).
-        let _ = pipe.write_all(&input);
-    });
-    let output = child.wait_with_output().expect("wait for logfmt");
-    feeder.join().expect("stdin feeder");
-    output
-}
-
-fn status(output: &Output) -> i32 {
-    output.status.code().expect("exit code")
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-fn p(path: &Path) -> &str {
-    path.to_str().expect("UTF-8 temp path")
-}
-
-fn framed(records: &[Vec<u8>]) -> Vec<u8> {
-    let mut out = Vec::new();
-    for r in records {
-        out.extend_from_slice(&(r.len() as u32).to_le_bytes());
-        out.extend_from_slice(r);
-    }
-    out
-}
-
-fn unframe(mut bytes: &[u8]) -> Vec<Vec<u8>> {
-    let mut out = Vec::new();
-    while !bytes.is_empty() {
-        let (len, rest) = bytes.split_at(4);
-        let len = u32::from_le_bytes(len.try_into().expect("4 bytes")) as usize;
-        let (record, rest) = rest.split_at(len);
-        out.push(record.to_vec());
-        bytes = rest;
-    }
-    out
-}
+use common::*;
 
 /// The log LevelDB's writer would produce for `records`, through the core writer.
 fn log_of(records: &[Vec<u8>]) -> Vec<u8> {

@@ -2,80 +2,21 @@
 //! images, dump, stats, salvage, split.
 
 use std::fs;
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
 
 use logfmt_std::{
     BLOCK_SIZE, Entry, LogReader, LogWriter, ReadError, ReaderOptions, WriterOptions,
 };
 use serde_json::Value;
 
-type TestResult = Result<(), Box<dyn std::error::Error>>;
+mod common;
 
-fn logfmt<S: AsRef<std::ffi::OsStr>>(args: &[S], stdin: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_logfmt"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn logfmt");
-    let mut pipe = child.stdin.take().expect("stdin");
-    let input = stdin.to_vec();
-    let feeder = std::thread::spawn(move || {
-        let _ = pipe.write_all(&input);
-    });
-    let output = child.wait_with_output().expect("wait for logfmt");
-    feeder.join().expect("stdin feeder");
-    output
-}
-
-fn status(output: &Output) -> i32 {
-    output.status.code().expect("exit code")
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-fn p(path: &Path) -> &str {
-    path.to_str().expect("UTF-8 temp path")
-}
-
-fn json(output: &Output) -> Value {
-    serde_json::from_slice(&output.stdout).expect("one JSON document")
-}
+use common::*;
 
 fn record(len: usize, seed: u8) -> Vec<u8> {
     (0..len)
         .map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed))
         .collect()
-}
-
-fn framed(records: &[Vec<u8>]) -> Vec<u8> {
-    let mut out = Vec::new();
-    for r in records {
-        out.extend_from_slice(&(r.len() as u32).to_le_bytes());
-        out.extend_from_slice(r);
-    }
-    out
-}
-
-fn unframe(mut bytes: &[u8]) -> Vec<Vec<u8>> {
-    let mut out = Vec::new();
-    while bytes.len() >= 4 {
-        let (len, rest) = bytes.split_at(4);
-        let len = u32::from_le_bytes(len.try_into().expect("4 bytes")) as usize;
-        let (record, rest) = rest.split_at(len);
-        out.push(record.to_vec());
-        bytes = rest;
-    }
-    out
 }
 
 /// A log of `records`, and the end offset of each.
