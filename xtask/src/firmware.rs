@@ -561,7 +561,8 @@ pub(crate) fn size(check: bool) -> Result {
         "\nReference firmware: {target}, opt-level \"s\", LTO, codegen-units 1, panic-halt; a \
          NOR-flash log (FlashWriter + Reader over FlashSource) over a memory-mapped flash driver.\n\
          The baseline is the same firmware without logfmt (it programs and reads the records raw, \
-         and has memcpy/memset).\nlogfmt's cost = flash (.vector_table + .text + .rodata + .data) \
+         and has memcpy/memset).\nIn both, the 32 KiB block buffer and the 1 KiB scratch are statics \
+         (.bss), as a firmware's large buffers are.\nlogfmt's cost = flash (.vector_table + .text + .rodata + .data) \
          minus the baseline's.\n"
     );
     let _ = writeln!(

@@ -121,6 +121,7 @@ pub(crate) const CI_STEPS: &[Step] = &[
     ("test", test),
     ("interop", interop),
     ("qemu", crate::firmware::qemu),
+    ("size --check", || crate::firmware::size(true)),
     ("doc", doc),
     ("fuzz", fuzz::ci),
     ("miri", fuzz::miri_ci),

@@ -12,11 +12,14 @@ use panic_halt as _;
 
 #[entry]
 fn main() -> ! {
-    let mut block = [0u8; BLOCK_SIZE];
-    let mut scratch = [0u8; 1024];
+    // The buffers live in `.bss`, as a firmware's large buffers do (cortex-m-rt hands out
+    // `static mut` items of the entry function as `&'static mut`).
+    static mut BLOCK: [u8; BLOCK_SIZE] = [0; BLOCK_SIZE];
+    static mut SCRATCH: [u8; 1024] = [0; 1024];
+    let (block, scratch): (&'static mut _, &'static mut _) = (BLOCK, SCRATCH);
     probe::factory_erase();
     let count = black_box(64);
-    black_box(probe::baseline(&mut block, &mut scratch, count));
+    black_box(probe::baseline(block, scratch, count));
     loop {
         cortex_m::asm::wfi();
     }

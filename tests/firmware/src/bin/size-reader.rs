@@ -12,9 +12,12 @@ use panic_halt as _;
 
 #[entry]
 fn main() -> ! {
-    let mut block = [0u8; BLOCK_SIZE];
-    let mut scratch = [0u8; 1024];
-    black_box(probe::read(&mut block, &mut scratch));
+    // The buffers live in `.bss`, as a firmware's large buffers do (cortex-m-rt hands out
+    // `static mut` items of the entry function as `&'static mut`).
+    static mut BLOCK: [u8; BLOCK_SIZE] = [0; BLOCK_SIZE];
+    static mut SCRATCH: [u8; 1024] = [0; 1024];
+    let (block, scratch): (&'static mut _, &'static mut _) = (BLOCK, SCRATCH);
+    black_box(probe::read(block, scratch));
     loop {
         cortex_m::asm::wfi();
     }
