@@ -27,6 +27,13 @@ mod writer;
 #[cfg(test)]
 mod tests;
 
+/// Whether the reader's and writers' hot paths are compiled in: inlined repeats of the general
+/// path's commonest case (a `FULL` chunk inside a block), for speed. Bare-metal targets, where
+/// flash is scarcer than cycles, take the general path for every record: the host tests run
+/// the hot paths, the on-target tests (QEMU) the general one, against the same LevelDB vectors,
+/// and the property tests compare `Reader` (hot path) with `FragmentReader` (general path).
+const HOT_PATHS: bool = cfg!(not(target_os = "none"));
+
 pub use error::{Corruption, CorruptionKind, WriteError};
 pub use format::{
     BLOCK_SIZE, Format, FragmentKind, HEADER_SIZE, RECYCLABLE_HEADER_SIZE, RecordType,

@@ -115,11 +115,21 @@ impl<'b, S: BlockSource> Reader<'b, S> {
         clippy::should_implement_trait,
         reason = "a lending iterator: items borrow the reader, which `Iterator` cannot express"
     )]
+    #[inline]
     pub fn next(&mut self) -> Result<Option<Item<'_>>, S::Error> {
-        if let Some((range, offset, end)) = self.inner.fast_full() {
+        if crate::HOT_PATHS
+            && let Some((range, offset, end)) = self.inner.fast_full()
+        {
             let data = self.inner.source.block().get(range).unwrap_or_default();
             return Ok(Some(Item::Record(Record { offset, end, data })));
         }
+        self.next_slow()
+    }
+
+    /// Every case of [`next`](Self::next), kept out of line so that its hot path inlines into
+    /// the caller's loop.
+    #[cfg_attr(not(target_os = "none"), inline(never))]
+    fn next_slow(&mut self) -> Result<Option<Item<'_>>, S::Error> {
         loop {
             let Some(step) = self.inner.next_step()? else {
                 return Ok(None);

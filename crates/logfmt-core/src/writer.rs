@@ -221,6 +221,35 @@ impl Layout {
         self.finish_block(out)
     }
 
+    /// The hot path of [`add`](Self::add): a legacy record that fits in the current block
+    /// before its end, as one `FULL` chunk, laid out at the start of `out` (the buffer from the
+    /// current offset on). Byte for byte what `add` writes; `None` (nothing written) sends the
+    /// caller to `add`, which handles every case.
+    #[inline(always)]
+    fn add_full(&mut self, out: &mut [u8], data: &[u8]) -> Option<Written> {
+        let size = HEADER_SIZE + data.len();
+        if self.format != Format::Legacy || self.offset + size >= BLOCK_SIZE {
+            return None;
+        }
+        let (header, body) = out.get_mut(..size)?.split_at_mut(HEADER_SIZE);
+        let crc = checksum::mask(checksum::extend(
+            self.prefix_crc[FragmentKind::Full as usize],
+            data,
+        ));
+        let [c0, c1, c2, c3] = crc.to_le_bytes();
+        // `size < BLOCK_SIZE`: the length fits in 16 bits.
+        let [l0, l1] = (data.len() as u16).to_le_bytes();
+        header.copy_from_slice(&[c0, c1, c2, c3, l0, l1, RecordType::Full as u8]);
+        body.copy_from_slice(data);
+        let offset = self.position;
+        self.offset += size;
+        self.position += size as u64;
+        Some(Written {
+            offset,
+            end: self.position,
+        })
+    }
+
     /// LevelDB's `AddRecord`.
     fn add<T: Blocks>(&mut self, out: &mut T, data: &[u8]) -> Result<Written, T::Error> {
         let header_size = self.format.header_size();
@@ -431,7 +460,24 @@ impl<S: Sink, B: BorrowMut<[u8; BLOCK_SIZE]>> Writer<S, B> {
     /// # Errors
     /// [`WriteError::Sink`] if the sink fails (the record is not written, and the writer is
     /// poisoned), [`WriteError::Poisoned`] after an earlier failure.
+    #[inline]
     pub fn add_record(&mut self, data: &[u8]) -> Result<Written, WriteError<S::Error>> {
+        if crate::HOT_PATHS && !self.poisoned {
+            let offset = self.layout.offset;
+            let block: &mut [u8; BLOCK_SIZE] = self.block.borrow_mut();
+            if let Some(out) = block.get_mut(offset..)
+                && let Some(written) = self.layout.add_full(out, data)
+            {
+                return Ok(written);
+            }
+        }
+        self.add_record_slow(data)
+    }
+
+    /// Every case of [`add_record`](Self::add_record), kept out of line so that its hot path
+    /// inlines into the caller's loop.
+    #[cfg_attr(not(target_os = "none"), inline(never))]
+    fn add_record_slow(&mut self, data: &[u8]) -> Result<Written, WriteError<S::Error>> {
         if self.poisoned {
             return Err(WriteError::Poisoned);
         }
@@ -647,7 +693,22 @@ impl<'a> SliceWriter<'a> {
     ///
     /// # Errors
     /// [`BufferFull`] if it does not fit; nothing is written then.
+    #[inline]
     pub fn add_record(&mut self, data: &[u8]) -> Result<Written, BufferFull> {
+        if crate::HOT_PATHS
+            && let Ok(at) = usize::try_from(self.layout.position)
+            && let Some(out) = self.buffer.get_mut(at..)
+            && let Some(written) = self.layout.add_full(out, data)
+        {
+            return Ok(written);
+        }
+        self.add_record_slow(data)
+    }
+
+    /// Every case of [`add_record`](Self::add_record), kept out of line so that its hot path
+    /// inlines into the caller's loop.
+    #[cfg_attr(not(target_os = "none"), inline(never))]
+    fn add_record_slow(&mut self, data: &[u8]) -> Result<Written, BufferFull> {
         self.room(self.layout.end_after(data.len()))?;
         let (layout, mut blocks) = self.parts();
         layout.add(&mut blocks, data).map_err(|e| match e {})
@@ -691,5 +752,51 @@ impl<'a> SliceWriter<'a> {
     /// Gives back the buffer.
     pub fn into_inner(self) -> &'a mut [u8] {
         self.buffer
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 64, ..Default::default() })]
+
+        /// The hot path of `add_record` lays out exactly what the general path does, in both
+        /// writers, at every block offset the lengths lead to.
+        #[test]
+        fn hot_path_matches_the_general_path(
+            lengths in proptest::collection::vec(
+                proptest::prop_oneof![0usize..40, 32_730usize..32_768, 0usize..70_000], 1..40),
+            start in 0u64..(2 * BLOCK_SIZE as u64),
+        ) {
+            let total: usize = lengths.iter().map(|n| n + 64).sum::<usize>() + 3 * BLOCK_SIZE;
+            let options = WriteOptions::new().start(start);
+            let (mut hot, mut general) = (std::vec![0u8; total], std::vec![0u8; total]);
+            let mut a = SliceWriter::with_options(&mut hot, &options);
+            let mut b = SliceWriter::with_options(&mut general, &options);
+            let mut block = [0u8; BLOCK_SIZE];
+            let mut sunk = std::vec::Vec::new();
+            let sink = FnSink(|bytes: &[u8]| {
+                sunk.extend_from_slice(bytes);
+                Ok::<_, core::convert::Infallible>(())
+            });
+            let mut c = Writer::with_options(sink, &mut block, &WriteOptions::new());
+            for (i, &len) in lengths.iter().enumerate() {
+                let data: std::vec::Vec<u8> = (0..len).map(|j| (i * 31 + j) as u8).collect();
+                let via_hot = a.add_record(&data);
+                proptest::prop_assert_eq!(via_hot, b.add_record_slow(&data));
+                proptest::prop_assert!(c.add_record(&data).is_ok());
+            }
+            proptest::prop_assert_eq!(a.as_bytes(), b.as_bytes());
+            c.flush().ok();
+            let _ = c.into_parts();
+            let mut d = SliceWriter::new(&mut general);
+            for (i, &len) in lengths.iter().enumerate() {
+                let data: std::vec::Vec<u8> = (0..len).map(|j| (i * 31 + j) as u8).collect();
+                proptest::prop_assert!(d.add_record_slow(&data).is_ok());
+            }
+            proptest::prop_assert_eq!(&sunk[..], d.as_bytes());
+        }
     }
 }
