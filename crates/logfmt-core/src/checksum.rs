@@ -66,6 +66,33 @@ pub fn extend(crc: u32, data: &[u8]) -> u32 {
     }
 }
 
+/// Copies `src` into `dst` (the caller makes their lengths equal) and returns the CRC-32C of
+/// `a ‖ src`, given `crc = crc32c(a)`.
+///
+/// On hosts the two run piece by piece, so that the checksum reads each piece from L1 right
+/// after the copy brought it there, while the copy's stores drain: `cargo xtask bench` measured
+/// writes of 32 KiB and 1 MiB records going from about 65% to about 85–95% of a bare `memcpy`
+/// of the same payloads (the separate passes read the payload twice from L3/DRAM). On bare
+/// metal, a copy then a checksum (smallest code).
+#[inline(always)]
+pub(crate) fn extend_copy(crc: u32, src: &[u8], dst: &mut [u8]) -> u32 {
+    /// Copy-then-checksum pieces; 256 to 512 bytes measured best.
+    const PIECE: usize = 512;
+    let Some(dst) = dst.get_mut(..src.len()) else {
+        return extend(crc, src);
+    };
+    if !crate::HOT_PATHS || src.len() <= PIECE {
+        dst.copy_from_slice(src);
+        return extend(crc, src);
+    }
+    let mut crc = crc;
+    for (src, dst) in src.chunks(PIECE).zip(dst.chunks_mut(PIECE)) {
+        dst.copy_from_slice(src);
+        crc = extend(crc, src);
+    }
+    crc
+}
+
 /// The SSE 4.2 `crc32` instruction, inlined, for inputs up to 4 KiB, where the `crc32c` crate's
 /// general entry point costs more in dispatch than the checksum itself (measured with
 /// `cargo xtask bench`: about 14 ns per 16-byte call through the crate, 3 ns here). Inputs of
@@ -342,6 +369,18 @@ mod tests {
             let (a, b) = data.split_at(split);
             proptest::prop_assert_eq!(software::extend(software::crc32c(a), b), reference);
             proptest::prop_assert_eq!(extend(crc32c(a), b), reference);
+        }
+
+        #[test]
+        fn extend_copy_copies_and_checksums(
+            data in proptest::collection::vec(proptest::num::u8::ANY, 0..20_000),
+            split in 0usize..20_000,
+        ) {
+            let split = split.min(data.len());
+            let (a, b) = data.split_at(split);
+            let mut copy = std::vec![0u8; b.len()];
+            proptest::prop_assert_eq!(extend_copy(crc32c(a), b, &mut copy), ::crc32c::crc32c(&data));
+            proptest::prop_assert_eq!(&copy[..], b);
         }
     }
 }

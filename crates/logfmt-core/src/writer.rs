@@ -232,15 +232,15 @@ impl Layout {
             return None;
         }
         let (header, body) = out.get_mut(..size)?.split_at_mut(HEADER_SIZE);
-        let crc = checksum::mask(checksum::extend(
+        let crc = checksum::mask(checksum::extend_copy(
             self.prefix_crc[FragmentKind::Full as usize],
             data,
+            body,
         ));
         let [c0, c1, c2, c3] = crc.to_le_bytes();
         // `size < BLOCK_SIZE`: the length fits in 16 bits.
         let [l0, l1] = (data.len() as u16).to_le_bytes();
         header.copy_from_slice(&[c0, c1, c2, c3, l0, l1, RecordType::Full as u8]);
-        body.copy_from_slice(data);
         let offset = self.position;
         self.offset += size;
         self.position += size as u64;
@@ -323,32 +323,24 @@ impl Layout {
 
     /// Lays out one chunk at the current offset of `block`; the caller guarantees it fits.
     fn emit(&mut self, block: &mut [u8], kind: FragmentKind, payload: &[u8]) {
-        let crc = checksum::mask(checksum::extend(self.prefix_crc[kind as usize], payload));
-        let len = payload.len() as u16;
         let start = self.offset;
-        let mut header = [0u8; RECYCLABLE_HEADER_SIZE];
-        header[..4].copy_from_slice(&crc.to_le_bytes());
-        header[4..6].copy_from_slice(&len.to_le_bytes());
-        let header_size = match self.format {
-            Format::Legacy => {
-                header[6] = RecordType::for_fragment(kind, false) as u8;
-                if let Some(dst) = block.get_mut(start..start + HEADER_SIZE) {
-                    dst.copy_from_slice(&header[..HEADER_SIZE]);
-                }
-                HEADER_SIZE
-            }
-            Format::Recyclable { log_number } => {
-                header[6] = RecordType::for_fragment(kind, true) as u8;
-                header[7..11].copy_from_slice(&log_number.to_le_bytes());
-                if let Some(dst) = block.get_mut(start..start + RECYCLABLE_HEADER_SIZE) {
-                    dst.copy_from_slice(&header);
-                }
-                RECYCLABLE_HEADER_SIZE
-            }
+        let header_size = self.format.header_size();
+        let (recyclable, log_number) = match self.format {
+            Format::Legacy => (false, 0u32),
+            Format::Recyclable { log_number } => (true, log_number),
         };
-        let body = start + header_size;
-        if let Some(dst) = block.get_mut(body..body + payload.len()) {
-            dst.copy_from_slice(payload);
+        if let Some(chunk) = block.get_mut(start..start + header_size + payload.len()) {
+            let (head, body) = chunk.split_at_mut(header_size);
+            let prefix = self.prefix_crc[kind as usize];
+            let crc = checksum::mask(checksum::extend_copy(prefix, payload, body));
+            let mut header = [0u8; RECYCLABLE_HEADER_SIZE];
+            header[..4].copy_from_slice(&crc.to_le_bytes());
+            header[4..6].copy_from_slice(&(payload.len() as u16).to_le_bytes());
+            header[6] = RecordType::for_fragment(kind, recyclable) as u8;
+            header[7..11].copy_from_slice(&log_number.to_le_bytes());
+            if let Some(header) = header.get(..header_size) {
+                head.copy_from_slice(header);
+            }
         }
         self.offset += header_size + payload.len();
         self.position += (header_size + payload.len()) as u64;
