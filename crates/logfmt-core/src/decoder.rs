@@ -82,6 +82,9 @@ pub(crate) struct Decoder {
     len: usize,
     eof: bool,
     failed: bool,
+    /// Whether [`fast_full`](Self::fast_full) may run: nothing pending or in progress, a legacy
+    /// log, no erased-flash rules. Kept by [`Self::settle`] after every change.
+    fast: bool,
     end_of_buffer: u64,
     rules: ChunkRules,
     /// `None` while an `Auto` format is undecided; `Some(recyclable)` once known.
@@ -117,6 +120,7 @@ impl Decoder {
             len: 0,
             eof: false,
             failed: false,
+            fast: false,
             end_of_buffer: 0,
             rules: ChunkRules {
                 verify: options.verify_checksums,
@@ -140,6 +144,26 @@ impl Decoder {
             end: None,
             rest_dropped: None,
         }
+        .settled()
+    }
+
+    /// Recomputes [`Self::fast`] after a change of state (without hot paths, it stays false).
+    #[inline(always)]
+    fn settle(&mut self) {
+        if !crate::HOT_PATHS {
+            return;
+        }
+        self.fast = self.pending.is_none()
+            && !self.skip_pending
+            && !self.resyncing
+            && !self.in_record
+            && self.recyclable == Some(false)
+            && self.rules.erased.is_none();
+    }
+
+    fn settled(mut self) -> Self {
+        self.settle();
+        self
     }
 
     /// The driver loaded the next block, or refilled the current one, and it now holds `len`
@@ -171,6 +195,7 @@ impl Decoder {
         }
         self.len = len;
         self.eof = len < BLOCK_SIZE;
+        self.settle();
     }
 
     /// The driver failed to read or skip: like LevelDB, the log ends here.
@@ -270,6 +295,14 @@ impl Decoder {
 
     /// The next step, given the current block (the one last passed to [`Self::block_loaded`]).
     pub(crate) fn step(&mut self, block: &[u8]) -> Step {
+        let step = self.step_inner(block);
+        self.settle();
+        step
+    }
+
+    // One copy of the state machine on bare metal (measured: 64 B less flash).
+    #[cfg_attr(target_os = "none", inline(always))]
+    fn step_inner(&mut self, block: &[u8]) -> Step {
         if let Some(step) = self.pending.take() {
             return step;
         }
@@ -344,13 +377,7 @@ impl Decoder {
     /// make; `None` sends the caller to `step` (which handles every case, this one included).
     #[inline]
     pub(crate) fn fast_full(&mut self, block: &[u8]) -> Option<(Range<usize>, u64)> {
-        if self.pending.is_some()
-            || self.skip_pending
-            || self.resyncing
-            || self.in_record
-            || self.recyclable != Some(false)
-            || self.rules.erased.is_some()
-        {
+        if !self.fast {
             return None;
         }
         let rest = block.get(self.pos..self.len)?;
@@ -360,9 +387,11 @@ impl Decoder {
             return None;
         }
         if self.rules.verify {
+            /// CRC-32C of the `FULL` type byte, which the checksum covers first.
+            const FULL_TYPE_CRC: u32 = 0xa016_d052;
             let stored = u32::from_le_bytes([header[0], header[1], header[2], header[3]]);
-            let covered = rest.get(6..HEADER_SIZE + len)?;
-            if crate::checksum::mask(crate::checksum::crc32c(covered)) != stored {
+            let payload = body.get(..len)?;
+            if crate::checksum::mask(crate::checksum::extend(FULL_TYPE_CRC, payload)) != stored {
                 return None;
             }
         }
