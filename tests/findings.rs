@@ -245,3 +245,62 @@ fn tailing_resync_after_zeros_waits_for_the_chunk() {
         "the tailing reader lost the record after the zeros"
     );
 }
+
+/// Found by the `reader` fuzz target (tailing pass on damaged logs): with `resync_after_zeros`,
+/// zeros that cut a record in progress, then a chunk cut by the end of the input. A plain
+/// reader dropped the rest of the block, reported the cut record and ended `Clean`; a tailing
+/// reader waited for the chunk and never reported the cut record. Both now treat the zeros as
+/// final once a non-zero byte follows them: the cut record is reported at once, and the chunk
+/// after them is torn (plain) or still arriving (tailing).
+#[test]
+fn zeros_then_a_torn_chunk_cut_the_record_in_progress() {
+    let mut log = model::chunk(model::FIRST, &[7u8; 37]);
+    log.extend([0u8; 10]);
+    let torn_at = log.len() as u64;
+    let next = model::chunk(model::FULL, b"not all here");
+    assert_ne!(
+        next[0], 0,
+        "the resync finds the chunk by its first non-zero byte"
+    );
+    log.extend(&next[..10]);
+    let options = ReadOptions::new().resync_after_zeros(true);
+    let cut = Seen::Drop(logfmt_core::Corruption {
+        offset: 0,
+        bytes: 37,
+        kind: logfmt_core::CorruptionKind::ErrorInMiddleOfRecord,
+    });
+    assert_eq!(read_with(&log, &options), std::slice::from_ref(&cut));
+    let mut scratch = [0u8; 64];
+    let mut plain =
+        Reader::with_options(logfmt_core::SliceSource::new(&log), &mut scratch, &options);
+    while plain.next().unwrap_or_else(|e| match e {}).is_some() {}
+    assert_eq!(
+        plain.end(),
+        Some(logfmt_core::LogEnd::Torn {
+            offset: torn_at,
+            len: 10
+        })
+    );
+
+    let source = IoSource::new(
+        Growing {
+            data: &log,
+            pos: 0,
+            visible: log.len(),
+        },
+        Box::new([0u8; BLOCK_SIZE]),
+    );
+    let mut reader = Reader::with_options(source, &mut scratch, &options.clone().tailing(true));
+    let mut items = Vec::new();
+    while let Some(item) = reader.next().unwrap_or_else(|e| match e {}) {
+        if let Item::Corruption(c) = item {
+            items.push(Seen::Drop(c));
+        }
+    }
+    assert_eq!(items, [cut], "the tailing reader withholds the cut record");
+    assert_eq!(
+        reader.end(),
+        None,
+        "tailing: the torn chunk may still arrive"
+    );
+}

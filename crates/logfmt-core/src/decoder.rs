@@ -563,14 +563,16 @@ impl Decoder {
                         .and_then(|rest| rest.iter().position(|&b| b != 0))
                         .map(|n| offset + n);
                     match next.map(|n| (n, parse_chunk(block, n, self.eof, &self.rules))) {
-                        Some((next, Parsed::Chunk(_))) => {
+                        // A chunk after the zeros; or one cut by the end of the input, which
+                        // is torn (or, tailing, still arriving). Either way the zeros are
+                        // final: they cut the record in progress, and reading goes on there.
+                        Some((next, Parsed::Chunk(_) | Parsed::Truncated { .. })) => {
                             self.pos = next;
                             return Phys::Bad(None);
                         }
-                        // Tailing: what follows the zeros has not fully arrived yet.
-                        Some((_, Parsed::Truncated { .. })) | None if waiting && self.eof => {
-                            return Phys::Pending;
-                        }
+                        // Tailing: zeros to the end of the input so far may yet be overwritten
+                        // (preallocated space).
+                        None if waiting && self.eof => return Phys::Pending,
                         _ => {}
                     }
                 }

@@ -35,9 +35,9 @@ use crate::common::{
 pub const HEADER: usize = 16;
 
 /// Whether the tailing pass also runs on damaged logs (a block cut short by damage, a zero or
-/// an erased header). Off while `tests/findings.rs::tailing_resumes_inside_a_dropped_block`
-/// fails (a panic in `Decoder::block_loaded`); turn it on when that test passes.
-pub const TAILING_DAMAGED_LOGS: bool = false;
+/// an erased header). On since `tests/findings.rs::tailing_resumes_inside_a_dropped_block`
+/// was fixed.
+pub const TAILING_DAMAGED_LOGS: bool = true;
 
 /// The decoded header.
 #[derive(Debug, Clone)]
