@@ -304,3 +304,32 @@ fn zeros_then_a_torn_chunk_cut_the_record_in_progress() {
         "tailing: the torn chunk may still arrive"
     );
 }
+
+/// Found by the `reader` fuzz target (tailing pass on damaged logs): with `resync_after_zeros`,
+/// zeros running to the end of the input after a `FIRST` chunk. A plain reader reported the
+/// record as cut ("error in middle of record") and ended `Clean`; a tailing reader waited (the
+/// zeros may be preallocated space yet to be written). Both now read such zeros as the end of
+/// the log: the record in progress is torn, not reported.
+#[test]
+fn zeros_to_the_end_of_the_input_end_the_log() {
+    let mut log = model::chunk(model::FIRST, &[7u8; 67]);
+    log.extend([0u8; 8]);
+    let options = ReadOptions::new().resync_after_zeros(true);
+    assert_eq!(read_with(&log, &options), []);
+    let mut scratch = [0u8; 128];
+    let mut plain =
+        Reader::with_options(logfmt_core::SliceSource::new(&log), &mut scratch, &options);
+    while plain.next().unwrap_or_else(|e| match e {}).is_some() {}
+    assert_eq!(
+        plain.end(),
+        Some(logfmt_core::LogEnd::Torn {
+            offset: 0,
+            len: log.len() as u64
+        })
+    );
+    // LevelDB's rules: the zero header cuts the record, which is reported.
+    assert!(matches!(
+        &read_with(&log, &ReadOptions::new())[..],
+        [Seen::Drop(c)] if c.bytes == 67
+    ));
+}

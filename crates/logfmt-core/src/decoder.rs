@@ -563,16 +563,35 @@ impl Decoder {
                         .and_then(|rest| rest.iter().position(|&b| b != 0))
                         .map(|n| offset + n);
                     match next.map(|n| (n, parse_chunk(block, n, self.eof, &self.rules))) {
-                        // A chunk after the zeros; or one cut by the end of the input, which
-                        // is torn (or, tailing, still arriving). Either way the zeros are
-                        // final: they cut the record in progress, and reading goes on there.
-                        Some((next, Parsed::Chunk(_) | Parsed::Truncated { .. })) => {
+                        Some((next, Parsed::Chunk(_))) => {
                             self.pos = next;
                             return Phys::Bad(None);
                         }
-                        // Tailing: zeros to the end of the input so far may yet be overwritten
-                        // (preallocated space).
-                        None if waiting && self.eof => return Phys::Pending,
+                        // A chunk cut by the end of the input: the zeros before it are final
+                        // (they cut the record in progress, reported now), the chunk is torn
+                        // or, tailing, still arriving: whether reading goes on there is
+                        // decided once it is whole.
+                        Some((next, Parsed::Truncated { .. })) if self.eof => {
+                            if !waiting {
+                                self.pos = next;
+                                return Phys::Bad(None);
+                            }
+                            return if self.in_record {
+                                Phys::Bad(None)
+                            } else {
+                                Phys::Pending
+                            };
+                        }
+                        // Zeros to the end of the input: preallocated space, where the log
+                        // ends (a record in progress is torn). Tailing, they may yet be
+                        // overwritten.
+                        None if self.eof => {
+                            if waiting {
+                                return Phys::Pending;
+                            }
+                            self.pos = self.len;
+                            return Phys::Eof { torn_at: None };
+                        }
                         _ => {}
                     }
                 }

@@ -57,7 +57,9 @@ pub struct ReadOptions {
     /// skips only the zero bytes, and goes on at the first non-zero byte if a whole chunk with
     /// a valid checksum starts exactly there, or a chunk cut by the end of the input (torn, or
     /// still arriving when tailing); otherwise the rest of the block is skipped, as LevelDB
-    /// does. A record in progress is still dropped and reported. Default `false`.
+    /// does. A record in progress is still dropped and reported, except by zeros that run to
+    /// the end of the input: preallocated space, where the log ends (torn, if a record was in
+    /// progress). Default `false`.
     pub resync_after_zeros: bool,
     /// Tail a growing log: at the end of the input, [`next`](crate::Reader::next) returns
     /// `None` without giving up the record in progress, and the next call reads on from where it
