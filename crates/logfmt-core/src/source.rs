@@ -66,8 +66,8 @@ impl<S: BlockSource + ?Sized> BlockSource for &mut S {
 #[derive(Debug, Clone)]
 pub struct SliceSource<'a> {
     data: &'a [u8],
-    start: usize,
-    end: usize,
+    /// The current block.
+    block: &'a [u8],
     next: usize,
 }
 
@@ -77,8 +77,7 @@ impl<'a> SliceSource<'a> {
     pub const fn new(data: &'a [u8]) -> Self {
         Self {
             data,
-            start: 0,
-            end: 0,
+            block: &[],
             next: 0,
         }
     }
@@ -94,14 +93,15 @@ impl BlockSource for SliceSource<'_> {
     type Error = Infallible;
 
     fn load_next(&mut self) -> Result<(), Infallible> {
-        self.start = self.next.min(self.data.len());
-        self.end = self.start.saturating_add(BLOCK_SIZE).min(self.data.len());
-        self.next = self.end;
+        let rest = self.data.get(self.next..).unwrap_or_default();
+        self.block = rest.get(..BLOCK_SIZE).unwrap_or(rest);
+        self.next += self.block.len();
         Ok(())
     }
 
+    #[inline]
     fn block(&self) -> &[u8] {
-        self.data.get(self.start..self.end).unwrap_or_default()
+        self.block
     }
 
     fn skip(&mut self, bytes: u64) -> Result<(), Infallible> {
