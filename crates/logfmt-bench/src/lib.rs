@@ -256,6 +256,17 @@ impl<'p> Bench<'p> {
         self.case.payload_bytes()
     }
 
+    /// logfmt's own checksum (`logfmt_core::checksum`, inlined SSE 4.2 on x86-64) over every
+    /// payload: the part of a write or a read that checksums, alone.
+    pub fn own_crc(&mut self) -> usize {
+        let mut crc = 0;
+        for i in 0..self.case.count {
+            crc ^= logfmt_core::checksum::crc32c(self.payloads.record(i, self.case.size));
+        }
+        black_box(crc);
+        self.case.payload_bytes()
+    }
+
     /// The untimed round trip: writes, reads back and checks every record.
     ///
     /// # Errors

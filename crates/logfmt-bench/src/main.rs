@@ -11,7 +11,8 @@
 //! count, the bytes and the CRC-32C chained over all payloads and prints a `DIGEST` line; then
 //! `K` timed write passes and `K` timed read passes, each printing a `RESULT` line. With
 //! `--limits`, also `K` passes of the two bounds on the same data: `impl=memcpy` (copying every
-//! payload into a pre-faulted buffer) and `impl=crc32c` (the `crc32c` crate over every payload).
+//! payload into a pre-faulted buffer), `impl=crc32c` (the `crc32c` crate over every payload)
+//! and `impl=logfmt-crc` (logfmt's own checksum over every payload).
 //! With `--files DIR`, also `K` passes writing and reading a log file in `DIR` through
 //! `logfmt-std` (`impl=NAME-file`); with `--scan`, `K` passes of a parallel split scan of the
 //! in-memory log on 1 and 2 threads (`op=scan1`, `op=scan2`).
@@ -174,6 +175,11 @@ fn main() -> ExitCode {
                 let start = Instant::now();
                 let bytes = bench.crc();
                 result("crc32c", "crc", bytes, start.elapsed().as_nanos());
+            }
+            for _ in 0..args.reps {
+                let start = Instant::now();
+                let bytes = bench.own_crc();
+                result("logfmt-crc", "crc", bytes, start.elapsed().as_nanos());
             }
         }
     }
