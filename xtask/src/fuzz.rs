@@ -318,20 +318,32 @@ fn ensure_cargo_fuzz() -> Result {
 /// hardware CRC of short inputs) runs under Miri, with every other unit test. `--miri` runs all three: also the software CRC (no features) and the flash
 /// log (`embedded-storage`, without the power-cut sweeps and the 60-record reopen test, which
 /// take hours there).
-/// Everywhere `slice_writer_matches_writer` is skipped (64 proptest cases of records up to
-/// 70 KB) and the other proptests run 4 cases (`PROPTEST_CASES`).
+/// Everywhere `slice_writer_matches_writer` and `hot_path_matches_the_general_path` are skipped
+/// (64 proptest cases of records up to 70 KB each) and the other proptests run 4 cases
+/// (`PROPTEST_CASES`).
 const MIRI_CONFIGS: &[(&str, &str, &[&str])] = &[
     (
         "std",
         "-Ctarget-feature=+sse4.2,+pclmulqdq",
-        &["slice_writer_matches_writer"],
+        &[
+            "slice_writer_matches_writer",
+            "hot_path_matches_the_general_path",
+        ],
     ),
-    ("", "", &["slice_writer_matches_writer"]),
+    (
+        "",
+        "",
+        &[
+            "slice_writer_matches_writer",
+            "hot_path_matches_the_general_path",
+        ],
+    ),
     (
         "embedded-storage",
         "",
         &[
             "slice_writer_matches_writer",
+            "hot_path_matches_the_general_path",
             "power_cut",
             "open_empty_write_read_reopen",
         ],
