@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::cmd::{Cmd, Error, Result, banner, project_root};
+use crate::cmd::{Cmd, Error, Result, banner};
 
 /// LevelDB 1.23's C++ `log::Writer`/`log::Reader` (hardware CRC-32C, in-memory files), medians
 /// measured on a machine of this project's kind (2 vCPU AMD EPYC Zen 4): size → (write ns,
@@ -23,10 +23,7 @@ const REPS: &str = "7";
 pub(crate) fn run(args: &[String]) -> Result {
     let quick = args.iter().any(|a| a == "--quick");
     banner("bench: build logfmt-bench (release)");
-    Cmd::cargo()
-        .args(["build", "--release", "--bin", "logfmt-bench"])
-        .run()?;
-    let exe = project_root().join("target/release/logfmt-bench");
+    let exe = crate::cmd::build_release_bin("logfmt-bench", "logfmt-bench")?;
     let dir = if std::path::Path::new("/dev/shm").is_dir() {
         std::path::PathBuf::from("/dev/shm")
     } else {

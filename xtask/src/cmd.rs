@@ -202,6 +202,52 @@ pub(crate) fn fmt_duration(d: Duration) -> String {
     }
 }
 
+/// `(name, path)` of every `"executable"` in cargo's JSON messages.
+pub(crate) fn executables(json: &str) -> Vec<(String, PathBuf)> {
+    let mut found = Vec::new();
+    for line in json.lines() {
+        let Some(path) = json_string(line, "executable") else {
+            continue;
+        };
+        let path = PathBuf::from(path);
+        if let Some(name) = path.file_name().and_then(|n| n.to_str()) {
+            found.push((name.to_owned(), path.clone()));
+        }
+    }
+    found
+}
+
+/// The string value of `"key": "..."` in a line of JSON (no escapes in the values we read).
+pub(crate) fn json_string<'a>(line: &'a str, key: &str) -> Option<&'a str> {
+    let pattern = format!("\"{key}\":");
+    let start = line.find(&pattern)? + pattern.len();
+    let value = line.get(start..)?.trim_start().strip_prefix('"')?;
+    let end = value.find('"')?;
+    value.get(..end)
+}
+
+/// Builds binary `bin` of package `package` (release) and returns its path, wherever cargo put
+/// it (`CARGO_TARGET_DIR` included).
+pub(crate) fn build_release_bin(package: &str, bin: &str) -> Result<PathBuf> {
+    let json = Cmd::cargo()
+        .args([
+            "build",
+            "--release",
+            "-p",
+            package,
+            "--bin",
+            bin,
+            "--message-format=json-render-diagnostics",
+        ])
+        .read()?;
+    let wanted = format!("{bin}{}", std::env::consts::EXE_SUFFIX);
+    executables(&json)
+        .into_iter()
+        .find(|(name, _)| *name == wanted)
+        .map(|(_, path)| path)
+        .ok_or_else(|| Error::Failed(format!("cargo built no executable named `{bin}`")))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
