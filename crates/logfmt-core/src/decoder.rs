@@ -115,7 +115,7 @@ impl Decoder {
             ReadFormat::Recyclable { log_number } => (Some(true), Some(log_number)),
             ReadFormat::Auto { log_number } => (None, log_number),
         };
-        Self {
+        let mut decoder = Self {
             pos: 0,
             len: 0,
             eof: false,
@@ -143,8 +143,9 @@ impl Decoder {
             pending: None,
             end: None,
             rest_dropped: None,
-        }
-        .settled()
+        };
+        decoder.settle();
+        decoder
     }
 
     /// Recomputes [`Self::fast`] after a change of state (without hot paths, it stays false).
@@ -161,10 +162,6 @@ impl Decoder {
             && self.rules.erased.is_none();
     }
 
-    fn settled(mut self) -> Self {
-        self.settle();
-        self
-    }
 
     /// The driver loaded the next block, or refilled the current one, and it now holds `len`
     /// bytes (fewer than a block: the end of the input so far).

@@ -1,6 +1,6 @@
 #![doc = include_str!("../README.md")]
 #![no_std]
-// No `unsafe` at all without `std`; with `std`, two audited calls into the SSE 4.2 checksum
+// No `unsafe` at all without `std`; with `std`, one audited call into the SSE 4.2 checksum
 // (see `checksum`).
 #![cfg_attr(not(feature = "std"), forbid(unsafe_code))]
 #![cfg_attr(feature = "std", deny(unsafe_code))]
