@@ -162,7 +162,6 @@ impl Decoder {
             && self.rules.erased.is_none();
     }
 
-
     /// The driver loaded the next block, or refilled the current one, and it now holds `len`
     /// bytes (fewer than a block: the end of the input so far).
     pub(crate) fn block_loaded(&mut self, len: usize) {
