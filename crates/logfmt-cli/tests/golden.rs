@@ -215,6 +215,8 @@ fn garbage(len: usize) -> Vec<u8> {
         .collect()
 }
 
+/// Logs written by the library, then damaged, cut or rewritten; each read with the options
+/// that matter to it.
 fn damaged_cases() -> Vec<Case> {
     let base = log_of(Format::Legacy, &base_records());
     let c = chunks(&base);
@@ -302,7 +304,7 @@ fn damaged_cases() -> Vec<Case> {
     let sc = chunks(&spanning);
     assert_eq!(sc.len(), 6, "FULL, FIRST, MIDDLE, MIDDLE, LAST, FULL");
     let damaged_middle = chunk(&sc, 1, 2);
-    let mut log = spanning.clone();
+    let mut log = spanning;
     log[damaged_middle.payload() + 100] ^= 0x80;
     cases.push(Case::new("spanning_record_middle_block_damaged", log));
 
@@ -666,8 +668,9 @@ fn check(group: &str, cases: &[Case]) -> TestResult {
     eprintln!("{group}: {} inputs, {runs} runs", cases.len());
     assert!(
         failures.is_empty(),
-        "{} of {} golden files differ (if the change is intended, rerun with LOGFMT_BLESS=1 \
-         and review the diff):\n\n{}",
+        "{} problem(s) with the {} golden files of {group} (lines marked - are the golden \
+         file's, + today's; if the change is intended, rerun with LOGFMT_BLESS=1 and review \
+         the diff):\n\n{}",
         failures.len(),
         cases.len(),
         failures.join("\n")
