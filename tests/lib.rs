@@ -324,6 +324,10 @@ pub fn read_fragments<S: BlockSource>(source: S, options: &ReadOptions) -> Outco
                 }
             }
             Ok(Some(Event::Corruption(c))) => outcome.items.push(Seen::Drop(c)),
+            Ok(Some(Event::Skipped(skip))) => {
+                assert!(skip.len > 0, "an empty skip: {skip:?}");
+                assert!(skip.end() <= reader.position(), "a skip ahead: {skip:?}");
+            }
             Err(e) => {
                 outcome.errors.push(e);
                 assert!(outcome.errors.len() <= 8, "the reader keeps failing");

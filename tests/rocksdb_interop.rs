@@ -29,8 +29,8 @@ use std::sync::OnceLock;
 
 use logfmt_std::block::{ChunkRules, Parsed, parse_chunk};
 use logfmt_std::{
-    BLOCK_SIZE, Bounded, Ending, Format, Item, LogEnd, LogReader, LogWriter, ReadFormat,
-    ReadOptions, Reader, ReaderOptions, SliceSource, WriterOptions,
+    BLOCK_SIZE, Bounded, ChunkFormat, Ending, Format, Item, LogEnd, LogReader, LogWriter,
+    ReadFormat, ReadOptions, Reader, ReaderOptions, SliceSource, WriterOptions,
 };
 
 use logfmt_tests::write_batch::{Batch, Op, apply, decode, encode, numbered};
@@ -640,7 +640,7 @@ fn check_stale(data: &[u8], end: u64, old: u32, what: &str) {
     let next_block = (end as usize).div_ceil(BLOCK_SIZE) * BLOCK_SIZE;
     let block = &data[next_block..(next_block + BLOCK_SIZE).min(data.len())];
     let mut rules = ChunkRules::default();
-    rules.recyclable = true;
+    rules.format = ChunkFormat::Undecided { log_number: None };
     match parse_chunk(block, 0, block.len() < BLOCK_SIZE, &rules) {
         Parsed::Chunk(chunk) => assert_eq!(chunk.log_number, Some(old), "{what}"),
         other => panic!("{what}: no chunk of the old log at {next_block}: {other:?}"),

@@ -3,10 +3,8 @@
 
 use std::path::Path;
 
-use logfmt_std::block::{ChunkRules, Parsed, parse_chunk};
 use logfmt_std::{
-    BLOCK_SIZE, BlockSource, Event, Format, FragmentReader, LogEnd, LogFile, ReadFormat,
-    ReadOptions, RecordType, StdSource,
+    ChunkFormat, Event, Format, FragmentReader, LogEnd, LogFile, ReadFormat, ReadOptions, StdSource,
 };
 
 use crate::error::CliError;
@@ -150,25 +148,13 @@ pub(crate) fn detect(
     let mut reader =
         FragmentReader::with_options(StdSource::seekable(reread::independent(log)?), &options);
     while let Some(event) = reader.next()? {
-        let Event::Fragment(fragment) = event else {
-            continue;
-        };
-        // The chunk that decided: in the current block.
-        let at = (fragment.chunk_offset % BLOCK_SIZE as u64) as usize;
-        let block = reader.get_ref().block();
-        let mut rules = ChunkRules::default();
-        rules.verify = false;
-        rules.recyclable = true;
-        rules.erased = options.erased;
-        let Parsed::Chunk(chunk) = parse_chunk(block, at, block.len() < BLOCK_SIZE, &rules) else {
-            return Ok(None);
-        };
-        let recyclable =
-            RecordType::try_from(chunk.record_type).is_ok_and(RecordType::is_recyclable);
-        return Ok(Some(match (recyclable, log_number.or(chunk.log_number)) {
-            (true, Some(log_number)) => ReadFormat::Recyclable { log_number },
-            _ => ReadFormat::Legacy,
-        }));
+        // The first fragment is read once the format is decided (by its chunk, or an earlier
+        // one).
+        if let Event::Fragment(_) = event
+            && let ChunkFormat::Decided(format) = reader.format()
+        {
+            return Ok(Some(ReadFormat::from(format)));
+        }
     }
     // No chunk of this log: with a log number, a file whose first chunk is stale.
     Ok(match (reader.end(), log_number) {

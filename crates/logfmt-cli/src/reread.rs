@@ -98,6 +98,8 @@ pub(crate) fn stream_record(
                     };
                 }
             }
+            // Trailers, and the bytes before the record's offset.
+            Some(Event::Skipped(_)) => {}
             _ => return Err(changed()),
         }
     }

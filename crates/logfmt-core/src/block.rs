@@ -7,9 +7,10 @@
 
 use crate::checksum;
 use crate::format::{
-    BLOCK_SIZE, CHECKSUM_FIELD, HEADER_SIZE, LENGTH_FIELD, LOG_NUMBER_FIELD,
-    RECYCLABLE_HEADER_SIZE, TYPE_FIELD,
+    BLOCK_SIZE, CHECKSUM_FIELD, ChunkFormat, Format, FragmentKind, HEADER_SIZE, LENGTH_FIELD,
+    LOG_NUMBER_FIELD, RECYCLABLE_HEADER_SIZE, RecordType, TYPE_FIELD,
 };
+use crate::options::ReadOptions;
 
 /// One chunk: a header and the payload it frames.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,7 +20,7 @@ pub struct Chunk<'a> {
     pub offset: usize,
     /// Size of the header: [`HEADER_SIZE`], or [`RECYCLABLE_HEADER_SIZE`] for a recyclable chunk.
     pub header_len: usize,
-    /// The raw type byte (see [`RecordType`](crate::RecordType)).
+    /// The raw type byte (see [`RecordType`]).
     pub record_type: u8,
     /// The log number of a recyclable chunk.
     pub log_number: Option<u32>,
@@ -39,32 +40,134 @@ impl Chunk<'_> {
     }
 }
 
-/// How [`parse_chunk`] reads headers.
+/// How a reader reads chunk headers and classifies chunk types: the one place where
+/// [`ReadOptions`] become chunk rules ([`ChunkRules::new`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[non_exhaustive]
 pub struct ChunkRules {
     /// Verify checksums (LevelDB's `checksum` argument). Default `true`.
     pub verify: bool,
-    /// Read types 5–8 (and RocksDB's recyclable metadata types 11 and 131) with the 11-byte
-    /// recyclable header; otherwise every header is 7 bytes (LevelDB). Default `false`.
-    pub recyclable: bool,
-    /// With `recyclable`: the log number chunks must carry; a recyclable chunk with another is
-    /// [`Parsed::OldRecord`]. `None` accepts any.
-    pub log_number: Option<u32>,
+    /// The chunk format. Types 5–8 (and RocksDB's recyclable metadata types 11 and 131) are
+    /// read with the 11-byte recyclable header unless the format is decided legacy; a
+    /// recyclable chunk whose log number is not the format's is [`Parsed::OldRecord`].
+    /// Default: decided legacy (LevelDB).
+    pub format: ChunkFormat,
     /// The value of erased flash: a header made only of this byte is [`Parsed::Erased`]
     /// ("nothing written here") rather than damage. Default `None` (LevelDB).
     pub erased: Option<u8>,
+    /// Chunks of unknown types with bit 7 set are [`ChunkClass::Ignorable`] (RocksDB) rather
+    /// than [`ChunkClass::Unknown`]. Default `false` (LevelDB).
+    pub skip_ignorable: bool,
 }
 
 impl Default for ChunkRules {
     fn default() -> Self {
         Self {
             verify: true,
-            recyclable: false,
-            log_number: None,
+            format: ChunkFormat::Decided(Format::Legacy),
             erased: None,
+            skip_ignorable: false,
         }
+    }
+}
+
+/// What a reader does with a well-formed chunk, by its type ([`ChunkRules::classify`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
+pub enum ChunkClass {
+    /// A fragment of a logical record.
+    Fragment(FragmentKind),
+    /// A legacy fragment type in a recyclable log: dropped and reported
+    /// ([`CorruptionKind::UnexpectedFormat`](crate::CorruptionKind::UnexpectedFormat)).
+    OtherFormat,
+    /// An unknown type with bit 7 set, skipped without a report (RocksDB's rule, with
+    /// [`ChunkRules::skip_ignorable`]).
+    Ignorable,
+    /// A type the reader does not know: dropped and reported
+    /// ([`CorruptionKind::UnknownRecordType`](crate::CorruptionKind::UnknownRecordType)).
+    /// A recyclable type in a legacy log is one, as LevelDB reads it.
+    Unknown,
+}
+
+impl ChunkRules {
+    /// The rules for reading with `options`.
+    ///
+    /// ```
+    /// use logfmt_core::block::ChunkRules;
+    /// use logfmt_core::{ChunkFormat, ReadFormat, ReadOptions};
+    ///
+    /// let options = ReadOptions::new().format(ReadFormat::Auto { log_number: None });
+    /// let rules = ChunkRules::new(&options);
+    /// assert_eq!(rules.format, ChunkFormat::Undecided { log_number: None });
+    /// ```
+    #[must_use]
+    pub fn new(options: &ReadOptions) -> Self {
+        Self {
+            verify: options.verify_checksums,
+            format: ChunkFormat::from(options.format),
+            erased: options.erased,
+            skip_ignorable: options.skip_ignorable_types,
+        }
+    }
+
+    /// What a reader does with a well-formed chunk of type `record_type`. While the format is
+    /// undecided, every fragment type is a fragment (the first one decides: see
+    /// [`decide`](Self::decide)).
+    ///
+    /// ```
+    /// use logfmt_core::FragmentKind;
+    /// use logfmt_core::block::{ChunkClass, ChunkRules};
+    ///
+    /// let rules = ChunkRules::default(); // LevelDB's
+    /// assert_eq!(rules.classify(2), ChunkClass::Fragment(FragmentKind::First));
+    /// assert_eq!(rules.classify(5), ChunkClass::Unknown); // recyclable FULL
+    /// assert_eq!(rules.classify(0x82), ChunkClass::Unknown);
+    /// ```
+    #[must_use]
+    pub fn classify(&self, record_type: u8) -> ChunkClass {
+        let known = RecordType::try_from(record_type).ok();
+        match known.and_then(|t| Some((t, t.fragment_kind()?))) {
+            Some((t, kind)) => match self.format {
+                ChunkFormat::Undecided { .. } => ChunkClass::Fragment(kind),
+                ChunkFormat::Decided(format) => {
+                    let recyclable = format.log_number().is_some();
+                    if t.is_recyclable() == recyclable {
+                        ChunkClass::Fragment(kind)
+                    } else if recyclable {
+                        ChunkClass::OtherFormat
+                    } else {
+                        ChunkClass::Unknown
+                    }
+                }
+            },
+            None if self.skip_ignorable && record_type & 0x80 != 0 => ChunkClass::Ignorable,
+            None => ChunkClass::Unknown,
+        }
+    }
+
+    /// Decides an undecided format on a well-formed chunk of a known fragment type: recyclable
+    /// if the chunk is (with the log number given, or else the chunk's), legacy otherwise.
+    /// Returns whether this chunk decided it.
+    pub fn decide(&mut self, record_type: u8, log_number: Option<u32>) -> bool {
+        let ChunkFormat::Undecided { log_number: given } = self.format else {
+            return false;
+        };
+        let Some(t) = RecordType::try_from(record_type)
+            .ok()
+            .filter(|t| t.fragment_kind().is_some())
+        else {
+            return false;
+        };
+        self.format = ChunkFormat::Decided(if t.is_recyclable() {
+            Format::Recyclable {
+                log_number: given.or(log_number).unwrap_or_default(),
+            }
+        } else {
+            Format::Legacy
+        });
+        true
     }
 }
 
@@ -190,7 +293,8 @@ pub fn parse_chunk<'a>(
     let record_type = header[TYPE_FIELD];
     // RocksDB's recyclable header: types 5–8, and its recyclable metadata types 11 (timestamp
     // sizes) and 131 (predecessor WAL info).
-    let recyclable = rules.recyclable && matches!(record_type, 5..=8 | 11 | 131);
+    let recyclable =
+        rules.format.reads_recyclable_headers() && matches!(record_type, 5..=8 | 11 | 131);
     let header_len = if recyclable {
         RECYCLABLE_HEADER_SIZE
     } else {
@@ -200,7 +304,7 @@ pub fn parse_chunk<'a>(
         return short(rest);
     }
     let log_number = recyclable.then(|| le_u32(rest, LOG_NUMBER_FIELD.start));
-    if let (Some(found), Some(expected)) = (log_number, rules.log_number)
+    if let (Some(found), Some(expected)) = (log_number, rules.format.log_number())
         && found != expected
     {
         return Parsed::OldRecord {

@@ -12,6 +12,8 @@
 //!
 //! [`crc32c()`] and [`extend`] use the hardware path when it is compiled in.
 
+use crate::format::HOT_PATHS;
+
 /// `kMaskDelta` of LevelDB's `util/crc32c.h`.
 pub const MASK_DELTA: u32 = 0xa282_ead8;
 
@@ -91,7 +93,7 @@ pub(crate) fn extend_copy(crc: u32, src: &[u8], dst: &mut [u8]) -> u32 {
     let Some(dst) = dst.get_mut(..src.len()) else {
         return extend(crc, src);
     };
-    if !crate::HOT_PATHS || src.len() <= PIECE {
+    if !HOT_PATHS || src.len() <= PIECE {
         dst.copy_from_slice(src);
         return extend(crc, src);
     }

@@ -21,6 +21,13 @@
 
 use core::ops::Range;
 
+/// Whether the reader's and writers' hot paths are compiled in: inlined repeats of the general
+/// path's commonest case (a `FULL` chunk inside a block), for speed. Bare-metal targets, where
+/// flash is scarcer than cycles, take the general path for every record: the host tests run
+/// the hot paths, the on-target tests (QEMU) the general one, against the same LevelDB vectors,
+/// and the property tests compare `Reader` (hot path) with `FragmentReader` (general path).
+pub(crate) const HOT_PATHS: bool = cfg!(not(target_os = "none"));
+
 /// Size of a block: every log file is a sequence of blocks of this size (the last may be partial).
 pub const BLOCK_SIZE: usize = 32 * 1024;
 
@@ -93,6 +100,29 @@ impl RecordType {
             Self::First | Self::RecyclableFirst => Some(FragmentKind::First),
             Self::Middle | Self::RecyclableMiddle => Some(FragmentKind::Middle),
             Self::Last | Self::RecyclableLast => Some(FragmentKind::Last),
+        }
+    }
+
+    /// The type's name as tools print it: `FULL`, `FIRST`, `MIDDLE`, `LAST`, `RECYCLABLE_FULL`,
+    /// `RECYCLABLE_FIRST`, `RECYCLABLE_MIDDLE`, `RECYCLABLE_LAST`, `ZERO`.
+    ///
+    /// ```
+    /// use logfmt_core::RecordType;
+    ///
+    /// assert_eq!(RecordType::try_from(6).map(RecordType::name), Ok("RECYCLABLE_FIRST"));
+    /// ```
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Zero => "ZERO",
+            Self::Full => "FULL",
+            Self::First => "FIRST",
+            Self::Middle => "MIDDLE",
+            Self::Last => "LAST",
+            Self::RecyclableFull => "RECYCLABLE_FULL",
+            Self::RecyclableFirst => "RECYCLABLE_FIRST",
+            Self::RecyclableMiddle => "RECYCLABLE_MIDDLE",
+            Self::RecyclableLast => "RECYCLABLE_LAST",
         }
     }
 
@@ -186,5 +216,51 @@ impl Format {
     #[must_use]
     pub const fn max_chunk_payload(self) -> usize {
         BLOCK_SIZE - self.header_size()
+    }
+
+    /// The log number recyclable chunks carry, if this is the recyclable format.
+    #[must_use]
+    pub const fn log_number(self) -> Option<u32> {
+        match self {
+            Self::Legacy => None,
+            Self::Recyclable { log_number } => Some(log_number),
+        }
+    }
+}
+
+/// The chunk format as a reader knows it: decided, or (reading with
+/// [`ReadFormat::Auto`](crate::ReadFormat::Auto)) to be decided by the first chunk of a known
+/// type. Readers expose it once they have read ([`FragmentReader::format`]).
+///
+/// [`FragmentReader::format`]: crate::FragmentReader::format
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum ChunkFormat {
+    /// Not known yet: the first chunk of a known fragment type decides. Until then, types 5–8
+    /// are read with the recyclable header.
+    Undecided {
+        /// The log number recyclable chunks must carry, if known in advance.
+        log_number: Option<u32>,
+    },
+    /// Known.
+    Decided(Format),
+}
+
+impl ChunkFormat {
+    /// The log number chunks must carry, if any: that of a recyclable format, or the one an
+    /// undecided format was given.
+    #[must_use]
+    pub const fn log_number(self) -> Option<u32> {
+        match self {
+            Self::Undecided { log_number } => log_number,
+            Self::Decided(format) => format.log_number(),
+        }
+    }
+
+    /// Whether types 5–8 are read with the 11-byte recyclable header: in a recyclable log, and
+    /// while the format is undecided.
+    #[must_use]
+    pub const fn reads_recyclable_headers(self) -> bool {
+        !matches!(self, Self::Decided(Format::Legacy))
     }
 }

@@ -7,8 +7,9 @@
 
 use crate::decoder::{Decoder, RawFragment, Step};
 use crate::error::Corruption;
-use crate::format::FragmentKind;
+use crate::format::{ChunkFormat, FragmentKind};
 use crate::options::{LogEnd, ReadOptions};
+use crate::skip::Skip;
 use crate::source::{BlockSource, SliceSource};
 
 /// One fragment of a logical record, borrowed from the current block.
@@ -51,6 +52,9 @@ pub enum Event<'a> {
     Aborted(Aborted),
     /// Bytes were dropped outside any record in progress.
     Corruption(Corruption),
+    /// Bytes were passed over without a report, as LevelDB passes them over: a block trailer,
+    /// a zero header, erased flash, an ignorable chunk, what lies before the initial offset.
+    Skipped(Skip),
 }
 
 /// Reads a log as a stream of fragments, with LevelDB's reader semantics.
@@ -122,6 +126,7 @@ impl<S: BlockSource> FragmentReader<S> {
                 report,
             })),
             Some(Step::Corruption(c)) => Some(Event::Corruption(c)),
+            Some(Step::Skipped(skip)) => Some(Event::Skipped(skip)),
             Some(_) => None,
         })
     }
@@ -146,6 +151,12 @@ impl<S: BlockSource> FragmentReader<S> {
     /// `None` until it truly ends).
     pub fn end(&self) -> Option<LogEnd> {
         self.decoder.end()
+    }
+
+    /// The chunk format: as the options gave it, or as the first chunk of a known type decided
+    /// it ([`ReadFormat::Auto`](crate::ReadFormat::Auto)), with its log number.
+    pub fn format(&self) -> ChunkFormat {
+        self.decoder.format()
     }
 
     /// The source, mutably: for feeding a tailing source. Moving its read position corrupts
@@ -196,7 +207,7 @@ impl<S: BlockSource> FragmentReader<S> {
                     }
                     self.decoder.block_loaded(self.source.block().len());
                 }
-                Step::Skip(bytes) => {
+                Step::SkipInput(bytes) => {
                     if let Err(e) = self.source.skip(bytes) {
                         self.decoder.read_failed();
                         return Err(e);

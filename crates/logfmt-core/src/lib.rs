@@ -10,6 +10,7 @@
 #[cfg(any(test, feature = "std"))]
 extern crate std;
 
+pub mod assembler;
 pub mod block;
 pub mod checksum;
 mod decoder;
@@ -21,25 +22,20 @@ pub mod format;
 mod fragments;
 mod options;
 mod reader;
+mod skip;
 mod source;
 mod writer;
 
 #[cfg(test)]
 mod tests;
 
-/// Whether the reader's and writers' hot paths are compiled in: inlined repeats of the general
-/// path's commonest case (a `FULL` chunk inside a block), for speed. Bare-metal targets, where
-/// flash is scarcer than cycles, take the general path for every record: the host tests run
-/// the hot paths, the on-target tests (QEMU) the general one, against the same LevelDB vectors,
-/// and the property tests compare `Reader` (hot path) with `FragmentReader` (general path).
-const HOT_PATHS: bool = cfg!(not(target_os = "none"));
-
 pub use error::{Corruption, CorruptionKind, WriteError};
 pub use format::{
-    BLOCK_SIZE, Format, FragmentKind, HEADER_SIZE, RECYCLABLE_HEADER_SIZE, RecordType,
+    BLOCK_SIZE, ChunkFormat, Format, FragmentKind, HEADER_SIZE, RECYCLABLE_HEADER_SIZE, RecordType,
 };
 pub use fragments::{Aborted, Event, Fragment, FragmentReader};
 pub use options::{LogEnd, ReadFormat, ReadOptions};
 pub use reader::{Item, Oversized, Reader, Record};
+pub use skip::{Skip, SkipKind};
 pub use source::{BlockSource, IoSource, SliceSource};
 pub use writer::{BufferFull, FnSink, IoSink, Sink, SliceWriter, WriteOptions, Writer, Written};

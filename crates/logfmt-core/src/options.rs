@@ -1,5 +1,7 @@
 //! Reader options.
 
+use crate::format::{ChunkFormat, Format};
+
 /// Which chunk format a reader expects.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
@@ -11,8 +13,6 @@ pub enum ReadFormat {
     /// RocksDB's recyclable 11-byte headers, types 5–8. A chunk carrying another log number is
     /// left from an earlier use of the file and ends the log ([`LogEnd::OldRecord`]); a legacy
     /// chunk is reported as [`UnexpectedFormat`](crate::CorruptionKind::UnexpectedFormat).
-    ///
-    /// [`LogEnd::OldRecord`]: crate::LogEnd::OldRecord
     Recyclable {
         /// The log number this use of the file writes (the low 32 bits of its file number).
         log_number: u32,
@@ -23,6 +23,29 @@ pub enum ReadFormat {
         /// The expected log number, if known (e.g. from a file name such as `000042.log`).
         log_number: Option<u32>,
     },
+}
+
+impl From<Format> for ReadFormat {
+    /// Reading exactly the format a writer wrote.
+    fn from(format: Format) -> Self {
+        match format {
+            Format::Legacy => Self::Legacy,
+            Format::Recyclable { log_number } => Self::Recyclable { log_number },
+        }
+    }
+}
+
+impl From<ReadFormat> for ChunkFormat {
+    /// The format a reader starts with: decided, or for [`ReadFormat::Auto`] undecided.
+    fn from(format: ReadFormat) -> Self {
+        match format {
+            ReadFormat::Legacy => Self::Decided(Format::Legacy),
+            ReadFormat::Recyclable { log_number } => {
+                Self::Decided(Format::Recyclable { log_number })
+            }
+            ReadFormat::Auto { log_number } => Self::Undecided { log_number },
+        }
+    }
 }
 
 /// How a reader interprets its input. The defaults are LevelDB's: checksums verified, reading

@@ -1,8 +1,9 @@
 //! The record reader: whole logical records, LevelDB's `log::Reader`.
 
+use crate::assembler::{Assembler, Assembly, SliceRoom};
 use crate::decoder::Step;
 use crate::error::Corruption;
-use crate::format::FragmentKind;
+use crate::format::{ChunkFormat, HOT_PATHS};
 use crate::fragments::FragmentReader;
 use crate::options::{LogEnd, ReadOptions};
 use crate::source::{BlockSource, SliceSource};
@@ -76,10 +77,7 @@ pub enum Item<'a> {
 #[derive(Debug)]
 pub struct Reader<'b, S> {
     inner: FragmentReader<S>,
-    buffer: &'b mut [u8],
-    filled: usize,
-    total: u64,
-    oversized: bool,
+    assembler: Assembler<SliceRoom<'b>>,
 }
 
 impl<'a, 'b> Reader<'b, SliceSource<'a>> {
@@ -99,10 +97,7 @@ impl<'b, S: BlockSource> Reader<'b, S> {
     pub fn with_options(source: S, buffer: &'b mut [u8], options: &ReadOptions) -> Self {
         Self {
             inner: FragmentReader::with_options(source, options),
-            buffer,
-            filled: 0,
-            total: 0,
-            oversized: false,
+            assembler: Assembler::new(SliceRoom::new(buffer)),
         }
     }
 
@@ -117,9 +112,7 @@ impl<'b, S: BlockSource> Reader<'b, S> {
     )]
     #[inline]
     pub fn next(&mut self) -> Result<Option<Item<'_>>, S::Error> {
-        if crate::HOT_PATHS
-            && let Some((range, offset, end)) = self.inner.fast_full()
-        {
+        if HOT_PATHS && let Some((range, offset, end)) = self.inner.fast_full() {
             let data = self.inner.source.block().get(range).unwrap_or_default();
             return Ok(Some(Item::Record(Record { offset, end, data })));
         }
@@ -135,56 +128,37 @@ impl<'b, S: BlockSource> Reader<'b, S> {
                 return Ok(None);
             };
             match step {
-                Step::Fragment(raw) => match raw.kind {
-                    FragmentKind::Full => {
-                        let fragment = self.inner.fragment(raw);
-                        return Ok(Some(Item::Record(Record {
-                            offset: fragment.record_offset,
-                            end: fragment.end,
-                            data: fragment.data,
-                        })));
-                    }
-                    FragmentKind::First | FragmentKind::Middle => {
-                        if raw.kind == FragmentKind::First {
-                            self.reset();
+                Step::Fragment(raw) => {
+                    let (offset, end) = (raw.record_offset, raw.end);
+                    let assembly = self
+                        .assembler
+                        .push(raw.kind, self.inner.fragment(raw.clone()).data);
+                    match assembly {
+                        Assembly::Whole => {
+                            let data = self.inner.fragment(raw).data;
+                            return Ok(Some(Item::Record(Record { offset, end, data })));
                         }
-                        let data = self.inner.fragment(raw).data;
-                        Self::append(
-                            self.buffer,
-                            &mut self.filled,
-                            &mut self.total,
-                            &mut self.oversized,
-                            data,
-                        );
-                    }
-                    FragmentKind::Last => {
-                        let (offset, end) = (raw.record_offset, raw.end);
-                        let data = self.inner.fragment(raw).data;
-                        Self::append(
-                            self.buffer,
-                            &mut self.filled,
-                            &mut self.total,
-                            &mut self.oversized,
-                            data,
-                        );
-                        let (len, oversized) = (self.total, self.oversized);
-                        let filled = self.filled;
-                        self.reset();
-                        if oversized {
+                        Assembly::Pending => {}
+                        Assembly::Complete => {
+                            let data = self.assembler.record();
+                            return Ok(Some(Item::Record(Record { offset, end, data })));
+                        }
+                        Assembly::Overflowed { len } => {
                             return Ok(Some(Item::Oversized(Oversized { offset, end, len })));
                         }
-                        let data = self.buffer.get(..filled).unwrap_or_default();
-                        return Ok(Some(Item::Record(Record { offset, end, data })));
                     }
-                },
+                }
                 Step::Aborted { report, .. } => {
-                    self.reset();
+                    self.assembler.abort();
                     if let Some(corruption) = report {
                         return Ok(Some(Item::Corruption(corruption)));
                     }
                 }
                 Step::Corruption(corruption) => return Ok(Some(Item::Corruption(corruption))),
-                Step::NeedBlock | Step::Skip(_) | Step::Pending | Step::Eof => return Ok(None),
+                Step::Skipped(_) => {}
+                Step::NeedBlock | Step::SkipInput(_) | Step::Pending | Step::Eof => {
+                    return Ok(None);
+                }
             }
         }
     }
@@ -211,6 +185,11 @@ impl<'b, S: BlockSource> Reader<'b, S> {
         self.inner.end()
     }
 
+    /// The chunk format: as the options gave it, or as the first chunk decided it.
+    pub fn format(&self) -> ChunkFormat {
+        self.inner.format()
+    }
+
     /// The source, mutably: for feeding a tailing source. Moving its read position corrupts
     /// what is read.
     pub fn get_mut(&mut self) -> &mut S {
@@ -225,31 +204,5 @@ impl<'b, S: BlockSource> Reader<'b, S> {
     /// Gives back the source.
     pub fn into_inner(self) -> S {
         self.inner.into_inner()
-    }
-
-    fn reset(&mut self) {
-        self.filled = 0;
-        self.total = 0;
-        self.oversized = false;
-    }
-
-    fn append(
-        buffer: &mut [u8],
-        filled: &mut usize,
-        total: &mut u64,
-        oversized: &mut bool,
-        data: &[u8],
-    ) {
-        *total += data.len() as u64;
-        if *oversized {
-            return;
-        }
-        match buffer.get_mut(*filled..*filled + data.len()) {
-            Some(dst) => {
-                dst.copy_from_slice(data);
-                *filled += data.len();
-            }
-            None => *oversized = true,
-        }
     }
 }

@@ -19,7 +19,7 @@ use core::borrow::BorrowMut;
 use crate::checksum;
 use crate::error::WriteError;
 use crate::format::{
-    BLOCK_SIZE, Format, FragmentKind, HEADER_SIZE, RECYCLABLE_HEADER_SIZE, RecordType,
+    BLOCK_SIZE, Format, FragmentKind, HEADER_SIZE, HOT_PATHS, RECYCLABLE_HEADER_SIZE, RecordType,
 };
 
 /// Where a [`Writer`] sends its bytes, in order.
@@ -454,7 +454,7 @@ impl<S: Sink, B: BorrowMut<[u8; BLOCK_SIZE]>> Writer<S, B> {
     /// poisoned), [`WriteError::Poisoned`] after an earlier failure.
     #[inline]
     pub fn add_record(&mut self, data: &[u8]) -> Result<Written, WriteError<S::Error>> {
-        if crate::HOT_PATHS && !self.poisoned {
+        if HOT_PATHS && !self.poisoned {
             let offset = self.layout.offset;
             let block: &mut [u8; BLOCK_SIZE] = self.block.borrow_mut();
             if let Some(out) = block.get_mut(offset..)
@@ -687,7 +687,7 @@ impl<'a> SliceWriter<'a> {
     /// [`BufferFull`] if it does not fit; nothing is written then.
     #[inline]
     pub fn add_record(&mut self, data: &[u8]) -> Result<Written, BufferFull> {
-        if crate::HOT_PATHS
+        if HOT_PATHS
             && let Ok(at) = usize::try_from(self.layout.position)
             && let Some(out) = self.buffer.get_mut(at..)
             && let Some(written) = self.layout.add_full(out, data)

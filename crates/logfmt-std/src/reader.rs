@@ -322,13 +322,10 @@ impl<S: BlockSource> LogReader<S> {
             ReadFormat::Legacy => HEADER_SIZE - 1,
             _ => RECYCLABLE_HEADER_SIZE - 1,
         } as u64;
-        let ignorable = options.read.skip_ignorable_types.then(|| {
-            let mut rules = ChunkRules::default();
-            rules.verify = options.read.verify_checksums;
-            rules.recyclable = options.read.format != ReadFormat::Legacy;
-            rules.erased = options.read.erased;
-            rules
-        });
+        let ignorable = options
+            .read
+            .skip_ignorable_types
+            .then(|| ChunkRules::new(&options.read));
         let tracked = Tracked {
             source,
             skip_first: base,
@@ -630,6 +627,7 @@ impl<S: BlockSource> LogReader<S> {
                     None => Step::Continue,
                 }
             }
+            Event::Skipped(_) => return Ok(Step::Continue),
             Event::Corruption(corruption) => {
                 let before = self.last_clean;
                 self.last_clean = Some(self.position());

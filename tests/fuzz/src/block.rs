@@ -19,8 +19,8 @@
 //! (fused); and `parse_chunk` at each chunk offset returns what the parser returned.
 #![allow(dead_code, unreachable_pub)]
 
-use logfmt_core::BLOCK_SIZE;
 use logfmt_core::block::{BlockParser, ChunkRules, Parsed, parse_chunk};
+use logfmt_core::{BLOCK_SIZE, ChunkFormat};
 
 use crate::common::le;
 use crate::model;
@@ -41,8 +41,10 @@ pub fn check(data: &[u8]) {
     let flags = header.first().copied().unwrap_or(0);
     let mut rules = ChunkRules::default();
     rules.verify = flags & 1 == 0;
-    rules.recyclable = flags & 2 != 0;
-    rules.log_number = (flags & 4 != 0).then(|| u32::from(header.get(1).copied().unwrap_or(0)));
+    let log_number = (flags & 4 != 0).then(|| u32::from(header.get(1).copied().unwrap_or(0)));
+    if flags & 2 != 0 {
+        rules.format = ChunkFormat::Undecided { log_number };
+    }
     rules.erased = match (flags >> 3) & 3 {
         1 => Some(0xFF),
         2 => Some(0x00),
@@ -87,7 +89,7 @@ pub fn check_block(block: &[u8], is_last: bool, rules: &ChunkRules, probe: usize
                 assert_eq!((offset, len), (pos, rest));
                 assert!(!is_last, "a trailer in the last block");
                 assert!(
-                    len < 7 || (rules.recyclable && len < 11),
+                    len < 7 || (rules.format.reads_recyclable_headers() && len < 11),
                     "trailer of {len} bytes"
                 );
             }
@@ -115,8 +117,8 @@ pub fn check_block(block: &[u8], is_last: bool, rules: &ChunkRules, probe: usize
             } => {
                 ended = true;
                 assert_eq!((offset, len), (pos, rest));
-                assert!(rules.recyclable && recyclable_type(block[pos + 6]));
-                assert!(rules.log_number.is_some_and(|n| n != log_number));
+                assert!(rules.format.reads_recyclable_headers() && recyclable_type(block[pos + 6]));
+                assert!(rules.format.log_number().is_some_and(|n| n != log_number));
                 assert_eq!(
                     log_number,
                     u32::from_le_bytes(block[pos + 7..pos + 11].try_into().expect("4 bytes"))
@@ -170,7 +172,7 @@ fn check_chunk(
     assert_eq!(chunk.offset, pos);
     let kind = block[pos + 6];
     assert_eq!(chunk.record_type, kind);
-    let recyclable = rules.recyclable && recyclable_type(kind);
+    let recyclable = rules.format.reads_recyclable_headers() && recyclable_type(kind);
     let header_len = if recyclable { 11 } else { 7 };
     assert_eq!(chunk.header_len, header_len);
     let declared = usize::from(u16::from_le_bytes([block[pos + 4], block[pos + 5]]));
@@ -194,7 +196,7 @@ fn check_chunk(
     if recyclable {
         let number = u32::from_le_bytes(block[pos + 7..pos + 11].try_into().expect("4 bytes"));
         assert_eq!(chunk.log_number, Some(number));
-        if let Some(expected) = rules.log_number {
+        if let Some(expected) = rules.format.log_number() {
             assert_eq!(number, expected, "a chunk of another log number");
         }
     } else {

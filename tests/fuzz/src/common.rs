@@ -94,12 +94,16 @@ pub fn read_fragments<S: BlockSource>(source: S, options: &ReadOptions, scratch:
     let mut errors = 0;
     // The record in progress: offset, end of its last chunk, data, fragment count.
     let mut current: Option<(u64, u64, Vec<u8>, usize)> = None;
+    // File offset past the last fragment or skip: they come in file order, never overlapping.
+    let mut frontier = 0u64;
     loop {
         let before = items.len();
         match reader.next() {
             Ok(None) => break,
             Ok(Some(Event::Fragment(f))) => {
                 assert!(f.chunk_offset < f.end, "{f:?}");
+                assert!(f.chunk_offset >= frontier, "a fragment behind: {f:?}");
+                frontier = f.end;
                 assert!(
                     f.end - f.chunk_offset >= MIN_HEADER + f.data.len() as u64,
                     "{f:?}"
@@ -154,6 +158,12 @@ pub fn read_fragments<S: BlockSource>(source: S, options: &ReadOptions, scratch:
                 }
             }
             Ok(Some(Event::Corruption(c))) => items.push(Seen::Drop(c)),
+            Ok(Some(Event::Skipped(skip))) => {
+                assert!(skip.len > 0, "an empty skip: {skip:?}");
+                assert!(skip.offset >= frontier, "a skip behind: {skip:?}");
+                assert!(skip.end() <= reader.position(), "a skip ahead: {skip:?}");
+                frontier = skip.end();
+            }
             Err(_) => {
                 errors += 1;
                 assert!(errors <= 4, "the reader keeps failing");

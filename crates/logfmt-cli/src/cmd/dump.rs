@@ -3,11 +3,11 @@
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 
-use logfmt_std::block::{BlockParser, ChunkRules, Parsed};
-use logfmt_std::{BLOCK_SIZE, BlockSource, LogFile, ReadFormat, ReadOptions, RecordType};
+use logfmt_std::block::{BlockParser, ChunkClass, ChunkRules, Parsed};
+use logfmt_std::{BLOCK_SIZE, BlockSource, LogFile, ReadOptions, RecordType};
 
 use crate::error::CliError;
-use crate::format::{FormatArgs, Ignorable};
+use crate::format::FormatArgs;
 use crate::options::Erased;
 use crate::output::Json;
 use crate::progress::Progress;
@@ -142,14 +142,11 @@ impl Layout {
     }
 }
 
-/// How `dump` and `stats` read chunk headers.
+/// How `dump` and `stats` read chunk headers: the reader's chunk rules, with its format
+/// decision.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct View {
     pub(crate) rules: ChunkRules,
-    /// The format is `auto` and not decided yet (a pipe): the first chunk decides.
-    pub(crate) undecided: bool,
-    /// Chunks of types 0x80-0xff are skipped silently.
-    pub(crate) skip_ignorable: bool,
 }
 
 impl View {
@@ -161,61 +158,27 @@ impl View {
     ) -> Result<(Self, ReadOptions), CliError> {
         let erased = erased.map(Erased::byte);
         let read = format.read_options(log, ReadOptions::new().erased(erased))?;
-        let mut rules = ChunkRules::default();
-        rules.erased = erased;
-        let mut undecided = false;
-        match read.format {
-            ReadFormat::Legacy => {}
-            ReadFormat::Recyclable { log_number } => {
-                rules.recyclable = true;
-                rules.log_number = Some(log_number);
-            }
-            ReadFormat::Auto { log_number } => {
-                rules.recyclable = true;
-                rules.log_number = log_number;
-                undecided = true;
-            }
-        }
         let view = Self {
-            rules,
-            undecided,
-            skip_ignorable: format.ignorable_types == Ignorable::Skip,
+            rules: ChunkRules::new(&read),
         };
         Ok((view, read))
     }
 
     /// Decides an `auto` format on the first chunk of a known type, as the reader does.
     pub(crate) fn decide(&mut self, item: &Parsed<'_>) {
-        let Parsed::Chunk(chunk) = item else { return };
-        let Ok(record_type) = RecordType::try_from(chunk.record_type) else {
-            return;
-        };
-        if !self.undecided || record_type.fragment_kind().is_none() {
-            return;
-        }
-        self.undecided = false;
-        if record_type.is_recyclable() {
-            self.rules.log_number = self.rules.log_number.or(chunk.log_number);
-        } else {
-            self.rules.recyclable = false;
+        if let Parsed::Chunk(chunk) = item {
+            self.rules.decide(chunk.record_type, chunk.log_number);
         }
     }
 
     /// What the reader does with a chunk of type `record_type`: `None` if it is read.
     fn verdict(&self, record_type: u8) -> Option<String> {
-        match RecordType::try_from(record_type) {
-            Ok(t) if t.fragment_kind().is_some() => {
-                if t.is_recyclable() == self.rules.recyclable {
-                    None
-                } else if self.rules.recyclable {
-                    Some(format!(
-                        "dropped: unexpected legacy record type {record_type} in recyclable log"
-                    ))
-                } else {
-                    Some(format!("dropped: unknown record type {record_type}"))
-                }
-            }
-            _ if self.skip_ignorable && record_type & 0x80 != 0 => {
+        match self.rules.classify(record_type) {
+            ChunkClass::Fragment(_) => None,
+            ChunkClass::OtherFormat => Some(format!(
+                "dropped: unexpected legacy record type {record_type} in recyclable log"
+            )),
+            ChunkClass::Ignorable => {
                 Some("ignorable type: skipped without a report (RocksDB)".into())
             }
             _ => Some(format!("dropped: unknown record type {record_type}")),
@@ -291,20 +254,9 @@ pub(crate) enum Item<'a> {
     },
 }
 
-/// The name of a chunk type.
+/// The name of a chunk type, or "unknown".
 pub(crate) fn type_name(record_type: u8) -> &'static str {
-    match RecordType::try_from(record_type) {
-        Ok(RecordType::Full) => "FULL",
-        Ok(RecordType::First) => "FIRST",
-        Ok(RecordType::Middle) => "MIDDLE",
-        Ok(RecordType::Last) => "LAST",
-        Ok(RecordType::RecyclableFull) => "RECYCLABLE_FULL",
-        Ok(RecordType::RecyclableFirst) => "RECYCLABLE_FIRST",
-        Ok(RecordType::RecyclableMiddle) => "RECYCLABLE_MIDDLE",
-        Ok(RecordType::RecyclableLast) => "RECYCLABLE_LAST",
-        Ok(RecordType::Zero) => "ZERO",
-        Err(_) => "unknown",
-    }
+    RecordType::try_from(record_type).map_or("unknown", RecordType::name)
 }
 
 /// One line of human output: offset, type, length, note.

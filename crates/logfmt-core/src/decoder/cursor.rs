@@ -1,0 +1,318 @@
+//! The physical half of the decoder: LevelDB's `ReadPhysicalRecord`. It walks the chunks of
+//! the current block, knows where the block sits in the file and whether it is the last one
+//! read, and turns what [`parse_chunk`] finds into a [`Phys`]: a chunk, or a region passed
+//! over (reported or skipped), or a request for more input.
+
+use core::ops::Range;
+
+use crate::block::{ChunkRules, Parsed, parse_chunk};
+use crate::error::{Corruption, CorruptionKind};
+use crate::format::{BLOCK_SIZE, HEADER_SIZE};
+use crate::skip::{Skip, SkipKind};
+
+/// Bytes passed over: reported as corruption, or skipped silently.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Dropped {
+    Reported(Corruption),
+    Skipped(Skip),
+}
+
+/// How the rest of a short block was passed over, so that bytes that arrive in it later
+/// (tailing) are passed over the same way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RestOfBlock {
+    Reported(CorruptionKind),
+    Skipped(SkipKind),
+}
+
+/// What one physical step found.
+#[derive(Debug)]
+pub(super) enum Phys {
+    NeedBlock,
+    Pending,
+    /// The end of the input; `torn_at` is where an incomplete chunk begins, if any.
+    Eof {
+        torn_at: Option<u64>,
+    },
+    /// A chunk from an earlier use of the file.
+    Old {
+        offset: u64,
+        log_number: u32,
+    },
+    /// Bytes skipped that leave a record in progress alone (a block trailer, zeros before the
+    /// end of the input).
+    Skipped(Skip),
+    /// Erased flash: nothing written to the end of the block. A record in progress was torn.
+    Erased(Skip),
+    /// LevelDB's `kBadRecord`: what was passed over, if anything. A record in progress is cut.
+    Bad(Option<Dropped>),
+    Chunk {
+        record_type: u8,
+        log_number: Option<u32>,
+        header_offset: u64,
+        payload: Range<usize>,
+    },
+}
+
+/// The position in the input: the current block and how far it has been read.
+#[derive(Debug, Clone)]
+pub(super) struct Cursor {
+    // The unread part of the current block is `pos..len`; `end_of_buffer` is the file offset
+    // just past the current block (LevelDB's `end_of_buffer_offset_`).
+    pub(super) pos: usize,
+    pub(super) len: usize,
+    /// The current block is short: the end of the input (so far).
+    pub(super) eof: bool,
+    /// Reading failed: the log ends here, even when tailing.
+    failed: bool,
+    pub(super) end_of_buffer: u64,
+    initial_offset: u64,
+    resync_after_zeros: bool,
+    tailing: bool,
+    /// Tailing: the rest of the current (short) block was passed over; bytes that arrive in
+    /// it later are passed over too.
+    rest: Option<RestOfBlock>,
+}
+
+impl Cursor {
+    pub(super) fn new(initial_offset: u64, resync_after_zeros: bool, tailing: bool) -> Self {
+        Self {
+            pos: 0,
+            len: 0,
+            eof: false,
+            failed: false,
+            end_of_buffer: 0,
+            initial_offset,
+            resync_after_zeros,
+            tailing,
+            rest: None,
+        }
+    }
+
+    /// File offset just past the last chunk consumed.
+    pub(super) fn position(&self) -> u64 {
+        self.end_of_buffer - (self.len - self.pos) as u64
+    }
+
+    /// The next block, or more of the current short one (tailing), now holds `len` bytes.
+    /// Returns what to make of bytes that arrived in a block whose rest was passed over.
+    pub(super) fn block_loaded(&mut self, len: usize) -> Option<Dropped> {
+        let len = len.min(BLOCK_SIZE);
+        let mut dropped = None;
+        if self.eof && len >= self.len {
+            // A refill of the current, short block (tailing).
+            let added = len - self.len;
+            let old_end = self.end_of_buffer;
+            self.end_of_buffer = self.end_of_buffer.saturating_add(added as u64);
+            self.len = len;
+            if let Some(rest) = self.rest {
+                // The rest of this block was passed over when it was shorter: what arrives in
+                // it now is passed over too, as a reader of the whole block would.
+                self.pos = len;
+                if added > 0 {
+                    dropped = Some(match rest {
+                        RestOfBlock::Reported(kind) => self.drop(old_end, added as u64, kind),
+                        RestOfBlock::Skipped(kind) => Dropped::Skipped(Skip {
+                            offset: old_end,
+                            len: added as u64,
+                            kind,
+                        }),
+                    });
+                }
+            }
+        } else {
+            self.pos = 0;
+            self.rest = None;
+            self.end_of_buffer = self.end_of_buffer.saturating_add(len as u64);
+        }
+        self.len = len;
+        self.eof = len < BLOCK_SIZE;
+        dropped
+    }
+
+    /// Reading failed: the log ends here.
+    pub(super) fn read_failed(&mut self) {
+        self.pos = self.len;
+        self.eof = true;
+        self.failed = true;
+    }
+
+    /// LevelDB's `ReportDrop` filter, evaluated with the current buffer state: drops that
+    /// begin before the initial offset are not reported.
+    pub(super) fn reportable(&self, bytes: u64) -> bool {
+        self.position()
+            .checked_sub(bytes)
+            .is_none_or(|start| start >= self.initial_offset)
+    }
+
+    /// `bytes` at `offset` dropped for `kind`: reported, or skipped if before the initial
+    /// offset.
+    fn drop(&self, offset: u64, bytes: u64, kind: CorruptionKind) -> Dropped {
+        if self.reportable(bytes) {
+            Dropped::Reported(Corruption {
+                offset,
+                bytes,
+                kind,
+            })
+        } else {
+            Dropped::Skipped(Skip {
+                offset,
+                len: bytes,
+                kind: SkipKind::BeforeInitialOffset,
+            })
+        }
+    }
+
+    /// Skips the rest of the block from `offset` for `kind`.
+    fn skip_rest(&mut self, offset: u64, kind: SkipKind) -> Skip {
+        let len = (self.len - self.pos) as u64;
+        self.pos = self.len;
+        self.rest = Some(RestOfBlock::Skipped(kind));
+        Skip { offset, len, kind }
+    }
+
+    /// Drops the rest of the block from `offset` for `kind`.
+    fn drop_rest(&mut self, offset: u64, kind: CorruptionKind) -> Dropped {
+        let len = (self.len - self.pos) as u64;
+        self.pos = self.len;
+        self.rest = Some(RestOfBlock::Reported(kind));
+        self.drop(offset, len, kind)
+    }
+
+    /// LevelDB's `ReadPhysicalRecord`; `in_record` tells whether a record is in progress.
+    pub(super) fn physical(&mut self, block: &[u8], rules: &ChunkRules, in_record: bool) -> Phys {
+        let block = block.get(..self.len).unwrap_or(block);
+        let waiting = self.tailing && !self.failed;
+        let header_offset = self.position();
+        if self.len - self.pos < HEADER_SIZE {
+            if !self.eof {
+                if self.pos == self.len {
+                    return Phys::NeedBlock;
+                }
+                let len = (self.len - self.pos) as u64;
+                self.pos = self.len;
+                return Phys::Skipped(Skip {
+                    offset: header_offset,
+                    len,
+                    kind: SkipKind::Trailer,
+                });
+            }
+            if waiting {
+                return Phys::Pending;
+            }
+            // A truncated header at the end of the input: the writer died mid-header.
+            let torn_at = (self.pos < self.len).then_some(header_offset);
+            self.pos = self.len;
+            return Phys::Eof { torn_at };
+        }
+        match parse_chunk(block, self.pos, self.eof, rules) {
+            Parsed::Chunk(chunk) => {
+                self.pos = chunk.end();
+                if header_offset < self.initial_offset {
+                    // A chunk that starts before the initial offset is skipped.
+                    return Phys::Bad(Some(Dropped::Skipped(Skip {
+                        offset: header_offset,
+                        len: self.position() - header_offset,
+                        kind: SkipKind::BeforeInitialOffset,
+                    })));
+                }
+                let start = chunk.offset + chunk.header_len;
+                Phys::Chunk {
+                    record_type: chunk.record_type,
+                    log_number: chunk.log_number,
+                    header_offset,
+                    payload: start..start + chunk.payload.len(),
+                }
+            }
+            Parsed::Trailer { len, .. } => {
+                self.pos = self.len;
+                Phys::Skipped(Skip {
+                    offset: header_offset,
+                    len: len as u64,
+                    kind: SkipKind::Trailer,
+                })
+            }
+            Parsed::Truncated { .. } if waiting => Phys::Pending,
+            Parsed::Truncated { .. } => {
+                self.pos = self.len;
+                Phys::Eof {
+                    torn_at: Some(header_offset),
+                }
+            }
+            Parsed::ZeroHeader { offset, .. } => {
+                if self.resync_after_zeros
+                    && let Some(phys) = self.after_zeros(block, offset, rules, in_record)
+                {
+                    return phys;
+                }
+                let skip = self.skip_rest(header_offset, SkipKind::ZeroHeader);
+                Phys::Bad(Some(Dropped::Skipped(skip)))
+            }
+            Parsed::Erased { .. } => Phys::Erased(self.skip_rest(header_offset, SkipKind::Erased)),
+            Parsed::OldRecord { log_number, .. } => {
+                self.pos = self.len;
+                Phys::Old {
+                    offset: header_offset,
+                    log_number,
+                }
+            }
+            Parsed::BadLength { .. } => Phys::Bad(Some(
+                self.drop_rest(header_offset, CorruptionKind::BadRecordLength),
+            )),
+            Parsed::ChecksumMismatch { .. } => Phys::Bad(Some(
+                self.drop_rest(header_offset, CorruptionKind::ChecksumMismatch),
+            )),
+        }
+    }
+
+    /// `resync_after_zeros`: at a zero header at `offset` in the block, skips only the zeros
+    /// if a chunk follows them. `None` when it does not: the rest of the block is skipped, as
+    /// LevelDB does.
+    fn after_zeros(
+        &mut self,
+        block: &[u8],
+        offset: usize,
+        rules: &ChunkRules,
+        in_record: bool,
+    ) -> Option<Phys> {
+        let waiting = self.tailing && !self.failed;
+        let header_offset = self.position();
+        let next = block
+            .get(offset..)
+            .and_then(|rest| rest.iter().position(|&b| b != 0))
+            .map(|n| offset + n);
+        let zeros_to = |this: &mut Self, next: usize| {
+            let skip = Skip {
+                offset: header_offset,
+                len: (next - offset) as u64,
+                kind: SkipKind::ZeroHeader,
+            };
+            this.pos = next;
+            skip
+        };
+        match next.map(|n| (n, parse_chunk(block, n, self.eof, rules))) {
+            Some((next, Parsed::Chunk(_))) => {
+                Some(Phys::Bad(Some(Dropped::Skipped(zeros_to(self, next)))))
+            }
+            // A chunk cut by the end of the input: the zeros before it are final (they cut
+            // the record in progress, reported now), the chunk is torn or, tailing, still
+            // arriving: whether reading goes on there is decided once it is whole.
+            Some((next, Parsed::Truncated { .. })) if self.eof => Some(if !waiting {
+                Phys::Bad(Some(Dropped::Skipped(zeros_to(self, next))))
+            } else if in_record {
+                Phys::Bad(None)
+            } else {
+                Phys::Pending
+            }),
+            // Zeros to the end of the input: preallocated space, where the log ends (a record
+            // in progress is torn). Tailing, they may yet be overwritten.
+            None if self.eof => Some(if waiting {
+                Phys::Pending
+            } else {
+                let len = self.len;
+                Phys::Skipped(zeros_to(self, len))
+            }),
+            _ => None,
+        }
+    }
+}
