@@ -8,6 +8,8 @@
 
 use core::fmt;
 
+use crate::format::FragmentKind;
+
 /// Why bytes were skipped without a corruption report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
@@ -30,8 +32,8 @@ pub enum SkipKind {
     /// and damage there, which LevelDB does not report.
     BeforeInitialOffset,
     /// A `MIDDLE` or `LAST` chunk after the initial offset that continues a record begun
-    /// before it (LevelDB's resynchronisation).
-    Resync,
+    /// before it (LevelDB's resynchronisation). A `LAST` chunk ends it.
+    Resync(FragmentKind),
 }
 
 impl fmt::Display for SkipKind {
@@ -42,7 +44,9 @@ impl fmt::Display for SkipKind {
             Self::Erased => f.write_str("erased flash"),
             Self::Ignorable(t) => write!(f, "ignorable record type {t}"),
             Self::BeforeInitialOffset => f.write_str("before the initial offset"),
-            Self::Resync => f.write_str("continuation of a record before the initial offset"),
+            Self::Resync(_) => {
+                f.write_str("continuation of a record begun before the initial offset")
+            }
         }
     }
 }

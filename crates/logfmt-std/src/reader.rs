@@ -4,10 +4,10 @@
 use std::collections::VecDeque;
 use std::ops::Range;
 
-use logfmt_core::block::{BlockParser, ChunkRules, Parsed};
+use logfmt_core::assembler::{Assembler, Assembly, Room};
 use logfmt_core::{
-    BLOCK_SIZE, BlockSource, Corruption, CorruptionKind, Event, FragmentKind, FragmentReader,
-    HEADER_SIZE, LogEnd, Oversized, RECYCLABLE_HEADER_SIZE, ReadFormat, ReadOptions, Record,
+    BLOCK_SIZE, BlockSource, ChunkFormat, CorruptionKind, Event, FragmentKind, FragmentReader,
+    LogEnd, Oversized, ReadFormat, ReadOptions, Record, SkipKind,
 };
 
 use crate::recovery::{Action, Damage, DamageKind, Ending, ReadError, RecoveryMode};
@@ -91,76 +91,28 @@ impl<'a> From<Entry<'a>> for Bounded<'a> {
     }
 }
 
-/// A [`BlockSource`] that knows the offset of its current block (relative to where reading
-/// starts), and can start at an offset of its own.
-#[derive(Debug)]
-struct Tracked<S> {
-    source: S,
-    /// Bytes to skip before the first block.
-    skip_first: u64,
-    block_start: u64,
-    block_len: usize,
-    /// With ignorable types skipped: how chunks are parsed to find them.
-    ignorable: Option<ChunkRules>,
-    /// The chunks of ignorable types in the blocks loaded (offsets relative to where reading
-    /// started): the decoder skips them without an event, and they are not damage.
-    spans: Vec<Range<u64>>,
+/// Where a [`LogReader`] assembles records: a growing buffer that takes no more than a limit.
+#[derive(Debug, Default)]
+struct VecRoom {
+    buffer: Vec<u8>,
+    limit: usize,
 }
 
-impl<S: BlockSource> Tracked<S> {
-    /// Notes the ignorable chunks of the current block.
-    fn find_ignorable(&mut self) {
-        let Some(rules) = self.ignorable else { return };
-        let start = self.block_start;
-        self.spans.retain(|span| span.start < start);
-        let block = self.source.block();
-        let chunks = BlockParser::new(block)
-            .rules(rules)
-            .last_block(block.len() < BLOCK_SIZE);
-        for item in chunks {
-            if let Parsed::Chunk(chunk) = item
-                && chunk.record_type & 0x80 != 0
-            {
-                let at = start + chunk.offset as u64;
-                self.spans.push(at..start + chunk.end() as u64);
-            }
+impl Room for VecRoom {
+    fn clear(&mut self) {
+        self.buffer.clear();
+    }
+
+    fn push(&mut self, data: &[u8]) -> bool {
+        if self.buffer.len().saturating_add(data.len()) > self.limit {
+            return false;
         }
-    }
-}
-
-impl<S: BlockSource> BlockSource for Tracked<S> {
-    type Error = S::Error;
-
-    fn load_next(&mut self) -> Result<(), S::Error> {
-        if self.skip_first > 0 {
-            let bytes = std::mem::take(&mut self.skip_first);
-            self.source.skip(bytes)?;
-        }
-        self.block_start += self.block_len as u64;
-        self.block_len = 0;
-        self.source.load_next()?;
-        self.block_len = self.source.block().len();
-        self.find_ignorable();
-        Ok(())
+        self.buffer.extend_from_slice(data);
+        true
     }
 
-    fn block(&self) -> &[u8] {
-        self.source.block()
-    }
-
-    fn skip(&mut self, bytes: u64) -> Result<(), S::Error> {
-        self.block_start += self.block_len as u64 + bytes;
-        self.block_len = 0;
-        self.source.skip(bytes)
-    }
-
-    fn refill(&mut self) -> Result<bool, S::Error> {
-        let grew = self.source.refill()?;
-        self.block_len = self.source.block().len();
-        if grew {
-            self.find_ignorable();
-        }
-        Ok(grew)
+    fn filled(&self) -> &[u8] {
+        &self.buffer
     }
 }
 
@@ -250,14 +202,7 @@ enum Step {
 /// ```
 #[derive(Debug)]
 pub struct LogReader<S> {
-    inner: FragmentReader<Tracked<S>>,
-    /// File offset where the decoder's offsets start (a range reader's first block).
-    base: u64,
-    /// A range reader skips the continuation of a record started before its first block,
-    /// as LevelDB does from an initial offset, but sees each chunk it skips.
-    resyncing: bool,
-    /// Where the next chunk starts unless something was skipped silently.
-    resync_at: u64,
+    inner: FragmentReader<S>,
     mode: RecoveryMode,
     /// Records starting before this offset are not returned.
     start: u64,
@@ -265,17 +210,10 @@ pub struct LogReader<S> {
     end: Option<u64>,
     /// Gaps and unwritten tails are expected (a flash image).
     erased: bool,
-    /// The longest block trailer: a header size less one.
-    max_trailer: u64,
-    buffer: Vec<u8>,
-    /// Records assembled from more bytes than this are not kept (see `next_bounded`).
-    limit: usize,
-    /// The record in progress outgrew `limit`: its bytes are counted, not kept.
-    overflowed: bool,
+    /// Fragmented records, assembled up to the limit of [`next_bounded`](Self::next_bounded).
+    assembler: Assembler<VecRoom>,
     /// The chunk format read.
     format: ReadFormat,
-    /// Payload bytes of the record in progress.
-    assembled: u64,
     /// Steps held back while the damage before them is reported (recycled-file check).
     pending: VecDeque<Step>,
     /// Damage that may be the garbage at the end of a recycled file's new records: held back
@@ -284,8 +222,13 @@ pub struct LogReader<S> {
     current: Current,
     /// File position after the last event.
     settled: Option<u64>,
+    /// Bytes were skipped as damage (a zero header) since `settled`: a record starting next
+    /// has a gap before it.
+    gap_since_settled: bool,
     /// File offset just past the last complete record or reported drop.
     last_clean: Option<u64>,
+    /// Since `last_clean`, the log held more than block trailers and ignorable chunks.
+    written_since_clean: bool,
     /// A record in one chunk, held back while a damage before it is reported.
     held: Option<(u64, u64, Range<usize>)>,
     tail: Option<Damage>,
@@ -308,53 +251,31 @@ impl<S: BlockSource> LogReader<S> {
             .as_ref()
             .map_or(0, |r| r.start)
             .max(options.read.initial_offset);
-        // With a range, reading starts at the block holding its start, from where the
-        // continuation of an earlier record is skipped here rather than by the decoder (whose
-        // skipping is silent, which would hide where a torn tail begins). Records starting
-        // before `start` are filtered out.
-        let (base, initial_offset) = if range.is_some() {
-            (start - start % BLOCK_SIZE as u64, 0)
+        // With a range, the decoder starts at the block holding its start, skipping the
+        // continuation of an earlier record as LevelDB does from an initial offset; records
+        // that start before `start` are read and filtered out here.
+        let initial_offset = if range.is_some() {
+            start - start % BLOCK_SIZE as u64
         } else {
-            (0, options.read.initial_offset)
+            options.read.initial_offset
         };
         let read = options.read.clone().initial_offset(initial_offset);
-        let max_trailer = match options.read.format {
-            ReadFormat::Legacy => HEADER_SIZE - 1,
-            _ => RECYCLABLE_HEADER_SIZE - 1,
-        } as u64;
-        let ignorable = options
-            .read
-            .skip_ignorable_types
-            .then(|| ChunkRules::new(&options.read));
-        let tracked = Tracked {
-            source,
-            skip_first: base,
-            block_start: 0,
-            block_len: 0,
-            ignorable,
-            spans: Vec::new(),
-        };
-        let from_start = base == 0 && initial_offset == 0;
+        let from_start = initial_offset == 0;
         Self {
-            inner: FragmentReader::with_options(tracked, &read),
-            base,
-            resyncing: base > 0,
-            resync_at: base,
+            inner: FragmentReader::with_options(source, &read),
             mode: options.recovery,
             start,
             end: range.map(|r| r.end),
             erased: options.read.erased.is_some(),
-            max_trailer,
-            buffer: Vec::new(),
-            limit: usize::MAX,
-            overflowed: false,
+            assembler: Assembler::new(VecRoom::default()),
             format: options.read.format,
-            assembled: 0,
             pending: VecDeque::new(),
             suspects: Vec::new(),
             current: Current::None,
             settled: from_start.then_some(0),
+            gap_since_settled: false,
             last_clean: from_start.then_some(0),
+            written_since_clean: false,
             held: None,
             tail: None,
             ending: None,
@@ -414,7 +335,7 @@ impl<S: BlockSource> LogReader<S> {
         &mut self,
         limit: usize,
     ) -> Result<Option<Bounded<'_>>, ReadError<S::Error>> {
-        self.limit = limit;
+        self.assembler.room_mut().limit = limit;
         loop {
             let step = match self.pending.pop_front() {
                 // Already through the recycled-file check.
@@ -444,7 +365,7 @@ impl<S: BlockSource> LogReader<S> {
                     return Ok(Some(Bounded::Record(Record {
                         offset,
                         end,
-                        data: &self.buffer,
+                        data: self.assembler.record(),
                     })));
                 }
             }
@@ -528,7 +449,13 @@ impl<S: BlockSource> LogReader<S> {
 
     /// File offset just past the last chunk read.
     pub fn position(&self) -> u64 {
-        self.base + self.inner.position()
+        self.inner.position()
+    }
+
+    /// The chunk format: as the options gave it, or as the first chunk of a known type decided
+    /// it ([`ReadFormat::Auto`]), with its log number.
+    pub fn format(&self) -> ChunkFormat {
+        self.inner.format()
     }
 
     /// File offset just past the last complete record or reported drop: where the log can be
@@ -539,18 +466,18 @@ impl<S: BlockSource> LogReader<S> {
 
     /// The source.
     pub fn get_ref(&self) -> &S {
-        &self.inner.get_ref().source
+        self.inner.get_ref()
     }
 
     /// The source, mutably: for feeding a tailing source. Moving its read position corrupts
     /// what is read.
     pub fn get_mut(&mut self) -> &mut S {
-        &mut self.inner.get_mut().source
+        self.inner.get_mut()
     }
 
     /// Gives back the source.
     pub fn into_inner(self) -> S {
-        self.inner.into_inner().source
+        self.inner.into_inner()
     }
 
     fn single(&mut self, offset: u64, end: u64, payload: Range<usize>) -> Entry<'_> {
@@ -578,92 +505,66 @@ impl<S: BlockSource> LogReader<S> {
                 return Err(ReadError::Io(e));
             }
         };
-        let base = self.base;
         let step = match event {
             Event::Fragment(fragment) => {
-                self.resyncing = false;
                 let (kind, record_offset, chunk_offset, end) = (
                     fragment.kind,
-                    base + fragment.record_offset,
-                    base + fragment.chunk_offset,
-                    base + fragment.end,
+                    fragment.record_offset,
+                    fragment.chunk_offset,
+                    fragment.end,
                 );
-                let len = fragment.data.len();
+                self.written_since_clean = true;
                 if kind.starts_record() {
-                    self.buffer.clear();
-                    self.overflowed = false;
-                    self.assembled = 0;
                     self.current = if record_offset < self.start {
+                        self.assembler.abort();
                         Current::Ignored
                     } else {
                         Current::Kept
                     };
                 }
-                if self.current == Current::Kept
-                    && matches!(
-                        kind,
-                        FragmentKind::First | FragmentKind::Middle | FragmentKind::Last
-                    )
-                {
-                    self.assembled += len as u64;
-                    if self.overflowed {
-                        // Counted only.
-                    } else if self.buffer.len().saturating_add(len) > self.limit {
-                        self.overflowed = true;
-                        self.buffer.clear();
-                    } else {
-                        self.buffer.extend_from_slice(fragment.data);
-                    }
-                }
-                self.fragment(kind, record_offset, chunk_offset, end, len)?
+                let assembly = (self.current == Current::Kept)
+                    .then(|| self.assembler.push(kind, fragment.data));
+                let len = fragment.data.len();
+                self.fragment(kind, record_offset, chunk_offset, end, len, assembly)?
             }
             Event::Aborted(aborted) => {
                 self.current = Current::None;
+                self.assembler.abort();
                 match aborted.report {
                     Some(corruption) => {
-                        self.last_clean = Some(self.position());
-                        self.damage(self.rebase(corruption))?
+                        self.clean_at(self.position());
+                        self.damage(corruption.into())?
                     }
                     None => Step::Continue,
                 }
             }
-            Event::Skipped(_) => return Ok(Step::Continue),
             Event::Corruption(corruption) => {
-                let before = self.last_clean;
-                self.last_clean = Some(self.position());
-                // LevelDB's resynchronisation: skip `MIDDLE`s, and the `LAST` that ends the
-                // record, silently; anything else ends it, a zero header (seen here as bytes
-                // skipped without an event) included.
-                let chunk = base + corruption.offset;
-                let silent_skip = chunk > self.resync_at
-                    && !self.erased
-                    && !self.is_trailer(self.resync_at, chunk);
-                let resynced = self.resyncing
-                    && !silent_skip
-                    && matches!(
-                        corruption.kind,
-                        CorruptionKind::MiddleWithoutStart | CorruptionKind::LastWithoutStart
-                    );
-                self.resyncing = resynced && corruption.kind == CorruptionKind::MiddleWithoutStart;
-                if resynced {
-                    if corruption.kind == CorruptionKind::MiddleWithoutStart {
-                        // Maybe inside a record that started before: not clean yet.
-                        self.last_clean = before;
-                    }
-                    Step::Continue
-                } else {
-                    self.damage(self.rebase(corruption))?
-                }
+                self.clean_at(self.position());
+                self.damage(corruption.into())?
             }
+            Event::Skipped(skip) => match skip.kind {
+                // What LevelDB skips from an initial offset (a range reader's first block): a
+                // record's continuation, read, not lost. Its last chunk ends where a record
+                // ends.
+                SkipKind::Resync(FragmentKind::Last) => {
+                    self.clean_at(skip.end());
+                    Step::Continue
+                }
+                SkipKind::Resync(_) => {
+                    self.written_since_clean = true;
+                    Step::Continue
+                }
+                SkipKind::Trailer | SkipKind::Ignorable(_) => return Ok(Step::Continue),
+                // A zero header: bytes hidden without a report.
+                _ => {
+                    self.gap_since_settled = true;
+                    self.written_since_clean = true;
+                    return Ok(Step::Continue);
+                }
+            },
         };
         self.settled = Some(self.position());
-        self.resync_at = self.position();
-        // Ignorable chunks before here can no longer be in a gap.
-        let settled = self.inner.position();
-        let spans = &mut self.inner.get_mut().spans;
-        if spans.first().is_some_and(|s| s.end <= settled) {
-            spans.retain(|s| s.end > settled);
-        }
+        self.gap_since_settled = false;
         // Past the range's end, outside a record of the range, with no tail that could start
         // in the range: no more records or damage for this range.
         if matches!(step, Step::Continue)
@@ -678,6 +579,12 @@ impl<S: BlockSource> LogReader<S> {
         Ok(step)
     }
 
+    /// A complete record or a reported drop ends at `offset`.
+    fn clean_at(&mut self, offset: u64) {
+        self.last_clean = Some(offset);
+        self.written_since_clean = false;
+    }
+
     /// Acts on a fragment (whose data, for a kept record, is already in the buffer).
     fn fragment(
         &mut self,
@@ -686,6 +593,7 @@ impl<S: BlockSource> LogReader<S> {
         chunk_offset: u64,
         end: u64,
         len: usize,
+        assembly: Option<Assembly>,
     ) -> Result<Step, ReadError<S::Error>> {
         let mut before = None;
         if kind.starts_record() {
@@ -712,36 +620,32 @@ impl<S: BlockSource> LogReader<S> {
         if !kind.ends_record() {
             return Ok(before.unwrap_or(Step::Continue));
         }
-        self.last_clean = Some(end);
-        let kept = self.current == Current::Kept;
+        self.clean_at(end);
         self.current = Current::None;
-        if !kept {
-            return Ok(before.unwrap_or(Step::Continue));
-        }
-        self.records += 1;
-        let record = if kind == FragmentKind::Full {
-            let block_start = self.base + self.inner.get_ref().block_start;
-            let payload_start = end
-                .checked_sub(len as u64 + block_start)
-                .and_then(|s| usize::try_from(s).ok())
-                .unwrap_or(0);
-            Step::Single {
-                offset: record_offset,
-                end,
-                payload: payload_start..payload_start + len,
+        let record = match assembly {
+            // A chunk never crosses a block, and blocks start at multiples of BLOCK_SIZE: the
+            // payload's place in the current block follows from its end.
+            Some(Assembly::Whole) => {
+                let payload_start = ((end - len as u64) % BLOCK_SIZE as u64) as usize;
+                Step::Single {
+                    offset: record_offset,
+                    end,
+                    payload: payload_start..payload_start + len,
+                }
             }
-        } else if self.overflowed {
-            Step::Oversized(Oversized {
+            Some(Assembly::Complete) => Step::Assembled {
                 offset: record_offset,
                 end,
-                len: self.assembled,
-            })
-        } else {
-            Step::Assembled {
+            },
+            Some(Assembly::Overflowed { len }) => Step::Oversized(Oversized {
                 offset: record_offset,
                 end,
-            }
+                len,
+            }),
+            // Not kept (it starts before the range).
+            Some(Assembly::Pending) | None => return Ok(before.unwrap_or(Step::Continue)),
         };
+        self.records += 1;
         Ok(match (before, record) {
             (None, record) => record,
             (
@@ -760,11 +664,11 @@ impl<S: BlockSource> LogReader<S> {
         })
     }
 
-    /// Bytes skipped without an event between the last event and a record starting at
-    /// `chunk_offset`, if they are damage.
+    /// Bytes skipped as damage (a zero header) between the last event and a record starting
+    /// at `chunk_offset`: from the last event to the record, as a gap.
     fn gap(&self, chunk_offset: u64) -> Option<Damage> {
         let from = self.settled?;
-        if chunk_offset <= from || self.erased || self.is_silent(from, chunk_offset) {
+        if chunk_offset <= from || self.erased || !self.gap_since_settled {
             return None;
         }
         Some(Damage {
@@ -774,36 +678,9 @@ impl<S: BlockSource> LogReader<S> {
         })
     }
 
-    /// Whether `from..to` lies in the trailer of a block: fewer bytes than a header before the
-    /// block's end.
-    fn is_trailer(&self, from: u64, to: u64) -> bool {
-        let block = BLOCK_SIZE as u64;
-        let block_end = (from / block + 1) * block;
-        block_end - from <= self.max_trailer && to <= block_end
-    }
-
-    /// Whether `from..to` holds only block trailers and chunks of ignorable types (when they
-    /// are skipped): bytes the decoder skips without an event that are not damage.
-    fn is_silent(&self, from: u64, to: u64) -> bool {
-        let block = BLOCK_SIZE as u64;
-        let spans = &self.inner.get_ref().spans;
-        let mut at = from;
-        while at < to {
-            let block_end = (at / block + 1) * block;
-            if block_end - at <= self.max_trailer {
-                at = block_end;
-            } else if let Some(span) = spans.iter().find(|s| self.base + s.start == at) {
-                at = self.base + span.end;
-            } else {
-                return false;
-            }
-        }
-        true
-    }
-
     /// The log has ended (or, tailing, has nothing more yet).
     fn at_end(&mut self) -> Result<Step, ReadError<S::Error>> {
-        let Some(end) = self.inner.end().map(|end| self.rebase_end(end)) else {
+        let Some(end) = self.inner.end() else {
             return Ok(Step::Done);
         };
         self.ending = Some(Ending::Log(end));
@@ -819,9 +696,9 @@ impl<S: BlockSource> LogReader<S> {
         let Some(from) = self.last_clean.or(unseen) else {
             return Ok(Step::Done);
         };
-        let benign = input_end <= from
-            || self.is_silent(from, input_end)
-            || (self.erased && torn_at.is_none());
+        // Only block trailers and ignorable chunks since the last clean point: nothing torn.
+        let silent = torn_at.is_none() && !self.written_since_clean;
+        let benign = input_end <= from || silent || (self.erased && torn_at.is_none());
         if benign {
             return Ok(Step::Done);
         }
@@ -835,35 +712,6 @@ impl<S: BlockSource> LogReader<S> {
         // Reading has ended whatever the mode says.
         self.ending = Some(Ending::Log(end));
         Ok(step)
-    }
-
-    /// A decoder report, with a file offset.
-    fn rebase(&self, corruption: Corruption) -> Damage {
-        Damage {
-            offset: self.base + corruption.offset,
-            ..corruption.into()
-        }
-    }
-
-    /// A decoder's log end, with file offsets.
-    fn rebase_end(&self, end: LogEnd) -> LogEnd {
-        let base = self.base;
-        match end {
-            LogEnd::Clean { offset } => LogEnd::Clean {
-                offset: base + offset,
-            },
-            LogEnd::Torn { offset, len } => LogEnd::Torn {
-                offset: base + offset,
-                len,
-            },
-            LogEnd::OldRecord { offset, log_number } => LogEnd::OldRecord {
-                offset: base + offset,
-                log_number,
-            },
-            LogEnd::ReadError { offset } => LogEnd::ReadError {
-                offset: base + offset,
-            },
-        }
     }
 
     /// Applies the recovery mode to `damage`.

@@ -7,8 +7,18 @@ use core::ops::Range;
 
 use crate::block::{ChunkRules, Parsed, parse_chunk};
 use crate::error::{Corruption, CorruptionKind};
-use crate::format::{BLOCK_SIZE, HEADER_SIZE};
+use crate::format::{BLOCK_SIZE, HEADER_SIZE, RECYCLABLE_HEADER_SIZE};
 use crate::skip::{Skip, SkipKind};
+
+/// The size of the smallest header a writer of the format would not start in a block's last
+/// bytes: what is left before the block's end is shorter than it, and padded.
+fn trailer_limit(rules: &ChunkRules) -> usize {
+    if rules.format.reads_recyclable_headers() {
+        RECYCLABLE_HEADER_SIZE
+    } else {
+        HEADER_SIZE
+    }
+}
 
 /// Bytes passed over: reported as corruption, or skipped silently.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -200,6 +210,17 @@ impl Cursor {
             if waiting {
                 return Phys::Pending;
             }
+            if self.pos < self.len && BLOCK_SIZE - self.pos < trailer_limit(rules) {
+                // The end of the input inside a block's trailer: the writer died padding the
+                // block, after its last chunk.
+                let len = (self.len - self.pos) as u64;
+                self.pos = self.len;
+                return Phys::Skipped(Skip {
+                    offset: header_offset,
+                    len,
+                    kind: SkipKind::Trailer,
+                });
+            }
             // A truncated header at the end of the input: the writer died mid-header.
             let torn_at = (self.pos < self.len).then_some(header_offset);
             self.pos = self.len;
@@ -245,7 +266,14 @@ impl Cursor {
                 {
                     return phys;
                 }
-                let skip = self.skip_rest(header_offset, SkipKind::ZeroHeader);
+                // Zeros in the last bytes of a complete block, too few for a chunk of the
+                // format: a trailer (a recyclable log's is up to 10 bytes long).
+                let kind = if !self.eof && BLOCK_SIZE - self.pos < trailer_limit(rules) {
+                    SkipKind::Trailer
+                } else {
+                    SkipKind::ZeroHeader
+                };
+                let skip = self.skip_rest(header_offset, kind);
                 Phys::Bad(Some(Dropped::Skipped(skip)))
             }
             Parsed::Erased { .. } => Phys::Erased(self.skip_rest(header_offset, SkipKind::Erased)),

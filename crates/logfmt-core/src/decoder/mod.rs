@@ -398,10 +398,12 @@ impl Decoder {
         };
         if self.state == State::Resyncing {
             match class {
-                ChunkClass::Fragment(FragmentKind::Middle) => return skip(SkipKind::Resync),
+                ChunkClass::Fragment(FragmentKind::Middle) => {
+                    return skip(SkipKind::Resync(FragmentKind::Middle));
+                }
                 ChunkClass::Fragment(FragmentKind::Last) => {
                     self.state = State::Idle;
-                    return skip(SkipKind::Resync);
+                    return skip(SkipKind::Resync(FragmentKind::Last));
                 }
                 _ => self.state = State::Idle,
             }
