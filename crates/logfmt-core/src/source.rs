@@ -3,6 +3,8 @@
 use core::borrow::BorrowMut;
 use core::convert::Infallible;
 
+use embedded_io::Error as _;
+
 use crate::format::BLOCK_SIZE;
 
 /// A supply of blocks for a reader.
@@ -113,8 +115,9 @@ impl BlockSource for SliceSource<'_> {
 
 /// Blocks read from an [`embedded_io::Read`] into a caller-provided 32 KiB buffer.
 ///
-/// Short reads are retried until the block is full or the reader reports the end of its data
-/// (`Ok(0)`), so an interrupted or partial read is never mistaken for the end of the log.
+/// Short reads and [`Interrupted`](embedded_io::ErrorKind::Interrupted) errors are retried until
+/// the block is full or the reader reports the end of its data (`Ok(0)`), so an interrupted or
+/// partial read is never mistaken for the end of the log.
 #[derive(Debug)]
 pub struct IoSource<R, B> {
     reader: R,
@@ -180,9 +183,11 @@ impl<R: embedded_io::Read, B: BorrowMut<[u8; BLOCK_SIZE]>> IoSource<R, B> {
             if rest.is_empty() {
                 break;
             }
-            match reader.read(rest)? {
-                0 => break,
-                n => filled += n.min(rest.len()),
+            match reader.read(rest) {
+                Ok(0) => break,
+                Ok(n) => filled += n.min(rest.len()),
+                Err(e) if e.kind() == embedded_io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
             }
         }
         Ok(filled)

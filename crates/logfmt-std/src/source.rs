@@ -1,19 +1,22 @@
 //! [`StdSource`]: blocks read from any [`std::io::Read`].
 
 use std::fmt;
-use std::io::{self, ErrorKind, Read, Seek, SeekFrom};
+use std::io::{self, Read, Seek, SeekFrom};
 
-use logfmt_core::{BLOCK_SIZE, BlockSource};
+use embedded_io_adapters::std::FromStd;
+use logfmt_core::{BLOCK_SIZE, BlockSource, IoSource};
 
-/// How a [`StdSource`] skips input: by reading it, or by seeking past it.
-type SkipFn<R> = fn(&mut R, &mut [u8; BLOCK_SIZE], u64) -> io::Result<()>;
+/// How a [`StdSource`] skips input: by reading it (the core [`IoSource`]'s way), or by seeking
+/// past it.
+type SeekFn<R> = fn(&mut R, u64) -> io::Result<()>;
 
-/// A [`BlockSource`] over any [`std::io::Read`], with its own 32 KiB block buffer on the heap.
+/// A [`BlockSource`] over any [`std::io::Read`], with its own 32 KiB block buffer on the heap:
+/// the core [`IoSource`] over the reader, with seeking.
 ///
 /// Each block is read until it is full or the reader reports the end of its data (`Ok(0)`): short
-/// reads and [`ErrorKind::Interrupted`] are retried, so a partial read (a pipe, a socket, a
-/// signal) is never mistaken for the end of the log. (LevelDB's `PosixSequentialFile` made that
-/// mistake: google/leveldb#1285.)
+/// reads and [`ErrorKind::Interrupted`](io::ErrorKind::Interrupted) are retried, so a partial
+/// read (a pipe, a socket, a signal) is never mistaken for the end of the log. (LevelDB's
+/// `PosixSequentialFile` made that mistake: google/leveldb#1285.)
 ///
 /// The initial offset of [`ReadOptions`](logfmt_core::ReadOptions) is reached by reading and
 /// discarding input ([`new`](Self::new)), or by one seek ([`seekable`](Self::seekable)).
@@ -32,66 +35,59 @@ type SkipFn<R> = fn(&mut R, &mut [u8; BLOCK_SIZE], u64) -> io::Result<()>;
 /// # Ok::<(), std::io::Error>(())
 /// ```
 pub struct StdSource<R> {
-    reader: R,
-    buffer: Box<[u8; BLOCK_SIZE]>,
-    len: usize,
-    skip: SkipFn<R>,
-    seeks: bool,
+    io: IoSource<FromStd<R>, Box<[u8; BLOCK_SIZE]>>,
+    seek: Option<SeekFn<R>>,
 }
 
 impl<R: Read> StdSource<R> {
-    /// A source reading blocks from `reader`; an initial offset is skipped by reading.
+    /// A source that reads `reader` from where it is, skipping by reading.
     pub fn new(reader: R) -> Self {
-        Self::with_skip(reader, skip_by_reading::<R>, false)
+        Self::with_seek(reader, None)
     }
 
-    fn with_skip(reader: R, skip: SkipFn<R>, seeks: bool) -> Self {
+    fn with_seek(reader: R, seek: Option<SeekFn<R>>) -> Self {
         Self {
-            reader,
-            buffer: Box::new([0; BLOCK_SIZE]),
-            len: 0,
-            skip,
-            seeks,
+            io: IoSource::new(FromStd::new(reader), Box::new([0; BLOCK_SIZE])),
+            seek,
         }
     }
 }
 
 impl<R: Read + Seek> StdSource<R> {
-    /// A source reading blocks from `reader` that skips an initial offset with one relative
-    /// seek, in O(1) (a file). Seeking past the end is not an error: the next block is empty.
+    /// A source that reads `reader` from where it is and reaches an initial offset by one seek.
+    /// Seeking past the end of the input is not an error: reading then starts at its end.
     pub fn seekable(reader: R) -> Self {
-        Self::with_skip(reader, skip_by_seeking::<R>, true)
+        Self::with_seek(reader, Some(seek_by::<R>))
     }
 }
 
 impl<R> StdSource<R> {
-    /// Whether an initial offset is skipped by seeking rather than by reading.
+    /// Whether skips are made by seeking.
     pub fn seeks(&self) -> bool {
-        self.seeks
+        self.seek.is_some()
     }
 
     /// The underlying reader.
     pub fn get_ref(&self) -> &R {
-        &self.reader
+        self.io.get_ref().inner()
     }
 
-    /// The underlying reader, mutably. Reading from it directly desynchronises the source.
+    /// The underlying reader, mutably. Moving its position corrupts what is read.
     pub fn get_mut(&mut self) -> &mut R {
-        &mut self.reader
+        self.io.get_mut().inner_mut()
     }
 
-    /// Gives back the reader.
+    /// Gives back the underlying reader.
     pub fn into_inner(self) -> R {
-        self.reader
+        self.io.into_inner().0.into_inner()
     }
 }
 
 impl<R: fmt::Debug> fmt::Debug for StdSource<R> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("StdSource")
-            .field("reader", &self.reader)
-            .field("len", &self.len)
-            .field("seeks", &self.seeks)
+            .field("reader", self.get_ref())
+            .field("seeks", &self.seeks())
             .finish_non_exhaustive()
     }
 }
@@ -100,78 +96,34 @@ impl<R: Read> BlockSource for StdSource<R> {
     type Error = io::Error;
 
     fn load_next(&mut self) -> io::Result<()> {
-        self.len = 0;
-        self.len = fill(&mut self.reader, &mut self.buffer[..])?;
-        Ok(())
+        self.io.load_next()
     }
 
     fn block(&self) -> &[u8] {
-        self.buffer.get(..self.len).unwrap_or_default()
+        self.io.block()
     }
 
     fn skip(&mut self, bytes: u64) -> io::Result<()> {
-        self.len = 0;
-        (self.skip)(&mut self.reader, &mut self.buffer, bytes)
+        match self.seek {
+            Some(seek) => {
+                self.io.skip(0)?;
+                seek(self.get_mut(), bytes)
+            }
+            None => self.io.skip(bytes),
+        }
     }
 
-    /// Reads what arrived since the current, short block was read (a log file another process
-    /// is appending to). On a pipe this waits for more input.
     fn refill(&mut self) -> io::Result<bool> {
-        let rest = self.buffer.get_mut(self.len..).unwrap_or_default();
-        let added = fill(&mut self.reader, rest)?;
-        self.len += added;
-        Ok(added > 0)
+        self.io.refill()
     }
 }
 
-/// Reads into `buffer` until it is full or the input ends; returns the bytes read. Short reads
-/// and interruptions are retried.
-fn fill<R: Read>(reader: &mut R, buffer: &mut [u8]) -> io::Result<usize> {
-    let mut filled = 0;
-    while let Some(rest) = buffer.get_mut(filled..) {
-        if rest.is_empty() {
-            break;
-        }
-        match reader.read(rest) {
-            Ok(0) => break,
-            // A reader claiming more than it was given is not believed past the buffer.
-            Ok(n) => filled += n.min(rest.len()),
-            Err(e) if e.kind() == ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(filled)
-}
-
-fn skip_by_reading<R: Read>(
-    reader: &mut R,
-    buffer: &mut [u8; BLOCK_SIZE],
-    mut bytes: u64,
-) -> io::Result<()> {
-    while bytes > 0 {
-        let chunk = usize::try_from(bytes).map_or(BLOCK_SIZE, |b| b.min(BLOCK_SIZE));
-        let want = buffer.get_mut(..chunk).unwrap_or_default();
-        let read = fill(reader, want)?;
-        if read < chunk {
-            // The input ended: the next block is empty.
-            break;
-        }
-        bytes -= read as u64;
-    }
-    Ok(())
-}
-
-fn skip_by_seeking<R: Seek>(
-    reader: &mut R,
-    _: &mut [u8; BLOCK_SIZE],
-    mut bytes: u64,
-) -> io::Result<()> {
+/// Seeks `bytes` forward, stopping at the end of the input if the position would overflow.
+fn seek_by<R: Seek>(reader: &mut R, mut bytes: u64) -> io::Result<()> {
     while bytes > 0 {
         let step = i64::try_from(bytes).unwrap_or(i64::MAX);
         match reader.seek(SeekFrom::Current(step)) {
             Ok(_) => bytes -= step.unsigned_abs(),
-            // Past the largest file the file system allows (EINVAL): past the end of any log,
-            // so there is nothing to read.
             Err(e) if e.kind() == io::ErrorKind::InvalidInput => {
                 reader.seek(SeekFrom::End(0))?;
                 return Ok(());
@@ -189,6 +141,7 @@ mod tests {
     use logfmt_core::{Item, ReadOptions, Reader, SliceSource, Writer};
     use proptest::prelude::*;
     use std::io::Cursor;
+    use std::io::ErrorKind;
 
     /// A reader that returns at most `step` bytes per call and is interrupted before every
     /// successful read.
