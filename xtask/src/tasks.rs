@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use crate::cmd::{Cmd, Error, Result, banner, fmt_duration};
 use crate::toolchain::{
-    CARGO_MACHETE, THUMB_TARGETS, THUMBV7EM, THUMBV7M, ensure_cargo_tool, ensure_targets,
+    CARGO_SHEAR, THUMB_TARGETS, THUMBV7EM, THUMBV7M, ensure_cargo_tool, ensure_targets,
 };
 use crate::{firmware, fuzz, interop};
 
@@ -48,9 +48,9 @@ pub(crate) const TASKS: &[Task] = &[
     },
     Task {
         name: "deps",
-        aliases: &["machete"],
+        aliases: &["shear"],
         flags: &[],
-        about: "unused dependencies (cargo-machete) of every crate, tests/firmware and tests/fuzz included",
+        about: "unused or misplaced dependencies (cargo-shear) of every crate, tests/firmware and tests/fuzz included",
         run: |_| deps(),
     },
     Task {
@@ -269,22 +269,29 @@ fn lint() -> Result {
 
 // ---------------------------------------------------------------- deps
 
-/// Fails on a dependency that no source file of its crate names: cargo-machete (installed if
-/// missing) over every manifest below the root, so the crates the workspace excludes
-/// (`tests/firmware`, its `host`, `tests/fuzz`) too. A dependency it cannot see being used (one
-/// named only through a macro, say) goes into that crate's `[package.metadata.cargo-machete]
-/// ignored` list, with a comment saying why.
+/// Fails on a dependency that no target of its crate uses, or that only tests use outside
+/// `[dev-dependencies]`: cargo-shear (installed if missing) on the workspace and on each crate
+/// the workspace excludes. A dependency it cannot see being used (one named only in a file
+/// included with `#[path]` from outside the crate's tree) goes into that crate's
+/// `[package.metadata.cargo-shear] ignored` list, with a comment saying where it is used.
 fn deps() -> Result {
-    ensure_cargo_tool(&CARGO_MACHETE)?;
-    Cmd::cargo()
-        .args(["machete", "--skip-target-dir"])
-        .run()
-        .map_err(|e| {
-            Error::Failed(format!(
-                "{e}\n  remove the unused dependencies it lists from their Cargo.toml"
-            ))
-        })
+    ensure_cargo_tool(&CARGO_SHEAR)?;
+    for dir in DEPS_DIRS {
+        Cmd::cargo()
+            .args(["shear", "--deny-warnings", dir])
+            .run()
+            .map_err(|e| {
+                Error::Failed(format!(
+                    "{e}\n  remove (or move to [dev-dependencies]) what it lists in {dir}"
+                ))
+            })?;
+    }
+    Ok(())
 }
+
+/// What `cargo xtask deps` checks: the root workspace and the crates it excludes (each a
+/// workspace of its own).
+const DEPS_DIRS: &[&str] = &[".", "tests/firmware", "tests/fuzz"];
 
 // ---------------------------------------------------------------- test
 

@@ -41,11 +41,13 @@ pub(crate) const CARGO_FUZZ: CargoTool = CargoTool {
     needed_for: "to run the fuzz targets",
 };
 
-/// cargo-machete: dependencies that no source file names.
-pub(crate) const CARGO_MACHETE: CargoTool = CargoTool {
-    krate: "cargo-machete",
-    version: "0.9.2",
-    subcommand: "machete",
+/// cargo-shear: dependencies that no target of their crate uses, and dependencies that only
+/// tests use outside `[dev-dependencies]`. 1.13.0: the newest release whose locked dependencies
+/// build on stable Rust 1.95.
+pub(crate) const CARGO_SHEAR: CargoTool = CargoTool {
+    krate: "cargo-shear",
+    version: "1.13.0",
+    subcommand: "shear",
     toolchain: None,
     needed_for: "to find unused dependencies",
 };
