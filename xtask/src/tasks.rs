@@ -141,6 +141,7 @@ const TARGET_BUILDS: &[(&str, Option<&str>)] = &[
     (THUMBV7M, None),
     (THUMBV7M, Some("defmt")),
     (THUMBV7M, Some("crc-no-table")),
+    (THUMBV7M, Some("crc-no-table,crc-table-16k")),
     (THUMBV7M, Some("embedded-storage")),
     (THUMBV7EM, None),
     (THUMBV7EM, Some("defmt")),
@@ -312,8 +313,24 @@ fn test() -> Result {
             "embedded-storage",
             "--lib",
         ])
-        .run()
+        .run()?;
+    // The software CRC with each table, both table features together included (the 16 KiB
+    // table), against the `crc32c` crate.
+    for features in CRC_TABLE_FEATURES {
+        Cmd::cargo()
+            .args(["test", "-p", CORE, "--lib", "--features", features])
+            .args(["checksum::"])
+            .run()?;
+    }
+    Ok(())
 }
+
+/// The CRC table features, alone and together.
+const CRC_TABLE_FEATURES: &[&str] = &[
+    "crc-no-table",
+    "crc-table-16k",
+    "crc-no-table,crc-table-16k",
+];
 
 // ---------------------------------------------------------------- doc
 
