@@ -1,4 +1,4 @@
-// A small driver for real LevelDB, used by tests/leveldb_interop.rs.
+// A small driver for real LevelDB, used by tests/tests/leveldb_interop.rs.
 //
 //   leveldb_helper create DIR        create an empty database, close it
 //   leveldb_helper write DIR SPEC    apply the batches in SPEC to the database in DIR

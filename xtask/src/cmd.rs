@@ -191,6 +191,18 @@ fn shell_quote(s: &str) -> String {
     }
 }
 
+/// Whether `program args` starts and exits successfully (run quietly, from the current
+/// directory).
+pub(crate) fn runs(program: &str, args: &[&str]) -> bool {
+    Command::new(program)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
 /// `0.4s`, `12.3s`, `2m 05.1s`.
 pub(crate) fn fmt_duration(d: Duration) -> String {
     let tenths = d.as_millis().div_ceil(100);

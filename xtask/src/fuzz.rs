@@ -10,7 +10,7 @@
 //! corpus kept between runs in `target/fuzz/corpus/<target>/` (new inputs go there, never into
 //! the repository). A crash leaves its input in `tests/fuzz/artifacts/<target>/`: minimise it
 //! (`cargo +nightly fuzz tmin --fuzz-dir tests/fuzz ...`) and commit it to the target's corpus
-//! as a regression input once fixed (`tests/fuzz_corpus.rs` replays the corpus in
+//! as a regression input once fixed (`tests/tests/fuzz_corpus.rs` replays the corpus in
 //! `cargo test`). Every run is appended to `target/fuzz/ledger.tsv` (date, target, seconds,
 //! executions, result), from which the README's "ran clean for" figures are summed.
 
@@ -19,6 +19,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::cmd::{Cmd, Error, Result, fmt_duration, project_root};
+use crate::toolchain::{CARGO_FUZZ, NIGHTLY, ensure_cargo_tool, ensure_nightly_components};
 
 /// The fuzz targets, with the largest input each is given (`-max_len`).
 pub(crate) const TARGETS: &[(&str, usize)] = &[
@@ -36,10 +37,6 @@ const DEFAULT_SECONDS: u64 = 60;
 
 /// The cargo-fuzz project, relative to the workspace root.
 const FUZZ_DIR: &str = "tests/fuzz";
-/// The toolchain cargo-fuzz runs on.
-const NIGHTLY: &str = "nightly";
-/// The cargo-fuzz release known to work with these targets.
-const CARGO_FUZZ_VERSION: &str = "0.13.2";
 
 /// `cargo xtask fuzz [--seconds N] [--miri] [TARGET]`.
 pub(crate) fn run(args: &[String]) -> Result {
@@ -98,8 +95,7 @@ pub(crate) fn ci() -> Result {
 
 /// Runs each of `targets` for `seconds`, then prints a summary; fails at the first crash.
 fn fuzz(targets: &[&str], seconds: u64) -> Result {
-    ensure_nightly()?;
-    ensure_cargo_fuzz()?;
+    ensure_cargo_tool(&CARGO_FUZZ)?;
     let mut done: Vec<(&str, Duration, Option<u64>)> = Vec::new();
     for &target in targets {
         let start = Instant::now();
@@ -255,63 +251,6 @@ fn ledger(target: &str, took: Duration, runs: Option<u64>, outcome: &str) {
     }
 }
 
-/// Installs the nightly toolchain if rustup does not list it.
-fn ensure_nightly() -> Result {
-    let installed = Cmd::new("rustup")
-        .args(["toolchain", "list"])
-        .read()
-        .map_err(|e| {
-            Error::Failed(format!(
-                "{e}\n  rustup is needed to install the nightly toolchain that cargo-fuzz and Miri \
-                 run on; install it from https://rustup.rs"
-            ))
-        })?;
-    if installed.lines().any(|l| l.starts_with("nightly")) {
-        println!("toolchain already installed: {NIGHTLY}");
-        return Ok(());
-    }
-    Cmd::new("rustup")
-        .args(["toolchain", "install", NIGHTLY, "--profile", "minimal"])
-        .run()
-        .map_err(|e| {
-            Error::Failed(format!(
-                "{e}\n  fuzzing needs the nightly toolchain (libFuzzer's instrumentation) and it \
-                 could not be installed"
-            ))
-        })
-}
-
-/// Installs cargo-fuzz if `cargo fuzz` does not answer.
-fn ensure_cargo_fuzz() -> Result {
-    let present = Command::new("rustup")
-        .args(["run", NIGHTLY, "cargo", "fuzz", "--version"])
-        .current_dir(project_root())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if present {
-        println!("cargo-fuzz already installed");
-        return Ok(());
-    }
-    Cmd::cargo()
-        .args([
-            "install",
-            "cargo-fuzz",
-            "--version",
-            CARGO_FUZZ_VERSION,
-            "--locked",
-        ])
-        .run()
-        .map_err(|e| {
-            Error::Failed(format!(
-                "{e}\n  cargo-fuzz (from crates.io) is needed to run the fuzz targets and could \
-                 not be installed"
-            ))
-        })
-}
-
 /// Miri runs the core's unit tests in these configurations: `(features, RUSTFLAGS, skipped
 /// tests)`. The first is the CI step: `std` with SSE 4.2 and PCLMULQDQ enabled at compile time
 /// (Miri cannot detect CPU features at run time), so that the core's `unsafe` block (the
@@ -361,22 +300,7 @@ fn miri() -> Result {
 }
 
 fn miri_run(configs: &[(&str, &str, &[&str])]) -> Result {
-    ensure_nightly()?;
-    Cmd::new("rustup")
-        .args([
-            "component",
-            "add",
-            "--toolchain",
-            NIGHTLY,
-            "miri",
-            "rust-src",
-        ])
-        .run()
-        .map_err(|e| {
-            Error::Failed(format!(
-                "{e}\n  Miri needs the `miri` and `rust-src` components of the nightly toolchain"
-            ))
-        })?;
+    ensure_nightly_components(&["miri", "rust-src"])?;
     for &(features, rustflags, skips) in configs {
         let mut args = vec![
             "run",

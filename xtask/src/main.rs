@@ -6,10 +6,14 @@
 //! the steps listed in [`tasks::CI_STEPS`], in order.
 #![allow(missing_docs)]
 
+mod apt;
 mod bench;
 mod cmd;
 mod firmware;
+mod fuzz;
+mod interop;
 mod tasks;
+mod toolchain;
 
 use std::process::ExitCode;
 

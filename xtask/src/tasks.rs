@@ -6,9 +6,10 @@
 use std::time::{Duration, Instant};
 
 use crate::cmd::{Cmd, Error, Result, banner, fmt_duration};
-
-#[path = "fuzz.rs"]
-mod fuzz;
+use crate::toolchain::{
+    CARGO_SHEAR, THUMB_TARGETS, THUMBV7EM, THUMBV7M, ensure_cargo_tool, ensure_targets,
+};
+use crate::{firmware, fuzz, interop};
 
 /// One `cargo xtask <name>` subcommand.
 pub(crate) struct Task {
@@ -46,6 +47,13 @@ pub(crate) const TASKS: &[Task] = &[
         run: |_| lint(),
     },
     Task {
+        name: "deps",
+        aliases: &["shear"],
+        flags: &[],
+        about: "unused or misplaced dependencies (cargo-shear) of every crate, tests/firmware and tests/fuzz included",
+        run: |_| deps(),
+    },
+    Task {
         name: "test",
         aliases: &[],
         flags: &[],
@@ -71,21 +79,21 @@ pub(crate) const TASKS: &[Task] = &[
         aliases: &[],
         flags: &[],
         about: "on-target tests under QEMU: mps2-an385 (Cortex-M3), mps2-an386 (Cortex-M4F)",
-        run: |_| crate::firmware::qemu(),
+        run: |_| firmware::qemu::run(),
     },
     Task {
         name: "size",
         aliases: &[],
         flags: &["--check"],
         about: "flash/RAM/stack of a reference firmware (with --check: fail over budget)",
-        run: |flags| crate::firmware::size(flags.iter().any(|f| f == "--check")),
+        run: |flags| firmware::size::run(flags.iter().any(|f| f == "--check")),
     },
     Task {
         name: "demo",
         aliases: &[],
         flags: &["--host"],
         about: "sensor log in NOR flash, power cut, reboot (QEMU; --host: no QEMU), logfmt verifies",
-        run: |flags| crate::firmware::demo(flags.iter().any(|f| f == "--host")),
+        run: |flags| firmware::demo::run(flags.iter().any(|f| f == "--host")),
     },
     Task {
         name: "fuzz",
@@ -99,13 +107,13 @@ pub(crate) const TASKS: &[Task] = &[
         aliases: &[],
         flags: &[],
         about: "install LevelDB and RocksDB (libleveldb-dev, librocksdb-dev, rocksdb-tools) if missing; run the tests against them",
-        run: |_| interop(),
+        run: |_| interop::run(),
     },
     Task {
         name: "ci",
         aliases: &[],
         flags: &[],
-        about: "everything CI runs: fmt --check, targets, lint, test, qemu, doc, fuzz, miri",
+        about: "everything CI runs: fmt --check, deps, targets, lint, test, interop, qemu, size, doc, fuzz, miri",
         run: |_| ci(),
     },
 ];
@@ -116,27 +124,24 @@ pub(crate) type Step = (&'static str, fn() -> Result);
 /// What `cargo xtask ci` runs, in order; it stops at the first failure.
 pub(crate) const CI_STEPS: &[Step] = &[
     ("fmt --check", || fmt(true)),
+    ("deps", deps),
     ("targets", targets),
     ("lint", lint),
     ("test", test),
-    ("interop", interop),
-    ("qemu", crate::firmware::qemu),
-    ("size --check", || crate::firmware::size(true)),
+    ("interop", interop::run),
+    ("qemu", firmware::qemu::run),
+    ("size --check", || firmware::size::run(true)),
     ("doc", doc),
     ("fuzz", fuzz::ci),
     ("miri", fuzz::miri_ci),
 ];
-
-/// The bare-metal targets `logfmt-core` must build for.
-pub(crate) const THUMBV7M: &str = "thumbv7m-none-eabi";
-pub(crate) const THUMBV7EM: &str = "thumbv7em-none-eabihf";
-const THUMB_TARGETS: &[&str] = &[THUMBV7M, THUMBV7EM];
 
 /// `cargo xtask targets` builds `logfmt-core` for each (target, features).
 const TARGET_BUILDS: &[(&str, Option<&str>)] = &[
     (THUMBV7M, None),
     (THUMBV7M, Some("defmt")),
     (THUMBV7M, Some("crc-no-table")),
+    (THUMBV7M, Some("crc-no-table,crc-table-16k")),
     (THUMBV7M, Some("embedded-storage")),
     (THUMBV7EM, None),
     (THUMBV7EM, Some("defmt")),
@@ -263,6 +268,32 @@ fn lint() -> Result {
     Ok(())
 }
 
+// ---------------------------------------------------------------- deps
+
+/// Fails on a dependency that no target of its crate uses, or that only tests use outside
+/// `[dev-dependencies]`: cargo-shear (installed if missing) on the workspace and on each crate
+/// the workspace excludes. A dependency it cannot see being used (one named only in a file
+/// included with `#[path]` from outside the crate's tree) goes into that crate's
+/// `[package.metadata.cargo-shear] ignored` list, with a comment saying where it is used.
+fn deps() -> Result {
+    ensure_cargo_tool(&CARGO_SHEAR)?;
+    for dir in DEPS_DIRS {
+        Cmd::cargo()
+            .args(["shear", "--deny-warnings", dir])
+            .run()
+            .map_err(|e| {
+                Error::Failed(format!(
+                    "{e}\n  remove (or move to [dev-dependencies]) what it lists in {dir}"
+                ))
+            })?;
+    }
+    Ok(())
+}
+
+/// What `cargo xtask deps` checks: the root workspace and the crates it excludes (each a
+/// workspace of its own).
+const DEPS_DIRS: &[&str] = &[".", "tests/firmware", "tests/fuzz"];
+
 // ---------------------------------------------------------------- test
 
 fn test() -> Result {
@@ -282,8 +313,24 @@ fn test() -> Result {
             "embedded-storage",
             "--lib",
         ])
-        .run()
+        .run()?;
+    // The software CRC with each table, both table features together included (the 16 KiB
+    // table), against the `crc32c` crate.
+    for features in CRC_TABLE_FEATURES {
+        Cmd::cargo()
+            .args(["test", "-p", CORE, "--lib", "--features", features])
+            .args(["checksum::"])
+            .run()?;
+    }
+    Ok(())
 }
+
+/// The CRC table features, alone and together.
+const CRC_TABLE_FEATURES: &[&str] = &[
+    "crc-no-table",
+    "crc-table-16k",
+    "crc-no-table,crc-table-16k",
+];
 
 // ---------------------------------------------------------------- doc
 
@@ -306,33 +353,6 @@ fn targets() -> Result {
         cmd.run()?;
     }
     Ok(())
-}
-
-/// Installs any of `wanted` that rustup does not list as installed.
-pub(crate) fn ensure_targets(wanted: &[&str]) -> Result {
-    let installed = Cmd::new("rustup")
-        .args(["target", "list", "--installed"])
-        .read()
-        .map_err(|e| {
-            Error::Failed(format!(
-                "{e}\n  rustup is needed to check/install the targets {}; \
-                 install it from https://rustup.rs",
-                wanted.join(", ")
-            ))
-        })?;
-    let missing: Vec<&str> = wanted
-        .iter()
-        .copied()
-        .filter(|t| !installed.lines().any(|line| line.trim() == *t))
-        .collect();
-    if missing.is_empty() {
-        println!("targets already installed: {}", wanted.join(", "));
-        return Ok(());
-    }
-    Cmd::new("rustup")
-        .args(["target", "add"])
-        .args(missing.iter().copied())
-        .run()
 }
 
 // ---------------------------------------------------------------- ci
@@ -372,76 +392,4 @@ fn ci() -> Result {
             Err(Error::Failed(format!("ci step `{name}` failed: {err}")))
         }
     }
-}
-
-// ---------------------------------------------------------------- interop
-
-/// The LevelDB and RocksDB interop tests (`tests/leveldb_interop.rs`,
-/// `tests/rocksdb_interop.rs`, ignored by a plain `cargo test`), after installing Debian's
-/// LevelDB, RocksDB and a C++ compiler if they are missing.
-fn interop() -> Result {
-    ensure_leveldb()?;
-    for test in ["leveldb_interop", "rocksdb_interop"] {
-        Cmd::cargo()
-            .args(["test", "-p", "logfmt-tests", "--test", test])
-            .args(["--", "--ignored"])
-            .run()?;
-    }
-    Ok(())
-}
-
-/// Installs `libleveldb-dev`, `librocksdb-dev`, `rocksdb-tools` (RocksDB's `ldb`) and `g++`
-/// if there is no `c++`, with apt-get, running `apt-get update` first if the install fails.
-/// Fails loudly if they cannot be had.
-fn ensure_leveldb() -> Result {
-    let have_cxx = std::process::Command::new("c++")
-        .arg("--version")
-        .output()
-        .is_ok_and(|out| out.status.success());
-    let have_leveldb = std::path::Path::new("/usr/include/leveldb/db.h").exists();
-    let have_rocksdb = std::path::Path::new("/usr/include/rocksdb/db.h").exists();
-    let have_ldb = std::process::Command::new("ldb")
-        .arg("--help")
-        .output()
-        .is_ok();
-    let mut missing = Vec::new();
-    if !have_leveldb {
-        missing.push("libleveldb-dev");
-    }
-    if !have_rocksdb {
-        missing.push("librocksdb-dev");
-    }
-    if !have_ldb {
-        missing.push("rocksdb-tools");
-    }
-    if !have_cxx {
-        missing.push("g++");
-    }
-    if missing.is_empty() {
-        println!("LevelDB, RocksDB (with ldb) and a C++ compiler are installed");
-        return Ok(());
-    }
-    let install = || {
-        Cmd::new("apt-get")
-            .args(["install", "-y", "--no-install-recommends"])
-            .args(missing.iter().copied())
-            .env("DEBIAN_FRONTEND", "noninteractive")
-            .run()
-    };
-    install()
-        .or_else(|_| {
-            Cmd::new("apt-get")
-                .args(["update"])
-                .env("DEBIAN_FRONTEND", "noninteractive")
-                .run()?;
-            install()
-        })
-        .map_err(|e| {
-            Error::Failed(format!(
-                "{e}\n  the LevelDB and RocksDB interop tests need Debian's {}: install them \
-                 (apt-get install -y {}, as root) and run `cargo xtask interop` again",
-                missing.join(" and "),
-                missing.join(" ")
-            ))
-        })
 }

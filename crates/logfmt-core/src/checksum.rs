@@ -261,6 +261,8 @@ mod hardware {
 
 /// The portable, `no_std` CRC-32C.
 pub mod software {
+    // The table: 16 KiB with `crc-table-16k` (with or without `crc-no-table`), none with
+    // `crc-no-table` alone, else the default 1 KiB table below. Each case is one `cfg`.
     #[cfg(feature = "crc-table-16k")]
     type Table = crc::Table<16>;
     #[cfg(all(feature = "crc-no-table", not(feature = "crc-table-16k")))]

@@ -37,7 +37,7 @@ pub struct Vector {
 include!(concat!(env!("OUT_DIR"), "/expected.rs"));
 
 /// The vectors a writer produces byte for byte from their own records (the rest are damaged,
-/// zero-filled or torn); the host test `tests/writer_vectors.rs` asserts the same set.
+/// zero-filled or torn); the host test `tests/tests/writer_vectors.rs` asserts the same set.
 pub const UNDAMAGED: [&str; 12] = [
     "readwrite",
     "empty_file",

@@ -2,7 +2,7 @@
 //!
 //! Each module has a `check(data: &[u8])` that decodes the fuzzer's bytes into an input and
 //! panics if a property fails. The fuzz targets (`fuzz_targets/*.rs`) call them; the test
-//! `tests/fuzz_corpus.rs` of `logfmt-tests` replays the committed corpus through the same
+//! `tests/tests/fuzz_corpus.rs` of `logfmt-tests` replays the committed corpus through the same
 //! modules (all but the flash ones) in a plain `cargo test`, without nightly or libFuzzer.
 //!
 //! | target | module | input |
@@ -22,7 +22,7 @@ pub mod flash_writer;
 pub mod reader;
 pub mod writer;
 
-/// The workspace's independent model of the format (`tests/model.rs`).
-#[path = "../../model.rs"]
+/// The workspace's independent model of the format (`tests/src/model.rs`).
+#[path = "../../src/model.rs"]
 #[allow(dead_code, unreachable_pub)]
 pub mod model;

@@ -35,7 +35,7 @@ use crate::common::{
 pub const HEADER: usize = 16;
 
 /// Whether the tailing pass also runs on damaged logs (a block cut short by damage, a zero or
-/// an erased header). On since `tests/findings.rs::tailing_resumes_inside_a_dropped_block`
+/// an erased header). On since `tests/tests/regressions.rs::tailing_resumes_inside_a_dropped_block`
 /// was fixed.
 pub const TAILING_DAMAGED_LOGS: bool = true;
 

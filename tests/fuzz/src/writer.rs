@@ -4,7 +4,7 @@
 //! Input: structured, decoded with `arbitrary` into a [`Script`].
 //!
 //! Properties:
-//! - the bytes equal the independent model's (`tests/model.rs`) for the legacy format without
+//! - the bytes equal the independent model's (`tests/src/model.rs`) for the legacy format without
 //!   padding, at any resume offset, whatever the flushes, and every `Written` span is the
 //!   model's; `end_after` predicts each record's end;
 //! - reading the bytes back (behind a prefix that puts them at their offset) returns exactly
@@ -352,7 +352,7 @@ pub fn check_script(script: &Script) {
 /// `padded`: the run used `pad_to`. Two `pad_to` calls in a row can leave empty `FIRST`
 /// chunks (the first call) followed by zeros to the end of the block (the second): LevelDB's
 /// reader reports that as a 0-byte "error in middle of record", which is tolerated here
-/// (`tests/findings.rs::pad_to_after_pad_to_is_not_silent`).
+/// (`tests/tests/regressions.rs::pad_to_after_pad_to_is_not_silent`).
 fn read_back(script: &Script, records: &[Vec<u8>], run: &Run, start: u64, padded: bool) {
     let header = if script.recyclable.is_some() { 11 } else { 7 };
     let in_block = start % BLOCK;

@@ -7,7 +7,7 @@
 //!   --print_value` lists each one with its sequence number, count, size, offset, keys and
 //!   values, with no corruption; and RocksDB recovers a database from such a log, with
 //!   absolute consistency, and returns every key.
-//! - RocksDB writes a database with `recycle_log_file_num = 2` (`rocksdb/wal_writer.cc`):
+//! - RocksDB writes a database with `recycle_log_file_num = 2` (`interop/rocksdb_wal_writer.cc`):
 //!   batches, a flush, more batches, a flush, so the next log reuses (recycles) the first
 //!   one's file, and fewer batches into it; then the process ends without closing the
 //!   database, as a crash would, so the recycled file keeps the earlier use's bytes after the
@@ -44,7 +44,7 @@ const MISSING: &str = "the RocksDB interop tests need a C++ compiler and Debian'
 fn helper() -> &'static Path {
     static HELPER: OnceLock<PathBuf> = OnceLock::new();
     HELPER.get_or_init(|| {
-        let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("rocksdb/wal_writer.cc");
+        let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("interop/rocksdb_wal_writer.cc");
         let binary = Path::new(env!("CARGO_TARGET_TMPDIR")).join("rocksdb_wal_writer");
         let output = Command::new("c++")
             .args(["-std=c++17", "-O1", "-o"])

@@ -1,6 +1,6 @@
 //! Minimal reproductions of the core issues the reliability work found (fuzzing, damage
 //! sweeps), kept as regression tests once fixed. One still open is `#[ignore]`d with the
-//! reason; run it with `cargo test -p logfmt-tests --test findings -- --ignored`.
+//! reason; run it with `cargo test -p logfmt-tests --test regressions -- --ignored`.
 
 #![allow(missing_docs)]
 

@@ -1,8 +1,7 @@
 //! An independent reference model of the LevelDB log format.
 //!
-//! Written from the format's rules (LevelDB's `doc/log_format.md` and the facts collected in
-//! `format-anchors.md` §(a)), not translated from `logfmt-core` nor from LevelDB's code: it
-//! plans each record as "FULL if it fits, else FIRST / MIDDLE* / LAST", keeps its own
+//! Written from the format's rules (LevelDB's `doc/log_format.md`), not translated from
+//! `logfmt-core` nor from LevelDB's code: it plans each record as "FULL if it fits, else FIRST / MIDDLE* / LAST", keeps its own
 //! table-driven CRC-32C, and favours obviousness over speed. Its reader understands only
 //! undamaged logs (and prefixes of them, which end in a torn write); it panics on anything else.
 

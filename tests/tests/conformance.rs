@@ -1,10 +1,77 @@
-//! The conformance checklist of `format-anchors.md` b.3, item by item: writer items 1–16 and
-//! reader items 19–49 (where the API has the feature; the recyclable reader items 50–53 are
-//! not implemented yet). Items 30 and 31 are properties (`properties.rs`), items 34–36, 41 and
-//! 47 are LevelDB tests (`log_test.rs`); they are only cross-referenced here.
+//! Conformance with LevelDB's log format, rule by rule: each numbered rule below is checked by
+//! the test named `item_NN_…` after it, or, where the list says so, by another test file. The
+//! list stands on its own; expected values are LevelDB's measured behaviour (its vector files in
+//! `data/leveldb/` with `EXPECTED.txt`, its `db/log_test.cc`) or, where a comment says
+//! "derived", worked out by hand from the rules of LevelDB's `db/log_reader.cc`.
 //!
-//! Expected values come from the notes (LevelDB's measured behaviour) or, where marked
-//! "derived", from the rules of `log_reader.cc` worked out by hand.
+//! Writer:
+//! 1. A chunk header is `LE32(mask(crc32c(type ‖ payload))) ‖ LE16(length) ‖ type`: "foo" is
+//!    `dd5fb37a 0300 01 666f6f`.
+//! 2. An empty record is written as one FULL chunk of length 0.
+//! 3. A record that fits in the rest of the block is one FULL chunk; otherwise a FIRST fills the
+//!    block, a MIDDLE fills each further block and a LAST carries the rest.
+//! 4. A record that ends exactly at a block's end is followed by no trailer.
+//! 5. With fewer than 7 bytes left in a block, they are zero-filled (a trailer) and the next
+//!    chunk starts the next block.
+//! 6. With exactly 7 bytes left, an empty record is a FULL of length 0 that ends the block.
+//! 7. With exactly 7 bytes left, a non-empty record starts with an empty FIRST there.
+//! 8. The 1000, 97 270 and 8000-byte records of LevelDB's format document give its layout, byte
+//!    for byte (106 311 bytes).
+//! 9. A record has no size limit (a 1 MB record round-trips).
+//! 10. A writer resumed after `n` bytes goes on with the block layout at `n % 32768`.
+//! 11. Resuming is safe only at the end of the last complete record: appended after a torn
+//!     tail, a record is lost without a report.
+//! 12. The writer emits only valid chunks: types 1 to 4, payloads that fit, no chunk across a
+//!     block boundary, zero trailers.
+//! 13. A sink error is sticky: every later call fails and nothing more reaches the sink.
+//! 14. Whole blocks go to the sink as they fill; `flush` sends the rest.
+//! 15. A record's offset is that of its first chunk.
+//! 16. The recyclable format: 11-byte headers carrying the log number, which the checksum
+//!     covers.
+//!
+//! (Rules 17 and 18 concern other writers' extensions: none here.)
+//!
+//! Reader, framing:
+//! 19. An empty file is the end of the log, with no report.
+//! 20. A trailer is skipped whatever its bytes are.
+//! 21. A header torn by the end of the file is the end of the log, with no report.
+//! 22. A length past the end of a full block reports the rest of the block as a bad length;
+//!     reading goes on at the next block.
+//! 23. A length past the end of the file is the end of the log, with no report.
+//! 24. A zero header (type 0, length 0) drops the rest of its block without a report.
+//! 25. Type 0 with a non-zero length and a good checksum is an unknown record type.
+//! 26. A checksum mismatch reports the rest of the block as dropped.
+//! 27. The checks run in LevelDB's order: header present, length, zero type, checksum, initial
+//!     offset, type.
+//! 28. With checksums off, a mismatch goes unnoticed; the framing checks stay.
+//! 29. Short reads are retried until the block is full or the file ends.
+//! 30. No input makes the reader panic (`properties.rs`).
+//! 31. Every prefix of a valid log reads as a prefix of its records, with no report
+//!     (`properties.rs`).
+//!
+//! Reader, record assembly:
+//! 32, 33. A record's offset is that of its FULL or FIRST chunk.
+//! 34–36. A MIDDLE or LAST without a FIRST, a FULL or FIRST inside a record
+//!     (`leveldb_log_test.rs`).
+//! 37. An empty FIRST followed by the start of another record is dropped without a report.
+//! 38. A bad chunk inside a record drops the record in progress, reported; fragments are never
+//!     joined across a drop.
+//! 39. An unknown type inside a record is reported with the record in progress.
+//! 40. The end of the file inside a record is the end of the log, with no report.
+//! 41. A read error is reported (`leveldb_log_test.rs`).
+//! 42. A record spanning four blocks reads back whole.
+//!
+//! Reader, offsets and seeking:
+//! 43. An initial offset starts the search at its block, or at the next block if it lies in
+//!     the last 5 bytes of one.
+//! 44–46. Chunks that start before the initial offset are skipped without a report, as are
+//!     MIDDLE and LAST chunks until a record starts; a drop that starts before the offset is not
+//!     reported.
+//! 47. LevelDB's initial-offset cases (`leveldb_log_test.rs`).
+//! 48. A record after a trailer starts at the next block, and the record before ends before
+//!     the trailer.
+//! 49. Reading from any record's offset returns that record first, and the rest in order;
+//!     from the end of the log or past it, nothing.
 
 use std::convert::Infallible;
 
@@ -245,8 +312,8 @@ fn item_11_resume_only_at_the_last_record_end() {
     assert_eq!(o.records(), [vec![b'a'; 100], b"c".to_vec()]);
     assert!(o.drops().is_empty());
 
-    // Appending after the torn tail loses the new record, silently (notes (e)1): b's LAST
-    // header promises more bytes than the short last block holds.
+    // Appending after the torn tail loses the new record, silently: b's LAST header promises
+    // more bytes than the short last block holds.
     let (tail, _) = write_from(cut as u64, &["c"]);
     let o = read_log(&[torn, &tail].concat());
     assert_eq!(o.records(), [vec![b'a'; 100]]);
@@ -419,7 +486,7 @@ fn item_21_torn_header_at_end_is_silent() {
 
 #[test]
 fn item_22_bad_length_in_a_full_block() {
-    // LevelDB BadLength (log_test.rs): 32768 dropped, "foo" read from the next block.
+    // LevelDB BadLength (leveldb_log_test.rs): 32768 dropped, "foo" read from the next block.
     let o = read_log(&vector("bad_length"));
     assert_eq!(
         o.drops(),
@@ -701,8 +768,8 @@ fn item_32_33_record_offsets() {
     );
 }
 
-// Items 34–36: log_test.rs (UnexpectedMiddleType, UnexpectedLastType, UnexpectedFullType,
-// UnexpectedFirstType).
+// Items 34–36: leveldb_log_test.rs (UnexpectedMiddleType, UnexpectedLastType,
+// UnexpectedFullType, UnexpectedFirstType).
 
 #[test]
 fn item_37_empty_first_then_a_new_record_is_not_reported() {
@@ -740,8 +807,8 @@ fn item_37_empty_first_then_a_new_record_is_not_reported() {
 
 #[test]
 fn item_38_bad_chunk_inside_a_record_is_never_joined() {
-    // ErrorJoinsRecords: log_test.rs. A bad length in A's LAST: the block is dropped, A's
-    // FIRST is reported, B's orphaned LAST too; only C survives.
+    // ErrorJoinsRecords: leveldb_log_test.rs. A bad length in A's LAST: the block is dropped,
+    // A's FIRST is reported, B's orphaned LAST too; only C survives.
     let mut log = abc_log();
     set_byte(&mut log, 32_768 + 4, 0xff);
     set_byte(&mut log, 32_768 + 5, 0xff);
@@ -802,7 +869,7 @@ fn item_40_end_of_file_inside_a_record_is_silent() {
     assert!(read_log(&vector("missing_last")).items.is_empty());
 }
 
-// Item 41 (read error): log_test.rs `read_error`.
+// Item 41 (read error): leveldb_log_test.rs `read_error`.
 
 #[test]
 fn item_42_four_block_record() {
@@ -896,7 +963,7 @@ fn item_44_45_46_skipped_chunks_and_drops_before_the_offset() {
         ]
     );
     assert_eq!(items.len(), 5);
-    // SkipIntoMultiRecord (log_test.rs) covers the silent resync past MIDDLE and LAST.
+    // SkipIntoMultiRecord (leveldb_log_test.rs) covers the silent resync past MIDDLE and LAST.
 }
 
 #[test]

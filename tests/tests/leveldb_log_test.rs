@@ -1,7 +1,6 @@
 //! Every test of LevelDB's `db/log_test.cc` (38), replayed against logfmt-core with the same
 //! records, the same damage and the same expectations — and, where LevelDB's test only bounds
-//! or sums a count, the exact per-report values LevelDB measured (`format-anchors.md` b.1,
-//! `data/leveldb/EXPECTED.txt`).
+//! or sums a count, the exact per-report values LevelDB measured (`data/leveldb/EXPECTED.txt`).
 //!
 //! Logs are written with `logfmt_core::Writer` through an `IoSink<Vec<u8>>`, like LevelDB's
 //! `StringDest`; wherever a LevelDB vector file holds the same log (damaged or not), the log

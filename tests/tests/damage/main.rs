@@ -12,7 +12,7 @@
 //!   record returned is a written record, whole, at its own offset, in order (a subsequence:
 //!   never invented, never joined — records carry unique ids), and every record that does not
 //!   touch a damaged block is returned;
-//! - truncations: exactly the model's records of the prefix (`tests/model.rs`), no report;
+//! - truncations: exactly the model's records of the prefix (`tests/src/model.rs`), no report;
 //! - inserted garbage blocks: every record not spanning the insertion point survives;
 //! - swapped and duplicated blocks: the legacy format cannot see them (a chunk carries neither
 //!   its position nor its record), so records may come back twice, out of order, or spliced

@@ -1,6 +1,6 @@
 //! A reference model of LevelDB's `log::Reader` (`db/log_reader.cc`: `ReadRecord` and
 //! `ReadPhysicalRecord`, checksums on, initial offset 0) for *damaged* logs, written from
-//! LevelDB's code paths as the format anchors describe them, independently of `logfmt-core`'s
+//! LevelDB's code paths, independently of `logfmt-core`'s
 //! decoder: a buffer of the current block, `end_of_buffer_offset_`, `in_fragmented_record`,
 //! a scratch string, and the reports with LevelDB's byte counts and reasons.
 //!

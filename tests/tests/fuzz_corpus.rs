@@ -16,13 +16,13 @@ use std::path::{Path, PathBuf};
 use logfmt_core::{BLOCK_SIZE, FnSink, Format, WriteOptions, Writer};
 use logfmt_tests::{content, data_dir, write_log};
 
-#[path = "fuzz/src/block.rs"]
+#[path = "../fuzz/src/block.rs"]
 mod block;
-#[path = "fuzz/src/common.rs"]
+#[path = "../fuzz/src/common.rs"]
 mod common;
-#[path = "fuzz/src/reader.rs"]
+#[path = "../fuzz/src/reader.rs"]
 mod reader;
-#[path = "fuzz/src/writer.rs"]
+#[path = "../fuzz/src/writer.rs"]
 mod writer;
 
 use logfmt_tests::model;

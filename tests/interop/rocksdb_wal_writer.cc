@@ -1,4 +1,4 @@
-// A small driver for real RocksDB, used by tests/rocksdb_interop.rs.
+// A small driver for real RocksDB, used by tests/tests/rocksdb_interop.rs.
 //
 //   wal_writer write DIR SPEC crash|close
 //       Opens (creates) the database in DIR with recycle_log_file_num = 2, so that obsolete

@@ -1,0 +1,320 @@
+//! `cargo xtask size [--check]`: flash and RAM of the reference firmware against a baseline
+//! without logfmt, for each CRC table size, with state sizes and stack high-water marks (the
+//! stack probe under QEMU); `--check` fails over budget.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use super::emulator::{QEMU_TIMEOUT, ensure_qemu, run_qemu};
+use super::{build, executable};
+use crate::cmd::{Error, Result, project_root};
+use crate::toolchain::{THUMBV7EM, ensure_targets};
+
+/// The flash budget of the issue: reader + writer + CRC (1 KiB table).
+const FLASH_BUDGET: u64 = 6 * 1024;
+/// The RAM budget beyond the block buffer.
+const RAM_BUDGET: u64 = 256;
+
+/// Section sizes of an ELF image.
+#[derive(Debug, Default, Clone, Copy)]
+struct Sections {
+    vector_table: u64,
+    text: u64,
+    rodata: u64,
+    data: u64,
+    bss: u64,
+}
+
+impl Sections {
+    /// Flash: the vector table, code, constants and the initial values of `.data`.
+    fn flash(&self) -> u64 {
+        self.vector_table + self.text + self.rodata + self.data
+    }
+
+    /// Static RAM.
+    fn ram(&self) -> u64 {
+        self.data + self.bss
+    }
+}
+
+/// Reads the section headers of a 32-bit little-endian ELF file.
+fn elf_sections(path: &Path) -> Result<Sections> {
+    let bytes = std::fs::read(path)
+        .map_err(|e| Error::Failed(format!("cannot read {}: {e}", path.display())))?;
+    parse_elf(&bytes).ok_or_else(|| {
+        Error::Failed(format!(
+            "{} is not a 32-bit little-endian ELF file",
+            path.display()
+        ))
+    })
+}
+
+fn parse_elf(bytes: &[u8]) -> Option<Sections> {
+    let u16_at = |at: usize| -> Option<u64> {
+        Some(u64::from(u16::from_le_bytes(
+            bytes.get(at..at + 2)?.try_into().ok()?,
+        )))
+    };
+    let u32_at = |at: usize| -> Option<u64> {
+        Some(u64::from(u32::from_le_bytes(
+            bytes.get(at..at + 4)?.try_into().ok()?,
+        )))
+    };
+    // \x7fELF, ELFCLASS32, ELFDATA2LSB.
+    if bytes.get(..6)? != b"\x7fELF\x01\x01" {
+        return None;
+    }
+    let shoff = usize::try_from(u32_at(0x20)?).ok()?;
+    let shentsize = usize::try_from(u16_at(0x2e)?).ok()?;
+    let shnum = usize::try_from(u16_at(0x30)?).ok()?;
+    let shstrndx = usize::try_from(u16_at(0x32)?).ok()?;
+    let header = |i: usize| shoff.checked_add(i.checked_mul(shentsize)?);
+    let strtab = usize::try_from(u32_at(header(shstrndx)? + 16)?).ok()?;
+    let mut sections = Sections::default();
+    for i in 0..shnum {
+        let h = header(i)?;
+        let name_at = strtab.checked_add(usize::try_from(u32_at(h)?).ok()?)?;
+        let name_len = bytes.get(name_at..)?.iter().position(|&b| b == 0)?;
+        let name = bytes.get(name_at..name_at + name_len)?;
+        let size = u32_at(h + 20)?;
+        match name {
+            b".vector_table" => sections.vector_table += size,
+            b".text" => sections.text += size,
+            b".rodata" => sections.rodata += size,
+            b".data" => sections.data += size,
+            b".bss" | b".uninit" => sections.bss += size,
+            _ => {}
+        }
+    }
+    Some(sections)
+}
+
+/// What the stack probe printed: `probe: KEY... VALUE` lines.
+fn probe_value(output: &str, key: &str) -> Option<u64> {
+    output.lines().find_map(|line| {
+        let rest = line.trim().strip_prefix("probe: ")?.strip_prefix(key)?;
+        rest.trim().parse().ok()
+    })
+}
+
+/// `cargo xtask size [--check]`.
+pub(crate) fn run(check: bool) -> Result {
+    ensure_targets(&[THUMBV7EM])?;
+    let target = THUMBV7EM;
+    // (row label, features, binaries)
+    let probes = ["size-probe", "size-writer", "size-reader"];
+    let variants: [(&str, &[&str]); 3] = [
+        ("CRC 1 KiB table (default)", &[]),
+        ("CRC without table (crc-no-table)", &["crc-no-table"]),
+        ("CRC 16 KiB table (crc-table-16k)", &["crc-table-16k"]),
+    ];
+    // (label, sections); a row without sections is a group heading.
+    let mut rows: Vec<(String, Option<Sections>)> = Vec::new();
+    let mut baseline = None;
+    let mut stack_elf = None;
+    for (i, (label, features)) in variants.iter().enumerate() {
+        let mut bins: Vec<&str> = probes.to_vec();
+        if i == 0 {
+            bins.extend(["size-baseline", "stack-probe"]);
+        }
+        let built = build(target, &bins, features)?;
+        if i == 0 {
+            baseline = Some(elf_sections(&executable(&built, "size-baseline")?)?);
+            // Copy: the next builds overwrite it.
+            let elf = executable(&built, "stack-probe")?;
+            let copy = elf.with_file_name("stack-probe.size-task");
+            std::fs::copy(&elf, &copy)
+                .map_err(|e| Error::Failed(format!("copying {}: {e}", elf.display())))?;
+            stack_elf = Some(copy);
+        }
+        rows.push(((*label).to_owned(), None));
+        for (bin, what) in probes
+            .iter()
+            .zip(["writer + reader", "writer only", "reader only"])
+        {
+            let sections = elf_sections(&executable(&built, bin)?)?;
+            rows.push((format!("  {what}"), Some(sections)));
+        }
+    }
+    let built = build(target, &["size-probe"], &["probe-runtime-resume"])?;
+    rows.push((
+        "CRC 1 KiB table, Resume chosen at run time".to_owned(),
+        None,
+    ));
+    rows.push((
+        "  writer + reader (both resume scans)".to_owned(),
+        Some(elf_sections(&executable(&built, "size-probe")?)?),
+    ));
+    let baseline = baseline.unwrap_or_default();
+
+    // State sizes and stack high-water marks, from the stack probe under QEMU.
+    let stack = match stack_elf {
+        Some(elf) => match ensure_qemu() {
+            Ok(_) => {
+                println!("\n-- stack probe under QEMU (mps2-an386, Cortex-M4F) --");
+                let run = run_qemu("mps2-an386", &elf, &project_root(), QEMU_TIMEOUT, "  ")?;
+                if run.status.is_some_and(|s| s.success()) {
+                    Some(run.stdout)
+                } else {
+                    return Err(Error::Failed(
+                        "the stack probe failed under QEMU".to_owned(),
+                    ));
+                }
+            }
+            Err(e) => {
+                println!("no stack figures: {e}");
+                None
+            }
+        },
+        None => None,
+    };
+
+    // The report.
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "\nReference firmware: {target}, opt-level \"s\", LTO, codegen-units 1, panic-halt; a \
+         NOR-flash log (FlashWriter + Reader over FlashSource) over a memory-mapped flash driver.\n\
+         The baseline is the same firmware without logfmt (it programs and reads the records raw, \
+         and has memcpy/memset).\nIn both, the 32 KiB block buffer and the 1 KiB scratch are statics \
+         (.bss), as a firmware's large buffers are.\nlogfmt's cost = flash (.vector_table + .text + .rodata + .data) \
+         minus the baseline's.\n"
+    );
+    let _ = writeln!(
+        out,
+        "  {:<44} {:>6} {:>7} {:>5} {:>5} {:>6} {:>14}",
+        "firmware", ".text", ".rodata", ".data", ".bss", "flash", "logfmt's cost"
+    );
+    let line = |out: &mut String, label: &str, s: &Sections, cost: Option<i64>| {
+        let cost = cost.map_or_else(|| "-".to_owned(), |c| format!("{c} B"));
+        let _ = writeln!(
+            out,
+            "  {label:<44} {:>6} {:>7} {:>5} {:>5} {:>6} {cost:>14}",
+            s.text,
+            s.rodata,
+            s.data,
+            s.bss,
+            s.flash()
+        );
+    };
+    line(&mut out, "baseline (no logfmt)", &baseline, None);
+    let cost_of = |s: &Sections| s.flash() as i64 - baseline.flash() as i64;
+    for (label, sections) in &rows {
+        match sections {
+            Some(sections) => line(&mut out, label, sections, Some(cost_of(sections))),
+            None => {
+                let _ = writeln!(out, "  {label}");
+            }
+        }
+    }
+    // The first probe row: writer + reader with the default 1 KiB table.
+    let first = rows.iter().find_map(|(_, s)| *s).unwrap_or_default();
+    let flash_cost = cost_of(&first);
+    let static_ram = first.ram() as i64 - baseline.ram() as i64;
+
+    let mut over = Vec::new();
+    let _ = writeln!(out);
+    let flash_ok = flash_cost <= FLASH_BUDGET as i64;
+    let _ = writeln!(
+        out,
+        "  flash: writer + reader + CRC (1 KiB table) = {flash_cost} B ({:.2} KiB); budget {} B: {}",
+        flash_cost as f64 / 1024.0,
+        FLASH_BUDGET,
+        if flash_ok {
+            "ok".to_owned()
+        } else {
+            format!("OVER by {} B", flash_cost - FLASH_BUDGET as i64)
+        }
+    );
+    if !flash_ok {
+        over.push("flash");
+        // Which CRC choice would fit.
+        let mut group = "";
+        for (label, sections) in &rows {
+            match sections {
+                None => group = label.as_str(),
+                Some(s)
+                    if label.trim() == "writer + reader" && cost_of(s) <= FLASH_BUDGET as i64 =>
+                {
+                    let _ = writeln!(out, "    within the budget with {group}: {} B", cost_of(s));
+                }
+                Some(_) => {}
+            }
+        }
+    }
+    let _ = writeln!(
+        out,
+        "  static RAM added by logfmt (.data + .bss): {static_ram} B"
+    );
+    match &stack {
+        Some(text) => {
+            let v = |key: &str| probe_value(text, key);
+            let writer = v("size_of FlashWriter").unwrap_or(0);
+            let reader = v("size_of Reader").unwrap_or(0);
+            let buffer_ref = v("size_of buffer_ref").unwrap_or(0);
+            let scratch_ref = v("size_of scratch_ref").unwrap_or(0);
+            let statics = static_ram.max(0) as u64;
+            let ram_ok = statics + writer.max(reader) <= RAM_BUDGET;
+            let _ = writeln!(
+                out,
+                "  RAM besides the caller's buffers (each with its own 32 KiB block buffer; \
+                 references to the buffers included):\n    \
+                 FlashWriter {writer} B, Reader<FlashSource> {reader} B (block buffer ref {buffer_ref} B, \
+                 scratch ref {scratch_ref} B); both open at once {} B\n    \
+                 budget {RAM_BUDGET} B each: {}",
+                writer + reader,
+                if ram_ok { "ok" } else { "OVER" }
+            );
+            if !ram_ok {
+                over.push("RAM");
+            }
+            let _ = writeln!(
+                out,
+                "  stack high-water marks (stack painting under QEMU mps2-an386, the size probe's code):"
+            );
+            for (key, what) in [
+                (
+                    "stack open",
+                    "FlashWriter::open on an erased region (resume scan)",
+                ),
+                (
+                    "stack reopen",
+                    "FlashWriter::open on a written region, both resume policies",
+                ),
+                (
+                    "stack append",
+                    "open + add_record (records up to 40 000 B) + flush",
+                ),
+                ("stack read", "Reader::next over FlashSource, the whole log"),
+                ("stack read_damaged", "Reader::next over a damaged log"),
+            ] {
+                let value = v(key).map_or_else(|| "?".to_owned(), |b| format!("{b} B"));
+                let _ = writeln!(out, "    {what:<62} {value:>7}");
+            }
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "  RAM state and stack: not measured (the stack probe needs qemu-system-arm)"
+            );
+        }
+    }
+    print!("{out}");
+    if check && !over.is_empty() {
+        return Err(Error::Failed(format!(
+            "over budget: {} (see the table above)",
+            over.join(", ")
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn elf_of_nothing_is_refused() {
+        assert!(parse_elf(b"not an elf").is_none());
+    }
+}

@@ -1,0 +1,55 @@
+//! `cargo xtask interop`: the LevelDB and RocksDB interop tests (`tests/tests/leveldb_interop.rs`,
+//! `tests/tests/rocksdb_interop.rs`, ignored by a plain `cargo test`), after installing
+//! Debian's LevelDB, RocksDB and a C++ compiler if they are missing.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use crate::cmd::{Cmd, Result, runs};
+
+/// The interop test files of `logfmt-tests`.
+const TESTS: &[&str] = &["leveldb_interop", "rocksdb_interop"];
+
+/// `cargo xtask interop`.
+pub(crate) fn run() -> Result {
+    ensure_libraries()?;
+    for test in TESTS {
+        Cmd::cargo()
+            .args(["test", "-p", "logfmt-tests", "--test", test])
+            .args(["--", "--ignored"])
+            .run()?;
+    }
+    Ok(())
+}
+
+/// Installs `libleveldb-dev`, `librocksdb-dev`, `rocksdb-tools` (RocksDB's `ldb`) and `g++`
+/// (if there is no `c++`), those that are missing.
+fn ensure_libraries() -> Result {
+    // `ldb --help` exits non-zero: that it starts is enough.
+    let have_ldb = Command::new("ldb")
+        .arg("--help")
+        .stdin(Stdio::null())
+        .output()
+        .is_ok();
+    let missing: Vec<&str> = [
+        (
+            "libleveldb-dev",
+            Path::new("/usr/include/leveldb/db.h").exists(),
+        ),
+        (
+            "librocksdb-dev",
+            Path::new("/usr/include/rocksdb/db.h").exists(),
+        ),
+        ("rocksdb-tools", have_ldb),
+        ("g++", runs("c++", &["--version"])),
+    ]
+    .into_iter()
+    .filter(|&(_, present)| !present)
+    .map(|(package, _)| package)
+    .collect();
+    if missing.is_empty() {
+        println!("LevelDB, RocksDB (with ldb) and a C++ compiler are installed");
+        return Ok(());
+    }
+    crate::apt::install(&missing)
+}
