@@ -305,6 +305,69 @@ impl LogWriter<File> {
     }
 }
 
+/// What a log file holds after a write to it failed (see [`LogWriter::kept`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct Kept {
+    /// Complete records in the file from the offset asked about.
+    pub records: u64,
+    /// Where the last of them ends (the offset asked about if there is none): the log can be
+    /// continued there.
+    pub end: u64,
+    /// The file's length; bytes past [`end`](Self::end) are a torn tail.
+    pub len: u64,
+    /// Whether what the file holds was synced (made durable) after the failure.
+    pub synced: bool,
+}
+
+impl LogWriter<File> {
+    /// After a failure, what the log file holds from `from` (where this writer started, as
+    /// [`AppendReport::start`] says): the file is synced (what reached it is made durable if
+    /// the disk allows it) and read back, and its complete records counted. Records the
+    /// writer accepted are in the file if and only if they are counted here: a failed write
+    /// can leave a part of a record, a torn tail that [`TornTailPolicy::Truncate`] cuts off.
+    ///
+    /// # Errors
+    /// Reading the file failed, or the writer was closed.
+    pub fn kept(&self, from: u64) -> std::io::Result<Kept> {
+        let file = self
+            .get_ref()
+            .ok_or_else(|| std::io::Error::other("the log writer was closed"))?;
+        let synced = file.sync_data().is_ok();
+        let len = file.metadata()?.len();
+        let read = ReadOptions::new()
+            .format(read_format(self.format()))
+            .initial_offset(from);
+        let options = ReaderOptions::new()
+            .read(read)
+            .recovery(RecoveryMode::SkipAnyCorruptedRecords);
+        let mut reader = LogReader::new(StdSource::seekable(file.try_clone()?), &options);
+        let (mut records, mut end) = (0, from);
+        loop {
+            match reader.next_bounded(0) {
+                Ok(Some(Bounded::Record(record))) => {
+                    records += 1;
+                    end = record.end;
+                }
+                Ok(Some(Bounded::Oversized(record))) => {
+                    records += 1;
+                    end = record.end;
+                }
+                Ok(Some(_)) => {}
+                Ok(None) => break,
+                Err(ReadError::Io(e)) => return Err(e),
+                Err(_) => break,
+            }
+        }
+        Ok(Kept {
+            records,
+            end,
+            len,
+            synced,
+        })
+    }
+}
+
 /// The format to continue a log in, from the options and the log's own format (`None` if no
 /// chunk decides it).
 fn continued_format(
@@ -332,6 +395,14 @@ fn continued_format(
             (None, Format::Recyclable { .. }) => Ok(wanted),
             (None, Format::Legacy) => Err(Error::NoLogNumber { path: path.into() }),
         },
+    }
+}
+
+/// How a log written in `format` is read.
+fn read_format(format: Format) -> ReadFormat {
+    match format {
+        Format::Legacy => ReadFormat::Legacy,
+        Format::Recyclable { log_number } => ReadFormat::Recyclable { log_number },
     }
 }
 

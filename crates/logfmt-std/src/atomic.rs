@@ -108,7 +108,7 @@ impl AtomicLog {
     /// [`Error::AlreadyExists`] (a destination that is not empty, without
     /// [`replace`](AtomicOptions::replace)); [`Error::Locked`]; [`Error::IsADirectory`],
     /// [`Error::NotAFile`] (a destination that is not a regular file); [`Error::Io`] (with
-    /// [`Operation::Temporary`] if the directory cannot take a new file).
+    /// [`Operation::Create`] if the directory cannot take a new file).
     pub fn create(path: impl AsRef<Path>, options: &AtomicOptions) -> Result<Self, Error> {
         let dest = path.as_ref();
         check_writable_kind(dest)?;
@@ -147,7 +147,7 @@ impl AtomicLog {
         }
         let temp = builder
             .tempfile_in(dir)
-            .map_err(|e| Error::io(Operation::Temporary, dest, e))?;
+            .map_err(|e| Error::io(Operation::Create, dest, without_path(e)))?;
         let (file, temp) = temp.into_parts();
         let writer_options = options.writer.clone().start(0).sync_on_close(true);
         Ok(Self {
@@ -242,6 +242,20 @@ impl AtomicLog {
         sync_directory(directory_of(&dest)).map_err(|e| Error::io(Operation::Rename, &dest, e))?;
         drop(held);
         Ok(())
+    }
+}
+
+/// The operating system's error inside one that `tempfile` decorated with the temporary
+/// file's name (the message names the destination instead).
+fn without_path(error: io::Error) -> io::Error {
+    let raw = error
+        .get_ref()
+        .and_then(|inner| inner.source())
+        .and_then(|source| source.downcast_ref::<io::Error>())
+        .and_then(io::Error::raw_os_error);
+    match raw {
+        Some(code) => io::Error::from_raw_os_error(code),
+        None => error,
     }
 }
 

@@ -31,8 +31,6 @@ pub enum Operation {
     Sync,
     /// Taking the log's writer lock.
     Lock,
-    /// Making a new file in the log's directory (a temporary file, before it is renamed).
-    Temporary,
     /// Putting a new log in place (renaming it over the destination), and syncing the
     /// directory.
     Rename,
@@ -49,7 +47,6 @@ impl fmt::Display for Operation {
             Self::Truncate => "cannot truncate log",
             Self::Sync => "cannot sync log",
             Self::Lock => "cannot lock log",
-            Self::Temporary => "cannot create a temporary file beside log",
             Self::Rename => "cannot put the new log in place",
         })
     }

@@ -165,7 +165,7 @@ mod source;
 mod split;
 mod writer;
 
-pub use append::{AppendFormat, AppendOptions, AppendReport, StaleTail, TornTailPolicy};
+pub use append::{AppendFormat, AppendOptions, AppendReport, Kept, StaleTail, TornTailPolicy};
 pub use atomic::{AtomicLog, AtomicOptions};
 pub use error::{Error, Operation};
 pub use escape::{Escaped, EscapedPath};

@@ -414,6 +414,11 @@ impl<W: SyncWrite> LogWriter<W> {
         self.inner.as_ref().map_or(0, Writer::position)
     }
 
+    /// The chunk format written.
+    pub fn format(&self) -> Format {
+        self.options.format
+    }
+
     /// Bytes laid out but not yet handed to the destination (less than a block).
     pub fn buffered(&self) -> usize {
         self.inner.as_ref().map_or(0, Writer::unsent)

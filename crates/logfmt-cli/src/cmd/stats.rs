@@ -294,7 +294,7 @@ pub(crate) fn run(args: &StatsArgs) -> Result<(), CliError> {
             },
         ),
     ];
-    writeln!(out, "{}", log.path().display())?;
+    writeln!(out, "{}", logfmt_std::EscapedPath::new(log.path()))?;
     let width = rows.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
     for (key, value) in rows {
         writeln!(out, "  {key:<width$}  {value}")?;
