@@ -96,7 +96,13 @@ impl ReadArgs {
 pub(crate) struct WaitArgs {
     /// If another writer holds the log's lock, wait for it (as long as it takes, or up to
     /// SECONDS) instead of failing at once (exit status 2).
-    #[arg(long, value_name = "SECONDS", num_args = 0..=1, value_parser = parse_seconds)]
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        num_args = 0..=1,
+        require_equals = true,
+        value_parser = parse_seconds
+    )]
     wait: Option<Option<Duration>>,
 }
 

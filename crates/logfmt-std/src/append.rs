@@ -36,6 +36,7 @@ use crate::lock::open_locked;
 use crate::reader::{Bounded, LogReader, ReaderOptions};
 use crate::recovery::{Damage, DamageKind, Ending, ReadError, RecoveryMode};
 use crate::source::StdSource;
+use crate::split::ReadAt;
 use crate::writer::{LogWriter, WriterOptions};
 
 /// What [`LogWriter::append`] does with a log that ends in a torn or unwritten tail (or, in a
@@ -341,7 +342,7 @@ impl LogWriter<File> {
         let options = ReaderOptions::new()
             .read(read)
             .recovery(RecoveryMode::SkipAnyCorruptedRecords);
-        let mut reader = LogReader::new(StdSource::seekable(file.try_clone()?), &options);
+        let mut reader = LogReader::new(StdSource::seekable(ReadAt::new(file)), &options);
         let (mut records, mut end) = (0, from);
         loop {
             match reader.next_bounded(0) {

@@ -25,8 +25,9 @@
 //!   is and how long) once it is complete, to be streamed by a second read from its offset.
 //!   In a recyclable log, the end of a recycled file's new records is the end of the log,
 //!   even where the earlier use's bytes resume in the middle of a chunk, as RocksDB reads it.
-//! - [`split`] and [`par_scan`] — a log cut into byte ranges read in parallel (rayon); the
-//!   ranges return every record of a sequential read exactly once, damaged logs included.
+//! - [`split`], [`par_scan`] and [`par_scan_file`] — a log cut into byte ranges read in
+//!   parallel (rayon); the ranges return every record of a sequential read exactly once,
+//!   damaged logs included. A file is read with positioned reads, never mapped.
 //! - [`MappedLog`] — a memory-mapped log (memmap2) whose records in one chunk are slices of the
 //!   map ([`MappedLog::records`] is an [`Iterator`]).
 //! - [`StdSource`] — a [`BlockSource`] over any [`std::io::Read`], with an owned 32 KiB block
@@ -179,7 +180,7 @@ pub use recovery::{
 };
 pub use sink::StdSink;
 pub use source::StdSource;
-pub use split::{par_scan, split};
+pub use split::{ReadAt, par_scan, par_scan_file, split};
 pub use writer::{
     FlushPolicy, LogWriter, SyncPolicy, SyncWrite, WriteError, WriteOperation, WriterOptions,
 };
