@@ -48,8 +48,11 @@ fn line(run: u64, i: u64) -> Vec<u8> {
     data
 }
 
+/// Records, and whether a torn tail follows them.
+type Contents = (Vec<Vec<u8>>, bool);
+
 /// The records of the log, and whether it ends in a torn tail; other damage is an error.
-fn read_back(path: &Path) -> Result<(Vec<Vec<u8>>, bool), Box<dyn std::error::Error>> {
+fn read_back(path: &Path) -> Result<Contents, Box<dyn std::error::Error>> {
     let data = fs::read(path)?;
     let options = ReaderOptions::new().recovery(RecoveryMode::SkipAnyCorruptedRecords);
     let mut reader = LogReader::from_slice(&data, &options);

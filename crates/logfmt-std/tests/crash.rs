@@ -78,9 +78,12 @@ fn crash_child() -> TestResult {
     Ok(())
 }
 
+/// Records, and whether a torn tail follows them.
+type Contents = (Vec<Vec<u8>>, bool);
+
 /// The records of the log at `path`, and whether it ends in a torn tail; any other damage
 /// is an error.
-fn read_back(path: &Path) -> Result<(Vec<Vec<u8>>, bool), Box<dyn std::error::Error>> {
+fn read_back(path: &Path) -> Result<Contents, Box<dyn std::error::Error>> {
     let data = fs::read(path)?;
     let options = ReaderOptions::new().recovery(RecoveryMode::SkipAnyCorruptedRecords);
     let mut reader = LogReader::from_slice(&data, &options);
