@@ -294,3 +294,74 @@ fn new_file_permissions(builder: &mut tempfile::Builder<'_, '_>) {
         let _ = builder;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+    fn entries(dir: &Path) -> io::Result<Vec<String>> {
+        let mut names: Vec<String> = fs::read_dir(dir)?
+            .map(|e| e.map(|e| e.file_name().to_string_lossy().into_owned()))
+            .collect::<Result<_, _>>()?;
+        names.sort();
+        Ok(names)
+    }
+
+    #[test]
+    fn nothing_is_in_place_until_the_commit_and_nothing_is_left_without_it() -> TestResult {
+        let dir = tempfile::tempdir()?;
+        let path = dir.path().join("new.log");
+        let mut log = AtomicLog::create(&path, &AtomicOptions::new())?;
+        log.add_record(&[1; 50_000])?;
+        assert!(!path.exists());
+        assert!(log.temporary_path().exists());
+        drop(log);
+        assert_eq!(entries(dir.path())?, Vec::<String>::new());
+
+        let mut log = AtomicLog::create(&path, &AtomicOptions::new())?;
+        log.add_record(b"kept")?;
+        log.commit()?;
+        assert_eq!(entries(dir.path())?, ["new.log"]);
+        assert_eq!(fs::metadata(&path)?.len(), 11);
+        Ok(())
+    }
+
+    #[test]
+    fn a_destination_created_meanwhile_is_kept() -> TestResult {
+        let dir = tempfile::tempdir()?;
+        let path = dir.path().join("raced.log");
+        let mut log = AtomicLog::create(&path, &AtomicOptions::new().replace(true))?;
+        log.add_record(b"late")?;
+        // Another writer puts a log there first.
+        fs::write(&path, b"first")?;
+        let refused = log.commit().err();
+        assert!(
+            matches!(refused, Some(Error::AlreadyExists { len: 5, .. })),
+            "{refused:?}"
+        );
+        assert_eq!(fs::read(&path)?, b"first");
+        assert_eq!(entries(dir.path())?, ["raced.log"]);
+        Ok(())
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_replaced_log_keeps_its_permissions_and_its_other_names_keep_the_old_one() -> TestResult {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir()?;
+        let path = dir.path().join("old.log");
+        fs::write(&path, b"old")?;
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o640))?;
+        let link = dir.path().join("link.log");
+        fs::hard_link(&path, &link)?;
+        let mut log = AtomicLog::create(&path, &AtomicOptions::new().replace(true))?;
+        log.add_record(b"new")?;
+        log.commit()?;
+        assert_eq!(fs::metadata(&path)?.permissions().mode() & 0o777, 0o640);
+        assert_eq!(fs::metadata(&path)?.len(), 10);
+        assert_eq!(fs::read(&link)?, b"old");
+        Ok(())
+    }
+}

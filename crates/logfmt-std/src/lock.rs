@@ -10,7 +10,8 @@
 //!
 //! What it cannot do: stop a writer that does not take it (LevelDB's own writer, `cat >>`,
 //! an editor), or work where `flock` is not shared between machines (NFS and other network
-//! file systems may grant it on each machine alone). Readers never take it.
+//! file systems may grant it on each machine alone). A file system that refuses locks makes
+//! writing fail ([`Operation::Lock`]) rather than go on unguarded. Readers never take it.
 
 use std::fs::File;
 use std::io;
