@@ -407,30 +407,36 @@ fn dev_full() {
         Err(WriteError::Sink(_))
     ));
     assert!(matches!(writer.flush(), Err(WriteError::Poisoned)));
-    // LogFile will not create a log on a device.
-    let err = logfmt_std::LogFile::create("/dev/full").expect_err("not a regular file");
+    // LogWriter will not create a log on a device.
+    let err = logfmt_std::LogWriter::create("/dev/full", &logfmt_std::WriterOptions::new())
+        .expect_err("not a regular file");
     assert!(matches!(err, logfmt_std::Error::NotAFile { .. }), "{err:?}");
 }
 
-/// `LogFile`'s error for a poisoned writer names the file and says why.
+/// The file constructors' errors name the file and say why.
 #[test]
-fn log_file_write_errors_name_the_file() -> Result<(), Box<dyn std::error::Error>> {
+fn log_file_write_errors_name_the_file() {
     let dir = std::env::temp_dir().join(format!("logfmt-write-faults-{}", std::process::id()));
-    std::fs::create_dir_all(&dir)?;
-    let path = dir.join("000001.log");
-    let _ = std::fs::remove_file(&path);
-    let log = logfmt_std::LogFile::create(&path)?;
-    let err = log.write_error(WriteError::Poisoned);
-    let text = err.to_string();
-    assert!(text.contains("000001.log"), "{text}");
-    let source = std::error::Error::source(&err).map(ToString::to_string);
-    assert_eq!(source.as_deref(), Some("the log writer failed earlier"));
-    let err = log.write_error(WriteError::Sink(io::Error::from_raw_os_error(28)));
-    let source = std::error::Error::source(&err).map(ToString::to_string);
-    assert!(source.is_some_and(|s| s.contains("No space left on device")));
-    drop(log);
-    std::fs::remove_dir_all(&dir)?;
-    Ok(())
+    let path = dir.join("missing").join("000001.log");
+    let options = logfmt_std::WriterOptions::new();
+    for err in [
+        logfmt_std::LogWriter::create(&path, &options).err(),
+        logfmt_std::AtomicLog::create(&path, &logfmt_std::AtomicOptions::new()).err(),
+    ] {
+        let text = err.as_ref().map(ToString::to_string).unwrap_or_default();
+        assert!(text.starts_with("cannot create log: "), "{text}");
+        assert!(text.contains("000001.log"), "{text}");
+        let source = err
+            .as_ref()
+            .and_then(|e| std::error::Error::source(e))
+            .map(ToString::to_string);
+        assert!(
+            source
+                .as_deref()
+                .is_some_and(|s| s.contains("No such file or directory")),
+            "{source:?}"
+        );
+    }
 }
 
 /// `logfmt-std`'s `LogWriter` (syncing every record): a failed `fsync` (`EIO`) or a full

@@ -4,6 +4,8 @@ use std::fmt;
 use std::io;
 use std::process::ExitCode;
 
+use logfmt_std::{EscapedPath, Kept};
+
 use crate::input::InputError;
 use crate::output::OutputError;
 
@@ -25,7 +27,17 @@ pub(crate) enum CliError {
     Input(InputError),
     /// Printing to standard output failed.
     Output(OutputError),
-    /// `salvage` was asked to write into the log it reads.
+    /// Writing failed part-way through `write --append`: the log holds some of the new
+    /// records.
+    AppendFailed {
+        /// The failure.
+        error: logfmt_std::Error,
+        /// Where the new records began.
+        start: u64,
+        /// What the log holds from `start`, if it could be read back.
+        kept: Option<Kept>,
+    },
+    /// A command was asked to write into the file it reads.
     SameFile {
         /// The path given twice.
         path: std::path::PathBuf,
@@ -47,6 +59,14 @@ pub(crate) enum CliError {
 }
 
 impl CliError {
+    /// A failure of a command that writes a new file, which was left as it was.
+    pub(crate) fn unchanged(error: logfmt_std::Error) -> Self {
+        match error {
+            logfmt_std::Error::AlreadyExists { .. } => Self::Log(error),
+            _ => Self::Hinted(error, "the file was left as it was"),
+        }
+    }
+
     /// Standard output was closed by its reader (`logfmt cat log | head`): stop quietly.
     pub(crate) fn is_broken_pipe(&self) -> bool {
         matches!(self, Self::Output(OutputError::Write(e)) if e.kind() == io::ErrorKind::BrokenPipe)
@@ -59,12 +79,14 @@ impl CliError {
                 logfmt_std::Error::AlreadyExists { .. }
                 | logfmt_std::Error::TornTail { .. }
                 | logfmt_std::Error::StaleTail { .. }
+                | logfmt_std::Error::FormatMismatch { .. }
                 | logfmt_std::Error::Damaged { .. },
             )
             | Self::Hinted(
                 logfmt_std::Error::AlreadyExists { .. }
                 | logfmt_std::Error::TornTail { .. }
                 | logfmt_std::Error::StaleTail { .. }
+                | logfmt_std::Error::FormatMismatch { .. }
                 | logfmt_std::Error::Damaged { .. },
                 _,
             ) => EXIT_BAD_DATA,
@@ -90,6 +112,16 @@ impl CliError {
             Self::Log(logfmt_std::Error::Damaged { .. }) => Some(
                 "the file was left unchanged; `logfmt salvage` copies its records into a new log",
             ),
+            Self::Log(logfmt_std::Error::FormatMismatch { .. }) => Some(
+                "the file was left unchanged; without --format and --log-number, --append \
+                 continues a log in its own format",
+            ),
+            Self::Log(logfmt_std::Error::NoLogNumber { .. }) => {
+                Some("give --log-number N; nothing was written")
+            }
+            Self::Log(logfmt_std::Error::Locked { .. }) => {
+                Some("nothing was changed; --wait[=SECONDS] waits for the other writer to finish")
+            }
             Self::Input(e) if e.is_malformed() => {
                 Some("the complete records before it were written")
             }
@@ -105,11 +137,46 @@ impl fmt::Display for CliError {
             Self::Log(e) | Self::Hinted(e, _) => e,
             Self::Input(e) => e,
             Self::Output(e) => e,
+            Self::AppendFailed { error, start, kept } => {
+                write!(f, "{error}")?;
+                let mut source = std::error::Error::source(error);
+                while let Some(cause) = source {
+                    write!(f, ": {cause}")?;
+                    source = cause.source();
+                }
+                return match kept {
+                    Some(kept) => {
+                        let durable = if kept.synced { "synced" } else { "not synced" };
+                        write!(
+                            f,
+                            " (the log holds {} new record{} ({durable}), from offset {start} \
+                             to {}",
+                            kept.records,
+                            if kept.records == 1 { "" } else { "s" },
+                            kept.end
+                        )?;
+                        let torn = kept.len.saturating_sub(kept.end);
+                        if torn > 0 {
+                            write!(
+                                f,
+                                ", then {torn} torn bytes that `logfmt write --append \
+                                 --truncate-torn-tail` cuts off"
+                            )?;
+                        }
+                        write!(f, "; no record after them was written)")
+                    }
+                    None => write!(
+                        f,
+                        " (the new records began at offset {start}; the log could not be \
+                         read back)"
+                    ),
+                };
+            }
             Self::SameFile { path } => {
                 return write!(
                     f,
-                    "the output is the input: {} (salvage writes a new log)",
-                    path.display()
+                    "the output is the input: {} (nothing was written)",
+                    EscapedPath::new(path)
                 );
             }
             Self::Usage(message) => return f.write_str(message),
@@ -118,7 +185,7 @@ impl fmt::Display for CliError {
                     f,
                     "the log number of {} is not known: give --log-number N (RocksDB names \
                      a log after its number, as in 000042.log)",
-                    path.display()
+                    EscapedPath::new(path)
                 );
             }
             Self::Changed { path, offset } => {
@@ -126,7 +193,7 @@ impl fmt::Display for CliError {
                     f,
                     "the log changed while it was read: the record at offset {offset} no \
                      longer reads the same: {}",
-                    path.display()
+                    EscapedPath::new(path)
                 );
             }
         };

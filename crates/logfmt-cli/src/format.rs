@@ -1,10 +1,8 @@
-//! The chunk format of a log: `--format`, `--log-number`, `--ignorable-types`, and the log
-//! number in a RocksDB-style file name.
-
-use std::path::Path;
+//! The chunk format of a log: `--format`, `--log-number`, `--ignorable-types`.
 
 use logfmt_std::{
-    ChunkFormat, Event, Format, FragmentReader, LogEnd, LogFile, ReadFormat, ReadOptions, StdSource,
+    ChunkFormat, Event, FragmentReader, LogEnd, LogFile, ReadFormat, ReadOptions, StdSource,
+    log_number_in_name,
 };
 
 use crate::error::CliError;
@@ -61,16 +59,6 @@ pub(crate) struct FormatArgs {
     pub(crate) ignorable_types: Ignorable,
 }
 
-/// The log number in a RocksDB-style file name (`000042.log` is 42), if there is one.
-pub(crate) fn number_in_name(path: &Path) -> Option<u64> {
-    let name = path.file_name()?.to_str()?;
-    let digits = name.strip_suffix(".log")?;
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    digits.parse().ok()
-}
-
 /// The low 32 bits of a file number: what a recyclable chunk carries.
 pub(crate) fn low_bits(number: u64) -> u32 {
     (number & u64::from(u32::MAX)) as u32
@@ -88,7 +76,7 @@ impl FormatArgs {
         log: &LogFile,
         base: &ReadOptions,
     ) -> Result<ReadFormat, CliError> {
-        let named = self.log_number.or_else(|| number_in_name(log.path()));
+        let named = self.log_number.or_else(|| log_number_in_name(log.path()));
         let format = match (self.format, self.log_number) {
             (Some(FormatName::Legacy), Some(_)) => {
                 return Err(CliError::Usage(
@@ -165,74 +153,13 @@ pub(crate) fn detect(
     })
 }
 
-/// The write format for `write`'s flags: `--format`, `--log-number`, the file's name, and
-/// (appending without `--format`) the log already in the file.
-pub(crate) fn write_format(
-    path: &Path,
-    format: Option<WriteFormatName>,
-    log_number: Option<u64>,
-    append: bool,
-) -> Result<Format, CliError> {
-    let named = log_number.or_else(|| number_in_name(path));
-    let format = match (format, log_number) {
-        (Some(WriteFormatName::Legacy), Some(_)) => {
-            return Err(CliError::Usage(
-                "--log-number needs --format recyclable".into(),
-            ));
-        }
-        (Some(format), _) => Some(format),
-        (None, Some(_)) => Some(WriteFormatName::Recyclable),
-        (None, None) => None,
-    };
-    // Appending: the existing log decides what is not given.
-    let ask_log = append
-        && match format {
-            None => true,
-            Some(WriteFormatName::Recyclable) => named.is_none(),
-            Some(WriteFormatName::Legacy) => false,
-        };
-    let existing = match std::fs::metadata(path) {
-        Ok(meta) if ask_log && meta.is_file() && meta.len() > 0 => {
-            let log = LogFile::open(path)?;
-            detect(&log, &ReadOptions::new(), named.map(low_bits)).map_err(|e| log.read_error(e))?
-        }
-        _ => None,
-    };
-    match format {
-        Some(WriteFormatName::Legacy) => Ok(Format::Legacy),
-        None => Ok(match existing {
-            Some(ReadFormat::Recyclable { log_number }) => Format::Recyclable { log_number },
-            _ => Format::Legacy,
-        }),
-        Some(WriteFormatName::Recyclable) => {
-            let number = named.map(low_bits).or(match existing {
-                Some(ReadFormat::Recyclable { log_number }) => Some(log_number),
-                _ => None,
-            });
-            number
-                .map(|log_number| Format::Recyclable { log_number })
-                .ok_or_else(|| CliError::NoLogNumber { path: path.into() })
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn numbers_in_names() {
-        assert_eq!(number_in_name(Path::new("000042.log")), Some(42));
-        assert_eq!(number_in_name(Path::new("/db/wal/7.log")), Some(7));
-        assert_eq!(number_in_name(Path::new("000042.log.old")), None);
-        assert_eq!(number_in_name(Path::new("MANIFEST-000005")), None);
-        assert_eq!(number_in_name(Path::new("x42.log")), None);
-        assert_eq!(number_in_name(Path::new(".log")), None);
-        assert_eq!(number_in_name(Path::new("+1.log")), None);
-        assert_eq!(
-            number_in_name(Path::new("99999999999999999999999.log")),
-            None
-        );
+    fn low_bits_of_file_numbers() {
         assert_eq!(low_bits((1 << 32) + 42), 42);
+        assert_eq!(low_bits(7), 7);
     }
 }

@@ -2,14 +2,14 @@
 //! LevelDB's and RocksDB's write-ahead logs and MANIFEST files).
 //!
 //! ```text
-//! logfmt write [--append [--truncate-torn-tail]] [--force] [--input lines|framed]
-//!              [--format legacy|recyclable] [--log-number N] FILE
+//! logfmt write [--append [--truncate-torn-tail]] [--force] [--wait[=SECONDS]]
+//!              [--input lines|framed] [--format legacy|recyclable] [--log-number N] FILE
 //! logfmt cat [--output lines|hex|json|framed] [--offset N | --range A..B]
 //!            [--buffer-limit BYTES] [READ] FILE
 //! logfmt verify [--json] [--offset N] [READ] FILE
 //! logfmt dump [--json] [--erased ff|00] [FORMAT] FILE
 //! logfmt stats [--json] [--erased ff|00] [FORMAT] FILE
-//! logfmt salvage [--json] [--force] [--erased ff|00] [FORMAT] IN OUT
+//! logfmt salvage [--json] [--force] [--wait[=SECONDS]] [--erased ff|00] [FORMAT] IN OUT
 //! logfmt split [--parts N] [--json] [--erased ff|00] [FORMAT] FILE
 //!
 //! READ: [--recovery tolerate|absolute|point-in-time|skip] [--erased ff|00] [FORMAT]
@@ -17,8 +17,8 @@
 //! ```
 //!
 //! Exit status: 0 success; 1 damage found (`verify`, `cat --recovery absolute`), a log refused
-//! (`write`: not empty, torn or damaged; `salvage`: output not empty) or malformed framed
-//! input; 2 usage or I/O error.
+//! (`write`: not empty, torn, damaged or of another format; `salvage`: output not empty) or
+//! malformed framed input; 2 usage or I/O error, or the log locked by another writer.
 
 mod cmd;
 mod error;
@@ -41,9 +41,10 @@ use crate::error::{CliError, EXIT_OK};
 const EXIT_STATUS: &str = "\
 Exit status:
   0  success
-  1  damage found (verify; cat --recovery absolute); a log refused (write: not empty, torn or
-     damaged; salvage: output not empty); malformed framed input (write)
-  2  usage or I/O error (missing file, a directory, unreadable input, ...)";
+  1  damage found (verify; cat --recovery absolute); a log refused (write: not empty, torn,
+     damaged or of another format; salvage: output not empty); malformed framed input (write)
+  2  usage or I/O error (missing file, a directory, unreadable input, a full disk, ...); the
+     log locked by another writer (write, salvage: see --wait)";
 
 /// Write, read and verify logs in LevelDB's log record format.
 ///
@@ -115,6 +116,23 @@ mod tests {
     fn force_and_append_conflict() {
         let parsed = Cli::try_parse_from(["logfmt", "write", "--append", "--force", "f"]);
         assert!(parsed.is_err());
+    }
+
+    #[test]
+    fn wait_takes_an_optional_number_of_seconds_after_an_equals_sign() {
+        for ok in [
+            &["write", "--wait", "f"][..],
+            &["write", "--wait=2.5", "--append", "f"],
+            &["salvage", "--wait=0", "a", "b"],
+        ] {
+            let args = std::iter::once("logfmt").chain(ok.iter().copied());
+            assert!(Cli::try_parse_from(args).is_ok(), "{ok:?}");
+        }
+        // `--wait FILE` is the flag and the file, not a number of seconds.
+        let parsed = Cli::try_parse_from(["logfmt", "write", "--wait", "5"]);
+        assert!(parsed.is_ok());
+        assert!(Cli::try_parse_from(["logfmt", "write", "--wait=x", "f"]).is_err());
+        assert!(Cli::try_parse_from(["logfmt", "cat", "--wait", "f"]).is_err());
     }
 
     #[test]

@@ -2,8 +2,9 @@
 //! byte ranges.
 
 use std::ops::Range;
+use std::time::Duration;
 
-use logfmt_std::{LogFile, ReadOptions, ReaderOptions, RecoveryMode};
+use logfmt_std::{LockWait, LogFile, ReadOptions, ReaderOptions, RecoveryMode};
 
 use crate::error::CliError;
 use crate::format::FormatArgs;
@@ -90,6 +91,40 @@ impl ReadArgs {
     }
 }
 
+/// `--wait[=SECONDS]`: what a writer does when another writer holds the log's lock.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct WaitArgs {
+    /// If another writer holds the log's lock, wait for it (as long as it takes, or up to
+    /// SECONDS) instead of failing at once (exit status 2).
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        num_args = 0..=1,
+        require_equals = true,
+        value_parser = parse_seconds
+    )]
+    wait: Option<Option<Duration>>,
+}
+
+impl WaitArgs {
+    /// The lock wait these flags ask for.
+    pub(crate) fn lock_wait(&self) -> LockWait {
+        match self.wait {
+            None => LockWait::Refuse,
+            Some(None) => LockWait::Forever,
+            Some(Some(wait)) => LockWait::For(wait),
+        }
+    }
+}
+
+/// Parses a number of seconds (`2`, `0.5`).
+pub(crate) fn parse_seconds(text: &str) -> Result<Duration, String> {
+    text.parse::<f64>()
+        .ok()
+        .and_then(|s| Duration::try_from_secs_f64(s).ok())
+        .ok_or_else(|| format!("`{text}` is not a number of seconds"))
+}
+
 /// Parses a byte range: `A..B`, `A..` (to the end) or `..B` (from the start).
 pub(crate) fn parse_range(text: &str) -> Result<Range<u64>, String> {
     let (start, end) = text
@@ -113,6 +148,15 @@ pub(crate) fn parse_range(text: &str) -> Result<Range<u64>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn seconds() {
+        assert_eq!(parse_seconds("2"), Ok(Duration::from_secs(2)));
+        assert_eq!(parse_seconds("0.25"), Ok(Duration::from_millis(250)));
+        for bad in ["-1", "x", "", "inf", "NaN"] {
+            assert!(parse_seconds(bad).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn ranges() {

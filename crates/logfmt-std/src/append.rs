@@ -17,17 +17,25 @@
 //!   appended after stale bytes would never be read;
 //! - anything else is damaged: refused ([`Error::Damaged`]). A log is never continued after
 //!   garbage: copy its records into a new log instead.
+//!
+//! The log is read once, and its own format decides how it is continued ([`AppendFormat`]):
+//! its first chunk's format and log number, never the number in the file's name, which only
+//! names the log number of a new or empty one. Bytes are only ever called stale when a chunk
+//! of the log's own number precedes them.
 
 use std::fs::{File, OpenOptions};
 use std::path::Path;
 
-use logfmt_core::{Format, LogEnd, ReadFormat, ReadOptions};
+use logfmt_core::{ChunkFormat, Format, LogEnd, ReadFormat, ReadOptions};
 
+use crate::create::missing;
 use crate::error::{Error, Operation};
-use crate::file::{LogFile, check_kind, check_writable_kind, inspect};
+use crate::file::{check_kind, check_writable_kind, inspect, log_number_in_name};
+use crate::lock::open_locked;
 use crate::reader::{Bounded, LogReader, ReaderOptions};
 use crate::recovery::{Damage, DamageKind, Ending, ReadError, RecoveryMode};
 use crate::source::StdSource;
+use crate::split::ReadAt;
 use crate::writer::{LogWriter, WriterOptions};
 
 /// What [`LogWriter::append`] does with a log that ends in a torn or unwritten tail (or, in a
@@ -44,17 +52,41 @@ pub enum TornTailPolicy {
     Truncate,
 }
 
+/// Which chunk format [`LogWriter::append`] continues a log in. The log's own format is its
+/// first chunk's (with its log number, in a recyclable log); a log with no chunk yet (empty,
+/// or new) has none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum AppendFormat {
+    /// The writer's [`format`](WriterOptions::format), exactly: a log whose own format differs
+    /// (another chunk format, another log number) is refused ([`Error::FormatMismatch`]). The
+    /// default.
+    #[default]
+    Writer,
+    /// The log's own format and log number, whatever they are; a log with none is written in
+    /// the writer's format.
+    Log,
+    /// A recyclable log, continued with its own log number; a legacy log is refused
+    /// ([`Error::FormatMismatch`]). A log with none takes the number in the file's name
+    /// (`000042.log` is log 42), or else the writer's format if that is recyclable, or else
+    /// is refused ([`Error::NoLogNumber`]).
+    RecyclableLog,
+}
+
 /// How [`LogWriter::append`] opens a log.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct AppendOptions {
     /// How the writer writes. Its [`start`](WriterOptions::start) is ignored: it is where the
-    /// last complete record ends.
+    /// last complete record ends; its [`format`](WriterOptions::format) is used as
+    /// [`format`](Self::format) says.
     pub writer: WriterOptions,
     /// What to do with a torn tail. Default [`TornTailPolicy::Refuse`].
     pub torn_tail: TornTailPolicy,
     /// Create the file if it does not exist. Default `true`.
     pub create: bool,
+    /// Which format the log is continued in. Default [`AppendFormat::Writer`].
+    pub format: AppendFormat,
 }
 
 impl Default for AppendOptions {
@@ -63,6 +95,7 @@ impl Default for AppendOptions {
             writer: WriterOptions::new(),
             torn_tail: TornTailPolicy::Refuse,
             create: true,
+            format: AppendFormat::Writer,
         }
     }
 }
@@ -94,6 +127,13 @@ impl AppendOptions {
         self.create = create;
         self
     }
+
+    /// Sets [`format`](Self::format).
+    #[must_use]
+    pub fn format(mut self, format: AppendFormat) -> Self {
+        self.format = format;
+        self
+    }
 }
 
 /// What [`LogWriter::append`] found at the end of the log.
@@ -111,6 +151,8 @@ pub struct AppendReport {
     /// The stale bytes of an earlier use of the file that were cut off, if any (a recyclable
     /// log).
     pub stale: Option<StaleTail>,
+    /// The format the new records are written in.
+    pub format: Format,
 }
 
 /// The bytes after the end of a recyclable log that an earlier use of the file left (RocksDB
@@ -127,25 +169,6 @@ pub struct StaleTail {
 }
 
 impl LogWriter<File> {
-    /// Creates a new log at `path`; a file that exists and is not empty is refused
-    /// ([`Error::AlreadyExists`]) and left unchanged.
-    ///
-    /// # Errors
-    /// As for [`LogFile::create`].
-    pub fn create(path: impl AsRef<Path>, options: &WriterOptions) -> Result<Self, Error> {
-        let file = LogFile::create(path)?.into_file();
-        Ok(Self::new(file, &options.clone().start(0)))
-    }
-
-    /// Creates a new log at `path`, emptying the file if it exists.
-    ///
-    /// # Errors
-    /// As for [`LogFile::overwrite`].
-    pub fn overwrite(path: impl AsRef<Path>, options: &WriterOptions) -> Result<Self, Error> {
-        let file = LogFile::overwrite(path)?.into_file();
-        Ok(Self::new(file, &options.clone().start(0)))
-    }
-
     /// Opens the log at `path` to continue it, safely: it is read to the end first, and
     /// continued only where its last complete record ends.
     ///
@@ -161,7 +184,13 @@ impl LogWriter<File> {
     /// - any other damage is refused ([`Error::Damaged`]): a log is never continued after
     ///   garbage. Copy its records into a new log instead.
     ///
-    /// No other process may write the log meanwhile.
+    /// The log is continued in the format [`AppendOptions::format`] says, checked against the
+    /// log's own (its first chunk's).
+    ///
+    /// The log's writer lock is taken before it is read, and held until the writer (or the
+    /// file its [`close`](Self::close) gives back) is dropped: a second writer is refused
+    /// ([`Error::Locked`]) or waits ([`WriterOptions::lock_wait`]). Readers are not locked
+    /// out; they see the log grow.
     ///
     /// ```
     /// use logfmt_std::{AppendOptions, Error, LogWriter, TornTailPolicy, WriterOptions};
@@ -190,7 +219,8 @@ impl LogWriter<File> {
     ///
     /// # Errors
     /// [`Error::TornTail`] (file unchanged) unless truncating; [`Error::Damaged`] (file
-    /// unchanged) for any other damage; [`Error::IsADirectory`], [`Error::NotAFile`],
+    /// unchanged) for any other damage; [`Error::FormatMismatch`] and [`Error::NoLogNumber`]
+    /// (file unchanged); [`Error::Locked`]; [`Error::IsADirectory`], [`Error::NotAFile`],
     /// [`Error::Io`].
     pub fn append(
         path: impl AsRef<Path>,
@@ -198,17 +228,21 @@ impl LogWriter<File> {
     ) -> Result<(Self, AppendReport), Error> {
         let path = path.as_ref();
         check_writable_kind(path)?;
-        let file = OpenOptions::new()
-            .read(true)
-            .append(true)
-            .create(options.create)
-            .open(path)
-            .map_err(|e| Error::io(Operation::Create, path, e))?;
+        let file = open_locked(path, options.writer.lock_wait, || {
+            OpenOptions::new()
+                .read(true)
+                .append(true)
+                .create(options.create)
+                .open(path)
+                .map(Some)
+                .map_err(|e| Error::io(Operation::Create, path, e))
+        })?
+        .ok_or_else(|| Error::io(Operation::Create, path, missing()))?;
         let meta = inspect(&file, path)?;
         check_kind(&meta, path)?;
         let len = meta.len();
-        let found = survey(&file, options.writer.format)
-            .map_err(|e| Error::io(Operation::Read, path, e))?;
+        let found = survey(&file).map_err(|e| Error::io(Operation::Read, path, e))?;
+        let format = continued_format(path, options, found.own)?;
         if let Some(first) = found.first_damage {
             return Err(Error::Damaged {
                 path: path.into(),
@@ -232,13 +266,14 @@ impl LogWriter<File> {
             }
             file.set_len(offset)
                 .map_err(|e| Error::io(Operation::Truncate, path, e))?;
-            let writer = Self::new(file, &options.writer.clone().start(offset));
+            let writer = Self::new(file, &options.writer.clone().format(format).start(offset));
             let report = AppendReport {
                 records: found.records,
                 len,
                 start: offset,
                 truncated: None,
                 stale: Some(tail),
+                format,
             };
             return Ok((writer, report));
         }
@@ -257,16 +292,115 @@ impl LogWriter<File> {
                 (tail.offset, Some(tail))
             }
         };
-        let writer = Self::new(file, &options.writer.clone().start(start));
+        let writer = Self::new(file, &options.writer.clone().format(format).start(start));
         let report = AppendReport {
             records: found.records,
             len,
             start,
             truncated,
             stale: None,
+            format,
         };
         Ok((writer, report))
     }
+}
+
+/// What a log file holds after a write to it failed (see [`LogWriter::kept`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct Kept {
+    /// Complete records in the file from the offset asked about.
+    pub records: u64,
+    /// Where the last of them ends (the offset asked about if there is none): the log can be
+    /// continued there.
+    pub end: u64,
+    /// The file's length; bytes past [`end`](Self::end) are a torn tail.
+    pub len: u64,
+    /// Whether what the file holds was synced (made durable) after the failure.
+    pub synced: bool,
+}
+
+impl LogWriter<File> {
+    /// After a failure, what the log file holds from `from` (where this writer started, as
+    /// [`AppendReport::start`] says): the file is synced (what reached it is made durable if
+    /// the disk allows it) and read back, and its complete records counted. Records the
+    /// writer accepted are in the file if and only if they are counted here: a failed write
+    /// can leave a part of a record, a torn tail that [`TornTailPolicy::Truncate`] cuts off.
+    ///
+    /// # Errors
+    /// Reading the file failed, or the writer was closed.
+    pub fn kept(&self, from: u64) -> std::io::Result<Kept> {
+        let file = self
+            .get_ref()
+            .ok_or_else(|| std::io::Error::other("the log writer was closed"))?;
+        let synced = file.sync_data().is_ok();
+        let len = file.metadata()?.len();
+        let read = ReadOptions::new()
+            .format(ReadFormat::from(self.format()))
+            .initial_offset(from);
+        let options = ReaderOptions::new()
+            .read(read)
+            .recovery(RecoveryMode::SkipAnyCorruptedRecords);
+        let mut reader = LogReader::new(StdSource::seekable(ReadAt::new(file)), &options);
+        let (mut records, mut end) = (0, from);
+        loop {
+            match reader.next_bounded(0) {
+                Ok(Some(Bounded::Record(record))) => {
+                    records += 1;
+                    end = record.end;
+                }
+                Ok(Some(Bounded::Oversized(record))) => {
+                    records += 1;
+                    end = record.end;
+                }
+                Ok(Some(_)) => {}
+                Ok(None) => break,
+                Err(ReadError::Io(e)) => return Err(e),
+                Err(_) => break,
+            }
+        }
+        Ok(Kept {
+            records,
+            end,
+            len,
+            synced,
+        })
+    }
+}
+
+/// The format to continue a log in, from the options and the log's own format (`None` if no
+/// chunk decides it).
+fn continued_format(
+    path: &Path,
+    options: &AppendOptions,
+    own: Option<Format>,
+) -> Result<Format, Error> {
+    let wanted = options.writer.format;
+    let mismatch = |found, wanted| Error::FormatMismatch {
+        path: path.into(),
+        found,
+        wanted,
+    };
+    match (options.format, own) {
+        (AppendFormat::Writer, Some(found)) if found != wanted => {
+            Err(mismatch(found, Some(wanted)))
+        }
+        (AppendFormat::RecyclableLog, Some(Format::Legacy)) => Err(mismatch(Format::Legacy, None)),
+        (_, Some(found)) => Ok(found),
+        (AppendFormat::Writer | AppendFormat::Log, None) => Ok(wanted),
+        (AppendFormat::RecyclableLog, None) => match (log_number_in_name(path), wanted) {
+            (Some(number), _) => Ok(Format::Recyclable {
+                log_number: low_bits(number),
+            }),
+            (None, Format::Recyclable { .. }) => Ok(wanted),
+            (None, Format::Legacy) => Err(Error::NoLogNumber { path: path.into() }),
+        },
+    }
+}
+
+/// The low 32 bits of a file number: what a recyclable chunk carries.
+pub(crate) fn low_bits(number: u64) -> u32 {
+    (number & u64::from(u32::MAX)) as u32
 }
 
 /// What reading a log before appending found.
@@ -278,15 +412,15 @@ struct Survey {
     tail: Option<Damage>,
     /// A recyclable log ending at a stale record: where, and its log number.
     stale: Option<(u64, u32)>,
+    /// The log's own format: its first chunk's.
+    own: Option<Format>,
 }
 
-fn survey(file: &File, format: Format) -> std::io::Result<Survey> {
-    let read_format = match format {
-        Format::Legacy => ReadFormat::Legacy,
-        Format::Recyclable { log_number } => ReadFormat::Recyclable { log_number },
-    };
+/// Reads the log in `file` once, from its start: its own format (its first chunk decides,
+/// as [`ReadFormat::Auto`] reads it), its records, its damage and how it ends.
+fn survey(file: &File) -> std::io::Result<Survey> {
     let options = ReaderOptions::new()
-        .read(ReadOptions::new().format(read_format))
+        .read(ReadOptions::new().format(ReadFormat::Auto { log_number: None }))
         .recovery(RecoveryMode::SkipAnyCorruptedRecords);
     let mut reader = LogReader::new(StdSource::new(file), &options);
     let mut first_damage = None;
@@ -319,5 +453,9 @@ fn survey(file: &File, format: Format) -> std::io::Result<Survey> {
         damages,
         tail: reader.tail(),
         stale,
+        own: match reader.format() {
+            ChunkFormat::Decided(format) => Some(format),
+            ChunkFormat::Undecided { .. } => None,
+        },
     })
 }

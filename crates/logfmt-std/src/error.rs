@@ -3,7 +3,11 @@
 use std::fmt;
 use std::io;
 use std::path::PathBuf;
+use std::time::Duration;
 
+use logfmt_core::Format;
+
+use crate::escape::EscapedPath;
 use crate::recovery::Damage;
 use crate::writer::WriteError;
 
@@ -25,6 +29,11 @@ pub enum Operation {
     Truncate,
     /// Making written data durable (`fsync`).
     Sync,
+    /// Taking the log's writer lock.
+    Lock,
+    /// Putting a new log in place (renaming it over the destination), and syncing the
+    /// directory.
+    Rename,
 }
 
 impl fmt::Display for Operation {
@@ -37,6 +46,8 @@ impl fmt::Display for Operation {
             Self::Write => "cannot write log",
             Self::Truncate => "cannot truncate log",
             Self::Sync => "cannot sync log",
+            Self::Lock => "cannot lock log",
+            Self::Rename => "cannot put the new log in place",
         })
     }
 }
@@ -119,6 +130,30 @@ pub enum Error {
         /// What failed.
         source: WriteError,
     },
+    /// Another writer holds the log's lock (see [`LockWait`](crate::LockWait)); nothing was
+    /// changed.
+    Locked {
+        /// The path.
+        path: PathBuf,
+        /// How long the lock was waited for, if at all.
+        waited: Option<Duration>,
+    },
+    /// The log to continue is not in the format asked for: another chunk format, or a
+    /// recyclable log whose first chunk carries another log number. It was left unchanged.
+    FormatMismatch {
+        /// The path.
+        path: PathBuf,
+        /// The log's own format (its first chunk's).
+        found: Format,
+        /// The format asked for; `None` for a recyclable log of any log number.
+        wanted: Option<Format>,
+    },
+    /// A recyclable log is to be written, and no log number was given or found in the file's
+    /// name (as in `000042.log`).
+    NoLogNumber {
+        /// The path.
+        path: PathBuf,
+    },
 }
 
 impl Error {
@@ -141,8 +176,19 @@ impl Error {
             | Self::TornTail { path, .. }
             | Self::StaleTail { path, .. }
             | Self::Damaged { path, .. }
-            | Self::Write { path, .. } => path,
+            | Self::Write { path, .. }
+            | Self::Locked { path, .. }
+            | Self::FormatMismatch { path, .. }
+            | Self::NoLogNumber { path } => path,
         }
+    }
+}
+
+/// `legacy`, or `recyclable (log number N)`.
+fn describe(format: Format) -> String {
+    match format {
+        Format::Legacy => "legacy".into(),
+        Format::Recyclable { log_number } => format!("recyclable (log number {log_number})"),
     }
 }
 
@@ -151,14 +197,14 @@ impl fmt::Display for Error {
         match self {
             Self::Io {
                 operation, path, ..
-            } => write!(f, "{operation}: {}", path.display()),
-            Self::IsADirectory { path } => write!(f, "is a directory: {}", path.display()),
-            Self::NotAFile { path } => write!(f, "not a regular file: {}", path.display()),
+            } => write!(f, "{operation}: {}", EscapedPath::new(path)),
+            Self::IsADirectory { path } => write!(f, "is a directory: {}", EscapedPath::new(path)),
+            Self::NotAFile { path } => write!(f, "not a regular file: {}", EscapedPath::new(path)),
             Self::AlreadyExists { path, len } => {
                 write!(
                     f,
                     "log exists and is not empty ({len} bytes): {}",
-                    path.display()
+                    EscapedPath::new(path)
                 )
             }
             Self::TornTail {
@@ -168,7 +214,7 @@ impl fmt::Display for Error {
             } => write!(
                 f,
                 "log ends in {bytes} torn bytes at offset {offset} that hold no complete record: {}",
-                path.display()
+                EscapedPath::new(path)
             ),
             Self::StaleTail {
                 path,
@@ -179,16 +225,45 @@ impl fmt::Display for Error {
                 f,
                 "log ends at offset {offset} at a record of log number {log_number}, \
                  followed by {bytes} stale bytes of an earlier use of the file: {}",
-                path.display()
+                EscapedPath::new(path)
             ),
             Self::Damaged { path, first, count } => {
                 write!(f, "log is damaged ({first}")?;
                 if *count > 1 {
                     write!(f, "; {count} damaged regions in all")?;
                 }
-                write!(f, "): {}", path.display())
+                write!(f, "): {}", EscapedPath::new(path))
             }
-            Self::Write { path, .. } => write!(f, "cannot write log: {}", path.display()),
+            Self::Write { path, .. } => write!(f, "cannot write log: {}", EscapedPath::new(path)),
+            Self::Locked { path, waited } => {
+                write!(f, "another writer holds the log's lock")?;
+                if let Some(waited) = waited {
+                    write!(f, " (waited {:.1} s)", waited.as_secs_f64())?;
+                }
+                write!(f, ": {}", EscapedPath::new(path))
+            }
+            Self::FormatMismatch {
+                path,
+                found,
+                wanted,
+            } => {
+                let wanted = match wanted {
+                    Some(format) => describe(*format),
+                    None => "recyclable".into(),
+                };
+                write!(
+                    f,
+                    "log is {}, not {wanted} as asked: {}",
+                    describe(*found),
+                    EscapedPath::new(path)
+                )
+            }
+            Self::NoLogNumber { path } => write!(
+                f,
+                "the log number of a recyclable log is not known (none given, none in the \
+                 file's name as in 000042.log): {}",
+                EscapedPath::new(path)
+            ),
         }
     }
 }

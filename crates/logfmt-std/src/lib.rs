@@ -25,8 +25,9 @@
 //!   is and how long) once it is complete, to be streamed by a second read from its offset.
 //!   In a recyclable log, the end of a recycled file's new records is the end of the log,
 //!   even where the earlier use's bytes resume in the middle of a chunk, as RocksDB reads it.
-//! - [`split`] and [`par_scan`] — a log cut into byte ranges read in parallel (rayon); the
-//!   ranges return every record of a sequential read exactly once, damaged logs included.
+//! - [`split`], [`par_scan`] and [`par_scan_file`] — a log cut into byte ranges read in
+//!   parallel (rayon); the ranges return every record of a sequential read exactly once,
+//!   damaged logs included. A file is read with positioned reads, never mapped.
 //! - [`MappedLog`] — a memory-mapped log (memmap2) whose records in one chunk are slices of the
 //!   map ([`MappedLog::records`] is an [`Iterator`]).
 //! - [`StdSource`] — a [`BlockSource`] over any [`std::io::Read`], with an owned 32 KiB block
@@ -38,9 +39,30 @@
 //! - Flash images: [`ReadOptions::erased`] (`0xFF` or `0x00`) reads an erased region as
 //!   "nothing written here" rather than damage.
 //!
-//! Files: [`LogFile`] — opening a log to read it, creating one (refusing to overwrite a
-//! non-empty file unless asked to), with an [`Error`] that names the file; [`StdSink`] — a
-//! [`Sink`] over any [`std::io::Write`].
+//! Files: [`LogFile`] — opening a log to read it, with an [`Error`] that names the file
+//! (escaped: [`EscapedPath`]); [`StdSink`] — a [`Sink`] over any [`std::io::Write`].
+//!
+//! # Nothing lost
+//!
+//! - **One writer at a time.** Every way of writing a log file — [`LogWriter::create`],
+//!   [`LogWriter::overwrite`], [`LogWriter::append`] and [`AtomicLog`] — takes an exclusive
+//!   advisory lock on the log (`flock`, through the `fs4` crate, since the MSRV predates
+//!   `File::try_lock`) before it reads or changes anything, and holds it for as long as it
+//!   has the file open. A second writer is refused at once ([`Error::Locked`]) or waits
+//!   ([`WriterOptions::lock_wait`], [`LockWait`]). Readers never take it and are never
+//!   blocked: a log being appended to reads as a prefix, possibly ending in a torn tail (the
+//!   record being written), which a tailing reader waits out. An advisory lock cannot stop a
+//!   writer that does not take it (LevelDB's own writer, `cat >>`), and on network file
+//!   systems (NFS) it may only be seen on one machine: keep one writer by other means there.
+//! - **Outputs never destroy inputs.** [`AtomicLog`] writes a new log to a temporary file
+//!   beside its destination, syncs it, renames it over the destination and syncs the
+//!   directory; a failure leaves the destination as it was and no temporary file behind.
+//!   [`LogFile::is_same_file`] tells whether a destination is an input (same device and
+//!   inode: hard links, symbolic links, `/proc/self/fd/N`).
+//! - **Appends survive crashes.** A record [`LogWriter`] has synced ([`SyncPolicy`]) is in
+//!   the log after a crash; one it had only flushed survives a killed process but not a power
+//!   cut. A crash leaves at most a torn tail, which [`LogWriter::append`] refuses to write
+//!   after, or cuts off exactly when asked ([`TornTailPolicy::Truncate`]).
 //!
 //! The whole public API of [`logfmt_core`] is re-exported here, so this crate is all a host
 //! program needs.
@@ -87,20 +109,19 @@
 //! The core readers, over a file:
 //!
 //! ```
-//! use logfmt_std::{Event, FragmentReader, Item, LogFile, ReadOptions, Reader};
+//! use logfmt_std::{
+//!     Event, FragmentReader, Item, LogFile, LogWriter, ReadOptions, Reader, WriterOptions,
+//! };
 //!
 //! let dir = tempfile::tempdir()?;
 //! let path = dir.path().join("000003.log");
 //!
 //! // Write two records; the second spans two blocks.
-//! let log = LogFile::create(&path)?;
-//! let mut writer = log.writer();
+//! let mut writer = LogWriter::create(&path, &WriterOptions::new())?;
 //! for record in [&b"hello"[..], &[7u8; 40_000]] {
-//!     writer.add_record(record).map_err(|e| log.write_error(e))?;
+//!     writer.add_record(record)?;
 //! }
-//! writer.flush().map_err(|e| log.write_error(e))?;
-//! log.sync()?;
-//! drop(writer);
+//! writer.close()?;
 //!
 //! // Read whole records back, assembling fragmented ones in a buffer.
 //! let log = LogFile::open(&path)?;
@@ -131,8 +152,12 @@
 //! ```
 
 mod append;
+mod atomic;
+mod create;
 mod error;
+mod escape;
 mod file;
+mod lock;
 mod mmap;
 mod reader;
 mod recovery;
@@ -141,9 +166,12 @@ mod source;
 mod split;
 mod writer;
 
-pub use append::{AppendOptions, AppendReport, StaleTail, TornTailPolicy};
+pub use append::{AppendFormat, AppendOptions, AppendReport, Kept, StaleTail, TornTailPolicy};
+pub use atomic::{AtomicLog, AtomicOptions};
 pub use error::{Error, Operation};
-pub use file::{FileWriter, LogFile};
+pub use escape::{Escaped, EscapedPath};
+pub use file::{LogFile, log_number_in_name};
+pub use lock::{LockWait, is_same_file};
 pub use logfmt_core::*;
 pub use mmap::{MappedEntry, MappedLog, MappedRecord, MappedRecords};
 pub use reader::{Bounded, Entry, LogReader, ReaderOptions};
@@ -152,7 +180,7 @@ pub use recovery::{
 };
 pub use sink::StdSink;
 pub use source::StdSource;
-pub use split::{par_scan, split};
+pub use split::{ReadAt, par_scan, par_scan_file, split};
 pub use writer::{
     FlushPolicy, LogWriter, SyncPolicy, SyncWrite, WriteError, WriteOperation, WriterOptions,
 };

@@ -7,7 +7,7 @@ use logfmt_core::Sink;
 /// A [`Sink`] over any [`std::io::Write`]: each run of bytes from the
 /// [`Writer`](logfmt_core::Writer) is written with [`Write::write_all`], and the writer's
 /// flush is [`Write::flush`] (which does not make the data durable: see
-/// [`LogFile::sync`](crate::LogFile::sync)).
+/// [`LogWriter::sync`](crate::LogWriter::sync)).
 ///
 /// The writer hands over whole blocks, so an unbuffered [`File`](std::fs::File) is a good
 /// destination; a [`BufWriter`](std::io::BufWriter) only helps when records are flushed one by

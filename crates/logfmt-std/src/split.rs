@@ -8,12 +8,15 @@
 //! So ranges that cover a log without overlapping return every record a sequential read
 //! returns, exactly once, on damaged logs too.
 
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom};
 use std::ops::Range;
 
 use logfmt_core::SliceSource;
 use rayon::prelude::{IntoParallelRefIterator, ParallelIterator};
 
 use crate::reader::{LogReader, ReaderOptions};
+use crate::source::StdSource;
 
 /// Splits `0..len` into `parts` (at least one) consecutive ranges of nearly equal size. With
 /// more parts than bytes, some ranges are empty.
@@ -67,4 +70,104 @@ where
             scan(range.clone(), LogReader::from_slice(log, &options))
         })
         .collect()
+}
+
+/// Reads the log in `file` in `ranges` in parallel (rayon), as [`par_scan`] reads a log in
+/// memory: calls `scan` with each range and a reader limited to it; returns the results in
+/// the order of `ranges`.
+///
+/// Each range is read with positioned reads (`pread`) of its own, so the file is neither
+/// mapped nor held in memory: a file truncated while it is read ends early (the reader sees
+/// a torn tail, or a read error), never a signal.
+///
+/// ```
+/// use logfmt_std::{Entry, LogWriter, ReaderOptions, WriterOptions, par_scan_file, split};
+///
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("000001.log");
+/// let mut writer = LogWriter::create(&path, &WriterOptions::new())?;
+/// for i in 0..1000u32 {
+///     writer.add_record(&i.to_le_bytes().repeat(i as usize % 50))?;
+/// }
+/// writer.close()?;
+/// let file = std::fs::File::open(&path)?;
+/// let ranges = split(file.metadata()?.len(), 4);
+/// let counts = par_scan_file(&file, &ReaderOptions::new(), &ranges, |_, mut reader| {
+///     let mut n = 0;
+///     while let Ok(Some(entry)) = reader.next() {
+///         n += u32::from(matches!(entry, Entry::Record(_)));
+///     }
+///     n
+/// });
+/// assert_eq!(counts.iter().sum::<u32>(), 1000);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn par_scan_file<'f, T, F>(
+    file: &'f File,
+    options: &ReaderOptions,
+    ranges: &[Range<u64>],
+    scan: F,
+) -> Vec<T>
+where
+    T: Send,
+    F: Fn(Range<u64>, LogReader<StdSource<ReadAt<'f>>>) -> T + Sync,
+{
+    ranges
+        .par_iter()
+        .map(|range| {
+            let options = options.clone().range(range.clone());
+            let source = StdSource::seekable(ReadAt::new(file));
+            scan(range.clone(), LogReader::new(source, &options))
+        })
+        .collect()
+}
+
+/// A reader of an open file at a position of its own (`pread`): readers of one file in
+/// several threads do not disturb one another. Made by [`par_scan_file`].
+#[derive(Debug)]
+pub struct ReadAt<'f> {
+    file: &'f File,
+    pos: u64,
+}
+
+impl<'f> ReadAt<'f> {
+    /// A reader of `file` from its start, not moving the file's own offset.
+    pub fn new(file: &'f File) -> Self {
+        Self { file, pos: 0 }
+    }
+}
+
+impl Read for ReadAt<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = read_at(self.file, buf, self.pos)?;
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+impl Seek for ReadAt<'_> {
+    fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
+        let target = match to {
+            SeekFrom::Start(at) => Some(at),
+            SeekFrom::Current(delta) => self.pos.checked_add_signed(delta),
+            SeekFrom::End(delta) => self.file.metadata()?.len().checked_add_signed(delta),
+        };
+        self.pos = target.ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "seek before the start of the file",
+            )
+        })?;
+        Ok(self.pos)
+    }
+}
+
+#[cfg(unix)]
+fn read_at(file: &File, buf: &mut [u8], pos: u64) -> io::Result<usize> {
+    std::os::unix::fs::FileExt::read_at(file, buf, pos)
+}
+
+#[cfg(windows)]
+fn read_at(file: &File, buf: &mut [u8], pos: u64) -> io::Result<usize> {
+    std::os::windows::fs::FileExt::seek_read(file, buf, pos)
 }

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use logfmt_core::{BLOCK_SIZE, Format, WriteOptions, Writer, Written};
 
+use crate::lock::LockWait;
 use crate::sink::StdSink;
 
 /// A destination that can make written bytes durable: a [`File`] (`fdatasync`), or memory.
@@ -104,6 +105,10 @@ pub struct WriterOptions {
     pub flush: FlushPolicy,
     /// Whether [`close`](LogWriter::close) syncs. Default `true`.
     pub sync_on_close: bool,
+    /// What the file constructors ([`LogWriter::create`], [`LogWriter::overwrite`],
+    /// [`LogWriter::append`], [`AtomicLog`](crate::AtomicLog)) do when another writer holds
+    /// the log's lock. Default [`LockWait::Refuse`].
+    pub lock_wait: LockWait,
 }
 
 impl WriterOptions {
@@ -149,6 +154,13 @@ impl WriterOptions {
     #[must_use]
     pub fn sync_on_close(mut self, sync: bool) -> Self {
         self.sync_on_close = sync;
+        self
+    }
+
+    /// Sets [`lock_wait`](Self::lock_wait).
+    #[must_use]
+    pub fn lock_wait(mut self, wait: LockWait) -> Self {
+        self.lock_wait = wait;
         self
     }
 }
@@ -263,6 +275,11 @@ type Inner<W> = Writer<StdSink<W>, Box<[u8; BLOCK_SIZE]>>;
 ///
 /// [`close`](Self::close) flushes, syncs (unless [`WriterOptions::sync_on_close`] is off) and
 /// gives the destination back. Dropping the writer flushes what is buffered, ignoring errors.
+///
+/// A writer made by [`create`](Self::create), [`overwrite`](Self::overwrite) or
+/// [`append`](Self::append) holds the log's exclusive writer lock for as long as the file is
+/// open (until the writer, or the file [`close`](Self::close) gives back, is dropped): one
+/// writer at a time (see [`LockWait`]). Readers take no lock.
 ///
 /// ```
 /// use logfmt_std::{LogWriter, SyncPolicy, WriterOptions};
@@ -395,6 +412,11 @@ impl<W: SyncWrite> LogWriter<W> {
     /// The log's length: every byte laid out so far, written or buffered.
     pub fn position(&self) -> u64 {
         self.inner.as_ref().map_or(0, Writer::position)
+    }
+
+    /// The chunk format written.
+    pub fn format(&self) -> Format {
+        self.options.format
     }
 
     /// Bytes laid out but not yet handed to the destination (less than a block).

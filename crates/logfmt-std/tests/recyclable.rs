@@ -7,8 +7,8 @@ use std::fs;
 
 use common::{Seen, drain, record};
 use logfmt_std::{
-    AppendOptions, BLOCK_SIZE, Bounded, Damage, DamageKind, Ending, Error, Format, LogEnd,
-    LogReader, LogWriter, ReadError, ReadFormat, ReadOptions, ReaderOptions, RecoveryMode,
+    AppendFormat, AppendOptions, BLOCK_SIZE, Bounded, Damage, DamageKind, Ending, Error, Format,
+    LogEnd, LogReader, LogWriter, ReadError, ReadFormat, ReadOptions, ReaderOptions, RecoveryMode,
     TornTailPolicy, WriterOptions,
 };
 
@@ -344,11 +344,109 @@ fn appending_to_a_recyclable_log() -> TestResult {
         Some(Ending::Log(LogEnd::Clean { .. }))
     ));
 
-    // A whole file of another log number: stale from its first byte.
+    // A whole file of another log number is not stale: it is a log of that number, and
+    // continuing it with this one is refused, whatever the policy, leaving it as it was.
     fs::write(&path, &old)?;
-    let refused = LogWriter::append(&path, &options).err();
+    for policy in [TornTailPolicy::Refuse, TornTailPolicy::Truncate] {
+        let refused = LogWriter::append(&path, &options.clone().torn_tail(policy)).err();
+        assert!(
+            matches!(
+                refused,
+                Some(Error::FormatMismatch {
+                    found: Format::Recyclable { log_number: 4 },
+                    wanted: Some(Format::Recyclable { log_number: 10 }),
+                    ..
+                })
+            ),
+            "{refused:?}"
+        );
+        assert_eq!(fs::read(&path)?, old);
+    }
+    Ok(())
+}
+
+/// `seq 1 1000 | logfmt write --format recyclable 000050.log`, then an append with log number
+/// 51 called the whole log stale and truncating it deleted every record.
+#[test]
+fn a_log_number_mismatch_never_destroys_a_log() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("000050.log");
+    let data = log(recyclable(50), &[5; 1000], 1);
+    fs::write(&path, &data)?;
+    let truncate = AppendOptions::new()
+        .writer(WriterOptions::new().format(recyclable(51)))
+        .torn_tail(TornTailPolicy::Truncate);
+    let refused = LogWriter::append(&path, &truncate).err();
+    let text = refused
+        .as_ref()
+        .map(ToString::to_string)
+        .unwrap_or_default();
     assert!(
-        matches!(refused, Some(Error::StaleTail { offset: 0, .. })),
+        text.starts_with("log is recyclable (log number 50), not recyclable (log number 51)"),
+        "{text}"
+    );
+    assert_eq!(fs::read(&path)?, data);
+
+    // A copy under another name is still log 50: its own number is continued, whatever the
+    // name says.
+    let copy = dir.path().join("000099.log");
+    fs::write(&copy, &data)?;
+    for (format, records) in [
+        (AppendFormat::Log, 1000),
+        (AppendFormat::RecyclableLog, 1001),
+    ] {
+        let options = AppendOptions::new().format(format);
+        let (mut writer, report) = LogWriter::append(&copy, &options)?;
+        assert_eq!(report.format, recyclable(50), "{format:?}");
+        assert_eq!((report.records, report.stale), (records, None));
+        writer.add_record(b"x")?;
+        writer.close()?;
+    }
+    let after = fs::read(&copy)?;
+    let seen = drain(&mut LogReader::from_slice(&after, &reading(50)));
+    assert_eq!(seen.len(), 1002);
+
+    // A legacy log is not continued as a recyclable one, nor the other way round.
+    let legacy = dir.path().join("000007.log");
+    fs::write(&legacy, log(Format::Legacy, &[3; 3], 1))?;
+    let refused = LogWriter::append(
+        &legacy,
+        &AppendOptions::new().format(AppendFormat::RecyclableLog),
+    )
+    .err();
+    assert!(
+        matches!(
+            refused,
+            Some(Error::FormatMismatch {
+                found: Format::Legacy,
+                wanted: None,
+                ..
+            })
+        ),
+        "{refused:?}"
+    );
+    let refused = LogWriter::append(&copy, &AppendOptions::new()).err();
+    assert!(
+        matches!(
+            refused,
+            Some(Error::FormatMismatch {
+                wanted: Some(Format::Legacy),
+                ..
+            })
+        ),
+        "{refused:?}"
+    );
+
+    // An empty log takes the number in its name, or none is known.
+    let empty = dir.path().join("000012.log");
+    let options = AppendOptions::new().format(AppendFormat::RecyclableLog);
+    let (writer, report) = LogWriter::append(&empty, &options)?;
+    assert_eq!(report.format, recyclable(12));
+    drop(writer);
+    let unnamed = dir.path().join("wal");
+    let refused = LogWriter::append(&unnamed, &options).err();
+    assert!(
+        matches!(refused, Some(Error::NoLogNumber { .. })),
         "{refused:?}"
     );
     Ok(())

@@ -24,7 +24,11 @@ fn note(path: &Path, damage: &Damage) {
 fn say(path: &Path, message: &str) {
     let mut stderr = std::io::stderr().lock();
     // Nothing useful can be done if standard error is gone.
-    let _ = writeln!(stderr, "logfmt: {}: {message}", path.display());
+    let _ = writeln!(
+        stderr,
+        "logfmt: {}: {message}",
+        logfmt_std::EscapedPath::new(path)
+    );
 }
 
 /// `n word` or `n words`.

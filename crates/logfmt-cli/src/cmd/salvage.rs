@@ -4,13 +4,13 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 
 use logfmt_std::{
-    Damage, Format, LogFile, LogReader, LogWriter, ReadFormat, ReadOptions, ReaderOptions,
-    RecoveryMode, WriterOptions,
+    AtomicLog, AtomicOptions, Damage, EscapedPath, Format, LogFile, LogReader, ReadFormat,
+    ReadOptions, ReaderOptions, RecoveryMode, WriterOptions,
 };
 
 use crate::error::CliError;
 use crate::format::FormatArgs;
-use crate::options::Erased;
+use crate::options::{Erased, WaitArgs};
 use crate::output::Json;
 use crate::progress::Progress;
 use crate::scan::{Found, UNLIMITED, scan};
@@ -18,10 +18,16 @@ use crate::scan::{Found, UNLIMITED, scan};
 /// Copy every record that can be recovered from a log into a new, clean log.
 ///
 /// IN is read past every damaged region (LevelDB's resynchronisation, as --recovery skip
-/// reads it); each complete record is written to OUT, which is then synced. OUT is refused
-/// if it exists and is not empty (exit status 1) unless --force is given. What was lost is
-/// reported: each damaged region with its offset, size and reason. Exit status 0 when the
-/// salvage is done, even if something was lost.
+/// reads it); each complete record is written to a temporary file beside OUT, which is
+/// synced and then renamed over OUT (and the directory synced): OUT is replaced whole, or
+/// left as it was if anything fails, with no temporary file left behind. OUT is refused if
+/// it exists and is not empty (exit status 1) unless --force is given, and always if it is
+/// IN itself (the same file under any name: a hard link, a symbolic link, /proc/self/fd/N).
+/// What was lost is reported: each damaged region with its offset, size and reason. Exit
+/// status 0 when the salvage is done, even if something was lost.
+///
+/// While it writes, salvage holds OUT's writer lock (if OUT exists), as `write` does:
+/// another writer of OUT fails at once (exit status 2) unless --wait is given.
 ///
 /// OUT is written in IN's format: a recyclable log (--format recyclable, or auto on a file
 /// that is) is copied into a recyclable log with the same log number; otherwise OUT is a
@@ -35,9 +41,11 @@ pub(crate) struct SalvageArgs {
     /// One JSON object (keys above).
     #[arg(long)]
     json: bool,
-    /// Overwrite OUT even if it is not empty.
+    /// Replace OUT even if it is not empty (once the new log is complete).
     #[arg(long)]
     force: bool,
+    #[command(flatten)]
+    wait: WaitArgs,
     /// Read a flash image whose erased bytes are 0xFF (ff) or 0x00 (00).
     #[arg(long, value_enum, value_name = "BYTE")]
     erased: Option<Erased>,
@@ -54,7 +62,7 @@ pub(crate) struct SalvageArgs {
 /// Runs `salvage`.
 pub(crate) fn run(args: &SalvageArgs) -> Result<(), CliError> {
     let log = LogFile::open(&args.input)?;
-    if same_file(&args.input, &args.output) {
+    if log.is_same_file(&args.output)? {
         return Err(CliError::SameFile {
             path: args.output.clone(),
         });
@@ -68,21 +76,16 @@ pub(crate) fn run(args: &SalvageArgs) -> Result<(), CliError> {
     let options = ReaderOptions::new()
         .read(read)
         .recovery(RecoveryMode::SkipAnyCorruptedRecords);
-    let writer_options = WriterOptions::new().format(format);
-    let mut writer = if args.force {
-        LogWriter::overwrite(&args.output, &writer_options)?
-    } else {
-        LogWriter::create(&args.output, &writer_options).map_err(|e| match e {
-            logfmt_std::Error::AlreadyExists { .. } => {
-                CliError::Hinted(e, "use --force to overwrite it")
-            }
-            e => e.into(),
-        })?
-    };
-    let write_error = |source| logfmt_std::Error::Write {
-        path: args.output.clone(),
-        source,
-    };
+    let writer_options = WriterOptions::new()
+        .format(format)
+        .lock_wait(args.wait.lock_wait());
+    let atomic = AtomicOptions::new()
+        .writer(writer_options)
+        .replace(args.force);
+    let mut writer = AtomicLog::create(&args.output, &atomic).map_err(|e| match e {
+        logfmt_std::Error::AlreadyExists { .. } => CliError::Hinted(e, "use --force to replace it"),
+        e => e.into(),
+    })?;
     let mut reader = LogReader::new(log.source(), &options);
     let (mut records, mut payload) = (0u64, 0u64);
     let mut lost: Vec<Damage> = Vec::new();
@@ -96,7 +99,7 @@ pub(crate) fn run(args: &SalvageArgs) -> Result<(), CliError> {
         |found| -> Result<(), CliError> {
             match found {
                 Found::Record { data, .. } => {
-                    writer.add_record(data).map_err(write_error)?;
+                    writer.add_record(data).map_err(CliError::unchanged)?;
                     records += 1;
                     payload += data.len() as u64;
                 }
@@ -112,7 +115,8 @@ pub(crate) fn run(args: &SalvageArgs) -> Result<(), CliError> {
         },
     )?;
     drop(progress);
-    writer.close().map_err(write_error)?;
+    // A read error ends IN there: what was read before it is kept, as for damage.
+    writer.commit().map_err(CliError::unchanged)?;
     let lost_bytes: u64 = lost.iter().map(|d| d.bytes).sum();
     let mut out = io::stdout().lock();
     if args.json {
@@ -131,10 +135,10 @@ pub(crate) fn run(args: &SalvageArgs) -> Result<(), CliError> {
         writeln!(
             out,
             "{}: {} ({} of payload) copied to {}",
-            args.input.display(),
+            EscapedPath::new(&args.input),
             plural(records, "record"),
             plural(payload, "byte"),
-            args.output.display()
+            EscapedPath::new(&args.output)
         )?;
         if lost.is_empty() {
             writeln!(out, "nothing was lost")?;
@@ -165,12 +169,4 @@ pub(crate) fn run(args: &SalvageArgs) -> Result<(), CliError> {
         return Err(log.read_error(error).into());
     }
     Ok(())
-}
-
-/// Whether `a` and `b` name the same existing file.
-fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
-    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => false,
-    }
 }

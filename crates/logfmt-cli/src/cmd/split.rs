@@ -3,7 +3,7 @@
 use std::io::{self, Write};
 use std::path::PathBuf;
 
-use logfmt_std::{Bounded, LogFile, MappedLog, ReadOptions, ReaderOptions};
+use logfmt_std::{Bounded, LogFile, ReadOptions, ReaderOptions, par_scan_file};
 
 use crate::error::CliError;
 use crate::format::FormatArgs;
@@ -32,7 +32,7 @@ pub(crate) struct SplitArgs {
     erased: Option<Erased>,
     #[command(flatten)]
     format: FormatArgs,
-    /// The log file (a regular file: it is memory-mapped).
+    /// The log file (a regular file: each range is read with positioned reads of its own).
     #[arg(value_name = "FILE")]
     file: PathBuf,
 }
@@ -43,22 +43,39 @@ struct Part {
     records: u64,
     payload: u64,
     damage: u64,
+    /// Reading the range failed.
+    error: Option<std::io::Error>,
 }
 
 /// Runs `split`.
 pub(crate) fn run(args: &SplitArgs) -> Result<(), CliError> {
-    let log = MappedLog::open(&args.file)?;
+    let log = LogFile::open(&args.file)?;
+    if !log.is_regular() {
+        return Err(logfmt_std::Error::NotAFile {
+            path: args.file.clone(),
+        }
+        .into());
+    }
     // Every range reads with the format decided from the start of the file.
     let read = ReadOptions::new().erased(args.erased.map(Erased::byte));
-    let read = args
-        .format
-        .read_options(&LogFile::open(&args.file)?, read)?;
+    let read = args.format.read_options(&log, read)?;
     let options = ReaderOptions::new().read(read);
     let parts = usize::try_from(args.parts).unwrap_or(usize::MAX);
-    let results = log.par_scan(&options, parts, |range, mut reader| {
+    let len = log.len_at_open();
+    let ranges = logfmt_std::split(len, parts);
+    let results = par_scan_file(log.file(), &options, &ranges, |range, mut reader| {
         let mut part = Part::default();
         // Records are only counted: none is assembled.
-        while let Ok(Some(entry)) = reader.next_bounded(0) {
+        loop {
+            let entry = match reader.next_bounded(0) {
+                Ok(Some(entry)) => entry,
+                Ok(None) => break,
+                Err(logfmt_std::ReadError::Io(e)) => {
+                    part.error = Some(e);
+                    break;
+                }
+                Err(_) => break,
+            };
             match entry {
                 Bounded::Record(record) => {
                     part.records += 1;
@@ -74,6 +91,10 @@ pub(crate) fn run(args: &SplitArgs) -> Result<(), CliError> {
         }
         (range, part)
     });
+    let mut results = results;
+    if let Some(error) = results.iter_mut().find_map(|(_, part)| part.error.take()) {
+        return Err(log.read_error(error).into());
+    }
     let total: u64 = results.iter().map(|(_, p)| p.records).sum();
     let mut out = io::stdout().lock();
     if args.json {
@@ -90,7 +111,7 @@ pub(crate) fn run(args: &SplitArgs) -> Result<(), CliError> {
             })
             .collect();
         let doc = Json::obj([
-            ("bytes", log.len().into()),
+            ("bytes", len.into()),
             ("records", total.into()),
             ("ranges", Json::Arr(ranges)),
         ]);

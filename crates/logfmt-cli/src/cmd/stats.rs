@@ -1,5 +1,6 @@
 //! `logfmt stats`: what a log holds, in numbers.
 
+use std::collections::BTreeMap;
 use std::io::{self, Write};
 use std::path::PathBuf;
 
@@ -89,6 +90,42 @@ impl<S: BlockSource> BlockSource for Counted<S> {
     }
 }
 
+/// Record sizes, as a histogram: the exact median in memory that grows with the number of
+/// distinct sizes, not of records (a log of n distinct sizes holds at least n²/2 bytes of
+/// payload, so at most about the square root of twice the log's size).
+#[derive(Debug, Default)]
+struct Sizes {
+    /// How many records have each size.
+    counts: BTreeMap<u64, u64>,
+    count: u64,
+    total: u64,
+}
+
+impl Sizes {
+    fn add(&mut self, size: u64) {
+        *self.counts.entry(size).or_insert(0) += 1;
+        self.count += 1;
+        self.total = self.total.saturating_add(size);
+    }
+
+    /// The smallest, the median (the lower one of an even count) and the largest size.
+    fn min_median_max(&self) -> Option<(u64, u64, u64)> {
+        let min = *self.counts.keys().next()?;
+        let max = *self.counts.keys().next_back()?;
+        let at = (self.count - 1) / 2;
+        let mut seen = 0;
+        let median = self
+            .counts
+            .iter()
+            .find(|&(_, &n)| {
+                seen += n;
+                seen > at
+            })
+            .map_or(max, |(&size, _)| size);
+        Some((min, median, max))
+    }
+}
+
 /// Runs `stats`.
 pub(crate) fn run(args: &StatsArgs) -> Result<(), CliError> {
     let log = LogFile::open(&args.file)?;
@@ -104,15 +141,15 @@ pub(crate) fn run(args: &StatsArgs) -> Result<(), CliError> {
         .read(read)
         .recovery(RecoveryMode::SkipAnyCorruptedRecords);
     let mut reader = LogReader::new(source, &options);
-    let mut sizes = Vec::new();
+    let mut sizes = Sizes::default();
     let mut damage: Vec<Damage> = Vec::new();
     let mut read_error = None;
     let progress = Progress::bytes("stats", log.len_at_open());
     // Only sizes are needed: no record is held in memory.
     let outcome = scan(&mut reader, &progress, 0, |found| -> Result<(), CliError> {
         match found {
-            Found::Record { data, .. } => sizes.push(data.len() as u64),
-            Found::Oversized(record) => sizes.push(record.len),
+            Found::Record { data, .. } => sizes.add(data.len() as u64),
+            Found::Oversized(record) => sizes.add(record.len),
             Found::Damage(d) => damage.push(d),
             Found::ReadError { error, .. } => read_error = Some(error),
         }
@@ -139,11 +176,8 @@ pub(crate) fn run(args: &StatsArgs) -> Result<(), CliError> {
     let layout = counted.layout;
     let stale =
         old.map(|(offset, log_number)| (offset, layout.bytes.saturating_sub(offset), log_number));
-    sizes.sort_unstable();
-    let size = |at: usize| sizes.get(at).copied().unwrap_or(0);
-    let record_size =
-        (!sizes.is_empty()).then(|| (size(0), size((sizes.len() - 1) / 2), size(sizes.len() - 1)));
-    let payload: u64 = sizes.iter().sum();
+    let record_size = sizes.min_median_max();
+    let payload = sizes.total;
     let damaged: u64 = damage.iter().map(|d| d.bytes).sum();
     let [full, first, middle, last] = layout.by_type;
     let mut out = io::stdout().lock();
@@ -151,7 +185,7 @@ pub(crate) fn run(args: &StatsArgs) -> Result<(), CliError> {
         let doc = Json::obj([
             ("bytes", layout.bytes.into()),
             ("blocks", layout.blocks.into()),
-            ("records", (sizes.len() as u64).into()),
+            ("records", sizes.count.into()),
             ("payload_bytes", payload.into()),
             (
                 "record_size",
@@ -227,7 +261,7 @@ pub(crate) fn run(args: &StatsArgs) -> Result<(), CliError> {
         ),
         (
             "records",
-            format!("{}, {} of payload", sizes.len(), plural(payload, "byte")),
+            format!("{}, {} of payload", sizes.count, plural(payload, "byte")),
         ),
         (
             "record sizes",
@@ -294,10 +328,55 @@ pub(crate) fn run(args: &StatsArgs) -> Result<(), CliError> {
             },
         ),
     ];
-    writeln!(out, "{}", log.path().display())?;
+    writeln!(out, "{}", logfmt_std::EscapedPath::new(log.path()))?;
     let width = rows.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
     for (key, value) in rows {
         writeln!(out, "  {key:<width$}  {value}")?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The sizes as the sorted list of every record's gave them.
+    fn by_sorting(sizes: &[u64]) -> Option<(u64, u64, u64)> {
+        let mut sorted = sizes.to_vec();
+        sorted.sort_unstable();
+        let n = sorted.len();
+        (n > 0).then(|| (sorted[0], sorted[(n - 1) / 2], sorted[n - 1]))
+    }
+
+    #[test]
+    fn the_histogram_median_is_the_sorted_lists() {
+        let cases: [&[u64]; 7] = [
+            &[],
+            &[5],
+            &[5, 1],
+            &[0, 0, 0, 9],
+            &[3, 1, 2],
+            &[7, 7, 1, 1, 1, 9, 9, 9, 9],
+            &[100, 0, 100, 0],
+        ];
+        for case in cases {
+            let mut sizes = Sizes::default();
+            for &size in case {
+                sizes.add(size);
+            }
+            assert_eq!(sizes.min_median_max(), by_sorting(case), "{case:?}");
+            assert_eq!(sizes.count, case.len() as u64);
+            assert_eq!(sizes.total, case.iter().sum::<u64>());
+        }
+    }
+
+    #[test]
+    fn many_records_of_few_sizes_take_few_entries() {
+        let mut sizes = Sizes::default();
+        for i in 0..1_000_000u64 {
+            sizes.add(i % 3);
+        }
+        assert_eq!(sizes.counts.len(), 3);
+        assert_eq!(sizes.min_median_max(), Some((0, 1, 2)));
+    }
 }

@@ -103,7 +103,7 @@ impl Summary {
         write!(
             out,
             "{}: {}, {} of payload, ",
-            file.display(),
+            logfmt_std::EscapedPath::new(file),
             plural(self.records, "record"),
             plural(self.payload_bytes, "byte"),
         )?;

@@ -1,31 +1,46 @@
 //! `logfmt write`: records from standard input written to a log.
 
 use std::io;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use logfmt_std::{AppendOptions, LogWriter, TornTailPolicy, WriterOptions};
+use logfmt_std::{
+    AppendFormat, AppendOptions, AtomicLog, AtomicOptions, Format, LogWriter, TornTailPolicy,
+    WriterOptions, log_number_in_name,
+};
 
 use crate::error::CliError;
-use crate::format::{WriteFormatName, write_format};
+use crate::format::{WriteFormatName, low_bits};
 use crate::input::{InputFormat, Records};
+use crate::options::WaitArgs;
 
 /// Write records read from standard input to a log file.
 ///
-/// Without --append, FILE is created; an existing non-empty FILE is refused (exit status 1,
-/// FILE unchanged) unless --force is given. Records are laid out exactly as LevelDB's log
-/// writer lays them out; the file is flushed and synced (fsync) at the end. If the framed
-/// input is malformed, the complete records before the bad frame are written and the status
-/// is 1.
+/// Without --append, a new log is written: to a temporary file beside FILE, which is synced
+/// and then renamed over FILE (and the directory synced), so FILE is replaced whole or not
+/// at all; a failed command leaves FILE as it was and no temporary file. An existing
+/// non-empty FILE is refused (exit status 1, FILE unchanged) unless --force is given.
+/// Records are laid out exactly as LevelDB's log writer lays them out. If the framed input
+/// is malformed, the complete records before the bad frame are written and the status is 1.
 ///
-/// With --append, FILE is read first and continued only where its last complete record ends:
-/// if it ends in a torn tail (a record cut short by a crash), it is refused (exit status 1,
-/// FILE unchanged) unless --truncate-torn-tail is given; a damaged log is always refused (use
-/// `logfmt salvage`).
+/// With --append, FILE is read first and continued in place, only where its last complete
+/// record ends: if it ends in a torn tail (a record cut short by a crash), it is refused
+/// (exit status 1, FILE unchanged) unless --truncate-torn-tail is given; a damaged log is
+/// always refused (use `logfmt salvage`). Records are flushed a block at a time and synced
+/// at the end: a write that is killed leaves the records it had flushed, then at most a
+/// torn tail. If writing fails (a full disk), the message says how many of the new records
+/// the log holds and where they end.
+///
+/// One writer at a time: every write takes an exclusive lock on FILE (flock) while it
+/// writes; a second writer fails at once (exit status 2) unless --wait is given. Readers
+/// take no lock. Locks are advisory: a program that does not take them (LevelDB itself,
+/// `cat >>`) is not stopped, and network file systems (NFS) may not share them.
 ///
 /// --format recyclable writes RocksDB's recyclable chunks, which carry the log number (the
 /// number in FILE's name, as in 000042.log, unless --log-number is given). --append continues
-/// a log in its own format and log number; in a recyclable log, the stale bytes an earlier
-/// use of the file left after the log's end are refused like a torn tail.
+/// a log in its own format and log number (its first chunk's, whatever FILE's name says); a
+/// --format or --log-number that differs from the log's own is refused (exit status 1). In
+/// a recyclable log, the stale bytes an earlier use of the file left after the log's end are
+/// refused like a torn tail.
 #[derive(Debug, clap::Args)]
 pub(crate) struct WriteArgs {
     /// Continue the log in FILE (created if missing) exactly as LevelDB's writer continues a
@@ -36,7 +51,7 @@ pub(crate) struct WriteArgs {
     /// record is among them) and append after the last complete record.
     #[arg(long, requires = "append")]
     truncate_torn_tail: bool,
-    /// Overwrite FILE even if it is not empty.
+    /// Replace FILE even if it is not empty (once the new log is complete).
     #[arg(long, conflicts_with = "append")]
     force: bool,
     /// How records are read from standard input.
@@ -50,93 +65,180 @@ pub(crate) struct WriteArgs {
     /// number in FILE's name (000042.log is log 42); with --append, the existing log's.
     #[arg(long, value_name = "N")]
     log_number: Option<u64>,
+    #[command(flatten)]
+    wait: WaitArgs,
     /// The log file to write.
     #[arg(value_name = "FILE")]
     file: PathBuf,
 }
 
-/// Refuses (as creating it would) a FILE that exists and is not empty, before any input is
-/// read.
-fn refuse_non_empty(path: &std::path::Path) -> Result<(), CliError> {
-    match std::fs::metadata(path) {
-        Ok(meta) if meta.is_file() && meta.len() > 0 => Err(logfmt_std::Error::AlreadyExists {
-            path: path.to_path_buf(),
-            len: meta.len(),
+/// Runs `write`.
+pub(crate) fn run(args: &WriteArgs) -> Result<(), CliError> {
+    refuse_stdin_as_output(&args.file)?;
+    let format = match (args.format, args.log_number) {
+        (Some(WriteFormatName::Legacy), Some(_)) => {
+            return Err(CliError::Usage(
+                "--log-number needs --format recyclable".into(),
+            ));
         }
-        .into()),
-        _ => Ok(()),
+        (_, Some(number)) => Some(Format::Recyclable {
+            log_number: low_bits(number),
+        }),
+        (Some(WriteFormatName::Legacy), None) => Some(Format::Legacy),
+        (Some(WriteFormatName::Recyclable), None) | (None, None) => None,
+    };
+    let options = WriterOptions::new().lock_wait(args.wait.lock_wait());
+    let records = Records::new(io::stdin().lock(), args.input);
+    if args.append {
+        append(args, options, format, records)
+    } else {
+        create(args, options, format, records)
     }
 }
 
-/// Runs `write`.
-pub(crate) fn run(args: &WriteArgs) -> Result<(), CliError> {
-    let format = write_format(&args.file, args.format, args.log_number, args.append)?;
-    let options = WriterOptions::new().format(format);
-    let mut records = Records::new(io::stdin().lock(), args.input);
+/// `write` without `--append`: a new log, put in place whole.
+fn create(
+    args: &WriteArgs,
+    options: WriterOptions,
+    format: Option<Format>,
+    mut records: Records<io::StdinLock<'_>>,
+) -> Result<(), CliError> {
+    let format = match (format, args.format) {
+        (Some(format), _) => format,
+        (None, Some(WriteFormatName::Recyclable)) => match log_number_in_name(&args.file) {
+            Some(number) => Format::Recyclable {
+                log_number: low_bits(number),
+            },
+            None => {
+                return Err(logfmt_std::Error::NoLogNumber {
+                    path: args.file.clone(),
+                }
+                .into());
+            }
+        },
+        (None, _) => Format::Legacy,
+    };
+    let atomic = AtomicOptions::new()
+        .writer(options.format(format))
+        .replace(args.force);
+    let mut log = AtomicLog::create(&args.file, &atomic)?;
     let mut record = Vec::new();
-    // A new log (or one replacing FILE) is created only once the input has yielded a whole
-    // record or ended cleanly: a command that fails on its input leaves FILE as it was.
-    let first = if args.append {
-        None
-    } else {
-        if !args.force {
-            refuse_non_empty(&args.file)?;
-        }
-        Some(records.next_into(&mut record)?)
-    };
-    let mut writer = if args.append {
-        let policy = if args.truncate_torn_tail {
-            TornTailPolicy::Truncate
-        } else {
-            TornTailPolicy::Refuse
-        };
-        let append = AppendOptions::new().writer(options).torn_tail(policy);
-        let (writer, report) = LogWriter::append(&args.file, &append)?;
-        if let Some(torn) = report.truncated {
-            super::say(
-                &args.file,
-                &format!(
-                    "truncated {} torn bytes at offset {} (no complete record was among them)",
-                    torn.bytes, torn.offset
-                ),
-            );
-        }
-        if let Some(stale) = report.stale {
-            super::say(
-                &args.file,
-                &format!(
-                    "truncated {} stale bytes at offset {} (left by an earlier use of the file; \
-                     the log ended at a record of log {})",
-                    stale.bytes, stale.offset, stale.log_number
-                ),
-            );
-        }
-        writer
-    } else if args.force {
-        LogWriter::overwrite(&args.file, &options)?
-    } else {
-        LogWriter::create(&args.file, &options)?
-    };
-    let write_error = |source| logfmt_std::Error::Write {
-        path: args.file.clone(),
-        source,
-    };
-    if first == Some(true) {
-        writer.add_record(&record).map_err(write_error)?;
-    }
+    let mut added = 0u64;
     // A record is added only once it has been read completely.
     let read = loop {
-        if first == Some(false) {
-            break Ok(());
-        }
         match records.next_into(&mut record) {
             Ok(true) => {
-                writer.add_record(&record).map_err(write_error)?;
+                log.add_record(&record).map_err(CliError::unchanged)?;
+                added += 1;
             }
             Ok(false) => break Ok(()),
             Err(e) => break Err(e),
         }
     };
-    writer.close().map_err(write_error)?;
+    if read
+        .as_ref()
+        .is_err_and(|e| !e.is_malformed() || added == 0)
+    {
+        // Standard input failed, or held no complete record before a bad frame: FILE is
+        // left as it was.
+        drop(log);
+        return Ok(read?);
+    }
+    log.commit().map_err(CliError::unchanged)?;
     Ok(read?)
+}
+
+/// `write --append`: the log continued in place.
+fn append(
+    args: &WriteArgs,
+    options: WriterOptions,
+    format: Option<Format>,
+    mut records: Records<io::StdinLock<'_>>,
+) -> Result<(), CliError> {
+    let (writer_options, append_format) = match (format, args.format) {
+        (Some(format), _) => (options.format(format), AppendFormat::Writer),
+        (None, Some(WriteFormatName::Recyclable)) => (options, AppendFormat::RecyclableLog),
+        (None, _) => (options, AppendFormat::Log),
+    };
+    let policy = if args.truncate_torn_tail {
+        TornTailPolicy::Truncate
+    } else {
+        TornTailPolicy::Refuse
+    };
+    let append = AppendOptions::new()
+        .writer(writer_options)
+        .torn_tail(policy)
+        .format(append_format);
+    let (mut writer, report) = LogWriter::append(&args.file, &append)?;
+    if let Some(torn) = report.truncated {
+        super::say(
+            &args.file,
+            &format!(
+                "truncated {} torn bytes at offset {} (no complete record was among them)",
+                torn.bytes, torn.offset
+            ),
+        );
+    }
+    if let Some(stale) = report.stale {
+        super::say(
+            &args.file,
+            &format!(
+                "truncated {} stale bytes at offset {} (left by an earlier use of the file; \
+                 the log ended at a record of log {})",
+                stale.bytes, stale.offset, stale.log_number
+            ),
+        );
+    }
+    let failed = |writer: &LogWriter<std::fs::File>, source| CliError::AppendFailed {
+        error: logfmt_std::Error::Write {
+            path: args.file.clone(),
+            source,
+        },
+        start: report.start,
+        kept: writer.kept(report.start).ok(),
+    };
+    let mut record = Vec::new();
+    // A record is added only once it has been read completely.
+    let read = loop {
+        match records.next_into(&mut record) {
+            Ok(true) => {
+                if let Err(source) = writer.add_record(&record) {
+                    return Err(failed(&writer, source));
+                }
+            }
+            Ok(false) => break Ok(()),
+            Err(e) => break Err(e),
+        }
+    };
+    if let Err(source) = writer.sync() {
+        return Err(failed(&writer, source));
+    }
+    writer.close().map_err(|source| logfmt_std::Error::Write {
+        path: args.file.clone(),
+        source,
+    })?;
+    Ok(read?)
+}
+
+/// Refuses to write the file standard input reads: appending to it would read its own
+/// records back without end.
+fn refuse_stdin_as_output(path: &Path) -> Result<(), CliError> {
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsFd;
+        let Ok(stdin) = io::stdin().as_fd().try_clone_to_owned() else {
+            return Ok(());
+        };
+        let stdin = std::fs::File::from(stdin);
+        if stdin.metadata().is_ok_and(|m| m.is_file())
+            && logfmt_std::is_same_file(&stdin, path).unwrap_or(false)
+        {
+            return Err(CliError::SameFile {
+                path: path.to_path_buf(),
+            });
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+    Ok(())
 }

@@ -1,0 +1,367 @@
+//! [`AtomicLog`]: a new log written beside its destination and put in place whole, or not at
+//! all.
+
+use std::fs::{self, File, OpenOptions};
+use std::io;
+use std::path::{Path, PathBuf};
+
+use logfmt_core::Written;
+use tempfile::TempPath;
+
+use crate::error::{Error, Operation};
+use crate::file::{check_kind, check_writable_kind, inspect};
+use crate::lock::{open_locked, still_named};
+use crate::writer::{LogWriter, WriterOptions};
+
+/// A new log written to a temporary file in its destination's directory, and put in place
+/// by [`commit`](Self::commit): the data is synced, the file renamed over the destination,
+/// and the directory synced. Until then the destination is untouched; a failure, or dropping
+/// an `AtomicLog` without committing it, removes the temporary file and leaves the
+/// destination as it was (a crash may leave the temporary file, named `.NAME.XXXXXX.tmp`).
+///
+/// Writers exclude one another:
+///
+/// - an existing destination is opened and its writer lock taken (as [`LogWriter::append`]
+///   takes it) for as long as the `AtomicLog` lives: a writer of it is refused
+///   ([`Error::Locked`]) or waits ([`WriterOptions::lock_wait`]), and a writer that waited
+///   for it goes on with the new file once this one is in place;
+/// - a destination that does not exist yet is claimed at the commit, by a rename that
+///   refuses to replace a file: if another writer created it meanwhile, the commit is
+///   refused ([`Error::AlreadyExists`]) and that writer's log is kept.
+///
+/// ```
+/// use logfmt_std::{AtomicLog, AtomicOptions, Error, LogFile};
+///
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("000001.log");
+/// std::fs::write(&path, b"old content")?;
+///
+/// // Refused: the destination is not empty.
+/// let refused = AtomicLog::create(&path, &AtomicOptions::new()).err();
+/// assert!(matches!(refused, Some(Error::AlreadyExists { .. })));
+///
+/// let mut log = AtomicLog::create(&path, &AtomicOptions::new().replace(true))?;
+/// log.add_record(b"new")?;
+/// assert_eq!(std::fs::read(&path)?, b"old content"); // not yet
+/// log.commit()?;
+/// assert_eq!(LogFile::open(&path)?.len_at_open(), 10);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct AtomicLog {
+    writer: LogWriter<File>,
+    /// The temporary file; removed when dropped, unless it was put in place.
+    temp: TempPath,
+    dest: PathBuf,
+    /// The destination as it was, with its writer lock; `None` if it did not exist.
+    held: Option<File>,
+}
+
+/// How an [`AtomicLog`] is written and put in place.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct AtomicOptions {
+    /// How the log is written. Its [`start`](WriterOptions::start) is ignored (0), and it is
+    /// always synced before it is put in place.
+    pub writer: WriterOptions,
+    /// Replace a destination that is not empty. Default `false`: it is refused
+    /// ([`Error::AlreadyExists`]); an empty one is replaced either way.
+    pub replace: bool,
+}
+
+impl Default for AtomicOptions {
+    fn default() -> Self {
+        Self {
+            writer: WriterOptions::new(),
+            replace: false,
+        }
+    }
+}
+
+impl AtomicOptions {
+    /// The defaults: a legacy log, a destination that is not empty refused.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets [`writer`](Self::writer).
+    #[must_use]
+    pub fn writer(mut self, writer: WriterOptions) -> Self {
+        self.writer = writer;
+        self
+    }
+
+    /// Sets [`replace`](Self::replace).
+    #[must_use]
+    pub fn replace(mut self, replace: bool) -> Self {
+        self.replace = replace;
+        self
+    }
+}
+
+impl AtomicLog {
+    /// Starts a new log to be put at `path`: takes the writer lock of the file there (if
+    /// any), checks it may be replaced, and creates the temporary file beside it.
+    ///
+    /// # Errors
+    /// [`Error::AlreadyExists`] (a destination that is not empty, without
+    /// [`replace`](AtomicOptions::replace)); [`Error::Locked`]; [`Error::IsADirectory`],
+    /// [`Error::NotAFile`] (a destination that is not a regular file); [`Error::Io`] (with
+    /// [`Operation::Create`] if the directory cannot take a new file).
+    pub fn create(path: impl AsRef<Path>, options: &AtomicOptions) -> Result<Self, Error> {
+        let dest = path.as_ref();
+        check_writable_kind(dest)?;
+        let held = open_locked(dest, options.writer.lock_wait, || {
+            match OpenOptions::new().read(true).open(dest) {
+                Ok(file) => Ok(Some(file)),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+                Err(e) => Err(Error::io(Operation::Open, dest, e)),
+            }
+        })?;
+        let mut permissions = None;
+        if let Some(existing) = &held {
+            let meta = inspect(existing, dest)?;
+            check_kind(&meta, dest)?;
+            if meta.len() > 0 && !options.replace {
+                return Err(Error::AlreadyExists {
+                    path: dest.into(),
+                    len: meta.len(),
+                });
+            }
+            permissions = Some(meta.permissions());
+        }
+        let dir = directory_of(dest);
+        let name = dest
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let prefix = format!(".{name}.");
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(&prefix).suffix(".tmp");
+        match permissions {
+            Some(permissions) => {
+                builder.permissions(permissions);
+            }
+            None => new_file_permissions(&mut builder),
+        }
+        let temp = builder
+            .tempfile_in(dir)
+            .map_err(|e| Error::io(Operation::Create, dest, without_path(e)))?;
+        let (file, temp) = temp.into_parts();
+        let writer_options = options.writer.clone().start(0).sync_on_close(true);
+        Ok(Self {
+            writer: LogWriter::new(file, &writer_options),
+            temp,
+            dest: dest.into(),
+            held,
+        })
+    }
+
+    /// Appends one record (see [`LogWriter::add_record`]).
+    ///
+    /// # Errors
+    /// [`Error::Write`] naming the destination. The destination is untouched.
+    pub fn add_record(&mut self, data: &[u8]) -> Result<Written, Error> {
+        self.writer.add_record(data).map_err(|source| Error::Write {
+            path: self.dest.clone(),
+            source,
+        })
+    }
+
+    /// The writer, for its other calls ([`pad_to`](LogWriter::pad_to),
+    /// [`position`](LogWriter::position), ...).
+    pub fn writer(&mut self) -> &mut LogWriter<File> {
+        &mut self.writer
+    }
+
+    /// Where the log is to be put.
+    pub fn path(&self) -> &Path {
+        &self.dest
+    }
+
+    /// The temporary file the log is written to until it is committed.
+    pub fn temporary_path(&self) -> &Path {
+        &self.temp
+    }
+
+    /// Puts the log in place: flushes and syncs it, renames it over the destination (or,
+    /// where there was none, to the destination if nothing has been put there meanwhile),
+    /// then syncs the directory. The destination's writer lock is released after.
+    ///
+    /// # Errors
+    /// [`Error::Write`] (flushing or syncing failed), [`Error::AlreadyExists`] (another
+    /// writer created the destination meanwhile), [`Error::Io`] with [`Operation::Rename`].
+    /// The temporary file is removed and the destination left as it was, except that a
+    /// failure to sync the directory after the rename leaves the new log in place, not
+    /// known to be durable.
+    pub fn commit(self) -> Result<(), Error> {
+        let Self {
+            writer,
+            temp,
+            dest,
+            held,
+        } = self;
+        let file = writer.close().map_err(|source| Error::Write {
+            path: dest.clone(),
+            source,
+        })?;
+        drop(file);
+        match &held {
+            Some(existing) => {
+                // Under the lock, the destination is still the file that was locked (a
+                // writer that replaces it takes the lock first).
+                let same = still_named(existing, &dest)
+                    .map_err(|e| Error::io(Operation::Rename, &dest, e))?;
+                if !same {
+                    return Err(Error::io(
+                        Operation::Rename,
+                        &dest,
+                        io::Error::other(
+                            "the destination was replaced by a writer that took no lock",
+                        ),
+                    ));
+                }
+                temp.persist(&dest)
+                    .map_err(|e| Error::io(Operation::Rename, &dest, e.error))?;
+            }
+            None => {
+                if let Err(e) = temp.persist_noclobber(&dest) {
+                    return Err(match fs::metadata(&dest) {
+                        Ok(meta) if e.error.kind() == io::ErrorKind::AlreadyExists => {
+                            Error::AlreadyExists {
+                                path: dest,
+                                len: meta.len(),
+                            }
+                        }
+                        _ => Error::io(Operation::Rename, &dest, e.error),
+                    });
+                }
+            }
+        }
+        sync_directory(directory_of(&dest)).map_err(|e| Error::io(Operation::Rename, &dest, e))?;
+        drop(held);
+        Ok(())
+    }
+}
+
+/// The operating system's error inside one that `tempfile` decorated with the temporary
+/// file's name (the message names the destination instead).
+fn without_path(error: io::Error) -> io::Error {
+    let raw = error
+        .get_ref()
+        .and_then(|inner| inner.source())
+        .and_then(|source| source.downcast_ref::<io::Error>())
+        .and_then(io::Error::raw_os_error);
+    match raw {
+        Some(code) => io::Error::from_raw_os_error(code),
+        None => error,
+    }
+}
+
+/// The directory a path's file is in (`.` for a bare name).
+fn directory_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    }
+}
+
+/// Makes a directory's entries durable (a file created or renamed in it). Not possible, and
+/// not needed, where directories cannot be opened as files.
+pub(crate) fn sync_directory(dir: &Path) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        File::open(dir)?.sync_all()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = dir;
+        Ok(())
+    }
+}
+
+/// Gives a new file read and write permission for all, less the process's umask (which the
+/// operating system applies), rather than the temporary file's owner-only default.
+fn new_file_permissions(builder: &mut tempfile::Builder<'_, '_>) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(fs::Permissions::from_mode(0o666));
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = builder;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+    fn entries(dir: &Path) -> io::Result<Vec<String>> {
+        let mut names: Vec<String> = fs::read_dir(dir)?
+            .map(|e| e.map(|e| e.file_name().to_string_lossy().into_owned()))
+            .collect::<Result<_, _>>()?;
+        names.sort();
+        Ok(names)
+    }
+
+    #[test]
+    fn nothing_is_in_place_until_the_commit_and_nothing_is_left_without_it() -> TestResult {
+        let dir = tempfile::tempdir()?;
+        let path = dir.path().join("new.log");
+        let mut log = AtomicLog::create(&path, &AtomicOptions::new())?;
+        log.add_record(&[1; 50_000])?;
+        assert!(!path.exists());
+        assert!(log.temporary_path().exists());
+        drop(log);
+        assert_eq!(entries(dir.path())?, Vec::<String>::new());
+
+        let mut log = AtomicLog::create(&path, &AtomicOptions::new())?;
+        log.add_record(b"kept")?;
+        log.commit()?;
+        assert_eq!(entries(dir.path())?, ["new.log"]);
+        assert_eq!(fs::metadata(&path)?.len(), 11);
+        Ok(())
+    }
+
+    #[test]
+    fn a_destination_created_meanwhile_is_kept() -> TestResult {
+        let dir = tempfile::tempdir()?;
+        let path = dir.path().join("raced.log");
+        let mut log = AtomicLog::create(&path, &AtomicOptions::new().replace(true))?;
+        log.add_record(b"late")?;
+        // Another writer puts a log there first.
+        fs::write(&path, b"first")?;
+        let refused = log.commit().err();
+        assert!(
+            matches!(refused, Some(Error::AlreadyExists { len: 5, .. })),
+            "{refused:?}"
+        );
+        assert_eq!(fs::read(&path)?, b"first");
+        assert_eq!(entries(dir.path())?, ["raced.log"]);
+        Ok(())
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_replaced_log_keeps_its_permissions_and_its_other_names_keep_the_old_one() -> TestResult {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir()?;
+        let path = dir.path().join("old.log");
+        fs::write(&path, b"old")?;
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o640))?;
+        let link = dir.path().join("link.log");
+        fs::hard_link(&path, &link)?;
+        let mut log = AtomicLog::create(&path, &AtomicOptions::new().replace(true))?;
+        log.add_record(b"new")?;
+        log.commit()?;
+        assert_eq!(fs::metadata(&path)?.permissions().mode() & 0o777, 0o640);
+        assert_eq!(fs::metadata(&path)?.len(), 10);
+        assert_eq!(fs::read(&link)?, b"old");
+        Ok(())
+    }
+}
