@@ -9,9 +9,9 @@ use logfmt_std::{
     RecoveryMode,
 };
 
-use super::dump::{Layout, View};
 use crate::error::CliError;
 use crate::format::FormatArgs;
+use crate::layout::{Layout, View};
 use crate::options::Erased;
 use crate::output::Json;
 use crate::progress::Progress;
