@@ -10,7 +10,7 @@ use crate::error::CliError;
 use crate::format::FormatArgs;
 use crate::layout::{Item, Layout, View, type_name, walk};
 use crate::options::Erased;
-use crate::output::Json;
+use crate::output::write_json_line;
 use crate::progress::Progress;
 
 /// Print every chunk of a log, and every region that is not a chunk.
@@ -61,8 +61,71 @@ struct Line {
     note: String,
 }
 
+/// One line of `--json`: the keys documented on [`DumpArgs`], in that order, after "kind".
+#[derive(Debug, serde::Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+enum Entry {
+    Chunk {
+        offset: u64,
+        block: u64,
+        #[serde(rename = "type")]
+        type_name: &'static str,
+        type_byte: u8,
+        length: u64,
+        checksum: &'static str,
+        stored_checksum: u32,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        log_number: Option<u32>,
+    },
+    Trailer(Region),
+    Torn(Region),
+    ZeroHeader(Region),
+    Erased(Region),
+    BadLength {
+        #[serde(flatten)]
+        region: Region,
+        declared: u16,
+    },
+    ChecksumMismatch {
+        #[serde(flatten)]
+        region: Region,
+        stored_checksum: u32,
+        computed_checksum: u32,
+    },
+    OldRecord {
+        #[serde(flatten)]
+        region: Region,
+        log_number: u32,
+    },
+    Stale(Region),
+    Summary {
+        bytes: u64,
+        blocks: u64,
+        chunks: u64,
+        full: u64,
+        first: u64,
+        middle: u64,
+        last: u64,
+        unknown: u64,
+        trailer_bytes: u64,
+        skipped_bytes: u64,
+        damaged_bytes: u64,
+        torn_bytes: u64,
+        stale_bytes: u64,
+    },
+}
+
+/// Where a region that is not a chunk lies.
+#[derive(Debug, serde::Serialize)]
+struct Region {
+    offset: u64,
+    block: u64,
+    /// To the end of the block (of the file, for a stale region).
+    length: u64,
+}
+
 /// A region line: `kind` at `offset`, `len` bytes.
-fn region(offset: u64, len: u64, kind: &'static str, note: String) -> (Line, Json) {
+fn region(offset: u64, len: u64, kind: &'static str, note: String) -> (Line, Region) {
     (
         Line {
             offset,
@@ -70,25 +133,25 @@ fn region(offset: u64, len: u64, kind: &'static str, note: String) -> (Line, Jso
             length: len,
             note,
         },
-        Json::obj([
-            ("kind", Json::str(kind)),
-            ("offset", offset.into()),
-            ("block", (offset / BLOCK_SIZE as u64).into()),
-            ("length", len.into()),
-        ]),
+        Region {
+            offset,
+            block: offset / BLOCK_SIZE as u64,
+            length: len,
+        },
     )
 }
 
-fn describe(item: &Item<'_>, view: &View, layout: &Layout) -> (Line, Json) {
+fn describe(item: &Item<'_>, view: &View, layout: &Layout) -> (Line, Entry) {
     let (block_start, item) = match *item {
         Item::Parsed(block_start, item) => (block_start, item),
         Item::Stale { offset, len } => {
-            return region(
+            let (line, region) = region(
                 offset,
                 len,
                 "stale",
                 "left by an earlier use of the file: not part of this log".into(),
             );
+            return (line, Entry::Stale(region));
         }
     };
     let block = block_start / BLOCK_SIZE as u64;
@@ -111,19 +174,16 @@ fn describe(item: &Item<'_>, view: &View, layout: &Layout) -> (Line, Json) {
             if let Some(verdict) = view.verdict(chunk.record_type) {
                 note += &format!("; {verdict}");
             }
-            let mut json = Json::obj([
-                ("kind", Json::str("chunk")),
-                ("offset", offset.into()),
-                ("block", block.into()),
-                ("type", Json::str(name)),
-                ("type_byte", u64::from(chunk.record_type).into()),
-                ("length", (chunk.payload.len() as u64).into()),
-                ("checksum", Json::str("ok")),
-                ("stored_checksum", u64::from(chunk.stored_checksum).into()),
-            ]);
-            if let Some(n) = chunk.log_number {
-                json = with(json, [("log_number", u64::from(n).into())]);
-            }
+            let json = Entry::Chunk {
+                offset,
+                block,
+                type_name: name,
+                type_byte: chunk.record_type,
+                length: chunk.payload.len() as u64,
+                checksum: "ok",
+                stored_checksum: chunk.stored_checksum,
+                log_number: chunk.log_number,
+            };
             let line = Line {
                 offset,
                 what,
@@ -133,38 +193,48 @@ fn describe(item: &Item<'_>, view: &View, layout: &Layout) -> (Line, Json) {
             (line, json)
         }
         Parsed::Trailer { offset, len } => {
-            region(offset, len, "trailer", "block trailer, skipped".into())
+            let (line, region) = region(offset, len, "trailer", "block trailer, skipped".into());
+            (line, Entry::Trailer(region))
         }
-        Parsed::Truncated { offset, len } => region(
-            offset,
-            len,
-            "torn",
-            "the file ends inside this chunk: a torn write, the end of the log".into(),
-        ),
-        Parsed::ZeroHeader { offset, len } => region(
-            offset,
-            len,
-            "zero_header",
-            "skipped to the end of the block WITHOUT a report (LevelDB)".into(),
-        ),
-        Parsed::Erased { offset, len } => region(
-            offset,
-            len,
-            "erased",
-            "erased flash: nothing written to the end of the block".into(),
-        ),
+        Parsed::Truncated { offset, len } => {
+            let (line, region) = region(
+                offset,
+                len,
+                "torn",
+                "the file ends inside this chunk: a torn write, the end of the log".into(),
+            );
+            (line, Entry::Torn(region))
+        }
+        Parsed::ZeroHeader { offset, len } => {
+            let (line, region) = region(
+                offset,
+                len,
+                "zero_header",
+                "skipped to the end of the block WITHOUT a report (LevelDB)".into(),
+            );
+            (line, Entry::ZeroHeader(region))
+        }
+        Parsed::Erased { offset, len } => {
+            let (line, region) = region(
+                offset,
+                len,
+                "erased",
+                "erased flash: nothing written to the end of the block".into(),
+            );
+            (line, Entry::Erased(region))
+        }
         Parsed::BadLength {
             offset,
             len,
             declared,
         } => {
-            let (line, json) = region(
+            let (line, region) = region(
                 offset,
                 len,
                 "bad_length",
                 format!("dropped: bad record length (declares {declared} bytes)"),
             );
-            (line, with(json, [("declared", u64::from(declared).into())]))
+            (line, Entry::BadLength { region, declared })
         }
         Parsed::ChecksumMismatch {
             offset,
@@ -172,7 +242,7 @@ fn describe(item: &Item<'_>, view: &View, layout: &Layout) -> (Line, Json) {
             stored,
             computed,
         } => {
-            let (line, json) = region(
+            let (line, region) = region(
                 offset,
                 len,
                 "checksum_mismatch",
@@ -180,11 +250,12 @@ fn describe(item: &Item<'_>, view: &View, layout: &Layout) -> (Line, Json) {
                     "dropped: checksum mismatch (stored {stored:#010x}, computed {computed:#010x})"
                 ),
             );
-            let extra = [
-                ("stored_checksum", u64::from(stored).into()),
-                ("computed_checksum", u64::from(computed).into()),
-            ];
-            (line, with(json, extra))
+            let json = Entry::ChecksumMismatch {
+                region,
+                stored_checksum: stored,
+                computed_checksum: computed,
+            };
+            (line, json)
         }
         Parsed::OldRecord {
             offset,
@@ -203,23 +274,9 @@ fn describe(item: &Item<'_>, view: &View, layout: &Layout) -> (Line, Json) {
                      records end: not damage)"
                 );
             }
-            let (line, json) = region(offset, len, "old_record", note);
-            (
-                line,
-                with(json, [("log_number", u64::from(log_number).into())]),
-            )
+            let (line, region) = region(offset, len, "old_record", note);
+            (line, Entry::OldRecord { region, log_number })
         }
-    }
-}
-
-/// `json` (an object) with more keys.
-fn with<const N: usize>(json: Json, more: [(&'static str, Json); N]) -> Json {
-    match json {
-        Json::Obj(mut pairs) => {
-            pairs.extend(more);
-            Json::Obj(pairs)
-        }
-        other => other,
     }
 }
 
@@ -240,7 +297,7 @@ pub(crate) fn run(args: &DumpArgs) -> Result<(), CliError> {
     let layout = walk(&log, view, &progress, |item, view, layout| {
         let (line, json) = describe(&item, view, layout);
         if args.json {
-            writeln!(out, "{json}")?;
+            write_json_line(&mut out, &json)?;
         } else {
             writeln!(
                 out,
@@ -253,23 +310,22 @@ pub(crate) fn run(args: &DumpArgs) -> Result<(), CliError> {
     drop(progress);
     if args.json {
         let [full, first, middle, last] = layout.by_type;
-        let summary = Json::obj([
-            ("kind", Json::str("summary")),
-            ("bytes", layout.bytes.into()),
-            ("blocks", layout.blocks.into()),
-            ("chunks", layout.chunks().into()),
-            ("full", full.into()),
-            ("first", first.into()),
-            ("middle", middle.into()),
-            ("last", last.into()),
-            ("unknown", layout.unknown.into()),
-            ("trailer_bytes", layout.trailer_bytes.into()),
-            ("skipped_bytes", layout.skipped_bytes.into()),
-            ("damaged_bytes", layout.damaged_bytes.into()),
-            ("torn_bytes", layout.torn_bytes.into()),
-            ("stale_bytes", layout.stale_bytes.into()),
-        ]);
-        writeln!(out, "{summary}")?;
+        let summary = Entry::Summary {
+            bytes: layout.bytes,
+            blocks: layout.blocks,
+            chunks: layout.chunks(),
+            full,
+            first,
+            middle,
+            last,
+            unknown: layout.unknown,
+            trailer_bytes: layout.trailer_bytes,
+            skipped_bytes: layout.skipped_bytes,
+            damaged_bytes: layout.damaged_bytes,
+            torn_bytes: layout.torn_bytes,
+            stale_bytes: layout.stale_bytes,
+        };
+        write_json_line(&mut out, &summary)?;
     } else {
         use super::plural;
         let [full, first, middle, last] = layout.by_type;
