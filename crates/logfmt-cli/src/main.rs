@@ -24,6 +24,7 @@ mod cmd;
 mod error;
 mod format;
 mod input;
+mod layout;
 mod options;
 mod output;
 mod progress;

@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 
 use super::emulator::{QEMU_TIMEOUT, ensure_qemu, run_qemu};
 use super::{FIRMWARE, MACHINES, build, describe, executable};
-use crate::cmd::{Cmd, Error, Result, json_string, project_root};
+use crate::cmd::{Cmd, Error, Result, project_root};
 use crate::toolchain::{THUMBV7EM, ensure_targets, host_triple};
 
 /// `cargo xtask demo [--host]`: `host` runs the demo on the host even where QEMU is available.
@@ -129,12 +129,15 @@ pub(crate) fn run(host: bool) -> Result {
     // 3. Every acknowledged record must be in the image.
     let records: Vec<(u64, String)> = json
         .lines()
-        .filter_map(|line| {
-            let offset = json_number(line, "offset")?;
-            let hex = json_string(line, "hex")?;
-            Some((offset, String::from_utf8_lossy(&unhex(hex)?).into_owned()))
+        .map(|line| {
+            let (offset, data) = cat_json_record(line).ok_or_else(|| {
+                Error::Failed(format!(
+                    "unexpected `logfmt cat --output json` line: {line}"
+                ))
+            })?;
+            Ok((offset, String::from_utf8_lossy(&data).into_owned()))
         })
-        .collect();
+        .collect::<Result<_>>()?;
     println!(
         "\n-- 3. `logfmt cat --output json` read {} records; the acknowledged ones: --",
         records.len()
@@ -217,17 +220,18 @@ fn run_capture(logfmt: &Path, args: &[String]) -> Result<String> {
         .map_err(|_| Error::Failed("logfmt printed non-UTF-8 JSON".to_owned()))
 }
 
-/// The number value of `"key": N` in a line of JSON.
-fn json_number(line: &str, key: &str) -> Option<u64> {
-    let pattern = format!("\"{key}\":");
-    let start = line.find(&pattern)? + pattern.len();
-    let digits: String = line
-        .get(start..)?
-        .trim_start()
-        .chars()
-        .take_while(char::is_ascii_digit)
-        .collect();
-    digits.parse().ok()
+/// The offset and payload of a record line of `logfmt cat --output json`, which is exactly
+/// `{"offset": N, "length": N, "hex": "HEX"}` (pinned by the CLI's tests/cat_json.rs).
+fn cat_json_record(line: &str) -> Option<(u64, Vec<u8>)> {
+    let rest = line.strip_prefix("{\"offset\": ")?;
+    let (offset, rest) = rest.split_once(", \"length\": ")?;
+    let (length, rest) = rest.split_once(", \"hex\": \"")?;
+    let data = unhex(rest.strip_suffix("\"}")?)?;
+    let digits = |n: &str| n.bytes().all(|b| b.is_ascii_digit());
+    if !digits(offset) || !digits(length) || length.parse::<u64>().ok()? != data.len() as u64 {
+        return None;
+    }
+    Some((offset.parse().ok()?, data))
 }
 
 fn unhex(hex: &str) -> Option<Vec<u8>> {
@@ -256,10 +260,23 @@ mod tests {
     #[test]
     fn json_fields() {
         let line = r#"{"offset": 27, "length": 2, "hex": "01ab"}"#;
-        assert_eq!(json_number(line, "offset"), Some(27));
-        assert_eq!(json_string(line, "hex"), Some("01ab"));
+        assert_eq!(cat_json_record(line), Some((27, vec![1, 0xab])));
+        let empty = r#"{"offset": 0, "length": 0, "hex": ""}"#;
+        assert_eq!(cat_json_record(empty), Some((0, vec![])));
+        for other in [
+            r#"{"offset":27,"length":2,"hex":"01ab"}"#,
+            r#"{"length": 2, "offset": 27, "hex": "01ab"}"#,
+            r#"{"offset": 27, "length": 3, "hex": "01ab"}"#,
+            r#"{"offset": +27, "length": 2, "hex": "01ab"}"#,
+            r#"{"offset": 27, "length": 2, "hex": "01ab", "more": 1}"#,
+        ] {
+            assert_eq!(cat_json_record(other), None, "{other}");
+        }
         let line = r#"{"reason":"compiler-artifact","executable":"/t/release/demo","fresh":true}"#;
-        assert_eq!(json_string(line, "executable"), Some("/t/release/demo"));
+        assert_eq!(
+            crate::cmd::json_string(line, "executable"),
+            Some("/t/release/demo")
+        );
         assert_eq!(unhex("01ab"), Some(vec![1, 0xab]));
         assert_eq!(unhex("0"), None);
     }

@@ -76,11 +76,10 @@ pub(crate) fn run(args: &CatArgs) -> Result<(), CliError> {
                     args.output.write_record(&mut out, offset, data)?
                 }
                 Found::Oversized(record) => {
-                    args.output.begin(&mut out, record.offset, record.len)?;
-                    stream_record(&log, &options.read, &record, |data| {
-                        Ok(args.output.part(&mut out, data)?)
-                    })?;
-                    args.output.end(&mut out)?;
+                    args.output
+                        .write_streamed(&mut out, record.offset, record.len, |sink| {
+                            stream_record(&log, &options.read, &record, |data| Ok(sink(data)?))
+                        })?;
                 }
                 Found::Damage(damage) => {
                     // Keep the note in place relative to the records printed around it.

@@ -3,13 +3,14 @@
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 
-use logfmt_std::block::{BlockParser, ChunkClass, ChunkRules, Parsed};
-use logfmt_std::{BLOCK_SIZE, BlockSource, LogFile, ReadOptions, RecordType};
+use logfmt_std::block::Parsed;
+use logfmt_std::{BLOCK_SIZE, LogFile};
 
 use crate::error::CliError;
 use crate::format::FormatArgs;
+use crate::layout::{Item, Layout, View, type_name, walk};
 use crate::options::Erased;
-use crate::output::Json;
+use crate::output::write_json_line;
 use crate::progress::Progress;
 
 /// Print every chunk of a log, and every region that is not a chunk.
@@ -52,213 +53,6 @@ pub(crate) struct DumpArgs {
     file: PathBuf,
 }
 
-/// Counts over the whole file.
-#[derive(Debug, Default)]
-pub(crate) struct Layout {
-    pub(crate) bytes: u64,
-    pub(crate) blocks: u64,
-    /// Chunks of types FULL, FIRST, MIDDLE, LAST (legacy or recyclable).
-    pub(crate) by_type: [u64; 4],
-    /// Chunks of any other type (dropped by LevelDB).
-    pub(crate) unknown: u64,
-    pub(crate) header_bytes: u64,
-    pub(crate) trailer_bytes: u64,
-    /// Zero headers and erased regions: skipped without a report.
-    pub(crate) skipped_bytes: u64,
-    /// Bad checksums and lengths: dropped with a report.
-    pub(crate) damaged_bytes: u64,
-    pub(crate) damaged_regions: u64,
-    pub(crate) torn_bytes: u64,
-    /// From an old record (a chunk of another log number) to the end of the file.
-    pub(crate) stale_bytes: u64,
-    /// Where the log ended at an old record (the old record, or the garbage before it), and
-    /// the old record's log number.
-    pub(crate) old_record: Option<(u64, u32)>,
-    /// The damaged region that ended the previous block, if any: file offset and length.
-    last_damage: Option<(u64, u64)>,
-    /// A damaged region found to be the bytes of a recycled file's earlier use: the garbage
-    /// between where the new records end and the old record at the next block.
-    pub(crate) stale_garbage: Option<(u64, u64)>,
-}
-
-impl Layout {
-    pub(crate) fn chunks(&self) -> u64 {
-        self.by_type.iter().sum::<u64>() + self.unknown
-    }
-
-    /// Counts one item of the block starting at file offset `block_start`.
-    pub(crate) fn count(&mut self, block_start: u64, item: &Parsed<'_>) {
-        let damage = self.last_damage.take();
-        match item {
-            Parsed::Chunk(chunk) => {
-                self.header_bytes += chunk.header_len as u64;
-                match RecordType::try_from(chunk.record_type)
-                    .ok()
-                    .and_then(RecordType::fragment_kind)
-                {
-                    Some(kind) => self.by_type[kind as usize] += 1,
-                    None => self.unknown += 1,
-                }
-            }
-            Parsed::Trailer { len, .. } => self.trailer_bytes += *len as u64,
-            Parsed::Truncated { len, .. } => self.torn_bytes += *len as u64,
-            Parsed::ZeroHeader { len, .. } | Parsed::Erased { len, .. } => {
-                self.skipped_bytes += *len as u64;
-            }
-            Parsed::BadLength { offset, len, .. }
-            | Parsed::ChecksumMismatch { offset, len, .. } => {
-                self.damaged_bytes += *len as u64;
-                self.damaged_regions += 1;
-                if offset + len == BLOCK_SIZE {
-                    self.last_damage = Some((block_start + *offset as u64, *len as u64));
-                }
-            }
-            Parsed::OldRecord {
-                offset,
-                len,
-                log_number,
-            } => {
-                let at = block_start + *offset as u64;
-                self.stale_bytes += *len as u64;
-                self.old_record = Some((at, *log_number));
-                // The damage just before, up to this block: the earlier use's bytes too.
-                if let Some((from, bytes)) = damage
-                    && *offset == 0
-                    && from + bytes == at
-                {
-                    self.damaged_bytes -= bytes;
-                    self.damaged_regions -= 1;
-                    self.stale_bytes += bytes;
-                    self.stale_garbage = Some((from, bytes));
-                    self.old_record = Some((from, *log_number));
-                }
-            }
-        }
-    }
-
-    /// Counts a block read after the log ended at an old record: stale as a whole.
-    pub(crate) fn count_stale(&mut self, len: usize) {
-        self.stale_bytes += len as u64;
-    }
-}
-
-/// How `dump` and `stats` read chunk headers: the reader's chunk rules, with its format
-/// decision.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct View {
-    pub(crate) rules: ChunkRules,
-}
-
-impl View {
-    /// The view for `--erased` and the format flags on `log`.
-    pub(crate) fn new(
-        log: &LogFile,
-        erased: Option<Erased>,
-        format: &FormatArgs,
-    ) -> Result<(Self, ReadOptions), CliError> {
-        let erased = erased.map(Erased::byte);
-        let read = format.read_options(log, ReadOptions::new().erased(erased))?;
-        let view = Self {
-            rules: ChunkRules::new(&read),
-        };
-        Ok((view, read))
-    }
-
-    /// Decides an `auto` format on the first chunk of a known type, as the reader does.
-    pub(crate) fn decide(&mut self, item: &Parsed<'_>) {
-        if let Parsed::Chunk(chunk) = item {
-            self.rules.decide(chunk.record_type, chunk.log_number);
-        }
-    }
-
-    /// What the reader does with a chunk of type `record_type`: `None` if it is read.
-    fn verdict(&self, record_type: u8) -> Option<String> {
-        match self.rules.classify(record_type) {
-            ChunkClass::Fragment(_) => None,
-            ChunkClass::OtherFormat => Some(format!(
-                "dropped: unexpected legacy record type {record_type} in recyclable log"
-            )),
-            ChunkClass::Ignorable => {
-                Some("ignorable type: skipped without a report (RocksDB)".into())
-            }
-            _ => Some(format!("dropped: unknown record type {record_type}")),
-        }
-    }
-}
-
-/// Walks every block of `log`, calling `visit` with each block's file offset and items (and
-/// the counts so far). After an old record (the end of a recyclable log), the rest of the
-/// file is counted as stale and visited as one [`Item::Stale`].
-pub(crate) fn walk(
-    log: &LogFile,
-    mut view: View,
-    progress: &Progress,
-    mut visit: impl FnMut(Item<'_>, &View, &Layout) -> Result<(), CliError>,
-) -> Result<Layout, CliError> {
-    let mut source = log.source();
-    let mut layout = Layout::default();
-    let mut block_start = 0u64;
-    let mut stale_from = None;
-    loop {
-        progress.set(block_start);
-        source.load_next().map_err(|e| log.read_error(e))?;
-        let block = source.block();
-        if block.is_empty() {
-            break;
-        }
-        layout.blocks += 1;
-        layout.bytes += block.len() as u64;
-        if stale_from.is_some() {
-            layout.count_stale(block.len());
-        } else {
-            for item in BlockParser::new(block).rules(view.rules) {
-                view.decide(&item);
-                layout.count(block_start, &item);
-                visit(Item::Parsed(block_start, &item), &view, &layout)?;
-                if matches!(item, Parsed::OldRecord { .. }) {
-                    stale_from = Some(block_start + block.len() as u64);
-                }
-            }
-        }
-        if block.len() < BLOCK_SIZE {
-            break;
-        }
-        block_start += BLOCK_SIZE as u64;
-    }
-    if let Some(from) = stale_from
-        && layout.bytes > from
-    {
-        visit(
-            Item::Stale {
-                offset: from,
-                len: layout.bytes - from,
-            },
-            &view,
-            &layout,
-        )?;
-    }
-    Ok(layout)
-}
-
-/// What [`walk`] visits.
-#[derive(Debug)]
-pub(crate) enum Item<'a> {
-    /// An item of the block at a file offset.
-    Parsed(u64, &'a Parsed<'a>),
-    /// The rest of the file after the block of an old record.
-    Stale {
-        /// Where it begins.
-        offset: u64,
-        /// Its length.
-        len: u64,
-    },
-}
-
-/// The name of a chunk type, or "unknown".
-pub(crate) fn type_name(record_type: u8) -> &'static str {
-    RecordType::try_from(record_type).map_or("unknown", RecordType::name)
-}
-
 /// One line of human output: offset, type, length, note.
 struct Line {
     offset: u64,
@@ -267,8 +61,71 @@ struct Line {
     note: String,
 }
 
+/// One line of `--json`: the keys documented on [`DumpArgs`], in that order, after "kind".
+#[derive(Debug, serde::Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+enum Entry {
+    Chunk {
+        offset: u64,
+        block: u64,
+        #[serde(rename = "type")]
+        type_name: &'static str,
+        type_byte: u8,
+        length: u64,
+        checksum: &'static str,
+        stored_checksum: u32,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        log_number: Option<u32>,
+    },
+    Trailer(Region),
+    Torn(Region),
+    ZeroHeader(Region),
+    Erased(Region),
+    BadLength {
+        #[serde(flatten)]
+        region: Region,
+        declared: u16,
+    },
+    ChecksumMismatch {
+        #[serde(flatten)]
+        region: Region,
+        stored_checksum: u32,
+        computed_checksum: u32,
+    },
+    OldRecord {
+        #[serde(flatten)]
+        region: Region,
+        log_number: u32,
+    },
+    Stale(Region),
+    Summary {
+        bytes: u64,
+        blocks: u64,
+        chunks: u64,
+        full: u64,
+        first: u64,
+        middle: u64,
+        last: u64,
+        unknown: u64,
+        trailer_bytes: u64,
+        skipped_bytes: u64,
+        damaged_bytes: u64,
+        torn_bytes: u64,
+        stale_bytes: u64,
+    },
+}
+
+/// Where a region that is not a chunk lies.
+#[derive(Debug, serde::Serialize)]
+struct Region {
+    offset: u64,
+    block: u64,
+    /// To the end of the block (of the file, for a stale region).
+    length: u64,
+}
+
 /// A region line: `kind` at `offset`, `len` bytes.
-fn region(offset: u64, len: u64, kind: &'static str, note: String) -> (Line, Json) {
+fn region(offset: u64, len: u64, kind: &'static str, note: String) -> (Line, Region) {
     (
         Line {
             offset,
@@ -276,25 +133,25 @@ fn region(offset: u64, len: u64, kind: &'static str, note: String) -> (Line, Jso
             length: len,
             note,
         },
-        Json::obj([
-            ("kind", Json::str(kind)),
-            ("offset", offset.into()),
-            ("block", (offset / BLOCK_SIZE as u64).into()),
-            ("length", len.into()),
-        ]),
+        Region {
+            offset,
+            block: offset / BLOCK_SIZE as u64,
+            length: len,
+        },
     )
 }
 
-fn describe(item: &Item<'_>, view: &View, layout: &Layout) -> (Line, Json) {
+fn describe(item: &Item<'_>, view: &View, layout: &Layout) -> (Line, Entry) {
     let (block_start, item) = match *item {
         Item::Parsed(block_start, item) => (block_start, item),
         Item::Stale { offset, len } => {
-            return region(
+            let (line, region) = region(
                 offset,
                 len,
                 "stale",
                 "left by an earlier use of the file: not part of this log".into(),
             );
+            return (line, Entry::Stale(region));
         }
     };
     let block = block_start / BLOCK_SIZE as u64;
@@ -317,19 +174,16 @@ fn describe(item: &Item<'_>, view: &View, layout: &Layout) -> (Line, Json) {
             if let Some(verdict) = view.verdict(chunk.record_type) {
                 note += &format!("; {verdict}");
             }
-            let mut json = Json::obj([
-                ("kind", Json::str("chunk")),
-                ("offset", offset.into()),
-                ("block", block.into()),
-                ("type", Json::str(name)),
-                ("type_byte", u64::from(chunk.record_type).into()),
-                ("length", (chunk.payload.len() as u64).into()),
-                ("checksum", Json::str("ok")),
-                ("stored_checksum", u64::from(chunk.stored_checksum).into()),
-            ]);
-            if let Some(n) = chunk.log_number {
-                json = with(json, [("log_number", u64::from(n).into())]);
-            }
+            let json = Entry::Chunk {
+                offset,
+                block,
+                type_name: name,
+                type_byte: chunk.record_type,
+                length: chunk.payload.len() as u64,
+                checksum: "ok",
+                stored_checksum: chunk.stored_checksum,
+                log_number: chunk.log_number,
+            };
             let line = Line {
                 offset,
                 what,
@@ -339,38 +193,48 @@ fn describe(item: &Item<'_>, view: &View, layout: &Layout) -> (Line, Json) {
             (line, json)
         }
         Parsed::Trailer { offset, len } => {
-            region(offset, len, "trailer", "block trailer, skipped".into())
+            let (line, region) = region(offset, len, "trailer", "block trailer, skipped".into());
+            (line, Entry::Trailer(region))
         }
-        Parsed::Truncated { offset, len } => region(
-            offset,
-            len,
-            "torn",
-            "the file ends inside this chunk: a torn write, the end of the log".into(),
-        ),
-        Parsed::ZeroHeader { offset, len } => region(
-            offset,
-            len,
-            "zero_header",
-            "skipped to the end of the block WITHOUT a report (LevelDB)".into(),
-        ),
-        Parsed::Erased { offset, len } => region(
-            offset,
-            len,
-            "erased",
-            "erased flash: nothing written to the end of the block".into(),
-        ),
+        Parsed::Truncated { offset, len } => {
+            let (line, region) = region(
+                offset,
+                len,
+                "torn",
+                "the file ends inside this chunk: a torn write, the end of the log".into(),
+            );
+            (line, Entry::Torn(region))
+        }
+        Parsed::ZeroHeader { offset, len } => {
+            let (line, region) = region(
+                offset,
+                len,
+                "zero_header",
+                "skipped to the end of the block WITHOUT a report (LevelDB)".into(),
+            );
+            (line, Entry::ZeroHeader(region))
+        }
+        Parsed::Erased { offset, len } => {
+            let (line, region) = region(
+                offset,
+                len,
+                "erased",
+                "erased flash: nothing written to the end of the block".into(),
+            );
+            (line, Entry::Erased(region))
+        }
         Parsed::BadLength {
             offset,
             len,
             declared,
         } => {
-            let (line, json) = region(
+            let (line, region) = region(
                 offset,
                 len,
                 "bad_length",
                 format!("dropped: bad record length (declares {declared} bytes)"),
             );
-            (line, with(json, [("declared", u64::from(declared).into())]))
+            (line, Entry::BadLength { region, declared })
         }
         Parsed::ChecksumMismatch {
             offset,
@@ -378,7 +242,7 @@ fn describe(item: &Item<'_>, view: &View, layout: &Layout) -> (Line, Json) {
             stored,
             computed,
         } => {
-            let (line, json) = region(
+            let (line, region) = region(
                 offset,
                 len,
                 "checksum_mismatch",
@@ -386,11 +250,12 @@ fn describe(item: &Item<'_>, view: &View, layout: &Layout) -> (Line, Json) {
                     "dropped: checksum mismatch (stored {stored:#010x}, computed {computed:#010x})"
                 ),
             );
-            let extra = [
-                ("stored_checksum", u64::from(stored).into()),
-                ("computed_checksum", u64::from(computed).into()),
-            ];
-            (line, with(json, extra))
+            let json = Entry::ChecksumMismatch {
+                region,
+                stored_checksum: stored,
+                computed_checksum: computed,
+            };
+            (line, json)
         }
         Parsed::OldRecord {
             offset,
@@ -409,23 +274,9 @@ fn describe(item: &Item<'_>, view: &View, layout: &Layout) -> (Line, Json) {
                      records end: not damage)"
                 );
             }
-            let (line, json) = region(offset, len, "old_record", note);
-            (
-                line,
-                with(json, [("log_number", u64::from(log_number).into())]),
-            )
+            let (line, region) = region(offset, len, "old_record", note);
+            (line, Entry::OldRecord { region, log_number })
         }
-    }
-}
-
-/// `json` (an object) with more keys.
-fn with<const N: usize>(json: Json, more: [(&'static str, Json); N]) -> Json {
-    match json {
-        Json::Obj(mut pairs) => {
-            pairs.extend(more);
-            Json::Obj(pairs)
-        }
-        other => other,
     }
 }
 
@@ -446,7 +297,7 @@ pub(crate) fn run(args: &DumpArgs) -> Result<(), CliError> {
     let layout = walk(&log, view, &progress, |item, view, layout| {
         let (line, json) = describe(&item, view, layout);
         if args.json {
-            writeln!(out, "{json}")?;
+            write_json_line(&mut out, &json)?;
         } else {
             writeln!(
                 out,
@@ -459,23 +310,22 @@ pub(crate) fn run(args: &DumpArgs) -> Result<(), CliError> {
     drop(progress);
     if args.json {
         let [full, first, middle, last] = layout.by_type;
-        let summary = Json::obj([
-            ("kind", Json::str("summary")),
-            ("bytes", layout.bytes.into()),
-            ("blocks", layout.blocks.into()),
-            ("chunks", layout.chunks().into()),
-            ("full", full.into()),
-            ("first", first.into()),
-            ("middle", middle.into()),
-            ("last", last.into()),
-            ("unknown", layout.unknown.into()),
-            ("trailer_bytes", layout.trailer_bytes.into()),
-            ("skipped_bytes", layout.skipped_bytes.into()),
-            ("damaged_bytes", layout.damaged_bytes.into()),
-            ("torn_bytes", layout.torn_bytes.into()),
-            ("stale_bytes", layout.stale_bytes.into()),
-        ]);
-        writeln!(out, "{summary}")?;
+        let summary = Entry::Summary {
+            bytes: layout.bytes,
+            blocks: layout.blocks,
+            chunks: layout.chunks(),
+            full,
+            first,
+            middle,
+            last,
+            unknown: layout.unknown,
+            trailer_bytes: layout.trailer_bytes,
+            skipped_bytes: layout.skipped_bytes,
+            damaged_bytes: layout.damaged_bytes,
+            torn_bytes: layout.torn_bytes,
+            stale_bytes: layout.stale_bytes,
+        };
+        write_json_line(&mut out, &summary)?;
     } else {
         use super::plural;
         let [full, first, middle, last] = layout.by_type;

@@ -10,7 +10,6 @@ pub(crate) mod write;
 
 use logfmt_std::Damage;
 
-use crate::output::Json;
 use std::io::Write;
 use std::path::Path;
 
@@ -36,11 +35,27 @@ fn plural(n: u64, word: &str) -> String {
     format!("{n} {word}{}", if n == 1 { "" } else { "s" })
 }
 
-/// A JSON object for a damage: `{"offset": n, "bytes": n, "reason": "..."}`.
-fn damage_json(damage: &Damage) -> Json {
-    Json::obj([
-        ("offset", damage.offset.into()),
-        ("bytes", damage.bytes.into()),
-        ("reason", Json::str(damage.kind.to_string())),
-    ])
+/// A damage in JSON: `{"offset": n, "bytes": n, "reason": "..."}`.
+#[derive(Debug, serde::Serialize)]
+struct DamageJson {
+    offset: u64,
+    bytes: u64,
+    reason: String,
+}
+
+impl From<&Damage> for DamageJson {
+    fn from(damage: &Damage) -> Self {
+        Self {
+            offset: damage.offset,
+            bytes: damage.bytes,
+            reason: damage.kind.to_string(),
+        }
+    }
+}
+
+/// A region of a file in JSON: `{"offset": n, "bytes": n}`.
+#[derive(Debug, serde::Serialize)]
+struct SpanJson {
+    offset: u64,
+    bytes: u64,
 }

@@ -11,7 +11,7 @@ use logfmt_std::{
 use crate::error::CliError;
 use crate::format::FormatArgs;
 use crate::options::{Erased, WaitArgs};
-use crate::output::Json;
+use crate::output::write_json_line;
 use crate::progress::Progress;
 use crate::scan::{Found, UNLIMITED, scan};
 
@@ -120,16 +120,22 @@ pub(crate) fn run(args: &SalvageArgs) -> Result<(), CliError> {
     let lost_bytes: u64 = lost.iter().map(|d| d.bytes).sum();
     let mut out = io::stdout().lock();
     if args.json {
-        let doc = Json::obj([
-            ("records", records.into()),
-            ("payload_bytes", payload.into()),
-            ("lost_bytes", lost_bytes.into()),
-            (
-                "lost",
-                Json::Arr(lost.iter().map(super::damage_json).collect()),
-            ),
-        ]);
-        writeln!(out, "{doc}")?;
+        use super::DamageJson;
+        /// `--json`: the keys documented on [`SalvageArgs`], in that order.
+        #[derive(serde::Serialize)]
+        struct Doc {
+            records: u64,
+            payload_bytes: u64,
+            lost_bytes: u64,
+            lost: Vec<DamageJson>,
+        }
+        let doc = Doc {
+            records,
+            payload_bytes: payload,
+            lost_bytes,
+            lost: lost.iter().map(DamageJson::from).collect(),
+        };
+        write_json_line(&mut out, &doc)?;
     } else {
         use super::plural;
         writeln!(

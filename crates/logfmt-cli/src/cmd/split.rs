@@ -8,7 +8,7 @@ use logfmt_std::{Bounded, LogFile, ReadOptions, ReaderOptions, par_scan_file};
 use crate::error::CliError;
 use crate::format::FormatArgs;
 use crate::options::Erased;
-use crate::output::Json;
+use crate::output::write_json_line;
 
 /// Split a log into byte ranges and read them in parallel; print each range and its records.
 ///
@@ -98,24 +98,38 @@ pub(crate) fn run(args: &SplitArgs) -> Result<(), CliError> {
     let total: u64 = results.iter().map(|(_, p)| p.records).sum();
     let mut out = io::stdout().lock();
     if args.json {
+        /// `--json`: the keys documented on [`SplitArgs`], in that order.
+        #[derive(serde::Serialize)]
+        struct Doc {
+            bytes: u64,
+            records: u64,
+            ranges: Vec<Range>,
+        }
+        /// One range.
+        #[derive(serde::Serialize)]
+        struct Range {
+            start: u64,
+            end: u64,
+            records: u64,
+            payload_bytes: u64,
+            damage: u64,
+        }
         let ranges = results
             .iter()
-            .map(|(range, part)| {
-                Json::obj([
-                    ("start", range.start.into()),
-                    ("end", range.end.into()),
-                    ("records", part.records.into()),
-                    ("payload_bytes", part.payload.into()),
-                    ("damage", part.damage.into()),
-                ])
+            .map(|(range, part)| Range {
+                start: range.start,
+                end: range.end,
+                records: part.records,
+                payload_bytes: part.payload,
+                damage: part.damage,
             })
             .collect();
-        let doc = Json::obj([
-            ("bytes", len.into()),
-            ("records", total.into()),
-            ("ranges", Json::Arr(ranges)),
-        ]);
-        writeln!(out, "{doc}")?;
+        let doc = Doc {
+            bytes: len,
+            records: total,
+            ranges,
+        };
+        write_json_line(&mut out, &doc)?;
         return Ok(());
     }
     let ranges: Vec<String> = results

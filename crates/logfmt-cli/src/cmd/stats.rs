@@ -10,11 +10,11 @@ use logfmt_std::{
     RecoveryMode,
 };
 
-use super::dump::{Layout, View};
 use crate::error::CliError;
 use crate::format::FormatArgs;
+use crate::layout::{Layout, View};
 use crate::options::Erased;
-use crate::output::Json;
+use crate::output::write_json_line;
 use crate::progress::Progress;
 use crate::scan::{Found, scan};
 
@@ -182,64 +182,79 @@ pub(crate) fn run(args: &StatsArgs) -> Result<(), CliError> {
     let [full, first, middle, last] = layout.by_type;
     let mut out = io::stdout().lock();
     if args.json {
-        let doc = Json::obj([
-            ("bytes", layout.bytes.into()),
-            ("blocks", layout.blocks.into()),
-            ("records", sizes.count.into()),
-            ("payload_bytes", payload.into()),
-            (
-                "record_size",
-                record_size
-                    .map(|(min, median, max)| {
-                        Json::obj([
-                            ("min", min.into()),
-                            ("median", median.into()),
-                            ("max", max.into()),
-                        ])
-                    })
-                    .into(),
-            ),
-            (
-                "chunks",
-                Json::obj([
-                    ("full", full.into()),
-                    ("first", first.into()),
-                    ("middle", middle.into()),
-                    ("last", last.into()),
-                    ("unknown", layout.unknown.into()),
-                ]),
-            ),
-            ("header_bytes", layout.header_bytes.into()),
-            ("trailer_bytes", layout.trailer_bytes.into()),
-            ("skipped_bytes", layout.skipped_bytes.into()),
-            (
-                "damage",
-                Json::obj([
-                    ("regions", (damage.len() as u64).into()),
-                    ("bytes", damaged.into()),
-                ]),
-            ),
-            (
-                "tail",
-                outcome
-                    .tail
-                    .map(|t| Json::obj([("offset", t.offset.into()), ("bytes", t.bytes.into())]))
-                    .into(),
-            ),
-            (
-                "stale",
-                stale
-                    .map(|(offset, bytes, log_number)| {
-                        Json::obj([
-                            ("offset", offset.into()),
-                            ("bytes", bytes.into()),
-                            ("log_number", u64::from(log_number).into()),
-                        ])
-                    })
-                    .into(),
-            ),
-        ]);
-        writeln!(out, "{doc}")?;
+        use super::SpanJson;
+        /// `--json`: the keys documented on [`StatsArgs`], in that order.
+        #[derive(serde::Serialize)]
+        struct Doc {
+            bytes: u64,
+            blocks: u64,
+            records: u64,
+            payload_bytes: u64,
+            record_size: Option<RecordSize>,
+            chunks: Chunks,
+            header_bytes: u64,
+            trailer_bytes: u64,
+            skipped_bytes: u64,
+            damage: DamageCount,
+            tail: Option<SpanJson>,
+            stale: Option<Stale>,
+        }
+        #[derive(serde::Serialize)]
+        struct RecordSize {
+            min: u64,
+            median: u64,
+            max: u64,
+        }
+        #[derive(serde::Serialize)]
+        struct Chunks {
+            full: u64,
+            first: u64,
+            middle: u64,
+            last: u64,
+            unknown: u64,
+        }
+        #[derive(serde::Serialize)]
+        struct DamageCount {
+            regions: u64,
+            bytes: u64,
+        }
+        #[derive(serde::Serialize)]
+        struct Stale {
+            offset: u64,
+            bytes: u64,
+            log_number: u32,
+        }
+        let doc = Doc {
+            bytes: layout.bytes,
+            blocks: layout.blocks,
+            records: sizes.count,
+            payload_bytes: payload,
+            record_size: record_size.map(|(min, median, max)| RecordSize { min, median, max }),
+            chunks: Chunks {
+                full,
+                first,
+                middle,
+                last,
+                unknown: layout.unknown,
+            },
+            header_bytes: layout.header_bytes,
+            trailer_bytes: layout.trailer_bytes,
+            skipped_bytes: layout.skipped_bytes,
+            damage: DamageCount {
+                regions: damage.len() as u64,
+                bytes: damaged,
+            },
+            tail: outcome.tail.map(|t| SpanJson {
+                offset: t.offset,
+                bytes: t.bytes,
+            }),
+            stale: stale.map(|(offset, bytes, log_number)| Stale {
+                offset,
+                bytes,
+                log_number,
+            }),
+        };
+        write_json_line(&mut out, &doc)?;
         return Ok(());
     }
     use super::plural;

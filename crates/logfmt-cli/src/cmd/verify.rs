@@ -10,7 +10,7 @@ use logfmt_std::{
 
 use crate::error::{CliError, EXIT_BAD_DATA, EXIT_OK};
 use crate::options::ReadArgs;
-use crate::output::Json;
+use crate::output::write_json_line;
 use crate::progress::Progress;
 use crate::scan::{Found, scan, stale_tail};
 
@@ -67,35 +67,56 @@ impl Summary {
     }
 
     fn write_json(&self, out: &mut impl Write) -> io::Result<()> {
+        use super::{DamageJson, SpanJson};
+        /// `--json`: the keys documented on [`VerifyArgs`], in that order.
+        #[derive(serde::Serialize)]
+        struct Doc {
+            records: u64,
+            payload_bytes: u64,
+            dropped_bytes: u64,
+            corruptions: Vec<DamageJson>,
+            recovery: &'static str,
+            tail: Option<Tail>,
+            stopped_at: Option<DamageJson>,
+        }
+        /// A torn or unwritten tail, or the stale bytes after a recycled log's end.
+        #[derive(serde::Serialize)]
+        #[serde(untagged)]
+        enum Tail {
+            Torn(SpanJson),
+            Stale {
+                offset: u64,
+                bytes: u64,
+                kind: &'static str,
+                log_number: u32,
+            },
+        }
         let tail = self
             .tail
-            .map(|t| Json::obj([("offset", t.offset.into()), ("bytes", t.bytes.into())]))
+            .map(|t| {
+                Tail::Torn(SpanJson {
+                    offset: t.offset,
+                    bytes: t.bytes,
+                })
+            })
             .or_else(|| {
-                self.stale.map(|s| {
-                    Json::obj([
-                        ("offset", s.offset.into()),
-                        ("bytes", s.bytes.into()),
-                        ("kind", Json::str("old_record")),
-                        ("log_number", u64::from(s.log_number).into()),
-                    ])
+                self.stale.map(|s| Tail::Stale {
+                    offset: s.offset,
+                    bytes: s.bytes,
+                    kind: "old_record",
+                    log_number: s.log_number,
                 })
             });
-        let doc = Json::obj([
-            ("records", self.records.into()),
-            ("payload_bytes", self.payload_bytes.into()),
-            ("dropped_bytes", self.dropped_bytes().into()),
-            (
-                "corruptions",
-                Json::Arr(self.damage.iter().map(super::damage_json).collect()),
-            ),
-            ("recovery", Json::str(self.recovery.name())),
-            ("tail", tail.into()),
-            (
-                "stopped_at",
-                self.stopped_at.as_ref().map(super::damage_json).into(),
-            ),
-        ]);
-        writeln!(out, "{doc}")
+        let doc = Doc {
+            records: self.records,
+            payload_bytes: self.payload_bytes,
+            dropped_bytes: self.dropped_bytes(),
+            corruptions: self.damage.iter().map(DamageJson::from).collect(),
+            recovery: self.recovery.name(),
+            tail,
+            stopped_at: self.stopped_at.as_ref().map(DamageJson::from),
+        };
+        write_json_line(out, &doc)
     }
 
     fn write_text(&self, out: &mut impl Write, file: &std::path::Path) -> io::Result<()> {

@@ -1,0 +1,217 @@
+//! The physical layout of a log, as `dump` and `stats` walk it: every block's chunks and the
+//! regions that are not chunks, counted over the whole file.
+
+use logfmt_std::block::{BlockParser, ChunkClass, ChunkRules, Parsed};
+use logfmt_std::{BLOCK_SIZE, BlockSource, LogFile, ReadOptions, RecordType};
+
+use crate::error::CliError;
+use crate::format::FormatArgs;
+use crate::options::Erased;
+use crate::progress::Progress;
+
+/// Counts over the whole file.
+#[derive(Debug, Default)]
+pub(crate) struct Layout {
+    pub(crate) bytes: u64,
+    pub(crate) blocks: u64,
+    /// Chunks of types FULL, FIRST, MIDDLE, LAST (legacy or recyclable).
+    pub(crate) by_type: [u64; 4],
+    /// Chunks of any other type (dropped by LevelDB).
+    pub(crate) unknown: u64,
+    pub(crate) header_bytes: u64,
+    pub(crate) trailer_bytes: u64,
+    /// Zero headers and erased regions: skipped without a report.
+    pub(crate) skipped_bytes: u64,
+    /// Bad checksums and lengths: dropped with a report.
+    pub(crate) damaged_bytes: u64,
+    pub(crate) damaged_regions: u64,
+    pub(crate) torn_bytes: u64,
+    /// From an old record (a chunk of another log number) to the end of the file.
+    pub(crate) stale_bytes: u64,
+    /// Where the log ended at an old record (the old record, or the garbage before it), and
+    /// the old record's log number.
+    pub(crate) old_record: Option<(u64, u32)>,
+    /// The damaged region that ended the previous block, if any: file offset and length.
+    last_damage: Option<(u64, u64)>,
+    /// A damaged region found to be the bytes of a recycled file's earlier use: the garbage
+    /// between where the new records end and the old record at the next block.
+    pub(crate) stale_garbage: Option<(u64, u64)>,
+}
+
+impl Layout {
+    pub(crate) fn chunks(&self) -> u64 {
+        self.by_type.iter().sum::<u64>() + self.unknown
+    }
+
+    /// Counts one item of the block starting at file offset `block_start`.
+    pub(crate) fn count(&mut self, block_start: u64, item: &Parsed<'_>) {
+        let damage = self.last_damage.take();
+        match item {
+            Parsed::Chunk(chunk) => {
+                self.header_bytes += chunk.header_len as u64;
+                match RecordType::try_from(chunk.record_type)
+                    .ok()
+                    .and_then(RecordType::fragment_kind)
+                {
+                    Some(kind) => self.by_type[kind as usize] += 1,
+                    None => self.unknown += 1,
+                }
+            }
+            Parsed::Trailer { len, .. } => self.trailer_bytes += *len as u64,
+            Parsed::Truncated { len, .. } => self.torn_bytes += *len as u64,
+            Parsed::ZeroHeader { len, .. } | Parsed::Erased { len, .. } => {
+                self.skipped_bytes += *len as u64;
+            }
+            Parsed::BadLength { offset, len, .. }
+            | Parsed::ChecksumMismatch { offset, len, .. } => {
+                self.damaged_bytes += *len as u64;
+                self.damaged_regions += 1;
+                if offset + len == BLOCK_SIZE {
+                    self.last_damage = Some((block_start + *offset as u64, *len as u64));
+                }
+            }
+            Parsed::OldRecord {
+                offset,
+                len,
+                log_number,
+            } => {
+                let at = block_start + *offset as u64;
+                self.stale_bytes += *len as u64;
+                self.old_record = Some((at, *log_number));
+                // The damage just before, up to this block: the earlier use's bytes too.
+                if let Some((from, bytes)) = damage
+                    && *offset == 0
+                    && from + bytes == at
+                {
+                    self.damaged_bytes -= bytes;
+                    self.damaged_regions -= 1;
+                    self.stale_bytes += bytes;
+                    self.stale_garbage = Some((from, bytes));
+                    self.old_record = Some((from, *log_number));
+                }
+            }
+        }
+    }
+
+    /// Counts a block read after the log ended at an old record: stale as a whole.
+    pub(crate) fn count_stale(&mut self, len: usize) {
+        self.stale_bytes += len as u64;
+    }
+}
+
+/// How `dump` and `stats` read chunk headers: the reader's chunk rules, with its format
+/// decision.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct View {
+    pub(crate) rules: ChunkRules,
+}
+
+impl View {
+    /// The view for `--erased` and the format flags on `log`.
+    pub(crate) fn new(
+        log: &LogFile,
+        erased: Option<Erased>,
+        format: &FormatArgs,
+    ) -> Result<(Self, ReadOptions), CliError> {
+        let erased = erased.map(Erased::byte);
+        let read = format.read_options(log, ReadOptions::new().erased(erased))?;
+        let view = Self {
+            rules: ChunkRules::new(&read),
+        };
+        Ok((view, read))
+    }
+
+    /// Decides an `auto` format on the first chunk of a known type, as the reader does.
+    pub(crate) fn decide(&mut self, item: &Parsed<'_>) {
+        if let Parsed::Chunk(chunk) = item {
+            self.rules.decide(chunk.record_type, chunk.log_number);
+        }
+    }
+
+    /// What the reader does with a chunk of type `record_type`: `None` if it is read.
+    pub(crate) fn verdict(&self, record_type: u8) -> Option<String> {
+        match self.rules.classify(record_type) {
+            ChunkClass::Fragment(_) => None,
+            ChunkClass::OtherFormat => Some(format!(
+                "dropped: unexpected legacy record type {record_type} in recyclable log"
+            )),
+            ChunkClass::Ignorable => {
+                Some("ignorable type: skipped without a report (RocksDB)".into())
+            }
+            _ => Some(format!("dropped: unknown record type {record_type}")),
+        }
+    }
+}
+
+/// Walks every block of `log`, calling `visit` with each block's file offset and items (and
+/// the counts so far). After an old record (the end of a recyclable log), the rest of the
+/// file is counted as stale and visited as one [`Item::Stale`].
+pub(crate) fn walk(
+    log: &LogFile,
+    mut view: View,
+    progress: &Progress,
+    mut visit: impl FnMut(Item<'_>, &View, &Layout) -> Result<(), CliError>,
+) -> Result<Layout, CliError> {
+    let mut source = log.source();
+    let mut layout = Layout::default();
+    let mut block_start = 0u64;
+    let mut stale_from = None;
+    loop {
+        progress.set(block_start);
+        source.load_next().map_err(|e| log.read_error(e))?;
+        let block = source.block();
+        if block.is_empty() {
+            break;
+        }
+        layout.blocks += 1;
+        layout.bytes += block.len() as u64;
+        if stale_from.is_some() {
+            layout.count_stale(block.len());
+        } else {
+            for item in BlockParser::new(block).rules(view.rules) {
+                view.decide(&item);
+                layout.count(block_start, &item);
+                visit(Item::Parsed(block_start, &item), &view, &layout)?;
+                if matches!(item, Parsed::OldRecord { .. }) {
+                    stale_from = Some(block_start + block.len() as u64);
+                }
+            }
+        }
+        if block.len() < BLOCK_SIZE {
+            break;
+        }
+        block_start += BLOCK_SIZE as u64;
+    }
+    if let Some(from) = stale_from
+        && layout.bytes > from
+    {
+        visit(
+            Item::Stale {
+                offset: from,
+                len: layout.bytes - from,
+            },
+            &view,
+            &layout,
+        )?;
+    }
+    Ok(layout)
+}
+
+/// What [`walk`] visits.
+#[derive(Debug)]
+pub(crate) enum Item<'a> {
+    /// An item of the block at a file offset.
+    Parsed(u64, &'a Parsed<'a>),
+    /// The rest of the file after the block of an old record.
+    Stale {
+        /// Where it begins.
+        offset: u64,
+        /// Its length.
+        len: u64,
+    },
+}
+
+/// The name of a chunk type, or "unknown".
+pub(crate) fn type_name(record_type: u8) -> &'static str {
+    RecordType::try_from(record_type).map_or("unknown", RecordType::name)
+}
