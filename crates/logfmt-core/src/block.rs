@@ -359,6 +359,43 @@ pub fn parse_chunk<'a>(
     })
 }
 
+/// The well-formed chunks of `block` at or after `from`: the offset of the first one whose
+/// type `rules` reads as a fragment, and how many chunks follow back to back from there (it
+/// included). `None` if there is none.
+///
+/// A reader stops at the first chunk it cannot read; this tells whether what follows holds
+/// written chunks (damage) or nothing (a torn write). It tries every offset: the cost is a
+/// checksum per candidate header.
+///
+/// ```
+/// use logfmt_core::block::{ChunkRules, chunks_from};
+///
+/// // Garbage, then "foo" as a FULL chunk.
+/// let mut block = vec![0xee; 5];
+/// block.extend_from_slice(&[0xdd, 0x5f, 0xb3, 0x7a, 0x03, 0x00, 0x01, b'f', b'o', b'o']);
+/// assert_eq!(chunks_from(&block, 0, true, &ChunkRules::default()), Some((5, 1)));
+/// ```
+#[must_use]
+pub fn chunks_from(
+    block: &[u8],
+    from: usize,
+    is_last: bool,
+    rules: &ChunkRules,
+) -> Option<(usize, usize)> {
+    let first = (from..block.len()).find(|&at| {
+        block
+            .get(at + TYPE_FIELD)
+            .is_some_and(|&t| matches!(rules.classify(t), ChunkClass::Fragment(_)))
+            && matches!(parse_chunk(block, at, is_last, rules), Parsed::Chunk(_))
+    })?;
+    let (mut at, mut count) = (first, 0);
+    while let Parsed::Chunk(chunk) = parse_chunk(block, at, is_last, rules) {
+        count += 1;
+        at = chunk.end();
+    }
+    Some((first, count))
+}
+
 /// Iterates over the chunks of one block, zero-copy.
 ///
 /// Yields [`Parsed::Chunk`] items, then at most one item that ends the block. A block shorter

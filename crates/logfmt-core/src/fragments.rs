@@ -42,6 +42,17 @@ pub struct Aborted {
     pub report: Option<Corruption>,
 }
 
+/// Well-formed chunks after the point where a reader stopped
+/// ([`FragmentReader::chunks_after_end`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct ChunksAfter {
+    /// File offset of the first.
+    pub offset: u64,
+    /// How many follow back to back from there, the first included.
+    pub count: u64,
+}
+
 /// What [`FragmentReader::next`] found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
@@ -151,6 +162,27 @@ impl<S: BlockSource> FragmentReader<S> {
     /// `None` until it truly ends).
     pub fn end(&self) -> Option<LogEnd> {
         self.decoder.end()
+    }
+
+    /// Once [`next`](Self::next) has returned `None` for good: if the input stopped being
+    /// readable before its end — a chunk cut short or a zero header in the last block, which
+    /// LevelDB's reader takes for the end of the log — the well-formed chunks written after
+    /// that point. `None` means nothing follows but bytes no reader can use: a torn write.
+    ///
+    /// ```
+    /// use logfmt_core::{ChunksAfter, FragmentReader};
+    ///
+    /// // A chunk whose length runs past the end of the input, then "foo" as a FULL chunk.
+    /// let mut log = vec![0, 0, 0, 0, 0xff, 0x00, 0x01];
+    /// log.extend_from_slice(&[0xdd, 0x5f, 0xb3, 0x7a, 0x03, 0x00, 0x01, b'f', b'o', b'o']);
+    /// let mut reader = FragmentReader::from_slice(&log);
+    /// assert_eq!(reader.next()?, None); // LevelDB: a torn write, the end of the log
+    /// assert_eq!(reader.chunks_after_end(), Some(ChunksAfter { offset: 7, count: 1 }));
+    /// # Ok::<(), core::convert::Infallible>(())
+    /// ```
+    pub fn chunks_after_end(&self) -> Option<ChunksAfter> {
+        let (offset, count) = self.decoder.chunks_after_end(self.source.block())?;
+        Some(ChunksAfter { offset, count })
     }
 
     /// The chunk format: as the options gave it, or as the first chunk of a known type decided

@@ -33,7 +33,7 @@ pub use error::{Corruption, CorruptionKind, WriteError};
 pub use format::{
     BLOCK_SIZE, ChunkFormat, Format, FragmentKind, HEADER_SIZE, RECYCLABLE_HEADER_SIZE, RecordType,
 };
-pub use fragments::{Aborted, Event, Fragment, FragmentReader};
+pub use fragments::{Aborted, ChunksAfter, Event, Fragment, FragmentReader};
 pub use options::{LogEnd, ReadFormat, ReadOptions};
 pub use reader::{Item, Oversized, Reader, Record};
 pub use skip::{Skip, SkipKind};

@@ -84,6 +84,16 @@ pub struct ReadOptions {
     /// the end of the input: preallocated space, where the log ends (torn, if a record was in
     /// progress). Default `false`.
     pub resync_after_zeros: bool,
+    /// Read past damage in the last block of the input. Where LevelDB's reader takes a chunk
+    /// cut short by the end of the input, or a zero header, for the end of the log, but
+    /// well-formed chunks follow ([`FragmentReader::chunks_after_end`]: damage, not a torn
+    /// write), go on at the first of them: the bytes before it are reported as a bad record
+    /// length (a zero header's are skipped, [`SkipKind::ZeroHeader`]). For salvaging. Default
+    /// `false`.
+    ///
+    /// [`FragmentReader::chunks_after_end`]: crate::FragmentReader::chunks_after_end
+    /// [`SkipKind::ZeroHeader`]: crate::SkipKind::ZeroHeader
+    pub resync_in_last_block: bool,
     /// Tail a growing log: at the end of the input, [`next`](crate::Reader::next) returns
     /// `None` without giving up the record in progress, and the next call reads on from where it
     /// stopped once the source has more ([`BlockSource::refill`](crate::BlockSource::refill)).
@@ -100,6 +110,7 @@ impl Default for ReadOptions {
             skip_ignorable_types: false,
             erased: None,
             resync_after_zeros: false,
+            resync_in_last_block: false,
             tailing: false,
         }
     }
@@ -151,6 +162,13 @@ impl ReadOptions {
     #[must_use]
     pub fn resync_after_zeros(mut self, resync: bool) -> Self {
         self.resync_after_zeros = resync;
+        self
+    }
+
+    /// Sets [`resync_in_last_block`](Self::resync_in_last_block).
+    #[must_use]
+    pub fn resync_in_last_block(mut self, resync: bool) -> Self {
+        self.resync_in_last_block = resync;
         self
     }
 

@@ -222,9 +222,9 @@ pub struct LogReader<S> {
     current: Current,
     /// File position after the last event.
     settled: Option<u64>,
-    /// Bytes were skipped as damage (a zero header) since `settled`: a record starting next
-    /// has a gap before it.
-    gap_since_settled: bool,
+    /// Bytes were skipped as damage (a zero header) since `settled`, up to here: what comes
+    /// next has a gap before it.
+    gap_end: Option<u64>,
     /// File offset just past the last complete record or reported drop.
     last_clean: Option<u64>,
     /// Since `last_clean`, the log held more than block trailers and ignorable chunks.
@@ -273,7 +273,7 @@ impl<S: BlockSource> LogReader<S> {
             suspects: Vec::new(),
             current: Current::None,
             settled: from_start.then_some(0),
-            gap_since_settled: false,
+            gap_end: None,
             last_clean: from_start.then_some(0),
             written_since_clean: false,
             held: None,
@@ -530,17 +530,23 @@ impl<S: BlockSource> LogReader<S> {
             Event::Aborted(aborted) => {
                 self.current = Current::None;
                 self.assembler.abort();
-                match aborted.report {
-                    Some(corruption) => {
-                        self.clean_at(self.position());
-                        self.damage(corruption.into())?
-                    }
-                    None => Step::Continue,
+                // A zero header that cut the record: its bytes after the record's.
+                let gap = self.gap_end.zip(self.settled).map(|(end, from)| Damage {
+                    offset: from,
+                    bytes: end.saturating_sub(from),
+                    kind: DamageKind::Skipped,
+                });
+                let gap = gap.filter(|gap| gap.bytes > 0 && !self.erased);
+                let report = aborted.report.map(Damage::from);
+                if report.is_some() {
+                    self.clean_at(self.position());
                 }
+                self.damages(report, gap)?
             }
             Event::Corruption(corruption) => {
+                let gap = self.gap(corruption.offset);
                 self.clean_at(self.position());
-                self.damage(corruption.into())?
+                self.damages(gap, Some(corruption.into()))?
             }
             Event::Skipped(skip) => match skip.kind {
                 // What LevelDB skips from an initial offset (a range reader's first block): a
@@ -557,14 +563,14 @@ impl<S: BlockSource> LogReader<S> {
                 SkipKind::Trailer | SkipKind::Ignorable(_) => return Ok(Step::Continue),
                 // A zero header: bytes hidden without a report.
                 _ => {
-                    self.gap_since_settled = true;
+                    self.gap_end = Some(skip.end());
                     self.written_since_clean = true;
                     return Ok(Step::Continue);
                 }
             },
         };
         self.settled = Some(self.position());
-        self.gap_since_settled = false;
+        self.gap_end = None;
         // Past the range's end, outside a record of the range, with no tail that could start
         // in the range: no more records or damage for this range.
         if matches!(step, Step::Continue)
@@ -668,7 +674,7 @@ impl<S: BlockSource> LogReader<S> {
     /// at `chunk_offset`: from the last event to the record, as a gap.
     fn gap(&self, chunk_offset: u64) -> Option<Damage> {
         let from = self.settled?;
-        if chunk_offset <= from || self.erased || !self.gap_since_settled {
+        if chunk_offset <= from || self.erased || self.gap_end.is_none() {
             return None;
         }
         Some(Damage {
@@ -702,16 +708,45 @@ impl<S: BlockSource> LogReader<S> {
         if benign {
             return Ok(Step::Done);
         }
+        // A torn write is never followed by written chunks: if some follow, this is damage.
+        let kind = match self.inner.chunks_after_end() {
+            Some(after) => DamageKind::LostTail {
+                chunks: after.count,
+                next: after.offset,
+            },
+            None => DamageKind::TornTail,
+        };
         let tail = Damage {
             offset: from,
             bytes: input_end - from,
-            kind: DamageKind::TornTail,
+            kind,
         };
         self.tail = Some(tail);
         let step = self.damage(tail)?;
         // Reading has ended whatever the mode says.
         self.ending = Some(Ending::Log(end));
         Ok(step)
+    }
+
+    /// Applies the recovery mode to two damages in file order: the step for the first one
+    /// reported, the other's queued behind it (unless the mode stopped at the first).
+    fn damages(
+        &mut self,
+        first: Option<Damage>,
+        second: Option<Damage>,
+    ) -> Result<Step, ReadError<S::Error>> {
+        let mut reported = None;
+        for damage in [first, second].into_iter().flatten() {
+            if self.ending.is_some() {
+                break;
+            }
+            match self.damage(damage)? {
+                Step::Continue => {}
+                step if reported.is_none() => reported = Some(step),
+                step => self.pending.push_back(step),
+            }
+        }
+        Ok(reported.unwrap_or(Step::Continue))
     }
 
     /// Applies the recovery mode to `damage`.

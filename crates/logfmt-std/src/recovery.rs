@@ -128,6 +128,16 @@ pub enum DamageKind {
     /// Bytes LevelDB skips without a report: a zero header in the middle of the log, which
     /// hides the rest of its block.
     Skipped,
+    /// The end of the log as LevelDB's reader sees it (a chunk cut short, or a zero header, in
+    /// the last block) is damage, not a torn write: `chunks` well-formed chunks are written
+    /// after it, from offset `next`, which LevelDB's reader never reads. The damage covers
+    /// everything from where the last complete record ends to the end of the input.
+    LostTail {
+        /// Well-formed chunks after the damage, back to back.
+        chunks: u64,
+        /// File offset of the first of them.
+        next: u64,
+    },
 }
 
 impl fmt::Display for DamageKind {
@@ -136,6 +146,16 @@ impl fmt::Display for DamageKind {
             Self::Corruption(kind) => kind.fmt(f),
             Self::TornTail => f.write_str("torn or unwritten tail (no complete record)"),
             Self::Skipped => f.write_str("bytes skipped without a report (zero header)"),
+            Self::LostTail { chunks, next } => write!(
+                f,
+                "damage, not a torn write: LevelDB's reader ends the log here, but {chunks} \
+                 well-formed {} from offset {next}",
+                if *chunks == 1 {
+                    "chunk follows"
+                } else {
+                    "chunks follow"
+                }
+            ),
         }
     }
 }
@@ -169,6 +189,7 @@ impl fmt::Display for Damage {
             DamageKind::Corruption(_) => "dropped",
             DamageKind::TornTail => "torn",
             DamageKind::Skipped => "skipped",
+            DamageKind::LostTail { .. } => "lost",
         };
         write!(
             f,

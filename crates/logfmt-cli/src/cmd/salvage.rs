@@ -23,7 +23,9 @@ use crate::scan::{Found, UNLIMITED, scan};
 /// left as it was if anything fails, with no temporary file left behind. OUT is refused if
 /// it exists and is not empty (exit status 1) unless --force is given, and always if it is
 /// IN itself (the same file under any name: a hard link, a symbolic link, /proc/self/fd/N).
-/// What was lost is reported: each damaged region with its offset, size and reason. Exit
+/// Where LevelDB's reader takes damage in the last block for the end of the log but
+/// well-formed chunks follow it, salvage reads on from the first of them. What was lost is
+/// reported: each damaged region with its offset, size and reason. Exit
 /// status 0 when the salvage is done, even if something was lost.
 ///
 /// While it writes, salvage holds OUT's writer lock (if OUT exists), as `write` does:
@@ -67,7 +69,10 @@ pub(crate) fn run(args: &SalvageArgs) -> Result<(), CliError> {
             path: args.output.clone(),
         });
     }
-    let read = ReadOptions::new().erased(args.erased.map(Erased::byte));
+    // Past damage in the last block too, where LevelDB's reader would stop.
+    let read = ReadOptions::new()
+        .erased(args.erased.map(Erased::byte))
+        .resync_in_last_block(true);
     let read = args.format.read_options(&log, read)?;
     let format = match read.format {
         ReadFormat::Recyclable { log_number } => Format::Recyclable { log_number },

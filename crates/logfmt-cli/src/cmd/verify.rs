@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use logfmt_std::{
-    Damage, Ending, LogFile, LogReader, ReadFormat, ReadOptions, RecoveryMode, StaleTail,
+    Damage, DamageKind, Ending, LogFile, LogReader, ReadFormat, ReadOptions, RecoveryMode,
+    StaleTail,
 };
 
 use crate::error::{CliError, EXIT_BAD_DATA, EXIT_OK};
@@ -84,6 +85,14 @@ impl Summary {
         #[serde(untagged)]
         enum Tail {
             Torn(SpanJson),
+            /// Damage, not a torn write: well-formed chunks follow it.
+            Lost {
+                offset: u64,
+                bytes: u64,
+                kind: &'static str,
+                chunks_after: u64,
+                next_chunk: u64,
+            },
             Stale {
                 offset: u64,
                 bytes: u64,
@@ -93,11 +102,18 @@ impl Summary {
         }
         let tail = self
             .tail
-            .map(|t| {
-                Tail::Torn(SpanJson {
+            .map(|t| match t.kind {
+                DamageKind::LostTail { chunks, next } => Tail::Lost {
                     offset: t.offset,
                     bytes: t.bytes,
-                })
+                    kind: "damage",
+                    chunks_after: chunks,
+                    next_chunk: next,
+                },
+                _ => Tail::Torn(SpanJson {
+                    offset: t.offset,
+                    bytes: t.bytes,
+                }),
             })
             .or_else(|| {
                 self.stale.map(|s| Tail::Stale {
@@ -155,8 +171,9 @@ impl Summary {
             .unwrap_or(0);
         for d in &self.damage {
             let verb = match d.kind {
-                logfmt_std::DamageKind::Corruption(_) => "dropped",
-                logfmt_std::DamageKind::TornTail => "torn",
+                DamageKind::Corruption(_) => "dropped",
+                DamageKind::TornTail => "torn",
+                DamageKind::LostTail { .. } => "lost",
                 _ => "skipped",
             };
             writeln!(
@@ -175,6 +192,19 @@ impl Summary {
             )?;
         }
         if let Some(tail) = self.tail
+            && self.recovery == RecoveryMode::TolerateCorruptedTailRecords
+            && let DamageKind::LostTail { chunks, next } = tail.kind
+        {
+            writeln!(
+                out,
+                "  the log ends in damage, not a torn write: {} at offset {} that LevelDB's \
+                 reader stops at, with {} after it from offset {next} (`logfmt salvage` \
+                 recovers their records)",
+                plural(tail.bytes, "byte"),
+                tail.offset,
+                plural(chunks, "well-formed chunk"),
+            )?;
+        } else if let Some(tail) = self.tail
             && self.recovery == RecoveryMode::TolerateCorruptedTailRecords
         {
             writeln!(

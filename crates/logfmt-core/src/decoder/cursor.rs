@@ -5,9 +5,11 @@
 
 use core::ops::Range;
 
+use crate::block::chunks_from;
 use crate::block::{ChunkRules, Parsed, parse_chunk};
 use crate::error::{Corruption, CorruptionKind};
 use crate::format::{BLOCK_SIZE, HEADER_SIZE, RECYCLABLE_HEADER_SIZE};
+use crate::options::ReadOptions;
 use crate::skip::{Skip, SkipKind};
 
 /// The size of the smallest header a writer of the format would not start in a block's last
@@ -78,24 +80,30 @@ pub(super) struct Cursor {
     pub(super) end_of_buffer: u64,
     initial_offset: u64,
     resync_after_zeros: bool,
+    resync_in_last_block: bool,
     tailing: bool,
     /// Tailing: the rest of the current (short) block was passed over; bytes that arrive in
     /// it later are passed over too.
     rest: Option<RestOfBlock>,
+    /// Where in the current block the input stopped being readable before its end: a chunk
+    /// cut short, or a zero header skipped to the end of the input.
+    pub(super) unreadable: Option<usize>,
 }
 
 impl Cursor {
-    pub(super) fn new(initial_offset: u64, resync_after_zeros: bool, tailing: bool) -> Self {
+    pub(super) fn new(options: &ReadOptions) -> Self {
         Self {
             pos: 0,
             len: 0,
             eof: false,
             failed: false,
             end_of_buffer: 0,
-            initial_offset,
-            resync_after_zeros,
-            tailing,
+            initial_offset: options.initial_offset,
+            resync_after_zeros: options.resync_after_zeros,
+            resync_in_last_block: options.resync_in_last_block,
+            tailing: options.tailing,
             rest: None,
+            unreadable: None,
         }
     }
 
@@ -133,6 +141,7 @@ impl Cursor {
         } else {
             self.pos = 0;
             self.rest = None;
+            self.unreadable = None;
             self.end_of_buffer = self.end_of_buffer.saturating_add(len as u64);
         }
         self.len = len;
@@ -223,6 +232,9 @@ impl Cursor {
             }
             // A truncated header at the end of the input: the writer died mid-header.
             let torn_at = (self.pos < self.len).then_some(header_offset);
+            if torn_at.is_some() {
+                self.unreadable = Some(self.pos);
+            }
             self.pos = self.len;
             return Phys::Eof { torn_at };
         }
@@ -255,6 +267,10 @@ impl Cursor {
             }
             Parsed::Truncated { .. } if waiting => Phys::Pending,
             Parsed::Truncated { .. } => {
+                if let Some(phys) = self.past_damage(block, rules, header_offset, None) {
+                    return phys;
+                }
+                self.unreadable = Some(self.pos);
                 self.pos = self.len;
                 Phys::Eof {
                     torn_at: Some(header_offset),
@@ -273,6 +289,14 @@ impl Cursor {
                 } else {
                     SkipKind::ZeroHeader
                 };
+                if self.eof {
+                    if let Some(phys) =
+                        self.past_damage(block, rules, header_offset, Some(SkipKind::ZeroHeader))
+                    {
+                        return phys;
+                    }
+                    self.unreadable = Some(self.pos);
+                }
                 let skip = self.skip_rest(header_offset, kind);
                 Phys::Bad(Some(Dropped::Skipped(skip)))
             }
@@ -291,6 +315,33 @@ impl Cursor {
                 self.drop_rest(header_offset, CorruptionKind::ChecksumMismatch),
             )),
         }
+    }
+
+    /// `resync_in_last_block`: at damage in the last block (`header_offset`, the current
+    /// position) that well-formed chunks follow, goes on at the first of them; the bytes before
+    /// it are skipped as `skip`, or else reported as a bad record length. `None` if the option
+    /// is off or no chunk follows.
+    fn past_damage(
+        &mut self,
+        block: &[u8],
+        rules: &ChunkRules,
+        header_offset: u64,
+        skip: Option<SkipKind>,
+    ) -> Option<Phys> {
+        if !self.resync_in_last_block || !self.eof || (self.tailing && !self.failed) {
+            return None;
+        }
+        let (first, _) = chunks_from(block, self.pos + 1, true, rules)?;
+        let len = (first - self.pos) as u64;
+        self.pos = first;
+        Some(Phys::Bad(Some(match skip {
+            Some(kind) => Dropped::Skipped(Skip {
+                offset: header_offset,
+                len,
+                kind,
+            }),
+            None => self.drop(header_offset, len, CorruptionKind::BadRecordLength),
+        })))
     }
 
     /// `resync_after_zeros`: at a zero header at `offset` in the block, skips only the zeros

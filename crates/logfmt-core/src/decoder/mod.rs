@@ -101,11 +101,7 @@ pub(crate) struct Decoder {
 impl Decoder {
     pub(crate) fn new(options: &ReadOptions) -> Self {
         let mut decoder = Self {
-            cursor: Cursor::new(
-                options.initial_offset,
-                options.resync_after_zeros,
-                options.tailing,
-            ),
+            cursor: Cursor::new(options),
             state: if options.initial_offset > 0 {
                 State::Seeking
             } else {
@@ -187,6 +183,19 @@ impl Decoder {
     /// The chunk format: as given, or as the first chunk decided it.
     pub(crate) fn format(&self) -> ChunkFormat {
         self.rules.format
+    }
+
+    /// Once the log has ended where the input stopped being readable before its end (a
+    /// chunk cut short, a zero header): the well-formed chunks of `block` (the current one)
+    /// after that point, as the file offset of the first and their count.
+    pub(crate) fn chunks_after_end(&self, block: &[u8]) -> Option<(u64, u64)> {
+        self.end?;
+        let at = self.cursor.unreadable?;
+        let block = block.get(..self.cursor.len)?;
+        let (first, count) =
+            crate::block::chunks_from(block, at + 1, self.cursor.eof, &self.rules)?;
+        let block_start = self.cursor.end_of_buffer - self.cursor.len as u64;
+        Some((block_start + first as u64, count as u64))
     }
 
     fn report(&self, offset: u64, bytes: u64, kind: CorruptionKind) -> Option<Corruption> {
