@@ -33,18 +33,31 @@
 //! After a power cut at any point, reading the region returns every acknowledged record, in
 //! order, possibly followed by the record that was being written, and nothing else.
 
+#[cfg(feature = "embedded-storage-async")]
+mod asynch;
+mod engine;
+mod layout;
+#[cfg(any(test, feature = "mock-flash"))]
 mod mock;
+mod resume;
 mod source;
+mod word;
 mod writer;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod word_tests;
 
-pub use mock::{MockError, MockFlash, PowerCut};
+#[cfg(feature = "embedded-storage-async")]
+#[cfg_attr(docsrs, doc(cfg(feature = "embedded-storage-async")))]
+pub use asynch::AsyncWordWriter;
+#[cfg(any(test, feature = "mock-flash"))]
+#[cfg_attr(docsrs, doc(cfg(feature = "mock-flash")))]
+pub use mock::{MockError, MockFlash, MockStats, PowerCut};
 pub use source::FlashSource;
+pub use word::WordWriter;
 pub use writer::{FlashStats, FlashWriter};
-
-pub use self::mock::MockStats;
 
 use core::fmt;
 
@@ -117,6 +130,7 @@ impl FlashConfig {
         capacity: usize,
         write_size: usize,
         erase_size: usize,
+        read_size: usize,
     ) -> Result<(), FlashError<E>> {
         let block = crate::BLOCK_SIZE;
         let len = self.len as usize;
@@ -128,8 +142,11 @@ impl FlashConfig {
             && len.is_multiple_of(erase_size)
             && len.is_multiple_of(block)
             && len > 0;
-        let words =
-            write_size.is_power_of_two() && write_size <= 32 && block.is_multiple_of(write_size);
+        let words = write_size.is_power_of_two()
+            && write_size <= engine::MAX_WRITE
+            && block.is_multiple_of(write_size)
+            && read_size <= resume::MAX_READ
+            && (read_size == 0 || erase_size.is_multiple_of(read_size));
         let units = block.is_multiple_of(erase_size) || erase_size.is_multiple_of(block);
         if fits && aligned && words && units {
             Ok(())
@@ -149,7 +166,7 @@ pub enum FlashError<E> {
     /// The region has no room for the next block.
     Full,
     /// The region is not a whole number of blocks and erase units inside the flash, or the
-    /// flash's `WRITE_SIZE` is not a power of two up to 32.
+    /// flash's `WRITE_SIZE` is not a power of two up to 32, or its `READ_SIZE` is over 32.
     BadRegion,
     /// An earlier failure left the log in an unknown state; nothing more is written (reopen to
     /// resume safely).
