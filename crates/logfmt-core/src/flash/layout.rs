@@ -134,7 +134,7 @@ mod tests {
     /// Lays `records` out with `pad` after each, as pieces, into a log image.
     fn lay_out(start: usize, records: &[std::vec::Vec<u8>], align: usize) -> std::vec::Vec<u8> {
         let mut log = std::vec![0xAAu8; start];
-        let mut put = |log: &mut std::vec::Vec<u8>, piece: Piece, data: &[u8]| {
+        let put = |log: &mut std::vec::Vec<u8>, piece: Piece, data: &[u8]| {
             log.extend(core::iter::repeat_n(0, piece.zeros));
             log.extend(piece.header.iter().flatten());
             log.extend_from_slice(&data[piece.payload]);
