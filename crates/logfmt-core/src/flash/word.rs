@@ -55,7 +55,9 @@ fn run<F: NorFlash>(
 /// cut); only [`flush`](Self::flush) makes them durable.
 ///
 /// ```
-/// # #[cfg(feature = "mock-flash")] {
+/// # #[cfg(not(feature = "mock-flash"))] fn main() {}
+/// # #[cfg(feature = "mock-flash")]
+/// # fn main() -> Result<(), logfmt_core::flash::FlashError<logfmt_core::flash::MockError>> {
 /// use logfmt_core::flash::{FlashConfig, MockFlash, WordWriter};
 /// use logfmt_core::BLOCK_SIZE;
 ///
@@ -65,9 +67,10 @@ fn run<F: NorFlash>(
 /// let mut writer = WordWriter::open(flash, config)?;
 /// writer.add_record(b"temperature=21.5")?;
 /// writer.flush()?; // acknowledged: survives a power cut
-/// assert_eq!(writer.position(), 24); // 7 + 16 bytes, padded to the 8-byte flash word
+/// // A 7-byte header, 16 bytes, and seven empty 7-byte chunks up to the 8-byte flash word.
+/// assert_eq!(writer.position(), 72);
+/// # Ok(())
 /// # }
-/// # Ok::<(), logfmt_core::flash::FlashError<logfmt_core::flash::MockError>>(())
 /// ```
 #[derive(Debug)]
 pub struct WordWriter<F> {
