@@ -5,7 +5,7 @@ use embedded_storage_async::nor_flash::NorFlash;
 
 use super::engine::{Engine, Op};
 use super::resume::{Resumed, Scan, ScanOp};
-use super::{FlashConfig, FlashError, FlashStats};
+use super::{FlashConfig, FlashError, FlashStats, Resume};
 use crate::writer::Written;
 
 async fn scan<F: NorFlash>(
@@ -13,12 +13,20 @@ async fn scan<F: NorFlash>(
     config: FlashConfig,
 ) -> Result<Resumed, FlashError<F::Error>> {
     config.check(flash.capacity(), F::WRITE_SIZE, F::ERASE_SIZE, F::READ_SIZE)?;
-    let mut scan = Scan::new(config, F::WRITE_SIZE, F::ERASE_SIZE, F::READ_SIZE);
+    let geometry = (config, F::WRITE_SIZE, F::ERASE_SIZE, F::READ_SIZE);
+    match config.resume {
+        Resume::NextBlock => drive_scan(flash, Scan::<false>::new(geometry)).await,
+        Resume::SameBlock => drive_scan(flash, Scan::<true>::new(geometry)).await,
+    }
+}
+
+async fn drive_scan<F: NorFlash, const SAME_BLOCK: bool>(
+    flash: &mut F,
+    mut scan: Scan<SAME_BLOCK>,
+) -> Result<Resumed, FlashError<F::Error>> {
     loop {
         match scan.step() {
-            ScanOp::Read { at, buffer } => {
-                flash.read(at, buffer).await.map_err(FlashError::Flash)?
-            }
+            ScanOp::Read { at, buffer } => flash.read(at, buffer).await.map_err(FlashError::Flash)?,
             ScanOp::Done(resumed) => return Ok(resumed),
         }
     }

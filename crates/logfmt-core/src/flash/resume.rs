@@ -49,67 +49,75 @@ pub(super) enum ScanOp<'a> {
 
 /// What the scan is doing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum State {
-    /// Reading the first header of `block`; `last` is the last written block so far.
-    Heads { block: u32, last: Option<u32> },
-    /// Reading the chunk header at `offset` of the block at `base`.
-    Chunk { base: u32, offset: u32 },
-    /// Checksumming the payload of the chunk ending at `end`, read up to `at`.
-    Payload {
-        base: u32,
-        at: u32,
-        end: u32,
-        crc: u32,
-        stored: u32,
-    },
-    /// Checking that the block at `base` is erased from `at` on, for a log ending at `end`.
-    Tail { base: u32, end: u32, at: u32 },
-    /// Looking for a fresh block at or after `start`.
-    Fresh { start: u32 },
-    /// Checking that `at..to` is erased: then the log continues at `pos` with the flash
-    /// erased up to `to`; if not, at `pos` erased to `fallback`, or (`None`) in a fresh block
-    /// at `to`.
-    Erased {
-        at: u32,
-        to: u32,
-        pos: u32,
-        fallback: Option<u32>,
-    },
-    /// Complete.
-    Done(Resumed),
+enum Phase {
+    /// Reading the first header of the block at `at`; `last` is the last written block.
+    Heads,
+    /// Reading the chunk header at `at` in the block at `base`.
+    Header,
+    /// Checksumming a chunk's payload `at..end` into `crc`, against `stored`.
+    Payload,
+    /// Checking that `at..end` is erased: then the log continues at `pos` with the flash
+    /// erased up to `end`. A written byte before `split` means a fresh block at `restart`;
+    /// from `split` on, the log still continues at `pos`, erased up to `split`.
+    Erased,
+    /// Complete: the log continues at `pos`, erased up to `end`.
+    Done,
 }
 
-/// The resume scan, sans I/O.
+/// The resume scan, sans I/O. `SAME_BLOCK` is whether the config's resume policy is
+/// [`Resume::SameBlock`]: a constant, so that firmware resuming at the next block carries no
+/// chunk walk (drivers pick the instance by the policy; [`Scan::new`] checks they agree).
 #[derive(Debug)]
-pub(super) struct Scan {
+pub(super) struct Scan<const SAME_BLOCK: bool> {
     config: FlashConfig,
     write_size: u32,
     erase_size: u32,
     read_size: u32,
-    state: State,
+    phase: Phase,
+    at: u32,
+    end: u32,
+    base: u32,
+    last: Option<u32>,
+    pos: u32,
+    split: u32,
+    restart: u32,
+    crc: u32,
+    stored: u32,
     /// Bytes wanted by the read in flight: `len` of them at `skip` in `buffer`.
     wanted: Option<(u8, u8)>,
     buffer: [u8; BUFFER],
 }
 
-impl Scan {
+fn all_erased(bytes: &[u8], erased: u8) -> bool {
+    bytes.iter().all(|&b| b == erased)
+}
+
+impl<const SAME_BLOCK: bool> Scan<SAME_BLOCK> {
     /// A scan of the region `config` of a flash with these geometry constants (checked by
     /// [`FlashConfig::check`]).
     pub(super) fn new(
-        config: FlashConfig,
-        write_size: usize,
-        erase_size: usize,
-        read_size: usize,
+        (config, write_size, erase_size, read_size): (FlashConfig, usize, usize, usize),
     ) -> Self {
         Self {
-            config,
+            // A scan whose policy disagrees with the config's resumes at the next block.
+            config: if SAME_BLOCK {
+                config
+            } else {
+                config.resume(Resume::NextBlock)
+            },
             write_size: write_size as u32,
             erase_size: erase_size as u32,
             read_size: read_size.max(1) as u32,
-            state: State::Heads {
-                block: 0,
-                last: None,
-            },
+            phase: Phase::Heads,
+            at: 0,
+            end: 0,
+            base: 0,
+            last: None,
+            pos: 0,
+            split: 0,
+            restart: 0,
+            crc: 0,
+            stored: 0,
             wanted: None,
             buffer: [0; BUFFER],
         }
@@ -118,246 +126,141 @@ impl Scan {
     /// The next read, or the result. Call again after each read.
     pub(super) fn step(&mut self) -> ScanOp<'_> {
         if let Some((skip, len)) = self.wanted.take() {
-            let (skip, len) = (usize::from(skip), usize::from(len));
-            let bytes = self.buffer.get(skip..skip + len).unwrap_or_default();
-            self.state = absorb(&self.config, self.write_size, self.state, bytes);
+            self.absorb(usize::from(skip), usize::from(len));
         }
-        loop {
-            match want(&self.config, self.erase_size, self.state) {
-                Want::Read { at, len } => {
-                    // Aligned to READ_SIZE around the bytes wanted.
-                    let abs = self.config.start + at;
-                    let from = abs - abs % self.read_size;
-                    let to = (abs + len).next_multiple_of(self.read_size);
-                    let skip = (abs - from) as usize;
-                    self.wanted = Some((skip as u8, len as u8));
-                    let buffer = self
-                        .buffer
-                        .get_mut(..(to - from) as usize)
-                        .unwrap_or_default();
-                    return ScanOp::Read { at: from, buffer };
-                }
-                Want::Go(next) => self.state = next,
-                Want::Done(resumed) => return ScanOp::Done(resumed),
-            }
-        }
-    }
-}
-
-/// What a state needs next.
-enum Want {
-    /// `len` bytes at region offset `at`.
-    Read { at: u32, len: u32 },
-    /// Nothing to read: go on in this state.
-    Go(State),
-    /// The result.
-    Done(Resumed),
-}
-
-fn all_erased(bytes: &[u8], erased: u8) -> bool {
-    bytes.iter().all(|&b| b == erased)
-}
-
-fn want(config: &FlashConfig, erase_size: u32, state: State) -> Want {
-    let block = BLOCK_SIZE as u32;
-    let piece = |at: u32, to: u32| Want::Read {
-        at,
-        len: (to - at).min(PIECE as u32),
-    };
-    match state {
-        State::Heads { block: i, last } => {
-            if i < config.blocks() {
-                return Want::Read {
-                    at: i * block,
-                    len: HEADER_SIZE as u32,
-                };
-            }
-            Want::Go(match (last, config.resume) {
-                (None, _) => State::Fresh { start: 0 },
-                (Some(last), Resume::NextBlock) => State::Fresh {
-                    start: (last + 1) * block,
-                },
-                (Some(last), Resume::SameBlock) => State::Chunk {
-                    base: last * block,
-                    offset: 0,
-                },
-            })
-        }
-        State::Chunk { base, offset } => {
-            if block - offset < HEADER_SIZE as u32 {
-                // A trailer: the block is complete.
-                Want::Go(State::Fresh {
-                    start: base + block,
-                })
-            } else {
-                Want::Read {
-                    at: base + offset,
-                    len: HEADER_SIZE as u32,
-                }
-            }
-        }
-        State::Payload {
-            base,
-            at,
-            end,
-            crc,
-            stored,
-        } => {
-            if at < end {
-                piece(base + at, base + end)
-            } else if checksum::mask(crc) == stored {
-                Want::Go(State::Chunk { base, offset: end })
-            } else {
-                Want::Go(State::Fresh {
-                    start: base + block,
-                })
-            }
-        }
-        State::Tail { base, end, at } => {
-            if at < block {
-                return piece(base + at, base + block);
-            }
-            // Only erased bytes after the last chunk: continue right there.
-            let block_end = base + block;
-            Want::Go(State::Erased {
-                at: block_end,
-                to: block_end.next_multiple_of(erase_size).min(config.len),
-                pos: base + end,
-                fallback: Some(block_end),
-            })
-        }
-        State::Fresh { start } => {
-            if start >= config.len || start.is_multiple_of(erase_size) {
-                return Want::Done(Resumed {
-                    pos: start,
-                    ready_to: start,
-                });
-            }
-            // Inside an erase unit begun earlier: usable only if the rest of it is erased.
-            Want::Go(State::Erased {
-                at: start,
-                to: start.next_multiple_of(erase_size).min(config.len),
-                pos: start,
-                fallback: None,
-            })
-        }
-        State::Erased { at, to, pos, .. } => {
-            if at < to {
-                piece(at, to)
-            } else {
-                Want::Done(Resumed { pos, ready_to: to })
-            }
-        }
-        State::Done(resumed) => Want::Done(resumed),
-    }
-}
-
-/// The state after reading `bytes` (what `want` asked for) in `state`.
-fn absorb(config: &FlashConfig, write_size: u32, state: State, bytes: &[u8]) -> State {
-    let block = BLOCK_SIZE as u32;
-    let erased = config.erased;
-    let len = bytes.len() as u32;
-    match state {
-        State::Heads { block: i, last } => State::Heads {
-            block: i + 1,
-            last: if all_erased(bytes, erased) {
-                last
-            } else {
-                Some(i)
-            },
-        },
-        State::Chunk { base, offset } => {
-            let next_block = State::Fresh {
-                start: base + block,
-            };
-            let Some(header) = bytes.first_chunk::<HEADER_SIZE>() else {
-                return next_block;
-            };
-            if all_erased(header, erased) {
-                // Nothing written from here: clean if at a word boundary with only erased
-                // bytes to the end of the block.
-                return if offset.is_multiple_of(write_size) {
-                    State::Tail {
-                        base,
-                        end: offset,
-                        at: offset + HEADER_SIZE as u32,
+        let block = BLOCK_SIZE as u32;
+        let len = loop {
+            match self.phase {
+                Phase::Heads if self.at < self.config.len => break HEADER_SIZE as u32,
+                Phase::Heads => match self.last {
+                    None => self.fresh(0),
+                    Some(last) if SAME_BLOCK && self.config.resume == Resume::SameBlock => {
+                        self.phase = Phase::Header;
+                        (self.base, self.at) = (last, last);
                     }
+                    Some(last) => self.fresh(last + block),
+                },
+                // Without the chunk walk (never reached, but the code then compiles out).
+                Phase::Header | Phase::Payload if !SAME_BLOCK => self.phase = Phase::Done,
+                Phase::Header if self.base + block - self.at >= HEADER_SIZE as u32 => {
+                    break HEADER_SIZE as u32;
+                }
+                // A trailer: the block is complete.
+                Phase::Header => self.fresh(self.base + block),
+                Phase::Payload if self.at < self.end => break (self.end - self.at).min(PIECE as u32),
+                Phase::Payload if checksum::mask(self.crc) == self.stored => {
+                    (self.phase, self.at) = (Phase::Header, self.end);
+                }
+                Phase::Payload => self.fresh(self.base + block),
+                Phase::Erased if self.at < self.end => {
+                    // Pieces never straddle `split` (only a chunk walk sets it apart).
+                    let to = if SAME_BLOCK && self.at < self.split {
+                        self.split
+                    } else {
+                        self.end
+                    };
+                    break (to - self.at).min(PIECE as u32);
+                }
+                Phase::Erased | Phase::Done => {
+                    self.phase = Phase::Done;
+                    return ScanOp::Done(Resumed {
+                        pos: self.pos,
+                        ready_to: self.end,
+                    });
+                }
+            }
+        };
+        // Aligned to READ_SIZE around the bytes wanted.
+        let abs = self.config.start + self.at;
+        let from = abs - abs % self.read_size;
+        let to = (abs + len).next_multiple_of(self.read_size);
+        self.wanted = Some(((abs - from) as u8, len as u8));
+        let buffer = self
+            .buffer
+            .get_mut(..(to - from) as usize)
+            .unwrap_or_default();
+        ScanOp::Read { at: from, buffer }
+    }
+
+    /// Continues in a fresh block at or after region offset `start`: right there if it
+    /// begins an erase unit (or is the region's end), else if the rest of its unit is erased,
+    /// else at the next unit.
+    #[inline(never)]
+    fn fresh(&mut self, start: u32) {
+        let unit_end = start.next_multiple_of(self.erase_size).min(self.config.len);
+        (self.phase, self.at, self.end, self.pos) = (Phase::Erased, start, unit_end, start);
+        (self.split, self.restart) = (unit_end, unit_end);
+        if start >= self.config.len || start.is_multiple_of(self.erase_size) {
+            (self.phase, self.end) = (Phase::Done, start);
+        }
+    }
+
+    /// Takes in the `len` bytes at `skip` of the buffer, read for the current phase.
+    fn absorb(&mut self, skip: usize, len: usize) {
+        let block = BLOCK_SIZE as u32;
+        let bytes = self.buffer.get(skip..skip + len).unwrap_or_default();
+        let erased = all_erased(bytes, self.config.erased);
+        let n = len as u32;
+        match self.phase {
+            Phase::Header | Phase::Payload if !SAME_BLOCK => self.phase = Phase::Done,
+            Phase::Heads => {
+                if !erased {
+                    self.last = Some(self.at);
+                }
+                self.at += block;
+            }
+            Phase::Header => {
+                let field = |i: usize| bytes.get(i).copied().unwrap_or(0);
+                let block_end = self.base + block;
+                if erased {
+                    // Nothing written from here: the log continues here if at a word
+                    // boundary with only erased bytes to the end of the block (and the rest
+                    // of its erase unit erased, or the log cannot go past the block).
+                    if (self.at - self.base).is_multiple_of(self.write_size) {
+                        let unit_end = block_end
+                            .next_multiple_of(self.erase_size)
+                            .min(self.config.len);
+                        (self.phase, self.pos, self.end) = (Phase::Erased, self.at, unit_end);
+                        (self.at, self.split, self.restart) = (self.at + n, block_end, block_end);
+                    } else {
+                        self.fresh(block_end);
+                    }
+                    return;
+                }
+                let declared = u32::from(u16::from_le_bytes([
+                    field(LENGTH_FIELD.start),
+                    field(LENGTH_FIELD.start + 1),
+                ]));
+                let kind = field(TYPE_FIELD);
+                let end = self.at + HEADER_SIZE as u32 + declared;
+                if end > block_end || (kind == 0 && declared == 0) {
+                    // A bad length (torn), or a zero header (the block was sealed).
+                    self.fresh(block_end);
+                    return;
+                }
+                self.stored = u32::from_le_bytes([
+                    field(CHECKSUM_FIELD.start),
+                    field(CHECKSUM_FIELD.start + 1),
+                    field(CHECKSUM_FIELD.start + 2),
+                    field(CHECKSUM_FIELD.start + 3),
+                ]);
+                self.crc = checksum::crc32c(&[kind]);
+                (self.phase, self.at, self.end) = (Phase::Payload, self.at + n, end);
+            }
+            Phase::Payload => {
+                self.crc = checksum::extend(self.crc, bytes);
+                self.at += n;
+            }
+            Phase::Erased => {
+                if erased {
+                    self.at += n;
+                } else if !SAME_BLOCK || self.at < self.split {
+                    self.fresh(self.restart);
                 } else {
-                    next_block
-                };
+                    (self.phase, self.end) = (Phase::Done, self.split);
+                }
             }
-            let field = |i: usize| header.get(i).copied().unwrap_or(0);
-            let declared = u32::from(u16::from_le_bytes([
-                field(LENGTH_FIELD.start),
-                field(LENGTH_FIELD.start + 1),
-            ]));
-            let kind = field(TYPE_FIELD);
-            let end = offset + HEADER_SIZE as u32 + declared;
-            if end > block || (kind == 0 && declared == 0) {
-                // A bad length (torn), or a zero header (the block was sealed).
-                return next_block;
-            }
-            let stored = u32::from_le_bytes([
-                field(CHECKSUM_FIELD.start),
-                field(CHECKSUM_FIELD.start + 1),
-                field(CHECKSUM_FIELD.start + 2),
-                field(CHECKSUM_FIELD.start + 3),
-            ]);
-            State::Payload {
-                base,
-                at: offset + HEADER_SIZE as u32,
-                end,
-                crc: checksum::crc32c(&[kind]),
-                stored,
-            }
+            Phase::Done => {}
         }
-        State::Payload {
-            base,
-            at,
-            end,
-            crc,
-            stored,
-        } => State::Payload {
-            base,
-            at: at + len,
-            end,
-            crc: checksum::extend(crc, bytes),
-            stored,
-        },
-        State::Tail { base, end, at } => {
-            if all_erased(bytes, erased) {
-                State::Tail {
-                    base,
-                    end,
-                    at: at + len,
-                }
-            } else {
-                State::Fresh {
-                    start: base + block,
-                }
-            }
-        }
-        State::Erased {
-            at,
-            to,
-            pos,
-            fallback,
-        } => {
-            if all_erased(bytes, erased) {
-                State::Erased {
-                    at: at + len,
-                    to,
-                    pos,
-                    fallback,
-                }
-            } else {
-                match fallback {
-                    Some(ready_to) => State::Done(Resumed { pos, ready_to }),
-                    None => State::Fresh { start: to },
-                }
-            }
-        }
-        // Nothing is read in these states.
-        State::Fresh { .. } | State::Done(_) => state,
     }
 }
