@@ -26,7 +26,9 @@ async fn drive_scan<F: NorFlash, const SAME_BLOCK: bool>(
 ) -> Result<Resumed, FlashError<F::Error>> {
     loop {
         match scan.step() {
-            ScanOp::Read { at, buffer } => flash.read(at, buffer).await.map_err(FlashError::Flash)?,
+            ScanOp::Read { at, buffer } => {
+                flash.read(at, buffer).await.map_err(FlashError::Flash)?
+            }
             ScanOp::Done(resumed) => return Ok(resumed),
         }
     }

@@ -147,7 +147,9 @@ impl<const SAME_BLOCK: bool> Scan<SAME_BLOCK> {
                 }
                 // A trailer: the block is complete.
                 Phase::Header => self.fresh(self.base + block),
-                Phase::Payload if self.at < self.end => break (self.end - self.at).min(PIECE as u32),
+                Phase::Payload if self.at < self.end => {
+                    break (self.end - self.at).min(PIECE as u32);
+                }
                 Phase::Payload if checksum::mask(self.crc) == self.stored => {
                     (self.phase, self.at) = (Phase::Header, self.end);
                 }
