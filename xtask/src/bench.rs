@@ -22,6 +22,22 @@ const REPS: &str = "7";
 
 pub(crate) fn run(args: &[String]) -> Result {
     let quick = args.iter().any(|a| a == "--quick");
+    if let Some(bad) = args
+        .iter()
+        .find(|a| !matches!(a.as_str(), "--quick" | "flash"))
+    {
+        return Err(Error::Usage(format!(
+            "unexpected argument `{bad}` for `bench`"
+        )));
+    }
+    if args.iter().any(|a| a == "flash") {
+        // logfmt and sequential-storage on the same simulated flash: `FLASH ...` lines.
+        let exe = crate::cmd::build_release_bin("logfmt-bench", "logfmt-bench")?;
+        let reps = if quick { "1" } else { "5" };
+        let cmd = Cmd::new(&exe.to_string_lossy()).args(["flash", "--reps", reps]);
+        print!("{}", cmd.read()?);
+        return Ok(());
+    }
     banner("bench: build logfmt-bench (release)");
     let exe = crate::cmd::build_release_bin("logfmt-bench", "logfmt-bench")?;
     let dir = if std::path::Path::new("/dev/shm").is_dir() {

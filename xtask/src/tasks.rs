@@ -28,8 +28,9 @@ pub(crate) const TASKS: &[Task] = &[
     Task {
         name: "bench",
         aliases: &[],
-        flags: &["--quick"],
-        about: "benchmarks: write/read per record size, files, split scan, vs memcpy/CRC bounds",
+        flags: &["--quick", "flash"],
+        about: "benchmarks: write/read per record size, files, split scan, vs memcpy/CRC bounds; \
+                `flash`: logfmt vs sequential-storage on simulated NOR flash",
         run: crate::bench::run,
     },
     Task {

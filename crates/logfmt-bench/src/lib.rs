@@ -2,6 +2,8 @@
 //! benches: deterministic payloads, an in-memory log, timed write and read passes, and the two
 //! bounds (memcpy and CRC-32C over the same payloads).
 
+pub mod flash;
+
 use std::hint::black_box;
 
 use std::fs::File;

@@ -16,6 +16,13 @@
 //! With `--files DIR`, also `K` passes writing and reading a log file in `DIR` through
 //! `logfmt-std` (`impl=NAME-file`); with `--scan`, `K` passes of a parallel split scan of the
 //! in-memory log on 1 and 2 threads (`op=scan1`, `op=scan2`).
+//!
+//! ```text
+//! logfmt-bench flash [--reps K] [--reboots N]
+//! ```
+//!
+//! The flash comparison: logfmt's flash writers and `sequential-storage`'s queue on the same
+//! simulated NOR flash, one `FLASH ...` line per case (see `logfmt_bench::flash`).
 
 use std::process::ExitCode;
 use std::time::Instant;
@@ -78,7 +85,38 @@ fn parse_args() -> Result<Args, String> {
     })
 }
 
+/// `logfmt-bench flash [--reps K] [--reboots N]`.
+fn flash_mode(args: &[String]) -> ExitCode {
+    let mut options = logfmt_bench::flash::FlashOptions {
+        reps: 5,
+        reboots: 100,
+    };
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        let value = args.next().and_then(|v| v.parse().ok());
+        match (arg.as_str(), value) {
+            ("--reps", Some(n)) => options.reps = n,
+            ("--reboots", Some(n)) => options.reboots = n,
+            _ => {
+                eprintln!("usage: logfmt-bench flash [--reps K] [--reboots N]");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    match logfmt_bench::flash::run(options, &mut |line| println!("{line}")) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("logfmt-bench: flash: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 fn main() -> ExitCode {
+    let all: Vec<String> = std::env::args().skip(1).collect();
+    if all.first().is_some_and(|a| a == "flash") {
+        return flash_mode(&all[1..]);
+    }
     let args = match parse_args() {
         Ok(args) => args,
         Err(message) => {

@@ -1,4 +1,5 @@
-//! A simulated NOR flash with power cuts, for tests and demos (host or target).
+//! A simulated NOR flash with power cuts, for tests, fuzzing, benchmarks and demos (host or
+//! target). Feature `mock-flash`: a test and simulation aid, not part of the flash log's API.
 
 use core::fmt;
 
@@ -17,6 +18,24 @@ pub enum PowerCut {
     Partial,
     /// The word is fully programmed (the unit fully erased), but the operation still fails.
     Complete,
+    /// What real NOR may leave, drawn from `seed`: each bit of the word being programmed is
+    /// either programmed or not; the erase unit being erased holds arbitrary bits (the units
+    /// before it in the same erase are erased, those after it untouched), and none of its
+    /// words may be programmed before it is erased again.
+    Arbitrary {
+        /// Seed of the pseudo-random bits.
+        seed: u64,
+    },
+}
+
+/// xorshift64: the arbitrary bits of [`PowerCut::Arbitrary`].
+fn next_random(state: &mut u64) -> u64 {
+    let mut x = *state | 1;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    *state = x;
+    x
 }
 
 /// Errors of [`MockFlash`].
@@ -232,12 +251,13 @@ impl<const WRITE: usize, const ERASE: usize> NorFlash for MockFlash<'_, WRITE, E
         let (from, to) = (from as usize, to as usize);
         let done = self.spend(to - from);
         let cut = done < to - from;
-        let end = if cut && self.cut == PowerCut::Complete {
-            to
-        } else if cut && self.cut == PowerCut::Untouched {
-            from
-        } else {
-            from + done
+        let end = match self.cut {
+            _ if !cut => to,
+            PowerCut::Complete => to,
+            PowerCut::Untouched => from,
+            PowerCut::Partial => from + done,
+            // Units before the one in flight are erased; that one is scrambled below.
+            PowerCut::Arbitrary { .. } => (from + done) / ERASE * ERASE,
         };
         let erased = self.erased;
         if let Some(range) = self.memory.get_mut(from..end) {
@@ -250,6 +270,19 @@ impl<const WRITE: usize, const ERASE: usize> NorFlash for MockFlash<'_, WRITE, E
             }
         }
         if cut {
+            if let PowerCut::Arbitrary { seed } = self.cut {
+                let mut state = seed;
+                if let Some(unit) = self.memory.get_mut(end..end + ERASE) {
+                    for byte in unit.iter_mut() {
+                        *byte = next_random(&mut state) as u8;
+                    }
+                }
+                for word in end / WRITE..(end + ERASE) / WRITE {
+                    if let Some(flag) = self.programmed.get_mut(word) {
+                        *flag = true;
+                    }
+                }
+            }
             self.powered = false;
             return Err(MockError::PowerCut);
         }
@@ -298,6 +331,22 @@ impl<const WRITE: usize, const ERASE: usize> NorFlash for MockFlash<'_, WRITE, E
                 }
             }
             PowerCut::Partial => {}
+            PowerCut::Arbitrary { seed } => {
+                // Each bit of the word's untouched bytes: programmed or not.
+                let mut state = seed;
+                let erased = self.erased;
+                for at in start + done..word_end {
+                    let random = next_random(&mut state) as u8;
+                    if let Some(&value) = bytes.get(at - start) {
+                        let value = if erased == 0 {
+                            value & random
+                        } else {
+                            value | random
+                        };
+                        self.program_byte(at, value);
+                    }
+                }
+            }
             PowerCut::Complete => {
                 for at in start + done..word_end {
                     if let Some(&value) = bytes.get(at - start) {
@@ -319,5 +368,40 @@ impl<const WRITE: usize, const ERASE: usize> NorFlash for MockFlash<'_, WRITE, E
         self.stats.bytes_written += done as u64;
         self.powered = false;
         Err(MockError::PowerCut)
+    }
+}
+
+#[cfg(feature = "embedded-storage-async")]
+mod asynch {
+    //! The same flash behind `embedded-storage-async`'s traits: each operation completes at
+    //! once.
+
+    use embedded_storage_async::nor_flash::{NorFlash, ReadNorFlash};
+
+    use super::{MockError, MockFlash};
+
+    impl<const WRITE: usize, const ERASE: usize> ReadNorFlash for MockFlash<'_, WRITE, ERASE> {
+        const READ_SIZE: usize = 1;
+
+        async fn read(&mut self, offset: u32, bytes: &mut [u8]) -> Result<(), MockError> {
+            embedded_storage::nor_flash::ReadNorFlash::read(self, offset, bytes)
+        }
+
+        fn capacity(&self) -> usize {
+            embedded_storage::nor_flash::ReadNorFlash::capacity(self)
+        }
+    }
+
+    impl<const WRITE: usize, const ERASE: usize> NorFlash for MockFlash<'_, WRITE, ERASE> {
+        const WRITE_SIZE: usize = WRITE;
+        const ERASE_SIZE: usize = ERASE;
+
+        async fn erase(&mut self, from: u32, to: u32) -> Result<(), MockError> {
+            embedded_storage::nor_flash::NorFlash::erase(self, from, to)
+        }
+
+        async fn write(&mut self, offset: u32, bytes: &[u8]) -> Result<(), MockError> {
+            embedded_storage::nor_flash::NorFlash::write(self, offset, bytes)
+        }
     }
 }

@@ -1,35 +1,37 @@
 //! Power-cut tests of the flash log against the simulated flash.
 
+use std::boxed::Box;
 use std::vec::Vec;
 
 use super::{
-    FlashConfig, FlashError, FlashSource, FlashWriter, MockError, MockFlash, PowerCut, Resume,
+    FlashConfig, FlashError, FlashSource, FlashStats, FlashWriter, MockError, MockFlash, PowerCut,
+    Resume, WordWriter,
 };
-use crate::{BLOCK_SIZE, Item, ReadOptions, Reader};
+use crate::{BLOCK_SIZE, Item, ReadOptions, Reader, Written};
 
 const WRITE: usize = 8;
 const ERASE: usize = 4096;
 type Flash<'a> = MockFlash<'a, WRITE, ERASE>;
 
-struct Memory {
-    bytes: Vec<u8>,
+pub(super) struct Memory {
+    pub(super) bytes: Vec<u8>,
     flags: Vec<bool>,
 }
 
 impl Memory {
-    fn new(blocks: usize) -> Self {
+    pub(super) fn new(blocks: usize) -> Self {
         Self {
             bytes: std::vec![0u8; blocks * BLOCK_SIZE],
             flags: std::vec![false; blocks * BLOCK_SIZE / WRITE],
         }
     }
 
-    fn flash(&mut self) -> Flash<'_> {
+    pub(super) fn flash(&mut self) -> Flash<'_> {
         MockFlash::new(&mut self.bytes, &mut self.flags, 0xFF).expect("geometry")
     }
 }
 
-fn config(blocks: u32) -> FlashConfig {
+pub(super) fn config(blocks: u32) -> FlashConfig {
     FlashConfig::new(0, blocks * BLOCK_SIZE as u32)
 }
 
@@ -37,9 +39,72 @@ fn config(blocks: u32) -> FlashConfig {
 /// resuming in the same block where a word that reads as erased may be programmed.
 const SETUPS: [(Resume, bool); 2] = [(Resume::NextBlock, true), (Resume::SameBlock, false)];
 
-/// Reads every record of the region (erased value 0xFF), asserting no corruption is reported
-/// unless `allow_reports`.
-fn read_all(flash: &mut Flash<'_>, config: FlashConfig) -> (Vec<Vec<u8>>, usize) {
+/// The two flash writers, behind one interface for the tests that run both.
+pub(super) trait LogWriter {
+    fn add_record(&mut self, data: &[u8]) -> Result<Written, FlashError<MockError>>;
+    fn flush(&mut self) -> Result<(), FlashError<MockError>>;
+    fn position(&self) -> u64;
+    fn stats(&self) -> FlashStats;
+}
+
+impl<const W: usize, const E: usize> LogWriter
+    for FlashWriter<&mut MockFlash<'_, W, E>, &mut [u8; BLOCK_SIZE]>
+{
+    fn add_record(&mut self, data: &[u8]) -> Result<Written, FlashError<MockError>> {
+        FlashWriter::add_record(self, data)
+    }
+    fn flush(&mut self) -> Result<(), FlashError<MockError>> {
+        FlashWriter::flush(self)
+    }
+    fn position(&self) -> u64 {
+        FlashWriter::position(self)
+    }
+    fn stats(&self) -> FlashStats {
+        FlashWriter::stats(self)
+    }
+}
+
+impl<const W: usize, const E: usize> LogWriter for WordWriter<&mut MockFlash<'_, W, E>> {
+    fn add_record(&mut self, data: &[u8]) -> Result<Written, FlashError<MockError>> {
+        WordWriter::add_record(self, data)
+    }
+    fn flush(&mut self) -> Result<(), FlashError<MockError>> {
+        WordWriter::flush(self)
+    }
+    fn position(&self) -> u64 {
+        WordWriter::position(self)
+    }
+    fn stats(&self) -> FlashStats {
+        WordWriter::stats(self)
+    }
+}
+
+/// Which flash writer a test runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Kind {
+    /// [`FlashWriter`], with its RAM block.
+    Buffered,
+    /// [`WordWriter`].
+    Word,
+}
+
+pub(super) const KINDS: [Kind; 2] = [Kind::Buffered, Kind::Word];
+
+/// Opens the log with the writer `kind` (`block` is the buffered writer's RAM block).
+pub(super) fn open<'f, 'm, const W: usize, const E: usize>(
+    kind: Kind,
+    flash: &'f mut MockFlash<'m, W, E>,
+    config: FlashConfig,
+    block: &'f mut [u8; BLOCK_SIZE],
+) -> Result<Box<dyn LogWriter + 'f>, FlashError<MockError>> {
+    Ok(match kind {
+        Kind::Buffered => Box::new(FlashWriter::open(flash, config, block)?),
+        Kind::Word => Box::new(WordWriter::open(flash, config)?),
+    })
+}
+
+/// Reads every record of the region (erased value 0xFF), and counts the corruption reports.
+pub(super) fn read_all(flash: &mut Flash<'_>, config: FlashConfig) -> (Vec<Vec<u8>>, usize) {
     let mut block = std::boxed::Box::new([0u8; BLOCK_SIZE]);
     let mut scratch = std::vec![0u8; 1 << 18];
     let source = FlashSource::new(flash, config, &mut *block);
@@ -58,7 +123,7 @@ fn read_all(flash: &mut Flash<'_>, config: FlashConfig) -> (Vec<Vec<u8>>, usize)
 }
 
 /// The scripted run: deterministic records of assorted sizes, some fragmenting.
-fn script(count: usize, seed: u64) -> Vec<Vec<u8>> {
+pub(super) fn script(count: usize, seed: u64) -> Vec<Vec<u8>> {
     let mut x = seed | 1;
     (0..count)
         .map(|i| {
@@ -77,8 +142,8 @@ fn script(count: usize, seed: u64) -> Vec<Vec<u8>> {
 
 /// Logs `records` with a flush after each `batch`, stopping at the first error. Returns the
 /// acknowledged records and the ones in flight (laid out but not acknowledged).
-fn log(
-    writer: &mut FlashWriter<&mut Flash<'_>, &mut [u8; BLOCK_SIZE]>,
+pub(super) fn log(
+    writer: &mut dyn LogWriter,
     records: &[Vec<u8>],
     batch: usize,
 ) -> (usize, usize, Option<FlashError<MockError>>) {
@@ -104,6 +169,7 @@ fn log(
 /// logging goes on correctly after the reboot.
 fn run_with_cut(
     memory: &mut Memory,
+    kind: Kind,
     (resume, ecc): (Resume, bool),
     blocks: u32,
     records: &[Vec<u8>],
@@ -116,8 +182,8 @@ fn run_with_cut(
     flash.cut_power_after(cut, mode);
     let mut block = [0u8; BLOCK_SIZE];
     let (acknowledged, in_flight, error) = {
-        let mut writer = FlashWriter::open(&mut flash, config, &mut block).expect("open");
-        log(&mut writer, records, batch)
+        let mut writer = open(kind, &mut flash, config, &mut block).expect("open");
+        log(&mut *writer, records, batch)
     };
     if let Some(e) = &error {
         assert!(
@@ -130,7 +196,7 @@ fn run_with_cut(
     let (read, _) = read_all(&mut flash, config);
     assert!(
         read.len() >= acknowledged && read.len() <= acknowledged + in_flight,
-        "cut {cut} ({mode:?}): read {} records, acknowledged {acknowledged}, in flight {in_flight}",
+        "{kind:?} cut {cut} ({mode:?}): read {} records, acknowledged {acknowledged}, in flight {in_flight}",
         read.len()
     );
     assert_eq!(
@@ -142,7 +208,7 @@ fn run_with_cut(
     let more: Vec<Vec<u8>> = (0..3)
         .map(|i| std::vec![0xa0 + i; 50 + usize::from(i) * 20])
         .collect();
-    let mut writer = FlashWriter::open(&mut flash, config, &mut block).expect("reopen");
+    let mut writer = open(kind, &mut flash, config, &mut block).expect("reopen");
     for r in &more {
         match writer.add_record(r) {
             Ok(_) => {}
@@ -154,6 +220,7 @@ fn run_with_cut(
         Ok(()) | Err(FlashError::Full) => {}
         Err(e) => panic!("cut {cut}: {e:?}"),
     }
+    drop(writer);
     let (after, _) = read_all(&mut flash, config);
     assert!(
         after.len() >= read.len(),
@@ -167,49 +234,68 @@ fn run_with_cut(
     );
 }
 
+/// Every way a power cut can leave the word (or unit) in flight; `Arbitrary` seeded by `i`.
+fn cut_modes(i: usize) -> [PowerCut; 4] {
+    [
+        PowerCut::Untouched,
+        PowerCut::Partial,
+        PowerCut::Complete,
+        PowerCut::Arbitrary {
+            seed: 0x9E37_79B9 ^ i as u64,
+        },
+    ]
+}
+
 #[test]
 fn open_empty_write_read_reopen() {
-    for (resume, _) in SETUPS {
-        let mut memory = Memory::new(16);
-        let mut flash = memory.flash();
-        let config = config(16).resume(resume);
-        let mut block = [0u8; BLOCK_SIZE];
-        let records = script(60, 7);
-        let mut writer = FlashWriter::open(&mut flash, config, &mut block).expect("open");
-        let (ack, _, err) = log(&mut writer, &records[..30], 1);
-        assert_eq!((ack, err), (30, None));
-        let position = writer.position();
-        assert_eq!(position % WRITE as u64, 0);
-        let mut writer = FlashWriter::open(&mut flash, config, &mut block).expect("reopen");
-        let expected = match resume {
-            Resume::SameBlock => position,
-            Resume::NextBlock => position.next_multiple_of(BLOCK_SIZE as u64),
-        };
-        assert_eq!(writer.position(), expected, "{resume:?}");
-        let (ack, _, err) = log(&mut writer, &records[30..], 4);
-        assert_eq!((ack, err), (30, None));
-        let (read, reports) = read_all(&mut flash, config);
-        assert_eq!(read, records);
-        assert_eq!(reports, 0, "padding and resuming are invisible to readers");
+    for kind in KINDS {
+        for (resume, _) in SETUPS {
+            let mut memory = Memory::new(16);
+            let mut flash = memory.flash();
+            let config = config(16).resume(resume);
+            let mut block = [0u8; BLOCK_SIZE];
+            let records = script(60, 7);
+            let mut writer = open(kind, &mut flash, config, &mut block).expect("open");
+            let (ack, _, err) = log(&mut *writer, &records[..30], 1);
+            assert_eq!((ack, err), (30, None));
+            let position = writer.position();
+            assert_eq!(position % WRITE as u64, 0);
+            drop(writer);
+            let mut writer = open(kind, &mut flash, config, &mut block).expect("reopen");
+            let expected = match resume {
+                Resume::SameBlock => position,
+                Resume::NextBlock => position.next_multiple_of(BLOCK_SIZE as u64),
+            };
+            assert_eq!(writer.position(), expected, "{kind:?} {resume:?}");
+            let (ack, _, err) = log(&mut *writer, &records[30..], 4);
+            assert_eq!((ack, err), (30, None));
+            drop(writer);
+            let (read, reports) = read_all(&mut flash, config);
+            assert_eq!(read, records);
+            assert_eq!(reports, 0, "padding and resuming are invisible to readers");
+        }
     }
 }
 
 #[test]
 fn full_region_is_an_error() {
-    let mut memory = Memory::new(1);
-    let mut flash = memory.flash();
-    let mut block = [0u8; BLOCK_SIZE];
-    let mut writer = FlashWriter::open(&mut flash, config(1), &mut block).expect("open");
-    assert!(writer.add_record(&[1u8; 30_000]).is_ok());
-    assert_eq!(writer.add_record(&[2u8; 30_000]), Err(FlashError::Full));
-    // A record refused for lack of room leaves the log usable.
-    assert!(writer.add_record(b"x").is_ok());
-    assert!(writer.flush().is_ok());
-    let bad = FlashConfig::new(100, BLOCK_SIZE as u32);
-    assert!(matches!(
-        FlashWriter::open(&mut flash, bad, &mut block),
-        Err(FlashError::BadRegion)
-    ));
+    for kind in KINDS {
+        let mut memory = Memory::new(1);
+        let mut flash = memory.flash();
+        let mut block = [0u8; BLOCK_SIZE];
+        let mut writer = open(kind, &mut flash, config(1), &mut block).expect("open");
+        assert!(writer.add_record(&[1u8; 30_000]).is_ok());
+        assert_eq!(writer.add_record(&[2u8; 30_000]), Err(FlashError::Full));
+        // A record refused for lack of room leaves the log usable.
+        assert!(writer.add_record(b"x").is_ok());
+        assert!(writer.flush().is_ok());
+        drop(writer);
+        let bad = FlashConfig::new(100, BLOCK_SIZE as u32);
+        assert!(matches!(
+            open(kind, &mut flash, bad, &mut block),
+            Err(FlashError::BadRegion)
+        ));
+    }
 }
 
 #[test]
@@ -237,10 +323,12 @@ fn power_cut_at_every_point_of_a_small_run() {
         .chain(erased.saturating_sub(3)..=total);
     let cuts: Vec<usize> = cuts.collect();
     let mut memory = Memory::new(2);
-    for setup in SETUPS {
-        for &cut in &cuts {
-            for mode in [PowerCut::Untouched, PowerCut::Partial, PowerCut::Complete] {
-                run_with_cut(&mut memory, setup, 2, &records, 1, (cut, mode));
+    for kind in KINDS {
+        for setup in SETUPS {
+            for &cut in &cuts {
+                for mode in cut_modes(cut) {
+                    run_with_cut(&mut memory, kind, setup, 2, &records, 1, (cut, mode));
+                }
             }
         }
     }
@@ -268,7 +356,51 @@ fn power_cut_across_blocks() {
         cuts.extend(around.saturating_sub(16)..(around + 16).min(total));
     }
     for (i, cut) in cuts.into_iter().enumerate() {
-        let mode = [PowerCut::Untouched, PowerCut::Partial, PowerCut::Complete][i % 3];
-        run_with_cut(&mut memory, SETUPS[i % 2], 8, &records, 3, (cut, mode));
+        let mode = cut_modes(i)[i % 4];
+        let kind = KINDS[(i / 4) % 2];
+        run_with_cut(
+            &mut memory,
+            kind,
+            SETUPS[i % 2],
+            8,
+            &records,
+            3,
+            (cut, mode),
+        );
     }
+}
+
+#[test]
+fn interrupted_erase_leaves_arbitrary_bits() {
+    // A cut in the middle of a 3-unit erase: the first unit erased, the second scrambled (and
+    // unprogrammable until erased), the third untouched.
+    let mut memory = Memory::new(1);
+    let mut flash = memory.flash();
+    use embedded_storage::nor_flash::NorFlash;
+    flash
+        .write(3 * ERASE as u32, &[0u8; WRITE])
+        .expect("program");
+    flash.cut_power_after(ERASE + 100, PowerCut::Arbitrary { seed: 7 });
+    assert_eq!(
+        flash.erase(0, 3 * ERASE as u32 + ERASE as u32),
+        Err(MockError::PowerCut)
+    );
+    flash.power_on();
+    let memory = flash.memory();
+    assert!(memory[..ERASE].iter().all(|&b| b == 0xFF));
+    let scrambled = &memory[ERASE..2 * ERASE];
+    assert!(scrambled.iter().filter(|&&b| b != 0xFF).count() > ERASE / 2);
+    assert_eq!(&memory[3 * ERASE..3 * ERASE + WRITE], &[0u8; WRITE]);
+    assert_eq!(
+        flash.write(ERASE as u32 + 8 * WRITE as u32, &[0x55; WRITE]),
+        Err(MockError::WrittenTwice {
+            offset: (ERASE + 8 * WRITE) as u32
+        })
+    );
+    // The same seed scrambles the same way.
+    let first = flash.memory()[ERASE..2 * ERASE].to_vec();
+    flash.cut_power_after(ERASE + 100, PowerCut::Arbitrary { seed: 7 });
+    assert!(flash.erase(0, 2 * ERASE as u32).is_err());
+    flash.power_on();
+    assert_eq!(&flash.memory()[ERASE..2 * ERASE], &first[..]);
 }

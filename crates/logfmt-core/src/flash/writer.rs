@@ -4,10 +4,10 @@ use core::borrow::BorrowMut;
 
 use embedded_storage::nor_flash::NorFlash;
 
+use super::engine::{erase_range, limit};
 use super::{FlashConfig, FlashError};
-use crate::block::{BlockParser, ChunkRules, Parsed};
 use crate::error::WriteError;
-use crate::format::{BLOCK_SIZE, HEADER_SIZE};
+use crate::format::BLOCK_SIZE;
 use crate::writer::{Sink, WriteOptions, Writer, Written};
 
 /// Counts of flash operations since the writer was opened.
@@ -57,16 +57,11 @@ impl<F: NorFlash> Sink for Programmer<F> {
                 // log's earlier blocks in the unit.
                 return Err(FlashError::Full);
             }
-            let block_end = (self.ready_to / BLOCK_SIZE as u32 + 1) * BLOCK_SIZE as u32;
-            let erase_end = block_end.next_multiple_of(erase).min(self.config.len);
-            let (from, to) = (
-                self.config.start + self.ready_to,
-                self.config.start + erase_end,
-            );
+            let (from, to) = erase_range(&self.config, self.ready_to, erase);
             self.flash.erase(from, to).map_err(FlashError::Flash)?;
             self.stats.erases += 1;
             self.stats.erased_bytes += u64::from(to - from);
-            self.ready_to = erase_end;
+            self.ready_to = to - self.config.start;
         }
         // Words of erased bytes at the end (padding on inverted parts, or data that happens to
         // be erased-looking) stay unprogrammed, so the erased area that follows the log always
@@ -102,19 +97,16 @@ impl<F: NorFlash, B: BorrowMut<[u8; BLOCK_SIZE]>> FlashWriter<F, B> {
     /// reset or power cut, see the module docs), with `block` as the RAM block buffer.
     ///
     /// # Errors
-    /// [`FlashError::BadRegion`] if the region does not fit the flash's geometry; a read error.
-    pub fn open(
-        mut flash: F,
-        config: FlashConfig,
-        mut block: B,
-    ) -> Result<Self, FlashError<F::Error>> {
-        config.check(flash.capacity(), F::WRITE_SIZE, F::ERASE_SIZE)?;
-        let (pos, ready_to) = resume_point(&mut flash, &config, block.borrow_mut())?;
+    /// [`FlashError::BadRegion`] if the region does not fit the flash's geometry (or its
+    /// `WRITE_SIZE` or `READ_SIZE` is over 32 bytes); a read error.
+    pub fn open(mut flash: F, config: FlashConfig, block: B) -> Result<Self, FlashError<F::Error>> {
+        let resumed = super::word::scan(&mut flash, config)?;
+        let pos = resumed.pos;
         let programmer = Programmer {
             flash,
             config,
             pos,
-            ready_to,
+            ready_to: resumed.ready_to,
             stats: FlashStats::default(),
         };
         let writer = Writer::with_options(
@@ -134,7 +126,9 @@ impl<F: NorFlash, B: BorrowMut<[u8; BLOCK_SIZE]>> FlashWriter<F, B> {
     /// written; smaller records may still fit). A flash error poisons the writer
     /// ([`FlashError::Poisoned`] from then on).
     pub fn add_record(&mut self, data: &[u8]) -> Result<Written, FlashError<F::Error>> {
-        if self.writer.end_after(data.len()) > u64::from(self.writer.sink().config.len) {
+        let sink = self.writer.sink();
+        let limit = limit(&sink.config, sink.ready_to, F::ERASE_SIZE as u32);
+        if self.writer.end_after(data.len()) > u64::from(limit) {
             return Err(FlashError::Full);
         }
         self.writer.add_record(data).map_err(flatten)
@@ -181,118 +175,4 @@ fn flatten<E>(error: WriteError<FlashError<E>>) -> FlashError<E> {
 
 fn all_erased(bytes: &[u8], erased: u8) -> bool {
     bytes.iter().all(|&b| b == erased)
-}
-
-/// Where to continue the log: `(position, ready_to)` in region offsets.
-fn resume_point<F: NorFlash>(
-    flash: &mut F,
-    config: &FlashConfig,
-    buffer: &mut [u8; BLOCK_SIZE],
-) -> Result<(u32, u32), FlashError<F::Error>> {
-    let block = BLOCK_SIZE as u32;
-    let header_read = HEADER_SIZE
-        .next_multiple_of(F::READ_SIZE.max(1))
-        .min(BLOCK_SIZE);
-    let mut last_used = None;
-    for i in 0..config.blocks() {
-        let head = buffer.get_mut(..header_read).unwrap_or_default();
-        flash
-            .read(config.start + i * block, head)
-            .map_err(FlashError::Flash)?;
-        if !all_erased(head.get(..HEADER_SIZE).unwrap_or_default(), config.erased) {
-            last_used = Some(i);
-        }
-    }
-    let Some(last) = last_used else {
-        return fresh_block(flash, config, buffer, 0);
-    };
-    let last_start = last * block;
-    flash
-        .read(config.start + last_start, buffer)
-        .map_err(FlashError::Flash)?;
-    let end = match config.resume {
-        super::Resume::NextBlock => None,
-        super::Resume::SameBlock => clean_end(buffer, config.erased, F::WRITE_SIZE),
-    };
-    match end {
-        Some(end) if end < BLOCK_SIZE => {
-            let block_end = last_start + block;
-            let unit_end = block_end
-                .next_multiple_of(F::ERASE_SIZE as u32)
-                .min(config.len);
-            let ready_to = if blocks_erased(flash, config, buffer, block_end, unit_end)? {
-                unit_end
-            } else {
-                block_end
-            };
-            Ok((last_start + end as u32, ready_to))
-        }
-        _ => fresh_block(flash, config, buffer, last_start + block),
-    }
-}
-
-/// The first usable fresh block at or after region offset `start`.
-fn fresh_block<F: NorFlash>(
-    flash: &mut F,
-    config: &FlashConfig,
-    buffer: &mut [u8; BLOCK_SIZE],
-    mut start: u32,
-) -> Result<(u32, u32), FlashError<F::Error>> {
-    let erase = F::ERASE_SIZE as u32;
-    loop {
-        if start >= config.len || start.is_multiple_of(erase) {
-            return Ok((start, start));
-        }
-        // Inside an erase unit begun earlier: usable only if the rest of the unit is erased.
-        let unit_end = start.next_multiple_of(erase).min(config.len);
-        if blocks_erased(flash, config, buffer, start, unit_end)? {
-            return Ok((start, unit_end));
-        }
-        start = unit_end;
-    }
-}
-
-/// Whether every byte of region offsets `from..to` (whole blocks) reads as erased.
-fn blocks_erased<F: NorFlash>(
-    flash: &mut F,
-    config: &FlashConfig,
-    buffer: &mut [u8; BLOCK_SIZE],
-    from: u32,
-    to: u32,
-) -> Result<bool, FlashError<F::Error>> {
-    let mut at = from;
-    while at < to {
-        flash
-            .read(config.start + at, buffer)
-            .map_err(FlashError::Flash)?;
-        if !all_erased(buffer, config.erased) {
-            return Ok(false);
-        }
-        at += BLOCK_SIZE as u32;
-    }
-    Ok(true)
-}
-
-/// Where appending may continue in a written block: after its last whole chunk, if only erased
-/// bytes follow from a word boundary; `BLOCK_SIZE` if the block is complete; `None` if it holds
-/// anything else (a torn chunk), so that it must never be written again.
-fn clean_end(block: &[u8; BLOCK_SIZE], erased: u8, write_size: usize) -> Option<usize> {
-    let rules = ChunkRules {
-        erased: Some(erased),
-        ..ChunkRules::default()
-    };
-    for parsed in BlockParser::new(block).last_block(false).rules(rules) {
-        match parsed {
-            Parsed::Chunk(_) => {}
-            Parsed::Erased { offset, .. } => {
-                let rest = block.get(offset..).unwrap_or_default();
-                return (offset.is_multiple_of(write_size) && all_erased(rest, erased))
-                    .then_some(offset);
-            }
-            // A trailer or zero padding to the end: the block was sealed.
-            Parsed::Trailer { .. } | Parsed::ZeroHeader { .. } => return Some(BLOCK_SIZE),
-            _ => return None,
-        }
-    }
-    Some(BLOCK_SIZE)
 }

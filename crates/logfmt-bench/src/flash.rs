@@ -1,0 +1,568 @@
+//! `logfmt-bench flash`: logfmt's flash log and `sequential-storage`'s queue side by side on
+//! the same simulated NOR flash — a 256 KiB region of 4 KiB erase units, flash words of
+//! `WRITE_SIZE` 4, 8, 16 and 32 bytes — logging samples of 16, 30 and 100 bytes, made durable
+//! after every sample or every 16th.
+//!
+//! One line per case:
+//!
+//! ```text
+//! FLASH impl=<logfmt|logfmt-buffered|sequential-storage> write_size=W sample=<16|30|100> durable_every=<1|16> bytes_per_sample=F reboot_waste=B ram=B ns_per_sample=F
+//! ```
+//!
+//! - `impl=logfmt` is the small-RAM [`WordWriter`], `impl=logfmt-buffered` the
+//!   [`FlashWriter`] with its 32 KiB block (same flash bytes, so the same `bytes_per_sample`
+//!   and `reboot_waste`); both resume at the next block after a reset (`Resume::NextBlock`, the
+//!   default and the only safe choice on flash with per-word ECC). `sequential-storage` 8.0.2's
+//!   `QueueStorage` runs on its own mock flash (feature `_test`, uncached, every push durable:
+//!   it has no deferred durability, so both `durable_every` lines measure the same thing).
+//! - `bytes_per_sample`: the region's size over the samples stored (and made durable) until it
+//!   is full, from an empty region.
+//! - `reboot_waste`: flash bytes lost per reboot, averaged over `--reboots` (default 100)
+//!   reboots, each a power cut at a random byte of the flash work of a random batch (after 1 to
+//!   300 samples, so mid-record, mid-flush or mid-erase): after the reboot, the offset where the
+//!   next sample goes minus the end of the last sample that reads back. Torn samples count.
+//! - `ram`: the writer's state (`size_of`, on this host, with a reference to the flash driver),
+//!   plus the buffered writer's block; sequential-storage needs no buffer to push.
+//! - `ns_per_sample`: wall time per stored sample over the fill, mock flash included (median
+//!   of `--reps` fills).
+
+use std::fmt;
+use std::time::Instant;
+
+use embassy_futures::block_on;
+use logfmt_core::flash::{
+    FlashConfig, FlashError, FlashSource, FlashWriter, MockError, MockFlash, PowerCut, WordWriter,
+};
+use logfmt_core::{BLOCK_SIZE, Item, ReadOptions, Reader, Written};
+use sequential_storage::Error as SeqError;
+use sequential_storage::cache::{Cache, Uncached};
+use sequential_storage::mock_flash::{MockFlashBase, WriteCountCheck};
+use sequential_storage::queue::{QueueConfig, QueueStorage};
+
+/// Erase unit of the simulated flash.
+pub const ERASE: usize = 4096;
+/// The log's region: the whole simulated flash.
+pub const REGION: usize = 256 * 1024;
+/// Erase units in the region.
+const PAGES: usize = REGION / ERASE;
+/// Sample sizes.
+pub const SAMPLES: [usize; 3] = [16, 30, 100];
+/// Samples per durable point.
+pub const DURABLE_EVERY: [usize; 2] = [1, 16];
+/// At most this many samples before a reboot.
+const MAX_BEFORE: usize = 300;
+
+/// How much to measure.
+#[derive(Debug, Clone, Copy)]
+pub struct FlashOptions {
+    /// Timed fills per case (the median is reported).
+    pub reps: usize,
+    /// Reboots per case.
+    pub reboots: usize,
+}
+
+/// One case's figures.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FlashResult {
+    /// `logfmt`, `logfmt-buffered` or `sequential-storage`.
+    pub implementation: &'static str,
+    /// Flash word size.
+    pub write_size: usize,
+    /// Sample size.
+    pub sample: usize,
+    /// Samples per durable point.
+    pub durable_every: usize,
+    /// Flash bytes per stored sample.
+    pub bytes_per_sample: f64,
+    /// Flash bytes lost per reboot.
+    pub reboot_waste: f64,
+    /// Writer RAM.
+    pub ram: usize,
+    /// Time per sample.
+    pub ns_per_sample: f64,
+}
+
+impl fmt::Display for FlashResult {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "FLASH impl={} write_size={} sample={} durable_every={} bytes_per_sample={:.1} reboot_waste={:.0} ram={} ns_per_sample={:.1}",
+            self.implementation,
+            self.write_size,
+            self.sample,
+            self.durable_every,
+            self.bytes_per_sample,
+            self.reboot_waste,
+            self.ram,
+            self.ns_per_sample
+        )
+    }
+}
+
+/// Runs every case, calling `emit` with each line's figures as they come.
+///
+/// # Errors
+/// A message if an implementation misbehaves (loses an acknowledged sample, fails otherwise
+/// than by a full region or the planned power cut).
+pub fn run(options: FlashOptions, emit: &mut dyn FnMut(&FlashResult)) -> Result<(), String> {
+    cases::<4, { ERASE / 4 }>(options, emit)?;
+    cases::<8, { ERASE / 8 }>(options, emit)?;
+    cases::<16, { ERASE / 16 }>(options, emit)?;
+    cases::<32, { ERASE / 32 }>(options, emit)
+}
+
+fn cases<const W: usize, const PAGE_WORDS: usize>(
+    options: FlashOptions,
+    emit: &mut dyn FnMut(&FlashResult),
+) -> Result<(), String> {
+    for sample in SAMPLES {
+        let samples = make_samples(sample);
+        for durable_every in DURABLE_EVERY {
+            let case = |implementation| FlashResult {
+                implementation,
+                write_size: W,
+                sample,
+                durable_every,
+                bytes_per_sample: 0.0,
+                reboot_waste: 0.0,
+                ram: 0,
+                ns_per_sample: 0.0,
+            };
+            for kind in [Kind::Word, Kind::Buffered] {
+                let mut result = case(kind.name());
+                let (stored, ns) = median_fill(options.reps, || {
+                    logfmt_fill::<W>(kind, &samples, durable_every)
+                })?;
+                result.bytes_per_sample = REGION as f64 / stored as f64;
+                result.ns_per_sample = ns;
+                result.reboot_waste =
+                    logfmt_reboots::<W>(kind, &samples, durable_every, options.reboots)?;
+                result.ram = kind.ram::<W>();
+                emit(&result);
+            }
+            let mut result = case("sequential-storage");
+            let (stored, ns) = median_fill(options.reps, || seq_fill::<W, PAGE_WORDS>(&samples))?;
+            result.bytes_per_sample = REGION as f64 / stored as f64;
+            result.ns_per_sample = ns;
+            result.reboot_waste = seq_reboots::<W, PAGE_WORDS>(&samples, options.reboots)?;
+            result.ram = std::mem::size_of::<SeqQueue<'_, W, PAGE_WORDS>>();
+            emit(&result);
+        }
+    }
+    Ok(())
+}
+
+/// 64 distinct samples of `size` bytes (xorshift64).
+fn make_samples(size: usize) -> Vec<Vec<u8>> {
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ size as u64);
+    (0..64)
+        .map(|_| (0..size).map(|_| rng.next() as u8).collect())
+        .collect()
+}
+
+/// xorshift64.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        let mut x = self.0 | 1;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.0 = x;
+        x
+    }
+
+    /// Uniform in `0..n` (n > 0).
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+/// The fill `reps` times: samples stored, median ns per sample.
+fn median_fill(
+    reps: usize,
+    mut fill: impl FnMut() -> Result<(usize, u128), String>,
+) -> Result<(usize, f64), String> {
+    let mut stored = 0;
+    let mut ns = Vec::new();
+    for _ in 0..reps.max(1) {
+        let (count, elapsed) = fill()?;
+        if count == 0 {
+            return Err("no sample stored".into());
+        }
+        stored = count;
+        ns.push(elapsed as f64 / count as f64);
+    }
+    ns.sort_by(f64::total_cmp);
+    Ok((stored, ns[ns.len() / 2]))
+}
+
+/// Which logfmt writer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Word,
+    Buffered,
+}
+
+type Flash<'m, const W: usize> = MockFlash<'m, W, ERASE>;
+
+/// Either logfmt writer over the mock.
+enum Writer<'f, 'm, const W: usize> {
+    Word(WordWriter<&'f mut Flash<'m, W>>),
+    Buffered(FlashWriter<&'f mut Flash<'m, W>, &'f mut [u8; BLOCK_SIZE]>),
+}
+
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Self::Word => "logfmt",
+            Self::Buffered => "logfmt-buffered",
+        }
+    }
+
+    fn ram<const W: usize>(self) -> usize {
+        match self {
+            Self::Word => std::mem::size_of::<WordWriter<&mut Flash<'_, W>>>(),
+            Self::Buffered => {
+                std::mem::size_of::<FlashWriter<&mut Flash<'_, W>, &mut [u8; BLOCK_SIZE]>>()
+                    + BLOCK_SIZE
+            }
+        }
+    }
+
+    fn open<'f, 'm, const W: usize>(
+        self,
+        flash: &'f mut Flash<'m, W>,
+        block: &'f mut [u8; BLOCK_SIZE],
+    ) -> Result<Writer<'f, 'm, W>, FlashError<MockError>> {
+        let config = FlashConfig::new(0, REGION as u32);
+        Ok(match self {
+            Self::Word => Writer::Word(WordWriter::open(flash, config)?),
+            Self::Buffered => Writer::Buffered(FlashWriter::open(flash, config, block)?),
+        })
+    }
+}
+
+impl<const W: usize> Writer<'_, '_, W> {
+    fn add(&mut self, data: &[u8]) -> Result<Written, FlashError<MockError>> {
+        match self {
+            Self::Word(w) => w.add_record(data),
+            Self::Buffered(w) => w.add_record(data),
+        }
+    }
+
+    fn flush(&mut self) -> Result<(), FlashError<MockError>> {
+        match self {
+            Self::Word(w) => w.flush(),
+            Self::Buffered(w) => w.flush(),
+        }
+    }
+
+    /// Bytes of flash work so far (erased and programmed, as the mock counts them).
+    fn work(&self) -> u64 {
+        let stats = match self {
+            Self::Word(w) => w.stats(),
+            Self::Buffered(w) => w.stats(),
+        };
+        stats.erased_bytes + stats.programmed_bytes
+    }
+}
+
+/// A fresh simulated flash's memory.
+struct Memory {
+    bytes: Vec<u8>,
+    flags: Vec<bool>,
+}
+
+impl Memory {
+    fn new<const W: usize>() -> Self {
+        Self {
+            bytes: vec![0xFF; REGION],
+            flags: vec![false; REGION / W],
+        }
+    }
+
+    fn flash<const W: usize>(&mut self) -> Result<Flash<'_, W>, String> {
+        MockFlash::new(&mut self.bytes, &mut self.flags, 0xFF).map_err(|e| e.to_string())
+    }
+}
+
+fn unexpected(what: &str, e: impl fmt::Debug) -> String {
+    format!("{what}: {e:?}")
+}
+
+/// Logs samples into an empty region until it is full: samples made durable, elapsed ns.
+fn logfmt_fill<const W: usize>(
+    kind: Kind,
+    samples: &[Vec<u8>],
+    durable_every: usize,
+) -> Result<(usize, u128), String> {
+    let mut memory = Memory::new::<W>();
+    let mut flash = memory.flash::<W>()?;
+    let mut block = Box::new([0u8; BLOCK_SIZE]);
+    let mut writer = kind
+        .open(&mut flash, &mut block)
+        .map_err(|e| unexpected("open", e))?;
+    let start = Instant::now();
+    let (mut added, mut durable) = (0, 0);
+    loop {
+        match writer.add(&samples[added % samples.len()]) {
+            Ok(_) => added += 1,
+            Err(FlashError::Full) => break,
+            Err(e) => return Err(unexpected("add", e)),
+        }
+        if added % durable_every == 0 {
+            writer.flush().map_err(|e| unexpected("flush", e))?;
+            durable = added;
+        }
+    }
+    writer.flush().map_err(|e| unexpected("flush", e))?;
+    durable = durable.max(added);
+    Ok((durable, start.elapsed().as_nanos()))
+}
+
+/// Reboots at random points: the average flash bytes lost per reboot.
+fn logfmt_reboots<const W: usize>(
+    kind: Kind,
+    samples: &[Vec<u8>],
+    durable_every: usize,
+    reboots: usize,
+) -> Result<f64, String> {
+    let sample = |i: usize| &samples[i % samples.len()];
+    let total = MAX_BEFORE + durable_every + 1;
+    // The flash work after each sample (and its flush), from a run without a cut.
+    let work_after = {
+        let mut memory = Memory::new::<W>();
+        let mut flash = memory.flash::<W>()?;
+        let mut block = Box::new([0u8; BLOCK_SIZE]);
+        let mut writer = kind
+            .open(&mut flash, &mut block)
+            .map_err(|e| unexpected("open", e))?;
+        let mut work = vec![0];
+        for i in 0..total {
+            writer.add(sample(i)).map_err(|e| unexpected("add", e))?;
+            if (i + 1) % durable_every == 0 {
+                writer.flush().map_err(|e| unexpected("flush", e))?;
+            }
+            work.push(writer.work());
+        }
+        work
+    };
+    let mut rng = Rng(0x5EED ^ (W as u64) << 8 ^ durable_every as u64);
+    let mut wasted = 0u64;
+    let mut memory = Memory::new::<W>();
+    let mut block = Box::new([0u8; BLOCK_SIZE]);
+    for _ in 0..reboots {
+        let before = 1 + rng.below(MAX_BEFORE);
+        let (lo, hi) = (work_after[before], work_after[before + durable_every]);
+        let cut = lo + rng.below((hi - lo) as usize + 1) as u64;
+        memory.bytes.fill(0xFF);
+        let mut flash = memory.flash::<W>()?;
+        flash.cut_power_after(cut as usize, PowerCut::Partial);
+        let mut ends = Vec::new();
+        {
+            let mut writer = kind
+                .open(&mut flash, &mut block)
+                .map_err(|e| unexpected("open", e))?;
+            for i in 0..total {
+                match writer.add(sample(i)) {
+                    Ok(written) => ends.push(written.end),
+                    Err(_) => break,
+                }
+                if (i + 1) % durable_every == 0 && writer.flush().is_err() {
+                    break;
+                }
+            }
+        }
+        if !flash.is_cut() {
+            return Err(format!(
+                "the power cut after {cut} bytes of work did not happen"
+            ));
+        }
+        flash.power_on();
+        let survivors = count_records(&mut flash, &mut block)?;
+        let retained_end = match survivors.checked_sub(1) {
+            None => 0,
+            Some(last) => *ends
+                .get(last)
+                .ok_or_else(|| format!("{survivors} records read back, {} written", ends.len()))?,
+        };
+        let mut writer = kind
+            .open(&mut flash, &mut block)
+            .map_err(|e| unexpected("reopen", e))?;
+        let resume = writer
+            .add(sample(0))
+            .map_err(|e| unexpected("add", e))?
+            .offset;
+        wasted += resume.saturating_sub(retained_end);
+    }
+    Ok(wasted as f64 / reboots.max(1) as f64)
+}
+
+/// Records that read back from the region.
+fn count_records<const W: usize>(
+    flash: &mut Flash<'_, W>,
+    block: &mut [u8; BLOCK_SIZE],
+) -> Result<usize, String> {
+    let config = FlashConfig::new(0, REGION as u32);
+    let mut scratch = vec![0u8; 4096];
+    let source = FlashSource::new(flash, config, block);
+    let mut reader =
+        Reader::with_options(source, &mut scratch, &ReadOptions::new().erased(Some(0xFF)));
+    let mut count = 0;
+    while let Some(item) = reader.next().map_err(|e| unexpected("read", e))? {
+        if let Item::Record(_) = item {
+            count += 1;
+        }
+    }
+    Ok(count)
+}
+
+type SeqFlash<const W: usize, const PAGE_WORDS: usize> = MockFlashBase<PAGES, W, PAGE_WORDS>;
+
+fn seq_flash<const W: usize, const PAGE_WORDS: usize>() -> SeqFlash<W, PAGE_WORDS> {
+    MockFlashBase::new(WriteCountCheck::Twice, None, false)
+}
+
+/// sequential-storage's queue, uncached, over a reference to its flash.
+type SeqQueue<'f, const W: usize, const PAGE_WORDS: usize> =
+    QueueStorage<&'f mut SeqFlash<W, PAGE_WORDS>, Cache<Uncached, Uncached, Uncached>>;
+
+fn seq_queue<const W: usize, const PAGE_WORDS: usize>(
+    flash: &mut SeqFlash<W, PAGE_WORDS>,
+) -> Result<SeqQueue<'_, W, PAGE_WORDS>, String> {
+    let config =
+        QueueConfig::try_new(0..REGION as u32).map_err(|e| unexpected("queue config", e))?;
+    Ok(QueueStorage::new(flash, config, Cache::new_uncached()))
+}
+
+/// Pushes samples into an empty queue until it is full: samples stored, elapsed ns.
+fn seq_fill<const W: usize, const PAGE_WORDS: usize>(
+    samples: &[Vec<u8>],
+) -> Result<(usize, u128), String> {
+    let mut flash = seq_flash::<W, PAGE_WORDS>();
+    let mut queue = seq_queue(&mut flash)?;
+    let start = Instant::now();
+    let mut stored = 0;
+    loop {
+        match block_on(queue.push(&samples[stored % samples.len()], false)) {
+            Ok(()) => stored += 1,
+            Err(SeqError::FullStorage) => break,
+            Err(e) => return Err(unexpected("push", e)),
+        }
+    }
+    Ok((stored, start.elapsed().as_nanos()))
+}
+
+/// The last item of the queue: its address and length, and the item count.
+fn seq_last<const W: usize, const PAGE_WORDS: usize>(
+    flash: &mut SeqFlash<W, PAGE_WORDS>,
+) -> Result<(usize, Option<(u32, usize)>), String> {
+    let mut queue = seq_queue(flash)?;
+    let mut buffer = [0u8; 256];
+    let mut iter = block_on(queue.iter()).map_err(|e| unexpected("iter", e))?;
+    let (mut count, mut last) = (0, None);
+    while let Some(entry) = block_on(iter.next(&mut buffer)).map_err(|e| unexpected("next", e))? {
+        count += 1;
+        last = Some((entry.address(), entry.len()));
+    }
+    Ok((count, last))
+}
+
+/// sequential-storage's reboots: as [`logfmt_reboots`], every push durable.
+fn seq_reboots<const W: usize, const PAGE_WORDS: usize>(
+    samples: &[Vec<u8>],
+    reboots: usize,
+) -> Result<f64, String> {
+    let sample = |i: usize| &samples[i % samples.len()];
+    let total = MAX_BEFORE + 2;
+    let work_after = {
+        let mut flash = seq_flash::<W, PAGE_WORDS>();
+        let origin = flash.stats_snapshot();
+        // Bytes of flash work as the mock counts them for its shutoff (erases are of one page).
+        let work = |flash: &SeqFlash<W, PAGE_WORDS>| {
+            let stats = origin.compare_to(flash.stats_snapshot());
+            stats.bytes_written + stats.erases * ERASE as u64
+        };
+        let mut after = vec![0];
+        for i in 0..total {
+            {
+                let mut queue = seq_queue(&mut flash)?;
+                block_on(queue.push(sample(i), false)).map_err(|e| unexpected("push", e))?;
+            }
+            after.push(work(&flash));
+        }
+        after
+    };
+    // An item: its header and its data, each rounded up to the word.
+    let item_len = |len: usize| (8usize.next_multiple_of(W) + len.next_multiple_of(W)) as u64;
+    let mut rng = Rng(0x5EED ^ (W as u64) << 8);
+    let mut wasted = 0u64;
+    for _ in 0..reboots {
+        let before = 1 + rng.below(MAX_BEFORE);
+        let (lo, hi) = (work_after[before], work_after[before + 1]);
+        let cut = lo + rng.below((hi - lo) as usize + 1) as u64;
+        let mut flash = seq_flash::<W, PAGE_WORDS>();
+        flash.bytes_until_shutoff = Some(u32::try_from(cut).unwrap_or(u32::MAX));
+        {
+            let mut queue = seq_queue(&mut flash)?;
+            for i in 0..total {
+                if block_on(queue.push(sample(i), false)).is_err() {
+                    break;
+                }
+            }
+        }
+        flash.bytes_until_shutoff = None;
+        let (_, last) = seq_last(&mut flash)?;
+        let retained_end = last.map_or(0, |(address, len)| u64::from(address) + item_len(len));
+        {
+            let mut queue = seq_queue(&mut flash)?;
+            block_on(queue.push(sample(0), false))
+                .map_err(|e| unexpected("push after reboot", e))?;
+        }
+        let (_, last) = seq_last(&mut flash)?;
+        let resume = last.map_or(0, |(address, _)| u64::from(address));
+        wasted += resume.saturating_sub(retained_end);
+    }
+    Ok(wasted as f64 / reboots.max(1) as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_format() {
+        let result = FlashResult {
+            implementation: "logfmt",
+            write_size: 8,
+            sample: 30,
+            durable_every: 1,
+            bytes_per_sample: 72.0,
+            reboot_waste: 21488.4,
+            ram: 160,
+            ns_per_sample: 484.46,
+        };
+        assert_eq!(
+            result.to_string(),
+            "FLASH impl=logfmt write_size=8 sample=30 durable_every=1 bytes_per_sample=72.0 \
+             reboot_waste=21488 ram=160 ns_per_sample=484.5"
+        );
+    }
+
+    #[test]
+    fn both_logfmt_writers_store_the_same_count() {
+        let samples = make_samples(30);
+        let word = logfmt_fill::<8>(Kind::Word, &samples, 1).expect("fill");
+        let buffered = logfmt_fill::<8>(Kind::Buffered, &samples, 1).expect("fill");
+        assert_eq!(word.0, buffered.0);
+        // 7 + 30 bytes padded to the 8-byte word with empty chunks: 72 bytes a sample (a few
+        // more fit where the end of a block cuts the padding short).
+        assert!(
+            (REGION / 72..REGION / 72 + 8).contains(&word.0),
+            "{}",
+            word.0
+        );
+    }
+}

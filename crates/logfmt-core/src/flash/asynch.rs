@@ -1,0 +1,141 @@
+//! The small-RAM flash writer over an async `NorFlash` (`embedded-storage-async`): the same
+//! engine and scan as [`WordWriter`](super::WordWriter), their operations awaited one at a time.
+
+use embedded_storage_async::nor_flash::NorFlash;
+
+use super::engine::{Engine, Op};
+use super::resume::{Resumed, Scan, ScanOp};
+use super::{FlashConfig, FlashError, FlashStats, Resume};
+use crate::writer::Written;
+
+async fn scan<F: NorFlash>(
+    flash: &mut F,
+    config: FlashConfig,
+) -> Result<Resumed, FlashError<F::Error>> {
+    config.check(flash.capacity(), F::WRITE_SIZE, F::ERASE_SIZE, F::READ_SIZE)?;
+    let geometry = (config, F::WRITE_SIZE, F::ERASE_SIZE, F::READ_SIZE);
+    match config.resume {
+        Resume::NextBlock => drive_scan(flash, Scan::<false>::new(geometry)).await,
+        Resume::SameBlock => drive_scan(flash, Scan::<true>::new(geometry)).await,
+    }
+}
+
+async fn drive_scan<F: NorFlash, const SAME_BLOCK: bool>(
+    flash: &mut F,
+    mut scan: Scan<SAME_BLOCK>,
+) -> Result<Resumed, FlashError<F::Error>> {
+    loop {
+        match scan.step() {
+            ScanOp::Read { at, buffer } => {
+                flash.read(at, buffer).await.map_err(FlashError::Flash)?
+            }
+            ScanOp::Done(resumed) => return Ok(resumed),
+        }
+    }
+}
+
+async fn run<F: NorFlash>(
+    flash: &mut F,
+    engine: &mut Engine,
+    data: &[u8],
+) -> Result<Written, FlashError<F::Error>> {
+    loop {
+        let result = match engine.step(data) {
+            Op::Erase { from, to } => flash.erase(from, to).await,
+            Op::Program { at, bytes } => flash.write(at, bytes).await,
+            Op::Done(written) => return Ok(written),
+            Op::Fail(failure) => return Err(failure.into_error()),
+        };
+        if let Err(e) = result {
+            engine.poison();
+            return Err(FlashError::Flash(e));
+        }
+    }
+}
+
+/// [`WordWriter`](super::WordWriter) over an async flash driver (feature
+/// `embedded-storage-async`): the same log, the same bytes on the flash, the same engine.
+///
+/// A future of this writer dropped before it completes is a power cut as far as the log is
+/// concerned: the flash holds what a power cut at that point leaves (every operation the
+/// engine hands out keeps the log safe to reopen), and the writer refuses further work
+/// ([`FlashError::Poisoned`]); reopen to go on.
+///
+/// ```
+/// # #[cfg(not(feature = "mock-flash"))] fn main() {}
+/// # #[cfg(feature = "mock-flash")]
+/// # fn main() -> Result<(), logfmt_core::flash::FlashError<logfmt_core::flash::MockError>> {
+/// use logfmt_core::flash::{AsyncWordWriter, FlashConfig, MockFlash};
+/// use logfmt_core::BLOCK_SIZE;
+///
+/// # embassy_futures::block_on(async {
+/// let (mut memory, mut programmed) = ([0u8; BLOCK_SIZE], [false; BLOCK_SIZE / 8]);
+/// let flash = MockFlash::<8, 4096>::new(&mut memory, &mut programmed, 0xFF).unwrap();
+/// let mut writer = AsyncWordWriter::open(flash, FlashConfig::new(0, BLOCK_SIZE as u32)).await?;
+/// writer.add_record(b"temperature=21.5").await?;
+/// writer.flush().await?;
+/// assert_eq!(writer.position(), 72);
+/// # Ok(())
+/// # })
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct AsyncWordWriter<F> {
+    flash: F,
+    engine: Engine,
+}
+
+impl<F: NorFlash> AsyncWordWriter<F> {
+    /// Opens the log in region `config` of `flash`, as [`WordWriter::open`](super::WordWriter::open).
+    ///
+    /// # Errors
+    /// As [`WordWriter::open`](super::WordWriter::open).
+    pub async fn open(mut flash: F, config: FlashConfig) -> Result<Self, FlashError<F::Error>> {
+        let resumed = scan(&mut flash, config).await?;
+        let engine = Engine::new(config, F::WRITE_SIZE, F::ERASE_SIZE, resumed);
+        Ok(Self { flash, engine })
+    }
+
+    /// Appends one record, as [`WordWriter::add_record`](super::WordWriter::add_record).
+    ///
+    /// # Errors
+    /// As [`WordWriter::add_record`](super::WordWriter::add_record); [`FlashError::Poisoned`]
+    /// after a future of this writer was dropped before completing.
+    pub async fn add_record(&mut self, data: &[u8]) -> Result<Written, FlashError<F::Error>> {
+        self.engine
+            .start_record(data.len())
+            .map_err(|f| f.into_error())?;
+        run(&mut self.flash, &mut self.engine, data).await
+    }
+
+    /// Makes every record added so far durable, as [`WordWriter::flush`](super::WordWriter::flush).
+    ///
+    /// # Errors
+    /// As [`add_record`](Self::add_record).
+    pub async fn flush(&mut self) -> Result<(), FlashError<F::Error>> {
+        self.engine.start_flush().map_err(|f| f.into_error())?;
+        run(&mut self.flash, &mut self.engine, &[])
+            .await
+            .map(|_| ())
+    }
+
+    /// Region offset where the next record will start (the log's length).
+    pub fn position(&self) -> u64 {
+        self.engine.position()
+    }
+
+    /// Operations on the flash since [`open`](Self::open).
+    pub fn stats(&self) -> FlashStats {
+        self.engine.stats()
+    }
+
+    /// The region.
+    pub fn config(&self) -> FlashConfig {
+        self.engine.config()
+    }
+
+    /// Gives back the flash; records not flushed may be partly programmed.
+    pub fn into_inner(self) -> F {
+        self.flash
+    }
+}

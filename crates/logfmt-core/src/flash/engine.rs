@@ -1,0 +1,343 @@
+//! The small-RAM writer's engine, sans I/O: it turns the [layout](super::layout)'s pieces into
+//! flash operations — erase these units, program these words — and a driver (the blocking
+//! [`WordWriter`](super::WordWriter), the async `AsyncWordWriter`) carries them out, one at a
+//! time, and comes back for the next.
+//!
+//! Mechanics (the policy is in `layout` and `resume`):
+//! - the log's bytes go through one staging word of `WRITE_SIZE` bytes; a full word is
+//!   programmed, and whole words of payload are programmed straight from the caller's record;
+//! - a word made only of erased bytes is never programmed (programming it would change nothing
+//!   but, on parts with per-word ECC, make it unprogrammable), but the flash under it is erased
+//!   first like under any other word;
+//! - before a word is programmed in a block not yet erased, the block's erase units are erased
+//!   (lazily, a block at a time);
+//! - the engine updates its state as it hands out each operation: if the driver fails, or stops
+//!   (a dropped future), the engine stays busy and refuses everything ([`Failure::Poisoned`]):
+//!   the flash is then in the state a power cut leaves, and reopening resumes safely.
+
+use super::layout::{self, Piece, RecordLayout};
+use super::resume::Resumed;
+use super::{FlashConfig, FlashError, FlashStats};
+use crate::format::BLOCK_SIZE;
+use crate::writer::Written;
+
+/// The largest `WRITE_SIZE` the engine supports.
+pub(super) const MAX_WRITE: usize = 32;
+
+/// A flash operation for the driver to carry out, in region-absolute flash offsets.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Op<'a> {
+    /// Erase `from..to`.
+    Erase {
+        /// First byte.
+        from: u32,
+        /// End (exclusive).
+        to: u32,
+    },
+    /// Program `bytes` at `at`.
+    Program {
+        /// Where.
+        at: u32,
+        /// What: whole words.
+        bytes: &'a [u8],
+    },
+    /// The operation is complete; for a record, where it was written.
+    Done(Written),
+    /// The operation stopped.
+    Fail(Failure),
+}
+
+/// Why the engine stopped, without a flash error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Failure {
+    /// No room.
+    Full,
+    /// Poisoned by an earlier failure or an interrupted operation.
+    Poisoned,
+}
+
+impl Failure {
+    pub(super) fn into_error<E>(self) -> FlashError<E> {
+        match self {
+            Self::Full => FlashError::Full,
+            Self::Poisoned => FlashError::Poisoned,
+        }
+    }
+}
+
+/// What the engine is doing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Task {
+    /// Nothing: ready for the next operation.
+    Idle,
+    /// Laying out a record.
+    Record(RecordLayout),
+    /// Padding to the flash word.
+    Flush,
+    /// Stopped mid-operation (flash error or interrupted operation).
+    Poisoned,
+}
+
+/// The engine's state: everything the small-RAM writer keeps between calls.
+#[derive(Debug, Clone)]
+pub(super) struct Engine {
+    config: FlashConfig,
+    write_size: u8,
+    /// The staged word is complete and waits to be programmed.
+    full: bool,
+    erase_size: u32,
+    /// Region offset of the log's end: every byte laid out, programmed or staged.
+    pos: u32,
+    /// Region offset up to which the flash is erased and not programmed since.
+    ready_to: u32,
+    /// Where the record being appended starts, once known.
+    first: Option<u32>,
+    /// The staged bytes of the word that holds `pos`: `pos % write_size` of them (or the whole
+    /// word, when `full`).
+    word: [u8; MAX_WRITE],
+    task: Task,
+    /// The piece being emitted, and how many of its bytes are.
+    piece: Option<Piece>,
+    done: usize,
+    stats: FlashStats,
+}
+
+impl Engine {
+    /// An engine appending at the resume point of a scan.
+    pub(super) fn new(
+        config: FlashConfig,
+        write_size: usize,
+        erase_size: usize,
+        resumed: Resumed,
+    ) -> Self {
+        Self {
+            config,
+            write_size: write_size.min(MAX_WRITE) as u8,
+            full: false,
+            erase_size: erase_size as u32,
+            pos: resumed.pos,
+            ready_to: resumed.ready_to,
+            first: None,
+            word: [config.erased; MAX_WRITE],
+            task: Task::Idle,
+            piece: None,
+            done: 0,
+            stats: FlashStats::default(),
+        }
+    }
+
+    pub(super) fn config(&self) -> FlashConfig {
+        self.config
+    }
+
+    pub(super) fn stats(&self) -> FlashStats {
+        self.stats
+    }
+
+    pub(super) fn position(&self) -> u64 {
+        u64::from(self.pos)
+    }
+
+    /// Where the log may extend to: the region's end, or the end of the erased area when the
+    /// erase unit after it also holds earlier blocks of the log (see [`Resumed::ready_to`]).
+    pub(super) fn limit(&self) -> u32 {
+        limit(&self.config, self.ready_to, self.erase_size)
+    }
+
+    /// Begins appending a record of `len` bytes.
+    pub(super) fn start_record(&mut self, len: usize) -> Result<(), Failure> {
+        self.check_idle()?;
+        if layout::end_after(self.position(), len) > u64::from(self.limit()) {
+            return Err(Failure::Full);
+        }
+        self.task = Task::Record(RecordLayout::default());
+        self.first = None;
+        Ok(())
+    }
+
+    /// Begins a flush: padding to the flash word, and programming the last word.
+    pub(super) fn start_flush(&mut self) -> Result<(), Failure> {
+        self.check_idle()?;
+        self.task = Task::Flush;
+        Ok(())
+    }
+
+    fn check_idle(&mut self) -> Result<(), Failure> {
+        if self.task == Task::Idle {
+            Ok(())
+        } else {
+            // Busy: the last operation never finished (a dropped future), or failed.
+            self.task = Task::Poisoned;
+            Err(Failure::Poisoned)
+        }
+    }
+
+    /// The driver's operation failed: the log's state on the flash is unknown.
+    pub(super) fn poison(&mut self) {
+        self.task = Task::Poisoned;
+    }
+
+    /// The next operation of the task in progress; `data` is the record being appended
+    /// (ignored by a flush). The engine's state moves on as if the operation succeeds.
+    pub(super) fn step<'a>(&'a mut self, data: &'a [u8]) -> Op<'a> {
+        let word_size = usize::from(self.write_size);
+        loop {
+            if self.full {
+                // The staged word is complete: program it (or leave it, if erased).
+                if let Some(op) = self.prepare(self.pos) {
+                    return op;
+                }
+                self.full = false;
+                let erased = self.config.erased;
+                let blank = self.word.iter().take(word_size).all(|&b| b == erased);
+                if !blank {
+                    self.stats.programs += 1;
+                    self.stats.programmed_bytes += word_size as u64;
+                    return Op::Program {
+                        at: self.config.start + self.pos - word_size as u32,
+                        bytes: self.word.get(..word_size).unwrap_or_default(),
+                    };
+                }
+                continue;
+            }
+            let Some(piece) = self.piece.clone() else {
+                if let Err(op) = self.fetch(data) {
+                    return op;
+                }
+                continue;
+            };
+            let payload = match self.task {
+                Task::Record(_) => data.get(piece.payload).unwrap_or_default(),
+                _ => &[],
+            };
+            let header_end = piece.zeros + piece.header.map_or(0, |h| h.len());
+            let total = header_end + payload.len();
+            let done = self.done;
+            if done >= total {
+                self.piece = None;
+                continue;
+            }
+            let staged = self.pos as usize % word_size;
+            let rest = payload
+                .get(done.saturating_sub(header_end)..)
+                .unwrap_or_default();
+            if done >= header_end && staged == 0 && rest.len() >= word_size {
+                // Whole words of payload, programmed straight from the record.
+                if let Some(op) = self.prepare(self.pos + word_size as u32) {
+                    return op;
+                }
+                let erased = self.config.erased;
+                let blank = |w: &[u8]| w.iter().all(|&b| b == erased);
+                // The payload lies in one block, erased as a whole; the minimum is a guard.
+                let room = (self.ready_to - self.pos) as usize;
+                let whole = rest.len().min(room) / word_size * word_size;
+                let words = rest.get(..whole).unwrap_or_default();
+                let skip = words.chunks(word_size).take_while(|w| blank(w)).count() * word_size;
+                let run = words.get(skip..).unwrap_or_default();
+                let run = run.chunks(word_size).take_while(|w| !blank(w)).count() * word_size;
+                let at = self.pos + skip as u32;
+                self.done += skip + run;
+                self.pos += (skip + run) as u32;
+                if run > 0 {
+                    self.stats.programs += 1;
+                    self.stats.programmed_bytes += run as u64;
+                    return Op::Program {
+                        at: self.config.start + at,
+                        bytes: words.get(skip..skip + run).unwrap_or_default(),
+                    };
+                }
+                continue;
+            }
+            // Stage bytes up to the end of the word or of the piece.
+            let take = (word_size - staged).min(total - done);
+            for i in 0..take {
+                let at = done + i;
+                let byte = if at < piece.zeros {
+                    0
+                } else if at < header_end {
+                    piece
+                        .header
+                        .and_then(|h| h.get(at - piece.zeros).copied())
+                        .unwrap_or(0)
+                } else {
+                    payload.get(at - header_end).copied().unwrap_or(0)
+                };
+                if let Some(slot) = self.word.get_mut(staged + i) {
+                    *slot = byte;
+                }
+            }
+            self.done += take;
+            self.pos += take as u32;
+            self.full = staged + take == word_size;
+        }
+    }
+
+    /// Takes the task's next piece, or ends the task: `Err` holds the operation to return.
+    fn fetch(&mut self, data: &[u8]) -> Result<(), Op<'static>> {
+        let offset = self.pos as usize % BLOCK_SIZE;
+        let next = match &mut self.task {
+            Task::Record(layout) => layout.next(data, offset),
+            Task::Flush => layout::pad(offset, usize::from(self.write_size)),
+            Task::Idle => None,
+            Task::Poisoned => return Err(Op::Fail(Failure::Poisoned)),
+        };
+        match next {
+            Some(piece) => {
+                if self.first.is_none() && matches!(self.task, Task::Record(_)) {
+                    // After the trailer (if any): where the record's first header goes.
+                    self.first = Some(self.pos + piece.zeros as u32);
+                }
+                self.piece = Some(piece);
+                self.done = 0;
+                Ok(())
+            }
+            None => {
+                self.task = Task::Idle;
+                let first = self.first.take().unwrap_or(self.pos);
+                Err(Op::Done(Written {
+                    offset: u64::from(first),
+                    end: u64::from(self.pos),
+                }))
+            }
+        }
+    }
+
+    /// Makes sure the flash is erased up to region offset `end` before a word there is
+    /// programmed (or left erased): the erase to do first, if any (the state moves on as if it
+    /// succeeds), or a failure.
+    fn prepare(&mut self, end: u32) -> Option<Op<'static>> {
+        if self.ready_to >= end {
+            return None;
+        }
+        if !self.ready_to.is_multiple_of(self.erase_size) {
+            // The rest of this erase unit is not erased, and erasing it would destroy the
+            // log's earlier blocks in the unit. (`start_record` refuses such records first.)
+            self.task = Task::Poisoned;
+            return Some(Op::Fail(Failure::Full));
+        }
+        let (from, to) = erase_range(&self.config, self.ready_to, self.erase_size);
+        self.stats.erases += 1;
+        self.stats.erased_bytes += u64::from(to - from);
+        self.ready_to = to - self.config.start;
+        Some(Op::Erase { from, to })
+    }
+}
+
+/// The erase that prepares the block at region offset `ready_to` (an erase-unit boundary):
+/// absolute flash offsets, from `ready_to` to the block's end rounded up to erase units.
+pub(super) fn erase_range(config: &FlashConfig, ready_to: u32, erase_size: u32) -> (u32, u32) {
+    let block_end = (ready_to / BLOCK_SIZE as u32 + 1) * BLOCK_SIZE as u32;
+    let erase_end = block_end.next_multiple_of(erase_size).min(config.len);
+    (config.start + ready_to, config.start + erase_end)
+}
+
+/// Where a log may extend to, given the end of its erased area: the region's end, or the end
+/// of the erased area when that is not an erase-unit boundary (the erase unit after it also
+/// holds earlier blocks of the log, so it can never be erased).
+pub(super) fn limit(config: &FlashConfig, ready_to: u32, erase_size: u32) -> u32 {
+    if ready_to.is_multiple_of(erase_size) {
+        config.len
+    } else {
+        ready_to
+    }
+}
