@@ -89,10 +89,12 @@ pub struct ReadOptions {
     /// well-formed chunks follow ([`FragmentReader::chunks_after_end`]: damage, not a torn
     /// write), go on at the first of them: the bytes before it are reported as a bad record
     /// length (a zero header's are skipped, [`SkipKind::ZeroHeader`]). For salvaging. Default
-    /// `false`.
+    /// `false`. With the `std` feature only (a host's salvage: firmware does not carry the
+    /// search).
     ///
     /// [`FragmentReader::chunks_after_end`]: crate::FragmentReader::chunks_after_end
     /// [`SkipKind::ZeroHeader`]: crate::SkipKind::ZeroHeader
+    #[cfg(feature = "std")]
     pub resync_in_last_block: bool,
     /// Tail a growing log: at the end of the input, [`next`](crate::Reader::next) returns
     /// `None` without giving up the record in progress, and the next call reads on from where it
@@ -110,6 +112,7 @@ impl Default for ReadOptions {
             skip_ignorable_types: false,
             erased: None,
             resync_after_zeros: false,
+            #[cfg(feature = "std")]
             resync_in_last_block: false,
             tailing: false,
         }
@@ -166,6 +169,7 @@ impl ReadOptions {
     }
 
     /// Sets [`resync_in_last_block`](Self::resync_in_last_block).
+    #[cfg(feature = "std")]
     #[must_use]
     pub fn resync_in_last_block(mut self, resync: bool) -> Self {
         self.resync_in_last_block = resync;

@@ -100,7 +100,10 @@ impl Cursor {
             end_of_buffer: 0,
             initial_offset: options.initial_offset,
             resync_after_zeros: options.resync_after_zeros,
+            #[cfg(feature = "std")]
             resync_in_last_block: options.resync_in_last_block,
+            #[cfg(not(feature = "std"))]
+            resync_in_last_block: false,
             tailing: options.tailing,
             rest: None,
             unreadable: None,
@@ -328,7 +331,11 @@ impl Cursor {
         header_offset: u64,
         skip: Option<SkipKind>,
     ) -> Option<Phys> {
-        if !self.resync_in_last_block || !self.eof || (self.tailing && !self.failed) {
+        if !cfg!(feature = "std")
+            || !self.resync_in_last_block
+            || !self.eof
+            || (self.tailing && !self.failed)
+        {
             return None;
         }
         let (first, _) = chunks_from(block, self.pos + 1, true, rules)?;
