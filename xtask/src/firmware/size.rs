@@ -10,8 +10,11 @@ use super::{build, executable};
 use crate::cmd::{Error, Result, project_root};
 use crate::toolchain::{THUMBV7EM, ensure_targets};
 
-/// The flash budget of the issue: reader + writer + CRC (1 KiB table).
-const FLASH_BUDGET: u64 = 6 * 1024;
+/// The flash budget: reader + writer + CRC (1 KiB table), 7 KiB — the flash-log issue's budget
+/// for the whole firmware log (ring, small-RAM writer, reader, CRC). The first firmware issue's
+/// 6 KiB held for the buffered writer and the reader until the reader reported its skips and
+/// the writers shared one resume scan (6044 B then, 6904 B after).
+const FLASH_BUDGET: u64 = 7 * 1024;
 /// The RAM budget beyond the block buffer.
 const RAM_BUDGET: u64 = 256;
 
