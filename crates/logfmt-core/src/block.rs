@@ -8,7 +8,7 @@
 use crate::checksum;
 use crate::format::{
     BLOCK_SIZE, CHECKSUM_FIELD, ChunkFormat, Format, FragmentKind, HEADER_SIZE, LENGTH_FIELD,
-    LOG_NUMBER_FIELD, RECYCLABLE_HEADER_SIZE, RecordType, TYPE_FIELD,
+    LOG_NUMBER_FIELD, RECYCLABLE_HEADER_SIZE, RESUME_TYPE, RecordType, TYPE_FIELD,
 };
 use crate::options::ReadOptions;
 
@@ -127,6 +127,10 @@ impl ChunkRules {
     /// ```
     #[must_use]
     pub fn classify(&self, record_type: u8) -> ChunkClass {
+        if record_type == RESUME_TYPE && self.erased.is_some() {
+            // A flash log's resume marker.
+            return ChunkClass::Ignorable;
+        }
         let known = RecordType::try_from(record_type).ok();
         match known.and_then(|t| Some((t, t.fragment_kind()?))) {
             Some((t, kind)) => match self.format {
@@ -382,18 +386,35 @@ pub fn chunks_from(
     is_last: bool,
     rules: &ChunkRules,
 ) -> Option<(usize, usize)> {
-    let first = (from..block.len()).find(|&at| {
-        block
-            .get(at + TYPE_FIELD)
-            .is_some_and(|&t| matches!(rules.classify(t), ChunkClass::Fragment(_)))
-            && matches!(parse_chunk(block, at, is_last, rules), Parsed::Chunk(_))
-    })?;
+    let first = next_chunk(block, from, is_last, rules, |t| {
+        matches!(rules.classify(t), ChunkClass::Fragment(_))
+    })?
+    .offset;
     let (mut at, mut count) = (first, 0);
     while let Parsed::Chunk(chunk) = parse_chunk(block, at, is_last, rules) {
         count += 1;
         at = chunk.end();
     }
     Some((first, count))
+}
+
+/// The first well-formed chunk of `block` at or after `from` whose type `accept` takes.
+pub(crate) fn next_chunk<'a>(
+    block: &'a [u8],
+    from: usize,
+    is_last: bool,
+    rules: &ChunkRules,
+    accept: impl Fn(u8) -> bool,
+) -> Option<Chunk<'a>> {
+    (from..block.len()).find_map(|at| {
+        if !block.get(at + TYPE_FIELD).is_some_and(|&t| accept(t)) {
+            return None;
+        }
+        match parse_chunk(block, at, is_last, rules) {
+            Parsed::Chunk(chunk) => Some(chunk),
+            _ => None,
+        }
+    })
 }
 
 /// Iterates over the chunks of one block, zero-copy.

@@ -49,6 +49,13 @@ pub const TYPE_FIELD: usize = 6;
 /// Byte range of the log number within a recyclable header.
 pub const LOG_NUMBER_FIELD: Range<usize> = 7..11;
 
+/// The type of a flash log's resume marker: an empty chunk (7-byte legacy header) that a writer
+/// reopening a flash log after a power cut writes where it resumes, at a flash-word boundary
+/// after the torn write. Its bit 7 is set, so RocksDB's rule skips it as an ignorable type; a
+/// reader of a flash image ([`ReadOptions::erased`](crate::ReadOptions::erased)) takes the bytes
+/// between a chunk that is not well-formed and the marker for a torn write, not damage.
+pub const RESUME_TYPE: u8 = 0xB1;
+
 /// The chunk types of the format, as numbered by LevelDB's `log_format.h` (1–4) and RocksDB's
 /// recyclable extension (5–8).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

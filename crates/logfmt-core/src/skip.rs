@@ -25,6 +25,12 @@ pub enum SkipKind {
     /// Erased flash ([`ReadOptions::erased`](crate::ReadOptions::erased)): nothing
     /// written from here to the end of the block.
     Erased,
+    /// Erased bytes of a flash image up to the next chunk: the rest of a flash word left
+    /// unprogrammed by a flush, or the words a writer skipped on reopening.
+    Padding,
+    /// Bytes of a flash image torn by a power cut: a chunk that is not well-formed, then the
+    /// writer's resume marker ([`RESUME_TYPE`](crate::format::RESUME_TYPE)) where it went on.
+    Torn,
     /// A chunk of an unknown type with bit 7 set, skipped under
     /// [`ReadOptions::skip_ignorable_types`](crate::ReadOptions::skip_ignorable_types).
     Ignorable(u8),
@@ -42,6 +48,8 @@ impl fmt::Display for SkipKind {
             Self::Trailer => f.write_str("block trailer"),
             Self::ZeroHeader => f.write_str("zero header"),
             Self::Erased => f.write_str("erased flash"),
+            Self::Padding => f.write_str("flash padding"),
+            Self::Torn => f.write_str("torn by a power cut"),
             Self::Ignorable(t) => write!(f, "ignorable record type {t}"),
             Self::BeforeInitialOffset => f.write_str("before the initial offset"),
             Self::Resync(_) => {

@@ -536,3 +536,104 @@ fn rocksdb_recyclable_metadata_types_use_the_long_header() {
         ]
     );
 }
+
+/// A flash image of one block, erased (0xFF), with `parts` programmed at their offsets.
+fn flash_image(parts: &[(usize, &[u8])]) -> Vec<u8> {
+    let mut image = std::vec![0xFFu8; BLOCK_SIZE];
+    for (at, bytes) in parts {
+        image[*at..*at + bytes.len()].copy_from_slice(bytes);
+    }
+    image
+}
+
+fn flash_read(image: &[u8]) -> Vec<Seen> {
+    read(image, &ReadOptions::new().erased(Some(0xFF))).0
+}
+
+#[test]
+fn flash_padding_to_a_word_is_skipped() {
+    // "abc" (10 bytes), flushed: the rest of its 8-byte word left erased; "defg" at 16.
+    let image = flash_image(&[(0, &chunk(1, b"abc")), (16, &chunk(1, b"defg"))]);
+    assert_eq!(
+        flash_read(&image),
+        [
+            Seen::Record(0, b"abc".to_vec()),
+            Seen::Record(16, b"defg".to_vec())
+        ]
+    );
+    // A chunk starting with erased bytes is a chunk, not padding.
+    let mut payload = std::vec![0xFFu8; 3];
+    payload.push(1);
+    let image = flash_image(&[(0, &chunk(1, &payload))]);
+    assert_eq!(flash_read(&image), [Seen::Record(0, payload.clone())]);
+}
+
+#[test]
+fn flash_torn_write_then_resume_marker_is_not_damage() {
+    // "abc" at 0; a chunk torn by a power cut at 10 (its header and 6 payload bytes
+    // programmed, claiming 50); after the reboot, the marker at the second word boundary after
+    // the torn bytes (roundup(23, 8) + 8 = 32), then "xyz".
+    let torn = chunk(1, &[7u8; 50]);
+    let marker = chunk(crate::format::RESUME_TYPE, b"");
+    let image = flash_image(&[
+        (0, &chunk(1, b"abc")),
+        (10, &torn[..13]),
+        (32, &marker),
+        (39, &chunk(1, b"xyz")),
+    ]);
+    assert_eq!(
+        flash_read(&image),
+        [
+            Seen::Record(0, b"abc".to_vec()),
+            Seen::Record(39, b"xyz".to_vec())
+        ]
+    );
+    // A record whose FIRST chunk was whole but whose next chunk was torn: dropped silently.
+    let first = chunk(2, &[5u8; 20]);
+    let image = flash_image(&[
+        (0, &first),
+        (27, &chunk(3, &[6u8; 40])[..9]),
+        (48, &marker),
+        (55, &chunk(1, b"xyz")),
+    ]);
+    assert_eq!(flash_read(&image), [Seen::Record(55, b"xyz".to_vec())]);
+    // The skips say what was passed over.
+    let mut reader = crate::FragmentReader::with_options(
+        SliceSource::new(&image),
+        &ReadOptions::new().erased(Some(0xFF)),
+    );
+    let mut kinds = Vec::new();
+    while let Ok(Some(event)) = reader.next() {
+        if let crate::Event::Skipped(skip) = event {
+            kinds.push((skip.offset, skip.kind));
+        }
+    }
+    assert_eq!(
+        kinds[..2],
+        [
+            (27, crate::SkipKind::Torn),
+            (48, crate::SkipKind::Ignorable(crate::format::RESUME_TYPE))
+        ]
+    );
+}
+
+#[test]
+fn flash_damage_without_a_marker_is_reported_and_reading_goes_on() {
+    let torn = chunk(1, &[7u8; 50]);
+    let image = flash_image(&[
+        (0, &chunk(1, b"abc")),
+        (10, &torn[..13]),
+        (32, &chunk(1, b"xyz")),
+    ]);
+    assert_eq!(
+        flash_read(&image),
+        [
+            Seen::Record(0, b"abc".to_vec()),
+            Seen::Drop(10, 22, CorruptionKind::ChecksumMismatch),
+            Seen::Record(32, b"xyz".to_vec())
+        ]
+    );
+    // LevelDB's rules (no flash image): the rest of the block is dropped.
+    let (seen, _) = read(&image, &ReadOptions::new());
+    assert_eq!(seen.len(), 2);
+}

@@ -560,7 +560,11 @@ impl<S: BlockSource> LogReader<S> {
                     self.written_since_clean = true;
                     Step::Continue
                 }
-                SkipKind::Trailer | SkipKind::Ignorable(_) => return Ok(Step::Continue),
+                // Not damage: block trailers, ignorable chunks, a flash image's padding and
+                // writes torn by a power cut (proved by the writer's resume marker).
+                SkipKind::Trailer | SkipKind::Ignorable(_) | SkipKind::Padding | SkipKind::Torn => {
+                    return Ok(Step::Continue);
+                }
                 // A zero header: bytes hidden without a report.
                 _ => {
                     self.gap_end = Some(skip.end());

@@ -5,10 +5,10 @@
 
 use core::ops::Range;
 
-use crate::block::chunks_from;
+use crate::block::{ChunkClass, chunks_from, next_chunk};
 use crate::block::{ChunkRules, Parsed, parse_chunk};
 use crate::error::{Corruption, CorruptionKind};
-use crate::format::{BLOCK_SIZE, HEADER_SIZE, RECYCLABLE_HEADER_SIZE};
+use crate::format::{BLOCK_SIZE, HEADER_SIZE, RECYCLABLE_HEADER_SIZE, RESUME_TYPE};
 use crate::options::ReadOptions;
 use crate::skip::{Skip, SkipKind};
 
@@ -241,7 +241,17 @@ impl Cursor {
             self.pos = self.len;
             return Phys::Eof { torn_at };
         }
-        match parse_chunk(block, self.pos, self.eof, rules) {
+        let parsed = parse_chunk(block, self.pos, self.eof, rules);
+        if let Some(erased) = rules.erased
+            && (matches!(
+                parsed,
+                Parsed::Erased { .. } | Parsed::BadLength { .. } | Parsed::ChecksumMismatch { .. }
+            ) || (!waiting && matches!(parsed, Parsed::Truncated { .. })))
+            && let Some(phys) = self.flash(block, rules, erased, header_offset, &parsed, in_record)
+        {
+            return phys;
+        }
+        match parsed {
             Parsed::Chunk(chunk) => {
                 self.pos = chunk.end();
                 if header_offset < self.initial_offset {
@@ -318,6 +328,77 @@ impl Cursor {
                 self.drop_rest(header_offset, CorruptionKind::ChecksumMismatch),
             )),
         }
+    }
+
+    /// The flash-image rules, where no well-formed chunk starts at the current position
+    /// (`header_offset`; `parsed` is what is there instead):
+    ///
+    /// - padding: erased bytes up to a well-formed chunk (the rest of a flash word a flush
+    ///   left unprogrammed, or the words a writer skipped on reopening) are skipped; a record
+    ///   in progress there was cut by a power cut and is dropped silently;
+    /// - a torn write: the bytes up to the next well-formed chunk of the block, if that chunk
+    ///   is a resume marker ([`RESUME_TYPE`]), are skipped, and so is the record in progress;
+    /// - damage: bytes up to any other well-formed chunk of the block are dropped and reported,
+    ///   and reading goes on there (where LevelDB's rule drops the rest of the block).
+    ///
+    /// `None` where none applies (nothing well-formed follows): the LevelDB rules go on.
+    /// Tailing, in the last block so far, only padding is decided: the rest waits for the
+    /// block to be whole (or for the reader to stop tailing).
+    fn flash(
+        &mut self,
+        block: &[u8],
+        rules: &ChunkRules,
+        erased: u8,
+        header_offset: u64,
+        parsed: &Parsed<'_>,
+        in_record: bool,
+    ) -> Option<Phys> {
+        let block = block.get(..self.len)?;
+        let rest = block.get(self.pos..)?;
+        // Tailing, in a block still arriving: what follows may not be here yet, so nothing is
+        // decided but padding up to a chunk that is whole (a reader of the whole input decides
+        // the same way).
+        let arriving = self.eof && self.tailing && !self.failed;
+        let undecided = || arriving.then_some(Phys::Pending);
+        if rest.first() == Some(&erased) {
+            let Some(next) = rest.iter().position(|&b| b != erased) else {
+                return undecided();
+            };
+            let next = self.pos + next;
+            if let Parsed::Chunk(_) = parse_chunk(block, next, self.eof, rules) {
+                let skip = Skip {
+                    offset: header_offset,
+                    len: (next - self.pos) as u64,
+                    kind: SkipKind::Padding,
+                };
+                self.pos = next;
+                return Some(if in_record {
+                    Phys::Erased(skip)
+                } else {
+                    Phys::Skipped(skip)
+                });
+            }
+        }
+        if arriving {
+            return Some(Phys::Pending);
+        }
+        let chunk = next_chunk(block, self.pos + 1, self.eof, rules, |t| {
+            t == RESUME_TYPE || matches!(rules.classify(t), ChunkClass::Fragment(_))
+        })?;
+        let len = (chunk.offset - self.pos) as u64;
+        self.pos = chunk.offset;
+        if chunk.record_type == RESUME_TYPE && chunk.payload.is_empty() {
+            return Some(Phys::Erased(Skip {
+                offset: header_offset,
+                len,
+                kind: SkipKind::Torn,
+            }));
+        }
+        let kind = match parsed {
+            Parsed::ChecksumMismatch { .. } => CorruptionKind::ChecksumMismatch,
+            _ => CorruptionKind::BadRecordLength,
+        };
+        Some(Phys::Bad(Some(self.drop(header_offset, len, kind))))
     }
 
     /// `resync_in_last_block`: at damage in the last block (`header_offset`, the current
