@@ -168,7 +168,7 @@ mod writer;
 
 pub use append::{AppendFormat, AppendOptions, AppendReport, Kept, StaleTail, TornTailPolicy};
 pub use atomic::{AtomicLog, AtomicOptions};
-pub use error::{Error, Operation};
+pub use error::{Error, Operation, WriteError, WriteOperation};
 pub use escape::{Escaped, EscapedPath};
 pub use file::{LogFile, log_number_in_name};
 pub use lock::{LockWait, is_same_file};
@@ -181,6 +181,4 @@ pub use recovery::{
 pub use sink::StdSink;
 pub use source::StdSource;
 pub use split::{ReadAt, par_scan, par_scan_file, split};
-pub use writer::{
-    FlushPolicy, LogWriter, SyncPolicy, SyncWrite, WriteError, WriteOperation, WriterOptions,
-};
+pub use writer::{FlushPolicy, LogWriter, SyncPolicy, SyncWrite, WriterOptions};

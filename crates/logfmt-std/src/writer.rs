@@ -1,13 +1,13 @@
 //! [`LogWriter`]: records written to a file (or any [`Write`]) with separate, explicit
 //! buffering, flushing and syncing, and errors that stick.
 
-use std::fmt;
 use std::fs::File;
 use std::io::{self, Write};
 use std::sync::Arc;
 
 use logfmt_core::{BLOCK_SIZE, Format, WriteOptions, Writer, Written};
 
+use crate::error::{WriteError, WriteOperation};
 use crate::lock::LockWait;
 use crate::sink::StdSink;
 
@@ -162,99 +162,6 @@ impl WriterOptions {
     pub fn lock_wait(mut self, wait: LockWait) -> Self {
         self.lock_wait = wait;
         self
-    }
-}
-
-/// What a [`LogWriter`] was doing when the destination failed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum WriteOperation {
-    /// Writing bytes.
-    Write,
-    /// Flushing written bytes.
-    Flush,
-    /// Making them durable.
-    Sync,
-}
-
-impl fmt::Display for WriteOperation {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Self::Write => "write",
-            Self::Flush => "flush",
-            Self::Sync => "sync",
-        })
-    }
-}
-
-/// A [`LogWriter`] error.
-///
-/// The first failure is [`Failed`](Self::Failed); every later call gets
-/// [`Poisoned`](Self::Poisoned) with the same original error, because after a failed write
-/// or sync what the destination holds is unknown.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub enum WriteError {
-    /// The destination failed: the record being added (and any not yet synced) may or may not
-    /// have reached it.
-    Failed {
-        /// What was being done.
-        operation: WriteOperation,
-        /// The operating system's error.
-        source: Arc<io::Error>,
-    },
-    /// The writer failed earlier and accepts nothing more. Carries that original failure.
-    Poisoned {
-        /// What was being done when it failed.
-        operation: WriteOperation,
-        /// The original error.
-        source: Arc<io::Error>,
-    },
-    /// [`pad_to`](LogWriter::pad_to) was given an alignment that is not a power of two up
-    /// to the block size.
-    BadAlignment {
-        /// The alignment asked for.
-        align: usize,
-    },
-}
-
-impl WriteError {
-    /// The kind of the original I/O error, if there is one.
-    pub fn kind(&self) -> Option<io::ErrorKind> {
-        match self {
-            Self::Failed { source, .. } | Self::Poisoned { source, .. } => Some(source.kind()),
-            Self::BadAlignment { .. } => None,
-        }
-    }
-
-    /// Whether this is the refusal of a writer that failed earlier.
-    pub fn is_poisoned(&self) -> bool {
-        matches!(self, Self::Poisoned { .. })
-    }
-}
-
-impl fmt::Display for WriteError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Failed { operation, .. } => write!(f, "{operation} failed"),
-            Self::Poisoned { operation, .. } => write!(
-                f,
-                "the log writer refuses more records: an earlier {operation} failed"
-            ),
-            Self::BadAlignment { align } => write!(
-                f,
-                "padding alignment {align} is not a power of two no larger than a block"
-            ),
-        }
-    }
-}
-
-impl std::error::Error for WriteError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            Self::Failed { source, .. } | Self::Poisoned { source, .. } => Some(&**source),
-            Self::BadAlignment { .. } => None,
-        }
     }
 }
 
