@@ -58,7 +58,7 @@ pub enum TornTailPolicy {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 #[non_exhaustive]
 pub enum AppendFormat {
-    /// The writer's [`format`](WriterOptions::format), exactly: a log whose own format differs
+    /// The writer's [`format`](logfmt_core::WriteOptions::format), exactly: a log whose own format differs
     /// (another chunk format, another log number) is refused ([`Error::FormatMismatch`]). The
     /// default.
     #[default]
@@ -77,8 +77,8 @@ pub enum AppendFormat {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct AppendOptions {
-    /// How the writer writes. Its [`start`](WriterOptions::start) is ignored: it is where the
-    /// last complete record ends; its [`format`](WriterOptions::format) is used as
+    /// How the writer writes. Its [`start`](logfmt_core::WriteOptions::start) is ignored: it is where the
+    /// last complete record ends; its [`format`](logfmt_core::WriteOptions::format) is used as
     /// [`format`](Self::format) says.
     pub writer: WriterOptions,
     /// What to do with a torn tail. Default [`TornTailPolicy::Refuse`].
@@ -266,7 +266,7 @@ impl LogWriter<File> {
             }
             file.set_len(offset)
                 .map_err(|e| Error::io(Operation::Truncate, path, e))?;
-            let writer = Self::new(file, &options.writer.clone().format(format).start(offset));
+            let writer = Self::new(file, &options.writer.continuing(format, offset));
             let report = AppendReport {
                 records: found.records,
                 len,
@@ -292,7 +292,7 @@ impl LogWriter<File> {
                 (tail.offset, Some(tail))
             }
         };
-        let writer = Self::new(file, &options.writer.clone().format(format).start(start));
+        let writer = Self::new(file, &options.writer.continuing(format, start));
         let report = AppendReport {
             records: found.records,
             len,
@@ -375,7 +375,7 @@ fn continued_format(
     options: &AppendOptions,
     own: Option<Format>,
 ) -> Result<Format, Error> {
-    let wanted = options.writer.format;
+    let wanted = options.writer.write.format;
     let mismatch = |found, wanted| Error::FormatMismatch {
         path: path.into(),
         found,

@@ -93,11 +93,11 @@ pub enum FlushPolicy {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub struct WriterOptions {
-    /// The chunk format. Default: LevelDB's legacy format.
-    pub format: Format,
-    /// The length of the log being continued: the destination must be positioned there (at
-    /// its end). Default 0, a new log. Use [`LogWriter::append`] to continue a file safely.
-    pub start: u64,
+    /// How records are laid out: the chunk format (default LevelDB's legacy format) and the
+    /// length of the log being continued, where the destination must be positioned (at its
+    /// end; default 0, a new log). The file constructors set the start themselves: use
+    /// [`LogWriter::append`] to continue a file safely.
+    pub write: WriteOptions,
     /// When records are made durable. Default [`SyncPolicy::Manual`].
     pub sync: SyncPolicy,
     /// When buffered bytes are handed to the operating system. Default
@@ -122,18 +122,22 @@ impl WriterOptions {
         }
     }
 
-    /// Sets [`format`](Self::format).
+    /// Sets [`write`](Self::write).
     #[must_use]
-    pub fn format(mut self, format: Format) -> Self {
-        self.format = format;
+    pub fn write(mut self, write: WriteOptions) -> Self {
+        self.write = write;
         self
     }
 
-    /// Sets [`start`](Self::start).
-    #[must_use]
-    pub fn start(mut self, start: u64) -> Self {
-        self.start = start;
-        self
+    /// These options with the log starting at `start` (0 for a new file).
+    pub(crate) fn starting_at(&self, start: u64) -> Self {
+        self.clone().write(self.write.clone().start(start))
+    }
+
+    /// These options for a log in `format` continued at `start`.
+    pub(crate) fn continuing(&self, format: Format, start: u64) -> Self {
+        self.clone()
+            .write(self.write.clone().format(format).start(start))
     }
 
     /// Sets [`sync`](Self::sync).
@@ -212,16 +216,14 @@ pub struct LogWriter<W: SyncWrite> {
 }
 
 impl<W: SyncWrite> LogWriter<W> {
-    /// A writer to `dest`, which must be positioned at `options.start` (0 for a new log).
+    /// A writer to `dest`, which must be positioned at `options.write.start` (0 for a new
+    /// log).
     pub fn new(dest: W, options: &WriterOptions) -> Self {
-        let core = WriteOptions::new()
-            .format(options.format)
-            .start(options.start);
         Self {
             inner: Some(Writer::with_options(
                 StdSink::new(dest),
                 Box::new([0; BLOCK_SIZE]),
-                &core,
+                &options.write,
             )),
             options: options.clone(),
             unsynced_bytes: 0,
@@ -323,7 +325,7 @@ impl<W: SyncWrite> LogWriter<W> {
 
     /// The chunk format written.
     pub fn format(&self) -> Format {
-        self.options.format
+        self.options.write.format
     }
 
     /// Bytes laid out but not yet handed to the destination (less than a block).
@@ -600,7 +602,7 @@ mod tests {
         let mut first = first;
         first.add_record(&[1u8; 32_758])?;
         let mut log = first.close()?;
-        let options = WriterOptions::new().start(log.len() as u64);
+        let options = WriterOptions::new().write(WriteOptions::new().start(log.len() as u64));
         let mut second = LogWriter::new(&mut log, &options);
         second.add_record(b"abc")?;
         second.close()?;
