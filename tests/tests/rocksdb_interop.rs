@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
-use logfmt_std::block::{ChunkRules, Parsed, parse_chunk};
+use logfmt_core::block::{ChunkRules, Parsed, parse_chunk};
 use logfmt_std::{
     BLOCK_SIZE, Bounded, ChunkFormat, Ending, Format, Item, LogEnd, LogReader, LogWriter,
     ReadFormat, ReadOptions, Reader, ReaderOptions, SliceSource, WriteOptions, WriterOptions,

@@ -1,7 +1,7 @@
 //! The physical layout of a log, as `dump` and `stats` walk it: every block's chunks and the
 //! regions that are not chunks, counted over the whole file.
 
-use logfmt_std::block::{BlockParser, ChunkClass, ChunkRules, Parsed};
+use logfmt_core::block::{BlockParser, ChunkClass, ChunkRules, Parsed};
 use logfmt_std::{BLOCK_SIZE, BlockSource, LogFile, ReadOptions, RecordType};
 
 use crate::error::CliError;

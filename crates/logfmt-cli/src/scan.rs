@@ -133,8 +133,9 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use logfmt_core::Writer;
     use logfmt_core::{Item, ReadOptions, Reader, SliceSource};
-    use logfmt_std::{ReaderOptions, RecoveryMode, StdSink, StdSource, Writer};
+    use logfmt_std::{ReaderOptions, RecoveryMode, StdSink, StdSource};
     use std::io::Read;
 
     #[derive(Debug, PartialEq, Eq)]

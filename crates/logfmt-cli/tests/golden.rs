@@ -15,7 +15,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use logfmt_std::checksum::{crc32c, mask};
+use logfmt_core::checksum::{crc32c, mask};
 use logfmt_std::{BLOCK_SIZE, Format, LogWriter, WriteOptions, WriterOptions};
 use similar::TextDiff;
 

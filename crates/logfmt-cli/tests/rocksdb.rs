@@ -5,7 +5,7 @@
 use std::fs;
 use std::time::Instant;
 
-use logfmt_std::checksum::{crc32c, mask};
+use logfmt_core::checksum::{crc32c, mask};
 use logfmt_std::{Format, LogWriter, WriteOptions, WriterOptions};
 use serde_json::Value;
 

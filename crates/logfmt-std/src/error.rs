@@ -1,5 +1,5 @@
 //! The errors of log files ([`Error`]) and of a [`LogWriter`](crate::LogWriter)
-//! ([`WriteError`]).
+//! ([`LogWriterError`]).
 
 use std::fmt;
 use std::io;
@@ -129,7 +129,7 @@ pub enum Error {
         /// The path.
         path: PathBuf,
         /// What failed.
-        source: WriteError,
+        source: LogWriterError,
     },
     /// Another writer holds the log's lock (see [`LockWait`](crate::LockWait)); nothing was
     /// changed.
@@ -308,7 +308,7 @@ impl fmt::Display for WriteOperation {
 /// or sync what the destination holds is unknown.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
-pub enum WriteError {
+pub enum LogWriterError {
     /// The destination failed: the record being added (and any not yet synced) may or may not
     /// have reached it.
     Failed {
@@ -332,7 +332,7 @@ pub enum WriteError {
     },
 }
 
-impl WriteError {
+impl LogWriterError {
     /// The kind of the original I/O error, if there is one.
     pub fn kind(&self) -> Option<io::ErrorKind> {
         match self {
@@ -347,7 +347,7 @@ impl WriteError {
     }
 }
 
-impl fmt::Display for WriteError {
+impl fmt::Display for LogWriterError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Failed { operation, .. } => write!(f, "{operation} failed"),
@@ -363,7 +363,7 @@ impl fmt::Display for WriteError {
     }
 }
 
-impl std::error::Error for WriteError {
+impl std::error::Error for LogWriterError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Self::Failed { source, .. } | Self::Poisoned { source, .. } => Some(&**source),

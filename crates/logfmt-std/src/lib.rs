@@ -4,7 +4,7 @@
 //!
 //! - [`LogWriter`] — records to a file (or any [`SyncWrite`]) with buffering, flushing and
 //!   syncing kept apart ([`FlushPolicy`], [`SyncPolicy`]: never a sync per fragment), errors
-//!   that stick ([`WriteError::Poisoned`] carries the original error), and a `close` that
+//!   that stick ([`LogWriterError::Poisoned`] carries the original error), and a `close` that
 //!   flushes and syncs.
 //! - [`LogWriter::append`] — **safe append**: the log is read first and continued only where
 //!   its last complete record ends. A torn tail is refused ([`Error::TornTail`], file
@@ -40,7 +40,8 @@
 //!   "nothing written here" rather than damage.
 //!
 //! Files: [`LogFile`] — opening a log to read it, with an [`Error`] that names the file
-//! (escaped: [`EscapedPath`]); [`StdSink`] — a [`Sink`] over any [`std::io::Write`].
+//! (escaped: [`EscapedPath`]); [`StdSink`] — a [`Sink`](logfmt_core::Sink) over any
+//! [`std::io::Write`], for the core [`Writer`](logfmt_core::Writer).
 //!
 //! # Nothing lost
 //!
@@ -64,8 +65,14 @@
 //!   cut. A crash leaves at most a torn tail, which [`LogWriter::append`] refuses to write
 //!   after, or cuts off exactly when asked ([`TornTailPolicy::Truncate`]).
 //!
-//! The whole public API of [`logfmt_core`] is re-exported here, so this crate is all a host
-//! program needs.
+//! The types of [`logfmt_core`] this crate's API is made of (formats and options, records,
+//! reports, [`BlockSource`]) are re-exported here, and so are the core readers, which read
+//! the sources made here ([`LogFile::source`], [`StdSource`]): for reading and writing log
+//! files, this crate is all a host program needs. The rest of the core — its
+//! [`Writer`](logfmt_core::Writer) and sinks (with its own
+//! [`WriteError`](logfmt_core::WriteError); this crate's [`LogWriter`] fails with a
+//! [`LogWriterError`]), the [block parser](logfmt_core::block), the
+//! [checksum](logfmt_core::checksum) and the flash log — is used from `logfmt_core`.
 //!
 //! Depending on this crate turns on `logfmt-core`'s `std` feature: checksums use the `crc32c`
 //! crate's hardware path (SSE 4.2 on x86-64, the CRC instructions on ARMv8), detected at run
@@ -168,11 +175,23 @@ mod writer;
 
 pub use append::{AppendFormat, AppendOptions, AppendReport, Kept, StaleTail, TornTailPolicy};
 pub use atomic::{AtomicLog, AtomicOptions};
-pub use error::{Error, Operation, WriteError, WriteOperation};
+pub use error::{Error, LogWriterError, Operation, WriteOperation};
 pub use escape::{Escaped, EscapedPath};
 pub use file::{LogFile, log_number_in_name};
 pub use lock::{LockWait, is_same_file};
-pub use logfmt_core::*;
+// The format.
+pub use logfmt_core::{
+    BLOCK_SIZE, ChunkFormat, Format, FragmentKind, HEADER_SIZE, RECYCLABLE_HEADER_SIZE, RecordType,
+};
+// Options.
+pub use logfmt_core::{ReadFormat, ReadOptions, WriteOptions};
+// What reading returns and reports, and where writing put a record.
+pub use logfmt_core::{Corruption, CorruptionKind, LogEnd, Oversized, Record, Written};
+// Sources, and the core readers over them.
+pub use logfmt_core::{
+    Aborted, BlockSource, Event, Fragment, FragmentReader, Item, Reader, Skip, SkipKind,
+    SliceSource,
+};
 pub use mmap::{MappedEntry, MappedLog, MappedRecord, MappedRecords};
 pub use reader::{Bounded, Entry, LogReader, ReaderOptions};
 pub use recovery::{

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use logfmt_core::{BLOCK_SIZE, Format, WriteOptions, Writer, Written};
 
-use crate::error::{WriteError, WriteOperation};
+use crate::error::{LogWriterError, WriteOperation};
 use crate::lock::LockWait;
 use crate::sink::StdSink;
 
@@ -182,7 +182,7 @@ type Inner<W> = Writer<StdSink<W>, Box<[u8; BLOCK_SIZE]>>;
 ///   power cut). Never per fragment: only between records.
 ///
 /// Errors stick: after a write, flush or sync fails, every call returns
-/// [`WriteError::Poisoned`] carrying the original error.
+/// [`LogWriterError::Poisoned`] carrying the original error.
 ///
 /// [`close`](Self::close) flushes, syncs (unless [`WriterOptions::sync_on_close`] is off) and
 /// gives the destination back. Dropping the writer flushes what is buffered, ignoring errors.
@@ -202,7 +202,7 @@ type Inner<W> = Writer<StdSink<W>, Box<[u8; BLOCK_SIZE]>>;
 /// assert_eq!(writer.buffered(), 12); // not written yet
 /// let log = writer.close()?;
 /// assert_eq!(log.len(), 12);
-/// # Ok::<(), logfmt_std::WriteError>(())
+/// # Ok::<(), logfmt_std::LogWriterError>(())
 /// ```
 #[derive(Debug)]
 pub struct LogWriter<W: SyncWrite> {
@@ -235,9 +235,9 @@ impl<W: SyncWrite> LogWriter<W> {
     /// Appends one record, then flushes or syncs if the policies say so.
     ///
     /// # Errors
-    /// [`WriteError::Failed`] if the destination fails (the writer is then poisoned),
-    /// [`WriteError::Poisoned`] after an earlier failure.
-    pub fn add_record(&mut self, data: &[u8]) -> Result<Written, WriteError> {
+    /// [`LogWriterError::Failed`] if the destination fails (the writer is then poisoned),
+    /// [`LogWriterError::Poisoned`] after an earlier failure.
+    pub fn add_record(&mut self, data: &[u8]) -> Result<Written, LogWriterError> {
         let inner = self.usable()?;
         let before = inner.position();
         let result = inner.add_record(data);
@@ -262,11 +262,13 @@ impl<W: SyncWrite> LogWriter<W> {
     /// [`Writer::pad_to`](logfmt_core::Writer::pad_to)); returns the padding length.
     ///
     /// # Errors
-    /// [`WriteError::BadAlignment`], or as for [`add_record`](Self::add_record).
-    pub fn pad_to(&mut self, align: usize) -> Result<usize, WriteError> {
+    /// [`LogWriterError::BadAlignment`], or as for [`add_record`](Self::add_record).
+    pub fn pad_to(&mut self, align: usize) -> Result<usize, LogWriterError> {
         let inner = self.usable()?;
         match inner.pad_to(align) {
-            Err(logfmt_core::WriteError::BadAlignment) => Err(WriteError::BadAlignment { align }),
+            Err(logfmt_core::WriteError::BadAlignment) => {
+                Err(LogWriterError::BadAlignment { align })
+            }
             result => {
                 let padded = self.check(result, WriteOperation::Write)?;
                 self.unsynced_bytes += padded as u64;
@@ -280,7 +282,7 @@ impl<W: SyncWrite> LogWriter<W> {
     ///
     /// # Errors
     /// As for [`add_record`](Self::add_record).
-    pub fn flush(&mut self) -> Result<(), WriteError> {
+    pub fn flush(&mut self) -> Result<(), LogWriterError> {
         let inner = self.usable()?;
         let result = inner.flush();
         self.check(result, WriteOperation::Flush)
@@ -290,7 +292,7 @@ impl<W: SyncWrite> LogWriter<W> {
     ///
     /// # Errors
     /// As for [`add_record`](Self::add_record); a failed sync poisons the writer too.
-    pub fn sync(&mut self) -> Result<(), WriteError> {
+    pub fn sync(&mut self) -> Result<(), LogWriterError> {
         self.flush()?;
         let inner = self.usable()?;
         let result = inner.sink_mut().get_mut().sync();
@@ -306,7 +308,7 @@ impl<W: SyncWrite> LogWriter<W> {
     ///
     /// # Errors
     /// As for [`sync`](Self::sync). The destination is dropped.
-    pub fn close(mut self) -> Result<W, WriteError> {
+    pub fn close(mut self) -> Result<W, LogWriterError> {
         if self.options.sync_on_close {
             self.sync()?;
         } else {
@@ -349,28 +351,28 @@ impl<W: SyncWrite> LogWriter<W> {
     }
 
     /// The writer, unless it failed.
-    fn usable(&mut self) -> Result<&mut Inner<W>, WriteError> {
+    fn usable(&mut self) -> Result<&mut Inner<W>, LogWriterError> {
         match (&self.failure, self.inner.as_mut()) {
             (None, Some(inner)) => Ok(inner),
             (failure, _) => Err(poisoned(failure.as_ref())),
         }
     }
 
-    fn poisoned(&self) -> WriteError {
+    fn poisoned(&self) -> LogWriterError {
         poisoned(self.failure.as_ref())
     }
 
-    fn fail(&mut self, operation: WriteOperation, error: io::Error) -> WriteError {
+    fn fail(&mut self, operation: WriteOperation, error: io::Error) -> LogWriterError {
         let source = Arc::new(error);
         self.failure = Some((operation, Arc::clone(&source)));
-        WriteError::Failed { operation, source }
+        LogWriterError::Failed { operation, source }
     }
 
     fn check<T>(
         &mut self,
         result: Result<T, logfmt_core::WriteError<io::Error>>,
         operation: WriteOperation,
-    ) -> Result<T, WriteError> {
+    ) -> Result<T, LogWriterError> {
         match result {
             Ok(value) => Ok(value),
             Err(logfmt_core::WriteError::Sink(e)) => Err(self.fail(operation, e)),
@@ -380,12 +382,12 @@ impl<W: SyncWrite> LogWriter<W> {
 }
 
 /// The refusal of a writer that failed with `failure`.
-fn poisoned(failure: Option<&(WriteOperation, Arc<io::Error>)>) -> WriteError {
+fn poisoned(failure: Option<&(WriteOperation, Arc<io::Error>)>) -> LogWriterError {
     let (operation, source) = failure.cloned().unwrap_or_else(|| {
         // Only reachable once `close` took the writer, which consumes it.
         (WriteOperation::Write, Arc::new(io::ErrorKind::Other.into()))
     });
-    WriteError::Poisoned { operation, source }
+    LogWriterError::Poisoned { operation, source }
 }
 
 impl<W: SyncWrite> Drop for LogWriter<W> {
@@ -461,7 +463,7 @@ mod tests {
     }
 
     #[test]
-    fn one_write_per_block_unless_asked() -> Result<(), WriteError> {
+    fn one_write_per_block_unless_asked() -> Result<(), LogWriterError> {
         let mut writer = LogWriter::new(probe(usize::MAX), &WriterOptions::new());
         for _ in 0..100 {
             writer.add_record(&[7u8; 1000])?;
@@ -476,7 +478,7 @@ mod tests {
     }
 
     #[test]
-    fn sync_policies() -> Result<(), WriteError> {
+    fn sync_policies() -> Result<(), LogWriterError> {
         let cases = [
             (SyncPolicy::Manual, 0),
             (SyncPolicy::EveryRecord, 10),
@@ -506,7 +508,7 @@ mod tests {
     }
 
     #[test]
-    fn flush_every_record_writes_once_per_record() -> Result<(), WriteError> {
+    fn flush_every_record_writes_once_per_record() -> Result<(), LogWriterError> {
         let options = WriterOptions::new().flush(FlushPolicy::EveryRecord);
         let mut writer = LogWriter::new(probe(usize::MAX), &options);
         for _ in 0..5 {
@@ -537,7 +539,7 @@ mod tests {
         assert_eq!(at, 65, "the second block is written with record 65");
         assert!(matches!(
             error,
-            WriteError::Failed {
+            LogWriterError::Failed {
                 operation: WriteOperation::Write,
                 ..
             }
@@ -576,7 +578,7 @@ mod tests {
         assert!(
             matches!(
                 error,
-                Some(WriteError::Failed {
+                Some(LogWriterError::Failed {
                     operation: WriteOperation::Sync,
                     ..
                 })
@@ -587,7 +589,7 @@ mod tests {
         assert!(
             matches!(
                 again,
-                Some(WriteError::Poisoned {
+                Some(LogWriterError::Poisoned {
                     operation: WriteOperation::Sync,
                     ..
                 })
@@ -597,7 +599,7 @@ mod tests {
     }
 
     #[test]
-    fn continuing_a_log_matches_writing_it_at_once() -> Result<(), WriteError> {
+    fn continuing_a_log_matches_writing_it_at_once() -> Result<(), LogWriterError> {
         let first = LogWriter::new(Vec::new(), &WriterOptions::new());
         let mut first = first;
         first.add_record(&[1u8; 32_758])?;
@@ -615,7 +617,7 @@ mod tests {
     }
 
     #[test]
-    fn dropping_flushes() -> Result<(), WriteError> {
+    fn dropping_flushes() -> Result<(), LogWriterError> {
         let mut log = Vec::new();
         {
             let mut writer = LogWriter::new(&mut log, &WriterOptions::new());
@@ -626,7 +628,7 @@ mod tests {
     }
 
     #[test]
-    fn padding() -> Result<(), WriteError> {
+    fn padding() -> Result<(), LogWriterError> {
         let mut writer = LogWriter::new(Vec::new(), &WriterOptions::new());
         writer.add_record(b"x")?;
         assert_eq!(

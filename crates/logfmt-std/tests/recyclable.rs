@@ -469,7 +469,7 @@ fn not_assembled_is_a_typed_error() {
 fn chunk(t: u8, payload: &[u8]) -> Vec<u8> {
     let mut covered = vec![t];
     covered.extend_from_slice(payload);
-    let crc = logfmt_std::checksum::mask(logfmt_std::checksum::crc32c(&covered));
+    let crc = logfmt_core::checksum::mask(logfmt_core::checksum::crc32c(&covered));
     let mut out = crc.to_le_bytes().to_vec();
     out.extend_from_slice(&(payload.len() as u16).to_le_bytes());
     out.extend_from_slice(&covered);

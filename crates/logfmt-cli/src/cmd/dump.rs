@@ -3,7 +3,7 @@
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 
-use logfmt_std::block::Parsed;
+use logfmt_core::block::Parsed;
 use logfmt_std::{BLOCK_SIZE, LogFile};
 
 use crate::error::CliError;

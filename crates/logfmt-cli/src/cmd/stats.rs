@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::io::{self, Write};
 use std::path::PathBuf;
 
-use logfmt_std::block::{BlockParser, Parsed};
+use logfmt_core::block::{BlockParser, Parsed};
 use logfmt_std::{
     BLOCK_SIZE, BlockSource, Damage, Ending, LogEnd, LogFile, LogReader, ReaderOptions,
     RecoveryMode,
