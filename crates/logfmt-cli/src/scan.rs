@@ -3,8 +3,8 @@
 
 use std::io;
 
-use logfmt_core::{BLOCK_SIZE, BlockSource, Corruption, CorruptionKind, LogEnd, Oversized};
-use logfmt_std::{Bounded, Damage, Ending, LogFile, LogReader, ReadError, StaleTail};
+use logfmt_core::{BLOCK_SIZE, BlockSource, Corruption, CorruptionKind, Oversized};
+use logfmt_std::{Bounded, Damage, Ending, LogReader, ReadError};
 
 use crate::progress::Progress;
 
@@ -92,42 +92,6 @@ where
         tail: reader.tail(),
         failed_on,
     })
-}
-
-/// The stale bytes after a recyclable log that ended at a record of an earlier use of the
-/// file (`outcome` is from `reader` over `log`): counted to the end of the file (for a pipe,
-/// by reading on).
-pub(crate) fn stale_tail<S>(
-    log: &LogFile,
-    reader: &mut LogReader<S>,
-    outcome: &Outcome,
-) -> io::Result<Option<StaleTail>>
-where
-    S: BlockSource<Error = io::Error>,
-{
-    let Some(Ending::Log(LogEnd::OldRecord { offset, log_number })) = outcome.ending else {
-        return Ok(None);
-    };
-    let len = if log.is_regular() {
-        log.file().metadata()?.len()
-    } else {
-        // The reader stopped at the end of the block it had read; count the rest.
-        let mut len = reader.position();
-        let source = reader.get_mut();
-        loop {
-            source.load_next()?;
-            let read = source.block().len();
-            len += read as u64;
-            if read < BLOCK_SIZE {
-                break len;
-            }
-        }
-    };
-    Ok(Some(StaleTail {
-        offset,
-        bytes: len.saturating_sub(offset),
-        log_number,
-    }))
 }
 
 #[cfg(test)]

@@ -171,9 +171,10 @@ mod recovery;
 mod sink;
 mod source;
 mod split;
+mod stale;
 mod writer;
 
-pub use append::{AppendFormat, AppendOptions, AppendReport, Kept, StaleTail, TornTailPolicy};
+pub use append::{AppendFormat, AppendOptions, AppendReport, Kept, TornTailPolicy};
 pub use atomic::{AtomicLog, AtomicOptions};
 pub use error::{Error, LogWriterError, Operation, WriteOperation};
 pub use escape::{Escaped, EscapedPath};
@@ -200,4 +201,5 @@ pub use recovery::{
 pub use sink::StdSink;
 pub use source::StdSource;
 pub use split::{ReadAt, par_scan, par_scan_file, split};
+pub use stale::StaleTail;
 pub use writer::{FlushPolicy, LogWriter, SyncPolicy, SyncWrite, WriterOptions};

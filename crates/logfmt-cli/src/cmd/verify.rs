@@ -12,7 +12,7 @@ use crate::error::{CliError, EXIT_BAD_DATA, EXIT_OK};
 use crate::options::ReadArgs;
 use crate::output::write_json_line;
 use crate::progress::Progress;
-use crate::scan::{Found, scan, stale_tail};
+use crate::scan::{Found, scan};
 
 /// Read a whole log and report its records and every drop.
 ///
@@ -252,7 +252,7 @@ pub(crate) fn run(args: &VerifyArgs) -> Result<ExitCode, CliError> {
     drop(progress);
     summary.damage.extend(outcome.failed_on);
     summary.tail = outcome.tail;
-    summary.stale = stale_tail(&log, &mut reader, &outcome).map_err(|e| log.read_error(e))?;
+    summary.stale = StaleTail::in_file(&log, &mut reader)?;
     summary.stopped_at = match outcome.ending {
         Some(Ending::Stopped(damage)) => Some(damage),
         _ => None,
