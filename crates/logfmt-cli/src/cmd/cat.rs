@@ -88,7 +88,9 @@ pub(crate) fn run(args: &CatArgs) -> Result<(), CliError> {
                 }
                 Found::ReadError { error, corruption } => {
                     out.flush()?;
-                    super::note(log.path(), &corruption.into());
+                    if let Some(corruption) = corruption {
+                        super::note(log.path(), &corruption.into());
+                    }
                     read_error = Some(error);
                 }
             }

@@ -107,7 +107,7 @@ pub(crate) fn run(args: &SalvageArgs) -> Result<(), CliError> {
                 Found::Oversized(_) => {}
                 Found::Damage(d) => lost.push(d),
                 Found::ReadError { error, corruption } => {
-                    lost.push(corruption.into());
+                    lost.extend(corruption.map(Damage::from));
                     read_error = Some(error);
                 }
             }

@@ -243,7 +243,7 @@ pub(crate) fn run(args: &VerifyArgs) -> Result<ExitCode, CliError> {
             }
             Found::Damage(damage) => summary.damage.push(damage),
             Found::ReadError { error, corruption } => {
-                summary.damage.push(corruption.into());
+                summary.damage.extend(corruption.map(Damage::from));
                 read_error = Some(error);
             }
         }
