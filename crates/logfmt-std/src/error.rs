@@ -155,6 +155,14 @@ pub enum Error {
         /// The path.
         path: PathBuf,
     },
+    /// A record read a second time (see [`RecordStream`](crate::RecordStream)) is not what
+    /// was read the first time: the log changed in between.
+    Changed {
+        /// The path.
+        path: PathBuf,
+        /// The record's offset.
+        offset: u64,
+    },
 }
 
 impl Error {
@@ -180,7 +188,8 @@ impl Error {
             | Self::Write { path, .. }
             | Self::Locked { path, .. }
             | Self::FormatMismatch { path, .. }
-            | Self::NoLogNumber { path } => path,
+            | Self::NoLogNumber { path }
+            | Self::Changed { path, .. } => path,
         }
     }
 }
@@ -263,6 +272,12 @@ impl fmt::Display for Error {
                 f,
                 "the log number of a recyclable log is not known (none given, none in the \
                  file's name as in 000042.log): {}",
+                EscapedPath::new(path)
+            ),
+            Self::Changed { path, offset } => write!(
+                f,
+                "the log changed while it was read: the record at offset {offset} no longer \
+                 reads the same: {}",
                 EscapedPath::new(path)
             ),
         }

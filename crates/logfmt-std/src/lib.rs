@@ -167,6 +167,7 @@ mod file;
 mod lock;
 mod mmap;
 mod reader;
+mod record_stream;
 mod recovery;
 mod sink;
 mod source;
@@ -178,7 +179,7 @@ pub use append::{AppendFormat, AppendOptions, AppendReport, Kept, TornTailPolicy
 pub use atomic::{AtomicLog, AtomicOptions};
 pub use error::{Error, LogWriterError, Operation, WriteOperation};
 pub use escape::{Escaped, EscapedPath};
-pub use file::{LogFile, log_number_in_name};
+pub use file::{LogFile, Reread, log_number_in_name};
 pub use lock::{LockWait, is_same_file};
 // The format.
 pub use logfmt_core::{
@@ -195,6 +196,7 @@ pub use logfmt_core::{
 };
 pub use mmap::{MappedEntry, MappedLog, MappedRecord, MappedRecords};
 pub use reader::{Bounded, Entry, LogReader, ReaderOptions};
+pub use record_stream::RecordStream;
 pub use recovery::{
     Action, Damage, DamageKind, Ending, ReadError, RecoveryMode, UnknownRecoveryMode,
 };
