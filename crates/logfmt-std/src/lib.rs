@@ -22,9 +22,12 @@
 //!   LevelDB skips silently found, and optionally limited to a byte range.
 //!   [`LogReader::next_bounded`] reads records of any size in bounded memory: a record
 //!   assembled from more bytes than a limit is returned as [`Bounded::Oversized`] (where it
-//!   is and how long) once it is complete, to be streamed by a second read from its offset.
+//!   is and how long) once it is complete, to be streamed by a second read from its offset
+//!   ([`RecordStream`], which notices a log that changed meanwhile). A failed read ends the
+//!   log with the drop LevelDB reports for it ([`Ending::read_error`]).
 //!   In a recyclable log, the end of a recycled file's new records is the end of the log,
-//!   even where the earlier use's bytes resume in the middle of a chunk, as RocksDB reads it.
+//!   even where the earlier use's bytes resume in the middle of a chunk, as RocksDB reads it;
+//!   [`StaleTail`] says where the stale bytes after it begin and how many there are.
 //! - [`split`], [`par_scan`] and [`par_scan_file`] — a log cut into byte ranges read in
 //!   parallel (rayon); the ranges return every record of a sequential read exactly once,
 //!   damaged logs included. A file is read with positioned reads, never mapped.
@@ -39,8 +42,9 @@
 //! - Flash images: [`ReadOptions::erased`] (`0xFF` or `0x00`) reads an erased region as
 //!   "nothing written here" rather than damage.
 //!
-//! Files: [`LogFile`] — opening a log to read it, with an [`Error`] that names the file
-//! (escaped: [`EscapedPath`]); [`StdSink`] — a [`Sink`](logfmt_core::Sink) over any
+//! Files: [`LogFile`] — opening a log to read it (and, for a regular file, to read it again
+//! while it is read: [`LogFile::reread`]), with an [`Error`] that names the file (escaped:
+//! [`EscapedPath`]); [`StdSink`] — a [`Sink`](logfmt_core::Sink) over any
 //! [`std::io::Write`], for the core [`Writer`](logfmt_core::Writer).
 //!
 //! # Nothing lost
