@@ -27,10 +27,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
-use logfmt_std::block::{ChunkRules, Parsed, parse_chunk};
+use logfmt_core::block::{ChunkRules, Parsed, parse_chunk};
 use logfmt_std::{
     BLOCK_SIZE, Bounded, ChunkFormat, Ending, Format, Item, LogEnd, LogReader, LogWriter,
-    ReadFormat, ReadOptions, Reader, ReaderOptions, SliceSource, WriterOptions,
+    ReadFormat, ReadOptions, Reader, ReaderOptions, SliceSource, WriteOptions, WriterOptions,
 };
 
 use logfmt_tests::write_batch::{Batch, Op, apply, decode, encode, numbered};
@@ -322,8 +322,11 @@ fn decode_all(records: &[(u64, Vec<u8>)], what: &str) -> Vec<Batch> {
 
 /// Writes `batches` as a log at `path` in `format`; returns each record's offset.
 fn write_wal(path: &Path, format: Format, batches: &[Batch]) -> Vec<u64> {
-    let mut writer = LogWriter::create(path, &WriterOptions::new().format(format))
-        .unwrap_or_else(|e| panic!("{e}"));
+    let mut writer = LogWriter::create(
+        path,
+        &WriterOptions::new().write(WriteOptions::new().format(format)),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
     let offsets = batches
         .iter()
         .map(|b| {

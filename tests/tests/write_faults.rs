@@ -446,9 +446,7 @@ fn log_file_write_errors_name_the_file() {
 /// with no report.
 #[test]
 fn log_writer_failures_are_sticky() {
-    use logfmt_std::{
-        LogWriter, SyncPolicy, WriteError as StdWriteError, WriteOperation, WriterOptions,
-    };
+    use logfmt_std::{LogWriter, LogWriterError, SyncPolicy, WriteOperation, WriterOptions};
     let (_, records) = scripts().remove(1);
     let (full, spans) = model::write_spans(&records, 0);
     let options = WriterOptions::new().sync(SyncPolicy::EveryRecord);
@@ -478,7 +476,7 @@ fn log_writer_failures_are_sticky() {
                 }
             }
         }
-        let Some(StdWriteError::Failed { operation, source }) = failure else {
+        let Some(LogWriterError::Failed { operation, source }) = failure else {
             panic!("{what}: no failure surfaced: {failure:?}");
         };
         if sync_fails_at > 0 {
@@ -498,7 +496,7 @@ fn log_writer_failures_are_sticky() {
                 writer.sync(),
             ] {
                 match result {
-                    Err(StdWriteError::Poisoned { source: again, .. }) => {
+                    Err(LogWriterError::Poisoned { source: again, .. }) => {
                         assert_eq!(again.raw_os_error(), source.raw_os_error(), "{what}");
                     }
                     other => panic!("{what}: not poisoned: {other:?}"),

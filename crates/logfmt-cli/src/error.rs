@@ -49,13 +49,6 @@ pub(crate) enum CliError {
         /// The log.
         path: std::path::PathBuf,
     },
-    /// A record read a second time (to stream it) is not what was read the first time.
-    Changed {
-        /// The log.
-        path: std::path::PathBuf,
-        /// The record's offset.
-        offset: u64,
-    },
 }
 
 impl CliError {
@@ -185,14 +178,6 @@ impl fmt::Display for CliError {
                     f,
                     "the log number of {} is not known: give --log-number N (RocksDB names \
                      a log after its number, as in 000042.log)",
-                    EscapedPath::new(path)
-                );
-            }
-            Self::Changed { path, offset } => {
-                return write!(
-                    f,
-                    "the log changed while it was read: the record at offset {offset} no \
-                     longer reads the same: {}",
                     EscapedPath::new(path)
                 );
             }

@@ -1,12 +1,11 @@
 //! The chunk format of a log: `--format`, `--log-number`, `--ignorable-types`.
 
 use logfmt_std::{
-    ChunkFormat, Event, FragmentReader, LogEnd, LogFile, ReadFormat, ReadOptions, StdSource,
+    ChunkFormat, Event, FragmentReader, LogEnd, LogFile, ReadFormat, ReadOptions,
     log_number_in_name,
 };
 
 use crate::error::CliError;
-use crate::reread;
 
 /// `--format` of the reading commands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -102,7 +101,7 @@ impl FormatArgs {
                 if !log.is_regular() {
                     return Ok(ReadFormat::Auto { log_number });
                 }
-                let found = detect(log, base, log_number).map_err(|e| log.read_error(e))?;
+                let found = detect(log, base, log_number)?;
                 Ok(found.unwrap_or(ReadFormat::Auto { log_number }))
             }
         }
@@ -121,21 +120,20 @@ impl FormatArgs {
     }
 }
 
-/// What `ReadFormat::Auto` decides for `log`, read from its start: `None` if no chunk decides
-/// (an empty log, or only damage).
+/// What `ReadFormat::Auto` decides for `log` (a regular file), read from its start: `None` if
+/// no chunk decides (an empty log, or only damage).
 pub(crate) fn detect(
     log: &LogFile,
     base: &ReadOptions,
     log_number: Option<u32>,
-) -> std::io::Result<Option<ReadFormat>> {
+) -> Result<Option<ReadFormat>, logfmt_std::Error> {
     let options = base
         .clone()
         .initial_offset(0)
         .tailing(false)
         .format(ReadFormat::Auto { log_number });
-    let mut reader =
-        FragmentReader::with_options(StdSource::seekable(reread::independent(log)?), &options);
-    while let Some(event) = reader.next()? {
+    let mut reader = FragmentReader::with_options(log.reread()?, &options);
+    while let Some(event) = reader.next().map_err(|e| log.read_error(e))? {
         // The first fragment is read once the format is decided (by its chunk, or an earlier
         // one).
         if let Event::Fragment(_) = event

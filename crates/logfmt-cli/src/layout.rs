@@ -1,8 +1,8 @@
 //! The physical layout of a log, as `dump` and `stats` walk it: every block's chunks and the
 //! regions that are not chunks, counted over the whole file.
 
-use logfmt_std::block::{BlockParser, ChunkClass, ChunkRules, Parsed};
-use logfmt_std::{BLOCK_SIZE, BlockSource, LogFile, ReadOptions, RecordType};
+use logfmt_core::block::{BlockParser, ChunkClass, ChunkRules, Parsed};
+use logfmt_std::{BLOCK_SIZE, BlockSource, LogEnd, LogFile, ReadOptions, RecordType, StaleTail};
 
 use crate::error::CliError;
 use crate::format::FormatArgs;
@@ -26,11 +26,9 @@ pub(crate) struct Layout {
     pub(crate) damaged_bytes: u64,
     pub(crate) damaged_regions: u64,
     pub(crate) torn_bytes: u64,
-    /// From an old record (a chunk of another log number) to the end of the file.
-    pub(crate) stale_bytes: u64,
     /// Where the log ended at an old record (the old record, or the garbage before it), and
     /// the old record's log number.
-    pub(crate) old_record: Option<(u64, u32)>,
+    old_record: Option<(u64, u32)>,
     /// The damaged region that ended the previous block, if any: file offset and length.
     last_damage: Option<(u64, u64)>,
     /// A damaged region found to be the bytes of a recycled file's earlier use: the garbage
@@ -41,6 +39,13 @@ pub(crate) struct Layout {
 impl Layout {
     pub(crate) fn chunks(&self) -> u64 {
         self.by_type.iter().sum::<u64>() + self.unknown
+    }
+
+    /// The stale bytes after an old record (a chunk of another log number), or the garbage
+    /// before it, to the end of the file (as far as it was counted).
+    pub(crate) fn stale(&self) -> Option<StaleTail> {
+        let (offset, log_number) = self.old_record?;
+        StaleTail::new(LogEnd::OldRecord { offset, log_number }, self.bytes)
     }
 
     /// Counts one item of the block starting at file offset `block_start`.
@@ -71,12 +76,9 @@ impl Layout {
                 }
             }
             Parsed::OldRecord {
-                offset,
-                len,
-                log_number,
+                offset, log_number, ..
             } => {
                 let at = block_start + *offset as u64;
-                self.stale_bytes += *len as u64;
                 self.old_record = Some((at, *log_number));
                 // The damage just before, up to this block: the earlier use's bytes too.
                 if let Some((from, bytes)) = damage
@@ -85,17 +87,11 @@ impl Layout {
                 {
                     self.damaged_bytes -= bytes;
                     self.damaged_regions -= 1;
-                    self.stale_bytes += bytes;
                     self.stale_garbage = Some((from, bytes));
                     self.old_record = Some((from, *log_number));
                 }
             }
         }
-    }
-
-    /// Counts a block read after the log ended at an old record: stale as a whole.
-    pub(crate) fn count_stale(&mut self, len: usize) {
-        self.stale_bytes += len as u64;
     }
 }
 
@@ -165,9 +161,7 @@ pub(crate) fn walk(
         }
         layout.blocks += 1;
         layout.bytes += block.len() as u64;
-        if stale_from.is_some() {
-            layout.count_stale(block.len());
-        } else {
+        if stale_from.is_none() {
             for item in BlockParser::new(block).rules(view.rules) {
                 view.decide(&item);
                 layout.count(block_start, &item);

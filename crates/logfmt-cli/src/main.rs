@@ -28,7 +28,6 @@ mod layout;
 mod options;
 mod output;
 mod progress;
-mod reread;
 mod scan;
 
 use std::io::Write;

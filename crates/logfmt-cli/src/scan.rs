@@ -3,8 +3,9 @@
 
 use std::io;
 
-use logfmt_core::{BLOCK_SIZE, BlockSource, Corruption, CorruptionKind, LogEnd, Oversized};
-use logfmt_std::{Bounded, Damage, Ending, LogFile, LogReader, ReadError, StaleTail};
+use logfmt_std::{
+    BlockSource, Bounded, Corruption, Damage, Ending, LogReader, Oversized, ReadError,
+};
 
 use crate::progress::Progress;
 
@@ -24,12 +25,12 @@ pub(crate) enum Found<'a> {
     /// [`Outcome::failed_on`]).
     Damage(Damage),
     /// Reading failed: the log ends here. LevelDB reports this as a drop of one block, which
-    /// `corruption` is.
+    /// `corruption` is (std decides it: [`Ending::read_error`]).
     ReadError {
         /// The error.
         error: io::Error,
         /// The drop LevelDB reports for it.
-        corruption: Corruption,
+        corruption: Option<Corruption>,
     },
 }
 
@@ -76,11 +77,7 @@ where
                 break;
             }
             Err(ReadError::Io(error)) => {
-                let corruption = Corruption {
-                    offset: reader.position(),
-                    bytes: BLOCK_SIZE as u64,
-                    kind: CorruptionKind::ReadError,
-                };
+                let corruption = reader.ending().and_then(Ending::read_error);
                 visit(Found::ReadError { error, corruption })?;
                 break;
             }
@@ -94,47 +91,14 @@ where
     })
 }
 
-/// The stale bytes after a recyclable log that ended at a record of an earlier use of the
-/// file (`outcome` is from `reader` over `log`): counted to the end of the file (for a pipe,
-/// by reading on).
-pub(crate) fn stale_tail<S>(
-    log: &LogFile,
-    reader: &mut LogReader<S>,
-    outcome: &Outcome,
-) -> io::Result<Option<StaleTail>>
-where
-    S: BlockSource<Error = io::Error>,
-{
-    let Some(Ending::Log(LogEnd::OldRecord { offset, log_number })) = outcome.ending else {
-        return Ok(None);
-    };
-    let len = if log.is_regular() {
-        log.file().metadata()?.len()
-    } else {
-        // The reader stopped at the end of the block it had read; count the rest.
-        let mut len = reader.position();
-        let source = reader.get_mut();
-        loop {
-            source.load_next()?;
-            let read = source.block().len();
-            len += read as u64;
-            if read < BLOCK_SIZE {
-                break len;
-            }
-        }
-    };
-    Ok(Some(StaleTail {
-        offset,
-        bytes: len.saturating_sub(offset),
-        log_number,
-    }))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use logfmt_core::{Item, ReadOptions, Reader, SliceSource};
-    use logfmt_std::{ReaderOptions, RecoveryMode, StdSink, StdSource, Writer};
+    use logfmt_core::Writer;
+    use logfmt_std::{
+        BLOCK_SIZE, CorruptionKind, Item, ReadOptions, Reader, ReaderOptions, RecoveryMode,
+        SliceSource, StdSink, StdSource,
+    };
     use std::io::Read;
 
     #[derive(Debug, PartialEq, Eq)]
@@ -251,7 +215,9 @@ mod tests {
                 seen.push(match found {
                     Found::Record { offset, data } => Seen::Record(offset, data.to_vec()),
                     Found::Damage(d) => Seen::Drop(d),
-                    Found::ReadError { corruption: c, .. } => Seen::Drop(c.into()),
+                    Found::ReadError { corruption, .. } => {
+                        Seen::Drop(corruption.map(Damage::from).ok_or(())?)
+                    }
                     Found::Oversized(o) => panic!("{o:?}"),
                 });
                 Ok(())

@@ -15,8 +15,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use logfmt_std::checksum::{crc32c, mask};
-use logfmt_std::{BLOCK_SIZE, Format, LogWriter, WriterOptions};
+use logfmt_core::checksum::{crc32c, mask};
+use logfmt_std::{BLOCK_SIZE, Format, LogWriter, WriteOptions, WriterOptions};
 use similar::TextDiff;
 
 mod common;
@@ -112,7 +112,10 @@ fn text(i: usize, len: usize) -> Vec<u8> {
 
 /// The log the library's writer lays out for `records`.
 fn log_of(format: Format, records: &[Vec<u8>]) -> Vec<u8> {
-    let mut writer = LogWriter::new(Vec::new(), &WriterOptions::new().format(format));
+    let mut writer = LogWriter::new(
+        Vec::new(),
+        &WriterOptions::new().write(WriteOptions::new().format(format)),
+    );
     for r in records {
         writer.add_record(r).expect("writing to memory");
     }

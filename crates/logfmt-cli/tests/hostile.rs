@@ -18,7 +18,8 @@ use std::path::Path;
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use logfmt_std::{BLOCK_SIZE, StdSink, Writer};
+use logfmt_core::Writer;
+use logfmt_std::{BLOCK_SIZE, StdSink};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 

@@ -5,8 +5,8 @@
 use std::fs;
 use std::time::Instant;
 
-use logfmt_std::checksum::{crc32c, mask};
-use logfmt_std::{Format, LogWriter, WriterOptions};
+use logfmt_core::checksum::{crc32c, mask};
+use logfmt_std::{Format, LogWriter, WriteOptions, WriterOptions};
 use serde_json::Value;
 
 mod common;
@@ -24,7 +24,10 @@ fn record(len: usize, seed: u8) -> Vec<u8> {
 
 /// The log the core writer lays out for `records` in `format`.
 fn log_of(format: Format, records: &[Vec<u8>]) -> Vec<u8> {
-    let mut writer = LogWriter::new(Vec::new(), &WriterOptions::new().format(format));
+    let mut writer = LogWriter::new(
+        Vec::new(),
+        &WriterOptions::new().write(WriteOptions::new().format(format)),
+    );
     for r in records {
         writer.add_record(r).expect("writing to memory");
     }

@@ -26,16 +26,17 @@
 use std::fs::{File, OpenOptions};
 use std::path::Path;
 
-use logfmt_core::{ChunkFormat, Format, LogEnd, ReadFormat, ReadOptions};
+use logfmt_core::{ChunkFormat, Format, ReadFormat, ReadOptions};
 
 use crate::create::missing;
 use crate::error::{Error, Operation};
 use crate::file::{check_kind, check_writable_kind, inspect, log_number_in_name};
 use crate::lock::open_locked;
 use crate::reader::{Bounded, LogReader, ReaderOptions};
-use crate::recovery::{Damage, DamageKind, Ending, ReadError, RecoveryMode};
+use crate::recovery::{Damage, DamageKind, ReadError, RecoveryMode};
 use crate::source::StdSource;
 use crate::split::ReadAt;
+use crate::stale::StaleTail;
 use crate::writer::{LogWriter, WriterOptions};
 
 /// What [`LogWriter::append`] does with a log that ends in a torn or unwritten tail (or, in a
@@ -58,7 +59,7 @@ pub enum TornTailPolicy {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 #[non_exhaustive]
 pub enum AppendFormat {
-    /// The writer's [`format`](WriterOptions::format), exactly: a log whose own format differs
+    /// The writer's [`format`](logfmt_core::WriteOptions::format), exactly: a log whose own format differs
     /// (another chunk format, another log number) is refused ([`Error::FormatMismatch`]). The
     /// default.
     #[default]
@@ -77,8 +78,8 @@ pub enum AppendFormat {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct AppendOptions {
-    /// How the writer writes. Its [`start`](WriterOptions::start) is ignored: it is where the
-    /// last complete record ends; its [`format`](WriterOptions::format) is used as
+    /// How the writer writes. Its [`start`](logfmt_core::WriteOptions::start) is ignored: it is where the
+    /// last complete record ends; its [`format`](logfmt_core::WriteOptions::format) is used as
     /// [`format`](Self::format) says.
     pub writer: WriterOptions,
     /// What to do with a torn tail. Default [`TornTailPolicy::Refuse`].
@@ -155,19 +156,6 @@ pub struct AppendReport {
     pub format: Format,
 }
 
-/// The bytes after the end of a recyclable log that an earlier use of the file left (RocksDB
-/// recycles obsolete log files without truncating them): they begin with, or lead up to, a
-/// chunk of another log number.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct StaleTail {
-    /// Where this log ends and the stale bytes begin.
-    pub offset: u64,
-    /// How many there are, to the end of the file.
-    pub bytes: u64,
-    /// The log number of the stale chunk that ends the log.
-    pub log_number: u32,
-}
-
 impl LogWriter<File> {
     /// Opens the log at `path` to continue it, safely: it is read to the end first, and
     /// continued only where its last complete record ends.
@@ -241,7 +229,7 @@ impl LogWriter<File> {
         let meta = inspect(&file, path)?;
         check_kind(&meta, path)?;
         let len = meta.len();
-        let found = survey(&file).map_err(|e| Error::io(Operation::Read, path, e))?;
+        let found = survey(&file, len).map_err(|e| Error::io(Operation::Read, path, e))?;
         let format = continued_format(path, options, found.own)?;
         if let Some(first) = found.first_damage {
             return Err(Error::Damaged {
@@ -250,27 +238,22 @@ impl LogWriter<File> {
                 count: found.damages,
             });
         }
-        if let Some((offset, log_number)) = found.stale {
-            let tail = StaleTail {
-                offset,
-                bytes: len.saturating_sub(offset),
-                log_number,
-            };
+        if let Some(tail) = found.stale {
             if options.torn_tail == TornTailPolicy::Refuse {
                 return Err(Error::StaleTail {
                     path: path.into(),
-                    offset,
+                    offset: tail.offset,
                     bytes: tail.bytes,
-                    log_number,
+                    log_number: tail.log_number,
                 });
             }
-            file.set_len(offset)
+            file.set_len(tail.offset)
                 .map_err(|e| Error::io(Operation::Truncate, path, e))?;
-            let writer = Self::new(file, &options.writer.clone().format(format).start(offset));
+            let writer = Self::new(file, &options.writer.continuing(format, tail.offset));
             let report = AppendReport {
                 records: found.records,
                 len,
-                start: offset,
+                start: tail.offset,
                 truncated: None,
                 stale: Some(tail),
                 format,
@@ -292,7 +275,7 @@ impl LogWriter<File> {
                 (tail.offset, Some(tail))
             }
         };
-        let writer = Self::new(file, &options.writer.clone().format(format).start(start));
+        let writer = Self::new(file, &options.writer.continuing(format, start));
         let report = AppendReport {
             records: found.records,
             len,
@@ -375,7 +358,7 @@ fn continued_format(
     options: &AppendOptions,
     own: Option<Format>,
 ) -> Result<Format, Error> {
-    let wanted = options.writer.format;
+    let wanted = options.writer.write.format;
     let mismatch = |found, wanted| Error::FormatMismatch {
         path: path.into(),
         found,
@@ -410,15 +393,15 @@ struct Survey {
     first_damage: Option<Damage>,
     damages: u64,
     tail: Option<Damage>,
-    /// A recyclable log ending at a stale record: where, and its log number.
-    stale: Option<(u64, u32)>,
+    /// A recyclable log ending at a stale record: the stale bytes from there.
+    stale: Option<StaleTail>,
     /// The log's own format: its first chunk's.
     own: Option<Format>,
 }
 
-/// Reads the log in `file` once, from its start: its own format (its first chunk decides,
-/// as [`ReadFormat::Auto`] reads it), its records, its damage and how it ends.
-fn survey(file: &File) -> std::io::Result<Survey> {
+/// Reads the log in `file` (`len` bytes long) once, from its start: its own format (its first
+/// chunk decides, as [`ReadFormat::Auto`] reads it), its records, its damage and how it ends.
+fn survey(file: &File, len: u64) -> std::io::Result<Survey> {
     let options = ReaderOptions::new()
         .read(ReadOptions::new().format(ReadFormat::Auto { log_number: None }))
         .recovery(RecoveryMode::SkipAnyCorruptedRecords);
@@ -443,10 +426,7 @@ fn survey(file: &File) -> std::io::Result<Survey> {
             Err(_) => break,
         }
     }
-    let stale = match reader.ending() {
-        Some(Ending::Log(LogEnd::OldRecord { offset, log_number })) => Some((offset, log_number)),
-        _ => None,
-    };
+    let stale = StaleTail::after(&mut reader, Some(len))?;
     Ok(Survey {
         records: reader.records(),
         first_damage,

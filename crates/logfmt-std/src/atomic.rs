@@ -61,7 +61,7 @@ pub struct AtomicLog {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct AtomicOptions {
-    /// How the log is written. Its [`start`](WriterOptions::start) is ignored (0), and it is
+    /// How the log is written. Its [`start`](logfmt_core::WriteOptions::start) is ignored (0), and it is
     /// always synced before it is put in place.
     pub writer: WriterOptions,
     /// Replace a destination that is not empty. Default `false`: it is refused
@@ -149,7 +149,7 @@ impl AtomicLog {
             .tempfile_in(dir)
             .map_err(|e| Error::io(Operation::Create, dest, without_path(e)))?;
         let (file, temp) = temp.into_parts();
-        let writer_options = options.writer.clone().start(0).sync_on_close(true);
+        let writer_options = options.writer.starting_at(0).sync_on_close(true);
         Ok(Self {
             writer: LogWriter::new(file, &writer_options),
             temp,

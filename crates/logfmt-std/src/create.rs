@@ -44,7 +44,7 @@ impl LogWriter<File> {
                 len,
             });
         }
-        Ok(Self::new(file, &options.clone().start(0)))
+        Ok(Self::new(file, &options.starting_at(0)))
     }
 
     /// Creates a new log at `path`, emptying the file if it exists, once it holds the log's
@@ -58,7 +58,7 @@ impl LogWriter<File> {
         let file = open_to_write(path, options)?;
         file.set_len(0)
             .map_err(|e| Error::io(Operation::Truncate, path, e))?;
-        Ok(Self::new(file, &options.clone().start(0)))
+        Ok(Self::new(file, &options.starting_at(0)))
     }
 }
 

@@ -1,15 +1,16 @@
-//! Errors of the file helpers.
+//! The errors of log files ([`Error`]) and of a [`LogWriter`](crate::LogWriter)
+//! ([`LogWriterError`]).
 
 use std::fmt;
 use std::io;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use logfmt_core::Format;
 
 use crate::escape::EscapedPath;
 use crate::recovery::Damage;
-use crate::writer::WriteError;
 
 /// What a [`LogFile`](crate::LogFile) was doing when the operating system said no.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -128,7 +129,7 @@ pub enum Error {
         /// The path.
         path: PathBuf,
         /// What failed.
-        source: WriteError,
+        source: LogWriterError,
     },
     /// Another writer holds the log's lock (see [`LockWait`](crate::LockWait)); nothing was
     /// changed.
@@ -153,6 +154,14 @@ pub enum Error {
     NoLogNumber {
         /// The path.
         path: PathBuf,
+    },
+    /// A record read a second time (see [`RecordStream`](crate::RecordStream)) is not what
+    /// was read the first time: the log changed in between.
+    Changed {
+        /// The path.
+        path: PathBuf,
+        /// The record's offset.
+        offset: u64,
     },
 }
 
@@ -179,7 +188,8 @@ impl Error {
             | Self::Write { path, .. }
             | Self::Locked { path, .. }
             | Self::FormatMismatch { path, .. }
-            | Self::NoLogNumber { path } => path,
+            | Self::NoLogNumber { path }
+            | Self::Changed { path, .. } => path,
         }
     }
 }
@@ -264,6 +274,12 @@ impl fmt::Display for Error {
                  file's name as in 000042.log): {}",
                 EscapedPath::new(path)
             ),
+            Self::Changed { path, offset } => write!(
+                f,
+                "the log changed while it was read: the record at offset {offset} no longer \
+                 reads the same: {}",
+                EscapedPath::new(path)
+            ),
         }
     }
 }
@@ -274,6 +290,99 @@ impl std::error::Error for Error {
             Self::Io { source, .. } => Some(source),
             Self::Write { source, .. } => Some(source),
             _ => None,
+        }
+    }
+}
+
+/// What a [`LogWriter`](crate::LogWriter) was doing when the destination failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum WriteOperation {
+    /// Writing bytes.
+    Write,
+    /// Flushing written bytes.
+    Flush,
+    /// Making them durable.
+    Sync,
+}
+
+impl fmt::Display for WriteOperation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Write => "write",
+            Self::Flush => "flush",
+            Self::Sync => "sync",
+        })
+    }
+}
+
+/// A [`LogWriter`](crate::LogWriter) error.
+///
+/// The first failure is [`Failed`](Self::Failed); every later call gets
+/// [`Poisoned`](Self::Poisoned) with the same original error, because after a failed write
+/// or sync what the destination holds is unknown.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum LogWriterError {
+    /// The destination failed: the record being added (and any not yet synced) may or may not
+    /// have reached it.
+    Failed {
+        /// What was being done.
+        operation: WriteOperation,
+        /// The operating system's error.
+        source: Arc<io::Error>,
+    },
+    /// The writer failed earlier and accepts nothing more. Carries that original failure.
+    Poisoned {
+        /// What was being done when it failed.
+        operation: WriteOperation,
+        /// The original error.
+        source: Arc<io::Error>,
+    },
+    /// [`pad_to`](crate::LogWriter::pad_to) was given an alignment that is not a power of two up
+    /// to the block size.
+    BadAlignment {
+        /// The alignment asked for.
+        align: usize,
+    },
+}
+
+impl LogWriterError {
+    /// The kind of the original I/O error, if there is one.
+    pub fn kind(&self) -> Option<io::ErrorKind> {
+        match self {
+            Self::Failed { source, .. } | Self::Poisoned { source, .. } => Some(source.kind()),
+            Self::BadAlignment { .. } => None,
+        }
+    }
+
+    /// Whether this is the refusal of a writer that failed earlier.
+    pub fn is_poisoned(&self) -> bool {
+        matches!(self, Self::Poisoned { .. })
+    }
+}
+
+impl fmt::Display for LogWriterError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Failed { operation, .. } => write!(f, "{operation} failed"),
+            Self::Poisoned { operation, .. } => write!(
+                f,
+                "the log writer refuses more records: an earlier {operation} failed"
+            ),
+            Self::BadAlignment { align } => write!(
+                f,
+                "padding alignment {align} is not a power of two no larger than a block"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for LogWriterError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Failed { source, .. } | Self::Poisoned { source, .. } => Some(&**source),
+            Self::BadAlignment { .. } => None,
         }
     }
 }

@@ -1,11 +1,13 @@
 //! [`LogFile`]: a log opened to read it, with errors that name the file.
 
 use std::fs::{self, File, Metadata};
-use std::io;
+use std::io::{self, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Operation};
 use crate::source::StdSource;
+#[cfg(unix)]
+use crate::split::ReadAt;
 
 /// A log opened to read it, with its path (for error messages) and its length when opened.
 /// Reading takes no lock: a log being appended to reads as a prefix of it, possibly ending in
@@ -97,6 +99,53 @@ impl LogFile {
         }
     }
 
+    /// A second source over this log, from its start, that does not disturb reading through
+    /// [`source`](Self::source): to read a part of it again while it is being read (see
+    /// [`RecordStream`](crate::RecordStream)). It reads the same open file, so it is the same
+    /// file even if its name was reused meanwhile (on Unix; elsewhere the file is opened again
+    /// by its path).
+    ///
+    /// ```
+    /// use logfmt_std::{BlockSource, LogFile, LogWriter, WriterOptions};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("000001.log");
+    /// let mut writer = LogWriter::create(&path, &WriterOptions::new())?;
+    /// writer.add_record(&[1u8; 40_000])?;
+    /// writer.close()?;
+    ///
+    /// let log = LogFile::open(&path)?;
+    /// let mut first = log.source();
+    /// first.load_next()?;
+    /// let mut again = log.reread()?;
+    /// again.load_next()?;
+    /// assert_eq!(again.block(), first.block());
+    /// first.load_next()?; // not moved by the second reader
+    /// assert_eq!(first.block().len(), 40_000 + 14 - 32_768);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::NotAFile`] for a pipe or a device, which cannot be read twice; [`Error::Io`]
+    /// if the file cannot be opened again.
+    pub fn reread(&self) -> Result<StdSource<Reread<'_>>, Error> {
+        if !self.regular {
+            return Err(Error::NotAFile {
+                path: self.path.clone(),
+            });
+        }
+        #[cfg(unix)]
+        let reader = Reread {
+            inner: ReadAt::new(&self.file),
+        };
+        #[cfg(not(unix))]
+        let reader = Reread {
+            inner: File::open(&self.path).map_err(|e| Error::io(Operation::Open, &self.path, e))?,
+            log: std::marker::PhantomData,
+        };
+        Ok(StdSource::seekable(reader))
+    }
+
     /// A read error on this log, naming it.
     pub fn read_error(&self, source: io::Error) -> Error {
         Error::io(Operation::Read, &self.path, source)
@@ -123,6 +172,31 @@ impl LogFile {
     pub fn is_same_file(&self, path: &Path) -> Result<bool, Error> {
         crate::lock::is_same_file(&self.file, path)
             .map_err(|e| Error::io(Operation::Inspect, path, e))
+    }
+}
+
+/// A reader of a [`LogFile`] from its start that does not disturb reading through
+/// [`LogFile::source`]: made by [`LogFile::reread`]. On Unix it reads the same open file with
+/// positioned reads ([`ReadAt`](crate::ReadAt)); elsewhere, the file opened again.
+#[derive(Debug)]
+pub struct Reread<'f> {
+    #[cfg(unix)]
+    inner: ReadAt<'f>,
+    #[cfg(not(unix))]
+    inner: File,
+    #[cfg(not(unix))]
+    log: std::marker::PhantomData<&'f File>,
+}
+
+impl Read for Reread<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.inner.read(buf)
+    }
+}
+
+impl Seek for Reread<'_> {
+    fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
+        self.inner.seek(to)
     }
 }
 

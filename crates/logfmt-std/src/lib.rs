@@ -4,7 +4,7 @@
 //!
 //! - [`LogWriter`] — records to a file (or any [`SyncWrite`]) with buffering, flushing and
 //!   syncing kept apart ([`FlushPolicy`], [`SyncPolicy`]: never a sync per fragment), errors
-//!   that stick ([`WriteError::Poisoned`] carries the original error), and a `close` that
+//!   that stick ([`LogWriterError::Poisoned`] carries the original error), and a `close` that
 //!   flushes and syncs.
 //! - [`LogWriter::append`] — **safe append**: the log is read first and continued only where
 //!   its last complete record ends. A torn tail is refused ([`Error::TornTail`], file
@@ -22,9 +22,12 @@
 //!   LevelDB skips silently found, and optionally limited to a byte range.
 //!   [`LogReader::next_bounded`] reads records of any size in bounded memory: a record
 //!   assembled from more bytes than a limit is returned as [`Bounded::Oversized`] (where it
-//!   is and how long) once it is complete, to be streamed by a second read from its offset.
+//!   is and how long) once it is complete, to be streamed by a second read from its offset
+//!   ([`RecordStream`], which notices a log that changed meanwhile). A failed read ends the
+//!   log with the drop LevelDB reports for it ([`Ending::read_error`]).
 //!   In a recyclable log, the end of a recycled file's new records is the end of the log,
-//!   even where the earlier use's bytes resume in the middle of a chunk, as RocksDB reads it.
+//!   even where the earlier use's bytes resume in the middle of a chunk, as RocksDB reads it;
+//!   [`StaleTail`] says where the stale bytes after it begin and how many there are.
 //! - [`split`], [`par_scan`] and [`par_scan_file`] — a log cut into byte ranges read in
 //!   parallel (rayon); the ranges return every record of a sequential read exactly once,
 //!   damaged logs included. A file is read with positioned reads, never mapped.
@@ -39,8 +42,10 @@
 //! - Flash images: [`ReadOptions::erased`] (`0xFF` or `0x00`) reads an erased region as
 //!   "nothing written here" rather than damage.
 //!
-//! Files: [`LogFile`] — opening a log to read it, with an [`Error`] that names the file
-//! (escaped: [`EscapedPath`]); [`StdSink`] — a [`Sink`] over any [`std::io::Write`].
+//! Files: [`LogFile`] — opening a log to read it (and, for a regular file, to read it again
+//! while it is read: [`LogFile::reread`]), with an [`Error`] that names the file (escaped:
+//! [`EscapedPath`]); [`StdSink`] — a [`Sink`](logfmt_core::Sink) over any
+//! [`std::io::Write`], for the core [`Writer`](logfmt_core::Writer).
 //!
 //! # Nothing lost
 //!
@@ -64,8 +69,14 @@
 //!   cut. A crash leaves at most a torn tail, which [`LogWriter::append`] refuses to write
 //!   after, or cuts off exactly when asked ([`TornTailPolicy::Truncate`]).
 //!
-//! The whole public API of [`logfmt_core`] is re-exported here, so this crate is all a host
-//! program needs.
+//! The types of [`logfmt_core`] this crate's API is made of (formats and options, records,
+//! reports, [`BlockSource`]) are re-exported here, and so are the core readers, which read
+//! the sources made here ([`LogFile::source`], [`StdSource`]): for reading and writing log
+//! files, this crate is all a host program needs. The rest of the core — its
+//! [`Writer`](logfmt_core::Writer) and sinks (with its own
+//! [`WriteError`](logfmt_core::WriteError); this crate's [`LogWriter`] fails with a
+//! [`LogWriterError`]), the [block parser](logfmt_core::block), the
+//! [checksum](logfmt_core::checksum) and the flash log — is used from `logfmt_core`.
 //!
 //! Depending on this crate turns on `logfmt-core`'s `std` feature: checksums use the `crc32c`
 //! crate's hardware path (SSE 4.2 on x86-64, the CRC instructions on ARMv8), detected at run
@@ -160,27 +171,41 @@ mod file;
 mod lock;
 mod mmap;
 mod reader;
+mod record_stream;
 mod recovery;
 mod sink;
 mod source;
 mod split;
+mod stale;
 mod writer;
 
-pub use append::{AppendFormat, AppendOptions, AppendReport, Kept, StaleTail, TornTailPolicy};
+pub use append::{AppendFormat, AppendOptions, AppendReport, Kept, TornTailPolicy};
 pub use atomic::{AtomicLog, AtomicOptions};
-pub use error::{Error, Operation};
+pub use error::{Error, LogWriterError, Operation, WriteOperation};
 pub use escape::{Escaped, EscapedPath};
-pub use file::{LogFile, log_number_in_name};
+pub use file::{LogFile, Reread, log_number_in_name};
 pub use lock::{LockWait, is_same_file};
-pub use logfmt_core::*;
+// The format.
+pub use logfmt_core::{
+    BLOCK_SIZE, ChunkFormat, Format, FragmentKind, HEADER_SIZE, RECYCLABLE_HEADER_SIZE, RecordType,
+};
+// Options.
+pub use logfmt_core::{ReadFormat, ReadOptions, WriteOptions};
+// What reading returns and reports, and where writing put a record.
+pub use logfmt_core::{Corruption, CorruptionKind, LogEnd, Oversized, Record, Written};
+// Sources, and the core readers over them.
+pub use logfmt_core::{
+    Aborted, BlockSource, Event, Fragment, FragmentReader, Item, Reader, Skip, SkipKind,
+    SliceSource,
+};
 pub use mmap::{MappedEntry, MappedLog, MappedRecord, MappedRecords};
 pub use reader::{Bounded, Entry, LogReader, ReaderOptions};
+pub use record_stream::RecordStream;
 pub use recovery::{
     Action, Damage, DamageKind, Ending, ReadError, RecoveryMode, UnknownRecoveryMode,
 };
 pub use sink::StdSink;
 pub use source::StdSource;
 pub use split::{ReadAt, par_scan, par_scan_file, split};
-pub use writer::{
-    FlushPolicy, LogWriter, SyncPolicy, SyncWrite, WriteError, WriteOperation, WriterOptions,
-};
+pub use stale::StaleTail;
+pub use writer::{FlushPolicy, LogWriter, SyncPolicy, SyncWrite, WriterOptions};

@@ -3,7 +3,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use logfmt_core::{Corruption, CorruptionKind, LogEnd, Oversized};
+use logfmt_core::{BLOCK_SIZE, Corruption, CorruptionKind, LogEnd, Oversized};
 
 /// What a [`LogReader`](crate::LogReader) does with damage. Named after RocksDB's
 /// `WALRecoveryMode`s.
@@ -205,7 +205,8 @@ impl std::error::Error for Damage {}
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum ReadError<E> {
-    /// Reading failed. LevelDB counts this as a drop of one block and ends the log.
+    /// Reading failed: the log ends there ([`Ending::Failed`]). LevelDB counts this as a
+    /// drop of one block ([`Ending::read_error`]).
     Io(E),
     /// [`RecoveryMode::AbsoluteConsistency`] found damage.
     Damaged(Damage),
@@ -253,9 +254,35 @@ pub enum Ending {
     },
     /// The recovery mode stopped it at this damage.
     Stopped(Damage),
-    /// Reading failed.
+    /// Reading failed: the log ends there. LevelDB reports it as a drop
+    /// ([`read_error`](Self::read_error)).
     Failed {
-        /// Where.
+        /// Where: the reader's [`position`](crate::LogReader::position) when it failed.
         offset: u64,
     },
+}
+
+impl Ending {
+    /// The drop LevelDB reports for a failed read ([`Failed`](Self::Failed)): one block,
+    /// [`BLOCK_SIZE`] bytes from where reading failed, for [`CorruptionKind::ReadError`]
+    /// ("read error"). `None` for every other ending.
+    ///
+    /// ```
+    /// use logfmt_std::{Corruption, CorruptionKind, Ending};
+    ///
+    /// let failed = Ending::Failed { offset: 65_536 };
+    /// let dropped = Corruption { offset: 65_536, bytes: 32_768, kind: CorruptionKind::ReadError };
+    /// assert_eq!(failed.read_error(), Some(dropped));
+    /// assert_eq!(Ending::RangeEnd { offset: 65_536 }.read_error(), None);
+    /// ```
+    pub const fn read_error(self) -> Option<Corruption> {
+        match self {
+            Self::Failed { offset } => Some(Corruption {
+                offset,
+                bytes: BLOCK_SIZE as u64,
+                kind: CorruptionKind::ReadError,
+            }),
+            _ => None,
+        }
+    }
 }

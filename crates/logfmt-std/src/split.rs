@@ -51,7 +51,7 @@ pub fn split(len: u64, parts: usize) -> Vec<Range<u64>> {
 ///     n
 /// });
 /// assert_eq!(counts.iter().sum::<u32>(), 1000);
-/// # Ok::<(), logfmt_std::WriteError>(())
+/// # Ok::<(), logfmt_std::LogWriterError>(())
 /// ```
 pub fn par_scan<'a, T, F>(
     log: &'a [u8],

@@ -1,13 +1,13 @@
 //! [`LogWriter`]: records written to a file (or any [`Write`]) with separate, explicit
 //! buffering, flushing and syncing, and errors that stick.
 
-use std::fmt;
 use std::fs::File;
 use std::io::{self, Write};
 use std::sync::Arc;
 
 use logfmt_core::{BLOCK_SIZE, Format, WriteOptions, Writer, Written};
 
+use crate::error::{LogWriterError, WriteOperation};
 use crate::lock::LockWait;
 use crate::sink::StdSink;
 
@@ -93,11 +93,11 @@ pub enum FlushPolicy {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub struct WriterOptions {
-    /// The chunk format. Default: LevelDB's legacy format.
-    pub format: Format,
-    /// The length of the log being continued: the destination must be positioned there (at
-    /// its end). Default 0, a new log. Use [`LogWriter::append`] to continue a file safely.
-    pub start: u64,
+    /// How records are laid out: the chunk format (default LevelDB's legacy format) and the
+    /// length of the log being continued, where the destination must be positioned (at its
+    /// end; default 0, a new log). The file constructors set the start themselves: use
+    /// [`LogWriter::append`] to continue a file safely.
+    pub write: WriteOptions,
     /// When records are made durable. Default [`SyncPolicy::Manual`].
     pub sync: SyncPolicy,
     /// When buffered bytes are handed to the operating system. Default
@@ -122,18 +122,22 @@ impl WriterOptions {
         }
     }
 
-    /// Sets [`format`](Self::format).
+    /// Sets [`write`](Self::write).
     #[must_use]
-    pub fn format(mut self, format: Format) -> Self {
-        self.format = format;
+    pub fn write(mut self, write: WriteOptions) -> Self {
+        self.write = write;
         self
     }
 
-    /// Sets [`start`](Self::start).
-    #[must_use]
-    pub fn start(mut self, start: u64) -> Self {
-        self.start = start;
-        self
+    /// These options with the log starting at `start` (0 for a new file).
+    pub(crate) fn starting_at(&self, start: u64) -> Self {
+        self.clone().write(self.write.clone().start(start))
+    }
+
+    /// These options for a log in `format` continued at `start`.
+    pub(crate) fn continuing(&self, format: Format, start: u64) -> Self {
+        self.clone()
+            .write(self.write.clone().format(format).start(start))
     }
 
     /// Sets [`sync`](Self::sync).
@@ -165,99 +169,6 @@ impl WriterOptions {
     }
 }
 
-/// What a [`LogWriter`] was doing when the destination failed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum WriteOperation {
-    /// Writing bytes.
-    Write,
-    /// Flushing written bytes.
-    Flush,
-    /// Making them durable.
-    Sync,
-}
-
-impl fmt::Display for WriteOperation {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Self::Write => "write",
-            Self::Flush => "flush",
-            Self::Sync => "sync",
-        })
-    }
-}
-
-/// A [`LogWriter`] error.
-///
-/// The first failure is [`Failed`](Self::Failed); every later call gets
-/// [`Poisoned`](Self::Poisoned) with the same original error, because after a failed write
-/// or sync what the destination holds is unknown.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub enum WriteError {
-    /// The destination failed: the record being added (and any not yet synced) may or may not
-    /// have reached it.
-    Failed {
-        /// What was being done.
-        operation: WriteOperation,
-        /// The operating system's error.
-        source: Arc<io::Error>,
-    },
-    /// The writer failed earlier and accepts nothing more. Carries that original failure.
-    Poisoned {
-        /// What was being done when it failed.
-        operation: WriteOperation,
-        /// The original error.
-        source: Arc<io::Error>,
-    },
-    /// [`pad_to`](LogWriter::pad_to) was given an alignment that is not a power of two up
-    /// to the block size.
-    BadAlignment {
-        /// The alignment asked for.
-        align: usize,
-    },
-}
-
-impl WriteError {
-    /// The kind of the original I/O error, if there is one.
-    pub fn kind(&self) -> Option<io::ErrorKind> {
-        match self {
-            Self::Failed { source, .. } | Self::Poisoned { source, .. } => Some(source.kind()),
-            Self::BadAlignment { .. } => None,
-        }
-    }
-
-    /// Whether this is the refusal of a writer that failed earlier.
-    pub fn is_poisoned(&self) -> bool {
-        matches!(self, Self::Poisoned { .. })
-    }
-}
-
-impl fmt::Display for WriteError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Failed { operation, .. } => write!(f, "{operation} failed"),
-            Self::Poisoned { operation, .. } => write!(
-                f,
-                "the log writer refuses more records: an earlier {operation} failed"
-            ),
-            Self::BadAlignment { align } => write!(
-                f,
-                "padding alignment {align} is not a power of two no larger than a block"
-            ),
-        }
-    }
-}
-
-impl std::error::Error for WriteError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            Self::Failed { source, .. } | Self::Poisoned { source, .. } => Some(&**source),
-            Self::BadAlignment { .. } => None,
-        }
-    }
-}
-
 type Inner<W> = Writer<StdSink<W>, Box<[u8; BLOCK_SIZE]>>;
 
 /// Writes records to a file (or any [`SyncWrite`]) in LevelDB's log format, with buffering,
@@ -271,7 +182,7 @@ type Inner<W> = Writer<StdSink<W>, Box<[u8; BLOCK_SIZE]>>;
 ///   power cut). Never per fragment: only between records.
 ///
 /// Errors stick: after a write, flush or sync fails, every call returns
-/// [`WriteError::Poisoned`] carrying the original error.
+/// [`LogWriterError::Poisoned`] carrying the original error.
 ///
 /// [`close`](Self::close) flushes, syncs (unless [`WriterOptions::sync_on_close`] is off) and
 /// gives the destination back. Dropping the writer flushes what is buffered, ignoring errors.
@@ -291,7 +202,7 @@ type Inner<W> = Writer<StdSink<W>, Box<[u8; BLOCK_SIZE]>>;
 /// assert_eq!(writer.buffered(), 12); // not written yet
 /// let log = writer.close()?;
 /// assert_eq!(log.len(), 12);
-/// # Ok::<(), logfmt_std::WriteError>(())
+/// # Ok::<(), logfmt_std::LogWriterError>(())
 /// ```
 #[derive(Debug)]
 pub struct LogWriter<W: SyncWrite> {
@@ -305,16 +216,14 @@ pub struct LogWriter<W: SyncWrite> {
 }
 
 impl<W: SyncWrite> LogWriter<W> {
-    /// A writer to `dest`, which must be positioned at `options.start` (0 for a new log).
+    /// A writer to `dest`, which must be positioned at `options.write.start` (0 for a new
+    /// log).
     pub fn new(dest: W, options: &WriterOptions) -> Self {
-        let core = WriteOptions::new()
-            .format(options.format)
-            .start(options.start);
         Self {
             inner: Some(Writer::with_options(
                 StdSink::new(dest),
                 Box::new([0; BLOCK_SIZE]),
-                &core,
+                &options.write,
             )),
             options: options.clone(),
             unsynced_bytes: 0,
@@ -326,9 +235,9 @@ impl<W: SyncWrite> LogWriter<W> {
     /// Appends one record, then flushes or syncs if the policies say so.
     ///
     /// # Errors
-    /// [`WriteError::Failed`] if the destination fails (the writer is then poisoned),
-    /// [`WriteError::Poisoned`] after an earlier failure.
-    pub fn add_record(&mut self, data: &[u8]) -> Result<Written, WriteError> {
+    /// [`LogWriterError::Failed`] if the destination fails (the writer is then poisoned),
+    /// [`LogWriterError::Poisoned`] after an earlier failure.
+    pub fn add_record(&mut self, data: &[u8]) -> Result<Written, LogWriterError> {
         let inner = self.usable()?;
         let before = inner.position();
         let result = inner.add_record(data);
@@ -353,11 +262,13 @@ impl<W: SyncWrite> LogWriter<W> {
     /// [`Writer::pad_to`](logfmt_core::Writer::pad_to)); returns the padding length.
     ///
     /// # Errors
-    /// [`WriteError::BadAlignment`], or as for [`add_record`](Self::add_record).
-    pub fn pad_to(&mut self, align: usize) -> Result<usize, WriteError> {
+    /// [`LogWriterError::BadAlignment`], or as for [`add_record`](Self::add_record).
+    pub fn pad_to(&mut self, align: usize) -> Result<usize, LogWriterError> {
         let inner = self.usable()?;
         match inner.pad_to(align) {
-            Err(logfmt_core::WriteError::BadAlignment) => Err(WriteError::BadAlignment { align }),
+            Err(logfmt_core::WriteError::BadAlignment) => {
+                Err(LogWriterError::BadAlignment { align })
+            }
             result => {
                 let padded = self.check(result, WriteOperation::Write)?;
                 self.unsynced_bytes += padded as u64;
@@ -371,7 +282,7 @@ impl<W: SyncWrite> LogWriter<W> {
     ///
     /// # Errors
     /// As for [`add_record`](Self::add_record).
-    pub fn flush(&mut self) -> Result<(), WriteError> {
+    pub fn flush(&mut self) -> Result<(), LogWriterError> {
         let inner = self.usable()?;
         let result = inner.flush();
         self.check(result, WriteOperation::Flush)
@@ -381,7 +292,7 @@ impl<W: SyncWrite> LogWriter<W> {
     ///
     /// # Errors
     /// As for [`add_record`](Self::add_record); a failed sync poisons the writer too.
-    pub fn sync(&mut self) -> Result<(), WriteError> {
+    pub fn sync(&mut self) -> Result<(), LogWriterError> {
         self.flush()?;
         let inner = self.usable()?;
         let result = inner.sink_mut().get_mut().sync();
@@ -397,7 +308,7 @@ impl<W: SyncWrite> LogWriter<W> {
     ///
     /// # Errors
     /// As for [`sync`](Self::sync). The destination is dropped.
-    pub fn close(mut self) -> Result<W, WriteError> {
+    pub fn close(mut self) -> Result<W, LogWriterError> {
         if self.options.sync_on_close {
             self.sync()?;
         } else {
@@ -416,7 +327,7 @@ impl<W: SyncWrite> LogWriter<W> {
 
     /// The chunk format written.
     pub fn format(&self) -> Format {
-        self.options.format
+        self.options.write.format
     }
 
     /// Bytes laid out but not yet handed to the destination (less than a block).
@@ -440,28 +351,28 @@ impl<W: SyncWrite> LogWriter<W> {
     }
 
     /// The writer, unless it failed.
-    fn usable(&mut self) -> Result<&mut Inner<W>, WriteError> {
+    fn usable(&mut self) -> Result<&mut Inner<W>, LogWriterError> {
         match (&self.failure, self.inner.as_mut()) {
             (None, Some(inner)) => Ok(inner),
             (failure, _) => Err(poisoned(failure.as_ref())),
         }
     }
 
-    fn poisoned(&self) -> WriteError {
+    fn poisoned(&self) -> LogWriterError {
         poisoned(self.failure.as_ref())
     }
 
-    fn fail(&mut self, operation: WriteOperation, error: io::Error) -> WriteError {
+    fn fail(&mut self, operation: WriteOperation, error: io::Error) -> LogWriterError {
         let source = Arc::new(error);
         self.failure = Some((operation, Arc::clone(&source)));
-        WriteError::Failed { operation, source }
+        LogWriterError::Failed { operation, source }
     }
 
     fn check<T>(
         &mut self,
         result: Result<T, logfmt_core::WriteError<io::Error>>,
         operation: WriteOperation,
-    ) -> Result<T, WriteError> {
+    ) -> Result<T, LogWriterError> {
         match result {
             Ok(value) => Ok(value),
             Err(logfmt_core::WriteError::Sink(e)) => Err(self.fail(operation, e)),
@@ -471,12 +382,12 @@ impl<W: SyncWrite> LogWriter<W> {
 }
 
 /// The refusal of a writer that failed with `failure`.
-fn poisoned(failure: Option<&(WriteOperation, Arc<io::Error>)>) -> WriteError {
+fn poisoned(failure: Option<&(WriteOperation, Arc<io::Error>)>) -> LogWriterError {
     let (operation, source) = failure.cloned().unwrap_or_else(|| {
         // Only reachable once `close` took the writer, which consumes it.
         (WriteOperation::Write, Arc::new(io::ErrorKind::Other.into()))
     });
-    WriteError::Poisoned { operation, source }
+    LogWriterError::Poisoned { operation, source }
 }
 
 impl<W: SyncWrite> Drop for LogWriter<W> {
@@ -552,7 +463,7 @@ mod tests {
     }
 
     #[test]
-    fn one_write_per_block_unless_asked() -> Result<(), WriteError> {
+    fn one_write_per_block_unless_asked() -> Result<(), LogWriterError> {
         let mut writer = LogWriter::new(probe(usize::MAX), &WriterOptions::new());
         for _ in 0..100 {
             writer.add_record(&[7u8; 1000])?;
@@ -567,7 +478,7 @@ mod tests {
     }
 
     #[test]
-    fn sync_policies() -> Result<(), WriteError> {
+    fn sync_policies() -> Result<(), LogWriterError> {
         let cases = [
             (SyncPolicy::Manual, 0),
             (SyncPolicy::EveryRecord, 10),
@@ -597,7 +508,7 @@ mod tests {
     }
 
     #[test]
-    fn flush_every_record_writes_once_per_record() -> Result<(), WriteError> {
+    fn flush_every_record_writes_once_per_record() -> Result<(), LogWriterError> {
         let options = WriterOptions::new().flush(FlushPolicy::EveryRecord);
         let mut writer = LogWriter::new(probe(usize::MAX), &options);
         for _ in 0..5 {
@@ -628,7 +539,7 @@ mod tests {
         assert_eq!(at, 65, "the second block is written with record 65");
         assert!(matches!(
             error,
-            WriteError::Failed {
+            LogWriterError::Failed {
                 operation: WriteOperation::Write,
                 ..
             }
@@ -667,7 +578,7 @@ mod tests {
         assert!(
             matches!(
                 error,
-                Some(WriteError::Failed {
+                Some(LogWriterError::Failed {
                     operation: WriteOperation::Sync,
                     ..
                 })
@@ -678,7 +589,7 @@ mod tests {
         assert!(
             matches!(
                 again,
-                Some(WriteError::Poisoned {
+                Some(LogWriterError::Poisoned {
                     operation: WriteOperation::Sync,
                     ..
                 })
@@ -688,12 +599,12 @@ mod tests {
     }
 
     #[test]
-    fn continuing_a_log_matches_writing_it_at_once() -> Result<(), WriteError> {
+    fn continuing_a_log_matches_writing_it_at_once() -> Result<(), LogWriterError> {
         let first = LogWriter::new(Vec::new(), &WriterOptions::new());
         let mut first = first;
         first.add_record(&[1u8; 32_758])?;
         let mut log = first.close()?;
-        let options = WriterOptions::new().start(log.len() as u64);
+        let options = WriterOptions::new().write(WriteOptions::new().start(log.len() as u64));
         let mut second = LogWriter::new(&mut log, &options);
         second.add_record(b"abc")?;
         second.close()?;
@@ -706,7 +617,7 @@ mod tests {
     }
 
     #[test]
-    fn dropping_flushes() -> Result<(), WriteError> {
+    fn dropping_flushes() -> Result<(), LogWriterError> {
         let mut log = Vec::new();
         {
             let mut writer = LogWriter::new(&mut log, &WriterOptions::new());
@@ -717,7 +628,7 @@ mod tests {
     }
 
     #[test]
-    fn padding() -> Result<(), WriteError> {
+    fn padding() -> Result<(), LogWriterError> {
         let mut writer = LogWriter::new(Vec::new(), &WriterOptions::new());
         writer.add_record(b"x")?;
         assert_eq!(

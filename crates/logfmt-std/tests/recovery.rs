@@ -4,8 +4,8 @@ mod common;
 
 use common::{Seen, damages, log_of, read, records};
 use logfmt_std::{
-    BLOCK_SIZE, Corruption, CorruptionKind, Damage, DamageKind, Ending, Item, LogEnd, ReadOptions,
-    Reader, ReaderOptions, RecoveryMode,
+    BLOCK_SIZE, Corruption, CorruptionKind, Damage, DamageKind, Ending, Entry, Item, LogEnd,
+    LogReader, ReadError, ReadOptions, Reader, ReaderOptions, RecoveryMode,
 };
 use proptest::prelude::*;
 
@@ -206,6 +206,52 @@ fn mode_names() {
         Damage::from(corruption).to_string(),
         "dropped 10 bytes at offset 3: checksum mismatch"
     );
+}
+
+#[test]
+fn a_failed_read_ends_the_log_with_the_one_block_drop_leveldb_reports() {
+    /// One good block, then a failure.
+    struct FailsAfter<'a>(&'a [u8]);
+    impl std::io::Read for FailsAfter<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            if self.0.is_empty() {
+                return Err(std::io::ErrorKind::PermissionDenied.into());
+            }
+            self.0.read(buf)
+        }
+    }
+    let (log, _) = log_of(&[10, 40_000, 5]);
+    for recovery in RecoveryMode::ALL {
+        let source = logfmt_std::StdSource::new(FailsAfter(&log[..BLOCK_SIZE]));
+        let mut reader = LogReader::new(source, &mode(recovery));
+        assert!(matches!(reader.next(), Ok(Some(Entry::Record(r))) if r.offset == 0));
+        let failed = reader.next().err();
+        assert!(
+            matches!(&failed, Some(ReadError::Io(e)) if e.kind() == std::io::ErrorKind::PermissionDenied),
+            "{recovery}: {failed:?}"
+        );
+        // The second record's first chunk was read; the block after it was not.
+        let ending = reader.ending();
+        assert_eq!(
+            ending,
+            Some(Ending::Failed { offset: 32_768 }),
+            "{recovery}"
+        );
+        let dropped = Corruption {
+            offset: 32_768,
+            bytes: 32_768,
+            kind: CorruptionKind::ReadError,
+        };
+        assert_eq!(ending.and_then(Ending::read_error), Some(dropped));
+        assert_eq!(
+            Damage::from(dropped).to_string(),
+            "dropped 32768 bytes at offset 32768: read error"
+        );
+        assert!(
+            matches!(reader.next(), Ok(None)),
+            "{recovery}: the log ended"
+        );
+    }
 }
 
 /// A log of `lens`, damaged: each (position, byte) pair overwrites a byte, `cut` truncates.

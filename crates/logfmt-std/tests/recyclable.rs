@@ -9,14 +9,17 @@ use common::{Seen, drain, record};
 use logfmt_std::{
     AppendFormat, AppendOptions, BLOCK_SIZE, Bounded, Damage, DamageKind, Ending, Error, Format,
     LogEnd, LogReader, LogWriter, ReadError, ReadFormat, ReadOptions, ReaderOptions, RecoveryMode,
-    TornTailPolicy, WriterOptions,
+    TornTailPolicy, WriteOptions, WriterOptions,
 };
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
 /// A log of records of the given lengths (record `i` is `record(len, seed + i)`).
 fn log(format: Format, lens: &[usize], seed: u32) -> Vec<u8> {
-    let mut writer = LogWriter::new(Vec::new(), &WriterOptions::new().format(format));
+    let mut writer = LogWriter::new(
+        Vec::new(),
+        &WriterOptions::new().write(WriteOptions::new().format(format)),
+    );
     for (i, &len) in lens.iter().enumerate() {
         writer
             .add_record(&record(len, seed + i as u32))
@@ -302,7 +305,7 @@ fn a_record_torn_in_a_recycled_file_ends_the_log_at_its_start() {
 fn appending_to_a_recyclable_log() -> TestResult {
     let dir = tempfile::tempdir()?;
     let path = dir.path().join("000010.log");
-    let writing = WriterOptions::new().format(recyclable(10));
+    let writing = WriterOptions::new().write(WriteOptions::new().format(recyclable(10)));
     let options = AppendOptions::new().writer(writing.clone());
     for session in 0..2u32 {
         let (mut writer, report) = LogWriter::append(&path, &options)?;
@@ -374,7 +377,7 @@ fn a_log_number_mismatch_never_destroys_a_log() -> TestResult {
     let data = log(recyclable(50), &[5; 1000], 1);
     fs::write(&path, &data)?;
     let truncate = AppendOptions::new()
-        .writer(WriterOptions::new().format(recyclable(51)))
+        .writer(WriterOptions::new().write(WriteOptions::new().format(recyclable(51))))
         .torn_tail(TornTailPolicy::Truncate);
     let refused = LogWriter::append(&path, &truncate).err();
     let text = refused
@@ -466,7 +469,7 @@ fn not_assembled_is_a_typed_error() {
 fn chunk(t: u8, payload: &[u8]) -> Vec<u8> {
     let mut covered = vec![t];
     covered.extend_from_slice(payload);
-    let crc = logfmt_std::checksum::mask(logfmt_std::checksum::crc32c(&covered));
+    let crc = logfmt_core::checksum::mask(logfmt_core::checksum::crc32c(&covered));
     let mut out = crc.to_le_bytes().to_vec();
     out.extend_from_slice(&(payload.len() as u16).to_le_bytes());
     out.extend_from_slice(&covered);

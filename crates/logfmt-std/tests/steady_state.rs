@@ -9,10 +9,8 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::io::{self, Write};
 
-use logfmt_std::{
-    BLOCK_SIZE, FnSink, Item, LogWriter, Reader, SliceWriter, StdSource, SyncWrite, Writer,
-    WriterOptions,
-};
+use logfmt_core::{FnSink, SliceWriter, Writer};
+use logfmt_std::{BLOCK_SIZE, Item, LogWriter, Reader, StdSource, SyncWrite, WriterOptions};
 
 /// Counts every allocation, per thread.
 struct Counting;

@@ -4,13 +4,12 @@ use std::io::{self, BufWriter, Write};
 use std::ops::Range;
 use std::path::PathBuf;
 
-use logfmt_std::{Ending, LogFile, LogReader};
+use logfmt_std::{Ending, LogFile, LogReader, RecordStream};
 
 use crate::error::CliError;
 use crate::options::{ReadArgs, parse_range};
 use crate::output::OutputFormat;
 use crate::progress::Progress;
-use crate::reread::stream_record;
 use crate::scan::{Found, UNLIMITED, scan};
 
 /// Records assembled from more bytes than this are not held in memory by default.
@@ -78,7 +77,11 @@ pub(crate) fn run(args: &CatArgs) -> Result<(), CliError> {
                 Found::Oversized(record) => {
                     args.output
                         .write_streamed(&mut out, record.offset, record.len, |sink| {
-                            stream_record(&log, &options.read, &record, |data| Ok(sink(data)?))
+                            let mut stream = RecordStream::new(&log, &options.read, &record)?;
+                            while let Some(piece) = stream.next()? {
+                                sink(piece)?;
+                            }
+                            Ok::<(), CliError>(())
                         })?;
                 }
                 Found::Damage(damage) => {
@@ -88,7 +91,9 @@ pub(crate) fn run(args: &CatArgs) -> Result<(), CliError> {
                 }
                 Found::ReadError { error, corruption } => {
                     out.flush()?;
-                    super::note(log.path(), &corruption.into());
+                    if let Some(corruption) = corruption {
+                        super::note(log.path(), &corruption.into());
+                    }
                     read_error = Some(error);
                 }
             }

@@ -3,7 +3,7 @@
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 
-use logfmt_std::block::Parsed;
+use logfmt_core::block::Parsed;
 use logfmt_std::{BLOCK_SIZE, LogFile};
 
 use crate::error::CliError;
@@ -323,7 +323,7 @@ pub(crate) fn run(args: &DumpArgs) -> Result<(), CliError> {
             skipped_bytes: layout.skipped_bytes,
             damaged_bytes: layout.damaged_bytes,
             torn_bytes: layout.torn_bytes,
-            stale_bytes: layout.stale_bytes,
+            stale_bytes: layout.stale().map_or(0, |s| s.bytes),
         };
         write_json_line(&mut out, &summary)?;
     } else {
@@ -342,11 +342,12 @@ pub(crate) fn run(args: &DumpArgs) -> Result<(), CliError> {
             plural(layout.damaged_bytes, "byte"),
             plural(layout.damaged_regions, "region"),
             plural(layout.torn_bytes, "byte"),
-            match layout.old_record {
-                Some((offset, log_number)) => format!(
-                    "; the log ends at an old record (log {log_number}) at offset {offset}, {} \
-                     stale",
-                    plural(layout.stale_bytes, "byte")
+            match layout.stale() {
+                Some(stale) => format!(
+                    "; the log ends at an old record (log {}) at offset {}, {} stale",
+                    stale.log_number,
+                    stale.offset,
+                    plural(stale.bytes, "byte")
                 ),
                 None => String::new(),
             },

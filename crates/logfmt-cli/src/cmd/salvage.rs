@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use logfmt_std::{
     AtomicLog, AtomicOptions, Damage, EscapedPath, Format, LogFile, LogReader, ReadFormat,
-    ReadOptions, ReaderOptions, RecoveryMode, WriterOptions,
+    ReadOptions, ReaderOptions, RecoveryMode, WriteOptions, WriterOptions,
 };
 
 use crate::error::CliError;
@@ -82,7 +82,7 @@ pub(crate) fn run(args: &SalvageArgs) -> Result<(), CliError> {
         .read(read)
         .recovery(RecoveryMode::SkipAnyCorruptedRecords);
     let writer_options = WriterOptions::new()
-        .format(format)
+        .write(WriteOptions::new().format(format))
         .lock_wait(args.wait.lock_wait());
     let atomic = AtomicOptions::new()
         .writer(writer_options)
@@ -112,7 +112,7 @@ pub(crate) fn run(args: &SalvageArgs) -> Result<(), CliError> {
                 Found::Oversized(_) => {}
                 Found::Damage(d) => lost.push(d),
                 Found::ReadError { error, corruption } => {
-                    lost.push(corruption.into());
+                    lost.extend(corruption.map(Damage::from));
                     read_error = Some(error);
                 }
             }

@@ -4,11 +4,8 @@ use std::collections::BTreeMap;
 use std::io::{self, Write};
 use std::path::PathBuf;
 
-use logfmt_std::block::{BlockParser, Parsed};
-use logfmt_std::{
-    BLOCK_SIZE, BlockSource, Damage, Ending, LogEnd, LogFile, LogReader, ReaderOptions,
-    RecoveryMode,
-};
+use logfmt_core::block::{BlockParser, Parsed};
+use logfmt_std::{BlockSource, Damage, LogFile, LogReader, ReaderOptions, RecoveryMode, StaleTail};
 
 use crate::error::CliError;
 use crate::format::FormatArgs;
@@ -69,7 +66,6 @@ impl<S: BlockSource> BlockSource for Counted<S> {
             self.layout.blocks += 1;
             self.layout.bytes += block.len() as u64;
             if self.ended {
-                self.layout.count_stale(block.len());
                 return Ok(());
             }
             for item in BlockParser::new(block).rules(self.view.rules) {
@@ -159,23 +155,10 @@ pub(crate) fn run(args: &StatsArgs) -> Result<(), CliError> {
     if let Some(error) = read_error {
         return Err(log.read_error(error).into());
     }
-    let old = match outcome.ending {
-        Some(Ending::Log(LogEnd::OldRecord { offset, log_number })) => Some((offset, log_number)),
-        _ => None,
-    };
-    let mut counted = reader.into_inner();
-    if old.is_some() {
-        // The reader stops at an old record: count the rest of the file.
-        loop {
-            counted.load_next().map_err(|e| log.read_error(e))?;
-            if counted.block().len() < BLOCK_SIZE {
-                break;
-            }
-        }
-    }
-    let layout = counted.layout;
-    let stale =
-        old.map(|(offset, log_number)| (offset, layout.bytes.saturating_sub(offset), log_number));
+    // The reader stops at an old record: the rest of the file is read (and its layout
+    // counted) to count the stale bytes.
+    let stale = StaleTail::after(&mut reader, None).map_err(|e| log.read_error(e))?;
+    let layout = reader.into_inner().layout;
     let record_size = sizes.min_median_max();
     let payload = sizes.total;
     let damaged: u64 = damage.iter().map(|d| d.bytes).sum();
@@ -248,10 +231,10 @@ pub(crate) fn run(args: &StatsArgs) -> Result<(), CliError> {
                 offset: t.offset,
                 bytes: t.bytes,
             }),
-            stale: stale.map(|(offset, bytes, log_number)| Stale {
-                offset,
-                bytes,
-                log_number,
+            stale: stale.map(|s| Stale {
+                offset: s.offset,
+                bytes: s.bytes,
+                log_number: s.log_number,
             }),
         };
         write_json_line(&mut out, &doc)?;
@@ -334,10 +317,12 @@ pub(crate) fn run(args: &StatsArgs) -> Result<(), CliError> {
                     plural(t.bytes, "byte"),
                     t.offset
                 ),
-                (None, Some((offset, bytes, log_number))) => format!(
-                    "clean, at an old record (log {log_number}) at offset {offset}: {} left by \
-                     an earlier use of the file",
-                    plural(bytes, "byte")
+                (None, Some(stale)) => format!(
+                    "clean, at an old record (log {}) at offset {}: {} left by an earlier use \
+                     of the file",
+                    stale.log_number,
+                    stale.offset,
+                    plural(stale.bytes, "byte")
                 ),
                 (None, None) => "clean".to_owned(),
             },

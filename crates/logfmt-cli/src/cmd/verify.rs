@@ -13,7 +13,7 @@ use crate::error::{CliError, EXIT_BAD_DATA, EXIT_OK};
 use crate::options::ReadArgs;
 use crate::output::write_json_line;
 use crate::progress::Progress;
-use crate::scan::{Found, scan, stale_tail};
+use crate::scan::{Found, scan};
 
 /// Read a whole log and report its records and every drop.
 ///
@@ -273,7 +273,7 @@ pub(crate) fn run(args: &VerifyArgs) -> Result<ExitCode, CliError> {
             }
             Found::Damage(damage) => summary.damage.push(damage),
             Found::ReadError { error, corruption } => {
-                summary.damage.push(corruption.into());
+                summary.damage.extend(corruption.map(Damage::from));
                 read_error = Some(error);
             }
         }
@@ -282,7 +282,7 @@ pub(crate) fn run(args: &VerifyArgs) -> Result<ExitCode, CliError> {
     drop(progress);
     summary.damage.extend(outcome.failed_on);
     summary.tail = outcome.tail;
-    summary.stale = stale_tail(&log, &mut reader, &outcome).map_err(|e| log.read_error(e))?;
+    summary.stale = StaleTail::in_file(&log, &mut reader)?;
     summary.stopped_at = match outcome.ending {
         Some(Ending::Stopped(damage)) => Some(damage),
         _ => None,

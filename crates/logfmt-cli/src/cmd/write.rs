@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use logfmt_std::{
     AppendFormat, AppendOptions, AtomicLog, AtomicOptions, Format, LogWriter, TornTailPolicy,
-    WriterOptions, log_number_in_name,
+    WriteOptions, WriterOptions, log_number_in_name,
 };
 
 use crate::error::CliError;
@@ -119,7 +119,7 @@ fn create(
         (None, _) => Format::Legacy,
     };
     let atomic = AtomicOptions::new()
-        .writer(options.format(format))
+        .writer(options.write(WriteOptions::new().format(format)))
         .replace(args.force);
     let mut log = AtomicLog::create(&args.file, &atomic)?;
     let mut record = Vec::new();
@@ -156,7 +156,10 @@ fn append(
     mut records: Records<io::StdinLock<'_>>,
 ) -> Result<(), CliError> {
     let (writer_options, append_format) = match (format, args.format) {
-        (Some(format), _) => (options.format(format), AppendFormat::Writer),
+        (Some(format), _) => (
+            options.write(WriteOptions::new().format(format)),
+            AppendFormat::Writer,
+        ),
         (None, Some(WriteFormatName::Recyclable)) => (options, AppendFormat::RecyclableLog),
         (None, _) => (options, AppendFormat::Log),
     };
