@@ -86,6 +86,17 @@ impl FormatArgs {
             (None, None) => FormatName::Legacy,
             (Some(format), _) => format,
         };
+        // A number only from the file's name gives way to the log's own (its first chunk's): a
+        // copied or renamed log is read as what it is, never as stale bytes of itself.
+        let named = match (self.log_number, format) {
+            (None, FormatName::Recyclable | FormatName::Auto) if log.is_regular() => {
+                match detect(log, base, None)? {
+                    Some(ReadFormat::Recyclable { log_number }) => Some(u64::from(log_number)),
+                    _ => named,
+                }
+            }
+            _ => named,
+        };
         match format {
             FormatName::Legacy => Ok(ReadFormat::Legacy),
             FormatName::Recyclable => match named {

@@ -570,3 +570,26 @@ fn stats_counts_millions_of_records_in_bounded_memory() -> TestResult {
     assert_eq!(doc["record_size"]["median"], 0);
     Ok(())
 }
+
+#[test]
+fn a_copied_recyclable_log_reads_as_itself_not_as_stale_bytes() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let original = dir.path().join("000060.log");
+    let out = logfmt(
+        &["write", "--format", "recyclable", p(&original)],
+        &seq(1, 1000),
+    );
+    assert_eq!(status(&out), 0, "{}", stderr(&out));
+    let copy = dir.path().join("000099.log");
+    fs::copy(&original, &copy).expect("a copy");
+    for format in ["auto", "recyclable"] {
+        let verify = logfmt(&["verify", "--json", "--format", format, p(&copy)], b"");
+        assert_eq!(status(&verify), 0, "{format}: {}", stderr(&verify));
+        let doc = json(&verify);
+        assert_eq!(doc["records"], 1000, "{format}");
+        assert!(doc["tail"].is_null(), "{format}: {doc}");
+    }
+    // An explicit number is the user's: the chunks of log 60 are stale for log 99.
+    let verify = logfmt(&["verify", "--json", "--log-number", "99", p(&copy)], b"");
+    assert_eq!(json(&verify)["records"], 0);
+}
