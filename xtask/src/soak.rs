@@ -5,7 +5,7 @@
 //! 300) have passed: the `LogWriter` killed in a child process (`logfmt-std`'s `crash` test,
 //! whose binary also holds its full-disk test), `logfmt write --append` killed
 //! (`logfmt-cli`'s `crash` test), each with as many trials (`LOGFMT_CRASH_TRIALS`) as fit its
-//! share of the time left, and the CLI's full-disk tests. Without `--seed` the first seed
+//! share of the time left, up to [`MAX_TRIALS`], and the CLI's full-disk tests. Without `--seed` the first seed
 //! comes from the clock, so that every soak tries new ones.
 //!
 //! Bounded: no round starts once the time is up, each is sized to the time left (from the
@@ -25,8 +25,11 @@ use crate::cmd::{Cmd, Error, Result, executables, fmt_duration, project_root};
 const DEFAULT_SECONDS: u64 = 300;
 /// Trials of each seeded test in the first round, which measures how long one takes.
 const FIRST_TRIALS: u64 = 10;
-/// The longest one run of a test binary is planned to take.
-const MAX_SLICE: Duration = Duration::from_secs(60);
+/// The most trials of one run: every trial reads the whole log its run has written so far, so
+/// that a run's time grows with the square of its trials; beyond this, new seeds find more.
+const MAX_TRIALS: u64 = 100;
+/// How many times its last run's trials a run may have at most.
+const MAX_GROWTH: u64 = 4;
 /// A run is killed once it has taken this many times its expected time (and at least
 /// [`MIN_TIMEOUT`]).
 const TIMEOUT_FACTOR: u32 = 5;
@@ -79,7 +82,28 @@ struct Tally {
     /// Torn tails the passing runs report (`... N left a torn tail`).
     torn: u64,
     time: Duration,
+    /// The trials and time of the last run that passed.
+    last: Option<(u64, Duration)>,
     failures: Vec<String>,
+}
+
+impl Tally {
+    /// The trials of the next run of a seeded test, to fit in `budget`, and the time they
+    /// are expected to take (zero if unknown).
+    fn plan(&self, budget: Duration) -> (u64, Duration) {
+        let Some((last, took)) = self.last else {
+            return (FIRST_TRIALS, Duration::ZERO);
+        };
+        let per_trial = took.as_secs_f64() / last as f64;
+        let fit = (budget.as_secs_f64() / per_trial.max(1e-6)) as u64;
+        let trials = fit.min(last * MAX_GROWTH).clamp(1, MAX_TRIALS);
+        // Quadratic in the trials, growing; about linear, shrinking.
+        let growth = (trials as f64 / last as f64).max(1.0);
+        (
+            trials,
+            Duration::from_secs_f64(per_trial * trials as f64 * growth),
+        )
+    }
 }
 
 /// `cargo xtask soak [--seconds N] [--seed S]`.
@@ -132,28 +156,24 @@ fn soak(time: Duration, first_seed: u64) -> Result {
     let deadline = start + time;
     let mut tallies: Vec<Tally> = SOAKED.iter().map(|_| Tally::default()).collect();
     let mut seed = first_seed;
+    let mut last_seed = first_seed;
     'rounds: loop {
         for (i, (soaked, binary)) in SOAKED.iter().zip(&binaries).enumerate() {
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 break 'rounds;
             }
-            let trials = soaked.seeded.then(|| {
-                let tally = &tallies[i];
-                if tally.trials == 0 {
-                    return FIRST_TRIALS;
-                }
+            let (trials, expected) = if soaked.seeded {
                 let seeded_left = SOAKED[i..].iter().filter(|s| s.seeded).count() as u32;
-                let budget = (left / seeded_left).min(MAX_SLICE);
-                let per_trial = tally.time.as_secs_f64() / tally.trials as f64;
-                ((budget.as_secs_f64() / per_trial) as u64).max(1)
-            });
-            let expected = match trials {
-                Some(n) if tallies[i].trials > 0 => {
-                    tallies[i].time.mul_f64(n as f64 / tallies[i].trials as f64)
-                }
-                _ => Duration::ZERO,
+                let (trials, expected) = tallies[i].plan(left / seeded_left.max(1));
+                (Some(trials), expected)
+            } else {
+                (
+                    None,
+                    tallies[i].last.map_or(Duration::ZERO, |(_, took)| took),
+                )
             };
+            last_seed = seed;
             let log = out_dir.join(format!("{}-{}-{seed}.log", soaked.package, soaked.test));
             let outcome = run_once(soaked, binary, seed, trials, expected, &log)?;
             let tally = &mut tallies[i];
@@ -164,6 +184,7 @@ fn soak(time: Duration, first_seed: u64) -> Result {
                     tally.time += took;
                     tally.trials += trials.unwrap_or(1);
                     tally.torn += torn.unwrap_or(0);
+                    tally.last = Some((trials.unwrap_or(1), took));
                     let torn = torn.map_or_else(String::new, |n| format!(", {n} torn tails"));
                     println!(
                         "  {:28} seed {seed}{trials_text}  ok {:>9}{torn}",
@@ -188,7 +209,7 @@ fn soak(time: Duration, first_seed: u64) -> Result {
         }
         seed += 1;
     }
-    report(time, start.elapsed(), first_seed, seed, &tallies)
+    report(time, start.elapsed(), (first_seed, last_seed), &tallies)
 }
 
 /// Builds the test binary of `soaked` (as `cargo test` does) and returns its path.
@@ -335,15 +356,13 @@ fn replay(soaked: &Soaked, seed: u64, trials: Option<u64>) -> String {
 fn report(
     asked: Duration,
     took: Duration,
-    first_seed: u64,
-    next_seed: u64,
+    (first_seed, last_seed): (u64, u64),
     tallies: &[Tally],
 ) -> Result {
     println!(
-        "\nsoak summary ({} asked, {} taken; seeds {first_seed}..{}):",
+        "\nsoak summary ({} asked, {} taken; seeds {first_seed} to {last_seed}):",
         fmt_duration(asked),
         fmt_duration(took),
-        next_seed.max(first_seed + 1) - 1
     );
     let mut failed = 0;
     for (soaked, tally) in SOAKED.iter().zip(tallies) {
