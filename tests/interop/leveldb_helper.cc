@@ -6,6 +6,11 @@
 //                                    compacting: the write-ahead log keeps every batch
 //   leveldb_helper read DIR OUT      open DIR with paranoid_checks = true and write every
 //                                    key and value to OUT
+//   leveldb_helper dump LOG OUT      read the log file LOG with LevelDB's own log reader
+//                                    (checksums verified, through leveldb::DumpFile) and
+//                                    write its text to OUT: per record a line
+//                                    `--- offset N; sequence S` and its operations, per
+//                                    corruption the reader reports a line `corruption: ...`
 //
 // SPEC: batches, each a u32 op count, then per op a u8 tag (1 put, 0 delete), a u32 key
 // length and the key, and for a put a u32 value length and the value. OUT: per entry a u32
@@ -22,6 +27,8 @@
 #include <vector>
 
 #include <leveldb/db.h>
+#include <leveldb/dumpfile.h>
+#include <leveldb/env.h>
 #include <leveldb/options.h>
 #include <leveldb/write_batch.h>
 
@@ -33,7 +40,7 @@ int fail(const std::string& what, const leveldb::Status& status) {
 }
 
 int usage() {
-    std::cerr << "usage: leveldb_helper create DIR | write DIR SPEC | read DIR OUT\n";
+    std::cerr << "usage: leveldb_helper create DIR | write DIR SPEC | read DIR OUT | dump LOG OUT\n";
     return 2;
 }
 
@@ -148,6 +155,19 @@ int read(const std::string& dir, const std::string& out_path) {
     return 0;
 }
 
+int dump(const std::string& log, const std::string& out_path) {
+    leveldb::Env* env = leveldb::Env::Default();
+    leveldb::WritableFile* out = nullptr;
+    leveldb::Status s = env->NewWritableFile(out_path, &out);
+    if (!s.ok()) return fail("create " + out_path, s);
+    std::unique_ptr<leveldb::WritableFile> owned(out);
+    s = leveldb::DumpFile(env, log, out);
+    if (!s.ok()) return fail("dump " + log, s);
+    s = out->Close();
+    if (!s.ok()) return fail("close " + out_path, s);
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -155,5 +175,6 @@ int main(int argc, char** argv) {
     if (args.size() == 2 && args[0] == "create") return create(args[1]);
     if (args.size() == 3 && args[0] == "write") return write(args[1], args[2]);
     if (args.size() == 3 && args[0] == "read") return read(args[1], args[2]);
+    if (args.size() == 3 && args[0] == "dump") return dump(args[1], args[2]);
     return usage();
 }

@@ -6,21 +6,31 @@
 //! - logfmt writes a write-ahead log (a new file; appended to LevelDB's own log; appended after
 //!   truncating a torn tail) and LevelDB opens the database with `paranoid_checks` and returns
 //!   every key.
+//! - `logfmt write --append` (the CLI) is killed (SIGKILL) at seeded random moments while it
+//!   appends write batches to a LevelDB log, the torn tail a kill leaves is cut off with
+//!   `--truncate-torn-tail`, more is appended; after every step LevelDB's own log reader
+//!   returns exactly the records logfmt's reader returns, at the same offsets, and reports no
+//!   corruption, and at the end LevelDB (paranoid) opens the database with every key.
 //!
-//! LevelDB is driven by `interop/leveldb_helper.cc`, compiled here with `c++ … -lleveldb`.
+//! LevelDB is driven by `interop/leveldb_helper.cc`, compiled here with `c++ … -lleveldb`; the
+//! CLI is built with cargo, in the profile of this test.
 //! These tests are ignored by a plain `cargo test`; `cargo xtask interop` installs LevelDB and
 //! runs them. Without a compiler or LevelDB they fail, saying what is missing.
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::fs;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
+use std::time::{Duration, Instant};
 
 use logfmt_std::{
-    AppendOptions, BLOCK_SIZE, Entry, LogReader, LogWriter, ReaderOptions, RecoveryMode,
-    TornTailPolicy, WriterOptions,
+    AppendOptions, BLOCK_SIZE, DamageKind, Entry, LogReader, LogWriter, ReaderOptions,
+    RecoveryMode, TornTailPolicy, WriterOptions,
 };
+use logfmt_tests::LevelDbRandom;
 use logfmt_tests::write_batch::{Batch, Op, apply, decode, encode, numbered};
 
 // ------------------------------------------------------------------------- the helper
@@ -389,6 +399,335 @@ fn logfmt_appends_after_a_torn_leveldb_log() {
     assert!(
         leveldb_contents(&dir) == expected,
         "LevelDB read other contents"
+    );
+}
+
+// ------------------------------------------------------------------------- the CLI, killed
+
+/// The `logfmt` binary, built once per test run by cargo in this test's profile (release if
+/// the test was built without debug assertions), wherever cargo puts it.
+fn logfmt_bin() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .parent()
+            .expect("tests/ is inside the workspace");
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let mut build = Command::new(cargo);
+        build.current_dir(root).args([
+            "build",
+            "-p",
+            "logfmt-cli",
+            "--bin",
+            "logfmt",
+            "--message-format=json-render-diagnostics",
+        ]);
+        if !cfg!(debug_assertions) {
+            build.arg("--release");
+        }
+        let out = build
+            .stderr(Stdio::inherit())
+            .output()
+            .unwrap_or_else(|e| panic!("running cargo to build the logfmt CLI: {e}"));
+        assert!(out.status.success(), "building the logfmt CLI failed");
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|line| line.split_once("\"executable\":\"").map(|(_, rest)| rest))
+            .filter_map(|rest| rest.split_once('"').map(|(path, _)| PathBuf::from(path)))
+            .find(|path| path.file_stem().is_some_and(|name| name == "logfmt"))
+            .expect("cargo built no `logfmt` executable")
+    })
+}
+
+/// Batch `i` of run `run`: one put of a key naming both, with a unique sequence number and a
+/// value from empty to three blocks long, printable (LevelDB's dump shows it as it is).
+fn run_batch(run: u64, i: u64, rng: &mut LevelDbRandom) -> Batch {
+    let len = match rng.uniform(10) {
+        0 => 0,
+        1 | 2 => 40_000 + rng.uniform(60_000),
+        3..=5 => rng.uniform(5_000),
+        _ => rng.uniform(200),
+    };
+    let value = bytes(len as usize, run << 32 | i)
+        .iter()
+        .map(|b| b'a' + b % 26)
+        .collect();
+    Batch {
+        sequence: run * 1_000_000 + i + 1,
+        ops: vec![Op::Put(format!("run{run:03}-{i:05}").into_bytes(), value)],
+    }
+}
+
+/// `batches` as `logfmt write --input framed` reads them: a u32 length, then the record.
+fn framed(batches: &[Batch]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for batch in batches {
+        let record = encode(batch);
+        out.extend_from_slice(&(record.len() as u32).to_le_bytes());
+        out.extend_from_slice(&record);
+    }
+    out
+}
+
+fn file_len(path: &Path) -> u64 {
+    fs::metadata(path).map_or(0, |m| m.len())
+}
+
+/// Runs `logfmt write --append --input framed [flags] LOG`, fed `batches`. With `kill`, kills
+/// it (SIGKILL) `kill.1` after the log has grown by `kill.0` bytes (0: as soon as it started),
+/// unless it has finished by then.
+fn write_append(
+    log: &Path,
+    flags: &[&str],
+    batches: &[Batch],
+    kill: Option<(u64, Duration)>,
+) -> Output {
+    let start = file_len(log);
+    let mut child = Command::new(logfmt_bin())
+        .args(["write", "--append", "--input", "framed"])
+        .args(flags)
+        .arg(log)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("running logfmt: {e}"));
+    let mut stdin = child.stdin.take().expect("a piped stdin");
+    let input = framed(batches);
+    // Fed from a thread, and closed at the end; once logfmt is killed, writing fails.
+    let feeder = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    if let Some((grow, delay)) = kill {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while child.try_wait().ok().flatten().is_none() && file_len(log) < start + grow {
+            assert!(Instant::now() < deadline, "logfmt write --append hangs");
+            std::thread::sleep(Duration::from_micros(100));
+        }
+        std::thread::sleep(delay);
+        // Fails only if it has exited already (and been waited for).
+        let _ = child.kill();
+    }
+    let out = child
+        .wait_with_output()
+        .unwrap_or_else(|e| panic!("waiting for logfmt: {e}"));
+    feeder.join().expect("the feeder");
+    out
+}
+
+/// Whether a run of `logfmt write --append` finished (exit status 0, its records acknowledged)
+/// rather than being killed; any other ending fails the test.
+fn finished(out: &Output, context: &str) -> bool {
+    let killed = !out.status.success() && out.status.code().is_none();
+    assert!(
+        out.status.success() || killed,
+        "{context}: logfmt write --append failed ({}): {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    !killed
+}
+
+/// The records of `log` as logfmt reads them (offset and batch), and whether a torn tail
+/// follows them; any other damage, or a record that is no batch, fails the test.
+fn logfmt_records(log: &Path, context: &str) -> (Vec<(u64, Batch)>, bool) {
+    let data = fs::read(log).unwrap_or_else(|e| panic!("{}: {e}", log.display()));
+    let options = ReaderOptions::new().recovery(RecoveryMode::SkipAnyCorruptedRecords);
+    let mut reader = LogReader::from_slice(&data, &options);
+    let mut records = Vec::new();
+    loop {
+        match reader.next() {
+            Ok(Some(Entry::Record(r))) => records.push((
+                r.offset,
+                decode(r.data)
+                    .unwrap_or_else(|| panic!("{context}: the record at {} is no batch", r.offset)),
+            )),
+            Ok(Some(Entry::Damage(d))) if d.kind == DamageKind::TornTail => {}
+            Ok(Some(Entry::Damage(d))) => panic!("{context}: damage after a crash: {d}"),
+            Ok(None) => return (records, reader.tail().is_some()),
+            Err(e) => panic!("{context}: {e}"),
+        }
+    }
+}
+
+/// Asserts that LevelDB's own log reader (`leveldb::DumpFile`, checksums verified) returns
+/// exactly `records` from `log`, at the same offsets, and reports no corruption.
+fn assert_leveldb_reads(log: &Path, records: &[(u64, Batch)], context: &str) {
+    let out = log.with_extension("dump");
+    leveldb(&[Path::new("dump"), log, &out]);
+    let dump = fs::read_to_string(&out).unwrap_or_else(|e| panic!("{}: {e}", out.display()));
+    if let Some(line) = dump.lines().find(|l| l.starts_with("corruption:")) {
+        panic!("{context}: LevelDB's log reader reports {line}");
+    }
+    // The text LevelDB's dump shows for those batches at those offsets.
+    let mut expected = String::new();
+    for (offset, batch) in records {
+        let _ = writeln!(expected, "--- offset {offset}; sequence {}", batch.sequence);
+        for op in &batch.ops {
+            let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+            let _ = match op {
+                Op::Put(k, v) => writeln!(expected, "  put '{}' '{}'", text(k), text(v)),
+                Op::Delete(k) => writeln!(expected, "  del '{}'", text(k)),
+            };
+        }
+    }
+    if dump != expected {
+        let (ours, theirs) = (expected.lines(), dump.lines());
+        let at = ours
+            .clone()
+            .zip(theirs.clone())
+            .take_while(|(a, b)| a == b)
+            .count();
+        let show = |mut lines: std::str::Lines<'_>| {
+            lines
+                .nth(at)
+                .map_or_else(|| "(the end)".to_owned(), |l| l.chars().take(100).collect())
+        };
+        panic!(
+            "{context}: LevelDB's log reader differs from logfmt's at line {at} of its dump: \
+             LevelDB {:?}, logfmt {:?}",
+            show(theirs),
+            show(ours)
+        );
+    }
+}
+
+/// How many runs are killed or finish, at least; more (up to [`MAX_RUNS`]) until a kill has
+/// left a torn tail.
+const RUNS: u64 = 10;
+const MAX_RUNS: u64 = 40;
+
+#[test]
+#[ignore = "needs LevelDB: run with cargo xtask interop"]
+fn logfmt_write_append_killed_at_random_moments_leveldb_reads_the_same() {
+    let seed: u32 = std::env::var("LOGFMT_CRASH_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0x1e7e1);
+    let mut rng = LevelDbRandom::new(seed);
+    let dir = scratch("killed_appends").join("db");
+    leveldb(&[Path::new("create"), &dir]);
+    let log = the_log(&dir);
+    // What the log holds: every batch acknowledged, and what the killed runs had written.
+    let mut expected: Vec<Batch> = Vec::new();
+    let (mut kills, mut finishes, mut repairs) = (0, 0, 0);
+    let mut run = 0;
+    while run < RUNS || (repairs == 0 && run < MAX_RUNS) {
+        run += 1;
+        let context = format!("run {run} (LOGFMT_CRASH_SEED={seed})");
+        let count = 10 + u64::from(rng.uniform(40));
+        let batches: Vec<Batch> = (0..count).map(|i| run_batch(run, i, &mut rng)).collect();
+        // Most runs are killed, once the log has grown by up to the run's size (now and then
+        // at once), a random moment later; the others run to the end.
+        let input = framed(&batches).len() as u32;
+        let kill = (rng.uniform(5) != 0).then(|| {
+            let grow = if rng.uniform(8) == 0 {
+                0
+            } else {
+                rng.uniform(input)
+            };
+            (
+                u64::from(grow),
+                Duration::from_micros(u64::from(rng.uniform(2_000))),
+            )
+        });
+        let done = finished(&write_append(&log, &[], &batches, kill), &context);
+        kills += u32::from(!done);
+        finishes += u32::from(done);
+
+        // Every batch of the earlier runs, then a prefix of this run's: all of it if the run
+        // finished; and LevelDB reads the same.
+        let (records, torn) = logfmt_records(&log, &context);
+        let held: Vec<Batch> = records.iter().map(|(_, b)| b.clone()).collect();
+        assert!(
+            held.len() >= expected.len() && held[..expected.len()] == expected[..],
+            "{context}: batches of earlier runs lost or changed"
+        );
+        let new = &held[expected.len()..];
+        assert!(
+            new.len() <= batches.len() && new == &batches[..new.len()],
+            "{context}: a batch never written appeared"
+        );
+        if done {
+            assert_eq!(
+                new.len(),
+                batches.len(),
+                "{context}: a finished run lost batches"
+            );
+            assert!(!torn, "{context}: a finished run left a torn tail");
+        }
+        assert_leveldb_reads(&log, &records, &context);
+        expected = held;
+
+        if torn {
+            // Without --truncate-torn-tail the torn log is refused and left as it is; with it,
+            // the torn bytes are cut off and the log continues.
+            let before = fs::read(&log).unwrap_or_default();
+            let more: Vec<Batch> = (count..count + 3)
+                .map(|i| run_batch(run, i, &mut rng))
+                .collect();
+            let refused = write_append(&log, &[], &more, None);
+            assert_eq!(
+                refused.status.code(),
+                Some(1),
+                "{context}: a torn log not refused"
+            );
+            assert!(
+                fs::read(&log).unwrap_or_default() == before,
+                "{context}: changed"
+            );
+            let out = write_append(&log, &["--truncate-torn-tail"], &more, None);
+            assert!(finished(&out, &context), "{context}: killed?");
+            repairs += 1;
+            expected.extend(more);
+            let (records, torn) = logfmt_records(&log, &context);
+            assert!(!torn, "{context}: torn after --truncate-torn-tail");
+            let held: Vec<Batch> = records.iter().map(|(_, b)| b.clone()).collect();
+            assert!(
+                held == expected,
+                "{context}: the repaired log holds other batches"
+            );
+            assert_leveldb_reads(&log, &records, &format!("{context}, repaired"));
+        }
+    }
+
+    // A last plain append continues cleanly; logfmt verifies the log; LevelDB's log reader
+    // returns the same records, and LevelDB (paranoid) opens the database with every key.
+    let context = format!("the end (LOGFMT_CRASH_SEED={seed})");
+    let last = vec![run_batch(run + 1, 0, &mut rng)];
+    assert!(finished(&write_append(&log, &[], &last, None), &context));
+    expected.extend(last);
+    let (records, torn) = logfmt_records(&log, &context);
+    assert!(!torn);
+    assert!(
+        records.iter().map(|(_, b)| b).eq(expected.iter()),
+        "{context}"
+    );
+    assert_leveldb_reads(&log, &records, &context);
+    let verify = Command::new(logfmt_bin())
+        .arg("verify")
+        .arg(&log)
+        .output()
+        .unwrap_or_else(|e| panic!("running logfmt verify: {e}"));
+    assert!(
+        verify.status.success(),
+        "{context}: logfmt verify: {}",
+        String::from_utf8_lossy(&verify.stdout)
+    );
+    let log_len = file_len(&log);
+    let mut state = BTreeMap::new();
+    apply(&mut state, &expected);
+    assert!(
+        leveldb_contents(&dir) == state,
+        "{context}: LevelDB read other contents"
+    );
+    assert!(kills > 0, "no run was killed");
+    assert!(repairs > 0, "no kill left a torn tail in {run} runs");
+    eprintln!(
+        "{run} runs: {kills} killed, {finishes} finished; {repairs} torn tails cut off and \
+         continued; {} batches, {} bytes",
+        expected.len(),
+        log_len
     );
 }
 

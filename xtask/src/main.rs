@@ -12,6 +12,7 @@ mod cmd;
 mod firmware;
 mod fuzz;
 mod interop;
+mod soak;
 mod tasks;
 mod toolchain;
 

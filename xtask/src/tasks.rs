@@ -9,7 +9,7 @@ use crate::cmd::{Cmd, Error, Result, banner, fmt_duration};
 use crate::toolchain::{
     CARGO_SHEAR, THUMB_TARGETS, THUMBV7EM, THUMBV7M, ensure_cargo_tool, ensure_targets,
 };
-use crate::{firmware, fuzz, interop};
+use crate::{firmware, fuzz, interop, soak};
 
 /// One `cargo xtask <name>` subcommand.
 pub(crate) struct Task {
@@ -109,6 +109,14 @@ pub(crate) const TASKS: &[Task] = &[
         flags: &[],
         about: "install LevelDB and RocksDB (libleveldb-dev, librocksdb-dev, rocksdb-tools) if missing; run the tests against them",
         run: |_| interop::run(),
+    },
+    Task {
+        name: "soak",
+        aliases: &[],
+        flags: &["--seconds N", "--seed S"],
+        about: "the crash (SIGKILL) and full-disk tests, round after round with new seeds, for N s \
+                (default 300; not part of ci)",
+        run: soak::run,
     },
     Task {
         name: "ci",
