@@ -2,7 +2,7 @@
 
 use logfmt_std::{
     ChunkFormat, Event, FragmentReader, LogEnd, LogFile, ReadFormat, ReadOptions,
-    log_number_in_name,
+    log_number_in_name, log_number_of_file,
 };
 
 use crate::error::CliError;
@@ -58,11 +58,6 @@ pub(crate) struct FormatArgs {
     pub(crate) ignorable_types: Ignorable,
 }
 
-/// The low 32 bits of a file number: what a recyclable chunk carries.
-pub(crate) fn low_bits(number: u64) -> u32 {
-    (number & u64::from(u32::MAX)) as u32
-}
-
 impl FormatArgs {
     /// The chunk format of `log` for these flags. A regular file read as `auto` is decided
     /// here, from its start (so that reading from an offset, a range or in parallel decides
@@ -101,14 +96,14 @@ impl FormatArgs {
             FormatName::Legacy => Ok(ReadFormat::Legacy),
             FormatName::Recyclable => match named {
                 Some(number) => Ok(ReadFormat::Recyclable {
-                    log_number: low_bits(number),
+                    log_number: log_number_of_file(number),
                 }),
                 None => Err(CliError::NoLogNumber {
                     path: log.path().into(),
                 }),
             },
             FormatName::Auto => {
-                let log_number = named.map(low_bits);
+                let log_number = named.map(log_number_of_file);
                 if !log.is_regular() {
                     return Ok(ReadFormat::Auto { log_number });
                 }
@@ -160,15 +155,4 @@ pub(crate) fn detect(
         }
         _ => None,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn low_bits_of_file_numbers() {
-        assert_eq!(low_bits((1 << 32) + 42), 42);
-        assert_eq!(low_bits(7), 7);
-    }
 }

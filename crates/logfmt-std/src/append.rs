@@ -30,7 +30,9 @@ use logfmt_core::{ChunkFormat, Format, ReadFormat, ReadOptions};
 
 use crate::create::missing;
 use crate::error::{Error, Operation};
-use crate::file::{check_kind, check_writable_kind, inspect, log_number_in_name};
+use crate::file::{
+    check_kind, check_writable_kind, inspect, log_number_in_name, log_number_of_file,
+};
 use crate::lock::open_locked;
 use crate::reader::{Bounded, LogReader, ReaderOptions};
 use crate::recovery::{Damage, DamageKind, ReadError, RecoveryMode};
@@ -373,17 +375,12 @@ fn continued_format(
         (AppendFormat::Writer | AppendFormat::Log, None) => Ok(wanted),
         (AppendFormat::RecyclableLog, None) => match (log_number_in_name(path), wanted) {
             (Some(number), _) => Ok(Format::Recyclable {
-                log_number: low_bits(number),
+                log_number: log_number_of_file(number),
             }),
             (None, Format::Recyclable { .. }) => Ok(wanted),
             (None, Format::Legacy) => Err(Error::NoLogNumber { path: path.into() }),
         },
     }
-}
-
-/// The low 32 bits of a file number: what a recyclable chunk carries.
-pub(crate) fn low_bits(number: u64) -> u32 {
-    (number & u64::from(u32::MAX)) as u32
 }
 
 /// What reading a log before appending found.

@@ -219,6 +219,17 @@ pub fn log_number_in_name(path: &Path) -> Option<u64> {
     digits.parse().ok()
 }
 
+/// The log number a recyclable chunk carries for the file number `number`: its low 32 bits
+/// (RocksDB's rule).
+///
+/// ```
+/// assert_eq!(logfmt_std::log_number_of_file((1 << 32) + 42), 42);
+/// ```
+#[must_use]
+pub fn log_number_of_file(number: u64) -> u32 {
+    (number & u64::from(u32::MAX)) as u32
+}
+
 pub(crate) fn inspect(file: &File, path: &Path) -> Result<Metadata, Error> {
     file.metadata()
         .map_err(|e| Error::io(Operation::Inspect, path, e))

@@ -183,7 +183,7 @@ pub use append::{AppendFormat, AppendOptions, AppendReport, Kept, TornTailPolicy
 pub use atomic::{AtomicLog, AtomicOptions};
 pub use error::{Error, LogWriterError, Operation, WriteOperation};
 pub use escape::{Escaped, EscapedPath};
-pub use file::{LogFile, Reread, log_number_in_name};
+pub use file::{LogFile, Reread, log_number_in_name, log_number_of_file};
 pub use lock::{LockWait, is_same_file};
 // The format.
 pub use logfmt_core::{

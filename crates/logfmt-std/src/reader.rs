@@ -74,9 +74,9 @@ pub enum Bounded<'a> {
     /// assembled from fragments in no more than the limit.
     Record(Record<'a>),
     /// A complete, valid record assembled from more bytes than the limit: its data was not
-    /// kept (reading goes on). Read it again from its offset to stream it, e.g. with a
-    /// [`FragmentReader`] and [`ReadOptions::initial_offset`]: its first chunk starts exactly
-    /// there, so it is the first record such a reader returns.
+    /// kept (reading goes on). Stream it from the file with a
+    /// [`RecordStream`](crate::RecordStream), which reads it again from its offset and notices
+    /// a log that changed meanwhile.
     Oversized(Oversized),
     /// Damage the recovery mode reports.
     Damage(Damage),

@@ -5,11 +5,11 @@ use std::path::{Path, PathBuf};
 
 use logfmt_std::{
     AppendFormat, AppendOptions, AtomicLog, AtomicOptions, Format, LogWriter, TornTailPolicy,
-    WriteOptions, WriterOptions, log_number_in_name,
+    WriteOptions, WriterOptions, log_number_in_name, log_number_of_file,
 };
 
 use crate::error::CliError;
-use crate::format::{WriteFormatName, low_bits};
+use crate::format::WriteFormatName;
 use crate::input::{InputFormat, Records};
 use crate::options::WaitArgs;
 
@@ -82,7 +82,7 @@ pub(crate) fn run(args: &WriteArgs) -> Result<(), CliError> {
             ));
         }
         (_, Some(number)) => Some(Format::Recyclable {
-            log_number: low_bits(number),
+            log_number: log_number_of_file(number),
         }),
         (Some(WriteFormatName::Legacy), None) => Some(Format::Legacy),
         (Some(WriteFormatName::Recyclable), None) | (None, None) => None,
@@ -107,7 +107,7 @@ fn create(
         (Some(format), _) => format,
         (None, Some(WriteFormatName::Recyclable)) => match log_number_in_name(&args.file) {
             Some(number) => Format::Recyclable {
-                log_number: low_bits(number),
+                log_number: log_number_of_file(number),
             },
             None => {
                 return Err(logfmt_std::Error::NoLogNumber {
