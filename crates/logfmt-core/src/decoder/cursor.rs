@@ -211,13 +211,7 @@ impl Cursor {
                 if self.pos == self.len {
                     return Phys::NeedBlock;
                 }
-                let len = (self.len - self.pos) as u64;
-                self.pos = self.len;
-                return Phys::Skipped(Skip {
-                    offset: header_offset,
-                    len,
-                    kind: SkipKind::Trailer,
-                });
+                return Phys::Skipped(self.skip_rest(header_offset, SkipKind::Trailer));
             }
             if waiting {
                 return Phys::Pending;
@@ -225,13 +219,7 @@ impl Cursor {
             if self.pos < self.len && BLOCK_SIZE - self.pos < trailer_limit(rules) {
                 // The end of the input inside a block's trailer: the writer died padding the
                 // block, after its last chunk.
-                let len = (self.len - self.pos) as u64;
-                self.pos = self.len;
-                return Phys::Skipped(Skip {
-                    offset: header_offset,
-                    len,
-                    kind: SkipKind::Trailer,
-                });
+                return Phys::Skipped(self.skip_rest(header_offset, SkipKind::Trailer));
             }
             // A truncated header at the end of the input: the writer died mid-header.
             let torn_at = (self.pos < self.len).then_some(header_offset);
@@ -270,13 +258,8 @@ impl Cursor {
                     payload: start..start + chunk.payload.len(),
                 }
             }
-            Parsed::Trailer { len, .. } => {
-                self.pos = self.len;
-                Phys::Skipped(Skip {
-                    offset: header_offset,
-                    len: len as u64,
-                    kind: SkipKind::Trailer,
-                })
+            Parsed::Trailer { .. } => {
+                Phys::Skipped(self.skip_rest(header_offset, SkipKind::Trailer))
             }
             Parsed::Truncated { .. } if waiting => Phys::Pending,
             Parsed::Truncated { .. } => {
