@@ -63,7 +63,10 @@ impl Layout {
                 }
             }
             Parsed::Trailer { len, .. } => self.trailer_bytes += *len as u64,
-            Parsed::Truncated { len, .. } => self.torn_bytes += *len as u64,
+            Parsed::Truncated { len, .. } | Parsed::Torn { len, .. } => {
+                self.torn_bytes += *len as u64;
+            }
+            Parsed::Padding { len, .. } => self.skipped_bytes += *len as u64,
             Parsed::ZeroHeader { len, .. } | Parsed::Erased { len, .. } => {
                 self.skipped_bytes += *len as u64;
             }

@@ -177,7 +177,9 @@ impl ChunkRules {
 
 /// What [`parse_chunk`] found at a position of a block.
 ///
-/// Every variant but [`Chunk`](Self::Chunk) ends the block: reading resumes at the next block.
+/// Every variant but [`Chunk`](Self::Chunk), [`Padding`](Self::Padding) and [`Torn`](Self::Torn)
+/// ends the block (reading resumes at the next block) — except that in a flash image damage
+/// that a well-formed chunk of the same block follows ends there ([`flash_gap`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum Parsed<'a> {
@@ -205,6 +207,23 @@ pub enum Parsed<'a> {
         /// Offset of the zero header within the block.
         offset: usize,
         /// Bytes skipped, to the end of the block.
+        len: usize,
+    },
+    /// In a flash image ([`ChunkRules::erased`]): erased bytes up to a well-formed chunk — the
+    /// rest of a flash word a flush left unprogrammed, or the words a writer skipped on
+    /// reopening. Reading goes on after it.
+    Padding {
+        /// Offset of the first erased byte within the block.
+        offset: usize,
+        /// Bytes up to the chunk.
+        len: usize,
+    },
+    /// In a flash image: bytes torn by a power cut, up to the resume marker
+    /// ([`RESUME_TYPE`]) the writer wrote where it went on. Reading goes on at the marker.
+    Torn {
+        /// Offset of the torn bytes within the block.
+        offset: usize,
+        /// Bytes up to the marker.
         len: usize,
     },
     /// A header of erased flash bytes ([`ChunkRules::erased`]): nothing was written from here to
@@ -417,6 +436,55 @@ pub(crate) fn next_chunk<'a>(
     })
 }
 
+/// What the flash-image rules make of the bytes at an offset where no well-formed chunk starts
+/// ([`flash_gap`]): where reading goes on, and why.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum FlashGap {
+    /// Erased bytes up to a well-formed chunk at this offset.
+    Padding(usize),
+    /// Bytes torn by a power cut, up to the resume marker at this offset.
+    Torn(usize),
+    /// Damage, up to a well-formed chunk at this offset.
+    Damaged(usize),
+}
+
+/// The flash-image rules ([`ChunkRules::erased`] set), at `offset` in `block` where no
+/// well-formed chunk starts: erased bytes up to a well-formed chunk are padding; bytes up to the
+/// next well-formed chunk of the block are torn if that chunk is a resume marker
+/// ([`RESUME_TYPE`]), damage otherwise. `None` if the rules are off or nothing well-formed
+/// follows (LevelDB's rules apply). With `padding_only`, only padding is looked for.
+#[must_use]
+pub fn flash_gap(
+    block: &[u8],
+    offset: usize,
+    is_last: bool,
+    rules: &ChunkRules,
+    padding_only: bool,
+) -> Option<FlashGap> {
+    let erased = rules.erased?;
+    let rest = block.get(offset..)?;
+    if rest.first() == Some(&erased)
+        && let Some(next) = rest.iter().position(|&b| b != erased)
+        && let Parsed::Chunk(_) = parse_chunk(block, offset + next, is_last, rules)
+    {
+        return Some(FlashGap::Padding(offset + next));
+    }
+    if padding_only {
+        return None;
+    }
+    let chunk = next_chunk(block, offset + 1, is_last, rules, |t| {
+        t == RESUME_TYPE || matches!(rules.classify(t), ChunkClass::Fragment(_))
+    })?;
+    Some(
+        if chunk.record_type == RESUME_TYPE && chunk.payload.is_empty() {
+            FlashGap::Torn(chunk.offset)
+        } else {
+            FlashGap::Damaged(chunk.offset)
+        },
+    )
+}
+
 /// Iterates over the chunks of one block, zero-copy.
 ///
 /// Yields [`Parsed::Chunk`] items, then at most one item that ends the block. A block shorter
@@ -491,11 +559,65 @@ impl<'a> Iterator for BlockParser<'a> {
             return None;
         }
         let parsed = parse_chunk(self.block, self.offset, self.is_last, &self.rules);
-        match parsed {
-            Parsed::Chunk(chunk) => self.offset = chunk.end(),
-            _ => self.done = true,
+        if let Parsed::Chunk(chunk) = parsed {
+            self.offset = chunk.end();
+            return Some(parsed);
         }
-        Some(parsed)
+        // A flash image: damage or padding that a well-formed chunk follows ends there.
+        let gap = match parsed {
+            Parsed::Erased { .. }
+            | Parsed::BadLength { .. }
+            | Parsed::ChecksumMismatch { .. }
+            | Parsed::Truncated { .. } => {
+                flash_gap(self.block, self.offset, self.is_last, &self.rules, false)
+            }
+            _ => None,
+        };
+        let Some(gap) = gap else {
+            self.done = true;
+            return Some(parsed);
+        };
+        let offset = self.offset;
+        let (to, found) = match gap {
+            FlashGap::Padding(to) => (
+                to,
+                Parsed::Padding {
+                    offset,
+                    len: to - offset,
+                },
+            ),
+            FlashGap::Torn(to) => (
+                to,
+                Parsed::Torn {
+                    offset,
+                    len: to - offset,
+                },
+            ),
+            FlashGap::Damaged(to) => {
+                let len = to - offset;
+                let found = match parsed {
+                    Parsed::ChecksumMismatch {
+                        stored, computed, ..
+                    } => Parsed::ChecksumMismatch {
+                        offset,
+                        len,
+                        stored,
+                        computed,
+                    },
+                    _ => Parsed::BadLength {
+                        offset,
+                        len,
+                        declared: self
+                            .block
+                            .get(offset + LENGTH_FIELD.start..offset + LENGTH_FIELD.end)
+                            .map_or(0, |b| u16::from_le_bytes([b[0], b[1]])),
+                    },
+                };
+                (to, found)
+            }
+        };
+        self.offset = to;
+        Some(found)
     }
 }
 

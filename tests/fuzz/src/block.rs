@@ -19,7 +19,7 @@
 //! (fused); and `parse_chunk` at each chunk offset returns what the parser returned.
 #![allow(dead_code, unreachable_pub)]
 
-use logfmt_core::block::{BlockParser, ChunkRules, Parsed, parse_chunk};
+use logfmt_core::block::{BlockParser, ChunkRules, FlashGap, Parsed, flash_gap, parse_chunk};
 use logfmt_core::{BLOCK_SIZE, ChunkFormat};
 
 use crate::common::le;
@@ -73,13 +73,46 @@ pub fn check_block(block: &[u8], is_last: bool, rules: &ChunkRules, probe: usize
             !ended,
             "an item after the one that ends the block: {item:?}"
         );
+        let direct = parse_chunk(block, pos, is_last, rules);
+        // A flash image: damage or padding that a well-formed chunk follows ends there.
+        let gap = match direct {
+            Parsed::Erased { .. }
+            | Parsed::BadLength { .. }
+            | Parsed::ChecksumMismatch { .. }
+            | Parsed::Truncated { .. } => flash_gap(block, pos, is_last, rules, false),
+            _ => None,
+        };
+        if let Some(gap) = gap {
+            let (FlashGap::Padding(to) | FlashGap::Torn(to) | FlashGap::Damaged(to)) = gap;
+            assert!(rules.erased.is_some(), "a flash gap without flash rules");
+            assert!(pos < to && to < block.len(), "{gap:?} at {pos}");
+            let (offset, len) = match (gap, item) {
+                (FlashGap::Padding(_), Parsed::Padding { offset, len })
+                | (FlashGap::Torn(_), Parsed::Torn { offset, len })
+                | (
+                    FlashGap::Damaged(_),
+                    Parsed::ChecksumMismatch { offset, len, .. }
+                    | Parsed::BadLength { offset, len, .. },
+                ) => (offset, len),
+                (gap, item) => panic!("{gap:?} at {pos} but the parser says {item:?}"),
+            };
+            assert_eq!((offset, len), (pos, to - pos));
+            assert!(
+                matches!(parse_chunk(block, to, is_last, rules), Parsed::Chunk(_)),
+                "a flash gap ends at a well-formed chunk"
+            );
+            pos = to;
+            continue;
+        }
         assert_eq!(
-            parse_chunk(block, pos, is_last, rules),
-            item,
+            direct, item,
             "parse_chunk disagrees with the parser at {pos}"
         );
         let rest = block.len() - pos;
         match item {
+            Parsed::Padding { .. } | Parsed::Torn { .. } => {
+                panic!("a flash gap where parse_chunk finds {item:?} at {pos}")
+            }
             Parsed::Chunk(chunk) => {
                 check_chunk(block, pos, rules, &chunk);
                 pos = chunk.end();

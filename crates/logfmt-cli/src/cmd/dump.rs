@@ -19,7 +19,10 @@ use crate::progress::Progress;
 /// payload length and checksum state; block trailers; and the regions that end a block early,
 /// with what LevelDB does with them (a zero header or erased flash: skipped silently; a bad
 /// checksum or length: dropped and reported; a chunk cut short at the end of the file: a torn
-/// write). A chunk of a type LevelDB does not know is listed and marked dropped. The last line
+/// write). In a flash image (--erased), the flash rules apply: erased padding up to a chunk,
+/// bytes torn by a power cut up to the writer's resume marker, and damage that a well-formed
+/// chunk of the block follows end there, and the walk goes on. A chunk of a type LevelDB does
+/// not know is listed and marked dropped. The last line
 /// sums it up. Like `leveldbutil dump`, but physical, and precise about damage.
 ///
 /// In a recyclable log (--format recyclable or auto), chunks show their log number, and a
@@ -31,7 +34,7 @@ use crate::progress::Progress;
 /// "offset", "block", "type" (FULL, FIRST, MIDDLE, LAST, RECYCLABLE_FULL, RECYCLABLE_FIRST,
 /// RECYCLABLE_MIDDLE, RECYCLABLE_LAST, ZERO or "unknown"), "type_byte", "length" (of the
 /// payload), "checksum" ("ok") and "stored_checksum", plus "log_number" for a recyclable
-/// chunk; or a region ("trailer", "torn", "zero_header", "erased", "bad_length",
+/// chunk; or a region ("trailer", "torn", "padding", "zero_header", "erased", "bad_length",
 /// "checksum_mismatch", "old_record", "stale") with "offset", "block", "length" (to the end
 /// of the block; for "stale", to the end of the file), plus "declared" for bad_length,
 /// "stored_checksum", "computed_checksum" for checksum_mismatch and "log_number" for
@@ -79,6 +82,7 @@ enum Entry {
     },
     Trailer(Region),
     Torn(Region),
+    Padding(Region),
     ZeroHeader(Region),
     Erased(Region),
     BadLength {
@@ -204,6 +208,26 @@ fn describe(item: &Item<'_>, view: &View, layout: &Layout) -> (Line, Entry) {
                 "the file ends inside this chunk: a torn write, the end of the log".into(),
             );
             (line, Entry::Torn(region))
+        }
+        Parsed::Torn { offset, len } => {
+            let (line, region) = region(
+                offset,
+                len,
+                "torn",
+                "torn by a power cut: the writer went on at the resume marker after it".into(),
+            );
+            (line, Entry::Torn(region))
+        }
+        Parsed::Padding { offset, len } => {
+            let (line, region) = region(
+                offset,
+                len,
+                "padding",
+                "erased flash up to the next chunk (a flush's unprogrammed word, or the words \
+                 a reopening writer skipped)"
+                    .into(),
+            );
+            (line, Entry::Padding(region))
         }
         Parsed::ZeroHeader { offset, len } => {
             let (line, region) = region(

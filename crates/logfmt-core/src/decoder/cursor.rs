@@ -5,10 +5,10 @@
 
 use core::ops::Range;
 
-use crate::block::{ChunkClass, chunks_from, next_chunk};
 use crate::block::{ChunkRules, Parsed, parse_chunk};
+use crate::block::{FlashGap, chunks_from, flash_gap};
 use crate::error::{Corruption, CorruptionKind};
-use crate::format::{BLOCK_SIZE, HEADER_SIZE, RECYCLABLE_HEADER_SIZE, RESUME_TYPE};
+use crate::format::{BLOCK_SIZE, HEADER_SIZE, RECYCLABLE_HEADER_SIZE};
 use crate::options::ReadOptions;
 use crate::skip::{Skip, SkipKind};
 
@@ -230,12 +230,12 @@ impl Cursor {
             return Phys::Eof { torn_at };
         }
         let parsed = parse_chunk(block, self.pos, self.eof, rules);
-        if let Some(erased) = rules.erased
+        if rules.erased.is_some()
             && (matches!(
                 parsed,
                 Parsed::Erased { .. } | Parsed::BadLength { .. } | Parsed::ChecksumMismatch { .. }
             ) || (!waiting && matches!(parsed, Parsed::Truncated { .. })))
-            && let Some(phys) = self.flash(block, rules, erased, header_offset, &parsed, in_record)
+            && let Some(phys) = self.flash(block, rules, header_offset, &parsed, in_record)
         {
             return phys;
         }
@@ -297,6 +297,8 @@ impl Cursor {
                 Phys::Bad(Some(Dropped::Skipped(skip)))
             }
             Parsed::Erased { .. } => Phys::Erased(self.skip_rest(header_offset, SkipKind::Erased)),
+            // Only a block parser walking a flash image finds these (`flash_gap`, above).
+            Parsed::Padding { .. } | Parsed::Torn { .. } => Phys::Bad(None),
             Parsed::OldRecord { log_number, .. } => {
                 self.pos = self.len;
                 Phys::Old {
@@ -331,57 +333,39 @@ impl Cursor {
         &mut self,
         block: &[u8],
         rules: &ChunkRules,
-        erased: u8,
         header_offset: u64,
         parsed: &Parsed<'_>,
         in_record: bool,
     ) -> Option<Phys> {
         let block = block.get(..self.len)?;
-        let rest = block.get(self.pos..)?;
         // Tailing, in a block still arriving: what follows may not be here yet, so nothing is
         // decided but padding up to a chunk that is whole (a reader of the whole input decides
         // the same way).
         let arriving = self.eof && self.tailing && !self.failed;
-        let undecided = || arriving.then_some(Phys::Pending);
-        if rest.first() == Some(&erased) {
-            let Some(next) = rest.iter().position(|&b| b != erased) else {
-                return undecided();
-            };
-            let next = self.pos + next;
-            if let Parsed::Chunk(_) = parse_chunk(block, next, self.eof, rules) {
-                let skip = Skip {
-                    offset: header_offset,
-                    len: (next - self.pos) as u64,
-                    kind: SkipKind::Padding,
-                };
-                self.pos = next;
-                return Some(if in_record {
-                    Phys::Erased(skip)
-                } else {
-                    Phys::Skipped(skip)
-                });
-            }
-        }
-        if arriving {
-            return Some(Phys::Pending);
-        }
-        let chunk = next_chunk(block, self.pos + 1, self.eof, rules, |t| {
-            t == RESUME_TYPE || matches!(rules.classify(t), ChunkClass::Fragment(_))
-        })?;
-        let len = (chunk.offset - self.pos) as u64;
-        self.pos = chunk.offset;
-        if chunk.record_type == RESUME_TYPE && chunk.payload.is_empty() {
-            return Some(Phys::Erased(Skip {
-                offset: header_offset,
-                len,
-                kind: SkipKind::Torn,
-            }));
-        }
-        let kind = match parsed {
-            Parsed::ChecksumMismatch { .. } => CorruptionKind::ChecksumMismatch,
-            _ => CorruptionKind::BadRecordLength,
+        let Some(gap) = flash_gap(block, self.pos, self.eof, rules, arriving) else {
+            return arriving.then_some(Phys::Pending);
         };
-        Some(Phys::Bad(Some(self.drop(header_offset, len, kind))))
+        let (FlashGap::Padding(to) | FlashGap::Torn(to) | FlashGap::Damaged(to)) = gap;
+        let len = (to - self.pos) as u64;
+        self.pos = to;
+        let skip = |kind| Skip {
+            offset: header_offset,
+            len,
+            kind,
+        };
+        Some(match gap {
+            // A record in progress there was cut by a power cut: dropped silently.
+            FlashGap::Padding(_) if in_record => Phys::Erased(skip(SkipKind::Padding)),
+            FlashGap::Padding(_) => Phys::Skipped(skip(SkipKind::Padding)),
+            FlashGap::Torn(_) => Phys::Erased(skip(SkipKind::Torn)),
+            FlashGap::Damaged(_) => {
+                let kind = match parsed {
+                    Parsed::ChecksumMismatch { .. } => CorruptionKind::ChecksumMismatch,
+                    _ => CorruptionKind::BadRecordLength,
+                };
+                Phys::Bad(Some(self.drop(header_offset, len, kind)))
+            }
+        })
     }
 
     /// `resync_in_last_block`: at damage in the last block (`header_offset`, the current
