@@ -6,6 +6,10 @@
 //! Mechanics (the policy is in `layout` and `resume`):
 //! - the log's bytes go through one staging word of `WRITE_SIZE` bytes; a full word is
 //!   programmed, and whole words of payload are programmed straight from the caller's record;
+//! - a flush programs the staged part of the last word with the rest of the word erased, and
+//!   the log continues at the next word boundary;
+//! - the resume marker a scan asks for is laid out before the first record (or flush) after
+//!   the reopening, so reopening programs nothing;
 //! - a word made only of erased bytes is never programmed (programming it would change nothing
 //!   but, on parts with per-word ECC, make it unprogrammable), but the flash under it is erased
 //!   first like under any other word;
@@ -18,7 +22,7 @@
 use super::layout::{self, Piece, RecordLayout};
 use super::resume::Resumed;
 use super::{FlashConfig, FlashError, FlashStats};
-use crate::format::BLOCK_SIZE;
+use crate::format::{BLOCK_SIZE, HEADER_SIZE};
 use crate::writer::Written;
 
 /// The largest `WRITE_SIZE` the engine supports.
@@ -72,7 +76,7 @@ enum Task {
     Idle,
     /// Laying out a record.
     Record(RecordLayout),
-    /// Padding to the flash word.
+    /// Programming the last, partly staged word.
     Flush,
     /// Stopped mid-operation (flash error or interrupted operation).
     Poisoned,
@@ -92,6 +96,8 @@ pub(super) struct Engine {
     ready_to: u32,
     /// Where the record being appended starts, once known.
     first: Option<u32>,
+    /// The resume marker is still to be laid out, before anything else.
+    marker: bool,
     /// The staged bytes of the word that holds `pos`: `pos % write_size` of them (or the whole
     /// word, when `full`).
     word: [u8; MAX_WRITE],
@@ -103,7 +109,8 @@ pub(super) struct Engine {
 }
 
 impl Engine {
-    /// An engine appending at the resume point of a scan.
+    /// An engine appending at the resume point of a scan (with the resume marker first, if
+    /// the scan asks for it).
     pub(super) fn new(
         config: FlashConfig,
         write_size: usize,
@@ -118,6 +125,7 @@ impl Engine {
             pos: resumed.pos,
             ready_to: resumed.ready_to,
             first: None,
+            marker: resumed.marker,
             word: [config.erased; MAX_WRITE],
             task: Task::Idle,
             piece: None,
@@ -134,8 +142,11 @@ impl Engine {
         self.stats
     }
 
+    /// Where the next record goes: the log's end, after the resume marker if it is still to
+    /// be laid out.
     pub(super) fn position(&self) -> u64 {
-        u64::from(self.pos)
+        let marker = if self.marker { HEADER_SIZE as u64 } else { 0 };
+        u64::from(self.pos) + marker
     }
 
     /// Where the log may extend to: the region's end, or the end of the erased area when the
@@ -155,9 +166,11 @@ impl Engine {
         Ok(())
     }
 
-    /// Begins a flush: padding to the flash word, and programming the last word.
+    /// Begins a flush: programming the last word, its rest left erased.
     pub(super) fn start_flush(&mut self) -> Result<(), Failure> {
         self.check_idle()?;
+        // A marker with no room left (a full region) is of no use.
+        self.marker &= self.position() <= u64::from(self.limit());
         self.task = Task::Flush;
         Ok(())
     }
@@ -210,7 +223,7 @@ impl Engine {
                 Task::Record(_) => data.get(piece.payload).unwrap_or_default(),
                 _ => &[],
             };
-            let header_end = piece.zeros + piece.header.map_or(0, |h| h.len());
+            let header_end = piece.trailer + piece.header.map_or(0, |h| h.len());
             let total = header_end + payload.len();
             let done = self.done;
             if done >= total {
@@ -250,14 +263,15 @@ impl Engine {
             }
             // Stage bytes up to the end of the word or of the piece.
             let take = (word_size - staged).min(total - done);
+            let erased = self.config.erased;
             for i in 0..take {
                 let at = done + i;
-                let byte = if at < piece.zeros {
-                    0
+                let byte = if at < piece.trailer {
+                    erased
                 } else if at < header_end {
                     piece
                         .header
-                        .and_then(|h| h.get(at - piece.zeros).copied())
+                        .and_then(|h| h.get(at - piece.trailer).copied())
                         .unwrap_or(0)
                 } else {
                     payload.get(at - header_end).copied().unwrap_or(0)
@@ -275,17 +289,43 @@ impl Engine {
     /// Takes the task's next piece, or ends the task: `Err` holds the operation to return.
     fn fetch(&mut self, data: &[u8]) -> Result<(), Op<'static>> {
         let offset = self.pos as usize % BLOCK_SIZE;
+        if self.marker && matches!(self.task, Task::Record(_) | Task::Flush) {
+            // The scan left room for it in the block.
+            self.marker = false;
+            self.piece = Some(Piece {
+                trailer: 0,
+                header: Some(layout::marker()),
+                payload: 0..0,
+            });
+            self.done = 0;
+            return Ok(());
+        }
         let next = match &mut self.task {
             Task::Record(layout) => layout.next(data, offset),
-            Task::Flush => layout::pad(offset, usize::from(self.write_size)),
+            Task::Flush => {
+                let word = u32::from(self.write_size);
+                let end = layout::flush_end(self.pos, word);
+                if end > self.pos {
+                    // The staged bytes with the rest of the word erased: program it.
+                    let staged = (self.pos % word) as usize;
+                    let erased = self.config.erased;
+                    for slot in self.word.iter_mut().skip(staged) {
+                        *slot = erased;
+                    }
+                    self.pos = end;
+                    self.full = true;
+                    return Ok(());
+                }
+                None
+            }
             Task::Idle => None,
             Task::Poisoned => return Err(Op::Fail(Failure::Poisoned)),
         };
         match next {
             Some(piece) => {
-                if self.first.is_none() && matches!(self.task, Task::Record(_)) {
+                if self.first.is_none() {
                     // After the trailer (if any): where the record's first header goes.
-                    self.first = Some(self.pos + piece.zeros as u32);
+                    self.first = Some(self.pos + piece.trailer as u32);
                 }
                 self.piece = Some(piece);
                 self.done = 0;
