@@ -139,22 +139,23 @@ pub(crate) fn walk(
                 break; // nothing more written in the block
             };
             // R1: erased bytes up to a word boundary where a chunk starts.
+            let boundaries = ((base + p + 1).next_multiple_of(word) - base..).step_by(word);
             if rest[0] == erased {
-                let boundary = |x: usize| (base + x).is_multiple_of(word);
-                let padding =
-                    (p + 1..=p + first).find(|&n| boundary(n) && chunk(block, n, crc).is_some());
+                let padding = boundaries
+                    .clone()
+                    .take_while(|&n| n <= p + first)
+                    .find(|&n| chunk(block, n, crc).is_some());
                 if let Some(n) = padding {
                     p = n;
                     continue;
                 }
             }
-            // R2: the first word boundary after `p` where a chunk starts.
-            let next = (p + 1..=block.len() - HEADER)
-                .find(|&q| (base + q).is_multiple_of(word) && chunk(block, q, crc).is_some());
-            if let Some((start, _)) = record.take() {
-                // The record in progress ends here, damaged or torn: told with the bytes.
-                let _ = start;
-            }
+            // R2: the first word boundary after `p` where a chunk starts. The record in
+            // progress ends here, torn or damaged with the bytes.
+            let next = boundaries
+                .take_while(|&q| q + HEADER <= block.len())
+                .find(|&q| chunk(block, q, crc).is_some());
+            record = None;
             match next {
                 Some(q) => {
                     let marker = chunk(block, q, crc).is_some_and(|(kind, _)| kind == MARKER);

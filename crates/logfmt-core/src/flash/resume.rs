@@ -373,12 +373,10 @@ impl Scan {
                 let marker = marker();
                 let piece = len.min(PIECE);
                 // A marker at a word boundary after the torn chunk, whole in the buffer.
-                let found = (0..piece).find(|&i| {
-                    let q = at + i as u32;
-                    q > self.chunk
-                        && (q as usize).is_multiple_of(word)
-                        && bytes.get(i..i + HEADER_SIZE) == Some(&marker[..])
-                });
+                let first = (at.max(self.chunk + 1) as usize).next_multiple_of(word) - at as usize;
+                let found = (first..piece)
+                    .step_by(word)
+                    .find(|&i| bytes.get(i..i + HEADER_SIZE) == Some(&marker[..]));
                 if let Some(i) = found {
                     // The log goes on after the marker.
                     let after = at + (i + HEADER_SIZE) as u32;

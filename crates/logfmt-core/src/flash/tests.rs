@@ -14,7 +14,7 @@ use super::{
     FlashConfig, FlashError, FlashStats, FlashWriter, MockError, MockFlash, PowerCut, RESUME_TYPE,
     WordWriter,
 };
-use crate::{BLOCK_SIZE, Written, checksum};
+use crate::{BLOCK_SIZE, Written};
 
 const WRITE: usize = 8;
 const ERASE: usize = 4096;
@@ -105,9 +105,11 @@ pub(super) fn open<'f, F: NorFlash<Error = MockError> + 'f>(
     })
 }
 
-/// A chunk's masked CRC-32C, for the reference reader.
+/// A chunk's masked CRC-32C, for the reference reader: computed with the `crc32c` crate, not
+/// the library's checksum, and masked as LevelDB masks.
 pub(super) fn chunk_crc(kind: u8, payload: &[u8]) -> u32 {
-    checksum::mask(checksum::extend(checksum::crc32c(&[kind]), payload))
+    let crc = crc32c::crc32c_append(crc32c::crc32c(&[kind]), payload);
+    crc.rotate_right(15).wrapping_add(0xa282_ead8)
 }
 
 /// What the reference reader makes of an image.
@@ -703,8 +705,11 @@ fn reboot_script(seed: u64, steps: usize) -> Vec<Step> {
 /// then those in flight, any prefix of which may have survived.
 #[derive(Debug, Default)]
 struct Expected {
-    sessions: Vec<(Vec<Vec<u8>>, Vec<Vec<u8>>)>,
+    sessions: Vec<Session>,
 }
+
+/// A session's records: acknowledged, and in flight.
+type Session = (Vec<Vec<u8>>, Vec<Vec<u8>>);
 
 impl Expected {
     fn check(&self, read: &[Vec<u8>], what: &str) {
