@@ -1,18 +1,17 @@
 //! The small-RAM writer's engine, sans I/O: it turns the [layout](super::layout)'s pieces into
-//! flash operations — erase these units, program these words — and a driver (the blocking
-//! [`WordWriter`](super::WordWriter), the async `AsyncWordWriter`) carries them out, one at a
-//! time, and comes back for the next.
+//! flash operations — erase these units, program this word — and a driver (the blocking
+//! [`WordWriter`](super::WordWriter), the async `AsyncWordWriter`, the buffered
+//! [`FlashWriter`](super::FlashWriter)) carries them out, one at a time, and comes back for the
+//! next.
 //!
 //! Mechanics (the policy is in `layout` and `resume`):
-//! - the log's bytes go through one staging word of `WRITE_SIZE` bytes; a full word is
-//!   programmed, and whole words of payload are programmed straight from the caller's record;
-//! - a flush programs the staged part of the last word with the rest of the word erased, and
-//!   the log continues at the next word boundary;
+//! - the log's bytes go through one staging word of `WRITE_SIZE` bytes, a byte at a time; a
+//!   full word is programmed — every word of the log, each once, erased-looking or not (the
+//!   resume scan never resumes before the end of what the log's chunks and bytes reach);
+//! - a flush stages erased bytes to the end of the word and programs it: the log continues at
+//!   the next word boundary;
 //! - the resume marker a scan asks for is laid out before the first record (or flush) after
 //!   the reopening, so reopening programs nothing;
-//! - a word made only of erased bytes is never programmed (programming it would change nothing
-//!   but, on parts with per-word ECC, make it unprogrammable), but the flash under it is erased
-//!   first like under any other word;
 //! - before a word is programmed in a block not yet erased, the block's erase units are erased
 //!   (lazily, a block at a time);
 //! - the engine updates its state as it hands out each operation: if the driver fails, or stops
@@ -126,7 +125,8 @@ impl Engine {
             ready_to: resumed.ready_to,
             first: None,
             marker: resumed.marker,
-            word: [config.erased; MAX_WRITE],
+            // Every byte is staged before its word is programmed.
+            word: [0; MAX_WRITE],
             task: Task::Idle,
             piece: None,
             done: 0,
@@ -196,150 +196,89 @@ impl Engine {
         let word_size = usize::from(self.write_size);
         loop {
             if self.full {
-                // The staged word is complete: program it (or leave it, if erased).
+                // The staged word is complete: program it.
                 if let Some(op) = self.prepare(self.pos) {
                     return op;
                 }
                 self.full = false;
-                let erased = self.config.erased;
-                let blank = self.word.iter().take(word_size).all(|&b| b == erased);
-                if !blank {
-                    self.stats.programs += 1;
-                    self.stats.programmed_bytes += word_size as u64;
-                    return Op::Program {
-                        at: self.config.start + self.pos - word_size as u32,
-                        bytes: self.word.get(..word_size).unwrap_or_default(),
-                    };
-                }
-                continue;
+                self.stats.programs += 1;
+                self.stats.programmed_bytes += word_size as u64;
+                return Op::Program {
+                    at: self.config.start + self.pos - word_size as u32,
+                    bytes: self.word.get(..word_size).unwrap_or_default(),
+                };
             }
-            let Some(piece) = self.piece.clone() else {
+            let Some(byte) = self.next_byte(data) else {
                 if let Err(op) = self.fetch(data) {
                     return op;
                 }
                 continue;
             };
-            let payload = match self.task {
-                Task::Record(_) => data.get(piece.payload).unwrap_or_default(),
-                _ => &[],
-            };
-            let header_end = piece.trailer + piece.header.map_or(0, |h| h.len());
-            let total = header_end + payload.len();
-            let done = self.done;
-            if done >= total {
-                self.piece = None;
-                continue;
-            }
             let staged = self.pos as usize % word_size;
-            let rest = payload
-                .get(done.saturating_sub(header_end)..)
-                .unwrap_or_default();
-            if done >= header_end && staged == 0 && rest.len() >= word_size {
-                // Whole words of payload, programmed straight from the record.
-                if let Some(op) = self.prepare(self.pos + word_size as u32) {
-                    return op;
-                }
-                let erased = self.config.erased;
-                let blank = |w: &[u8]| w.iter().all(|&b| b == erased);
-                // The payload lies in one block, erased as a whole; the minimum is a guard.
-                let room = (self.ready_to - self.pos) as usize;
-                let whole = rest.len().min(room) / word_size * word_size;
-                let words = rest.get(..whole).unwrap_or_default();
-                let skip = words.chunks(word_size).take_while(|w| blank(w)).count() * word_size;
-                let run = words.get(skip..).unwrap_or_default();
-                let run = run.chunks(word_size).take_while(|w| !blank(w)).count() * word_size;
-                let at = self.pos + skip as u32;
-                self.done += skip + run;
-                self.pos += (skip + run) as u32;
-                if run > 0 {
-                    self.stats.programs += 1;
-                    self.stats.programmed_bytes += run as u64;
-                    return Op::Program {
-                        at: self.config.start + at,
-                        bytes: words.get(skip..skip + run).unwrap_or_default(),
-                    };
-                }
-                continue;
+            if let Some(slot) = self.word.get_mut(staged) {
+                *slot = byte;
             }
-            // Stage bytes up to the end of the word or of the piece.
-            let take = (word_size - staged).min(total - done);
-            let erased = self.config.erased;
-            for i in 0..take {
-                let at = done + i;
-                let byte = if at < piece.trailer {
-                    erased
-                } else if at < header_end {
-                    piece
-                        .header
-                        .and_then(|h| h.get(at - piece.trailer).copied())
-                        .unwrap_or(0)
-                } else {
-                    payload.get(at - header_end).copied().unwrap_or(0)
-                };
-                if let Some(slot) = self.word.get_mut(staged + i) {
-                    *slot = byte;
-                }
-            }
-            self.done += take;
-            self.pos += take as u32;
-            self.full = staged + take == word_size;
+            self.pos += 1;
+            self.full = staged + 1 == word_size;
         }
+    }
+
+    /// The next byte of the piece being laid out, if any is left.
+    fn next_byte(&mut self, data: &[u8]) -> Option<u8> {
+        let piece = self.piece.as_ref()?;
+        let at = self.done;
+        let header = piece.header.map_or(0, |h| h.len());
+        let byte = if at < piece.trailer {
+            self.config.erased
+        } else if at < piece.trailer + header {
+            piece.header?.get(at - piece.trailer).copied()?
+        } else {
+            let payload = data.get(piece.payload.clone())?;
+            *payload.get(at - piece.trailer - header)?
+        };
+        self.done += 1;
+        Some(byte)
     }
 
     /// Takes the task's next piece, or ends the task: `Err` holds the operation to return.
     fn fetch(&mut self, data: &[u8]) -> Result<(), Op<'static>> {
         let offset = self.pos as usize % BLOCK_SIZE;
-        if self.marker && matches!(self.task, Task::Record(_) | Task::Flush) {
-            // The scan left room for it in the block.
-            self.marker = false;
-            self.piece = Some(Piece {
-                trailer: 0,
-                header: Some(layout::marker()),
-                payload: 0..0,
-            });
-            self.done = 0;
-            return Ok(());
-        }
+        let word = usize::from(self.write_size);
         let next = match &mut self.task {
-            Task::Record(layout) => layout.next(data, offset),
-            Task::Flush => {
-                let word = u32::from(self.write_size);
-                let end = layout::flush_end(self.pos, word);
-                if end > self.pos {
-                    // The staged bytes with the rest of the word erased: program it.
-                    let staged = (self.pos % word) as usize;
-                    let erased = self.config.erased;
-                    for slot in self.word.iter_mut().skip(staged) {
-                        *slot = erased;
-                    }
-                    self.pos = end;
-                    self.full = true;
-                    return Ok(());
-                }
-                None
+            // The marker before anything else (the scan left room for it in the block).
+            Task::Record(_) | Task::Flush if self.marker => {
+                self.marker = false;
+                Some(Piece {
+                    trailer: 0,
+                    header: Some(layout::marker()),
+                    payload: 0..0,
+                })
             }
-            Task::Idle => None,
+            Task::Record(layout) => layout.next(data, offset).inspect(|piece| {
+                // After the trailer (if any): where the record's first header goes.
+                self.first.get_or_insert(self.pos + piece.trailer as u32);
+            }),
+            // The rest of the word, erased.
+            Task::Flush if !offset.is_multiple_of(word) => Some(Piece {
+                trailer: word - offset % word,
+                header: None,
+                payload: 0..0,
+            }),
+            Task::Flush | Task::Idle => None,
             Task::Poisoned => return Err(Op::Fail(Failure::Poisoned)),
         };
-        match next {
-            Some(piece) => {
-                if self.first.is_none() {
-                    // After the trailer (if any): where the record's first header goes.
-                    self.first = Some(self.pos + piece.trailer as u32);
-                }
-                self.piece = Some(piece);
-                self.done = 0;
-                Ok(())
-            }
-            None => {
-                self.task = Task::Idle;
-                let first = self.first.take().unwrap_or(self.pos);
-                Err(Op::Done(Written {
-                    offset: u64::from(first),
-                    end: u64::from(self.pos),
-                }))
-            }
+        self.done = 0;
+        if next.is_some() {
+            self.piece = next;
+            return Ok(());
         }
+        self.piece = None;
+        self.task = Task::Idle;
+        let first = self.first.take().unwrap_or(self.pos);
+        Err(Op::Done(Written {
+            offset: u64::from(first),
+            end: u64::from(self.pos),
+        }))
     }
 
     /// Makes sure the flash is erased up to region offset `end` before a word there is

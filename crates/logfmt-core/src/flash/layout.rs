@@ -11,8 +11,8 @@
 //!
 //! Two things are the flash log's own:
 //! - **word-exact padding**: a flush leaves the rest of the last, partly written flash word
-//!   erased, and the next record starts at the next word boundary ([`flush_end`]); a reader
-//!   skips erased bytes up to a word boundary where a chunk starts;
+//!   erased (a piece of erased bytes, like a trailer), and the next record starts at the next
+//!   word boundary; a reader skips erased bytes up to a word boundary where a chunk starts;
 //! - the **resume marker** ([`RESUME_TYPE`]): an empty chunk a reopened writer puts after a
 //!   chunk torn by a power cut, at a word boundary, telling readers that the bytes between
 //!   were cut off by the power failure, not damaged later.
@@ -27,8 +27,8 @@ use crate::format::{BLOCK_SIZE, FragmentKind, HEADER_SIZE, RecordType};
 /// header. A reopened writer puts one at the word boundary where it resumes after a torn chunk.
 pub const RESUME_TYPE: u8 = 0xB1;
 
-/// The next piece of the log: `trailer` erased bytes (the rest of a block), then a chunk header
-/// (if any) and the payload it frames (a range of the record).
+/// The next piece of the log: `trailer` erased bytes (the rest of a block, or of a flash word
+/// on a flush), then a chunk header (if any) and the payload it frames (a range of the record).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Piece {
     /// Erased bytes of a block trailer, before the header.
@@ -96,12 +96,6 @@ impl RecordLayout {
             payload: start..end,
         })
     }
-}
-
-/// Where the log continues after a flush at log position `position`: the next multiple of the
-/// flash word `align` (a power of two). The bytes between stay erased.
-pub(super) fn flush_end(position: u32, align: u32) -> u32 {
-    position.next_multiple_of(align)
 }
 
 /// Where a record of `len` bytes added at log position `position` would end.
@@ -179,7 +173,5 @@ mod tests {
         assert_ne!(RESUME_TYPE & 0x80, 0, "ignorable: bit 7 set");
         let crc = checksum::mask(checksum::crc32c(&[RESUME_TYPE]));
         assert_eq!(marker[..4], crc.to_le_bytes());
-        assert_eq!(flush_end(37, 8), 40);
-        assert_eq!(flush_end(40, 8), 40);
     }
 }

@@ -21,7 +21,7 @@ pub struct FlashStats {
     pub erased_bytes: u64,
     /// Program (write) operations.
     pub programs: u32,
-    /// Bytes programmed (words that are all erased bytes are never programmed).
+    /// Bytes programmed.
     pub programmed_bytes: u64,
 }
 
@@ -38,8 +38,8 @@ struct Pending<B> {
 
 impl<B: BorrowMut<[u8; BLOCK_SIZE]>> Pending<B> {
     /// Takes an operation of the engine: an erase is done at once (after programming what is
-    /// pending, which lies in an earlier block), a program is gathered; a block complete is
-    /// programmed.
+    /// pending, which lies in an earlier block), a word is gathered (the engine programs every
+    /// word of the log, in order); a complete block is programmed.
     fn apply<F: NorFlash>(&mut self, flash: &mut F, op: Op<'_>) -> Result<(), F::Error> {
         match op {
             Op::Erase { from, to } => {
@@ -48,26 +48,17 @@ impl<B: BorrowMut<[u8; BLOCK_SIZE]>> Pending<B> {
             }
             Op::Program { at, bytes } => {
                 let at = at - self.config.start;
-                let block = BLOCK_SIZE as u32;
-                if self.from == self.to || at / block != self.from / block {
+                if at != self.to {
                     self.program(flash)?;
                     (self.from, self.to) = (at, at);
                 }
-                // Words the engine leaves unprogrammed (all erased bytes) in between.
-                let erased = self.config.erased;
+                let offset = (at % BLOCK_SIZE as u32) as usize;
                 let buffer: &mut [u8; BLOCK_SIZE] = self.block.borrow_mut();
-                let offset = |x: u32| (x % block) as usize;
-                let start = offset(self.to);
-                let gap = (at - self.to) as usize;
-                for byte in buffer.iter_mut().skip(start).take(gap) {
-                    *byte = erased;
-                }
-                let at_offset = offset(at);
-                if let Some(slot) = buffer.get_mut(at_offset..at_offset + bytes.len()) {
+                if let Some(slot) = buffer.get_mut(offset..offset + bytes.len()) {
                     slot.copy_from_slice(bytes);
                 }
                 self.to = at + bytes.len() as u32;
-                if self.to.is_multiple_of(block) {
+                if self.to.is_multiple_of(BLOCK_SIZE as u32) {
                     self.program(flash)?;
                 }
                 Ok(())
@@ -76,32 +67,17 @@ impl<B: BorrowMut<[u8; BLOCK_SIZE]>> Pending<B> {
         }
     }
 
-    /// Programs what is pending, skipping the words of erased bytes (as the engine does).
+    /// Programs what is pending.
     fn program<F: NorFlash>(&mut self, flash: &mut F) -> Result<(), F::Error> {
-        let word = F::WRITE_SIZE;
-        let erased = self.config.erased;
-        let base = self.from - self.from % BLOCK_SIZE as u32;
-        let block: &[u8; BLOCK_SIZE] = self.block.borrow();
-        let range = (self.from - base) as usize..(self.to - base) as usize;
-        let pending = block.get(range.clone()).unwrap_or_default();
-        let blank = |w: &[u8]| w.iter().all(|&b| b == erased);
-        let mut at = 0;
-        while at < pending.len() {
-            let rest = pending.get(at..).unwrap_or_default();
-            let skip = rest.chunks(word).take_while(|w| blank(w)).count() * word;
-            let run = rest.get(skip..).unwrap_or_default();
-            let run = run.chunks(word).take_while(|w| !blank(w)).count() * word;
-            if run > 0 {
-                let start = self.config.start + self.from + (at + skip) as u32;
-                flash.write(
-                    start,
-                    pending.get(at + skip..at + skip + run).unwrap_or_default(),
-                )?;
-                self.programs += 1;
-            }
-            at += skip + run;
+        if self.from < self.to {
+            let offset = (self.from % BLOCK_SIZE as u32) as usize;
+            let len = (self.to - self.from) as usize;
+            let buffer: &mut [u8; BLOCK_SIZE] = self.block.borrow_mut();
+            let pending = buffer.get(offset..offset + len).unwrap_or_default();
+            flash.write(self.config.start + self.from, pending)?;
+            self.programs += 1;
+            self.from = self.to;
         }
-        self.from = self.to;
         Ok(())
     }
 }
