@@ -149,16 +149,10 @@ impl Engine {
         u64::from(self.pos) + marker
     }
 
-    /// Where the log may extend to: the region's end, or the end of the erased area when the
-    /// erase unit after it also holds earlier blocks of the log (see [`Resumed::ready_to`]).
-    pub(super) fn limit(&self) -> u32 {
-        limit(&self.config, self.ready_to, self.erase_size)
-    }
-
     /// Begins appending a record of `len` bytes.
     pub(super) fn start_record(&mut self, len: usize) -> Result<(), Failure> {
         self.check_idle()?;
-        if layout::end_after(self.position(), len) > u64::from(self.limit()) {
+        if layout::end_after(self.position(), len) > u64::from(self.config.len) {
             return Err(Failure::Full);
         }
         self.task = Task::Record(RecordLayout::default());
@@ -170,7 +164,7 @@ impl Engine {
     pub(super) fn start_flush(&mut self) -> Result<(), Failure> {
         self.check_idle()?;
         // A marker with no room left (a full region) is of no use.
-        self.marker &= self.position() <= u64::from(self.limit());
+        self.marker &= self.position() <= u64::from(self.config.len);
         self.task = Task::Flush;
         Ok(())
     }
@@ -250,7 +244,7 @@ impl Engine {
                 self.marker = false;
                 Some(Piece {
                     trailer: 0,
-                    header: Some(layout::marker()),
+                    header: Some(layout::MARKER),
                     payload: 0..0,
                 })
             }
@@ -281,18 +275,12 @@ impl Engine {
         }))
     }
 
-    /// Makes sure the flash is erased up to region offset `end` before a word there is
-    /// programmed (or left erased): the erase to do first, if any (the state moves on as if it
-    /// succeeds), or a failure.
+    /// Makes sure the flash is erased up to region offset `end` before the word there is
+    /// programmed: the erase to do first, if any (the state moves on as if it succeeds).
+    /// `ready_to` is an erase unit boundary.
     fn prepare(&mut self, end: u32) -> Option<Op<'static>> {
         if self.ready_to >= end {
             return None;
-        }
-        if !self.ready_to.is_multiple_of(self.erase_size) {
-            // The rest of this erase unit is not erased, and erasing it would destroy the
-            // log's earlier blocks in the unit. (`start_record` refuses such records first.)
-            self.task = Task::Poisoned;
-            return Some(Op::Fail(Failure::Full));
         }
         let (from, to) = erase_range(&self.config, self.ready_to, self.erase_size);
         self.stats.erases += 1;
@@ -308,15 +296,4 @@ pub(super) fn erase_range(config: &FlashConfig, ready_to: u32, erase_size: u32) 
     let block_end = (ready_to / BLOCK_SIZE as u32 + 1) * BLOCK_SIZE as u32;
     let erase_end = block_end.next_multiple_of(erase_size).min(config.len);
     (config.start + ready_to, config.start + erase_end)
-}
-
-/// Where a log may extend to, given the end of its erased area: the region's end, or the end
-/// of the erased area when that is not an erase-unit boundary (the erase unit after it also
-/// holds earlier blocks of the log, so it can never be erased).
-pub(super) fn limit(config: &FlashConfig, ready_to: u32, erase_size: u32) -> u32 {
-    if ready_to.is_multiple_of(erase_size) {
-        config.len
-    } else {
-        ready_to
-    }
 }

@@ -53,10 +53,30 @@ pub(super) fn header(kind: FragmentKind, payload: &[u8]) -> [u8; HEADER_SIZE] {
     header_of(RecordType::for_fragment(kind, false) as u8, payload)
 }
 
-/// The resume marker: a whole chunk, header only.
-pub(super) fn marker() -> [u8; HEADER_SIZE] {
-    header_of(RESUME_TYPE, &[])
-}
+/// The resume marker: a whole chunk, header only (masked CRC-32C of its type byte, length 0,
+/// type), worked out at compile time.
+pub(super) const MARKER: [u8; HEADER_SIZE] = {
+    // CRC-32C of the type byte, bit by bit.
+    let mut crc = !(RESUME_TYPE as u32);
+    let mut bit = 0;
+    while bit < 8 {
+        crc = (crc >> 1) ^ if crc & 1 == 1 { 0x82f6_3b78 } else { 0 };
+        bit += 1;
+    }
+    let [c0, c1, c2, c3] = checksum::mask(!crc).to_le_bytes();
+    [c0, c1, c2, c3, 0, 0, RESUME_TYPE]
+};
+
+/// The resume marker as the scan's window holds it: its 7 bytes, little-endian.
+pub(super) const MARKER_WINDOW: u64 = {
+    let mut window = 0u64;
+    let mut i = HEADER_SIZE;
+    while i > 0 {
+        i -= 1;
+        window = (window << 8) | MARKER[i] as u64;
+    }
+    window
+};
 
 /// Where a record is in its layout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -168,7 +188,9 @@ mod tests {
 
     #[test]
     fn the_marker_is_an_empty_ignorable_chunk() {
-        let marker = marker();
+        let marker = MARKER;
+        assert_eq!(marker, header_of(RESUME_TYPE, &[]));
+        assert_eq!(MARKER_WINDOW.to_le_bytes()[..7], marker);
         assert_eq!(&marker[4..], &[0, 0, RESUME_TYPE]);
         assert_ne!(RESUME_TYPE & 0x80, 0, "ignorable: bit 7 set");
         let crc = checksum::mask(checksum::crc32c(&[RESUME_TYPE]));

@@ -22,14 +22,16 @@
 //!    next block (the one after, if the first word of the next one may have been in flight and
 //!    the next one shares an erase unit with the last, so that it cannot be erased again).
 //!
-//! A fresh block inside an erase unit begun earlier is usable only if the rest of the unit is
-//! erased; otherwise the log continues at the next unit.
+//! The flash after the log's end is erased (the region was erased before its first use, and a
+//! block's erase units are erased before it is first programmed): where the log continues at
+//! the start of an erase unit, the writer erases it first; elsewhere the rest of the unit is
+//! erased already.
 //!
-//! What a reopen reads: the first header of every block, the last written block (once, in
-//! pieces of 64 bytes), and with erase units larger than a block the rest of the unit.
+//! What a reopen reads: the first header of every block, then the last written block, once, in
+//! pieces of 64 bytes.
 
 use super::FlashConfig;
-use super::layout::marker;
+use super::layout::MARKER_WINDOW;
 use crate::checksum;
 use crate::format::{BLOCK_SIZE, HEADER_SIZE, RecordType};
 
@@ -45,8 +47,8 @@ const BUFFER: usize = PIECE + 2 * MAX_READ;
 pub(super) struct Resumed {
     /// The log's end: where the next byte goes.
     pub(super) pos: u32,
-    /// The end of the area known erased (and never programmed since) after `pos`. When it is
-    /// not an erase-unit boundary, the log cannot go past it: the unit holds earlier blocks.
+    /// The end of the area known erased (and never programmed since) after `pos`: an erase
+    /// unit boundary (or the region's end).
     pub(super) ready_to: u32,
     /// The log ended in a torn chunk or in the middle of a record: the resume marker goes at
     /// `pos` first.
@@ -74,10 +76,6 @@ enum Phase {
     Heads,
     /// Reading the block at `base`, from `at` on, walking its chunks.
     Walk,
-    /// Checking that `at..end` is erased: then the log continues at `pos` with the flash
-    /// erased up to `end`. A written byte before `split` means a fresh block at `restart`;
-    /// from `split` on, the log still continues at `pos`, erased up to `split`.
-    Erased,
     /// Complete: the log continues at `pos`, erased up to `end`.
     Done,
 }
@@ -85,18 +83,15 @@ enum Phase {
 /// Where the walk is in the block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Walk {
-    /// At a chunk boundary.
-    Boundary,
-    /// Erased bytes since the chunk boundary `chunk`.
+    /// Erased bytes since `chunk`, where a chunk may start (after a well-formed one): padding,
+    /// or the end of what is written in the block.
     Gap,
-    /// `got` bytes of the header of the chunk at `chunk`.
-    Header(u8),
+    /// In the header of the chunk at `chunk` (the window holds it once complete).
+    Header,
     /// In the payload of the chunk at `chunk`, which ends at `end`.
     Payload,
     /// After the chunk torn at `chunk`, looking for a resume marker.
     Torn,
-    /// In the last bytes of the block, too few for a chunk.
-    Trailer,
 }
 
 /// The resume scan, sans I/O.
@@ -114,9 +109,11 @@ pub(super) struct Scan {
     /// The last block whose first header is written.
     last: Option<u32>,
     walk: Walk,
-    /// The chunk being read (or torn, or where erased bytes began).
+    /// The chunk being read (or torn, or where erased bytes began), its type and the checksum
+    /// its header holds, and the checksum of its type and payload so far.
     chunk: u32,
-    header: [u8; HEADER_SIZE],
+    kind: u8,
+    stored: u32,
     crc: u32,
     /// End of the last well-formed chunk (or marker), and whether it left a record open
     /// (`FIRST`, `MIDDLE`).
@@ -129,17 +126,10 @@ pub(super) struct Scan {
     /// The last bytes read (the newest in the high byte): a marker ends here when they match.
     window: u64,
     pos: u32,
-    split: u32,
-    restart: u32,
     marker: bool,
     /// Bytes wanted by the read in flight: `len` of them at `skip` in `buffer`.
     wanted: Option<(u8, u8)>,
     buffer: [u8; BUFFER],
-}
-
-/// Up to 8 bytes as a little-endian number.
-fn as_u64(bytes: &[u8]) -> u64 {
-    bytes.iter().rev().fold(0, |n, &b| (n << 8) | u64::from(b))
 }
 
 impl Scan {
@@ -158,9 +148,10 @@ impl Scan {
             end: 0,
             base: 0,
             last: None,
-            walk: Walk::Boundary,
+            walk: Walk::Gap,
             chunk: 0,
-            header: [0; HEADER_SIZE],
+            kind: 0,
+            stored: 0,
             crc: 0,
             good_end: 0,
             open: false,
@@ -168,8 +159,6 @@ impl Scan {
             written_end: 0,
             window: 0,
             pos: 0,
-            split: 0,
-            restart: 0,
             marker: false,
             wanted: None,
             buffer: [0; BUFFER],
@@ -188,7 +177,8 @@ impl Scan {
                 Phase::Heads => match self.last {
                     None => self.fresh(0),
                     Some(last) => {
-                        (self.phase, self.base, self.at) = (Phase::Walk, last, last);
+                        (self.phase, self.base, self.at, self.chunk) =
+                            (Phase::Walk, last, last, last);
                         (self.good_end, self.reach, self.written_end) = (last, last, last);
                     }
                 },
@@ -196,17 +186,7 @@ impl Scan {
                     break (self.base + block - self.at).min(PIECE as u32);
                 }
                 Phase::Walk => self.finish(),
-                Phase::Erased if self.at < self.end => {
-                    // Pieces never straddle `split`.
-                    let to = if self.at < self.split {
-                        self.split
-                    } else {
-                        self.end
-                    };
-                    break (to - self.at).min(PIECE as u32);
-                }
-                Phase::Erased | Phase::Done => {
-                    self.phase = Phase::Done;
+                Phase::Done => {
                     return ScanOp::Done(Resumed {
                         pos: self.pos,
                         ready_to: self.end,
@@ -240,13 +220,8 @@ impl Scan {
         }
         self.marker = torn || self.open;
         if resume + HEADER_SIZE as u32 <= block_end {
-            // Here; erased up to the block's end, and beyond it up to the end of its erase
-            // unit if that is erased too (else the log cannot go past the block).
-            let unit_end = block_end
-                .next_multiple_of(self.erase_size)
-                .min(self.config.len);
-            (self.phase, self.pos, self.at) = (Phase::Erased, resume, block_end);
-            (self.end, self.split, self.restart) = (unit_end, block_end, block_end);
+            // Here, the flash erased to the end of the block's erase unit.
+            self.done(resume, block_end.next_multiple_of(self.erase_size));
         } else if resume > block_end && !block_end.is_multiple_of(self.erase_size) {
             // The next block's first word may have been in flight, and it cannot be erased
             // again without the blocks before it in its unit: the block after it.
@@ -256,18 +231,21 @@ impl Scan {
         }
     }
 
-    /// Continues in a fresh block at or after region offset `start`: right there if it
-    /// begins an erase unit (or is the region's end), else if the rest of its unit is erased,
-    /// else at the next unit.
-    #[inline(never)]
+    /// Continues in a fresh block at region offset `start`: erased first if it begins an
+    /// erase unit.
     fn fresh(&mut self, start: u32) {
-        let start = start.min(self.config.len);
-        let unit_end = start.next_multiple_of(self.erase_size).min(self.config.len);
-        (self.phase, self.at, self.end, self.pos) = (Phase::Erased, start, unit_end, start);
-        (self.split, self.restart) = (unit_end, unit_end);
-        if start >= self.config.len || start.is_multiple_of(self.erase_size) {
-            (self.phase, self.end) = (Phase::Done, start);
-        }
+        let erased_to = if start.is_multiple_of(self.erase_size) {
+            start
+        } else {
+            start.next_multiple_of(self.erase_size)
+        };
+        self.done(start, erased_to);
+    }
+
+    /// The log continues at `pos`, the flash erased up to `erased_to` (both within the region).
+    fn done(&mut self, pos: u32, erased_to: u32) {
+        let len = self.config.len;
+        (self.phase, self.pos, self.end) = (Phase::Done, pos.min(len), erased_to.min(len));
     }
 
     /// Takes in the `len` bytes at `skip` of the buffer, read for the current phase.
@@ -286,7 +264,7 @@ impl Scan {
             }
             // Erased after the log: nothing changes but the window of the marker search.
             Phase::Walk if all_erased && matches!(self.walk, Walk::Gap | Walk::Torn) => {
-                self.window = as_u64(&[erased; HEADER_SIZE]);
+                self.window = u64::from(erased) * 0x0001_0101_0101_0101;
                 self.at += n;
             }
             Phase::Walk => {
@@ -296,15 +274,6 @@ impl Scan {
                 }
                 self.at += n;
             }
-            Phase::Erased => {
-                if all_erased {
-                    self.at += n;
-                } else if at < self.split {
-                    self.fresh(self.restart);
-                } else {
-                    (self.phase, self.end) = (Phase::Done, self.split);
-                }
-            }
             Phase::Done => {}
         }
     }
@@ -312,76 +281,64 @@ impl Scan {
     /// Takes in the byte at region offset `at` of the block walked.
     fn walk_byte(&mut self, at: u32, byte: u8) {
         let erased = self.config.erased;
-        let block_end = self.base + BLOCK_SIZE as u32;
+        let header = HEADER_SIZE as u32;
         if byte != erased {
             self.written_end = at + 1;
         }
+        // The last 7 bytes, the newest in the high byte: a header, or a marker, when they end
+        // here.
         self.window = (self.window >> 8) | (u64::from(byte) << 48);
         match self.walk {
-            Walk::Boundary if block_end - at < HEADER_SIZE as u32 => self.walk = Walk::Trailer,
-            Walk::Boundary if byte == erased => (self.chunk, self.walk) = (at, Walk::Gap),
-            Walk::Boundary => (self.chunk, self.walk) = (at, Walk::Header(0)),
             Walk::Gap if byte != erased => {
                 // The chunk after the padding starts at the word boundary at or before this
                 // byte (its checksum may begin with erased bytes), or where the padding began.
-                let start = (at & !(self.write_size - 1)).max(self.chunk);
-                self.header = [erased; HEADER_SIZE];
-                (self.chunk, self.walk) = (start, Walk::Header((at - start).min(7) as u8));
+                self.chunk = (at & !(self.write_size - 1)).max(self.chunk);
+                self.walk = Walk::Header;
+            }
+            Walk::Payload => self.crc = checksum::extend(self.crc, &[byte]),
+            // A marker ending here, at a word boundary after the torn chunk: the log goes on.
+            Walk::Torn
+                if at >= self.chunk + header
+                    && (at + 1 - header).is_multiple_of(self.write_size)
+                    && self.window == MARKER_WINDOW =>
+            {
+                self.good(at + 1, false);
+                return;
             }
             _ => {}
         }
-        match self.walk {
-            Walk::Header(got) => {
-                if let Some(slot) = self.header.get_mut(usize::from(got)) {
-                    *slot = byte;
-                }
-                if usize::from(got) + 1 < HEADER_SIZE {
-                    self.walk = Walk::Header(got + 1);
-                    return;
-                }
-                let [_, _, _, _, l0, l1, kind] = self.header;
-                let end = self.chunk + HEADER_SIZE as u32 + u32::from(u16::from_le_bytes([l0, l1]));
-                if end > block_end || kind == 0 {
-                    // A length beyond the block: torn where the header is.
-                    self.tear(self.chunk + HEADER_SIZE as u32);
-                } else {
-                    (self.crc, self.end, self.walk) =
-                        (checksum::crc32c(&[kind]), end, Walk::Payload);
-                    self.payload_done(at + 1);
-                }
+        let window = self.window;
+        if self.walk == Walk::Header && at + 1 > self.chunk + header {
+            // Erased where the header would start: not a chunk.
+            self.tear(self.chunk + header);
+            return;
+        }
+        if self.walk == Walk::Header && at + 1 == self.chunk + header {
+            let len = u32::from((window >> 32) as u16);
+            (self.kind, self.stored) = ((window >> 48) as u8, window as u32);
+            self.end = self.chunk + header + len;
+            if self.end > self.base + BLOCK_SIZE as u32 || self.kind == 0 {
+                // A length beyond the block: torn where the header is.
+                self.tear(self.chunk + header);
+                return;
             }
-            Walk::Payload => {
-                self.crc = checksum::extend(self.crc, &[byte]);
-                self.payload_done(at + 1);
+            (self.crc, self.walk) = (checksum::crc32c(&[self.kind]), Walk::Payload);
+        }
+        if self.walk == Walk::Payload && at + 1 == self.end {
+            if checksum::mask(self.crc) == self.stored {
+                let open =
+                    self.kind == RecordType::First as u8 || self.kind == RecordType::Middle as u8;
+                self.good(self.end, open);
+            } else {
+                self.tear(self.end);
             }
-            Walk::Torn => {
-                // A marker ending here, at a word boundary after the torn chunk.
-                let start = (at + 1).saturating_sub(HEADER_SIZE as u32);
-                if start > self.chunk
-                    && start.is_multiple_of(self.write_size)
-                    && self.window == as_u64(&marker())
-                {
-                    (self.walk, self.good_end, self.open) = (Walk::Boundary, at + 1, false);
-                    self.reach = at + 1;
-                }
-            }
-            _ => {}
         }
     }
 
-    /// The payload of the chunk at `chunk` is read up to `at`: if that is its end, it is
-    /// well-formed or torn.
-    fn payload_done(&mut self, at: u32) {
-        if at < self.end {
-            return;
-        }
-        let [c0, c1, c2, c3, _, _, kind] = self.header;
-        if checksum::mask(self.crc) == u32::from_le_bytes([c0, c1, c2, c3]) {
-            (self.walk, self.good_end, self.reach) = (Walk::Boundary, at, at);
-            self.open = kind == RecordType::First as u8 || kind == RecordType::Middle as u8;
-        } else {
-            self.tear(self.end);
-        }
+    /// A well-formed chunk (or a marker) ends at `end`.
+    fn good(&mut self, end: u32, open: bool) {
+        (self.walk, self.chunk, self.good_end, self.reach) = (Walk::Gap, end, end, end);
+        self.open = open;
     }
 
     /// The chunk at `chunk` is torn; its header declares `declared` as its end.
