@@ -33,7 +33,9 @@ struct Pending<B> {
     config: FlashConfig,
     from: u32,
     to: u32,
+    /// Programs carried out on the flash, and their bytes.
     programs: u32,
+    programmed_bytes: u64,
 }
 
 impl<B: BorrowMut<[u8; BLOCK_SIZE]>> Pending<B> {
@@ -76,6 +78,7 @@ impl<B: BorrowMut<[u8; BLOCK_SIZE]>> Pending<B> {
             let pending = buffer.get(offset..offset + len).unwrap_or_default();
             flash.write(self.config.start + self.from, pending)?;
             self.programs += 1;
+            self.programmed_bytes += len as u64;
             self.from = self.to;
         }
         Ok(())
@@ -131,6 +134,7 @@ impl<F: NorFlash, B: BorrowMut<[u8; BLOCK_SIZE]>> FlashWriter<F, B> {
             from: 0,
             to: 0,
             programs: 0,
+            programmed_bytes: 0,
         };
         Ok(Self {
             flash,
@@ -183,8 +187,10 @@ impl<F: NorFlash, B: BorrowMut<[u8; BLOCK_SIZE]>> FlashWriter<F, B> {
 
     /// Operations on the flash since [`open`](Self::open).
     pub fn stats(&self) -> FlashStats {
+        // Programs as carried out on the flash (the engine's are gathered in the block).
         FlashStats {
             programs: self.pending.programs,
+            programmed_bytes: self.pending.programmed_bytes,
             ..self.engine.stats()
         }
     }
