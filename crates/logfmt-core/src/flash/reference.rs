@@ -20,6 +20,9 @@
 //!   makes it silent. And a marker always ends the record in progress silently (a power cut
 //!   during the erase of the next block leaves a `FIRST` chunk whose record never continues).
 
+// Public for the crates that include this file; private in the library's tests.
+#![allow(unreachable_pub, dead_code)]
+
 /// Block size of the format.
 const BLOCK: usize = 32 * 1024;
 /// Chunk header size.
@@ -29,7 +32,7 @@ const MARKER: u8 = 0xB1;
 
 /// What the reader met.
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) enum Event<'a> {
+pub enum Event<'a> {
     /// A whole record, its first chunk at `offset`.
     Record {
         /// Image offset of its first chunk.
@@ -60,11 +63,11 @@ pub(crate) enum Event<'a> {
 }
 
 /// A chunk's masked CRC-32C, over its type byte and payload.
-pub(crate) type ChunkCrc = fn(u8, &[u8]) -> u32;
+pub type ChunkCrc = fn(u8, &[u8]) -> u32;
 
 /// Reads `image` by the rules above, calling `visit` with each event; `scratch` assembles
 /// fragmented records.
-pub(crate) fn walk(
+pub fn walk(
     image: &[u8],
     erased: u8,
     word: usize,

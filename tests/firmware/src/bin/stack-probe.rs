@@ -44,9 +44,7 @@ fn main() -> ! {
     // Stack high-water marks, bytes below the caller's frame.
     probe::factory_erase();
     let open_empty = high_water(&mut || {
-        let _ = black_box(
-            WordWriter::open(StubFlash, probe::config()).map(|w| w.position()),
-        );
+        let _ = black_box(WordWriter::open(StubFlash, probe::config()).map(|w| w.position()));
     });
     let append = high_water(&mut || {
         black_box(probe::append(&mut scratch, 120, true));
