@@ -121,6 +121,11 @@ pub(super) struct Scan {
     open: bool,
     /// How far the chunks found torn since the last well-formed one reach, by their headers.
     reach: u32,
+    /// Where erased bytes began before the chunk being read: if that is not well-formed, the
+    /// chunk there is read instead (its checksum may begin with erased bytes), once.
+    retry: Option<u32>,
+    /// The chunk being read is that second chance: its header does not count in `reach`.
+    second: bool,
     /// One past the last byte that is not erased.
     written_end: u32,
     /// The last bytes read (the newest in the high byte): a marker ends here when they match.
@@ -156,6 +161,8 @@ impl Scan {
             good_end: 0,
             open: false,
             reach: 0,
+            retry: None,
+            second: false,
             written_end: 0,
             window: 0,
             pos: 0,
@@ -214,12 +221,18 @@ impl Scan {
         let block_end = self.base + BLOCK_SIZE as u32;
         let torn = self.walk == Walk::Torn;
         let end = self.written_end.max(self.good_end);
+        let explained = self.reach.next_multiple_of(word) + word;
         let mut resume = end.next_multiple_of(word) + word;
         if torn {
             resume = resume.max(self.reach.next_multiple_of(word));
         }
         self.marker = torn || self.open;
-        if resume + HEADER_SIZE as u32 <= block_end {
+        if torn && self.written_end > explained {
+            // Written bytes beyond what a torn write explains (the torn chunk as far as its
+            // header reaches, and the word in flight): not this log's, or an interrupted erase.
+            // A fresh block, where no chunk of theirs can hide what follows.
+            self.fresh(block_end);
+        } else if resume + HEADER_SIZE as u32 <= block_end {
             // Here, the flash erased to the end of the block's erase unit.
             self.done(resume, block_end.next_multiple_of(self.erase_size));
         } else if resume > block_end && !block_end.is_multiple_of(self.erase_size) {
@@ -268,22 +281,26 @@ impl Scan {
                 self.at += n;
             }
             Phase::Walk => {
+                self.at += n;
                 for i in 0..len {
                     let byte = self.buffer.get(skip + i).copied().unwrap_or(erased);
-                    self.walk_byte(at + i as u32, byte);
+                    if !self.walk_byte(at + i as u32, byte) {
+                        // The walk goes back (`at` set): the rest of the piece is read again.
+                        return;
+                    }
                 }
-                self.at += n;
             }
             Phase::Done => {}
         }
     }
 
-    /// Takes in the byte at region offset `at` of the block walked.
-    fn walk_byte(&mut self, at: u32, byte: u8) {
+    /// Takes in the byte at region offset `at` of the block walked; `false` if the walk goes
+    /// back to read again from `self.at`.
+    fn walk_byte(&mut self, at: u32, byte: u8) -> bool {
         let erased = self.config.erased;
         let header = HEADER_SIZE as u32;
         if byte != erased {
-            self.written_end = at + 1;
+            self.written_end = self.written_end.max(at + 1);
         }
         // The last 7 bytes, the newest in the high byte: a header, or a marker, when they end
         // here.
@@ -291,8 +308,12 @@ impl Scan {
         match self.walk {
             Walk::Gap if byte != erased => {
                 // The chunk after the padding starts at the word boundary at or before this
-                // byte (its checksum may begin with erased bytes), or where the padding began.
-                self.chunk = (at & !(self.write_size - 1)).max(self.chunk);
+                // byte (its checksum may begin with erased bytes); or, if that is not
+                // well-formed, where the padding began.
+                let start = at & !(self.write_size - 1);
+                if start > self.chunk {
+                    (self.retry, self.chunk) = (Some(self.chunk), start);
+                }
                 self.walk = Walk::Header;
             }
             Walk::Payload => self.crc = checksum::extend(self.crc, &[byte]),
@@ -303,47 +324,60 @@ impl Scan {
                     && self.window == MARKER_WINDOW =>
             {
                 self.good(at + 1, false);
-                return;
+                return true;
             }
             _ => {}
         }
         let window = self.window;
         if self.walk == Walk::Header && at + 1 > self.chunk + header {
             // Erased where the header would start: not a chunk.
-            self.tear(self.chunk + header);
-            return;
+            return self.fail(self.chunk + header);
         }
         if self.walk == Walk::Header && at + 1 == self.chunk + header {
             let len = u32::from((window >> 32) as u16);
             (self.kind, self.stored) = ((window >> 48) as u8, window as u32);
             self.end = self.chunk + header + len;
             if self.end > self.base + BLOCK_SIZE as u32 || self.kind == 0 {
-                // A length beyond the block: torn where the header is.
-                self.tear(self.chunk + header);
-                return;
+                // A length beyond the block: not a chunk, what it reaches unknown.
+                return self.fail(self.chunk + header);
             }
             (self.crc, self.walk) = (checksum::crc32c(&[self.kind]), Walk::Payload);
         }
         if self.walk == Walk::Payload && at + 1 == self.end {
-            if checksum::mask(self.crc) == self.stored {
-                let open =
-                    self.kind == RecordType::First as u8 || self.kind == RecordType::Middle as u8;
-                self.good(self.end, open);
-            } else {
-                self.tear(self.end);
+            if checksum::mask(self.crc) != self.stored {
+                return self.fail(self.end);
             }
+            let open =
+                self.kind == RecordType::First as u8 || self.kind == RecordType::Middle as u8;
+            self.good(self.end, open);
         }
+        true
     }
 
     /// A well-formed chunk (or a marker) ends at `end`.
     fn good(&mut self, end: u32, open: bool) {
         (self.walk, self.chunk, self.good_end, self.reach) = (Walk::Gap, end, end, end);
-        self.open = open;
+        (self.open, self.retry, self.second) = (open, None, false);
     }
 
-    /// The chunk at `chunk` is torn; its header declares `declared` as its end.
-    fn tear(&mut self, declared: u32) {
-        self.reach = self.reach.max(declared);
-        self.walk = Walk::Torn;
+    /// The chunk at `chunk` is not well-formed; its header declares `declared` as its end.
+    /// The walk goes back: to the chunk where the padding before it began, if it was not tried
+    /// yet; else the chunk is torn, and the walk looks for a resume marker from just after
+    /// its start.
+    fn fail(&mut self, declared: u32) -> bool {
+        if !self.second {
+            self.reach = self.reach.max(declared);
+        }
+        match self.retry.take() {
+            Some(start) => {
+                (self.walk, self.chunk, self.second) = (Walk::Header, start, true);
+                self.at = start;
+            }
+            None => {
+                self.walk = Walk::Torn;
+                self.at = self.chunk + 1;
+            }
+        }
+        false
     }
 }
