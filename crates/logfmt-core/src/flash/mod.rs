@@ -51,24 +51,27 @@
 //!   Readers skip the erased bytes from the end of a chunk to the word boundary where the next
 //!   chunk starts (rule R1 of the readers); erased bytes to the end of the block mean nothing
 //!   more was written in it.
-//! - **Each flash word is programmed once**, and a word made only of erased bytes is never
-//!   programmed (so on parts with per-word ECC it stays programmable).
+//! - **Each flash word of the log is programmed once**, in order, erased-looking or not, and
+//!   never a word before where a reopened log resumes (so parts with per-word ECC are safe).
 //! - **Erase lazily**: the erase units of a block are erased just before its first word is
-//!   programmed. A full region is [`FlashError::Full`]; old blocks are never reused.
+//!   programmed. The region must be erased before its first use (the flash after the log is
+//!   taken as erased). A full region is [`FlashError::Full`]; old blocks are never reused.
 //!
 //! # Reboots
 //!
-//! `open` scans the region (sans I/O, in reads of at most 70 bytes) and continues the log in
-//! the same block, whatever the part. What it reads: the first 7 bytes of every block (the last
-//! block whose first header is written holds the log's end), then that block's chunks from its
-//! start, headers and payloads through the checksum, and the rest of the block after the last
-//! chunk; with erase units larger than a block, the rest of the unit.
+//! `open` scans the region (sans I/O, in reads of at most 64 bytes, aligned to the flash's
+//! `READ_SIZE`) and continues the log in the same block, whatever the part; it programs and
+//! erases nothing. What it reads: the first 7 bytes of every block (the last block whose first
+//! header is written holds the log's end), then that block from its start to its end, once,
+//! walking its chunks as a reader does (headers, payloads through the checksum, padding); the
+//! bytes of a chunk that turns out torn are read again, to look for a resume marker after it.
 //!
 //! Let `l` be one past the last byte of that block that is not erased (or the end of its last
 //! well-formed chunk, if later). The log continues at `r = roundup(l, W) + W`: the extra word
 //! is the one a power cut may have caught at the very start of its programming, which may
 //! read erased yet never be programmable again (per-word ECC). So a reboot costs at most
-//! `2 × W - 1` bytes of flash, beyond a record torn by the power cut.
+//! `2 × W - 1` bytes of flash beyond a record torn by the power cut (and the 7-byte marker
+//! below after a torn write). Reopening again before writing anything finds the same place.
 //!
 //! If the scan finds the log ends in a **torn chunk** (bytes after the last well-formed chunk
 //! that are not one: a power cut in the middle of a program), `r` is also past the end the
@@ -77,8 +80,9 @@
 //! chunk of type [`RESUME_TYPE`] (`0xB1`, ignorable: bit 7 set), 7 bytes, whose checksum covers
 //! its type byte alone. The same when the log ends in the middle of a record (a `FIRST` or
 //! `MIDDLE` chunk, the rest of the record cut off, usually by a power cut during the erase of
-//! the next block). With `W` = 8, a power cut in the middle of a third record at 64 that left
-//! bytes 64..81 programmed:
+//! the next block). The marker is laid out with the first record (or flush) after the reopening.
+//! With `W` = 8, a power cut in the middle of a 20-byte third record at 64 (its chunk 64..91)
+//! that left bytes 64..81 programmed:
 //!
 //! ```text
 //! 64..81  torn chunk                81..88  erased (the rest of the word in flight)
@@ -90,7 +94,15 @@
 //! after the marker reads. A well-formed chunk other than a marker after bad bytes is damage,
 //! reported. If fewer than 7 bytes are left in the block at `r`, the log (and the marker)
 //! continues at the next block — the one after it if the next block's first word may have been
-//! in flight and the next block shares an erase unit with the last one.
+//! in flight and the next block shares an erase unit with the last one. So readers also take
+//! a marker as the end of the record in progress (a `FIRST` chunk whose block ended), and bad
+//! bytes with no chunk after them in their block as torn when the next chunk they meet (in a
+//! later block) is a marker.
+//!
+//! If the block holds written bytes beyond what a torn write explains (past the torn chunk as
+//! far as its header reaches, and the word in flight) — the arbitrary bits of an interrupted
+//! erase, or data that is not this log's — the log continues at the next block instead, where
+//! nothing of that can hide what follows.
 //!
 //! A record is *acknowledged* once a `flush` after it has returned `Ok`. After a power cut at
 //! any point — or, for `AsyncWordWriter`, a future dropped before it completes — and a reopen,
