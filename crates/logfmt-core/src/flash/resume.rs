@@ -7,9 +7,11 @@
 //!    reader walks them: a well-formed chunk (length inside the block, checksum right) is
 //!    stepped over; erased bytes where a chunk would start are flush padding, up to the chunk
 //!    at the word boundary before the next byte that is not erased (or right there, if that
-//!    boundary is not past where the erased bytes began); anything else is a chunk torn by a
-//!    power cut, after which the walk looks for the resume marker a later reopening put at a
-//!    word boundary, and goes on after it.
+//!    boundary is not past where the erased bytes began — and there too if the chunk at the
+//!    boundary is not well-formed: a checksum may begin with erased bytes); anything else is a
+//!    chunk torn by a power cut, after which the walk reads on from just after its start,
+//!    looking for the resume marker a later reopening put at a word boundary, and goes on
+//!    after it.
 //! 3. Let `l` be one past the last byte of the block that is not erased, and at least the end
 //!    of the last well-formed chunk. The log continues at `r = roundup(l, W) + W`: one word
 //!    more than needed, because a power cut at the very start of programming that word may
@@ -21,14 +23,17 @@
 //! 4. If fewer than a header's bytes are left after `r` in the block, the log continues at the
 //!    next block (the one after, if the first word of the next one may have been in flight and
 //!    the next one shares an erase unit with the last, so that it cannot be erased again).
+//!    Also if the block holds written bytes beyond what a torn write explains (`l` past the
+//!    torn chunk's declared end and one word): garbage, which could hide what follows it.
 //!
 //! The flash after the log's end is erased (the region was erased before its first use, and a
 //! block's erase units are erased before it is first programmed): where the log continues at
 //! the start of an erase unit, the writer erases it first; elsewhere the rest of the unit is
 //! erased already.
 //!
-//! What a reopen reads: the first header of every block, then the last written block, once, in
-//! pieces of 64 bytes.
+//! What a reopen reads: the first header of every block, then the last written block, in
+//! pieces of 64 bytes, once (and again from a torn chunk, or from erased bytes before a chunk
+//! that is not well-formed).
 
 use super::FlashConfig;
 use super::layout::MARKER_WINDOW;
