@@ -12,9 +12,11 @@ use core::fmt;
 
 use embedded_storage::nor_flash::{ErrorType, NorFlash, ReadNorFlash};
 use logfmt_core::flash::{
-    FlashConfig, FlashError, FlashSource, FlashStats, FlashWriter, MockError, MockFlash, PowerCut,
+    FlashConfig, FlashError, FlashStats, FlashWriter, MockError, MockFlash, PowerCut,
 };
-use logfmt_core::{BLOCK_SIZE, Item, LogEnd, ReadOptions, Reader};
+use logfmt_core::{BLOCK_SIZE, checksum};
+
+use crate::reference::{self, Event};
 
 /// The flash's program unit: 8-byte words (as on STM32L4 and others).
 pub const WRITE_SIZE: usize = 8;
@@ -326,13 +328,14 @@ pub fn run(
         say!(out, "");
         say!(
             out,
-            "boot 2: power back. FlashWriter::open scanned the region: its last written block \
-             may end in a torn chunk,"
+            "boot 2: power back. FlashWriter::open scanned the last written block: it ends in the \
+             chunk torn at offset {},",
+            outcome.torn_offset
         );
         say!(
             out,
-            "        so appending resumes at offset {} (the next block): nothing is ever \
-             appended after a torn chunk",
+            "        so appending resumes in the same block, past the torn chunk and one more \
+             word, after a 7-byte resume marker: at offset {}",
             writer.position()
         );
         for n in BOOT1_SAMPLES + 1..=BOOT1_SAMPLES + BOOT2_SAMPLES {
@@ -354,73 +357,64 @@ pub fn run(
     say!(out, "");
     say!(
         out,
-        "reading the region back on the device (Reader over FlashSource, erased = 0x{ERASED:02X}):"
+        "reading the region back on the device (the flash read rules: erased = 0x{ERASED:02X}, \
+         {WRITE_SIZE}-byte words):"
     );
-    let source = FlashSource::new(Shared(&flash), config, &mut *block);
-    let options = ReadOptions::new().erased(Some(ERASED));
-    let mut reader = Reader::with_options(source, scratch, &options);
+    let image = flash.borrow();
     let mut next_ack = 0;
-    loop {
-        let item = reader.next()?;
-        let Some(item) = item else { break };
-        match item {
-            Item::Record(record) => {
+    let mut error = None;
+    let crc = |kind: u8, payload: &[u8]| {
+        checksum::mask(checksum::extend(checksum::crc32c(&[kind]), payload))
+    };
+    reference::walk(image.memory(), ERASED, WRITE_SIZE, crc, scratch, |event| {
+        if error.is_some() {
+            return;
+        }
+        match event {
+            Event::Record { offset, data } => {
                 outcome.records_read += 1;
-                let text = core::str::from_utf8(record.data).unwrap_or("<not UTF-8>");
+                let offset = offset as u64;
+                let text = core::str::from_utf8(data).unwrap_or("<not UTF-8>");
                 let expected = outcome.acks().get(next_ack).copied();
-                if let Some(ack) = expected.filter(|ack| {
-                    ack.offset == record.offset && sample(ack.sample).as_bytes() == record.data
-                }) {
+                if let Some(ack) = expected
+                    .filter(|ack| ack.offset == offset && sample(ack.sample).as_bytes() == data)
+                {
                     next_ack += 1;
                     say!(
                         out,
-                        "  @ {:>6}  {text:<36} acknowledged (sample {})",
-                        record.offset,
+                        "  @ {offset:>6}  {text:<36} acknowledged (sample {})",
                         ack.sample
                     );
-                } else if record.offset == outcome.torn_offset
-                    && record.data == sample(outcome.torn_sample).as_bytes()
+                } else if offset == outcome.torn_offset
+                    && data == sample(outcome.torn_sample).as_bytes()
                 {
                     outcome.torn_survived = true;
                     say!(
                         out,
-                        "  @ {:>6}  {text:<36} in flight at the power cut, survived whole",
-                        record.offset
+                        "  @ {offset:>6}  {text:<36} in flight at the power cut, survived whole"
                     );
                 } else {
-                    return Err(DemoError::Unexpected {
-                        offset: record.offset,
-                    });
+                    error = Some(DemoError::Unexpected { offset });
                 }
             }
-            Item::Corruption(c) => {
+            Event::Torn { offset } => {
                 outcome.reports += 1;
-                if c.offset != outcome.torn_offset {
-                    return Err(DemoError::UnexpectedDamage { offset: c.offset });
-                }
                 say!(
                     out,
-                    "  @ {:>6}  dropped {} bytes: {} -- sample {}, torn by the power cut, and the \
-                     unused rest of its block",
-                    c.offset,
-                    c.bytes,
-                    c.kind,
+                    "  @ {offset:>6}  torn by the power cut (sample {}) and followed by a resume \
+                     marker: dropped silently",
                     outcome.torn_sample
                 );
             }
-            Item::Oversized(o) => {
-                return Err(DemoError::Unexpected { offset: o.offset });
+            Event::Damage { offset } | Event::TornTail { offset } | Event::Oversized { offset } => {
+                error = Some(DemoError::UnexpectedDamage {
+                    offset: offset as u64,
+                });
             }
         }
-    }
-    match reader.end() {
-        Some(LogEnd::Clean { .. }) => say!(
-            out,
-            "  the log ends at offset {}; the rest of the region is erased",
-            reader.last_record_end()
-        ),
-        Some(end) => say!(out, "  end of log: {end:?}"),
-        None => {}
+    });
+    if let Some(e) = error {
+        return Err(e);
     }
     if let Some(&ack) = outcome.acks().get(next_ack) {
         return Err(DemoError::Missing(ack));

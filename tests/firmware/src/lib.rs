@@ -9,6 +9,11 @@ pub mod demo_log;
 pub mod fmtbuf;
 pub mod harness;
 pub mod probe;
+/// The reference reader of the flash log's images, shared with `logfmt-core`'s own flash tests:
+/// the read rules written out plainly (R1 padding, R2 torn writes and the resume marker), to
+/// check on target what the writers put on the flash.
+#[path = "../../../crates/logfmt-core/src/flash/reference.rs"]
+pub mod reference;
 pub mod rng;
 pub mod semihosting_file;
 pub mod stack;

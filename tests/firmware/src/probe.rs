@@ -1,26 +1,19 @@
 //! The reference firmware's work, shared by the size probe, its baseline and the stack probe: a
-//! sensor log in NOR flash (the memory-mapped [`StubFlash`]) written with [`FlashWriter`] and
+//! sensor log in NOR flash (the memory-mapped [`StubFlash`]) written with [`WordWriter`] and
 //! read back with a [`Reader`] over a [`FlashSource`]. Inputs and results pass through
 //! [`black_box`] so that the optimiser keeps every path a real firmware would have.
 
 use core::hint::black_box;
 
 use embedded_storage::nor_flash::NorFlash;
-use logfmt_core::flash::{FlashConfig, FlashSource, FlashWriter, Resume};
+use logfmt_core::flash::{FlashConfig, FlashSource, WordWriter};
 use logfmt_core::{BLOCK_SIZE, Item, ReadOptions, Reader};
 
 use crate::stub_flash::{CAPACITY, StubFlash};
 
 /// The log region: the whole stub flash.
 pub fn config() -> FlashConfig {
-    // The default policy; with the `probe-runtime-resume` feature it comes from run-time
-    // "configuration", so that both resume scans are in the image.
-    let resume = if cfg!(feature = "probe-runtime-resume") && black_box(false) {
-        Resume::SameBlock
-    } else {
-        Resume::NextBlock
-    };
-    FlashConfig::new(0, CAPACITY as u32).resume(resume)
+    FlashConfig::new(0, CAPACITY as u32)
 }
 
 /// The factory state: the stub flash erased.
@@ -45,9 +38,10 @@ pub fn sample_len(n: u32, big: bool) -> usize {
     }
 }
 
-/// Opens the log, appends `count` records (flushing every 4th), returns the log's length.
-pub fn append(block: &mut [u8; BLOCK_SIZE], payload: &mut [u8], count: u32, big: bool) -> u64 {
-    let Ok(mut writer) = FlashWriter::open(StubFlash, config(), block) else {
+/// Opens the log (the small-RAM writer: no block buffer), appends `count` records (flushing
+/// every 4th), returns the log's length.
+pub fn append(payload: &mut [u8], count: u32, big: bool) -> u64 {
+    let Ok(mut writer) = WordWriter::open(StubFlash, config()) else {
         return 0;
     };
     for n in 0..count {

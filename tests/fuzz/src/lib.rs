@@ -22,6 +22,35 @@ pub mod flash_writer;
 pub mod reader;
 pub mod writer;
 
+/// The reference reader of flash log images (`logfmt-core`'s flash tests): the flash read
+/// rules written out plainly (padding, torn writes before a resume marker).
+#[path = "../../../crates/logfmt-core/src/flash/reference.rs"]
+pub mod reference;
+
+/// Reads a flash image with [`reference`]: the records, and whether damage was reported.
+pub fn read_flash(image: &[u8], erased: u8, word: usize) -> (Vec<Vec<u8>>, usize) {
+    let crc = |kind: u8, payload: &[u8]| {
+        use logfmt_core::checksum::{crc32c, extend, mask};
+        mask(extend(crc32c(&[kind]), payload))
+    };
+    let mut scratch = vec![0u8; image.len()];
+    let (mut records, mut damage) = (Vec::new(), 0);
+    reference::walk(
+        image,
+        erased,
+        word,
+        crc,
+        &mut scratch,
+        |event| match event {
+            reference::Event::Record { data, .. } => records.push(data.to_vec()),
+            reference::Event::Damage { .. } => damage += 1,
+            reference::Event::Oversized { offset } => panic!("oversized record at {offset}"),
+            reference::Event::Torn { .. } | reference::Event::TornTail { .. } => {}
+        },
+    );
+    (records, damage)
+}
+
 /// The workspace's independent model of the format (`tests/src/model.rs`).
 #[path = "../../src/model.rs"]
 #[allow(dead_code, unreachable_pub)]

@@ -140,15 +140,6 @@ pub(crate) fn run(check: bool) -> Result {
             rows.push((format!("  {what}"), Some(sections)));
         }
     }
-    let built = build(target, &["size-probe"], &["probe-runtime-resume"])?;
-    rows.push((
-        "CRC 1 KiB table, Resume chosen at run time".to_owned(),
-        None,
-    ));
-    rows.push((
-        "  writer + reader (both resume scans)".to_owned(),
-        Some(elf_sections(&executable(&built, "size-probe")?)?),
-    ));
     let baseline = baseline.unwrap_or_default();
 
     // State sizes and stack high-water marks, from the stack probe under QEMU.
@@ -178,7 +169,7 @@ pub(crate) fn run(check: bool) -> Result {
     let _ = writeln!(
         out,
         "\nReference firmware: {target}, opt-level \"s\", LTO, codegen-units 1, panic-halt; a \
-         NOR-flash log (FlashWriter + Reader over FlashSource) over a memory-mapped flash driver.\n\
+         NOR-flash log (the small-RAM WordWriter + Reader over FlashSource) over a memory-mapped flash driver.\n\
          The baseline is the same firmware without logfmt (it programs and reads the records raw, \
          and has memcpy/memset).\nIn both, the 32 KiB block buffer and the 1 KiB scratch are statics \
          (.bss), as a firmware's large buffers are.\nlogfmt's cost = flash (.vector_table + .text + .rodata + .data) \
@@ -253,7 +244,7 @@ pub(crate) fn run(check: bool) -> Result {
     match &stack {
         Some(text) => {
             let v = |key: &str| probe_value(text, key);
-            let writer = v("size_of FlashWriter").unwrap_or(0);
+            let writer = v("size_of WordWriter").unwrap_or(0);
             let reader = v("size_of Reader").unwrap_or(0);
             let buffer_ref = v("size_of buffer_ref").unwrap_or(0);
             let scratch_ref = v("size_of scratch_ref").unwrap_or(0);
@@ -261,9 +252,9 @@ pub(crate) fn run(check: bool) -> Result {
             let ram_ok = statics + writer.max(reader) <= RAM_BUDGET;
             let _ = writeln!(
                 out,
-                "  RAM besides the caller's buffers (each with its own 32 KiB block buffer; \
+                "  RAM besides the caller's buffers (the reader's 32 KiB block buffer; \
                  references to the buffers included):\n    \
-                 FlashWriter {writer} B, Reader<FlashSource> {reader} B (block buffer ref {buffer_ref} B, \
+                 WordWriter {writer} B, Reader<FlashSource> {reader} B (block buffer ref {buffer_ref} B, \
                  scratch ref {scratch_ref} B); both open at once {} B\n    \
                  budget {RAM_BUDGET} B each: {}",
                 writer + reader,
@@ -279,11 +270,11 @@ pub(crate) fn run(check: bool) -> Result {
             for (key, what) in [
                 (
                     "stack open",
-                    "FlashWriter::open on an erased region (resume scan)",
+                    "WordWriter::open on an erased region (resume scan)",
                 ),
                 (
                     "stack reopen",
-                    "FlashWriter::open on a written region, both resume policies",
+                    "WordWriter::open on a written region (resume scan)",
                 ),
                 (
                     "stack append",

@@ -4,34 +4,26 @@
 use embedded_storage_async::nor_flash::NorFlash;
 
 use super::engine::{Engine, Op};
-use super::resume::{Resumed, Scan, ScanOp};
-use super::{FlashConfig, FlashError, FlashStats, Resume};
+use super::resume::{Scan, ScanOp};
+use super::{FlashConfig, FlashError, FlashStats};
 use crate::writer::Written;
 
-async fn scan<F: NorFlash>(
+/// The resume scan, then the engine appending where it found.
+async fn open<F: NorFlash>(
     flash: &mut F,
     config: FlashConfig,
-) -> Result<Resumed, FlashError<F::Error>> {
+) -> Result<Engine, FlashError<F::Error>> {
     config.check(flash.capacity(), F::WRITE_SIZE, F::ERASE_SIZE, F::READ_SIZE)?;
-    let geometry = (config, F::WRITE_SIZE, F::ERASE_SIZE, F::READ_SIZE);
-    match config.resume {
-        Resume::NextBlock => drive_scan(flash, Scan::<false>::new(geometry)).await,
-        Resume::SameBlock => drive_scan(flash, Scan::<true>::new(geometry)).await,
-    }
-}
-
-async fn drive_scan<F: NorFlash, const SAME_BLOCK: bool>(
-    flash: &mut F,
-    mut scan: Scan<SAME_BLOCK>,
-) -> Result<Resumed, FlashError<F::Error>> {
-    loop {
+    let mut scan = Scan::new((config, F::WRITE_SIZE, F::ERASE_SIZE, F::READ_SIZE));
+    let resumed = loop {
         match scan.step() {
             ScanOp::Read { at, buffer } => {
                 flash.read(at, buffer).await.map_err(FlashError::Flash)?
             }
-            ScanOp::Done(resumed) => return Ok(resumed),
+            ScanOp::Done(resumed) => break resumed,
         }
-    }
+    };
+    Ok(Engine::new(config, F::WRITE_SIZE, F::ERASE_SIZE, resumed))
 }
 
 async fn run<F: NorFlash>(
@@ -74,7 +66,7 @@ async fn run<F: NorFlash>(
 /// let mut writer = AsyncWordWriter::open(flash, FlashConfig::new(0, BLOCK_SIZE as u32)).await?;
 /// writer.add_record(b"temperature=21.5").await?;
 /// writer.flush().await?;
-/// assert_eq!(writer.position(), 72);
+/// assert_eq!(writer.position(), 24);
 /// # Ok(())
 /// # })
 /// # }
@@ -91,8 +83,7 @@ impl<F: NorFlash> AsyncWordWriter<F> {
     /// # Errors
     /// As [`WordWriter::open`](super::WordWriter::open).
     pub async fn open(mut flash: F, config: FlashConfig) -> Result<Self, FlashError<F::Error>> {
-        let resumed = scan(&mut flash, config).await?;
-        let engine = Engine::new(config, F::WRITE_SIZE, F::ERASE_SIZE, resumed);
+        let engine = open(&mut flash, config).await?;
         Ok(Self { flash, engine })
     }
 
@@ -119,7 +110,8 @@ impl<F: NorFlash> AsyncWordWriter<F> {
             .map(|_| ())
     }
 
-    /// Region offset where the next record will start (the log's length).
+    /// Region offset where the next record will start: the log's length (after the resume
+    /// marker, if a reopened log still has to write one).
     pub fn position(&self) -> u64 {
         self.engine.position()
     }

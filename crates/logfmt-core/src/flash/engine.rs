@@ -1,14 +1,17 @@
 //! The small-RAM writer's engine, sans I/O: it turns the [layout](super::layout)'s pieces into
-//! flash operations — erase these units, program these words — and a driver (the blocking
-//! [`WordWriter`](super::WordWriter), the async `AsyncWordWriter`) carries them out, one at a
-//! time, and comes back for the next.
+//! flash operations — erase these units, program this word — and a driver (the blocking
+//! [`WordWriter`](super::WordWriter), the async `AsyncWordWriter`, the buffered
+//! [`FlashWriter`](super::FlashWriter)) carries them out, one at a time, and comes back for the
+//! next.
 //!
 //! Mechanics (the policy is in `layout` and `resume`):
-//! - the log's bytes go through one staging word of `WRITE_SIZE` bytes; a full word is
-//!   programmed, and whole words of payload are programmed straight from the caller's record;
-//! - a word made only of erased bytes is never programmed (programming it would change nothing
-//!   but, on parts with per-word ECC, make it unprogrammable), but the flash under it is erased
-//!   first like under any other word;
+//! - the log's bytes go through one staging word of `WRITE_SIZE` bytes, a byte at a time; a
+//!   full word is programmed — every word of the log, each once, erased-looking or not (the
+//!   resume scan never resumes before the end of what the log's chunks and bytes reach);
+//! - a flush stages erased bytes to the end of the word and programs it: the log continues at
+//!   the next word boundary;
+//! - the resume marker a scan asks for is laid out before the first record (or flush) after
+//!   the reopening, so reopening programs nothing;
 //! - before a word is programmed in a block not yet erased, the block's erase units are erased
 //!   (lazily, a block at a time);
 //! - the engine updates its state as it hands out each operation: if the driver fails, or stops
@@ -18,7 +21,7 @@
 use super::layout::{self, Piece, RecordLayout};
 use super::resume::Resumed;
 use super::{FlashConfig, FlashError, FlashStats};
-use crate::format::BLOCK_SIZE;
+use crate::format::{BLOCK_SIZE, HEADER_SIZE};
 use crate::writer::Written;
 
 /// The largest `WRITE_SIZE` the engine supports.
@@ -72,7 +75,7 @@ enum Task {
     Idle,
     /// Laying out a record.
     Record(RecordLayout),
-    /// Padding to the flash word.
+    /// Programming the last, partly staged word.
     Flush,
     /// Stopped mid-operation (flash error or interrupted operation).
     Poisoned,
@@ -92,6 +95,8 @@ pub(super) struct Engine {
     ready_to: u32,
     /// Where the record being appended starts, once known.
     first: Option<u32>,
+    /// The resume marker is still to be laid out, before anything else.
+    marker: bool,
     /// The staged bytes of the word that holds `pos`: `pos % write_size` of them (or the whole
     /// word, when `full`).
     word: [u8; MAX_WRITE],
@@ -103,7 +108,8 @@ pub(super) struct Engine {
 }
 
 impl Engine {
-    /// An engine appending at the resume point of a scan.
+    /// An engine appending at the resume point of a scan (with the resume marker first, if
+    /// the scan asks for it).
     pub(super) fn new(
         config: FlashConfig,
         write_size: usize,
@@ -118,7 +124,9 @@ impl Engine {
             pos: resumed.pos,
             ready_to: resumed.ready_to,
             first: None,
-            word: [config.erased; MAX_WRITE],
+            marker: resumed.marker,
+            // Every byte is staged before its word is programmed.
+            word: [0; MAX_WRITE],
             task: Task::Idle,
             piece: None,
             done: 0,
@@ -134,20 +142,17 @@ impl Engine {
         self.stats
     }
 
+    /// Where the next record goes: the log's end, after the resume marker if it is still to
+    /// be laid out.
     pub(super) fn position(&self) -> u64 {
-        u64::from(self.pos)
-    }
-
-    /// Where the log may extend to: the region's end, or the end of the erased area when the
-    /// erase unit after it also holds earlier blocks of the log (see [`Resumed::ready_to`]).
-    pub(super) fn limit(&self) -> u32 {
-        limit(&self.config, self.ready_to, self.erase_size)
+        let marker = if self.marker { HEADER_SIZE as u64 } else { 0 };
+        u64::from(self.pos) + marker
     }
 
     /// Begins appending a record of `len` bytes.
     pub(super) fn start_record(&mut self, len: usize) -> Result<(), Failure> {
         self.check_idle()?;
-        if layout::end_after(self.position(), len) > u64::from(self.limit()) {
+        if layout::end_after(self.position(), len) > u64::from(self.config.len) {
             return Err(Failure::Full);
         }
         self.task = Task::Record(RecordLayout::default());
@@ -155,9 +160,11 @@ impl Engine {
         Ok(())
     }
 
-    /// Begins a flush: padding to the flash word, and programming the last word.
+    /// Begins a flush: programming the last word, its rest left erased.
     pub(super) fn start_flush(&mut self) -> Result<(), Failure> {
         self.check_idle()?;
+        // A marker with no room left (a full region) is of no use.
+        self.marker &= self.position() <= u64::from(self.config.len);
         self.task = Task::Flush;
         Ok(())
     }
@@ -183,137 +190,97 @@ impl Engine {
         let word_size = usize::from(self.write_size);
         loop {
             if self.full {
-                // The staged word is complete: program it (or leave it, if erased).
+                // The staged word is complete: program it.
                 if let Some(op) = self.prepare(self.pos) {
                     return op;
                 }
                 self.full = false;
-                let erased = self.config.erased;
-                let blank = self.word.iter().take(word_size).all(|&b| b == erased);
-                if !blank {
-                    self.stats.programs += 1;
-                    self.stats.programmed_bytes += word_size as u64;
-                    return Op::Program {
-                        at: self.config.start + self.pos - word_size as u32,
-                        bytes: self.word.get(..word_size).unwrap_or_default(),
-                    };
-                }
-                continue;
+                self.stats.programs += 1;
+                self.stats.programmed_bytes += word_size as u64;
+                return Op::Program {
+                    at: self.config.start + self.pos - word_size as u32,
+                    bytes: self.word.get(..word_size).unwrap_or_default(),
+                };
             }
-            let Some(piece) = self.piece.clone() else {
+            let Some(byte) = self.next_byte(data) else {
                 if let Err(op) = self.fetch(data) {
                     return op;
                 }
                 continue;
             };
-            let payload = match self.task {
-                Task::Record(_) => data.get(piece.payload).unwrap_or_default(),
-                _ => &[],
-            };
-            let header_end = piece.zeros + piece.header.map_or(0, |h| h.len());
-            let total = header_end + payload.len();
-            let done = self.done;
-            if done >= total {
-                self.piece = None;
-                continue;
-            }
             let staged = self.pos as usize % word_size;
-            let rest = payload
-                .get(done.saturating_sub(header_end)..)
-                .unwrap_or_default();
-            if done >= header_end && staged == 0 && rest.len() >= word_size {
-                // Whole words of payload, programmed straight from the record.
-                if let Some(op) = self.prepare(self.pos + word_size as u32) {
-                    return op;
-                }
-                let erased = self.config.erased;
-                let blank = |w: &[u8]| w.iter().all(|&b| b == erased);
-                // The payload lies in one block, erased as a whole; the minimum is a guard.
-                let room = (self.ready_to - self.pos) as usize;
-                let whole = rest.len().min(room) / word_size * word_size;
-                let words = rest.get(..whole).unwrap_or_default();
-                let skip = words.chunks(word_size).take_while(|w| blank(w)).count() * word_size;
-                let run = words.get(skip..).unwrap_or_default();
-                let run = run.chunks(word_size).take_while(|w| !blank(w)).count() * word_size;
-                let at = self.pos + skip as u32;
-                self.done += skip + run;
-                self.pos += (skip + run) as u32;
-                if run > 0 {
-                    self.stats.programs += 1;
-                    self.stats.programmed_bytes += run as u64;
-                    return Op::Program {
-                        at: self.config.start + at,
-                        bytes: words.get(skip..skip + run).unwrap_or_default(),
-                    };
-                }
-                continue;
+            if let Some(slot) = self.word.get_mut(staged) {
+                *slot = byte;
             }
-            // Stage bytes up to the end of the word or of the piece.
-            let take = (word_size - staged).min(total - done);
-            for i in 0..take {
-                let at = done + i;
-                let byte = if at < piece.zeros {
-                    0
-                } else if at < header_end {
-                    piece
-                        .header
-                        .and_then(|h| h.get(at - piece.zeros).copied())
-                        .unwrap_or(0)
-                } else {
-                    payload.get(at - header_end).copied().unwrap_or(0)
-                };
-                if let Some(slot) = self.word.get_mut(staged + i) {
-                    *slot = byte;
-                }
-            }
-            self.done += take;
-            self.pos += take as u32;
-            self.full = staged + take == word_size;
+            self.pos += 1;
+            self.full = staged + 1 == word_size;
         }
+    }
+
+    /// The next byte of the piece being laid out, if any is left.
+    fn next_byte(&mut self, data: &[u8]) -> Option<u8> {
+        let piece = self.piece.as_ref()?;
+        let at = self.done;
+        let header = piece.header.map_or(0, |h| h.len());
+        let byte = if at < piece.trailer {
+            self.config.erased
+        } else if at < piece.trailer + header {
+            piece.header?.get(at - piece.trailer).copied()?
+        } else {
+            let payload = data.get(piece.payload.clone())?;
+            *payload.get(at - piece.trailer - header)?
+        };
+        self.done += 1;
+        Some(byte)
     }
 
     /// Takes the task's next piece, or ends the task: `Err` holds the operation to return.
     fn fetch(&mut self, data: &[u8]) -> Result<(), Op<'static>> {
         let offset = self.pos as usize % BLOCK_SIZE;
+        let word = usize::from(self.write_size);
         let next = match &mut self.task {
-            Task::Record(layout) => layout.next(data, offset),
-            Task::Flush => layout::pad(offset, usize::from(self.write_size)),
-            Task::Idle => None,
+            // The marker before anything else (the scan left room for it in the block).
+            Task::Record(_) | Task::Flush if self.marker => {
+                self.marker = false;
+                Some(Piece {
+                    trailer: 0,
+                    header: Some(layout::MARKER),
+                    payload: 0..0,
+                })
+            }
+            Task::Record(layout) => layout.next(data, offset).inspect(|piece| {
+                // After the trailer (if any): where the record's first header goes.
+                self.first.get_or_insert(self.pos + piece.trailer as u32);
+            }),
+            // The rest of the word, erased.
+            Task::Flush if !offset.is_multiple_of(word) => Some(Piece {
+                trailer: word - offset % word,
+                header: None,
+                payload: 0..0,
+            }),
+            Task::Flush | Task::Idle => None,
             Task::Poisoned => return Err(Op::Fail(Failure::Poisoned)),
         };
-        match next {
-            Some(piece) => {
-                if self.first.is_none() && matches!(self.task, Task::Record(_)) {
-                    // After the trailer (if any): where the record's first header goes.
-                    self.first = Some(self.pos + piece.zeros as u32);
-                }
-                self.piece = Some(piece);
-                self.done = 0;
-                Ok(())
-            }
-            None => {
-                self.task = Task::Idle;
-                let first = self.first.take().unwrap_or(self.pos);
-                Err(Op::Done(Written {
-                    offset: u64::from(first),
-                    end: u64::from(self.pos),
-                }))
-            }
+        self.done = 0;
+        if next.is_some() {
+            self.piece = next;
+            return Ok(());
         }
+        self.piece = None;
+        self.task = Task::Idle;
+        let first = self.first.take().unwrap_or(self.pos);
+        Err(Op::Done(Written {
+            offset: u64::from(first),
+            end: u64::from(self.pos),
+        }))
     }
 
-    /// Makes sure the flash is erased up to region offset `end` before a word there is
-    /// programmed (or left erased): the erase to do first, if any (the state moves on as if it
-    /// succeeds), or a failure.
+    /// Makes sure the flash is erased up to region offset `end` before the word there is
+    /// programmed: the erase to do first, if any (the state moves on as if it succeeds).
+    /// `ready_to` is an erase unit boundary.
     fn prepare(&mut self, end: u32) -> Option<Op<'static>> {
         if self.ready_to >= end {
             return None;
-        }
-        if !self.ready_to.is_multiple_of(self.erase_size) {
-            // The rest of this erase unit is not erased, and erasing it would destroy the
-            // log's earlier blocks in the unit. (`start_record` refuses such records first.)
-            self.task = Task::Poisoned;
-            return Some(Op::Fail(Failure::Full));
         }
         let (from, to) = erase_range(&self.config, self.ready_to, self.erase_size);
         self.stats.erases += 1;
@@ -329,15 +296,4 @@ pub(super) fn erase_range(config: &FlashConfig, ready_to: u32, erase_size: u32) 
     let block_end = (ready_to / BLOCK_SIZE as u32 + 1) * BLOCK_SIZE as u32;
     let erase_end = block_end.next_multiple_of(erase_size).min(config.len);
     (config.start + ready_to, config.start + erase_end)
-}
-
-/// Where a log may extend to, given the end of its erased area: the region's end, or the end
-/// of the erased area when that is not an erase-unit boundary (the erase unit after it also
-/// holds earlier blocks of the log, so it can never be erased).
-pub(super) fn limit(config: &FlashConfig, ready_to: u32, erase_size: u32) -> u32 {
-    if ready_to.is_multiple_of(erase_size) {
-        config.len
-    } else {
-        ready_to
-    }
 }

@@ -1,42 +1,82 @@
-//! Layout policy of the small-RAM writer: which bytes the log holds next, piece by piece,
-//! computed from the record in the caller's memory. No I/O here ([`engine`](super::engine)
-//! puts the pieces on the flash).
+//! Layout policy of the flash log: which bytes the log holds next, piece by piece, computed
+//! from the record in the caller's memory. No I/O here ([`engine`](super::engine) puts the
+//! pieces on the flash).
 //!
-//! The rules are LevelDB's, exactly as [`Writer`](crate::Writer) lays a log out, so both flash
-//! writers put the same bytes on the flash:
+//! The chunks are LevelDB's, exactly as [`Writer`](crate::Writer) cuts a record:
 //! - a record that fits in the rest of the block is one `FULL` chunk; otherwise a `FIRST` chunk
 //!   fills the block, `MIDDLE` chunks fill further blocks, and a `LAST` chunk ends it;
-//! - fewer than a header's bytes left in a block become a zero trailer, laid out when the next
-//!   chunk arrives;
-//! - padding to a flash word is empty `FIRST` chunks, or empty `FIRST` chunks and a trailer to
-//!   the end of the block when the word boundary is not reachable inside it.
+//! - a chunk never starts where fewer than a header's bytes are left in the block: those bytes
+//!   are the block's trailer, which the flash log leaves **erased** (LevelDB writes zeros; every
+//!   reader skips a trailer whatever it holds).
+//!
+//! Two things are the flash log's own:
+//! - **word-exact padding**: a flush leaves the rest of the last, partly written flash word
+//!   erased (a piece of erased bytes, like a trailer), and the next record starts at the next
+//!   word boundary; a reader skips erased bytes up to a word boundary where a chunk starts;
+//! - the **resume marker** ([`RESUME_TYPE`]): an empty chunk a reopened writer puts after a
+//!   chunk torn by a power cut, at a word boundary, telling readers that the bytes between
+//!   were cut off by the power failure, not damaged later.
 
 use core::ops::Range;
 
 use crate::checksum;
 use crate::format::{BLOCK_SIZE, FragmentKind, HEADER_SIZE, RecordType};
 
-/// The next piece of the log: `zeros` trailer bytes (the rest of a block), then a chunk header
-/// (if any) and the payload it frames (a range of the record).
+/// The chunk type of the resume marker: an ignorable type (bit 7 set, as RocksDB reserves them,
+/// so readers that do not know it skip it), always with an empty payload and the legacy 7-byte
+/// header. A reopened writer puts one at the word boundary where it resumes after a torn chunk.
+pub const RESUME_TYPE: u8 = 0xB1;
+
+/// The next piece of the log: `trailer` erased bytes (the rest of a block, or of a flash word
+/// on a flush), then a chunk header (if any) and the payload it frames (a range of the record).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Piece {
-    /// Zero bytes of a trailer, before the header.
-    pub(super) zeros: usize,
+    /// Erased bytes of a block trailer, before the header.
+    pub(super) trailer: usize,
     /// The chunk header, `None` for a trailer alone.
     pub(super) header: Option<[u8; HEADER_SIZE]>,
     /// The chunk's payload, as a range of the record.
     pub(super) payload: Range<usize>,
 }
 
-/// A legacy chunk header for `payload` of the given kind.
-pub(super) fn header(kind: FragmentKind, payload: &[u8]) -> [u8; HEADER_SIZE] {
-    let kind = RecordType::for_fragment(kind, false) as u8;
+/// A legacy chunk header of type `kind` for `payload`.
+pub(super) fn header_of(kind: u8, payload: &[u8]) -> [u8; HEADER_SIZE] {
     let crc = checksum::mask(checksum::extend(checksum::crc32c(&[kind]), payload));
     let [c0, c1, c2, c3] = crc.to_le_bytes();
     // A chunk's payload is shorter than a block: the length fits in 16 bits.
     let [l0, l1] = (payload.len() as u16).to_le_bytes();
     [c0, c1, c2, c3, l0, l1, kind]
 }
+
+/// A legacy chunk header for `payload` of the given kind.
+pub(super) fn header(kind: FragmentKind, payload: &[u8]) -> [u8; HEADER_SIZE] {
+    header_of(RecordType::for_fragment(kind, false) as u8, payload)
+}
+
+/// The resume marker: a whole chunk, header only (masked CRC-32C of its type byte, length 0,
+/// type), worked out at compile time.
+pub(super) const MARKER: [u8; HEADER_SIZE] = {
+    // CRC-32C of the type byte, bit by bit.
+    let mut crc = !(RESUME_TYPE as u32);
+    let mut bit = 0;
+    while bit < 8 {
+        crc = (crc >> 1) ^ if crc & 1 == 1 { 0x82f6_3b78 } else { 0 };
+        bit += 1;
+    }
+    let [c0, c1, c2, c3] = checksum::mask(!crc).to_le_bytes();
+    [c0, c1, c2, c3, 0, 0, RESUME_TYPE]
+};
+
+/// The resume marker as the scan's window holds it: its 7 bytes, little-endian.
+pub(super) const MARKER_WINDOW: u64 = {
+    let mut window = 0u64;
+    let mut i = HEADER_SIZE;
+    while i > 0 {
+        i -= 1;
+        window = (window << 8) | MARKER[i] as u64;
+    }
+    window
+};
 
 /// Where a record is in its layout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -54,7 +94,7 @@ impl RecordLayout {
         if self.started && self.next >= data.len() {
             return None;
         }
-        let (zeros, offset) = if BLOCK_SIZE - offset < HEADER_SIZE {
+        let (trailer, offset) = if BLOCK_SIZE - offset < HEADER_SIZE {
             (BLOCK_SIZE - offset, 0)
         } else {
             (0, offset)
@@ -71,39 +111,11 @@ impl RecordLayout {
         self.started = true;
         self.next = end;
         Some(Piece {
-            zeros,
+            trailer,
             header: Some(header(kind, data.get(start..end).unwrap_or_default())),
             payload: start..end,
         })
     }
-}
-
-/// The next piece of padding that brings the log at `offset` in its block to a multiple of
-/// `align` (a power of two); `None` once it is there.
-pub(super) fn pad(offset: usize, align: usize) -> Option<Piece> {
-    if offset.is_multiple_of(align) {
-        return None;
-    }
-    // Header sizes are odd, so some count of empty chunks reaches every power-of-two boundary.
-    let mut count = 1;
-    while !(offset + count * HEADER_SIZE).is_multiple_of(align) {
-        count += 1;
-    }
-    let fits = offset + count * HEADER_SIZE <= BLOCK_SIZE;
-    Some(if fits || BLOCK_SIZE - offset >= HEADER_SIZE {
-        Piece {
-            zeros: 0,
-            header: Some(header(FragmentKind::First, &[])),
-            payload: 0..0,
-        }
-    } else {
-        // Block ends are aligned: a trailer to the end of the block.
-        Piece {
-            zeros: BLOCK_SIZE - offset,
-            header: None,
-            payload: 0..0,
-        }
-    })
 }
 
 /// Where a record of `len` bytes added at log position `position` would end.
@@ -131,21 +143,16 @@ mod tests {
     use super::*;
     use crate::{SliceWriter, WriteOptions};
 
-    /// Lays `records` out with `pad` after each, as pieces, into a log image.
-    fn lay_out(start: usize, records: &[std::vec::Vec<u8>], align: usize) -> std::vec::Vec<u8> {
+    /// Lays `records` out as pieces into a log image, trailers as zeros (as `SliceWriter` has
+    /// them).
+    fn lay_out(start: usize, records: &[std::vec::Vec<u8>]) -> std::vec::Vec<u8> {
         let mut log = std::vec![0xAAu8; start];
-        let put = |log: &mut std::vec::Vec<u8>, piece: Piece, data: &[u8]| {
-            log.extend(core::iter::repeat_n(0, piece.zeros));
-            log.extend(piece.header.iter().flatten());
-            log.extend_from_slice(&data[piece.payload]);
-        };
         for record in records {
             let mut layout = RecordLayout::default();
             while let Some(piece) = layout.next(record, log.len() % BLOCK_SIZE) {
-                put(&mut log, piece, record);
-            }
-            while let Some(piece) = pad(log.len() % BLOCK_SIZE, align) {
-                put(&mut log, piece, &[]);
+                log.extend(core::iter::repeat_n(0, piece.trailer));
+                log.extend(piece.header.iter().flatten());
+                log.extend_from_slice(&record[piece.payload]);
             }
         }
         log
@@ -154,30 +161,39 @@ mod tests {
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig { cases: 64, ..Default::default() })]
 
-        /// The pieces are byte for byte what `SliceWriter` lays out, padding included.
+        /// The pieces are byte for byte the chunks `SliceWriter` lays out (LevelDB's layout),
+        /// and `end_after` predicts where each record ends.
         #[test]
         fn pieces_match_the_writer(
             lengths in proptest::collection::vec(
                 proptest::prop_oneof![0usize..40, 32_740usize..32_768, 0usize..70_000], 1..12),
             start in 0usize..(2 * BLOCK_SIZE),
-            align_log in 0u32..6,
         ) {
-            let align = 1usize << align_log;
             let records: std::vec::Vec<std::vec::Vec<u8>> = lengths
                 .iter()
                 .enumerate()
                 .map(|(i, &n)| (0..n).map(|j| (i * 7 + j * 13) as u8).collect())
                 .collect();
-            let pieces = lay_out(start, &records, align);
+            let pieces = lay_out(start, &records);
             let mut buffer = std::vec![0xAAu8; pieces.len() + BLOCK_SIZE];
             let mut writer = SliceWriter::with_options(&mut buffer, &WriteOptions::new().start(start as u64));
             for record in &records {
                 let before = writer.len() as u64;
                 let end = writer.add_record(record).map(|w| w.end);
                 proptest::prop_assert_eq!(end, Ok(end_after(before, record.len())));
-                proptest::prop_assert!(writer.pad_to(align).is_ok());
             }
             proptest::prop_assert_eq!(&pieces[start..], &writer.as_bytes()[start..]);
         }
+    }
+
+    #[test]
+    fn the_marker_is_an_empty_ignorable_chunk() {
+        let marker = MARKER;
+        assert_eq!(marker, header_of(RESUME_TYPE, &[]));
+        assert_eq!(MARKER_WINDOW.to_le_bytes()[..7], marker);
+        assert_eq!(&marker[4..], &[0, 0, RESUME_TYPE]);
+        assert_ne!(RESUME_TYPE & 0x80, 0, "ignorable: bit 7 set");
+        let crc = checksum::mask(checksum::crc32c(&[RESUME_TYPE]));
+        assert_eq!(marker[..4], crc.to_le_bytes());
     }
 }

@@ -1,57 +1,114 @@
-//! A log in a region of NOR flash (feature `embedded-storage`), that survives power cuts.
+//! A log in a region of NOR flash (feature `embedded-storage`), that survives power cuts and
+//! costs little flash per durable record and per reboot.
 //!
-//! The region is a whole number of 32 KiB blocks and of erase units. The log in it is an
-//! ordinary LevelDB log: a dump of the region reads with any LevelDB-rules reader told that
-//! erased bytes mean "nothing written here" ([`ReadOptions::erased`](crate::ReadOptions)), and
-//! with LevelDB's own reader except for a "bad record length" report per partly written block.
+//! The region is a whole number of 32 KiB blocks and of erase units. The log in it is a
+//! LevelDB log — LevelDB's chunks, cut into 32 KiB blocks exactly as LevelDB cuts them — with
+//! three flash rules: erased bytes mean "nothing written here", a flush leaves the rest of the
+//! flash word erased, and a reopened writer marks where it resumed after a torn write. A dump
+//! of the region reads with a reader told the erased value and the flash word size (see
+//! [`ReadOptions::erased`](crate::ReadOptions)).
 //!
 //! # Two writers, one log
 //!
-//! - [`FlashWriter`] lays records out in a 32 KiB RAM block buffer and programs complete
-//!   blocks, and on [`flush`](FlashWriter::flush) the part laid out since the last program.
 //! - [`WordWriter`] needs no block buffer (about 100 bytes of state): it computes each chunk's
 //!   checksum from the record in the caller's memory and programs the log through one staging
 //!   word of `WRITE_SIZE` bytes. `AsyncWordWriter` (feature `embedded-storage-async`) is the
 //!   same writer over an async flash driver. Both are driven by one sans-I/O engine that hands
 //!   out "erase this, program that" operations; the blocking and the async driver only carry
 //!   them out.
+//! - [`FlashWriter`] is the same engine with its programs gathered in a 32 KiB RAM block: it
+//!   programs a block when it is complete and the rest on [`flush`](FlashWriter::flush), so
+//!   records not flushed never reach the flash.
 //!
 //! Both put exactly the same bytes on the flash for the same records, flushes and reopenings
 //! (a property test holds them to it), so everything below holds for each. The layout policy
-//! (chunks, padding) and the resume policy (where a reopened log continues) are kept apart from
-//! the I/O mechanics (staging, erasing, programming).
+//! (chunks, padding, the marker: `layout`) and the resume policy (where a reopened log
+//! continues: `resume`) are kept apart from the I/O mechanics (staging, erasing, programming).
 //!
-//! # The rules
+//! # The layout
 //!
-//! - **Erased bytes** read as `0xFF` (or `0x00` on inverted parts, [`FlashConfig::erased`]); a
-//!   chunk header made only of them means nothing was written from there to the end of its
-//!   block.
-//! - **Each flash word is programmed once**, at `WRITE_SIZE` alignment; a word made only of
-//!   erased bytes at the end of what is programmed is left unprogrammed (the small-RAM writer
-//!   leaves every such word), so the erased area after the log always means "may be
-//!   programmed".
-//! - **Padding** on flush: the laid-out bytes rarely end on a word boundary, and the rest of a
-//!   partly programmed word cannot be programmed later. So flush first pads the log to
-//!   `WRITE_SIZE` with empty `FIRST` chunks, which LevelDB's reader discards silently when a
-//!   record follows (see [`Writer::pad_to`](crate::Writer::pad_to)), up to the end of the block
-//!   if need be. Zero padding is never used: a zero header makes readers skip the rest of its
-//!   block, which would hide the records written after it.
-//! - **Resuming after a reset** (`open`): the log continues at the first block after the last
-//!   one whose first header is written, so no record is ever appended after a torn one (where a
-//!   reader would lose it with the rest of the block). With [`Resume::SameBlock`] the last block
-//!   is scanned instead, and if it holds only whole chunks followed by erased bytes to its end,
-//!   from a word boundary, the log continues right there; anything else — a chunk torn by a
-//!   power cut, a partly programmed word — still means the next block. The scan reads in
-//!   pieces of at most 64 bytes: one header per block, the last block (with
-//!   [`Resume::SameBlock`]), and the rest of an erase unit begun earlier.
-//! - **Erase lazily**: the erase units of a block are erased just before the block is first
-//!   programmed. A full region is [`FlashError::Full`]; old blocks are never reused.
+//! `W` is the flash's `WRITE_SIZE` (a power of two up to 32), `e` its erased value (`0xFF`, or
+//! `0x00` on inverted parts, [`FlashConfig::erased`]); offsets are region offsets, and word
+//! boundaries are multiples of `W`.
+//!
+//! - **Chunks** are LevelDB's: a 7-byte header (masked CRC-32C, length, type) and the payload;
+//!   a record that does not fit in the rest of its block is cut into `FIRST`, `MIDDLE` and
+//!   `LAST` chunks. Records added between two flushes follow each other with no gap.
+//! - **A chunk never starts in the last 6 bytes of a block**: they are the block's trailer,
+//!   left erased (LevelDB writes zeros there; readers skip a trailer whatever it holds).
+//! - **Word-exact padding**: a flush programs the last, partly filled word with its rest left
+//!   erased, and the next record starts at the next word boundary. A durable record of `n`
+//!   bytes flushed on its own costs `roundup(7 + n, W)` bytes of flash: a 30-byte record, 37
+//!   bytes of chunk, takes 40 bytes at `W` = 4 or 8, 48 at 16, 64 at 32. With `W` = 8, a
+//!   30-byte record at 0 and a flush, then a 16-byte record and a flush:
+//!
+//!   ```text
+//!   0..7    header (FULL, length 30)      7..37   payload      37..40  erased (padding)
+//!   40..47  header (FULL, length 16)      47..63  payload      63..64  erased (padding)
+//!   64..    erased: the next record goes here
+//!   ```
+//!
+//!   Readers skip the erased bytes from the end of a chunk to the word boundary where the next
+//!   chunk starts (rule R1 of the readers); erased bytes to the end of the block mean nothing
+//!   more was written in it.
+//! - **Each flash word of the log is programmed once**, in order, erased-looking or not, and
+//!   never a word before where a reopened log resumes (so parts with per-word ECC are safe).
+//! - **Erase lazily**: the erase units of a block are erased just before its first word is
+//!   programmed. The region must be erased before its first use (the flash after the log is
+//!   taken as erased). A full region is [`FlashError::Full`]; old blocks are never reused.
+//!
+//! # Reboots
+//!
+//! `open` scans the region (sans I/O, in reads of at most 64 bytes, aligned to the flash's
+//! `READ_SIZE`) and continues the log in the same block, whatever the part; it programs and
+//! erases nothing. What it reads: the first 7 bytes of every block (the last block whose first
+//! header is written holds the log's end), then that block from its start to its end, once,
+//! walking its chunks as a reader does (headers, payloads through the checksum, padding); the
+//! bytes of a chunk that turns out torn are read again, to look for a resume marker after it.
+//!
+//! Let `l` be one past the last byte of that block that is not erased (or the end of its last
+//! well-formed chunk, if later). The log continues at `r = roundup(l, W) + W`: the extra word
+//! is the one a power cut may have caught at the very start of its programming, which may
+//! read erased yet never be programmable again (per-word ECC). So a reboot costs at most
+//! `2 × W - 1` bytes of flash beyond a record torn by the power cut (and the 7-byte marker
+//! below after a torn write). Reopening again before writing anything finds the same place.
+//!
+//! If the scan finds the log ends in a **torn chunk** (bytes after the last well-formed chunk
+//! that are not one: a power cut in the middle of a program), `r` is also past the end the
+//! torn chunk's header declares when that lies in the block (the word in flight at the cut is
+//! inside the torn chunk), and the writer puts the **resume marker** at `r` first: an empty
+//! chunk of type [`RESUME_TYPE`] (`0xB1`, ignorable: bit 7 set), 7 bytes, whose checksum covers
+//! its type byte alone. The same when the log ends in the middle of a record (a `FIRST` or
+//! `MIDDLE` chunk, the rest of the record cut off, usually by a power cut during the erase of
+//! the next block). The marker is laid out with the first record (or flush) after the reopening.
+//! With `W` = 8, a power cut in the middle of a 20-byte third record at 64 (its chunk 64..91)
+//! that left bytes 64..81 programmed:
+//!
+//! ```text
+//! 64..81  torn chunk                81..88  erased (the rest of the word in flight)
+//! 88..96  erased (the extra word)   96..103 resume marker   103..  the next record
+//! ```
+//!
+//! Readers drop the bytes from a chunk that is not well-formed up to the marker, and the record
+//! they were part of, silently: a power cut, not damage (rule R2 of the readers); every record
+//! after the marker reads. A well-formed chunk other than a marker after bad bytes is damage,
+//! reported. If fewer than 7 bytes are left in the block at `r`, the log (and the marker)
+//! continues at the next block — the one after it if the next block's first word may have been
+//! in flight and the next block shares an erase unit with the last one. So readers also take
+//! a marker as the end of the record in progress (a `FIRST` chunk whose block ended), and bad
+//! bytes with no chunk after them in their block as torn when the next chunk they meet (in a
+//! later block) is a marker.
+//!
+//! If the block holds written bytes beyond what a torn write explains (past the torn chunk as
+//! far as its header reaches, and the word in flight) — the arbitrary bits of an interrupted
+//! erase, or data that is not this log's — the log continues at the next block instead, where
+//! nothing of that can hide what follows.
 //!
 //! A record is *acknowledged* once a `flush` after it has returned `Ok`. After a power cut at
-//! any point — or, for `AsyncWordWriter`, a future dropped before it completes — reading the
-//! region returns every acknowledged record, in order, possibly followed by records that were
-//! being written, and nothing else. (The small-RAM writer programs words as soon as they are
-//! complete, so unacknowledged records may survive too.)
+//! any point — or, for `AsyncWordWriter`, a future dropped before it completes — and a reopen,
+//! reading the region returns every acknowledged record, in order, possibly followed by records
+//! that were being written, and nothing else. (The small-RAM writer programs words as soon as
+//! they are complete, so unacknowledged records may survive too.)
 //!
 //! # Testing aid
 //!
@@ -71,6 +128,8 @@ mod word;
 mod writer;
 
 #[cfg(test)]
+mod reference;
+#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod word_tests;
@@ -78,6 +137,7 @@ mod word_tests;
 #[cfg(feature = "embedded-storage-async")]
 #[cfg_attr(docsrs, doc(cfg(feature = "embedded-storage-async")))]
 pub use asynch::AsyncWordWriter;
+pub use layout::RESUME_TYPE;
 #[cfg(any(test, feature = "mock-flash"))]
 #[cfg_attr(docsrs, doc(cfg(feature = "mock-flash")))]
 pub use mock::{MockError, MockFlash, MockStats, PowerCut};
@@ -86,22 +146,6 @@ pub use word::WordWriter;
 pub use writer::{FlashStats, FlashWriter};
 
 use core::fmt;
-
-/// Where [`FlashWriter::open`] continues a log whose last block is partly written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub enum Resume {
-    /// Always start a fresh block: the rest of the partly written block is left erased. Safe on
-    /// every part, including those with per-word ECC (STM32H7/L4/U5 and others), where a power
-    /// cut at the very start of a program can leave a word that reads as erased but can never
-    /// be programmed again. Costs up to one block of space per reopen.
-    #[default]
-    NextBlock,
-    /// Continue in the same block, right after its last whole chunk, when only erased bytes
-    /// follow from a word boundary. Saves space; use it only where programming a word that
-    /// reads as erased is always harmless (no per-word ECC, or a `MultiwriteNorFlash` part).
-    SameBlock,
-}
 
 /// Where the log lives in the flash, and how erased flash reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -113,9 +157,6 @@ pub struct FlashConfig {
     pub len: u32,
     /// The value erased flash reads as. Default `0xFF`.
     pub erased: u8,
-    /// Where to continue a partly written last block on reopening. Default
-    /// [`Resume::NextBlock`].
-    pub resume: Resume,
 }
 
 impl FlashConfig {
@@ -126,15 +167,7 @@ impl FlashConfig {
             start,
             len,
             erased: 0xFF,
-            resume: Resume::NextBlock,
         }
-    }
-
-    /// Sets [`resume`](Self::resume).
-    #[must_use]
-    pub const fn resume(mut self, resume: Resume) -> Self {
-        self.resume = resume;
-        self
     }
 
     /// Sets [`erased`](Self::erased).

@@ -1,22 +1,46 @@
 //! Resume policy: where a writer continues a log after a reset, found by a scan that reads the
 //! flash in small pieces (sans I/O: [`Scan::step`] asks for reads, a driver does them).
 //!
-//! The scan reads the first header of every block; the last block whose first header is not
-//! erased is the log's last block. Then, by [`Resume`]:
-//! - [`Resume::NextBlock`]: the log continues at the next block;
-//! - [`Resume::SameBlock`]: the last block's chunks are walked (headers, and payloads through
-//!   the checksum); if only whole chunks are followed by erased bytes to the end of the block,
-//!   from a word boundary, the log continues there, otherwise at the next block.
+//! 1. The first header of every block is read; the last block whose first header is not all
+//!    erased holds the log's end (a written block always starts with a chunk).
+//! 2. That block is read from its start to its end, in pieces, and its chunks walked as a
+//!    reader walks them: a well-formed chunk (length inside the block, checksum right) is
+//!    stepped over; erased bytes where a chunk would start are flush padding, up to the chunk
+//!    at the word boundary before the next byte that is not erased (or right there, if that
+//!    boundary is not past where the erased bytes began — and there too if the chunk at the
+//!    boundary is not well-formed: a checksum may begin with erased bytes); anything else is a
+//!    chunk torn by a power cut, after which the walk reads on from just after its start,
+//!    looking for the resume marker a later reopening put at a word boundary, and goes on
+//!    after it.
+//! 3. Let `l` be one past the last byte of the block that is not erased, and at least the end
+//!    of the last well-formed chunk. The log continues at `r = roundup(l, W) + W`: one word
+//!    more than needed, because a power cut at the very start of programming that word may
+//!    have left it reading erased but unprogrammable (per-word ECC). If the walk ended in a
+//!    torn chunk, `r` is also past the end the chunk's header declares (when it fits in the
+//!    block: the word in flight at the cut lies inside the torn chunk), and the writer puts
+//!    the resume marker at `r` first. The same when the log ends in the middle of a record
+//!    (its last chunk a `FIRST` or `MIDDLE` fragment).
+//! 4. If fewer than a header's bytes are left after `r` in the block, the log continues at the
+//!    next block (the one after, if the first word of the next one may have been in flight and
+//!    the next one shares an erase unit with the last, so that it cannot be erased again).
+//!    Also if the block holds written bytes beyond what a torn write explains (`l` past the
+//!    torn chunk's declared end and one word): garbage, which could hide what follows it.
 //!
-//! A fresh block inside an erase unit begun earlier is usable only if the rest of the unit is
-//! erased; otherwise the log continues at the next unit. What a reopen reads: one header per
-//! block, plus (with [`Resume::SameBlock`]) the last block, plus the rest of an erase unit.
+//! The flash after the log's end is erased (the region was erased before its first use, and a
+//! block's erase units are erased before it is first programmed): where the log continues at
+//! the start of an erase unit, the writer erases it first; elsewhere the rest of the unit is
+//! erased already.
+//!
+//! What a reopen reads: the first header of every block, then the last written block, in
+//! pieces of 64 bytes, once (and again from a torn chunk, or from erased bytes before a chunk
+//! that is not well-formed).
 
-use super::{FlashConfig, Resume};
+use super::FlashConfig;
+use super::layout::MARKER_WINDOW;
 use crate::checksum;
-use crate::format::{BLOCK_SIZE, CHECKSUM_FIELD, HEADER_SIZE, LENGTH_FIELD, TYPE_FIELD};
+use crate::format::{BLOCK_SIZE, HEADER_SIZE, RecordType};
 
-/// Bytes read at a time when checking payloads and erased areas.
+/// Bytes read at a time.
 const PIECE: usize = 64;
 /// The largest `READ_SIZE` the scan supports.
 pub(super) const MAX_READ: usize = 32;
@@ -28,9 +52,12 @@ const BUFFER: usize = PIECE + 2 * MAX_READ;
 pub(super) struct Resumed {
     /// The log's end: where the next byte goes.
     pub(super) pos: u32,
-    /// The end of the area known erased (and never programmed since) after `pos`. When it is
-    /// not an erase-unit boundary, the log cannot go past it: the unit holds earlier blocks.
+    /// The end of the area known erased (and never programmed since) after `pos`: an erase
+    /// unit boundary (or the region's end).
     pub(super) ready_to: u32,
+    /// The log ended in a torn chunk or in the middle of a record: the resume marker goes at
+    /// `pos` first.
+    pub(super) marker: bool,
 }
 
 /// A read for the driver: `buffer.len()` bytes at flash offset `at`.
@@ -50,25 +77,31 @@ pub(super) enum ScanOp<'a> {
 /// What the scan is doing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
-    /// Reading the first header of the block at `at`; `last` is the last written block.
+    /// Reading the first header of the block at `at`.
     Heads,
-    /// Reading the chunk header at `at` in the block at `base`.
-    Header,
-    /// Checksumming a chunk's payload `at..end` into `crc`, against `stored`.
-    Payload,
-    /// Checking that `at..end` is erased: then the log continues at `pos` with the flash
-    /// erased up to `end`. A written byte before `split` means a fresh block at `restart`;
-    /// from `split` on, the log still continues at `pos`, erased up to `split`.
-    Erased,
+    /// Reading the block at `base`, from `at` on, walking its chunks.
+    Walk,
     /// Complete: the log continues at `pos`, erased up to `end`.
     Done,
 }
 
-/// The resume scan, sans I/O. `SAME_BLOCK` is whether the config's resume policy is
-/// [`Resume::SameBlock`]: a constant, so that firmware resuming at the next block carries no
-/// chunk walk (drivers pick the instance by the policy; [`Scan::new`] checks they agree).
+/// Where the walk is in the block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Walk {
+    /// Erased bytes since `chunk`, where a chunk may start (after a well-formed one): padding,
+    /// or the end of what is written in the block.
+    Gap,
+    /// In the header of the chunk at `chunk` (the window holds it once complete).
+    Header,
+    /// In the payload of the chunk at `chunk`, which ends at `end`.
+    Payload,
+    /// After the chunk torn at `chunk`, looking for a resume marker.
+    Torn,
+}
+
+/// The resume scan, sans I/O.
 #[derive(Debug)]
-pub(super) struct Scan<const SAME_BLOCK: bool> {
+pub(super) struct Scan {
     config: FlashConfig,
     write_size: u32,
     erase_size: u32,
@@ -76,35 +109,47 @@ pub(super) struct Scan<const SAME_BLOCK: bool> {
     phase: Phase,
     at: u32,
     end: u32,
+    /// The block walked (region offset of its start).
     base: u32,
+    /// The last block whose first header is written.
     last: Option<u32>,
-    pos: u32,
-    split: u32,
-    restart: u32,
-    crc: u32,
+    walk: Walk,
+    /// The chunk being read (or torn, or where erased bytes began), its type and the checksum
+    /// its header holds, and the checksum of its type and payload so far.
+    chunk: u32,
+    kind: u8,
     stored: u32,
+    crc: u32,
+    /// End of the last well-formed chunk (or marker), and whether it left a record open
+    /// (`FIRST`, `MIDDLE`).
+    good_end: u32,
+    open: bool,
+    /// How far the chunks found torn since the last well-formed one reach, by their headers.
+    reach: u32,
+    /// Where erased bytes began before the chunk being read: if that is not well-formed, the
+    /// chunk there is read instead (its checksum may begin with erased bytes), once.
+    retry: Option<u32>,
+    /// The chunk being read is that second chance: its header does not count in `reach`.
+    second: bool,
+    /// One past the last byte that is not erased.
+    written_end: u32,
+    /// The last bytes read (the newest in the high byte): a marker ends here when they match.
+    window: u64,
+    pos: u32,
+    marker: bool,
     /// Bytes wanted by the read in flight: `len` of them at `skip` in `buffer`.
     wanted: Option<(u8, u8)>,
     buffer: [u8; BUFFER],
 }
 
-fn all_erased(bytes: &[u8], erased: u8) -> bool {
-    bytes.iter().all(|&b| b == erased)
-}
-
-impl<const SAME_BLOCK: bool> Scan<SAME_BLOCK> {
+impl Scan {
     /// A scan of the region `config` of a flash with these geometry constants (checked by
     /// [`FlashConfig::check`]).
     pub(super) fn new(
         (config, write_size, erase_size, read_size): (FlashConfig, usize, usize, usize),
     ) -> Self {
         Self {
-            // A scan whose policy disagrees with the config's resumes at the next block.
-            config: if SAME_BLOCK {
-                config
-            } else {
-                config.resume(Resume::NextBlock)
-            },
+            config,
             write_size: write_size as u32,
             erase_size: erase_size as u32,
             read_size: read_size.max(1) as u32,
@@ -113,11 +158,20 @@ impl<const SAME_BLOCK: bool> Scan<SAME_BLOCK> {
             end: 0,
             base: 0,
             last: None,
-            pos: 0,
-            split: 0,
-            restart: 0,
-            crc: 0,
+            walk: Walk::Gap,
+            chunk: 0,
+            kind: 0,
             stored: 0,
+            crc: 0,
+            good_end: 0,
+            open: false,
+            reach: 0,
+            retry: None,
+            second: false,
+            written_end: 0,
+            window: 0,
+            pos: 0,
+            marker: false,
             wanted: None,
             buffer: [0; BUFFER],
         }
@@ -134,40 +188,21 @@ impl<const SAME_BLOCK: bool> Scan<SAME_BLOCK> {
                 Phase::Heads if self.at < self.config.len => break HEADER_SIZE as u32,
                 Phase::Heads => match self.last {
                     None => self.fresh(0),
-                    Some(last) if SAME_BLOCK && self.config.resume == Resume::SameBlock => {
-                        self.phase = Phase::Header;
-                        (self.base, self.at) = (last, last);
+                    Some(last) => {
+                        (self.phase, self.base, self.at, self.chunk) =
+                            (Phase::Walk, last, last, last);
+                        (self.good_end, self.reach, self.written_end) = (last, last, last);
                     }
-                    Some(last) => self.fresh(last + block),
                 },
-                // Without the chunk walk (never reached, but the code then compiles out).
-                Phase::Header | Phase::Payload if !SAME_BLOCK => self.phase = Phase::Done,
-                Phase::Header if self.base + block - self.at >= HEADER_SIZE as u32 => {
-                    break HEADER_SIZE as u32;
+                Phase::Walk if self.at < self.base + block => {
+                    break (self.base + block - self.at).min(PIECE as u32);
                 }
-                // A trailer: the block is complete.
-                Phase::Header => self.fresh(self.base + block),
-                Phase::Payload if self.at < self.end => {
-                    break (self.end - self.at).min(PIECE as u32);
-                }
-                Phase::Payload if checksum::mask(self.crc) == self.stored => {
-                    (self.phase, self.at) = (Phase::Header, self.end);
-                }
-                Phase::Payload => self.fresh(self.base + block),
-                Phase::Erased if self.at < self.end => {
-                    // Pieces never straddle `split` (only a chunk walk sets it apart).
-                    let to = if SAME_BLOCK && self.at < self.split {
-                        self.split
-                    } else {
-                        self.end
-                    };
-                    break (to - self.at).min(PIECE as u32);
-                }
-                Phase::Erased | Phase::Done => {
-                    self.phase = Phase::Done;
+                Phase::Walk => self.finish(),
+                Phase::Done => {
                     return ScanOp::Done(Resumed {
                         pos: self.pos,
                         ready_to: self.end,
+                        marker: self.marker,
                     });
                 }
             }
@@ -184,85 +219,170 @@ impl<const SAME_BLOCK: bool> Scan<SAME_BLOCK> {
         ScanOp::Read { at: from, buffer }
     }
 
-    /// Continues in a fresh block at or after region offset `start`: right there if it
-    /// begins an erase unit (or is the region's end), else if the rest of its unit is erased,
-    /// else at the next unit.
+    /// The walk is over: where the log continues.
     #[inline(never)]
-    fn fresh(&mut self, start: u32) {
-        let unit_end = start.next_multiple_of(self.erase_size).min(self.config.len);
-        (self.phase, self.at, self.end, self.pos) = (Phase::Erased, start, unit_end, start);
-        (self.split, self.restart) = (unit_end, unit_end);
-        if start >= self.config.len || start.is_multiple_of(self.erase_size) {
-            (self.phase, self.end) = (Phase::Done, start);
+    fn finish(&mut self) {
+        let word = self.write_size;
+        let block_end = self.base + BLOCK_SIZE as u32;
+        let torn = self.walk == Walk::Torn;
+        let end = self.written_end.max(self.good_end);
+        let explained = self.reach.next_multiple_of(word) + word;
+        let mut resume = end.next_multiple_of(word) + word;
+        if torn {
+            resume = resume.max(self.reach.next_multiple_of(word));
         }
+        self.marker = torn || self.open;
+        if torn && self.written_end > explained {
+            // Written bytes beyond what a torn write explains (the torn chunk as far as its
+            // header reaches, and the word in flight): not this log's, or an interrupted erase.
+            // A fresh block, where no chunk of theirs can hide what follows.
+            self.fresh(block_end);
+        } else if resume + HEADER_SIZE as u32 <= block_end {
+            // Here, the flash erased to the end of the block's erase unit.
+            self.done(resume, block_end.next_multiple_of(self.erase_size));
+        } else if resume > block_end && !block_end.is_multiple_of(self.erase_size) {
+            // The next block's first word may have been in flight, and it cannot be erased
+            // again without the blocks before it in its unit: the block after it.
+            self.fresh(block_end + BLOCK_SIZE as u32);
+        } else {
+            self.fresh(block_end);
+        }
+    }
+
+    /// Continues in a fresh block at region offset `start`: erased first if it begins an
+    /// erase unit.
+    fn fresh(&mut self, start: u32) {
+        let erased_to = if start.is_multiple_of(self.erase_size) {
+            start
+        } else {
+            start.next_multiple_of(self.erase_size)
+        };
+        self.done(start, erased_to);
+    }
+
+    /// The log continues at `pos`, the flash erased up to `erased_to` (both within the region).
+    fn done(&mut self, pos: u32, erased_to: u32) {
+        let len = self.config.len;
+        (self.phase, self.pos, self.end) = (Phase::Done, pos.min(len), erased_to.min(len));
     }
 
     /// Takes in the `len` bytes at `skip` of the buffer, read for the current phase.
     fn absorb(&mut self, skip: usize, len: usize) {
-        let block = BLOCK_SIZE as u32;
-        let bytes = self.buffer.get(skip..skip + len).unwrap_or_default();
-        let erased = all_erased(bytes, self.config.erased);
+        let erased = self.config.erased;
         let n = len as u32;
+        let at = self.at;
+        let bytes = self.buffer.get(skip..skip + len).unwrap_or_default();
+        let all_erased = bytes.iter().all(|&b| b == erased);
         match self.phase {
-            Phase::Header | Phase::Payload if !SAME_BLOCK => self.phase = Phase::Done,
             Phase::Heads => {
-                if !erased {
-                    self.last = Some(self.at);
+                if !all_erased {
+                    self.last = Some(at);
                 }
-                self.at += block;
+                self.at += BLOCK_SIZE as u32;
             }
-            Phase::Header => {
-                let field = |i: usize| bytes.get(i).copied().unwrap_or(0);
-                let block_end = self.base + block;
-                if erased {
-                    // Nothing written from here: the log continues here if at a word
-                    // boundary with only erased bytes to the end of the block (and the rest
-                    // of its erase unit erased, or the log cannot go past the block).
-                    if (self.at - self.base).is_multiple_of(self.write_size) {
-                        let unit_end = block_end
-                            .next_multiple_of(self.erase_size)
-                            .min(self.config.len);
-                        (self.phase, self.pos, self.end) = (Phase::Erased, self.at, unit_end);
-                        (self.at, self.split, self.restart) = (self.at + n, block_end, block_end);
-                    } else {
-                        self.fresh(block_end);
-                    }
-                    return;
-                }
-                let declared = u32::from(u16::from_le_bytes([
-                    field(LENGTH_FIELD.start),
-                    field(LENGTH_FIELD.start + 1),
-                ]));
-                let kind = field(TYPE_FIELD);
-                let end = self.at + HEADER_SIZE as u32 + declared;
-                if end > block_end || (kind == 0 && declared == 0) {
-                    // A bad length (torn), or a zero header (the block was sealed).
-                    self.fresh(block_end);
-                    return;
-                }
-                self.stored = u32::from_le_bytes([
-                    field(CHECKSUM_FIELD.start),
-                    field(CHECKSUM_FIELD.start + 1),
-                    field(CHECKSUM_FIELD.start + 2),
-                    field(CHECKSUM_FIELD.start + 3),
-                ]);
-                self.crc = checksum::crc32c(&[kind]);
-                (self.phase, self.at, self.end) = (Phase::Payload, self.at + n, end);
-            }
-            Phase::Payload => {
-                self.crc = checksum::extend(self.crc, bytes);
+            // Erased after the log: nothing changes but the window of the marker search.
+            Phase::Walk if all_erased && matches!(self.walk, Walk::Gap | Walk::Torn) => {
+                self.window = u64::from(erased) * 0x0001_0101_0101_0101;
                 self.at += n;
             }
-            Phase::Erased => {
-                if erased {
-                    self.at += n;
-                } else if !SAME_BLOCK || self.at < self.split {
-                    self.fresh(self.restart);
-                } else {
-                    (self.phase, self.end) = (Phase::Done, self.split);
+            Phase::Walk => {
+                self.at += n;
+                for i in 0..len {
+                    let byte = self.buffer.get(skip + i).copied().unwrap_or(erased);
+                    if !self.walk_byte(at + i as u32, byte) {
+                        // The walk goes back (`at` set): the rest of the piece is read again.
+                        return;
+                    }
                 }
             }
             Phase::Done => {}
         }
+    }
+
+    /// Takes in the byte at region offset `at` of the block walked; `false` if the walk goes
+    /// back to read again from `self.at`.
+    fn walk_byte(&mut self, at: u32, byte: u8) -> bool {
+        let erased = self.config.erased;
+        let header = HEADER_SIZE as u32;
+        if byte != erased {
+            self.written_end = self.written_end.max(at + 1);
+        }
+        // The last 7 bytes, the newest in the high byte: a header, or a marker, when they end
+        // here.
+        self.window = (self.window >> 8) | (u64::from(byte) << 48);
+        match self.walk {
+            Walk::Gap if byte != erased => {
+                // The chunk after the padding starts at the word boundary at or before this
+                // byte (its checksum may begin with erased bytes); or, if that is not
+                // well-formed, where the padding began.
+                let start = at & !(self.write_size - 1);
+                if start > self.chunk {
+                    (self.retry, self.chunk) = (Some(self.chunk), start);
+                }
+                self.walk = Walk::Header;
+            }
+            Walk::Payload => self.crc = checksum::extend(self.crc, &[byte]),
+            // A marker ending here, at a word boundary after the torn chunk: the log goes on.
+            Walk::Torn
+                if at >= self.chunk + header
+                    && (at + 1 - header).is_multiple_of(self.write_size)
+                    && self.window == MARKER_WINDOW =>
+            {
+                self.good(at + 1, false);
+                return true;
+            }
+            _ => {}
+        }
+        let window = self.window;
+        if self.walk == Walk::Header && at + 1 > self.chunk + header {
+            // Erased where the header would start: not a chunk.
+            return self.fail(self.chunk + header);
+        }
+        if self.walk == Walk::Header && at + 1 == self.chunk + header {
+            let len = u32::from((window >> 32) as u16);
+            (self.kind, self.stored) = ((window >> 48) as u8, window as u32);
+            self.end = self.chunk + header + len;
+            if self.end > self.base + BLOCK_SIZE as u32 || self.kind == 0 {
+                // A length beyond the block: not a chunk, what it reaches unknown.
+                return self.fail(self.chunk + header);
+            }
+            (self.crc, self.walk) = (checksum::crc32c(&[self.kind]), Walk::Payload);
+        }
+        if self.walk == Walk::Payload && at + 1 == self.end {
+            if checksum::mask(self.crc) != self.stored {
+                return self.fail(self.end);
+            }
+            let open =
+                self.kind == RecordType::First as u8 || self.kind == RecordType::Middle as u8;
+            self.good(self.end, open);
+        }
+        true
+    }
+
+    /// A well-formed chunk (or a marker) ends at `end`.
+    fn good(&mut self, end: u32, open: bool) {
+        (self.walk, self.chunk, self.good_end, self.reach) = (Walk::Gap, end, end, end);
+        (self.open, self.retry, self.second) = (open, None, false);
+    }
+
+    /// The chunk at `chunk` is not well-formed; its header declares `declared` as its end.
+    /// The walk goes back: to the chunk where the padding before it began, if it was not tried
+    /// yet; else the chunk is torn, and the walk looks for a resume marker from just after
+    /// its start.
+    fn fail(&mut self, declared: u32) -> bool {
+        if !self.second {
+            self.reach = self.reach.max(declared);
+        }
+        match self.retry.take() {
+            Some(start) => {
+                (self.walk, self.chunk, self.second) = (Walk::Header, start, true);
+                self.at = start;
+            }
+            None => {
+                self.walk = Walk::Torn;
+                self.at = self.chunk + 1;
+            }
+        }
+        false
     }
 }

@@ -4,52 +4,54 @@
 use embedded_storage::nor_flash::NorFlash;
 
 use super::engine::{Engine, Op};
-use super::resume::{Resumed, Scan, ScanOp};
-use super::{FlashConfig, FlashError, FlashStats, Resume};
+use super::resume::{Scan, ScanOp};
+use super::{FlashConfig, FlashError, FlashStats};
 use crate::writer::Written;
 
-/// Runs a resume scan to its end on a blocking flash.
-pub(super) fn scan<F: NorFlash>(
+/// Opens a log on a blocking flash: the resume scan, then the engine appending where it
+/// found.
+pub(super) fn open<F: NorFlash>(
     flash: &mut F,
     config: FlashConfig,
-) -> Result<Resumed, FlashError<F::Error>> {
+) -> Result<Engine, FlashError<F::Error>> {
     config.check(flash.capacity(), F::WRITE_SIZE, F::ERASE_SIZE, F::READ_SIZE)?;
-    let geometry = (config, F::WRITE_SIZE, F::ERASE_SIZE, F::READ_SIZE);
-    match config.resume {
-        Resume::NextBlock => drive_scan(flash, Scan::<false>::new(geometry)),
-        Resume::SameBlock => drive_scan(flash, Scan::<true>::new(geometry)),
-    }
-}
-
-fn drive_scan<F: NorFlash, const SAME_BLOCK: bool>(
-    flash: &mut F,
-    mut scan: Scan<SAME_BLOCK>,
-) -> Result<Resumed, FlashError<F::Error>> {
-    loop {
+    let mut scan = Scan::new((config, F::WRITE_SIZE, F::ERASE_SIZE, F::READ_SIZE));
+    let resumed = loop {
         match scan.step() {
             ScanOp::Read { at, buffer } => flash.read(at, buffer).map_err(FlashError::Flash)?,
-            ScanOp::Done(resumed) => return Ok(resumed),
+            ScanOp::Done(resumed) => break resumed,
         }
-    }
+    };
+    Ok(Engine::new(config, F::WRITE_SIZE, F::ERASE_SIZE, resumed))
 }
 
-/// Runs the engine's task to its end on a blocking flash.
-fn run<F: NorFlash>(
+/// Runs the engine's task to its end on a blocking flash, its erases and programs carried out
+/// by `program`.
+pub(super) fn run<F: NorFlash>(
     flash: &mut F,
     engine: &mut Engine,
     data: &[u8],
+    mut program: impl FnMut(&mut F, Op<'_>) -> Result<(), F::Error>,
 ) -> Result<Written, FlashError<F::Error>> {
     loop {
         let result = match engine.step(data) {
-            Op::Erase { from, to } => flash.erase(from, to),
-            Op::Program { at, bytes } => flash.write(at, bytes),
             Op::Done(written) => return Ok(written),
             Op::Fail(failure) => return Err(failure.into_error()),
+            op => program(flash, op),
         };
         if let Err(e) = result {
             engine.poison();
             return Err(FlashError::Flash(e));
         }
+    }
+}
+
+/// Carries out an erase or a program on the flash.
+pub(super) fn direct<F: NorFlash>(flash: &mut F, op: Op<'_>) -> Result<(), F::Error> {
+    match op {
+        Op::Erase { from, to } => flash.erase(from, to),
+        Op::Program { at, bytes } => flash.write(at, bytes),
+        Op::Done(_) | Op::Fail(_) => Ok(()),
     }
 }
 
@@ -77,8 +79,8 @@ fn run<F: NorFlash>(
 /// let mut writer = WordWriter::open(flash, config)?;
 /// writer.add_record(b"temperature=21.5")?;
 /// writer.flush()?; // acknowledged: survives a power cut
-/// // A 7-byte header, 16 bytes, and seven empty 7-byte chunks up to the 8-byte flash word.
-/// assert_eq!(writer.position(), 72);
+/// // A 7-byte header and 16 bytes, the last 8-byte flash word's last byte left erased.
+/// assert_eq!(writer.position(), 24);
 /// # Ok(())
 /// # }
 /// ```
@@ -96,8 +98,7 @@ impl<F: NorFlash> WordWriter<F> {
     /// [`FlashError::BadRegion`] if the region does not fit the flash's geometry (or its
     /// `WRITE_SIZE` or `READ_SIZE` is over 32 bytes); a read error.
     pub fn open(mut flash: F, config: FlashConfig) -> Result<Self, FlashError<F::Error>> {
-        let resumed = scan(&mut flash, config)?;
-        let engine = Engine::new(config, F::WRITE_SIZE, F::ERASE_SIZE, resumed);
+        let engine = open(&mut flash, config)?;
         Ok(Self { flash, engine })
     }
 
@@ -113,20 +114,21 @@ impl<F: NorFlash> WordWriter<F> {
         self.engine
             .start_record(data.len())
             .map_err(|f| f.into_error())?;
-        run(&mut self.flash, &mut self.engine, data)
+        run(&mut self.flash, &mut self.engine, data, direct)
     }
 
-    /// Pads the log to the flash's `WRITE_SIZE` and programs the last word: every record
-    /// added so far is then durable.
+    /// Programs the last, partly filled flash word (its rest left erased): every record added
+    /// so far is then durable. The next record starts at the next word boundary.
     ///
     /// # Errors
     /// As for [`add_record`](Self::add_record).
     pub fn flush(&mut self) -> Result<(), FlashError<F::Error>> {
         self.engine.start_flush().map_err(|f| f.into_error())?;
-        run(&mut self.flash, &mut self.engine, &[]).map(|_| ())
+        run(&mut self.flash, &mut self.engine, &[], direct).map(|_| ())
     }
 
-    /// Region offset where the next record will start (the log's length).
+    /// Region offset where the next record will start: the log's length (after the resume
+    /// marker, if a reopened log still has to write one).
     pub fn position(&self) -> u64 {
         self.engine.position()
     }

@@ -1,14 +1,15 @@
-//! Appending to a flash log: the resume scan, lazy erase, aligned programming.
+//! The buffered flash writer: the small-RAM writer's engine, its programs gathered in a RAM
+//! block and carried out a block (or a flush) at a time.
 
 use core::borrow::BorrowMut;
 
 use embedded_storage::nor_flash::NorFlash;
 
-use super::engine::{erase_range, limit};
+use super::engine::{Engine, Op};
+use super::word::{open, run};
 use super::{FlashConfig, FlashError};
-use crate::error::WriteError;
 use crate::format::BLOCK_SIZE;
-use crate::writer::{Sink, WriteOptions, Writer, Written};
+use crate::writer::Written;
 
 /// Counts of flash operations since the writer was opened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -20,104 +21,129 @@ pub struct FlashStats {
     pub erased_bytes: u64,
     /// Program (write) operations.
     pub programs: u32,
-    /// Bytes programmed, padding included (words that are all erased bytes are skipped).
+    /// Bytes programmed.
     pub programmed_bytes: u64,
 }
 
-/// The [`Sink`] that programs the flash: erases lazily, programs aligned runs.
+/// The engine's programs, gathered in the RAM block: `from..to` (region offsets, whole words,
+/// inside one block) are laid out and not programmed yet.
 #[derive(Debug)]
-struct Programmer<F> {
-    flash: F,
+struct Pending<B> {
+    block: B,
     config: FlashConfig,
-    /// Region offset of the next byte to program.
-    pos: u32,
-    /// Region offset up to which the flash is erased and never programmed since.
-    ready_to: u32,
-    stats: FlashStats,
+    from: u32,
+    to: u32,
+    /// Programs carried out on the flash, and their bytes.
+    programs: u32,
+    programmed_bytes: u64,
 }
 
-impl<F: NorFlash> Sink for Programmer<F> {
-    type Error = FlashError<F::Error>;
-
-    fn write(&mut self, bytes: &[u8]) -> Result<(), Self::Error> {
-        let len = u32::try_from(bytes.len()).map_err(|_| FlashError::Full)?;
-        let end = self.pos.checked_add(len).ok_or(FlashError::Full)?;
-        if end > self.config.len {
-            return Err(FlashError::Full);
-        }
-        if !bytes.len().is_multiple_of(F::WRITE_SIZE)
-            || !self.pos.is_multiple_of(F::WRITE_SIZE as u32)
-        {
-            return Err(FlashError::BadRegion);
-        }
-        while self.ready_to < end {
-            let erase = F::ERASE_SIZE as u32;
-            if !self.ready_to.is_multiple_of(erase) {
-                // The rest of this erase unit is not erased, and erasing it would destroy the
-                // log's earlier blocks in the unit.
-                return Err(FlashError::Full);
+impl<B: BorrowMut<[u8; BLOCK_SIZE]>> Pending<B> {
+    /// Takes an operation of the engine: an erase is done at once (after programming what is
+    /// pending, which lies in an earlier block), a word is gathered (the engine programs every
+    /// word of the log, in order); a complete block is programmed.
+    fn apply<F: NorFlash>(&mut self, flash: &mut F, op: Op<'_>) -> Result<(), F::Error> {
+        match op {
+            Op::Erase { from, to } => {
+                self.program(flash)?;
+                flash.erase(from, to)
             }
-            let (from, to) = erase_range(&self.config, self.ready_to, erase);
-            self.flash.erase(from, to).map_err(FlashError::Flash)?;
-            self.stats.erases += 1;
-            self.stats.erased_bytes += u64::from(to - from);
-            self.ready_to = to - self.config.start;
+            Op::Program { at, bytes } => {
+                let at = at - self.config.start;
+                if at != self.to {
+                    self.program(flash)?;
+                    (self.from, self.to) = (at, at);
+                }
+                let offset = (at % BLOCK_SIZE as u32) as usize;
+                let buffer: &mut [u8; BLOCK_SIZE] = self.block.borrow_mut();
+                if let Some(slot) = buffer.get_mut(offset..offset + bytes.len()) {
+                    slot.copy_from_slice(bytes);
+                }
+                self.to = at + bytes.len() as u32;
+                if self.to.is_multiple_of(BLOCK_SIZE as u32) {
+                    self.program(flash)?;
+                }
+                Ok(())
+            }
+            Op::Done(_) | Op::Fail(_) => Ok(()),
         }
-        // Words of erased bytes at the end (padding on inverted parts, or data that happens to
-        // be erased-looking) stay unprogrammed, so the erased area that follows the log always
-        // means "may be programmed" (the resume scan relies on it).
-        let word = F::WRITE_SIZE;
-        let erased = self.config.erased;
-        let keep = bytes
-            .chunks(word)
-            .rposition(|w| !all_erased(w, erased))
-            .map_or(0, |last| (last + 1) * word);
-        if keep > 0 {
-            let run = bytes.get(..keep).unwrap_or_default();
-            self.flash
-                .write(self.config.start + self.pos, run)
-                .map_err(FlashError::Flash)?;
-            self.stats.programs += 1;
-            self.stats.programmed_bytes += keep as u64;
+    }
+
+    /// Programs what is pending.
+    fn program<F: NorFlash>(&mut self, flash: &mut F) -> Result<(), F::Error> {
+        if self.from < self.to {
+            let offset = (self.from % BLOCK_SIZE as u32) as usize;
+            let len = (self.to - self.from) as usize;
+            let buffer: &mut [u8; BLOCK_SIZE] = self.block.borrow_mut();
+            let pending = buffer.get(offset..offset + len).unwrap_or_default();
+            flash.write(self.config.start + self.from, pending)?;
+            self.programs += 1;
+            self.programmed_bytes += len as u64;
+            self.from = self.to;
         }
-        self.pos = end;
         Ok(())
     }
 }
 
-/// Appends records to a log in NOR flash; see the [module docs](super) for the rules that make
-/// it safe across power cuts.
+/// Appends records to a log in NOR flash, gathering what it programs in a 32 KiB RAM block:
+/// a complete block is programmed at once, the rest on [`flush`](Self::flush), so records not
+/// flushed never reach the flash. See the [module docs](super) for the layout and the rules
+/// that make it safe across power cuts.
+///
+/// The flash holds exactly the bytes [`WordWriter`](super::WordWriter) puts there for the same
+/// records, flushes and reopenings: both are driven by the same engine.
+///
+/// ```
+/// # #[cfg(not(feature = "mock-flash"))] fn main() {}
+/// # #[cfg(feature = "mock-flash")]
+/// # fn main() -> Result<(), logfmt_core::flash::FlashError<logfmt_core::flash::MockError>> {
+/// use logfmt_core::flash::{FlashConfig, FlashWriter, MockFlash};
+/// use logfmt_core::BLOCK_SIZE;
+///
+/// let (mut memory, mut programmed) = ([0u8; BLOCK_SIZE], [false; BLOCK_SIZE / 4]);
+/// let mut flash = MockFlash::<4, 4096>::new(&mut memory, &mut programmed, 0xFF).unwrap();
+/// let mut block = [0u8; BLOCK_SIZE];
+/// let config = FlashConfig::new(0, BLOCK_SIZE as u32);
+/// let mut writer = FlashWriter::open(&mut flash, config, &mut block)?;
+/// writer.add_record(b"30 bytes of sensor readings...")?;
+/// writer.flush()?; // acknowledged: survives a power cut
+/// // A 7-byte header and 30 bytes: 37 bytes, the rest of the last 4-byte word left erased.
+/// assert_eq!(writer.position(), 40);
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug)]
 pub struct FlashWriter<F, B> {
-    writer: Writer<Programmer<F>, B>,
+    flash: F,
+    engine: Engine,
+    pending: Pending<B>,
 }
 
 impl<F: NorFlash, B: BorrowMut<[u8; BLOCK_SIZE]>> FlashWriter<F, B> {
-    /// Opens the log in region `config` of `flash`, finding where it ends by scanning (after a
-    /// reset or power cut, see the module docs), with `block` as the RAM block buffer.
+    /// Opens the log in region `config` of `flash`, finding where it ends by a scan in small
+    /// reads (after a reset or power cut, see the module docs), with `block` as the RAM block.
     ///
     /// # Errors
     /// [`FlashError::BadRegion`] if the region does not fit the flash's geometry (or its
     /// `WRITE_SIZE` or `READ_SIZE` is over 32 bytes); a read error.
     pub fn open(mut flash: F, config: FlashConfig, block: B) -> Result<Self, FlashError<F::Error>> {
-        let resumed = super::word::scan(&mut flash, config)?;
-        let pos = resumed.pos;
-        let programmer = Programmer {
-            flash,
-            config,
-            pos,
-            ready_to: resumed.ready_to,
-            stats: FlashStats::default(),
-        };
-        let writer = Writer::with_options(
-            programmer,
+        let engine = open(&mut flash, config)?;
+        let pending = Pending {
             block,
-            &WriteOptions::new().start(u64::from(pos)),
-        );
-        Ok(Self { writer })
+            config,
+            from: 0,
+            to: 0,
+            programs: 0,
+            programmed_bytes: 0,
+        };
+        Ok(Self {
+            flash,
+            engine,
+            pending,
+        })
     }
 
-    /// Lays out one record in the block buffer; complete blocks are programmed at once. The
+    /// Lays out one record in the RAM block; complete blocks are programmed at once. The
     /// record is acknowledged (will survive a power cut) after the next successful
     /// [`flush`](Self::flush).
     ///
@@ -126,53 +152,56 @@ impl<F: NorFlash, B: BorrowMut<[u8; BLOCK_SIZE]>> FlashWriter<F, B> {
     /// written; smaller records may still fit). A flash error poisons the writer
     /// ([`FlashError::Poisoned`] from then on).
     pub fn add_record(&mut self, data: &[u8]) -> Result<Written, FlashError<F::Error>> {
-        let sink = self.writer.sink();
-        let limit = limit(&sink.config, sink.ready_to, F::ERASE_SIZE as u32);
-        if self.writer.end_after(data.len()) > u64::from(limit) {
-            return Err(FlashError::Full);
-        }
-        self.writer.add_record(data).map_err(flatten)
+        self.engine
+            .start_record(data.len())
+            .map_err(|f| f.into_error())?;
+        let pending = &mut self.pending;
+        run(&mut self.flash, &mut self.engine, data, |flash, op| {
+            pending.apply(flash, op)
+        })
     }
 
-    /// Programs every record laid out so far, padded to the flash's `WRITE_SIZE`.
+    /// Programs every record laid out so far; the last, partly filled flash word is programmed
+    /// with its rest left erased, and the next record starts at the next word boundary.
     ///
     /// # Errors
     /// As for [`add_record`](Self::add_record).
     pub fn flush(&mut self) -> Result<(), FlashError<F::Error>> {
-        self.writer.pad_to(F::WRITE_SIZE).map_err(flatten)?;
-        self.writer.flush().map_err(flatten)
+        self.engine.start_flush().map_err(|f| f.into_error())?;
+        let pending = &mut self.pending;
+        run(&mut self.flash, &mut self.engine, &[], |flash, op| {
+            pending.apply(flash, op)
+        })?;
+        if let Err(e) = self.pending.program(&mut self.flash) {
+            self.engine.poison();
+            return Err(FlashError::Flash(e));
+        }
+        Ok(())
     }
 
-    /// Region offset where the next record will start (the log's length).
+    /// Region offset where the next record will start: the log's length (after the resume
+    /// marker, if a reopened log still has to write one).
     pub fn position(&self) -> u64 {
-        self.writer.position()
+        self.engine.position()
     }
 
     /// Operations on the flash since [`open`](Self::open).
     pub fn stats(&self) -> FlashStats {
-        self.writer.sink().stats
+        // Programs as carried out on the flash (the engine's are gathered in the block).
+        FlashStats {
+            programs: self.pending.programs,
+            programmed_bytes: self.pending.programmed_bytes,
+            ..self.engine.stats()
+        }
     }
 
     /// The region.
     pub fn config(&self) -> FlashConfig {
-        self.writer.sink().config
+        self.engine.config()
     }
 
     /// Gives back the flash and the buffer; records not flushed are lost.
     pub fn into_inner(self) -> (F, B) {
-        let (programmer, block) = self.writer.into_parts();
-        (programmer.flash, block)
+        (self.flash, self.pending.block)
     }
-}
-
-fn flatten<E>(error: WriteError<FlashError<E>>) -> FlashError<E> {
-    match error {
-        WriteError::Sink(e) => e,
-        WriteError::Poisoned => FlashError::Poisoned,
-        WriteError::BadAlignment => FlashError::BadRegion,
-    }
-}
-
-fn all_erased(bytes: &[u8], erased: u8) -> bool {
-    bytes.iter().all(|&b| b == erased)
 }

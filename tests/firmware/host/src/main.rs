@@ -10,6 +10,9 @@ use std::process::ExitCode;
 #[path = "../../src/demo_log.rs"]
 #[allow(dead_code)]
 mod demo_log;
+/// The reference reader the demo reads the flash back with (as in the firmware's library).
+#[path = "../../../../crates/logfmt-core/src/flash/reference.rs"]
+mod reference;
 
 use demo_log::{BLOCKS, Console, REGION, WORDS};
 use logfmt_core::BLOCK_SIZE;

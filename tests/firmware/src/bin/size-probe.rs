@@ -1,5 +1,5 @@
 //! The reference firmware of `cargo xtask size`: a sensor log in NOR flash, written with
-//! `FlashWriter` and read back with `Reader` over `FlashSource` (CRC included), over a
+//! the small-RAM `WordWriter` and read back with `Reader` over `FlashSource` (CRC included), over a
 //! memory-mapped flash driver. No printing, `panic-halt`: only the log's own code is added to
 //! `size-baseline`.
 #![no_std]
@@ -21,7 +21,7 @@ fn main() -> ! {
     let (block, scratch): (&'static mut _, &'static mut _) = (BLOCK, SCRATCH);
     probe::factory_erase();
     let count = black_box(64);
-    black_box(probe::append(block, scratch, count, false));
+    black_box(probe::append(scratch, count, false));
     black_box(probe::read(block, scratch));
     loop {
         cortex_m::asm::wfi();

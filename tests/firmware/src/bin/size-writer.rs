@@ -1,25 +1,23 @@
 //! `cargo xtask size`: `size-probe` with the writer only (a log that is only ever read on the
-//! host, from a flash dump).
+//! host, from a flash dump): the small-RAM writer, no block buffer.
 #![no_std]
 #![no_main]
 
 use core::hint::black_box;
 
 use cortex_m_rt::entry;
-use logfmt_core::BLOCK_SIZE;
 use logfmt_firmware::probe;
 use panic_halt as _;
 
 #[entry]
 fn main() -> ! {
-    // The buffers live in `.bss`, as a firmware's large buffers do (cortex-m-rt hands out
+    // The record buffer lives in `.bss`, as a firmware's buffers do (cortex-m-rt hands out
     // `static mut` items of the entry function as `&'static mut`).
-    static mut BLOCK: [u8; BLOCK_SIZE] = [0; BLOCK_SIZE];
     static mut SCRATCH: [u8; 1024] = [0; 1024];
-    let (block, scratch): (&'static mut _, &'static mut _) = (BLOCK, SCRATCH);
+    let scratch: &'static mut _ = SCRATCH;
     probe::factory_erase();
     let count = black_box(64);
-    black_box(probe::append(block, scratch, count, false));
+    black_box(probe::append(scratch, count, false));
     loop {
         cortex_m::asm::wfi();
     }

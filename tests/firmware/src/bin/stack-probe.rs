@@ -10,7 +10,7 @@ use core::mem::size_of;
 use cortex_m_rt::entry;
 use cortex_m_semihosting::hprintln;
 use embedded_storage::nor_flash::NorFlash;
-use logfmt_core::flash::{FlashConfig, FlashSource, FlashWriter, Resume};
+use logfmt_core::flash::{FlashConfig, FlashSource, WordWriter};
 use logfmt_core::{BLOCK_SIZE, Reader, Writer};
 use logfmt_firmware::harness::{core_name, exit};
 use logfmt_firmware::probe;
@@ -27,12 +27,12 @@ fn main() -> ! {
     hprintln!("stack probe on {} (QEMU)", core_name());
 
     // The state the log keeps besides the caller's buffers (a reference to each is included).
-    let writer = size_of::<FlashWriter<StubFlash, Block<'static>>>();
+    let writer = size_of::<WordWriter<StubFlash>>();
     let source = size_of::<FlashSource<StubFlash, Block<'static>>>();
     let reader = size_of::<Reader<'static, FlashSource<StubFlash, Block<'static>>>>();
     let plain_writer =
         size_of::<Writer<logfmt_core::FnSink<fn(&[u8]) -> Result<(), ()>>, Block<'static>>>();
-    hprintln!("probe: size_of FlashWriter {writer}");
+    hprintln!("probe: size_of WordWriter {writer}");
     hprintln!("probe: size_of FlashSource {source}");
     hprintln!("probe: size_of Reader {reader}");
     hprintln!("probe: size_of Writer {plain_writer}");
@@ -44,22 +44,17 @@ fn main() -> ! {
     // Stack high-water marks, bytes below the caller's frame.
     probe::factory_erase();
     let open_empty = high_water(&mut || {
-        let _ = black_box(
-            FlashWriter::open(StubFlash, probe::config(), &mut block).map(|w| w.position()),
-        );
+        let _ = black_box(WordWriter::open(StubFlash, probe::config()).map(|w| w.position()));
     });
     let append = high_water(&mut || {
-        black_box(probe::append(&mut block, &mut scratch, 120, true));
+        black_box(probe::append(&mut scratch, 120, true));
     });
     let read = high_water(&mut || {
         black_box(probe::read(&mut block, &mut scratch));
     });
     let reopen = high_water(&mut || {
-        for resume in [Resume::NextBlock, Resume::SameBlock] {
-            let config = FlashConfig::new(0, CAPACITY as u32).resume(resume);
-            let _ =
-                black_box(FlashWriter::open(StubFlash, config, &mut block).map(|w| w.position()));
-        }
+        let config = FlashConfig::new(0, CAPACITY as u32);
+        let _ = black_box(WordWriter::open(StubFlash, config).map(|w| w.position()));
     });
     // Damage: clear bits in headers and payloads here and there (NOR programming can), then
     // read again: checksum mismatches, bad lengths, records cut off.
