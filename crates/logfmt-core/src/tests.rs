@@ -4,10 +4,15 @@
 
 use std::vec::Vec;
 
-use crate::{
-    BLOCK_SIZE, CorruptionKind, FnSink, Format, Item, LogEnd, ReadFormat, ReadOptions, Reader,
-    SliceSource, WriteOptions, Writer, checksum,
-};
+use crate::checksum;
+use crate::error::{CorruptionKind, WriteError};
+use crate::format::{BLOCK_SIZE, Format, RESUME_TYPE};
+use crate::fragments::{Event, FragmentReader};
+use crate::options::{LogEnd, ReadFormat, ReadOptions};
+use crate::reader::{Item, Reader};
+use crate::skip::SkipKind;
+use crate::source::{BlockSource, SliceSource};
+use crate::writer::{BufferFull, FnSink, SliceWriter, WriteOptions, Writer};
 
 fn write(records: &[&[u8]], options: &WriteOptions) -> Vec<u8> {
     let mut log = Vec::new();
@@ -306,7 +311,7 @@ fn tailing_a_growing_log() {
         next: usize,
         len: usize,
     }
-    impl crate::BlockSource for Growing<'_> {
+    impl BlockSource for Growing<'_> {
         type Error = core::convert::Infallible;
         fn load_next(&mut self) -> Result<(), Self::Error> {
             self.block_start = self.next;
@@ -400,11 +405,8 @@ fn padding_keeps_every_record_visible() {
     }
     let mut block = [0u8; BLOCK_SIZE];
     let mut writer = Writer::new(FnSink(|_: &[u8]| Ok::<_, ()>(())), &mut block);
-    assert_eq!(writer.pad_to(3), Err(crate::WriteError::BadAlignment));
-    assert_eq!(
-        writer.pad_to(2 * BLOCK_SIZE),
-        Err(crate::WriteError::BadAlignment)
-    );
+    assert_eq!(writer.pad_to(3), Err(WriteError::BadAlignment));
+    assert_eq!(writer.pad_to(2 * BLOCK_SIZE), Err(WriteError::BadAlignment));
 }
 
 #[test]
@@ -476,7 +478,7 @@ proptest::proptest! {
         });
         let mut writer = Writer::with_options(sink, &mut block, &options);
         let mut buffer = std::vec![0xeeu8; start as usize + 400_000];
-        let mut slice = crate::SliceWriter::with_options(&mut buffer, &options);
+        let mut slice = SliceWriter::with_options(&mut buffer, &options);
         for r in &records {
             proptest::prop_assert_eq!(writer.add_record(r).ok(), slice.add_record(r).ok());
             if let Some(p) = pad {
@@ -492,12 +494,12 @@ proptest::proptest! {
 #[test]
 fn slice_writer_refuses_what_does_not_fit() {
     let mut buffer = [0u8; BLOCK_SIZE + 100];
-    let mut writer = crate::SliceWriter::new(&mut buffer);
+    let mut writer = SliceWriter::new(&mut buffer);
     assert!(writer.add_record(&[1; BLOCK_SIZE]).is_ok()); // FIRST + LAST(7) = 32782 bytes
     let before = writer.len();
     assert_eq!(
         writer.add_record(&[2; 100]),
-        Err(crate::BufferFull {
+        Err(BufferFull {
             needed: before as u64 + 107,
             capacity: BLOCK_SIZE as u64 + 100
         })
@@ -574,7 +576,7 @@ fn flash_torn_write_then_resume_marker_is_not_damage() {
     // programmed, claiming 50); after the reboot, the marker at the second word boundary after
     // the torn bytes (roundup(23, 8) + 8 = 32), then "xyz".
     let torn = chunk(1, &[7u8; 50]);
-    let marker = chunk(crate::format::RESUME_TYPE, b"");
+    let marker = chunk(RESUME_TYPE, b"");
     let image = flash_image(&[
         (0, &chunk(1, b"abc")),
         (10, &torn[..13]),
@@ -598,22 +600,19 @@ fn flash_torn_write_then_resume_marker_is_not_damage() {
     ]);
     assert_eq!(flash_read(&image), [Seen::Record(55, b"xyz".to_vec())]);
     // The skips say what was passed over.
-    let mut reader = crate::FragmentReader::with_options(
+    let mut reader = FragmentReader::with_options(
         SliceSource::new(&image),
         &ReadOptions::new().erased(Some(0xFF)),
     );
     let mut kinds = Vec::new();
     while let Ok(Some(event)) = reader.next() {
-        if let crate::Event::Skipped(skip) = event {
+        if let Event::Skipped(skip) = event {
             kinds.push((skip.offset, skip.kind));
         }
     }
     assert_eq!(
         kinds[..2],
-        [
-            (27, crate::SkipKind::Torn),
-            (48, crate::SkipKind::Ignorable(crate::format::RESUME_TYPE))
-        ]
+        [(27, SkipKind::Torn), (48, SkipKind::Ignorable(RESUME_TYPE))]
     );
 }
 

@@ -20,12 +20,7 @@
 use core::ops::Range;
 
 use crate::checksum;
-use crate::format::{BLOCK_SIZE, FragmentKind, HEADER_SIZE, RecordType};
-
-/// The chunk type of the resume marker: an ignorable type (bit 7 set, as RocksDB reserves them,
-/// so readers that do not know it skip it), always with an empty payload and the legacy 7-byte
-/// header. A reopened writer puts one at the word boundary where it resumes after a torn chunk.
-pub const RESUME_TYPE: u8 = 0xB1;
+use crate::format::{BLOCK_SIZE, FragmentKind, HEADER_SIZE, RESUME_TYPE, RecordType};
 
 /// The next piece of the log: `trailer` erased bytes (the rest of a block, or of a flash word
 /// on a flush), then a chunk header (if any) and the payload it frames (a range of the record).
@@ -141,7 +136,7 @@ pub(super) fn end_after(position: u64, len: usize) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{SliceWriter, WriteOptions};
+    use crate::writer::{SliceWriter, WriteOptions};
 
     /// Lays `records` out as pieces into a log image, trailers as zeros (as `SliceWriter` has
     /// them).

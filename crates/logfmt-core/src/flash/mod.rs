@@ -134,10 +134,10 @@ mod tests;
 #[cfg(test)]
 mod word_tests;
 
+pub use crate::format::RESUME_TYPE;
 #[cfg(feature = "embedded-storage-async")]
 #[cfg_attr(docsrs, doc(cfg(feature = "embedded-storage-async")))]
 pub use asynch::AsyncWordWriter;
-pub use layout::RESUME_TYPE;
 #[cfg(any(test, feature = "mock-flash"))]
 #[cfg_attr(docsrs, doc(cfg(feature = "mock-flash")))]
 pub use mock::{MockError, MockFlash, MockStats, PowerCut};
@@ -153,7 +153,7 @@ use core::fmt;
 pub struct FlashConfig {
     /// Offset of the region in the flash: a multiple of the erase size.
     pub start: u32,
-    /// Length of the region: a multiple of the erase size and of [`BLOCK_SIZE`](crate::BLOCK_SIZE).
+    /// Length of the region: a multiple of the erase size and of [`BLOCK_SIZE`](crate::format::BLOCK_SIZE).
     pub len: u32,
     /// The value erased flash reads as. Default `0xFF`.
     pub erased: u8,
@@ -180,7 +180,7 @@ impl FlashConfig {
     /// Number of 32 KiB blocks in the region.
     #[must_use]
     pub const fn blocks(&self) -> u32 {
-        self.len / crate::BLOCK_SIZE as u32
+        self.len / crate::format::BLOCK_SIZE as u32
     }
 
     /// Checks the region against a flash's geometry.
@@ -191,7 +191,7 @@ impl FlashConfig {
         erase_size: usize,
         read_size: usize,
     ) -> Result<(), FlashError<E>> {
-        let block = crate::BLOCK_SIZE;
+        let block = crate::format::BLOCK_SIZE;
         let len = self.len as usize;
         let fits = (self.start as usize)
             .checked_add(len)

@@ -5,7 +5,7 @@ use core::borrow::BorrowMut;
 use embedded_storage::nor_flash::ReadNorFlash;
 
 use super::FlashConfig;
-use crate::BLOCK_SIZE;
+use crate::format::BLOCK_SIZE;
 use crate::source::BlockSource;
 
 /// A [`BlockSource`] over a flash region: read it with a [`Reader`](crate::Reader) or

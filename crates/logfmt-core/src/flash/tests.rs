@@ -14,7 +14,8 @@ use super::{
     FlashConfig, FlashError, FlashStats, FlashWriter, MockError, MockFlash, PowerCut, RESUME_TYPE,
     WordWriter,
 };
-use crate::{BLOCK_SIZE, Written};
+use crate::format::BLOCK_SIZE;
+use crate::writer::Written;
 
 const WRITE: usize = 8;
 const ERASE: usize = 4096;

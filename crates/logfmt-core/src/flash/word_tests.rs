@@ -7,7 +7,7 @@ use proptest::prelude::*;
 
 use super::tests::{Kind, LogWriter, open};
 use super::{FlashConfig, MockFlash, WordWriter};
-use crate::BLOCK_SIZE;
+use crate::format::BLOCK_SIZE;
 
 const ERASE: usize = 4096;
 const BLOCKS: usize = 4;
