@@ -134,6 +134,9 @@ impl View {
             ChunkClass::OtherFormat => Some(format!(
                 "dropped: unexpected legacy record type {record_type} in recyclable log"
             )),
+            ChunkClass::Ignorable if record_type == logfmt_core::format::RESUME_TYPE => {
+                Some("resume marker: the flash writer went on here after a power cut".into())
+            }
             ChunkClass::Ignorable => {
                 Some("ignorable type: skipped without a report (RocksDB)".into())
             }
