@@ -8,7 +8,7 @@
 use crate::checksum;
 use crate::format::{
     BLOCK_SIZE, CHECKSUM_FIELD, ChunkFormat, Format, FragmentKind, HEADER_SIZE, LENGTH_FIELD,
-    LOG_NUMBER_FIELD, RECYCLABLE_HEADER_SIZE, RESUME_TYPE, RecordType, TYPE_FIELD,
+    LOG_NUMBER_FIELD, RECYCLABLE_HEADER_SIZE, RESUME_TYPE, RING_TYPE, RecordType, TYPE_FIELD,
 };
 use crate::options::ReadOptions;
 
@@ -85,6 +85,9 @@ pub enum ChunkClass {
     /// An unknown type with bit 7 set, skipped without a report (RocksDB's rule, with
     /// [`ChunkRules::skip_ignorable`]).
     Ignorable,
+    /// A ring log's block header ([`RING_TYPE`] in a flash image): skipped without a report,
+    /// and without ending the record in progress (a record runs on past it).
+    RingHeader,
     /// A type the reader does not know: dropped and reported
     /// ([`CorruptionKind::UnknownRecordType`](crate::CorruptionKind::UnknownRecordType)).
     /// A recyclable type in a legacy log is one, as LevelDB reads it.
@@ -130,6 +133,9 @@ impl ChunkRules {
         if record_type == RESUME_TYPE && self.erased.is_some() {
             // A flash log's resume marker.
             return ChunkClass::Ignorable;
+        }
+        if record_type == RING_TYPE && self.erased.is_some() {
+            return ChunkClass::RingHeader;
         }
         let known = RecordType::try_from(record_type).ok();
         match known.and_then(|t| Some((t, t.fragment_kind()?))) {
@@ -466,9 +472,14 @@ pub fn flash_gap(
     let rest = block.get(offset..)?;
     if rest.first() == Some(&erased)
         && let Some(next) = rest.iter().position(|&b| b != erased)
-        && let Parsed::Chunk(_) = parse_chunk(block, offset + next, is_last, rules)
     {
-        return Some(FlashGap::Padding(offset + next));
+        // The chunk after the padding starts at the first byte not erased, or a few bytes
+        // before it if its checksum begins with bytes that read as erased.
+        for back in 0..next.min(HEADER_SIZE) {
+            if let Parsed::Chunk(_) = parse_chunk(block, offset + next - back, is_last, rules) {
+                return Some(FlashGap::Padding(offset + next - back));
+            }
+        }
     }
     if padding_only {
         return None;

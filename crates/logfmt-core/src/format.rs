@@ -56,6 +56,12 @@ pub const LOG_NUMBER_FIELD: Range<usize> = 7..11;
 /// between a chunk that is not well-formed and the marker for a torn write, not damage.
 pub const RESUME_TYPE: u8 = 0xB1;
 
+/// The type of a ring log's block header: the first chunk of every block of a flash log kept
+/// as a ring (see [`ring`](crate::ring)), carrying the lap the block was written in and the
+/// ring's geometry. An ignorable type (bit 7 set, 7-byte legacy header); a reader of a flash
+/// image passes over it without ending the record in progress.
+pub const RING_TYPE: u8 = 0xB0;
+
 /// The chunk types of the format, as numbered by LevelDB's `log_format.h` (1–4) and RocksDB's
 /// recyclable extension (5–8).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -237,7 +237,8 @@ impl<S: BlockSource> FragmentReader<S> {
                         self.decoder.read_failed();
                         return Err(e);
                     }
-                    self.decoder.block_loaded(self.source.block().len());
+                    self.decoder
+                        .block_loaded(self.source.block().len(), self.source.is_last());
                 }
                 Step::SkipInput(bytes) => {
                     if let Err(e) = self.source.skip(bytes) {
@@ -247,7 +248,8 @@ impl<S: BlockSource> FragmentReader<S> {
                 }
                 Step::Pending => match self.source.refill() {
                     Ok(true) if self.decoder.at_short_block() => {
-                        self.decoder.block_loaded(self.source.block().len());
+                        self.decoder
+                            .block_loaded(self.source.block().len(), self.source.is_last());
                     }
                     Ok(_) => return Ok(None),
                     Err(e) => {

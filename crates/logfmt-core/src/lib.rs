@@ -22,6 +22,7 @@ pub mod format;
 mod fragments;
 mod options;
 mod reader;
+pub mod ring;
 mod skip;
 mod source;
 mod writer;

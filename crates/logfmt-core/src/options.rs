@@ -101,6 +101,12 @@ pub struct ReadOptions {
     /// stopped once the source has more ([`BlockSource::refill`](crate::BlockSource::refill)).
     /// Default `false`.
     pub tailing: bool,
+    /// The input begins in the middle of a log — a ring's oldest block, whose predecessors were
+    /// erased ([`ring`](crate::ring)): `MIDDLE` and `LAST` chunks before the first `FULL` or
+    /// `FIRST` continue a record whose start is gone, and are skipped without a report
+    /// ([`SkipKind::Resync`](crate::SkipKind::Resync)), as after an initial offset. Default
+    /// `false`.
+    pub starts_mid_log: bool,
 }
 
 impl Default for ReadOptions {
@@ -115,6 +121,7 @@ impl Default for ReadOptions {
             #[cfg(feature = "std")]
             resync_in_last_block: false,
             tailing: false,
+            starts_mid_log: false,
         }
     }
 }
@@ -173,6 +180,13 @@ impl ReadOptions {
     #[must_use]
     pub fn resync_in_last_block(mut self, resync: bool) -> Self {
         self.resync_in_last_block = resync;
+        self
+    }
+
+    /// Sets [`starts_mid_log`](Self::starts_mid_log).
+    #[must_use]
+    pub fn starts_mid_log(mut self, mid: bool) -> Self {
+        self.starts_mid_log = mid;
         self
     }
 

@@ -34,6 +34,9 @@ pub enum SkipKind {
     /// A chunk of an unknown type with bit 7 set, skipped under
     /// [`ReadOptions::skip_ignorable_types`](crate::ReadOptions::skip_ignorable_types).
     Ignorable(u8),
+    /// A ring log's block header ([`RING_TYPE`](crate::format::RING_TYPE), in a flash image):
+    /// the lap and geometry of the block, not a record.
+    RingHeader,
     /// Bytes before the initial offset: whole blocks never read, chunks that begin before it,
     /// and damage there, which LevelDB does not report.
     BeforeInitialOffset,
@@ -51,6 +54,7 @@ impl fmt::Display for SkipKind {
             Self::Padding => f.write_str("flash padding"),
             Self::Torn => f.write_str("torn by a power cut"),
             Self::Ignorable(t) => write!(f, "ignorable record type {t}"),
+            Self::RingHeader => f.write_str("ring block header"),
             Self::BeforeInitialOffset => f.write_str("before the initial offset"),
             Self::Resync(_) => {
                 f.write_str("continuation of a record begun before the initial offset")

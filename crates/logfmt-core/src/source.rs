@@ -42,6 +42,13 @@ pub trait BlockSource {
     fn refill(&mut self) -> Result<bool, Self::Error> {
         Ok(false)
     }
+
+    /// Whether the current block is the input's last even though it is whole (a ring's newest
+    /// block): the reader applies its end-of-input rules there. The default: only a block
+    /// shorter than [`BLOCK_SIZE`] is the last.
+    fn is_last(&self) -> bool {
+        false
+    }
 }
 
 impl<S: BlockSource + ?Sized> BlockSource for &mut S {
@@ -61,6 +68,10 @@ impl<S: BlockSource + ?Sized> BlockSource for &mut S {
 
     fn refill(&mut self) -> Result<bool, S::Error> {
         (**self).refill()
+    }
+
+    fn is_last(&self) -> bool {
+        (**self).is_last()
     }
 }
 

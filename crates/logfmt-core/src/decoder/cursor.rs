@@ -8,7 +8,7 @@ use core::ops::Range;
 use crate::block::{ChunkRules, Parsed, parse_chunk};
 use crate::block::{FlashGap, chunks_from, flash_gap};
 use crate::error::{Corruption, CorruptionKind};
-use crate::format::{BLOCK_SIZE, HEADER_SIZE, RECYCLABLE_HEADER_SIZE};
+use crate::format::{BLOCK_SIZE, HEADER_SIZE, RECYCLABLE_HEADER_SIZE, RESUME_TYPE, RING_TYPE};
 use crate::options::ReadOptions;
 use crate::skip::{Skip, SkipKind};
 
@@ -58,6 +58,9 @@ pub(super) enum Phys {
     Erased(Skip),
     /// LevelDB's `kBadRecord`: what was passed over, if anything. A record in progress is cut.
     Bad(Option<Dropped>),
+    /// The rest of the block passed over, its verdict (torn or damage) waiting for the next
+    /// block; a record in progress stays so until then.
+    Deferred,
     Chunk {
         record_type: u8,
         log_number: Option<u32>,
@@ -88,6 +91,10 @@ pub(super) struct Cursor {
     /// Where in the current block the input stopped being readable before its end: a chunk
     /// cut short, or a zero header skipped to the end of the input.
     pub(super) unreadable: Option<usize>,
+    /// In a flash image: a chunk that is not well-formed, with nothing well-formed after it in
+    /// its block — torn if the next block goes on with a resume marker (or holds nothing),
+    /// damage otherwise. Decided when the next block is loaded.
+    deferred: Option<Corruption>,
 }
 
 impl Cursor {
@@ -107,6 +114,7 @@ impl Cursor {
             tailing: options.tailing,
             rest: None,
             unreadable: None,
+            deferred: None,
         }
     }
 
@@ -117,7 +125,7 @@ impl Cursor {
 
     /// The next block, or more of the current short one (tailing), now holds `len` bytes.
     /// Returns what to make of bytes that arrived in a block whose rest was passed over.
-    pub(super) fn block_loaded(&mut self, len: usize) -> Option<Dropped> {
+    pub(super) fn block_loaded(&mut self, len: usize, last: bool) -> Option<Dropped> {
         let len = len.min(BLOCK_SIZE);
         let mut dropped = None;
         if self.eof && len >= self.len {
@@ -148,7 +156,7 @@ impl Cursor {
             self.end_of_buffer = self.end_of_buffer.saturating_add(len as u64);
         }
         self.len = len;
-        self.eof = len < BLOCK_SIZE;
+        self.eof = len < BLOCK_SIZE || last;
         dropped
     }
 
@@ -206,12 +214,25 @@ impl Cursor {
         let block = block.get(..self.len).unwrap_or(block);
         let waiting = self.tailing && !self.failed;
         let header_offset = self.position();
+        if let Some(deferred) = self.deferred
+            && self.pos == 0
+            && self.len > 0
+        {
+            self.deferred = None;
+            return verdict(block, rules, deferred);
+        }
         if self.len - self.pos < HEADER_SIZE {
             if !self.eof {
                 if self.pos == self.len {
                     return Phys::NeedBlock;
                 }
                 return Phys::Skipped(self.skip_rest(header_offset, SkipKind::Trailer));
+            }
+            if let Some(deferred) = self.deferred.take() {
+                // The input ends after a torn write.
+                return Phys::Eof {
+                    torn_at: Some(deferred.offset),
+                };
             }
             if waiting {
                 return Phys::Pending;
@@ -343,7 +364,36 @@ impl Cursor {
         // the same way).
         let arriving = self.eof && self.tailing && !self.failed;
         let Some(gap) = flash_gap(block, self.pos, self.eof, rules, arriving) else {
-            return arriving.then_some(Phys::Pending);
+            if arriving {
+                return Some(Phys::Pending);
+            }
+            if matches!(parsed, Parsed::Erased { .. }) {
+                return None;
+            }
+            if self.eof {
+                // In the input's last block, with nothing well-formed after it: a write torn
+                // by a power cut where the log ends.
+                self.unreadable = Some(self.pos);
+                self.pos = self.len;
+                return Some(Phys::Eof {
+                    torn_at: Some(header_offset),
+                });
+            }
+            // Torn or damaged: the next block tells.
+            let kind = match parsed {
+                Parsed::ChecksumMismatch { .. } => CorruptionKind::ChecksumMismatch,
+                _ => CorruptionKind::BadRecordLength,
+            };
+            let bytes = (self.len - self.pos) as u64;
+            self.pos = self.len;
+            if header_offset >= self.initial_offset {
+                self.deferred = Some(Corruption {
+                    offset: header_offset,
+                    bytes,
+                    kind,
+                });
+            }
+            return Some(Phys::Deferred);
         };
         let (FlashGap::Padding(to) | FlashGap::Torn(to) | FlashGap::Damaged(to)) = gap;
         let len = (to - self.pos) as u64;
@@ -448,5 +498,29 @@ impl Cursor {
             }),
             _ => None,
         }
+    }
+}
+
+/// The verdict on bytes of a flash image that are not a chunk, at the end of the block before
+/// `block` (`deferred`): torn by a power cut unless `block` goes on (after its ring header, if
+/// any) with a well-formed chunk other than a resume marker — the writer puts a marker after
+/// a torn write; what is not well-formed there was torn in turn (the reader judges it next).
+fn verdict(block: &[u8], rules: &ChunkRules, deferred: Corruption) -> Phys {
+    let at = match parse_chunk(block, 0, false, rules) {
+        Parsed::Chunk(chunk) if chunk.record_type == RING_TYPE => chunk.end(),
+        _ => 0,
+    };
+    let torn = match parse_chunk(block, at, false, rules) {
+        Parsed::Chunk(chunk) => chunk.record_type == RESUME_TYPE && chunk.payload.is_empty(),
+        _ => true,
+    };
+    if torn {
+        Phys::Erased(Skip {
+            offset: deferred.offset,
+            len: deferred.bytes,
+            kind: SkipKind::Torn,
+        })
+    } else {
+        Phys::Bad(Some(Dropped::Reported(deferred)))
     }
 }

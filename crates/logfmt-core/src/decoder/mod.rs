@@ -104,6 +104,8 @@ impl Decoder {
             cursor: Cursor::new(options),
             state: if options.initial_offset > 0 {
                 State::Seeking
+            } else if options.starts_mid_log {
+                State::Resyncing
             } else {
                 State::Idle
             },
@@ -133,8 +135,8 @@ impl Decoder {
 
     /// The driver loaded the next block, or refilled the current one, and it now holds `len`
     /// bytes (fewer than a block: the end of the input so far).
-    pub(crate) fn block_loaded(&mut self, len: usize) {
-        match self.cursor.block_loaded(len) {
+    pub(crate) fn block_loaded(&mut self, len: usize, last: bool) {
+        match self.cursor.block_loaded(len, last) {
             Some(Dropped::Reported(corruption)) => {
                 self.pending = Some(Step::Corruption(corruption))
             }
@@ -316,6 +318,7 @@ impl Decoder {
                 self.finish(LogEnd::OldRecord { offset, log_number })
             }
             Phys::Skipped(skip) => Step::Skipped(skip),
+            Phys::Deferred => return None,
             Phys::Erased(skip) => {
                 let aborted = self.abort(None);
                 self.then(Step::Skipped(skip), aborted)
@@ -414,6 +417,7 @@ impl Decoder {
                     self.state = State::Idle;
                     return skip(SkipKind::Resync(FragmentKind::Last));
                 }
+                ChunkClass::RingHeader => return skip(SkipKind::RingHeader),
                 _ => self.state = State::Idle,
             }
         }
@@ -478,6 +482,8 @@ impl Decoder {
                 let aborted = self.abort(None);
                 return self.then(skip(SkipKind::Ignorable(record_type)), aborted);
             }
+            // A ring log's block header: the record in progress runs on past it.
+            ChunkClass::RingHeader => return skip(SkipKind::RingHeader),
             ChunkClass::OtherFormat => CorruptionKind::UnexpectedFormat(record_type),
             ChunkClass::Unknown => CorruptionKind::UnknownRecordType(record_type),
         };

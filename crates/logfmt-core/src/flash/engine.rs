@@ -22,6 +22,7 @@ use super::layout::{self, Piece, RecordLayout};
 use super::resume::Resumed;
 use super::{FlashConfig, FlashError, FlashStats};
 use crate::format::{BLOCK_SIZE, HEADER_SIZE};
+use crate::ring::{RING_HEADER_SIZE, RING_PAYLOAD, RingHeader};
 use crate::writer::Written;
 
 /// The largest `WRITE_SIZE` the engine supports.
@@ -105,6 +106,27 @@ pub(super) struct Engine {
     piece: Option<Piece>,
     done: usize,
     stats: FlashStats,
+    /// A ring's state (unused in a bounded log).
+    ring: RingState,
+}
+
+/// What a ring writer keeps: its lap, its record count, and which erase groups are erased
+/// (group indices fit 16 bits: a ring has at most 65 535 blocks).
+#[derive(Debug, Clone, Copy)]
+struct RingState {
+    /// The lap of the block being written.
+    lap: u32,
+    /// Records begun in the log so far (wrapping).
+    records: u32,
+    /// The group being written, erased after the log's end.
+    ready: Option<u16>,
+    /// The group after it, erased ahead.
+    ahead: Option<u16>,
+    /// The group to erase before anything else.
+    pending: Option<u16>,
+    /// The next group is to be erased once the ring header being laid out (the first one
+    /// written in the current group) is programmed.
+    due: bool,
 }
 
 impl Engine {
@@ -116,6 +138,15 @@ impl Engine {
         erase_size: usize,
         resumed: Resumed,
     ) -> Self {
+        let group = FlashConfig::group_bytes(erase_size as u32);
+        let ring = RingState {
+            lap: resumed.lap,
+            records: resumed.records,
+            ready: (resumed.ready_to > resumed.pos).then_some((resumed.pos / group) as u16),
+            ahead: None,
+            pending: None,
+            due: false,
+        };
         Self {
             config,
             write_size: write_size.min(MAX_WRITE) as u8,
@@ -131,6 +162,7 @@ impl Engine {
             piece: None,
             done: 0,
             stats: FlashStats::default(),
+            ring,
         }
     }
 
@@ -152,7 +184,17 @@ impl Engine {
     /// Begins appending a record of `len` bytes.
     pub(super) fn start_record(&mut self, len: usize) -> Result<(), Failure> {
         self.check_idle()?;
-        if layout::end_after(self.position(), len) > u64::from(self.config.len) {
+        let fits = if self.config.ring {
+            // No longer than what the ring keeps besides the group erased ahead, with a ring
+            // header, a chunk header and a trailer per block.
+            let blocks = (self.config.len / BLOCK_SIZE as u32) as usize;
+            let per_block = RING_HEADER_SIZE + 2 * HEADER_SIZE;
+            let keeps = (self.config.len - self.group()) as usize;
+            len <= keeps.saturating_sub(blocks * per_block)
+        } else {
+            layout::end_after(self.position(), len) <= u64::from(self.config.len)
+        };
+        if !fits {
             return Err(Failure::Full);
         }
         self.task = Task::Record(RecordLayout::default());
@@ -188,6 +230,11 @@ impl Engine {
     /// (ignored by a flush). The engine's state moves on as if the operation succeeds.
     pub(super) fn step<'a>(&'a mut self, data: &'a [u8]) -> Op<'a> {
         let word_size = usize::from(self.write_size);
+        if let Some(group) = self.ring.pending.take() {
+            // The group after the one entered: erased ahead, once its first ring header is on
+            // the flash.
+            return self.erase_group(group);
+        }
         loop {
             if self.full {
                 // The staged word is complete: program it.
@@ -195,6 +242,16 @@ impl Engine {
                     return op;
                 }
                 self.full = false;
+                let in_block = (self.pos - 1) as usize % BLOCK_SIZE + 1;
+                if self.ring.due && in_block >= RING_HEADER_SIZE {
+                    // The ring header is on the flash: the next group, erased ahead.
+                    self.ring.due = false;
+                    let groups = self.config.len / self.group();
+                    let next = (((self.pos - 1) / self.group() + 1) % groups) as u16;
+                    if self.ring.ahead != Some(next) {
+                        self.ring.pending = Some(next);
+                    }
+                }
                 self.stats.programs += 1;
                 self.stats.programmed_bytes += word_size as u64;
                 return Op::Program {
@@ -222,13 +279,16 @@ impl Engine {
         let piece = self.piece.as_ref()?;
         let at = self.done;
         let header = piece.header.map_or(0, |h| h.len());
+        let ring = if piece.ring { RING_PAYLOAD } else { 0 };
         let byte = if at < piece.trailer {
             self.config.erased
         } else if at < piece.trailer + header {
             piece.header?.get(at - piece.trailer).copied()?
+        } else if at < piece.trailer + header + ring {
+            *self.ring_header().encode().get(at - piece.trailer)?
         } else {
             let payload = data.get(piece.payload.clone())?;
-            *payload.get(at - piece.trailer - header)?
+            *payload.get(at - piece.trailer - header - ring)?
         };
         self.done += 1;
         Some(byte)
@@ -238,26 +298,30 @@ impl Engine {
     fn fetch(&mut self, data: &[u8]) -> Result<(), Op<'static>> {
         let offset = self.pos as usize % BLOCK_SIZE;
         let word = usize::from(self.write_size);
+        let writes = matches!(self.task, Task::Record(_)) || self.marker;
+        let ring = if self.config.ring && writes {
+            self.ring_piece(offset)
+        } else {
+            None
+        };
         let next = match &mut self.task {
+            Task::Record(_) | Task::Flush if ring.is_some() => ring,
             // The marker before anything else (the scan left room for it in the block).
             Task::Record(_) | Task::Flush if self.marker => {
                 self.marker = false;
-                Some(Piece {
-                    trailer: 0,
-                    header: Some(layout::MARKER),
-                    payload: 0..0,
-                })
+                Some(Piece::chunk(layout::MARKER))
             }
             Task::Record(layout) => layout.next(data, offset).inspect(|piece| {
                 // After the trailer (if any): where the record's first header goes.
-                self.first.get_or_insert(self.pos + piece.trailer as u32);
+                if self.first.is_none() {
+                    self.first = Some(self.pos + piece.trailer as u32);
+                    self.ring.records = self.ring.records.wrapping_add(1);
+                }
             }),
             // The rest of the word, erased.
-            Task::Flush if !offset.is_multiple_of(word) => Some(Piece {
-                trailer: word - offset % word,
-                header: None,
-                payload: 0..0,
-            }),
+            Task::Flush if !offset.is_multiple_of(word) => {
+                Some(Piece::erased(word - offset % word))
+            }
             Task::Flush | Task::Idle => None,
             Task::Poisoned => return Err(Op::Fail(Failure::Poisoned)),
         };
@@ -275,10 +339,86 @@ impl Engine {
         }))
     }
 
+    /// A ring's own piece before the next chunk, if one is due at `offset` in the block: the
+    /// trailer of a block with no room for a header, or the ring header that begins every
+    /// block (after the wrap to the region's start, one lap later).
+    fn ring_piece(&mut self, offset: usize) -> Option<Piece> {
+        if offset != 0 {
+            return (BLOCK_SIZE - offset < HEADER_SIZE).then(|| Piece::erased(BLOCK_SIZE - offset));
+        }
+        if self.pos >= self.config.len {
+            self.pos = 0;
+            self.ring.lap = self.ring.lap.wrapping_add(1);
+            self.stats.laps += 1;
+        }
+        if self.ring.ready != Some((self.pos / self.group()) as u16) {
+            // The first ring header written in this group: the next group is erased once this
+            // one is on the flash.
+            self.ring.due = true;
+        }
+        Some(Piece::ring(&self.ring_header()))
+    }
+
+    /// The ring header of the block being written.
+    fn ring_header(&self) -> RingHeader {
+        RingHeader {
+            lap: self.ring.lap,
+            records: self.ring.records,
+            blocks: (self.config.len / BLOCK_SIZE as u32) as u16,
+            group: (self.group() / BLOCK_SIZE as u32) as u8,
+            write_size: self.write_size,
+            erased: self.config.erased,
+        }
+    }
+
+    /// Bytes of a ring's erase group.
+    fn group(&self) -> u32 {
+        FlashConfig::group_bytes(self.erase_size)
+    }
+
+    /// The erase of a ring's erase group `group` (the state moves on as if it succeeds).
+    fn erase_group(&mut self, group: u16) -> Op<'static> {
+        let bytes = self.group();
+        if self.ring.ready != Some(group) {
+            self.ring.ahead = Some(group);
+        }
+        if self.ring.lap != self.config.first_lap || group == 0 {
+            // Log bytes of an earlier lap (or of this one, the region's start) aged out.
+            self.stats.aged_out_bytes += u64::from(bytes);
+        }
+        self.stats.erases += 1;
+        self.stats.erased_bytes += u64::from(bytes);
+        let from = self.config.start + u32::from(group) * bytes;
+        Op::Erase {
+            from,
+            to: from + bytes,
+        }
+    }
+
     /// Makes sure the flash is erased up to region offset `end` before the word there is
     /// programmed: the erase to do first, if any (the state moves on as if it succeeds).
     /// `ready_to` is an erase unit boundary.
     fn prepare(&mut self, end: u32) -> Option<Op<'static>> {
+        if self.config.ring {
+            // The group of the word at `end`: erased with the group before it (ahead), or now.
+            let bytes = self.group();
+            let group = ((end - u32::from(self.write_size)) / bytes) as u16;
+            if self.ring.ready == Some(group) {
+                return None;
+            }
+            if self.ring.ahead == Some(group) {
+                (self.ring.ready, self.ring.ahead) = (Some(group), None);
+                return None;
+            }
+            self.ring.ready = Some(group);
+            self.stats.erases += 1;
+            self.stats.erased_bytes += u64::from(bytes);
+            let from = self.config.start + u32::from(group) * bytes;
+            return Some(Op::Erase {
+                from,
+                to: from + bytes,
+            });
+        }
         if self.ready_to >= end {
             return None;
         }

@@ -21,6 +21,7 @@ use core::ops::Range;
 
 use crate::checksum;
 use crate::format::{BLOCK_SIZE, FragmentKind, HEADER_SIZE, RESUME_TYPE, RecordType};
+use crate::ring::RingHeader;
 
 /// The next piece of the log: `trailer` erased bytes (the rest of a block, or of a flash word
 /// on a flush), then a chunk header (if any) and the payload it frames (a range of the record).
@@ -30,8 +31,44 @@ pub(super) struct Piece {
     pub(super) trailer: usize,
     /// The chunk header, `None` for a trailer alone.
     pub(super) header: Option<[u8; HEADER_SIZE]>,
+    /// A ring header's payload follows the header (the payload range is then empty): the
+    /// engine lays it out from its state.
+    pub(super) ring: bool,
     /// The chunk's payload, as a range of the record.
     pub(super) payload: Range<usize>,
+}
+
+impl Piece {
+    /// `len` erased bytes: a block's trailer, or the rest of a flash word.
+    pub(super) const fn erased(len: usize) -> Self {
+        Self {
+            trailer: len,
+            header: None,
+            ring: false,
+            payload: 0..0,
+        }
+    }
+
+    /// A whole chunk of a header alone (the resume marker).
+    pub(super) const fn chunk(header: [u8; HEADER_SIZE]) -> Self {
+        Self {
+            trailer: 0,
+            header: Some(header),
+            ring: false,
+            payload: 0..0,
+        }
+    }
+
+    /// A ring's block header (`header`'s first 7 bytes; the engine lays out the rest).
+    pub(super) fn ring(header: &RingHeader) -> Self {
+        let [c0, c1, c2, c3, l0, l1, t, ..] = header.encode();
+        Self {
+            trailer: 0,
+            header: Some([c0, c1, c2, c3, l0, l1, t]),
+            ring: true,
+            payload: 0..0,
+        }
+    }
 }
 
 /// A legacy chunk header of type `kind` for `payload`.
@@ -108,6 +145,7 @@ impl RecordLayout {
         Some(Piece {
             trailer,
             header: Some(header(kind, data.get(start..end).unwrap_or_default())),
+            ring: false,
             payload: start..end,
         })
     }

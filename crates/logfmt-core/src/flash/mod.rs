@@ -130,6 +130,8 @@ mod writer;
 #[cfg(test)]
 mod reference;
 #[cfg(test)]
+mod ring_tests;
+#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod word_tests;
@@ -157,6 +159,13 @@ pub struct FlashConfig {
     pub len: u32,
     /// The value erased flash reads as. Default `0xFF`.
     pub erased: u8,
+    /// Keep the log as a ring ([`ring`](crate::ring)): when the region is full, erase its
+    /// oldest erase units and go on at its start, for ever. Default `false`: bounded, a full
+    /// region is [`FlashError::Full`].
+    pub ring: bool,
+    /// The lap a ring starts with in an empty region. Default 1. (Any value: the lap counter
+    /// wraps safely; tests start it near its maximum.)
+    pub first_lap: u32,
 }
 
 impl FlashConfig {
@@ -167,6 +176,33 @@ impl FlashConfig {
             start,
             len,
             erased: 0xFF,
+            ring: false,
+            first_lap: 1,
+        }
+    }
+
+    /// Makes the log a ring ([`ring`](Self::ring)).
+    #[must_use]
+    pub const fn ring(mut self) -> Self {
+        self.ring = true;
+        self
+    }
+
+    /// Sets [`first_lap`](Self::first_lap).
+    #[must_use]
+    pub const fn first_lap(mut self, lap: u32) -> Self {
+        self.first_lap = lap;
+        self
+    }
+
+    /// Bytes of a ring's erase group on a flash with erase units of `erase_size` bytes: one
+    /// erase unit, or one block if the unit is smaller.
+    pub(super) const fn group_bytes(erase_size: u32) -> u32 {
+        let block = crate::format::BLOCK_SIZE as u32;
+        if erase_size > block {
+            erase_size
+        } else {
+            block
         }
     }
 
@@ -207,7 +243,15 @@ impl FlashConfig {
             && read_size <= resume::MAX_READ
             && (read_size == 0 || erase_size.is_multiple_of(read_size));
         let units = block.is_multiple_of(erase_size) || erase_size.is_multiple_of(block);
-        if fits && aligned && words && units {
+        // A ring: at least two erase groups (one is always erased ahead), its geometry fits
+        // the ring header.
+        let group = Self::group_bytes(erase_size as u32) as usize;
+        let ring = !self.ring
+            || (len.is_multiple_of(group)
+                && len / group >= 2
+                && len / block <= usize::from(u16::MAX)
+                && group / block <= usize::from(u8::MAX));
+        if fits && aligned && words && units && ring {
             Ok(())
         } else {
             Err(FlashError::BadRegion)
@@ -225,7 +269,8 @@ pub enum FlashError<E> {
     /// The region has no room for the next block.
     Full,
     /// The region is not a whole number of blocks and erase units inside the flash, or the
-    /// flash's `WRITE_SIZE` is not a power of two up to 32, or its `READ_SIZE` is over 32.
+    /// flash's `WRITE_SIZE` is not a power of two up to 32, or its `READ_SIZE` is over 32; or
+    /// a ring has fewer than two erase groups (or more than 65 535 blocks).
     BadRegion,
     /// An earlier failure left the log in an unknown state; nothing more is written (reopen to
     /// resume safely).

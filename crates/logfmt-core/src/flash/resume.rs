@@ -39,6 +39,7 @@ use super::FlashConfig;
 use super::layout::MARKER_WINDOW;
 use crate::checksum;
 use crate::format::{BLOCK_SIZE, HEADER_SIZE, RecordType};
+use crate::ring::{RING_HEADER_SIZE, RingHeader, newer};
 
 /// Bytes read at a time.
 const PIECE: usize = 64;
@@ -58,6 +59,10 @@ pub(super) struct Resumed {
     /// The log ended in a torn chunk or in the middle of a record: the resume marker goes at
     /// `pos` first.
     pub(super) marker: bool,
+    /// A ring's lap at `pos`.
+    pub(super) lap: u32,
+    /// Records begun in a ring's log before `pos` (wrapping).
+    pub(super) records: u32,
 }
 
 /// A read for the driver: `buffer.len()` bytes at flash offset `at`.
@@ -137,6 +142,12 @@ pub(super) struct Scan {
     window: u64,
     pos: u32,
     marker: bool,
+    /// A ring's lap and records at the block walked (from its ring header, then counted).
+    lap: u32,
+    records: u32,
+    /// A ring's block after the newest, in its erase group, has written bytes where its ring
+    /// header goes: a header torn by a power cut. The log goes on after that block.
+    skip_next: bool,
     /// Bytes wanted by the read in flight: `len` of them at `skip` in `buffer`.
     wanted: Option<(u8, u8)>,
     buffer: [u8; BUFFER],
@@ -172,6 +183,9 @@ impl Scan {
             window: 0,
             pos: 0,
             marker: false,
+            lap: config.first_lap,
+            records: 0,
+            skip_next: false,
             wanted: None,
             buffer: [0; BUFFER],
         }
@@ -185,7 +199,13 @@ impl Scan {
         let block = BLOCK_SIZE as u32;
         let len = loop {
             match self.phase {
-                Phase::Heads if self.at < self.config.len => break HEADER_SIZE as u32,
+                Phase::Heads if self.at < self.config.len => {
+                    break if self.config.ring {
+                        RING_HEADER_SIZE as u32
+                    } else {
+                        HEADER_SIZE as u32
+                    };
+                }
                 Phase::Heads => match self.last {
                     None => self.fresh(0),
                     Some(last) => {
@@ -203,6 +223,8 @@ impl Scan {
                         pos: self.pos,
                         ready_to: self.end,
                         marker: self.marker,
+                        lap: self.lap,
+                        records: self.records,
                     });
                 }
             }
@@ -223,7 +245,11 @@ impl Scan {
     #[inline(never)]
     fn finish(&mut self) {
         let word = self.write_size;
-        let block_end = self.base + BLOCK_SIZE as u32;
+        let mut block_end = self.base + BLOCK_SIZE as u32;
+        if self.skip_next {
+            // A ring header torn in the next block: the log goes on after that block.
+            block_end += BLOCK_SIZE as u32;
+        }
         let torn = self.walk == Walk::Torn;
         let end = self.written_end.max(self.good_end);
         let explained = self.reach.next_multiple_of(word) + word;
@@ -237,7 +263,7 @@ impl Scan {
             // header reaches, and the word in flight): not this log's, or an interrupted erase.
             // A fresh block, where no chunk of theirs can hide what follows.
             self.fresh(block_end);
-        } else if resume + HEADER_SIZE as u32 <= block_end {
+        } else if resume + HEADER_SIZE as u32 <= block_end && !self.skip_next {
             // Here, the flash erased to the end of the block's erase unit.
             self.done(resume, block_end.next_multiple_of(self.erase_size));
         } else if resume > block_end && !block_end.is_multiple_of(self.erase_size) {
@@ -250,8 +276,14 @@ impl Scan {
     }
 
     /// Continues in a fresh block at region offset `start`: erased first if it begins an
-    /// erase unit.
+    /// erase unit. A ring past its end goes on at its start, one lap later, its first group
+    /// erased first.
     fn fresh(&mut self, start: u32) {
+        let len = self.config.len;
+        if self.config.ring && start >= len {
+            self.lap = self.lap.wrapping_add(1);
+            return self.done(start - len, start - len);
+        }
         let erased_to = if start.is_multiple_of(self.erase_size) {
             start
         } else {
@@ -274,6 +306,22 @@ impl Scan {
         let bytes = self.buffer.get(skip..skip + len).unwrap_or_default();
         let all_erased = bytes.iter().all(|&b| b == erased);
         match self.phase {
+            Phase::Heads if self.config.ring => {
+                // The newest lap's last block, by the ring headers (blocks come in order).
+                if let Some(header) = RingHeader::parse(bytes)
+                    && (self.last.is_none() || !newer(self.lap, header.lap))
+                {
+                    (self.last, self.lap, self.records) = (Some(at), header.lap, header.records);
+                    self.skip_next = false;
+                } else if !all_erased
+                    && let Some(last) = self.last
+                    && last + BLOCK_SIZE as u32 == at
+                {
+                    let group = FlashConfig::group_bytes(self.erase_size);
+                    self.skip_next = last / group == at / group;
+                }
+                self.at += BLOCK_SIZE as u32;
+            }
             Phase::Heads => {
                 if !all_erased {
                     self.last = Some(at);
@@ -354,6 +402,9 @@ impl Scan {
             }
             let open =
                 self.kind == RecordType::First as u8 || self.kind == RecordType::Middle as u8;
+            if self.kind == RecordType::Full as u8 || self.kind == RecordType::First as u8 {
+                self.records = self.records.wrapping_add(1);
+            }
             self.good(self.end, open);
         }
         true

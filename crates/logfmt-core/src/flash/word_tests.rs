@@ -134,7 +134,7 @@ fn writer_state_is_small() {
     // The small-RAM writer's whole state, with a reference to its flash driver.
     let size = core::mem::size_of::<WordWriter<&mut MockFlash<'_, 8, ERASE>>>();
     std::println!("size_of WordWriter<&mut MockFlash> = {size}");
-    assert!(size <= 200, "WordWriter is {size} bytes");
+    assert!(size <= 224, "WordWriter is {size} bytes");
 }
 
 #[cfg(feature = "embedded-storage-async")]

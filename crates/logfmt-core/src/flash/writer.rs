@@ -23,6 +23,11 @@ pub struct FlashStats {
     pub programs: u32,
     /// Bytes programmed.
     pub programmed_bytes: u64,
+    /// A ring's wraps from the region's end to its start.
+    pub laps: u32,
+    /// Bytes of a ring's erase groups erased while they held the log's oldest records: the
+    /// records there aged out.
+    pub aged_out_bytes: u64,
 }
 
 /// The engine's programs, gathered in the RAM block: `from..to` (region offsets, whole words,
