@@ -94,7 +94,17 @@ pub(super) struct Cursor {
     /// In a flash image: a chunk that is not well-formed, with nothing well-formed after it in
     /// its block — torn if the next block goes on with a resume marker (or holds nothing),
     /// damage otherwise. Decided when the next block is loaded.
-    deferred: Option<Corruption>,
+    deferred: Option<Deferred>,
+}
+
+/// Bytes of a flash image that are not a chunk, at the end of a block, waiting for a verdict.
+#[derive(Debug, Clone, Copy)]
+struct Deferred {
+    /// What they are if damaged.
+    damage: Corruption,
+    /// They look like a write cut short: the chunk's header runs past the block, or its last
+    /// byte reads erased.
+    torn: bool,
 }
 
 impl Cursor {
@@ -230,9 +240,12 @@ impl Cursor {
             }
             if let Some(deferred) = self.deferred.take() {
                 // The input ends after a torn write.
-                return Phys::Eof {
-                    torn_at: Some(deferred.offset),
-                };
+                if deferred.torn {
+                    return Phys::Eof {
+                        torn_at: Some(deferred.damage.offset),
+                    };
+                }
+                return Phys::Bad(Some(Dropped::Reported(deferred.damage)));
             }
             if waiting {
                 return Phys::Pending;
@@ -370,7 +383,8 @@ impl Cursor {
             if matches!(parsed, Parsed::Erased { .. }) {
                 return None;
             }
-            if self.eof {
+            let torn = looks_torn(block, self.pos, rules);
+            if self.eof && torn {
                 // In the input's last block, with nothing well-formed after it: a write torn
                 // by a power cut where the log ends.
                 self.unreadable = Some(self.pos);
@@ -378,6 +392,9 @@ impl Cursor {
                 return Some(Phys::Eof {
                     torn_at: Some(header_offset),
                 });
+            }
+            if self.eof {
+                return None;
             }
             // Torn or damaged: the next block tells.
             let kind = match parsed {
@@ -387,10 +404,13 @@ impl Cursor {
             let bytes = (self.len - self.pos) as u64;
             self.pos = self.len;
             if header_offset >= self.initial_offset {
-                self.deferred = Some(Corruption {
-                    offset: header_offset,
-                    bytes,
-                    kind,
+                self.deferred = Some(Deferred {
+                    damage: Corruption {
+                        offset: header_offset,
+                        bytes,
+                        kind,
+                    },
+                    torn,
                 });
             }
             return Some(Phys::Deferred);
@@ -502,25 +522,43 @@ impl Cursor {
 }
 
 /// The verdict on bytes of a flash image that are not a chunk, at the end of the block before
-/// `block` (`deferred`): torn by a power cut unless `block` goes on (after its ring header, if
-/// any) with a well-formed chunk other than a resume marker — the writer puts a marker after
-/// a torn write; what is not well-formed there was torn in turn (the reader judges it next).
-fn verdict(block: &[u8], rules: &ChunkRules, deferred: Corruption) -> Phys {
+/// `block` (`deferred`): torn by a power cut if `block` goes on (after its ring header, if
+/// any) with a resume marker — the writer puts one after a torn write — or, if they look torn,
+/// with anything but a well-formed chunk (nothing written, or a write torn in turn, which the
+/// reader judges next); damage otherwise.
+fn verdict(block: &[u8], rules: &ChunkRules, deferred: Deferred) -> Phys {
     let at = match parse_chunk(block, 0, false, rules) {
         Parsed::Chunk(chunk) if chunk.record_type == RING_TYPE => chunk.end(),
         _ => 0,
     };
     let torn = match parse_chunk(block, at, false, rules) {
         Parsed::Chunk(chunk) => chunk.record_type == RESUME_TYPE && chunk.payload.is_empty(),
-        _ => true,
+        _ => deferred.torn,
     };
     if torn {
         Phys::Erased(Skip {
-            offset: deferred.offset,
-            len: deferred.bytes,
+            offset: deferred.damage.offset,
+            len: deferred.damage.bytes,
             kind: SkipKind::Torn,
         })
     } else {
-        Phys::Bad(Some(Dropped::Reported(deferred)))
+        Phys::Bad(Some(Dropped::Reported(deferred.damage)))
     }
+}
+
+/// Whether the chunk at `pos` in `block`, not well-formed, looks like a write cut short by a
+/// power cut: the length its header declares runs past the block, or the chunk's last byte
+/// reads erased. (A complete chunk with a wrong checksum is damage — or a write cut in its
+/// very last word, which no reader can tell from damage.)
+fn looks_torn(block: &[u8], pos: usize, rules: &ChunkRules) -> bool {
+    let Some(erased) = rules.erased else {
+        return false;
+    };
+    let Some(header) = block.get(pos..pos + HEADER_SIZE) else {
+        return true;
+    };
+    let len = usize::from(u16::from_le_bytes([header[4], header[5]]));
+    block
+        .get(pos + HEADER_SIZE + len - 1)
+        .is_none_or(|&last| last == erased)
 }

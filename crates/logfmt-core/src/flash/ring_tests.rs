@@ -14,11 +14,13 @@ use crate::{Item, ReadOptions, Reader};
 
 const WRITE: usize = 8;
 
-/// What reading a ring gives: its records and damage reports.
+/// What reading a ring gives: its records and damage reports (before the last record read,
+/// and after it: the log's end).
 #[derive(Debug, Default)]
 struct Read {
     records: Vec<Vec<u8>>,
     damage: Vec<String>,
+    tail_damage: Vec<String>,
     ring: Option<Ring>,
 }
 
@@ -44,7 +46,10 @@ fn read_ring<const W: usize, const E: usize>(
             Item::Record(record) => {
                 read.records.push(record.data.to_vec());
             }
-            other => read.damage.push(std::format!("{other:?}")),
+            other => read.tail_damage.push(std::format!("{other:?}")),
+        }
+        if matches!(item, Item::Record(_)) {
+            read.damage.append(&mut read.tail_damage);
         }
     }
     read
@@ -79,7 +84,14 @@ fn lengths(count: usize, seed: u64) -> Vec<usize> {
 /// `acked`) kept at their end, possibly followed by ones in flight — and the oldest read is no
 /// newer than `must`, the oldest acknowledged record the ring must still hold.
 fn check(read: &Read, written: &[Vec<u8>], (acked, next, must): (usize, usize, usize), what: &str) {
+    // A write cut in the last word of a chunk cannot be told from damage: reported at the
+    // log's end, until a reopened writer marks it torn. Nowhere else.
     assert!(read.damage.is_empty(), "{what}: damage {:?}", read.damage);
+    assert!(
+        read.tail_damage.len() <= 1,
+        "{what}: at the end {:?}",
+        read.tail_damage
+    );
     let Some(first) = read.records.first() else {
         assert_eq!(
             must, acked,
