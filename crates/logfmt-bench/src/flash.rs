@@ -6,12 +6,13 @@
 //! One line per case:
 //!
 //! ```text
-//! FLASH impl=<logfmt|logfmt-buffered|sequential-storage> write_size=W sample=<16|30|100> durable_every=<1|16> bytes_per_sample=F reboot_waste=B ram=B ns_per_sample=F reboot_loss=B
+//! FLASH impl=<logfmt|logfmt-buffered|logfmt-ring|sequential-storage> write_size=W sample=<16|30|100> durable_every=<1|16> bytes_per_sample=F reboot_waste=B ram=B ns_per_sample=F reboot_loss=B
 //! ```
 //!
 //! - `impl=logfmt` is the small-RAM [`WordWriter`], `impl=logfmt-buffered` the
 //!   [`FlashWriter`] with its 32 KiB block (same flash bytes, so the same `bytes_per_sample`
-//!   and `reboot_waste`); both continue in the same block after a reset, on a mock flash with
+//!   and `reboot_waste`), `impl=logfmt-ring` the small-RAM writer keeping the region as a ring
+//!   (its fill is one lap of the region: a ring never fills); both continue in the same block after a reset, on a mock flash with
 //!   per-word ECC (a word is never programmed twice). `sequential-storage` 8.0.2's
 //!   `QueueStorage` runs on its own mock flash (feature `_test`, uncached, every push durable:
 //!   it has no deferred durability, so both `durable_every` lines measure the same thing).
@@ -39,7 +40,7 @@ use std::time::Instant;
 
 use embassy_futures::block_on;
 use logfmt_core::flash::{
-    FlashConfig, FlashError, FlashWriter, MockError, MockFlash, PowerCut, WordWriter,
+    FlashConfig, FlashError, FlashStats, FlashWriter, MockError, MockFlash, PowerCut, WordWriter,
 };
 use logfmt_core::{BLOCK_SIZE, Written};
 use sequential_storage::Error as SeqError;
@@ -140,7 +141,7 @@ fn cases<const W: usize, const PAGE_WORDS: usize>(
                 ram: 0,
                 ns_per_sample: 0.0,
             };
-            for kind in [Kind::Word, Kind::Buffered] {
+            for kind in [Kind::Word, Kind::Buffered, Kind::Ring] {
                 let mut result = case(kind.name());
                 let (stored, ns) = median_fill(options.reps, || {
                     logfmt_fill::<W>(kind, &samples, durable_every)
@@ -216,6 +217,8 @@ fn median_fill(
 enum Kind {
     Word,
     Buffered,
+    /// The small-RAM writer keeping the region as a ring.
+    Ring,
 }
 
 type Flash<'m, const W: usize> = MockFlash<'m, W, ERASE>;
@@ -231,12 +234,13 @@ impl Kind {
         match self {
             Self::Word => "logfmt",
             Self::Buffered => "logfmt-buffered",
+            Self::Ring => "logfmt-ring",
         }
     }
 
     fn ram<const W: usize>(self) -> usize {
         match self {
-            Self::Word => std::mem::size_of::<WordWriter<&mut Flash<'_, W>>>(),
+            Self::Word | Self::Ring => std::mem::size_of::<WordWriter<&mut Flash<'_, W>>>(),
             Self::Buffered => {
                 std::mem::size_of::<FlashWriter<&mut Flash<'_, W>, &mut [u8; BLOCK_SIZE]>>()
                     + BLOCK_SIZE
@@ -252,6 +256,7 @@ impl Kind {
         let config = FlashConfig::new(0, REGION as u32);
         Ok(match self {
             Self::Word => Writer::Word(WordWriter::open(flash, config)?),
+            Self::Ring => Writer::Word(WordWriter::open(flash, config.ring())?),
             Self::Buffered => Writer::Buffered(FlashWriter::open(flash, config, block)?),
         })
     }
@@ -272,12 +277,16 @@ impl<const W: usize> Writer<'_, '_, W> {
         }
     }
 
-    /// Bytes of flash work so far (erased and programmed, as the mock counts them).
-    fn work(&self) -> u64 {
-        let stats = match self {
+    fn stats(&self) -> FlashStats {
+        match self {
             Self::Word(w) => w.stats(),
             Self::Buffered(w) => w.stats(),
-        };
+        }
+    }
+
+    /// Bytes of flash work so far (erased and programmed, as the mock counts them).
+    fn work(&self) -> u64 {
+        let stats = self.stats();
         stats.erased_bytes + stats.programmed_bytes
     }
 }
@@ -319,7 +328,8 @@ fn logfmt_fill<const W: usize>(
         .map_err(|e| unexpected("open", e))?;
     let start = Instant::now();
     let (mut added, mut durable) = (0, 0);
-    loop {
+    // A bounded log until it is full; a ring for one lap of the region (it never fills).
+    while writer.stats().laps == 0 {
         match writer.add(&samples[added % samples.len()]) {
             Ok(_) => added += 1,
             Err(FlashError::Full) => break,
@@ -332,6 +342,10 @@ fn logfmt_fill<const W: usize>(
     }
     writer.flush().map_err(|e| unexpected("flush", e))?;
     durable = durable.max(added);
+    if writer.stats().laps > 0 {
+        // The sample that began the ring's second lap is not part of the first.
+        durable -= 1;
+    }
     Ok((durable, start.elapsed().as_nanos()))
 }
 

@@ -82,23 +82,20 @@ impl RingHeader {
     /// The header's 19 bytes, checksum included.
     #[must_use]
     pub fn encode(&self) -> [u8; RING_HEADER_SIZE] {
-        let mut payload = [0u8; RING_PAYLOAD];
-        let log2 = self.write_size.max(1).ilog2() as u8 & 0x0F;
+        let log2 = self.write_size.max(1).trailing_zeros() as u8 & 0x0F;
         let flags = log2 | if self.erased == 0 { 0x10 } else { 0 };
-        let fields = self.lap.to_le_bytes().into_iter();
-        let fields = fields.chain(self.records.to_le_bytes());
-        let fields = fields.chain(self.blocks.to_le_bytes());
-        for (slot, byte) in payload.iter_mut().zip(fields.chain([self.group, flags])) {
-            *slot = byte;
-        }
+        let [a0, a1, a2, a3] = self.lap.to_le_bytes();
+        let [r0, r1, r2, r3] = self.records.to_le_bytes();
+        let [b0, b1] = self.blocks.to_le_bytes();
+        let payload = [a0, a1, a2, a3, r0, r1, r2, r3, b0, b1, self.group, flags];
         let crc = checksum::mask(checksum::extend(checksum::crc32c(&[RING_TYPE]), &payload));
-        let mut out = [0u8; RING_HEADER_SIZE];
         let [c0, c1, c2, c3] = crc.to_le_bytes();
-        let head = [c0, c1, c2, c3, RING_PAYLOAD as u8, 0, RING_TYPE];
-        for (slot, byte) in out.iter_mut().zip(head.into_iter().chain(payload)) {
-            *slot = byte;
-        }
-        out
+        #[rustfmt::skip]
+        let bytes = [
+            c0, c1, c2, c3, RING_PAYLOAD as u8, 0, RING_TYPE,
+            a0, a1, a2, a3, r0, r1, r2, r3, b0, b1, self.group, flags,
+        ];
+        bytes
     }
 
     /// The ring header at the start of `bytes` (the first bytes of a block), if one is there

@@ -55,16 +55,41 @@
 //!   never a word before where a reopened log resumes (so parts with per-word ECC are safe).
 //! - **Erase lazily**: the erase units of a block are erased just before its first word is
 //!   programmed. The region must be erased before its first use (the flash after the log is
-//!   taken as erased). A full region is [`FlashError::Full`]; old blocks are never reused.
+//!   taken as erased). A full bounded region is [`FlashError::Full`]; a ring goes on (below).
+//!
+//! # Ring retention
+//!
+//! With [`FlashConfig::ring`] the region is kept for the life of the device: when the log
+//! reaches the region's end it goes on at its start, one *lap* later, and the oldest records
+//! age out. The layout, byte by byte, is in the [`ring`](crate::ring) module; in short:
+//!
+//! - the region is taken in *erase groups* (one erase unit, or one block if the unit is
+//!   smaller) and needs at least two; **every block begins with a 19-byte ring header** chunk
+//!   (type [`RING_TYPE`](crate::format::RING_TYPE), ignorable) holding the block's lap, the
+//!   number of records begun before it, and the geometry. A lap costs 19 bytes per 32 KiB
+//!   block (0.06 %), nothing per record: word-exact padding is unchanged;
+//! - **erase ahead**: once the first ring header written in a group is programmed, the writer
+//!   erases the next group — the oldest data. Readers never read the group after the newest
+//!   block, so a power cut in that erase (which leaves arbitrary bits) hides nothing;
+//! - records run across the wrap like across any block boundary; a record whose start was
+//!   erased is dropped silently by readers, like LevelDB's initial-offset resynchronisation;
+//! - the lap counter wraps (serial-number arithmetic: only two laps are ever on the flash);
+//!   [`FlashConfig::first_lap`] sets where an empty region starts.
+//!
+//! Readers order the blocks by their ring headers ([`FlashSource::ring`] on a device, `logfmt`
+//! on an image): from the first intact block of the right lap after the group erased ahead, to
+//! the newest block. The ring keeps at least `(groups − 2)` groups of the newest log bytes;
+//! [`FlashStats::laps`] and [`FlashStats::aged_out_bytes`] count wraps and the bytes aged out.
 //!
 //! # Reboots
 //!
 //! `open` scans the region (sans I/O, in reads of at most 64 bytes, aligned to the flash's
 //! `READ_SIZE`) and continues the log in the same block, whatever the part; it programs and
 //! erases nothing. What it reads: the first 7 bytes of every block (the last block whose first
-//! header is written holds the log's end), then that block from its start to its end, once,
-//! walking its chunks as a reader does (headers, payloads through the checksum, padding); the
-//! bytes of a chunk that turns out torn are read again, to look for a resume marker after it.
+//! header is written holds the log's end; in a ring, the 19-byte ring header of every block,
+//! and the newest lap's last block), then that block from its start to its end, once, walking
+//! its chunks as a reader does (headers, payloads through the checksum, padding); the bytes of
+//! a chunk that turns out torn are read again, to look for a resume marker after it.
 //!
 //! Let `l` be one past the last byte of that block that is not erased (or the end of its last
 //! well-formed chunk, if later). The log continues at `r = roundup(l, W) + W`: the extra word
@@ -92,12 +117,20 @@
 //! Readers drop the bytes from a chunk that is not well-formed up to the marker, and the record
 //! they were part of, silently: a power cut, not damage (rule R2 of the readers); every record
 //! after the marker reads. A well-formed chunk other than a marker after bad bytes is damage,
-//! reported. If fewer than 7 bytes are left in the block at `r`, the log (and the marker)
+//! reported. Bad bytes at the end of a block are judged when the next block is read: torn if it
+//! goes on with the marker (after its ring header, in a ring). Where the log ends (nothing
+//! after), a chunk is torn if it looks cut short — its declared extent runs past the block or
+//! ends in erased bytes; a complete chunk with a wrong checksum there is reported (a cut in a
+//! chunk's very last word cannot be told from damage until the reopened writer's marker
+//! follows it). If fewer than 7 bytes are left in the block at `r`, the log (and the marker)
 //! continues at the next block — the one after it if the next block's first word may have been
 //! in flight and the next block shares an erase unit with the last one. So readers also take
 //! a marker as the end of the record in progress (a `FIRST` chunk whose block ended), and bad
 //! bytes with no chunk after them in their block as torn when the next chunk they meet (in a
 //! later block) is a marker.
+//!
+//! In a ring, a block whose ring header was torn (written bytes where the header goes, after
+//! the newest block, in its erase group) is left: the log goes on in the block after it.
 //!
 //! If the block holds written bytes beyond what a torn write explains (past the torn chunk as
 //! far as its header reaches, and the word in flight) — the arbitrary bits of an interrupted
@@ -266,7 +299,8 @@ impl FlashConfig {
 pub enum FlashError<E> {
     /// The flash driver failed. After a failed program or erase the writer is poisoned.
     Flash(E),
-    /// The region has no room for the next block.
+    /// The bounded region has no room for the record; in a ring, the record is longer than
+    /// what the ring keeps.
     Full,
     /// The region is not a whole number of blocks and erase units inside the flash, or the
     /// flash's `WRITE_SIZE` is not a power of two up to 32, or its `READ_SIZE` is over 32; or
