@@ -56,12 +56,14 @@ fn run<const W: usize>(
     kind: Kind,
     steps: &[Step],
     erased: u8,
+    ring: bool,
 ) -> (Vec<std::string::String>, Vec<u8>, u64) {
     let mut memory = std::vec![0u8; BLOCKS * BLOCK_SIZE];
     let mut flags = std::vec![false; BLOCKS * BLOCK_SIZE / W];
     let mut flash: MockFlash<'_, W, ERASE> =
         MockFlash::new(&mut memory, &mut flags, erased).expect("geometry");
-    let config = FlashConfig::new(0, (BLOCKS * BLOCK_SIZE) as u32).erased(erased);
+    let mut config = FlashConfig::new(0, (BLOCKS * BLOCK_SIZE) as u32).erased(erased);
+    config.ring = ring;
     let mut block = [0u8; BLOCK_SIZE];
     let mut results = Vec::new();
     let mut erases = 0;
@@ -98,9 +100,9 @@ fn open_any<'f, 'm, const W: usize>(
     open(kind, flash, config, block).expect("open")
 }
 
-fn same_bytes<const W: usize>(steps: &[Step], erased: u8) -> Result<(), TestCaseError> {
-    let buffered = run::<W>(Kind::Buffered, steps, erased);
-    let word = run::<W>(Kind::Word, steps, erased);
+fn same_bytes<const W: usize>(steps: &[Step], erased: u8, ring: bool) -> Result<(), TestCaseError> {
+    let buffered = run::<W>(Kind::Buffered, steps, erased, ring);
+    let word = run::<W>(Kind::Word, steps, erased, ring);
     prop_assert_eq!(&buffered.0, &word.0, "results, W = {}", W);
     prop_assert_eq!(buffered.2, word.2, "bytes erased, W = {}", W);
     if let Some(at) = buffered.1.iter().zip(&word.1).position(|(a, b)| a != b) {
@@ -114,18 +116,19 @@ proptest! {
 
     /// The small-RAM writer puts on the flash exactly the bytes of the buffered writer, for
     /// the same records, flushes and reopenings, at every flash word size and on both kinds
-    /// of erased value (on flash with per-word ECC: neither programs a word twice); every call
-    /// returns the same.
+    /// of erased value (on flash with per-word ECC: neither programs a word twice), bounded
+    /// or as a ring (which the long runs wrap); every call returns the same.
     #[test]
     fn word_writer_writes_what_the_buffered_writer_writes(
         steps in proptest::collection::vec(step(), 1..40),
         inverted in any::<bool>(),
+        ring in any::<bool>(),
     ) {
         let erased = if inverted { 0x00 } else { 0xFF };
-        same_bytes::<4>(&steps, erased)?;
-        same_bytes::<8>(&steps, erased)?;
-        same_bytes::<16>(&steps, erased)?;
-        same_bytes::<32>(&steps, erased)?;
+        same_bytes::<4>(&steps, erased, ring)?;
+        same_bytes::<8>(&steps, erased, ring)?;
+        same_bytes::<16>(&steps, erased, ring)?;
+        same_bytes::<32>(&steps, erased, ring)?;
     }
 }
 
@@ -230,37 +233,46 @@ mod asynch {
 
     #[test]
     fn async_writer_writes_what_the_blocking_one_writes() {
-        let records: Vec<Vec<u8>> = script(50, 3)
-            .into_iter()
-            .map(|mut r| {
-                r.truncate(2500);
-                r
-            })
-            .collect();
-        let config = config(4);
-        let mut a = Memory::new(4);
-        let mut b = Memory::new(4);
-        let acked = Cell::new(0);
-        {
-            let mut flash = a.flash();
-            embassy_futures::block_on(session(&mut flash, config, &records, 3, &acked))
-                .expect("async session");
-        }
-        {
-            let mut flash: Flash<'_> = b.flash();
-            let half = records.len() / 2;
-            for part in [&records[..half], &records[half..]] {
-                let mut writer = WordWriter::open(&mut flash, config).expect("open");
-                for (i, record) in part.iter().enumerate() {
-                    writer.add_record(record).expect("add");
-                    if (i + 1) % 3 == 0 || i + 1 == part.len() {
-                        writer.flush().expect("flush");
+        // Bounded, and as a ring that wraps (about 1.5 regions of records).
+        for (config, count) in [(config(4), 50), (config(4).ring(), 160)] {
+            let records: Vec<Vec<u8>> = script(count, 3)
+                .into_iter()
+                .map(|mut r| {
+                    r.truncate(2500);
+                    r
+                })
+                .collect();
+            let mut a = Memory::new(4);
+            let mut b = Memory::new(4);
+            let acked = Cell::new(0);
+            let mut laps = 0;
+            {
+                let mut flash = a.flash();
+                embassy_futures::block_on(session(&mut flash, config, &records, 3, &acked))
+                    .expect("async session");
+            }
+            {
+                let mut flash: Flash<'_> = b.flash();
+                let half = records.len() / 2;
+                for part in [&records[..half], &records[half..]] {
+                    let mut writer = WordWriter::open(&mut flash, config).expect("open");
+                    for (i, record) in part.iter().enumerate() {
+                        writer.add_record(record).expect("add");
+                        if (i + 1) % 3 == 0 || i + 1 == part.len() {
+                            writer.flush().expect("flush");
+                        }
                     }
+                    laps += writer.stats().laps;
                 }
             }
+            assert_eq!(laps > 0, config.ring, "the ring wraps");
+            assert_eq!(acked.get(), records.len());
+            assert!(
+                a.bytes == b.bytes,
+                "flash bytes differ, ring: {}",
+                config.ring
+            );
         }
-        assert_eq!(acked.get(), records.len());
-        assert!(a.bytes == b.bytes, "flash bytes differ");
     }
 
     #[test]
