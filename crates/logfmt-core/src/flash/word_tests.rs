@@ -234,7 +234,7 @@ mod asynch {
     #[test]
     fn async_writer_writes_what_the_blocking_one_writes() {
         // Bounded, and as a ring that wraps (about 1.5 regions of records).
-        for (config, count) in [(config(4), 50), (config(4).ring(), 160)] {
+        for (config, count) in [(config(4), 50), (config(4).ring(), 700)] {
             let records: Vec<Vec<u8>> = script(count, 3)
                 .into_iter()
                 .map(|mut r| {
