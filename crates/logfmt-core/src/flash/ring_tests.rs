@@ -21,6 +21,7 @@ struct Read {
     records: Vec<Vec<u8>>,
     damage: Vec<String>,
     tail_damage: Vec<String>,
+    aged_out: Option<u32>,
     ring: Option<Ring>,
 }
 
@@ -32,6 +33,7 @@ fn read_ring<const W: usize, const E: usize>(
     let mut block = std::boxed::Box::new([0u8; BLOCK_SIZE]);
     let source = FlashSource::ring(&mut *flash, config, &mut *block).expect("reads");
     let ring = source.ring_order();
+    let aged_out = source.aged_out_records();
     let options = ReadOptions::new()
         .erased(Some(config.erased))
         .starts_mid_log(true);
@@ -39,6 +41,7 @@ fn read_ring<const W: usize, const E: usize>(
     let mut reader = Reader::with_options(source, &mut buffer, &options);
     let mut read = Read {
         ring,
+        aged_out,
         ..Read::default()
     };
     while let Some(item) = reader.next().expect("reads") {
@@ -189,6 +192,10 @@ fn a_ring_wraps_for_ever_and_keeps_the_newest_records() {
                 read.records.len()
             );
             let ring = read.ring.expect("a ring");
+            // Every record was written once: the records aged out are exactly those before the
+            // first read (a record the oldest block continues began before it).
+            let first = u32::from_le_bytes(read.records[0][..4].try_into().unwrap());
+            assert_eq!(read.aged_out, Some(first), "{what}");
             assert_eq!(ring.blocks(), 4, "{what}");
             assert_ne!(ring.lap(), first_lap, "{what}: wrapped");
         }

@@ -33,8 +33,9 @@ pub struct FlashSource<F, B> {
 enum Order {
     /// The region's, from its start.
     Region,
-    /// A ring's, from its oldest block (the second field) to its newest.
-    Ring(Ring, u32),
+    /// A ring's, from its oldest block (the second field) to its newest; the oldest block's
+    /// ring header counts the records begun before it (the third).
+    Ring(Ring, u32, u32),
     /// None: a ring source over a region with no ring header.
     Nothing,
 }
@@ -71,10 +72,11 @@ impl<F: ReadNorFlash, B: BorrowMut<[u8; BLOCK_SIZE]>> FlashSource<F, B> {
         };
         let found = Ring::find((0..blocks).map(|index| (index, read(&mut flash, index))));
         let ring = found.and_then(|ring| {
-            let oldest = ring
-                .candidates()
-                .find(|&index| ring.holds(index, read(&mut flash, index)))?;
-            Some((ring, oldest))
+            ring.candidates().find_map(|index| {
+                let header = read(&mut flash, index);
+                let records = header.map(|h| h.records)?;
+                ring.holds(index, header).then_some((ring, index, records))
+            })
         });
         if let Some(e) = error {
             return Err(e);
@@ -85,14 +87,25 @@ impl<F: ReadNorFlash, B: BorrowMut<[u8; BLOCK_SIZE]>> FlashSource<F, B> {
             buffer,
             next: 0,
             len: 0,
-            order: ring.map_or(Order::Nothing, |(ring, oldest)| Order::Ring(ring, oldest)),
+            order: ring.map_or(Order::Nothing, |(ring, oldest, records)| {
+                Order::Ring(ring, oldest, records)
+            }),
         })
     }
 
     /// The ring found by [`ring`](Self::ring), if the region holds one.
     pub fn ring_order(&self) -> Option<Ring> {
         match self.order {
-            Order::Ring(ring, _) => Some(ring),
+            Order::Ring(ring, ..) => Some(ring),
+            Order::Region | Order::Nothing => None,
+        }
+    }
+
+    /// For a ring: records aged out, begun before the oldest block the ring holds (wrapping;
+    /// a record that runs into that block is one of them). `None` for a region read in order.
+    pub fn aged_out_records(&self) -> Option<u32> {
+        match self.order {
+            Order::Ring(_, _, records) => Some(records),
             Order::Region | Order::Nothing => None,
         }
     }
@@ -101,7 +114,7 @@ impl<F: ReadNorFlash, B: BorrowMut<[u8; BLOCK_SIZE]>> FlashSource<F, B> {
     /// region read in order; for a ring, counted from its oldest block.
     pub fn region_offset(&self, offset: u64) -> u64 {
         match self.order {
-            Order::Ring(ring, oldest) => ring.region_offset(oldest, offset),
+            Order::Ring(ring, oldest, _) => ring.region_offset(oldest, offset),
             Order::Region | Order::Nothing => offset,
         }
     }
@@ -133,7 +146,7 @@ impl<F: ReadNorFlash, B: BorrowMut<[u8; BLOCK_SIZE]>> BlockSource for FlashSourc
         self.len = 0;
         let index = match self.order {
             Order::Region if self.next < self.config.len / BLOCK_SIZE as u32 => self.next,
-            Order::Ring(ring, oldest) => match ring.order(oldest).nth(self.next as usize) {
+            Order::Ring(ring, oldest, _) => match ring.order(oldest).nth(self.next as usize) {
                 Some(index) => index,
                 None => return Ok(()),
             },
@@ -142,7 +155,7 @@ impl<F: ReadNorFlash, B: BorrowMut<[u8; BLOCK_SIZE]>> BlockSource for FlashSourc
         let buffer: &mut [u8; BLOCK_SIZE] = self.buffer.borrow_mut();
         self.flash
             .read(self.config.start + index * BLOCK_SIZE as u32, buffer)?;
-        if let Order::Ring(ring, _) = self.order
+        if let Order::Ring(ring, ..) = self.order
             && !ring.holds(index, RingHeader::parse(buffer))
         {
             // Nothing of this log: read as erased.
@@ -160,7 +173,7 @@ impl<F: ReadNorFlash, B: BorrowMut<[u8; BLOCK_SIZE]>> BlockSource for FlashSourc
     fn is_last(&self) -> bool {
         // A ring's newest block ends the log.
         match self.order {
-            Order::Ring(ring, oldest) => {
+            Order::Ring(ring, oldest, _) => {
                 self.len > 0 && ring.order(oldest).count() == self.next as usize
             }
             Order::Region | Order::Nothing => false,
