@@ -155,6 +155,7 @@ mod engine;
 mod layout;
 #[cfg(any(test, feature = "mock-flash"))]
 mod mock;
+mod order;
 mod resume;
 mod source;
 mod word;

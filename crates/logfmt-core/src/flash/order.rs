@@ -1,0 +1,117 @@
+//! The order a flash log's blocks are read in: the region's, or a ring's from its oldest
+//! block to its newest (found from the blocks' ring headers). Shared by the block reader's
+//! [`FlashSource`](super::FlashSource) and the small-RAM [`WordReader`](super::WordReader).
+
+use embedded_storage::nor_flash::ReadNorFlash;
+
+use super::FlashConfig;
+use crate::format::BLOCK_SIZE;
+use crate::ring::{RING_HEADER_SIZE, Ring, RingHeader};
+
+/// The order the blocks are read in.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Order {
+    /// The region's, from its start.
+    Region,
+    /// A ring's, from its oldest block (the second field) to its newest; the oldest block's
+    /// ring header counts the records begun before it (the third).
+    Ring(Ring, u32, u32),
+    /// None: a ring reader over a region with no ring header.
+    Nothing,
+}
+
+impl Order {
+    /// The ring in region `config` of `flash`: each block's ring header is read (19 bytes a
+    /// block, twice at most) to find the newest block and the oldest one the ring holds.
+    pub(super) fn ring<F: ReadNorFlash>(
+        flash: &mut F,
+        config: &FlashConfig,
+    ) -> Result<Self, F::Error> {
+        let blocks = config.len / BLOCK_SIZE as u32;
+        let mut error = None;
+        let mut read = |flash: &mut F, index| {
+            ring_header(flash, config, index).unwrap_or_else(|e| {
+                error.get_or_insert(e);
+                None
+            })
+        };
+        let found = Ring::find((0..blocks).map(|index| (index, read(flash, index))));
+        let ring = found.and_then(|ring| {
+            ring.candidates().find_map(|index| {
+                let header = read(flash, index);
+                let records = header.map(|h| h.records)?;
+                ring.holds(index, header).then_some((ring, index, records))
+            })
+        });
+        match error {
+            Some(e) => Err(e),
+            None => Ok(ring.map_or(Self::Nothing, |(ring, oldest, records)| {
+                Self::Ring(ring, oldest, records)
+            })),
+        }
+    }
+
+    /// The region index of the `n`-th block to read, and whether it is the last; `None` past
+    /// the last.
+    pub(super) fn block(&self, config: &FlashConfig, n: u32) -> Option<(u32, bool)> {
+        match *self {
+            Self::Region => {
+                let blocks = config.len / BLOCK_SIZE as u32;
+                (n < blocks).then_some((n, false))
+            }
+            Self::Ring(ring, oldest, _) => {
+                let count = ring.order(oldest).count() as u32;
+                let index = ring.order(oldest).nth(n as usize)?;
+                Some((index, n + 1 == count))
+            }
+            Self::Nothing => None,
+        }
+    }
+
+    /// Whether block `index`, whose first bytes are `first`, holds part of the log (in a
+    /// ring: its ring header is there, of the right lap).
+    pub(super) fn holds(&self, index: u32, first: &[u8]) -> bool {
+        match self {
+            Self::Ring(ring, ..) => ring.holds(index, RingHeader::parse(first)),
+            Self::Region | Self::Nothing => true,
+        }
+    }
+
+    /// The ring, if the blocks are a ring's.
+    pub(super) fn ring_of(&self) -> Option<Ring> {
+        match self {
+            Self::Ring(ring, ..) => Some(*ring),
+            Self::Region | Self::Nothing => None,
+        }
+    }
+
+    /// Records begun before a ring's oldest block (aged out).
+    pub(super) fn aged_out(&self) -> Option<u32> {
+        match self {
+            Self::Ring(_, _, records) => Some(*records),
+            Self::Region | Self::Nothing => None,
+        }
+    }
+
+    /// The region offset of byte `offset` of the blocks read in order.
+    pub(super) fn region_offset(&self, offset: u64) -> u64 {
+        match self {
+            Self::Ring(ring, oldest, _) => ring.region_offset(*oldest, offset),
+            Self::Region | Self::Nothing => offset,
+        }
+    }
+}
+
+/// The ring header of block `index` of the region, if one is there intact.
+fn ring_header<F: ReadNorFlash>(
+    flash: &mut F,
+    config: &FlashConfig,
+    index: u32,
+) -> Result<Option<RingHeader>, F::Error> {
+    // Whole READ_SIZE units from the block's start (checked: at most 32 bytes each).
+    let mut bytes = [0u8; 64];
+    let len = RING_HEADER_SIZE.next_multiple_of(F::READ_SIZE.clamp(1, 32));
+    let at = config.start + index * BLOCK_SIZE as u32;
+    flash.read(at, bytes.get_mut(..len).unwrap_or_default())?;
+    Ok(RingHeader::parse(&bytes))
+}
