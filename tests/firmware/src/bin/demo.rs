@@ -1,6 +1,7 @@
 //! `cargo xtask demo` on the device: runs [`logfmt_firmware::demo_log`] on the Cortex-M under
-//! QEMU, then saves the flash region (`flash.img`) and the acknowledged samples (`acked.txt`) to
-//! host files through semihosting, in QEMU's working directory.
+//! QEMU, then saves the flash region (`flash.img`), the acknowledged samples (`acked.txt`) and
+//! the samples in flight at a power cut (`inflight.txt`) to host files through semihosting, in
+//! QEMU's working directory.
 #![no_std]
 #![no_main]
 
@@ -9,10 +10,11 @@ use core::fmt;
 use cortex_m_rt::entry;
 use cortex_m_semihosting::hprintln;
 use logfmt_core::BLOCK_SIZE;
-use logfmt_firmware::demo_log::{self, Console, REGION, WORDS};
-use logfmt_firmware::fmtbuf::FmtBuf;
+use logfmt_firmware::demo_log::{
+    self, Ack, Buffers, Console, MAX_ACKS, MAX_IN_FLIGHT, REGION, SCRATCH, WORDS,
+};
 use logfmt_firmware::harness::{core_name, exit};
-use logfmt_firmware::semihosting_file::write_file;
+use logfmt_firmware::semihosting_file::{HostFile, HostFileError, write_file};
 use panic_semihosting as _;
 
 struct Semihosting;
@@ -23,46 +25,59 @@ impl Console for Semihosting {
     }
 }
 
+/// Writes one `acked.txt` line per sample to the host file `name`.
+fn save_samples(name: &str, samples: &[Ack]) -> Result<(), HostFileError> {
+    let mut file = HostFile::create(name)?;
+    for ack in samples {
+        let _ = demo_log::ack_line(ack, &mut file);
+    }
+    file.close()
+}
+
 #[entry]
 fn main() -> ! {
-    // The simulated flash, its per-word flags, the log's block buffer and a reading buffer.
+    // The simulated flash and its per-word flags, the writer's and the reader's block buffers,
+    // the reader's record buffer, and the demo's own account of the samples.
     let mut memory = [0u8; REGION];
     let mut words = [false; WORDS];
     let mut block = [0u8; BLOCK_SIZE];
-    let mut scratch = [0u8; 1024];
+    let mut read_block = [0u8; BLOCK_SIZE];
+    let mut scratch = [0u8; SCRATCH];
+    let mut acks = [Ack::default(); MAX_ACKS];
+    let mut in_flight = [Ack::default(); MAX_IN_FLIGHT];
     hprintln!("demo firmware on {} (QEMU)", core_name());
-    let outcome = match demo_log::run(
-        &mut memory,
-        &mut words,
-        &mut block,
-        &mut scratch,
-        &mut Semihosting,
-    ) {
+    let mut ram = Buffers {
+        memory: &mut memory,
+        words: &mut words,
+        block: &mut block,
+        read_block: &mut read_block,
+        scratch: &mut scratch,
+        acks: &mut acks,
+        in_flight: &mut in_flight,
+    };
+    let outcome = match demo_log::run(&mut ram, &mut Semihosting) {
         Ok(outcome) => outcome,
         Err(e) => {
             hprintln!("demo FAILED: {}", e);
             exit(false)
         }
     };
-    let mut acked = FmtBuf::<4096>::new();
-    for ack in outcome.acks() {
-        let _ = demo_log::ack_line(ack, &mut acked);
-    }
-    for (name, data) in [
-        ("flash.img\0", &memory[..]),
-        ("acked.txt\0", acked.as_str().as_bytes()),
-    ] {
-        if let Err(e) = write_file(name, data) {
-            hprintln!(
-                "could not write {} on the host: {:?}",
-                name.trim_end_matches('\0'),
-                e
-            );
-            exit(false);
-        }
+    let saved = write_file("flash.img\0", &memory)
+        .map_err(|e| ("flash.img", e))
+        .and_then(|()| {
+            save_samples("acked.txt\0", &acks[..outcome.acked]).map_err(|e| ("acked.txt", e))
+        })
+        .and_then(|()| {
+            save_samples("inflight.txt\0", &in_flight[..outcome.in_flight])
+                .map_err(|e| ("inflight.txt", e))
+        });
+    if let Err((name, e)) = saved {
+        hprintln!("could not write {} on the host: {:?}", name, e);
+        exit(false);
     }
     hprintln!(
-        "saved the flash region ({} bytes) to flash.img and the acknowledged samples to acked.txt",
+        "saved the flash region ({} bytes) to flash.img, the acknowledged samples to acked.txt \
+         and those in flight at a cut to inflight.txt",
         memory.len()
     );
     exit(true)
