@@ -8,43 +8,54 @@
 // Failures carry their message inline (there is no heap), so `Err` is a few hundred bytes.
 #![allow(clippy::result_large_err)]
 
+mod flash;
+mod ring;
+
 use core::convert::Infallible;
 
 use cortex_m_rt::entry;
 use logfmt_core::checksum::{self, crc32c};
-use logfmt_core::flash::{
-    AsyncWordWriter, FlashConfig, FlashError, FlashStats, FlashWriter, MockError, MockFlash,
-    PowerCut, WordWriter,
-};
 use logfmt_core::{
     BLOCK_SIZE, Event, FnSink, FragmentKind, FragmentReader, Item, ReadOptions, Reader, Writer,
 };
+use logfmt_firmware::demo_log::{self, Ack};
 use logfmt_firmware::fmtbuf::FmtBuf;
-use logfmt_firmware::harness::{Case, TestResult, run_all};
-use logfmt_firmware::reference::{self, Event as Seen};
+use logfmt_firmware::harness::{Case, Fail, TestResult, run_all};
 use logfmt_firmware::rng::XorShift;
 use logfmt_firmware::vectors::{UNDAMAGED, VECTORS, Vector};
-use logfmt_firmware::{demo_log, ensure, fail};
+use logfmt_firmware::{ensure, fail};
 use panic_semihosting as _;
 
-/// The RAM the tests work in: the MPS2 boards have 4 MiB; these live in `main`'s frame.
+/// The RAM the tests work in: the MPS2 boards have 4 MiB; these live in `main`'s frame (about
+/// 1.7 MiB in all).
 struct Ram<'a> {
     /// A writer's block buffer.
     block: &'a mut [u8; BLOCK_SIZE],
+    /// A reader's block buffer (while a writer holds `block`).
+    read_block: &'a mut [u8; BLOCK_SIZE],
     /// Where readers assemble fragmented records (and the round trip builds payloads).
     scratch: &'a mut [u8],
-    /// A log in memory, or a damaged copy of a vector.
+    /// A log in memory, or a damaged copy of a vector; payloads of the flash tests.
     log: &'a mut [u8],
-    /// The simulated NOR flash and its per-word "programmed" flags.
+    /// The simulated NOR flash (`FLASH` bytes: the largest ring tested) and its per-word
+    /// "programmed" flags.
     flash: &'a mut [u8],
     words: &'a mut [bool],
+    /// The demo's account of its samples.
+    acks: &'a mut [Ack],
+    in_flight: &'a mut [Ack],
 }
 
 const SCRATCH: usize = 128 * 1024;
 const LOG: usize = 1024 * 1024;
+/// The simulated flash: six blocks, a ring of three erase groups of 64 KiB (and room for the
+/// demo's four blocks of 4 KiB units).
+const FLASH: usize = 6 * BLOCK_SIZE;
+/// Words of 8 bytes in it.
+const FLASH_WORDS: usize = FLASH / 8;
 
 /// The tests, in order.
-fn cases<'a>() -> [Case<Ram<'a>>; 10] {
+fn cases<'a>() -> [Case<Ram<'a>>; 14] {
     [
         Case {
             name: "crc32c_check_values",
@@ -80,11 +91,27 @@ fn cases<'a>() -> [Case<Ram<'a>>; 10] {
         },
         Case {
             name: "flash_log_power_cut_and_reboot_buffered_small_ram_and_async",
-            run: flash_power_cuts,
+            run: flash::flash_power_cuts,
         },
         Case {
-            name: "flash_demo_scenario",
-            run: flash_demo_scenario,
+            name: "ring_wraps_3_laps_lap_counter_through_0_all_writers_and_64k_erase_units",
+            run: ring::wraps,
+        },
+        Case {
+            name: "ring_reboots_resume_in_the_same_block_records_survive",
+            run: ring::reboots,
+        },
+        Case {
+            name: "ring_power_cuts_small_ram_word_writer",
+            run: ring::power_cuts_word,
+        },
+        Case {
+            name: "ring_power_cuts_async_word_writer",
+            run: ring::power_cuts_async,
+        },
+        Case {
+            name: "flash_demo_scenario_ring_13_power_cuts",
+            run: flash::flash_demo_scenario,
         },
     ]
 }
@@ -94,14 +121,20 @@ fn main() -> ! {
     let mut block = [0u8; BLOCK_SIZE];
     let mut scratch = [0u8; SCRATCH];
     let mut log = [0u8; LOG];
-    let mut flash = [0u8; demo_log::REGION];
-    let mut words = [false; demo_log::WORDS];
+    let mut read_block = [0u8; BLOCK_SIZE];
+    let mut flash = [0u8; FLASH];
+    let mut words = [false; FLASH_WORDS];
+    let mut acks = [Ack::default(); demo_log::MAX_ACKS];
+    let mut in_flight = [Ack::default(); demo_log::MAX_IN_FLIGHT];
     let mut ram = Ram {
         block: &mut block,
+        read_block: &mut read_block,
         scratch: &mut scratch,
         log: &mut log,
         flash: &mut flash,
         words: &mut words,
+        acks: &mut acks,
+        in_flight: &mut in_flight,
     };
     run_all("logfmt-core", &mut ram, &cases())
 }
@@ -146,8 +179,6 @@ fn summarize(log: &[u8], scratch: &mut [u8], out: &mut [Rec; MAX_RECS]) -> Resul
     }
     Ok(n)
 }
-
-type Fail = logfmt_firmware::harness::Fail;
 
 /// Reads `log` with `options`; every record must be one of `originals` (same offset, length and
 /// CRC), in increasing offset order. Returns (records, reports).
@@ -617,304 +648,4 @@ fn round_trip(ram: &mut Ram<'_>) -> TestResult {
     }
     ensure!(bytes > 4 * LOG as u64, "only {bytes} bytes of log");
     Ok(())
-}
-
-// ---- the flash log
-
-type Flash<'a> = MockFlash<'a, { demo_log::WRITE_SIZE }, { demo_log::ERASE_SIZE }>;
-
-const FLASH_BLOCKS: u32 = demo_log::BLOCKS as u32;
-
-fn flash_config() -> FlashConfig {
-    FlashConfig::new(0, FLASH_BLOCKS * BLOCK_SIZE as u32)
-}
-
-/// Record `i` of the scripted flash run: its length and bytes.
-fn script_len(i: usize) -> usize {
-    match i % 11 {
-        3 => 1_000 + i * 37,
-        7 if i == 18 => 40_000, // spans two blocks
-        _ => (i * 29) % 200,
-    }
-}
-
-fn script_byte(i: usize, j: usize) -> u8 {
-    (i * 31 + j * 7) as u8 ^ 0x5a
-}
-
-const SCRIPT: usize = 30;
-/// Records logged after the reboot.
-const MORE: usize = 3;
-
-/// Record `k` read back: the script up to `cut_at` records, then the post-reboot ones.
-fn expected_len(k: usize, cut_at: usize) -> usize {
-    if k < cut_at {
-        script_len(k)
-    } else {
-        60 + (k - cut_at) * 20
-    }
-}
-
-fn expected_byte(k: usize, j: usize, cut_at: usize) -> u8 {
-    if k < cut_at {
-        script_byte(k, j)
-    } else {
-        0xa0 + (k - cut_at) as u8
-    }
-}
-
-/// A chunk's masked CRC-32C, for the reference reader.
-fn chunk_crc(kind: u8, payload: &[u8]) -> u32 {
-    checksum::mask(checksum::extend(crc32c(&[kind]), payload))
-}
-
-/// Reads the flash region with the reference reader (the flash read rules: padding, torn
-/// writes before a resume marker): every record must be the expected one, nothing may be
-/// reported damaged, and the region may end in a torn write only if `tail_ok`. Returns how
-/// many records there are.
-fn read_flash(
-    flash: &Flash<'_>,
-    scratch: &mut [u8],
-    cut_at: usize,
-    tail_ok: bool,
-) -> Result<usize, Fail> {
-    let mut k = 0;
-    let mut bad: Option<FmtBuf<96>> = None;
-    let mut note = |what: core::fmt::Arguments<'_>| {
-        if bad.is_none() {
-            let mut line = FmtBuf::new();
-            let _ = core::fmt::write(&mut line, what);
-            bad = Some(line);
-        }
-    };
-    let image = flash.memory();
-    reference::walk(
-        image,
-        0xFF,
-        demo_log::WRITE_SIZE,
-        chunk_crc,
-        scratch,
-        |seen| match seen {
-            Seen::Record { offset, data } => {
-                let same = data.len() == expected_len(k, cut_at)
-                    && data
-                        .iter()
-                        .enumerate()
-                        .all(|(j, &b)| b == expected_byte(k, j, cut_at));
-                if !same {
-                    note(format_args!(
-                        "record {k} at {offset} is not the one written"
-                    ));
-                }
-                k += 1;
-            }
-            Seen::Torn { .. } => {}
-            Seen::TornTail { offset } if !tail_ok => {
-                note(format_args!("a torn write at {offset} after the reboot"))
-            }
-            Seen::TornTail { .. } => {}
-            Seen::Damage { offset } => note(format_args!("damage reported at {offset}")),
-            Seen::Oversized { offset } => note(format_args!("oversized record at {offset}")),
-        },
-    );
-    if let Some(line) = bad {
-        fail!("{line}");
-    }
-    Ok(k)
-}
-
-/// Which flash writer a run uses.
-#[derive(Debug, Clone, Copy)]
-enum Which {
-    /// `FlashWriter`, with its RAM block.
-    Buffered,
-    /// `WordWriter`: no block buffer.
-    Word,
-    /// `AsyncWordWriter`, its futures run to completion one by one.
-    Async,
-}
-
-/// Any of the three flash writers.
-enum AnyWriter<'f, 'm> {
-    Buffered(FlashWriter<&'f mut Flash<'m>, &'f mut [u8; BLOCK_SIZE]>),
-    Word(WordWriter<&'f mut Flash<'m>>),
-    Async(AsyncWordWriter<&'f mut Flash<'m>>),
-}
-
-impl<'f, 'm> AnyWriter<'f, 'm> {
-    fn open(
-        which: Which,
-        flash: &'f mut Flash<'m>,
-        config: FlashConfig,
-        block: &'f mut [u8; BLOCK_SIZE],
-    ) -> Result<Self, FlashError<MockError>> {
-        Ok(match which {
-            Which::Buffered => Self::Buffered(FlashWriter::open(flash, config, block)?),
-            Which::Word => Self::Word(WordWriter::open(flash, config)?),
-            Which::Async => Self::Async(embassy_futures::block_on(AsyncWordWriter::open(
-                flash, config,
-            ))?),
-        })
-    }
-
-    fn add_record(&mut self, data: &[u8]) -> Result<(), FlashError<MockError>> {
-        match self {
-            Self::Buffered(w) => w.add_record(data).map(|_| ()),
-            Self::Word(w) => w.add_record(data).map(|_| ()),
-            Self::Async(w) => embassy_futures::block_on(w.add_record(data)).map(|_| ()),
-        }
-    }
-
-    fn flush(&mut self) -> Result<(), FlashError<MockError>> {
-        match self {
-            Self::Buffered(w) => w.flush(),
-            Self::Word(w) => w.flush(),
-            Self::Async(w) => embassy_futures::block_on(w.flush()),
-        }
-    }
-
-    fn stats(&self) -> FlashStats {
-        match self {
-            Self::Buffered(w) => w.stats(),
-            Self::Word(w) => w.stats(),
-            Self::Async(w) => w.stats(),
-        }
-    }
-}
-
-/// Logs the script with a flush after each record until an error. Returns (acknowledged,
-/// laid out but not acknowledged, the error).
-fn log_script(
-    writer: &mut AnyWriter<'_, '_>,
-    payload: &mut [u8],
-) -> (usize, usize, Option<FlashError<MockError>>) {
-    for i in 0..SCRIPT {
-        let data = &mut payload[..script_len(i)];
-        for (j, b) in data.iter_mut().enumerate() {
-            *b = script_byte(i, j);
-        }
-        if let Err(e) = writer.add_record(data) {
-            return (i, 1, Some(e));
-        }
-        if let Err(e) = writer.flush() {
-            return (i, 1, Some(e));
-        }
-    }
-    (SCRIPT, 0, None)
-}
-
-/// One run with a power cut after `cut` bytes of flash work, a reboot, and more logging.
-fn run_with_cut(ram: &mut Ram<'_>, which: Which, cut: usize, mode: PowerCut) -> TestResult {
-    let config = flash_config();
-    let Ok(mut flash) = Flash::new(&mut *ram.flash, &mut *ram.words, 0xFF) else {
-        fail!("flash geometry");
-    };
-    flash.cut_power_after(cut, mode);
-    let (acknowledged, in_flight, error) = {
-        let mut writer = match AnyWriter::open(which, &mut flash, config, &mut *ram.block) {
-            Ok(w) => w,
-            Err(e) => fail!("open: {e:?}"),
-        };
-        log_script(&mut writer, &mut *ram.scratch)
-    };
-    if let Some(e) = &error {
-        ensure!(
-            matches!(e, FlashError::Flash(MockError::PowerCut) | FlashError::Full),
-            "cut {cut}: {e:?}"
-        );
-    }
-    flash.power_on();
-    let read = read_flash(&flash, ram.scratch, SCRIPT, true)?;
-    ensure!(
-        read >= acknowledged && read <= acknowledged + in_flight,
-        "{which:?} cut {cut} ({mode:?}): read {read} records, acknowledged {acknowledged}, in flight {in_flight}"
-    );
-    // Reboot and log more; nothing before may be lost.
-    let mut writer = match AnyWriter::open(which, &mut flash, config, &mut *ram.block) {
-        Ok(w) => w,
-        Err(e) => fail!("reopen after cut {cut}: {e:?}"),
-    };
-    let mut more = 0;
-    for m in 0..MORE {
-        let data = &mut ram.scratch[..expected_len(read + m, read)];
-        data.fill(expected_byte(read + m, 0, read));
-        match writer.add_record(data) {
-            Ok(_) => more += 1,
-            Err(FlashError::Full) => break,
-            Err(e) => fail!("cut {cut}: logging after the reboot: {e:?}"),
-        }
-    }
-    match writer.flush() {
-        Ok(()) | Err(FlashError::Full) => {}
-        Err(e) => fail!("cut {cut}: flush after the reboot: {e:?}"),
-    }
-    let after = read_flash(&flash, ram.scratch, read, false)?;
-    ensure!(
-        after == read + more,
-        "cut {cut} ({mode:?}): {after} records after the reboot, expected {read} + {more}"
-    );
-    Ok(())
-}
-
-fn flash_power_cuts(ram: &mut Ram<'_>) -> TestResult {
-    // A dry run: how many bytes of flash work the script takes.
-    let total = {
-        let Ok(mut flash) = Flash::new(&mut *ram.flash, &mut *ram.words, 0xFF) else {
-            fail!("flash geometry");
-        };
-        let config = flash_config();
-        let mut writer = match AnyWriter::open(Which::Buffered, &mut flash, config, &mut *ram.block)
-        {
-            Ok(w) => w,
-            Err(e) => fail!("open: {e:?}"),
-        };
-        let (acknowledged, _, error) = log_script(&mut writer, &mut *ram.scratch);
-        ensure!(
-            acknowledged == SCRIPT && error.is_none(),
-            "dry run: {acknowledged} records, {error:?}"
-        );
-        let stats = writer.stats();
-        (stats.erased_bytes + stats.programmed_bytes) as usize
-    };
-    // Cut points spread over the run, plus the first bytes of programming after each block's
-    // erase; every power-cut mode (on a flash with per-word ECC), all three writers.
-    let mut runs = 0;
-    let stride = total / 180 + 1;
-    for (i, cut) in (0..total).step_by(stride).chain(32_760..32_800).enumerate() {
-        let mode = [
-            PowerCut::Untouched,
-            PowerCut::Partial,
-            PowerCut::Complete,
-            PowerCut::Arbitrary { seed: i as u64 },
-        ][i % 4];
-        let which = [Which::Buffered, Which::Word, Which::Async][(i / 4) % 3];
-        run_with_cut(ram, which, cut, mode)?;
-        runs += 1;
-    }
-    ensure!(runs > 150, "only {runs} runs");
-    Ok(())
-}
-
-struct Quiet;
-
-impl demo_log::Console for Quiet {
-    fn line(&mut self, _: core::fmt::Arguments<'_>) {}
-}
-
-fn flash_demo_scenario(ram: &mut Ram<'_>) -> TestResult {
-    let outcome = demo_log::run(ram.flash, ram.words, ram.block, ram.scratch, &mut Quiet);
-    match outcome {
-        Ok(outcome) => {
-            ensure!(
-                outcome.acks().len() == demo_log::MAX_ACKS,
-                "{} acknowledged samples",
-                outcome.acks().len()
-            );
-            let mut line = FmtBuf::<96>::new();
-            let _ = demo_log::ack_line(&outcome.acks()[0], &mut line);
-            ensure!(line.as_str().starts_with("0\t0\tt=0ms "), "{line}");
-            TestResult::Ok(())
-        }
-        Err(e) => fail!("{e}"),
-    }
 }
