@@ -278,18 +278,18 @@ pub fn run(ram: &mut Buffers<'_>, out: &mut dyn Console) -> Result<Outcome, Demo
         acks,
         in_flight,
     } = ram;
-    let board = RefCell::new(Board::new(Flash::new(&mut **memory, &mut **words, ERASED)?));
+    let board = RefCell::new(Board::new(Flash::new(memory, words, ERASED)?));
     let mut logger = Logger {
         board: &board,
         config: FlashConfig::new(0, REGION as u32)
             .ring()
             .first_lap(FIRST_LAP),
         tools: Tools {
-            block: &mut **read_block,
-            scratch: &mut **scratch,
+            block: read_block,
+            scratch,
         },
-        acks: &mut **acks,
-        in_flight: &mut **in_flight,
+        acks,
+        in_flight,
         outcome: Outcome {
             samples: 0,
             acked: 0,
@@ -324,7 +324,6 @@ pub fn run(ram: &mut Buffers<'_>, out: &mut dyn Console) -> Result<Outcome, Demo
         };
         logger.outcome.stats = add_stats(logger.outcome.stats, writer.stats());
         logger.outcome.samples = logger.next;
-        drop(writer);
         if step == Step::Done {
             return logger.finish(out);
         }

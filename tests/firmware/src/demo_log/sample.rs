@@ -93,5 +93,5 @@ pub fn sample_of(data: &[u8]) -> Option<u32> {
         .parse()
         .ok()?;
     let n = t / 1000;
-    (t % 1000 == 0 && sample(n).as_bytes() == data).then_some(n)
+    (t.is_multiple_of(1000) && sample(n).as_bytes() == data).then_some(n)
 }

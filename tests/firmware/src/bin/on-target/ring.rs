@@ -333,7 +333,7 @@ pub(crate) fn reboots(ram: &mut Ram<'_>) -> TestResult {
         let at = writer.position();
         flushed = Some((at, unroll(end, at, len)));
         laps += writer.stats().laps;
-        drop(writer);
+        // The reset: the writer is not used again.
         reboots += 1;
         if reboots % 8 == 0 || laps >= 2 {
             let read = read_ring(&mut flash, config, lengths, ram.block, ram.scratch)?;
