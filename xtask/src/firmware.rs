@@ -5,8 +5,9 @@
 //!   Cortex-M4F (`mps2-an386`);
 //! - [`size`]: flash and RAM of a reference firmware (flash log writer + reader + CRC) against a
 //!   baseline, for each CRC table size, with state sizes and stack high-water marks;
-//! - [`demo`]: a sensor logger in NOR flash with a power cut and a reboot, under QEMU (or on the
-//!   host without it), then the `logfmt` CLI dumps and verifies the flash image.
+//! - [`demo`]: a sensor logger's ring log in NOR flash that wraps and loses power again and
+//!   again (mid-record, mid-flush, mid-erase), rebooting after each cut, under QEMU (or on the
+//!   host without it); then the `logfmt` CLI reads the flash image back.
 //!
 //! This module builds the firmware; [`emulator`] installs and runs QEMU.
 
