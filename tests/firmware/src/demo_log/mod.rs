@@ -134,7 +134,8 @@ pub struct CutReport {
     /// where the reopened log goes on (torn bytes, the rest of their word, a spare word, the
     /// resume marker — or the rest of a block).
     pub lost: u32,
-    /// The reopened log goes on in the block where the last record read back ends.
+    /// The reopened log goes on in the block where the last record read back ends (else in
+    /// the next one).
     pub same_block: bool,
 }
 
@@ -527,7 +528,8 @@ impl Logger<'_, '_> {
         let head = block_of_end(position);
         let lap = self.board.borrow().lap_of(head);
         if lap != Some(self.outcome.lap) {
-            if lap != Some(self.outcome.lap.wrapping_add(1)) || head != 0 {
+            // The next lap (seen in block 0, or in block 1 if a reboot moved the log on).
+            if lap != Some(self.outcome.lap.wrapping_add(1)) {
                 return Err(DemoError::Header { block: head });
             }
             self.outcome.lap = self.outcome.lap.wrapping_add(1);

@@ -183,7 +183,7 @@ pub fn reboot(
         if report.same_block {
             "the same block"
         } else {
-            "a fresh block"
+            "the next block"
         }
     );
 }
@@ -227,7 +227,7 @@ pub fn summary(out: &mut dyn Console, outcome: &Outcome, read: &ReadBack, acks: 
             if report.same_block {
                 "the same block"
             } else {
-                "a fresh block"
+                "the next block"
             }
         );
     }
@@ -253,9 +253,10 @@ pub fn summary(out: &mut dyn Console, outcome: &Outcome, read: &ReadBack, acks: 
     );
     say!(
         out,
-        "aged out: the {first} oldest acknowledged samples (up to sample {}); the oldest block's \
-         ring header counts {} records begun before it",
-        sample_at(first).saturating_sub(1),
+        "aged out: the {first} oldest acknowledged samples (those before sample {}); the \
+         oldest block's ring header counts {} records begun before it (in-flight ones that \
+         reached the flash included)",
+        sample_at(first),
         read.aged_out
     );
     say!(
