@@ -156,11 +156,14 @@ mod layout;
 #[cfg(any(test, feature = "mock-flash"))]
 mod mock;
 mod order;
+mod reader;
 mod resume;
 mod source;
 mod word;
 mod writer;
 
+#[cfg(test)]
+mod reader_tests;
 #[cfg(test)]
 mod reference;
 #[cfg(test)]
@@ -177,6 +180,7 @@ pub use asynch::AsyncWordWriter;
 #[cfg(any(test, feature = "mock-flash"))]
 #[cfg_attr(docsrs, doc(cfg(feature = "mock-flash")))]
 pub use mock::{MockError, MockFlash, MockStats, PowerCut};
+pub use reader::{FlashItem, WordReader};
 pub use source::FlashSource;
 pub use word::WordWriter;
 pub use writer::{FlashStats, FlashWriter};
