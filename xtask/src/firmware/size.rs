@@ -264,6 +264,15 @@ pub(crate) fn run(check: bool) -> Result {
             if !ram_ok {
                 over.push("RAM");
             }
+            let q = |key: &str| v(key).map_or_else(|| "?".to_owned(), |b| format!("{b} B"));
+            let _ = writeln!(
+                out,
+                "    async: AsyncWordWriter {} (over a reference to the simulated flash), its \
+                 add_record future {}, its flush future {}",
+                q("size_of AsyncWordWriter"),
+                q("size_of add_record_future"),
+                q("size_of flush_future")
+            );
             let _ = writeln!(
                 out,
                 "  stack high-water marks (stack painting under QEMU mps2-an386, the size probe's code):"
@@ -283,6 +292,10 @@ pub(crate) fn run(check: bool) -> Result {
                 ),
                 ("stack read", "WordReader::next, the whole log"),
                 ("stack read_damaged", "WordReader::next over a damaged log"),
+                (
+                    "stack async_append",
+                    "async: open + add_record + flush (block_on), a ring wrapping",
+                ),
             ] {
                 let value = v(key).map_or_else(|| "?".to_owned(), |b| format!("{b} B"));
                 let _ = writeln!(out, "    {what:<62} {value:>7}");
