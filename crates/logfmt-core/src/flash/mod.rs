@@ -199,7 +199,8 @@ pub struct FlashConfig {
     pub erased: u8,
     /// Keep the log as a ring ([`ring`](crate::ring)): when the region is full, erase its
     /// oldest erase units and go on at its start, for ever. Default `false`: bounded, a full
-    /// region is [`FlashError::Full`].
+    /// region is [`FlashError::Full`]. (In a ring, the offsets a writer returns are region
+    /// offsets: a record that runs across the wrap ends before it starts.)
     pub ring: bool,
     /// The lap a ring starts with in an empty region. Default 1. (Any value: the lap counter
     /// wraps safely; tests start it near its maximum.)
