@@ -1,23 +1,33 @@
 //! `cargo xtask interop`: the LevelDB and RocksDB interop tests (`tests/tests/leveldb_interop.rs`,
-//! `tests/tests/rocksdb_interop.rs`, ignored by a plain `cargo test`), after installing
-//! Debian's LevelDB, RocksDB and a C++ compiler if they are missing.
+//! `tests/tests/rocksdb_interop.rs`, and `tests/tests/ring_interop.rs`: a ring flash image made
+//! by the real flash writer, turned into a plain log by `logfmt export` and read by both; all
+//! ignored by a plain `cargo test`), after installing Debian's LevelDB, RocksDB and a C++
+//! compiler if they are missing. The ring test prints what it proved (its image, what the ring
+//! kept, what LevelDB and RocksDB read).
 
 use std::path::Path;
 use std::process::{Command, Stdio};
 
 use crate::cmd::{Cmd, Result, runs};
 
-/// The interop test files of `logfmt-tests`.
-const TESTS: &[&str] = &["leveldb_interop", "rocksdb_interop"];
+/// The interop test files of `logfmt-tests`, and whether their output is shown.
+const TESTS: &[(&str, bool)] = &[
+    ("leveldb_interop", false),
+    ("rocksdb_interop", false),
+    ("ring_interop", true),
+];
 
 /// `cargo xtask interop`.
 pub(crate) fn run() -> Result {
     ensure_libraries()?;
-    for test in TESTS {
-        Cmd::cargo()
+    for &(test, show) in TESTS {
+        let mut cmd = Cmd::cargo()
             .args(["test", "-p", "logfmt-tests", "--test", test])
-            .args(["--", "--ignored"])
-            .run()?;
+            .args(["--", "--ignored"]);
+        if show {
+            cmd = cmd.args(["--show-output"]);
+        }
+        cmd.run()?;
     }
     Ok(())
 }

@@ -1,11 +1,13 @@
 //! The physical layout of a log, as `dump` and `stats` walk it: every block's chunks and the
 //! regions that are not chunks, counted over the whole file.
 
-use logfmt_core::block::{BlockParser, ChunkClass, ChunkRules, Parsed};
-use logfmt_std::{BLOCK_SIZE, BlockSource, LogEnd, LogFile, ReadOptions, RecordType, StaleTail};
+use logfmt_core::block::{BlockParser, Chunk, ChunkClass, ChunkRules, Parsed};
+use logfmt_core::ring::RingHeader;
+use logfmt_std::{BLOCK_SIZE, BlockRole, BlockSource, LogEnd, ReadOptions, RecordType, StaleTail};
 
 use crate::error::CliError;
 use crate::format::FormatArgs;
+use crate::image::Input;
 use crate::options::Erased;
 use crate::progress::Progress;
 
@@ -106,14 +108,15 @@ pub(crate) struct View {
 }
 
 impl View {
-    /// The view for `--erased` and the format flags on `log`.
+    /// The view for `--erased` and the format flags on `input` (a ring image is read with the
+    /// erased value of its headers).
     pub(crate) fn new(
-        log: &LogFile,
+        input: &Input,
         erased: Option<Erased>,
         format: &FormatArgs,
     ) -> Result<(Self, ReadOptions), CliError> {
-        let erased = erased.map(Erased::byte);
-        let read = format.read_options(log, ReadOptions::new().erased(erased))?;
+        let read = ReadOptions::new().erased(input.erased(erased));
+        let read = input.read_options(format.read_options(&input.log, read)?);
         let view = Self {
             rules: ChunkRules::new(&read),
         };
@@ -140,30 +143,69 @@ impl View {
             ChunkClass::Ignorable => {
                 Some("ignorable type: skipped without a report (RocksDB)".into())
             }
+            ChunkClass::RingHeader => Some("ring header, not a record".into()),
             _ => Some(format!("dropped: unknown record type {record_type}")),
         }
     }
 }
 
-/// Walks every block of `log`, calling `visit` with each block's file offset and items (and
-/// the counts so far). After an old record (the end of a recyclable log), the rest of the
-/// file is counted as stale and visited as one [`Item::Stale`].
+/// Walks every block of `input` (a ring image's in the ring's order), calling `visit` with each
+/// block's file offset and items (and the counts so far). After an old record (the end of a
+/// recyclable log), the rest of the file is counted as stale and visited as one
+/// [`Item::Stale`]. A ring image's blocks are each visited first as an [`Item::RingBlock`]:
+/// those not read before the others, in the image's order, then each block read before its
+/// items.
 pub(crate) fn walk(
-    log: &LogFile,
+    input: &Input,
     mut view: View,
     progress: &Progress,
     mut visit: impl FnMut(Item<'_>, &View, &Layout) -> Result<(), CliError>,
 ) -> Result<Layout, CliError> {
-    let mut source = log.source();
+    let log = &input.log;
+    let mut source = input.source()?;
     let mut layout = Layout::default();
-    let mut block_start = 0u64;
+    let mut place = 0u64;
     let mut stale_from = None;
+    if let Some(ring) = &input.ring {
+        for index in 0..ring.image_blocks() {
+            let role = ring.role(index);
+            if !matches!(
+                role,
+                BlockRole::Read { .. } | BlockRole::ReadAsErased { .. }
+            ) {
+                let header = ring.header(index);
+                visit(
+                    Item::RingBlock {
+                        index,
+                        role,
+                        header,
+                    },
+                    &view,
+                    &layout,
+                )?;
+            }
+        }
+    }
     loop {
-        progress.set(block_start);
+        let block_start = input.block_offset(place);
+        progress.set(place * BLOCK_SIZE as u64);
         source.load_next().map_err(|e| log.read_error(e))?;
         let block = source.block();
         if block.is_empty() {
             break;
+        }
+        if let Some(ring) = &input.ring {
+            let index = u32::try_from(block_start / BLOCK_SIZE as u64).unwrap_or(u32::MAX);
+            let (role, header) = (ring.role(index), ring.header(index));
+            visit(
+                Item::RingBlock {
+                    index,
+                    role,
+                    header,
+                },
+                &view,
+                &layout,
+            )?;
         }
         layout.blocks += 1;
         layout.bytes += block.len() as u64;
@@ -180,7 +222,7 @@ pub(crate) fn walk(
         if block.len() < BLOCK_SIZE {
             break;
         }
-        block_start += BLOCK_SIZE as u64;
+        place += 1;
     }
     if let Some(from) = stale_from
         && layout.bytes > from
@@ -209,6 +251,26 @@ pub(crate) enum Item<'a> {
         /// Its length.
         len: u64,
     },
+    /// A block of a ring image: what it is to the log, and its ring header.
+    RingBlock {
+        /// The block's index in the image.
+        index: u32,
+        /// What it is to the log.
+        role: BlockRole,
+        /// Its intact ring header, if it has one.
+        header: Option<RingHeader>,
+    },
+}
+
+/// The ring header a well-formed chunk of type [`RING_TYPE`](logfmt_core::format::RING_TYPE)
+/// is (its header and payload, as the core parses them), if it is one.
+pub(crate) fn ring_header(chunk: &Chunk<'_>) -> Option<RingHeader> {
+    let len = u16::try_from(chunk.payload.len()).ok()?;
+    let mut bytes = chunk.stored_checksum.to_le_bytes().to_vec();
+    bytes.extend_from_slice(&len.to_le_bytes());
+    bytes.push(chunk.record_type);
+    bytes.extend_from_slice(chunk.payload);
+    RingHeader::parse(&bytes)
 }
 
 /// The name of a chunk type, or "unknown".

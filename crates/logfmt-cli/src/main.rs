@@ -11,18 +11,25 @@
 //! logfmt stats [--json] [--erased ff|00] [FORMAT] FILE
 //! logfmt salvage [--json] [--force] [--wait[=SECONDS]] [--erased ff|00] [FORMAT] IN OUT
 //! logfmt split [--parts N] [--json] [--erased ff|00] [FORMAT] FILE
+//! logfmt export [--json] [--force] [--wait[=SECONDS]] [READ] IN OUT
 //!
 //! READ: [--recovery tolerate|absolute|point-in-time|skip] [--erased ff|00] [FORMAT]
 //! FORMAT: [--format legacy|recyclable|auto] [--log-number N] [--ignorable-types report|skip]
 //! ```
 //!
+//! A ring image (a dump of a flash region holding a ring log, its blocks beginning with ring
+//! headers) is found by the reading commands and read from its oldest block to its newest;
+//! `export` turns it into a plain LevelDB log.
+//!
 //! Exit status: 0 success; 1 damage found (`verify`, `cat --recovery absolute`), a log refused
-//! (`write`: not empty, torn, damaged or of another format; `salvage`: output not empty) or
-//! malformed framed input; 2 usage or I/O error, or the log locked by another writer.
+//! (`write`: not empty, torn, damaged or of another format; `salvage`, `export`: output not
+//! empty) or malformed framed input; 2 usage or I/O error, or the log locked by another
+//! writer.
 
 mod cmd;
 mod error;
 mod format;
+mod image;
 mod input;
 mod layout;
 mod options;
@@ -41,10 +48,11 @@ use crate::error::{CliError, EXIT_OK};
 const EXIT_STATUS: &str = "\
 Exit status:
   0  success
-  1  damage found (verify; cat --recovery absolute); a log refused (write: not empty, torn,
-     damaged or of another format; salvage: output not empty); malformed framed input (write)
+  1  damage found (verify; cat, export --recovery absolute); a log refused (write: not empty,
+     torn, damaged or of another format; salvage, export: output not empty); malformed framed
+     input (write)
   2  usage or I/O error (missing file, a directory, unreadable input, a full disk, ...); the
-     log locked by another writer (write, salvage: see --wait)";
+     log locked by another writer (write, salvage, export: see --wait)";
 
 /// Write, read and verify logs in LevelDB's log record format.
 ///
@@ -75,6 +83,8 @@ enum Command {
     Salvage(cmd::salvage::SalvageArgs),
     #[command(after_help = EXIT_STATUS)]
     Split(cmd::split::SplitArgs),
+    #[command(after_help = EXIT_STATUS)]
+    Export(cmd::export::ExportArgs),
 }
 
 fn main() -> ExitCode {
@@ -88,6 +98,7 @@ fn main() -> ExitCode {
         Command::Stats(args) => cmd::stats::run(args).map(|()| ExitCode::from(EXIT_OK)),
         Command::Salvage(args) => cmd::salvage::run(args).map(|()| ExitCode::from(EXIT_OK)),
         Command::Split(args) => cmd::split::run(args).map(|()| ExitCode::from(EXIT_OK)),
+        Command::Export(args) => cmd::export::run(args).map(|()| ExitCode::from(EXIT_OK)),
     };
     result.unwrap_or_else(|error| report(&error))
 }

@@ -4,10 +4,11 @@
 use std::ops::Range;
 use std::time::Duration;
 
-use logfmt_std::{LockWait, LogFile, ReadOptions, ReaderOptions, RecoveryMode};
+use logfmt_std::{LockWait, ReadOptions, ReaderOptions, RecoveryMode};
 
 use crate::error::CliError;
 use crate::format::FormatArgs;
+use crate::image::Input;
 
 /// `--recovery`: what is done with damage (RocksDB's WAL recovery modes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -63,7 +64,8 @@ pub(crate) struct ReadArgs {
     #[arg(long, value_enum, value_name = "MODE", default_value_t)]
     pub(crate) recovery: Recovery,
     /// Read a flash image whose erased bytes are 0xFF (ff) or 0x00 (00): a header of erased
-    /// bytes means nothing was written from there to the end of its block.
+    /// bytes means nothing was written from there to the end of its block. Not needed for a
+    /// ring image (its blocks' ring headers tell, and it is read from its oldest block).
     #[arg(long, value_enum, value_name = "BYTE")]
     pub(crate) erased: Option<Erased>,
     #[command(flatten)]
@@ -71,18 +73,22 @@ pub(crate) struct ReadArgs {
 }
 
 impl ReadArgs {
-    /// The reader options for these flags on `log`, starting at `offset` and limited to
+    /// The reader options for these flags on `input`, starting at `offset` and limited to
     /// `range`.
     pub(crate) fn options(
         &self,
-        log: &LogFile,
+        input: &Input,
         offset: u64,
         range: Option<Range<u64>>,
     ) -> Result<ReaderOptions, CliError> {
-        let read = ReadOptions::new().erased(self.erased.map(Erased::byte));
-        let read = self.format.read_options(log, read)?.initial_offset(offset);
+        input.refuse_positions(offset, range.is_some())?;
+        let read = ReadOptions::new().erased(input.erased(self.erased));
+        let read = self
+            .format
+            .read_options(&input.log, read)?
+            .initial_offset(offset);
         let options = ReaderOptions::new()
-            .read(read)
+            .read(input.read_options(read))
             .recovery(self.recovery.into());
         Ok(match range {
             Some(range) => options.range(range),

@@ -269,8 +269,11 @@ impl Ring {
     #[must_use]
     pub fn region_offset(&self, oldest: u32, offset: u64) -> u64 {
         let block = BLOCK_SIZE as u64;
-        let index = (u64::from(oldest) + offset / block) % u64::from(self.blocks);
-        index * block + offset % block
+        // Block counts fit 32 bits (a ring has at most 65 535 blocks): no 64-bit division.
+        let blocks = self.blocks.max(1);
+        let n = u32::try_from(offset / block).unwrap_or(u32::MAX) % blocks;
+        let index = (oldest % blocks + n) % blocks;
+        u64::from(index) * block + offset % block
     }
 }
 

@@ -5,6 +5,7 @@ use std::io::{self, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Operation};
+use crate::ring::{RingImage, RingSource};
 use crate::source::StdSource;
 #[cfg(unix)]
 use crate::split::ReadAt;
@@ -144,6 +145,31 @@ impl LogFile {
             log: std::marker::PhantomData,
         };
         Ok(StdSource::seekable(reader))
+    }
+
+    /// The ring log this file holds, if it is a ring image (a regular file of whole blocks, one
+    /// at least beginning with a ring header: see [`RingImage`]). Reads the first bytes of each
+    /// block with positioned reads (on Unix; elsewhere the file opened again), not disturbing
+    /// [`source`](Self::source). A pipe or a device is never a ring image.
+    ///
+    /// # Errors
+    /// [`Error::Io`] if reading fails.
+    pub fn ring(&self) -> Result<Option<RingImage>, Error> {
+        if !self.regular {
+            return Ok(None);
+        }
+        let mut image = self.reread()?.into_inner();
+        RingImage::read(&mut image, self.len).map_err(|e| self.read_error(e))
+    }
+
+    /// A source of the blocks of this ring image in `ring`'s order (see [`RingSource`]),
+    /// reading with positioned reads (on Unix; elsewhere the file opened again).
+    ///
+    /// # Errors
+    /// [`Error::NotAFile`] for a pipe or a device; [`Error::Io`] if the file cannot be opened
+    /// again.
+    pub fn ring_source(&self, ring: &RingImage) -> Result<RingSource<Reread<'_>>, Error> {
+        Ok(ring.source(self.reread()?.into_inner()))
     }
 
     /// A read error on this log, naming it.

@@ -40,7 +40,10 @@
 //!   ([`StdSource::seekable`]). With [`ReadOptions::tailing`] it follows a file that another
 //!   process appends to: a reader returns `None` for "nothing more yet" and reads on later.
 //! - Flash images: [`ReadOptions::erased`] (`0xFF` or `0x00`) reads an erased region as
-//!   "nothing written here" rather than damage.
+//!   "nothing written here" rather than damage. A ring image (a flash log kept as a ring,
+//!   [`logfmt_core::ring`]) is found from its blocks' ring headers ([`RingImage`],
+//!   [`LogFile::ring`]) and read from its oldest block to its newest ([`RingSource`]), with
+//!   offsets mapped back to the image.
 //!
 //! Files: [`LogFile`] — opening a log to read it (and, for a regular file, to read it again
 //! while it is read: [`LogFile::reread`]), with an [`Error`] that names the file (escaped:
@@ -173,6 +176,7 @@ mod mmap;
 mod reader;
 mod record_stream;
 mod recovery;
+mod ring;
 mod sink;
 mod source;
 mod split;
@@ -204,6 +208,7 @@ pub use record_stream::RecordStream;
 pub use recovery::{
     Action, Damage, DamageKind, Ending, ReadError, RecoveryMode, UnknownRecoveryMode,
 };
+pub use ring::{BlockRole, RingImage, RingSource};
 pub use sink::StdSink;
 pub use source::StdSource;
 pub use split::{ReadAt, par_scan, par_scan_file, split};

@@ -560,9 +560,14 @@ impl<S: BlockSource> LogReader<S> {
                     self.written_since_clean = true;
                     Step::Continue
                 }
-                // Not damage: block trailers, ignorable chunks, a flash image's padding and
-                // writes torn by a power cut (proved by the writer's resume marker).
-                SkipKind::Trailer | SkipKind::Ignorable(_) | SkipKind::Padding | SkipKind::Torn => {
+                // Not damage: block trailers, ignorable chunks, a flash image's padding, writes
+                // torn by a power cut (proved by the writer's resume marker) and a ring's block
+                // headers.
+                SkipKind::Trailer
+                | SkipKind::Ignorable(_)
+                | SkipKind::Padding
+                | SkipKind::Torn
+                | SkipKind::RingHeader => {
                     return Ok(Step::Continue);
                 }
                 // A zero header: bytes hidden without a report.

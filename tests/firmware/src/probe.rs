@@ -1,19 +1,19 @@
 //! The reference firmware's work, shared by the size probe, its baseline and the stack probe: a
-//! sensor log in NOR flash (the memory-mapped [`StubFlash`]) written with [`WordWriter`] and
-//! read back with a [`Reader`] over a [`FlashSource`]. Inputs and results pass through
-//! [`black_box`] so that the optimiser keeps every path a real firmware would have.
+//! sensor log kept as a ring in NOR flash (the memory-mapped [`StubFlash`]), written with the
+//! small-RAM [`WordWriter`] and read back with the small-RAM [`WordReader`] (no block buffer).
+//! Inputs and results pass through [`black_box`] so that the optimiser keeps every path a real
+//! firmware would have.
 
 use core::hint::black_box;
 
 use embedded_storage::nor_flash::NorFlash;
-use logfmt_core::flash::{FlashConfig, FlashSource, WordWriter};
-use logfmt_core::{BLOCK_SIZE, Item, ReadOptions, Reader};
+use logfmt_core::flash::{FlashConfig, FlashItem, WordReader, WordWriter};
 
 use crate::stub_flash::{CAPACITY, StubFlash};
 
-/// The log region: the whole stub flash.
+/// The log region: the whole stub flash, kept as a ring.
 pub fn config() -> FlashConfig {
-    FlashConfig::new(0, CAPACITY as u32)
+    FlashConfig::new(0, CAPACITY as u32).ring()
 }
 
 /// The factory state: the stub flash erased.
@@ -60,31 +60,33 @@ pub fn append(payload: &mut [u8], count: u32, big: bool) -> u64 {
     writer.position()
 }
 
-/// Reads the log back; returns (records, payload bytes, dropped bytes).
-pub fn read(block: &mut [u8; BLOCK_SIZE], scratch: &mut [u8]) -> (u32, u64, u64) {
-    let source = FlashSource::new(StubFlash, config(), block);
-    let options = ReadOptions::new().erased(Some(0xFF));
-    let mut reader = Reader::with_options(source, scratch, &options);
+/// Reads the log back, oldest record first, into `scratch`; returns (records, payload bytes,
+/// dropped bytes).
+pub fn read(scratch: &mut [u8]) -> (u32, u64, u64) {
+    let Ok(mut reader) = WordReader::open(StubFlash, config()) else {
+        return (0, 0, 0);
+    };
     let (mut records, mut bytes, mut dropped) = (0, 0, 0);
-    while let Ok(Some(item)) = reader.next() {
+    while let Ok(Some(item)) = reader.next(scratch) {
         match item {
-            Item::Record(r) => {
+            FlashItem::Record { len, .. } => {
                 records += 1;
-                bytes += r.data.len() as u64;
+                bytes += len as u64;
             }
-            Item::Corruption(c) => dropped += c.bytes,
-            Item::Oversized(o) => dropped += o.len,
+            FlashItem::Damage { bytes, .. } => dropped += bytes,
+            FlashItem::Oversized { len, .. } => dropped += len,
         }
     }
     (records, bytes, dropped)
 }
 
-/// The same work without logfmt: records staged in the block buffer (as any firmware copies
-/// and clears buffers: `memcpy`/`memset` are part of the baseline), programmed raw (8-byte
-/// aligned) and read back raw.
-pub fn baseline(block: &mut [u8; BLOCK_SIZE], payload: &mut [u8], count: u32) -> (u32, u64) {
+/// The same work without logfmt: records staged in a buffer (as any firmware copies and clears
+/// buffers: `memcpy`/`memset` are part of the baseline), programmed raw (8-byte aligned) and
+/// read back raw.
+pub fn baseline(payload: &mut [u8], count: u32) -> (u32, u64) {
     let mut flash = StubFlash;
-    block.fill(0);
+    let mut staging = [0u8; 256];
+    staging.fill(black_box(0));
     let mut at = 0u32;
     for n in 0..count {
         let len = sample_len(n, false).next_multiple_of(StubFlash::WRITE_SIZE);
@@ -92,7 +94,7 @@ pub fn baseline(block: &mut [u8; BLOCK_SIZE], payload: &mut [u8], count: u32) ->
             break;
         };
         sample(n, record);
-        let Some(staged) = block.get_mut(..len) else {
+        let Some(staged) = staging.get_mut(..len) else {
             break;
         };
         staged.copy_from_slice(record);

@@ -4,9 +4,10 @@ use std::io::{self, BufWriter, Write};
 use std::ops::Range;
 use std::path::PathBuf;
 
-use logfmt_std::{Ending, LogFile, LogReader, RecordStream};
+use logfmt_std::{Ending, LogReader, RecordStream};
 
 use crate::error::CliError;
+use crate::image::Input;
 use crate::options::{ReadArgs, parse_range};
 use crate::output::OutputFormat;
 use crate::progress::Progress;
@@ -27,6 +28,10 @@ const BUFFER_LIMIT: usize = 4 << 20;
 /// not held; once its last fragment has been read (so it is known to be complete), it is read
 /// again from the file and streamed out. A log read from a pipe (standard input, a FIFO)
 /// cannot be read twice: its records are held in memory whole, whatever their size.
+///
+/// A ring image (a dump of a flash region holding a ring log: its blocks begin with ring
+/// headers) is read from its oldest block to its newest, with the erased value its headers
+/// give; offsets are offsets in the image.
 #[derive(Debug, clap::Args)]
 pub(crate) struct CatArgs {
     /// How each record is printed.
@@ -53,14 +58,15 @@ pub(crate) struct CatArgs {
 
 /// Runs `cat`.
 pub(crate) fn run(args: &CatArgs) -> Result<(), CliError> {
-    let log = LogFile::open(&args.file)?;
-    let options = args.read.options(&log, args.offset, args.range.clone())?;
-    let mut reader = LogReader::new(log.source(), &options);
+    let input = Input::open(&args.file, args.read.erased)?;
+    let log = &input.log;
+    let options = args.read.options(&input, args.offset, args.range.clone())?;
+    let mut reader = LogReader::new(input.source()?, &options);
     let mut out = BufWriter::with_capacity(64 * 1024, io::stdout().lock());
     let mut read_error = None;
     let progress = Progress::none();
-    // Only a regular file can be read a second time.
-    let limit = if log.is_regular() {
+    // Only a regular file read in file order can be read a second time from a record's offset.
+    let limit = if log.is_regular() && input.ring.is_none() {
         args.buffer_limit
     } else {
         UNLIMITED
@@ -72,12 +78,13 @@ pub(crate) fn run(args: &CatArgs) -> Result<(), CliError> {
         |found| -> Result<(), CliError> {
             match found {
                 Found::Record { offset, data } => {
-                    args.output.write_record(&mut out, offset, data)?
+                    args.output
+                        .write_record(&mut out, input.offset(offset), data)?
                 }
                 Found::Oversized(record) => {
                     args.output
                         .write_streamed(&mut out, record.offset, record.len, |sink| {
-                            let mut stream = RecordStream::new(&log, &options.read, &record)?;
+                            let mut stream = RecordStream::new(log, &options.read, &record)?;
                             while let Some(piece) = stream.next()? {
                                 sink(piece)?;
                             }
@@ -87,12 +94,12 @@ pub(crate) fn run(args: &CatArgs) -> Result<(), CliError> {
                 Found::Damage(damage) => {
                     // Keep the note in place relative to the records printed around it.
                     out.flush()?;
-                    super::note(log.path(), &damage);
+                    super::note(log.path(), &input.damage(damage));
                 }
                 Found::ReadError { error, corruption } => {
                     out.flush()?;
                     if let Some(corruption) = corruption {
-                        super::note(log.path(), &corruption.into());
+                        super::note(log.path(), &input.damage(corruption.into()));
                     }
                     read_error = Some(error);
                 }
@@ -107,7 +114,7 @@ pub(crate) fn run(args: &CatArgs) -> Result<(), CliError> {
     if let Some(first) = outcome.failed_on {
         let error = logfmt_std::Error::Damaged {
             path: log.path().into(),
-            first,
+            first: input.damage(first),
             count: 1,
         };
         return Err(CliError::Hinted(
@@ -120,7 +127,7 @@ pub(crate) fn run(args: &CatArgs) -> Result<(), CliError> {
             log.path(),
             &format!(
                 "stopped at offset {} (point-in-time recovery)",
-                damage.offset
+                input.offset(damage.offset)
             ),
         );
     }

@@ -3,12 +3,14 @@
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 
-use logfmt_core::block::Parsed;
-use logfmt_std::{BLOCK_SIZE, LogFile};
+use logfmt_core::block::{ChunkClass, Parsed};
+use logfmt_core::ring::RingHeader;
+use logfmt_std::{BLOCK_SIZE, BlockRole};
 
 use crate::error::CliError;
 use crate::format::FormatArgs;
-use crate::layout::{Item, Layout, View, type_name, walk};
+use crate::image::Input;
+use crate::layout::{Item, Layout, View, ring_header, type_name, walk};
 use crate::options::Erased;
 use crate::output::write_json_line;
 use crate::progress::Progress;
@@ -25,6 +27,14 @@ use crate::progress::Progress;
 /// not know is listed and marked dropped. The last line
 /// sums it up. Like `leveldbutil dump`, but physical, and precise about damage.
 ///
+/// A ring image (a dump of a flash region holding a ring log: its blocks begin with ring
+/// headers) is walked in the order it is read: from its oldest block to its newest, with the
+/// erased value its headers give. The first lines say which block is the newest, its lap, and
+/// where reading starts; each block is introduced by a line with its ring header (its lap and
+/// the records begun before it) and what it is to the log; the blocks that are not read (after
+/// the newest: not written in this lap, or the erase group erased ahead; before the oldest:
+/// not part of the log) are listed first. Offsets are offsets in the image.
+///
 /// In a recyclable log (--format recyclable or auto), chunks show their log number, and a
 /// chunk of another log number is an old record, left by an earlier use of a recycled file:
 /// the end of this log. The rest of the file is listed as one stale region (read it with
@@ -40,7 +50,12 @@ use crate::progress::Progress;
 /// "stored_checksum", "computed_checksum" for checksum_mismatch and "log_number" for
 /// old_record; the last line is {"kind": "summary", "bytes", "blocks", "chunks", "full",
 /// "first", "middle", "last", "unknown", "trailer_bytes", "skipped_bytes", "damaged_bytes",
-/// "torn_bytes", "stale_bytes"}.
+/// "torn_bytes", "stale_bytes"}. A ring image's first line is {"kind": "ring", "blocks",
+/// "group", "newest", "lap", "oldest", "blocks_read", "erased"}, and each block has a line
+/// {"kind": "ring_block", "offset", "block", "role" ("read", "read_as_erased", "ahead",
+/// "not_in_log", "outside"), "place" (its place in the reading order, 0 for the oldest, or
+/// null), "lap", "records" (from its ring header, or null)}; the summary counts the blocks
+/// read.
 #[derive(Debug, clap::Args)]
 pub(crate) struct DumpArgs {
     /// One JSON object per line (keys above).
@@ -102,6 +117,15 @@ enum Entry {
         log_number: u32,
     },
     Stale(Region),
+    Ring(super::RingJson),
+    RingBlock {
+        offset: u64,
+        block: u64,
+        role: &'static str,
+        place: Option<u32>,
+        lap: Option<u32>,
+        records: Option<u32>,
+    },
     Summary {
         bytes: u64,
         blocks: u64,
@@ -145,9 +169,52 @@ fn region(offset: u64, len: u64, kind: &'static str, note: String) -> (Line, Reg
     )
 }
 
+/// The line of a ring image's block.
+fn ring_block(index: u32, role: BlockRole, header: Option<RingHeader>) -> (Line, Entry) {
+    let offset = u64::from(index) * BLOCK_SIZE as u64;
+    let (name, place) = match role {
+        BlockRole::Read { place } => ("read", Some(place)),
+        BlockRole::ReadAsErased { place } => ("read_as_erased", Some(place)),
+        BlockRole::Ahead => ("ahead", None),
+        BlockRole::NotInLog => ("not_in_log", None),
+        _ => ("outside", None),
+    };
+    let mut note = format!("block {index} {role}");
+    if place == Some(0) {
+        note += " (the oldest)";
+    }
+    note += &match header {
+        Some(h) => format!(
+            "; ring header: lap {}, {} records begun before it",
+            h.lap, h.records
+        ),
+        None => "; no ring header".to_owned(),
+    };
+    let line = Line {
+        offset,
+        what: "ring-block".to_owned(),
+        length: BLOCK_SIZE as u64,
+        note,
+    };
+    let json = Entry::RingBlock {
+        offset,
+        block: u64::from(index),
+        role: name,
+        place,
+        lap: header.map(|h| h.lap),
+        records: header.map(|h| h.records),
+    };
+    (line, json)
+}
+
 fn describe(item: &Item<'_>, view: &View, layout: &Layout) -> (Line, Entry) {
     let (block_start, item) = match *item {
         Item::Parsed(block_start, item) => (block_start, item),
+        Item::RingBlock {
+            index,
+            role,
+            header,
+        } => return ring_block(index, role, header),
         Item::Stale { offset, len } => {
             let (line, region) = region(
                 offset,
@@ -177,6 +244,15 @@ fn describe(item: &Item<'_>, view: &View, layout: &Layout) -> (Line, Entry) {
             };
             if let Some(verdict) = view.verdict(chunk.record_type) {
                 note += &format!("; {verdict}");
+            }
+            if view.rules.classify(chunk.record_type) == ChunkClass::RingHeader
+                && let Some(h) = ring_header(&chunk)
+            {
+                note += &format!(
+                    " (lap {}, {} records begun before this block; ring of {} blocks, {} per \
+                     erase group)",
+                    h.lap, h.records, h.blocks, h.group
+                );
             }
             let json = Entry::Chunk {
                 offset,
@@ -306,9 +382,19 @@ fn describe(item: &Item<'_>, view: &View, layout: &Layout) -> (Line, Entry) {
 
 /// Runs `dump`.
 pub(crate) fn run(args: &DumpArgs) -> Result<(), CliError> {
-    let log = LogFile::open(&args.file)?;
+    let input = Input::open(&args.file, args.erased)?;
+    let log = &input.log;
     let mut out = BufWriter::with_capacity(64 * 1024, io::stdout().lock());
     let width = log.len_at_open().to_string().len().max("OFFSET".len());
+    if let Some(ring) = &input.ring {
+        if args.json {
+            write_json_line(&mut out, &Entry::Ring(ring.into()))?;
+        } else {
+            let order: Vec<String> = ring.order().map(|b| b.to_string()).collect();
+            writeln!(out, "a ring image: {ring}")?;
+            writeln!(out, "reading order: blocks {}", order.join(", "))?;
+        }
+    }
     if !args.json {
         writeln!(
             out,
@@ -316,9 +402,9 @@ pub(crate) fn run(args: &DumpArgs) -> Result<(), CliError> {
             "OFFSET", "TYPE", "LENGTH"
         )?;
     }
-    let (view, _) = View::new(&log, args.erased, &args.format)?;
+    let (view, _) = View::new(&input, args.erased, &args.format)?;
     let progress = Progress::bytes("dump", log.len_at_open());
-    let layout = walk(&log, view, &progress, |item, view, layout| {
+    let layout = walk(&input, view, &progress, |item, view, layout| {
         let (line, json) = describe(&item, view, layout);
         if args.json {
             write_json_line(&mut out, &json)?;

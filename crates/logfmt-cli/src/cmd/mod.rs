@@ -2,13 +2,14 @@
 
 pub(crate) mod cat;
 pub(crate) mod dump;
+pub(crate) mod export;
 pub(crate) mod salvage;
 pub(crate) mod split;
 pub(crate) mod stats;
 pub(crate) mod verify;
 pub(crate) mod write;
 
-use logfmt_std::Damage;
+use logfmt_std::{Damage, RingImage};
 
 use std::io::Write;
 use std::path::Path;
@@ -58,4 +59,34 @@ impl From<&Damage> for DamageJson {
 struct SpanJson {
     offset: u64,
     bytes: u64,
+}
+
+/// A ring image in JSON: `{"blocks", "group", "newest", "lap", "oldest", "blocks_read",
+/// "erased"}` — the blocks in the ring, blocks per erase group, the newest block and its lap,
+/// the oldest block (where reading starts), the blocks read from it to the newest, and the
+/// erased value its headers give ("ff" or "00", as `--erased` names it).
+#[derive(Debug, serde::Serialize)]
+struct RingJson {
+    blocks: u32,
+    group: u32,
+    newest: u32,
+    lap: u32,
+    oldest: u32,
+    blocks_read: u64,
+    erased: String,
+}
+
+impl From<&RingImage> for RingJson {
+    fn from(image: &RingImage) -> Self {
+        let ring = image.ring();
+        Self {
+            blocks: ring.blocks(),
+            group: ring.group(),
+            newest: ring.head(),
+            lap: ring.lap(),
+            oldest: image.oldest(),
+            blocks_read: image.order().count() as u64,
+            erased: format!("{:02x}", image.erased()),
+        }
+    }
 }

@@ -4,12 +4,13 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 
 use logfmt_std::{
-    AtomicLog, AtomicOptions, Damage, EscapedPath, Format, LogFile, LogReader, ReadFormat,
-    ReadOptions, ReaderOptions, RecoveryMode, WriteOptions, WriterOptions,
+    AtomicLog, AtomicOptions, Damage, EscapedPath, Format, LogReader, ReadFormat, ReadOptions,
+    ReaderOptions, RecoveryMode, WriteOptions, WriterOptions,
 };
 
 use crate::error::CliError;
 use crate::format::FormatArgs;
+use crate::image::Input;
 use crate::options::{Erased, WaitArgs};
 use crate::output::write_json_line;
 use crate::progress::Progress;
@@ -35,6 +36,9 @@ use crate::scan::{Found, UNLIMITED, scan};
 /// that is) is copied into a recyclable log with the same log number; otherwise OUT is a
 /// LevelDB log. The stale bytes after the end of a recycled file's log are not copied, and
 /// are not a loss.
+///
+/// A ring image (a dump of a flash region holding a ring log) is read from its oldest block
+/// to its newest, as `logfmt export` reads it.
 ///
 /// --json prints one JSON object: {"records": n, "payload_bytes": n, "lost_bytes": n,
 /// "lost": [{"offset", "bytes", "reason"}]}.
@@ -63,7 +67,8 @@ pub(crate) struct SalvageArgs {
 
 /// Runs `salvage`.
 pub(crate) fn run(args: &SalvageArgs) -> Result<(), CliError> {
-    let log = LogFile::open(&args.input)?;
+    let input = Input::open(&args.input, args.erased)?;
+    let log = &input.log;
     if log.is_same_file(&args.output)? {
         return Err(CliError::SameFile {
             path: args.output.clone(),
@@ -71,9 +76,9 @@ pub(crate) fn run(args: &SalvageArgs) -> Result<(), CliError> {
     }
     // Past damage in the last block too, where LevelDB's reader would stop.
     let read = ReadOptions::new()
-        .erased(args.erased.map(Erased::byte))
+        .erased(input.erased(args.erased))
         .resync_in_last_block(true);
-    let read = args.format.read_options(&log, read)?;
+    let read = input.read_options(args.format.read_options(log, read)?);
     let format = match read.format {
         ReadFormat::Recyclable { log_number } => Format::Recyclable { log_number },
         _ => Format::Legacy,
@@ -91,7 +96,7 @@ pub(crate) fn run(args: &SalvageArgs) -> Result<(), CliError> {
         logfmt_std::Error::AlreadyExists { .. } => CliError::Hinted(e, "use --force to replace it"),
         e => e.into(),
     })?;
-    let mut reader = LogReader::new(log.source(), &options);
+    let mut reader = LogReader::new(input.source()?, &options);
     let (mut records, mut payload) = (0u64, 0u64);
     let mut lost: Vec<Damage> = Vec::new();
     let mut read_error = None;
@@ -110,9 +115,9 @@ pub(crate) fn run(args: &SalvageArgs) -> Result<(), CliError> {
                 }
                 // Not with an unlimited buffer.
                 Found::Oversized(_) => {}
-                Found::Damage(d) => lost.push(d),
+                Found::Damage(d) => lost.push(input.damage(d)),
                 Found::ReadError { error, corruption } => {
-                    lost.extend(corruption.map(Damage::from));
+                    lost.extend(corruption.map(|c| input.damage(c.into())));
                     read_error = Some(error);
                 }
             }

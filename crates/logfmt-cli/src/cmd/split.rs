@@ -56,6 +56,13 @@ pub(crate) fn run(args: &SplitArgs) -> Result<(), CliError> {
         }
         .into());
     }
+    if log.ring()?.is_some() {
+        return Err(CliError::Usage(format!(
+            "{} is a ring image, read from its oldest block to its newest, not in byte ranges \
+             (`logfmt cat` reads it; `logfmt export` turns it into a plain log)",
+            logfmt_std::EscapedPath::new(log.path())
+        )));
+    }
     // Every range reads with the format decided from the start of the file.
     let read = ReadOptions::new().erased(args.erased.map(Erased::byte));
     let read = args.format.read_options(&log, read)?;

@@ -5,10 +5,11 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 
 use logfmt_core::block::{BlockParser, Parsed};
-use logfmt_std::{BlockSource, Damage, LogFile, LogReader, ReaderOptions, RecoveryMode, StaleTail};
+use logfmt_std::{BlockSource, Damage, LogReader, ReaderOptions, RecoveryMode, StaleTail};
 
 use crate::error::CliError;
 use crate::format::FormatArgs;
+use crate::image::{Input, Source};
 use crate::layout::{Layout, View};
 use crate::options::Erased;
 use crate::output::write_json_line;
@@ -27,7 +28,16 @@ use crate::scan::{Found, scan};
 /// "trailer_bytes", "skipped_bytes" (zero headers, erased flash), "damage" ({"regions",
 /// "bytes"}), "tail" (null or {"offset", "bytes"}), "stale" (null, or for a recyclable log
 /// that ends at a record of an earlier use of the file, {"offset", "bytes", "log_number"}:
-/// the stale bytes from the end of the log to the end of the file).
+/// the stale bytes from the end of the log to the end of the file); and for a ring image only,
+/// "ring" ({"blocks", "group", "newest", "lap", "oldest", "blocks_read", "erased",
+/// "records_aged_out"}: the blocks in the ring, blocks per erase group, the newest block and
+/// its lap, the oldest block, the blocks read from it to the newest, the erased value its
+/// headers give, and the records begun before the oldest block, from its ring header: the
+/// records that aged out, the one whose start was erased and whose end the oldest block
+/// begins with included).
+///
+/// A ring image (a dump of a flash region holding a ring log) is read from its oldest block
+/// to its newest; "bytes" and "blocks" count the blocks read.
 #[derive(Debug, clap::Args)]
 pub(crate) struct StatsArgs {
     /// One JSON object (keys above).
@@ -44,24 +54,25 @@ pub(crate) struct StatsArgs {
 }
 
 /// A source that counts the physical layout of each block it loads.
-struct Counted<S> {
-    source: S,
+struct Counted<'a> {
+    source: Source<'a>,
+    input: &'a Input,
     view: View,
     layout: Layout,
-    /// File offset of the next block.
-    next: u64,
+    /// Blocks loaded so far.
+    place: u64,
     /// An old record ended the log: the rest of the file is stale.
     ended: bool,
 }
 
-impl<S: BlockSource> BlockSource for Counted<S> {
-    type Error = S::Error;
+impl BlockSource for Counted<'_> {
+    type Error = io::Error;
 
-    fn load_next(&mut self) -> Result<(), S::Error> {
+    fn load_next(&mut self) -> io::Result<()> {
         self.source.load_next()?;
         let block = self.source.block();
-        let block_start = self.next;
-        self.next += block.len() as u64;
+        let block_start = self.input.block_offset(self.place);
+        self.place += 1;
         if !block.is_empty() {
             self.layout.blocks += 1;
             self.layout.bytes += block.len() as u64;
@@ -81,8 +92,12 @@ impl<S: BlockSource> BlockSource for Counted<S> {
         self.source.block()
     }
 
-    fn skip(&mut self, bytes: u64) -> Result<(), S::Error> {
+    fn skip(&mut self, bytes: u64) -> io::Result<()> {
         self.source.skip(bytes)
+    }
+
+    fn is_last(&self) -> bool {
+        self.source.is_last()
     }
 }
 
@@ -124,13 +139,15 @@ impl Sizes {
 
 /// Runs `stats`.
 pub(crate) fn run(args: &StatsArgs) -> Result<(), CliError> {
-    let log = LogFile::open(&args.file)?;
-    let (view, read) = View::new(&log, args.erased, &args.format)?;
+    let input = Input::open(&args.file, args.erased)?;
+    let log = &input.log;
+    let (view, read) = View::new(&input, args.erased, &args.format)?;
     let source = Counted {
-        source: log.source(),
+        source: input.source()?,
+        input: &input,
         view,
         layout: Layout::default(),
-        next: 0,
+        place: 0,
         ended: false,
     };
     let options = ReaderOptions::new()
@@ -157,7 +174,12 @@ pub(crate) fn run(args: &StatsArgs) -> Result<(), CliError> {
     }
     // The reader stops at an old record: the rest of the file is read (and its layout
     // counted) to count the stale bytes.
-    let stale = StaleTail::after(&mut reader, None).map_err(|e| log.read_error(e))?;
+    let stale = if input.ring.is_none() {
+        StaleTail::after(&mut reader, None).map_err(|e| log.read_error(e))?
+    } else {
+        None
+    };
+    let tail = outcome.tail.map(|t| input.damage(t));
     let layout = reader.into_inner().layout;
     let record_size = sizes.min_median_max();
     let payload = sizes.total;
@@ -181,6 +203,14 @@ pub(crate) fn run(args: &StatsArgs) -> Result<(), CliError> {
             damage: DamageCount,
             tail: Option<SpanJson>,
             stale: Option<Stale>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            ring: Option<Ring>,
+        }
+        #[derive(serde::Serialize)]
+        struct Ring {
+            #[serde(flatten)]
+            ring: super::RingJson,
+            records_aged_out: u32,
         }
         #[derive(serde::Serialize)]
         struct RecordSize {
@@ -227,7 +257,7 @@ pub(crate) fn run(args: &StatsArgs) -> Result<(), CliError> {
                 regions: damage.len() as u64,
                 bytes: damaged,
             },
-            tail: outcome.tail.map(|t| SpanJson {
+            tail: tail.map(|t| SpanJson {
                 offset: t.offset,
                 bytes: t.bytes,
             }),
@@ -235,6 +265,10 @@ pub(crate) fn run(args: &StatsArgs) -> Result<(), CliError> {
                 offset: s.offset,
                 bytes: s.bytes,
                 log_number: s.log_number,
+            }),
+            ring: input.ring.as_ref().map(|ring| Ring {
+                ring: ring.into(),
+                records_aged_out: ring.records_aged_out(),
             }),
         };
         write_json_line(&mut out, &doc)?;
@@ -248,7 +282,7 @@ pub(crate) fn run(args: &StatsArgs) -> Result<(), CliError> {
             n as f64 * 100.0 / layout.bytes as f64
         }
     };
-    let rows: Vec<(&str, String)> = vec![
+    let mut rows: Vec<(&str, String)> = vec![
         (
             "size",
             format!(
@@ -311,7 +345,7 @@ pub(crate) fn run(args: &StatsArgs) -> Result<(), CliError> {
         ),
         (
             "end",
-            match (outcome.tail, stale) {
+            match (tail, stale) {
                 (Some(t), _) => format!(
                     "torn tail: {} at offset {}",
                     plural(t.bytes, "byte"),
@@ -328,6 +362,32 @@ pub(crate) fn run(args: &StatsArgs) -> Result<(), CliError> {
             },
         ),
     ];
+    if let Some(image) = &input.ring {
+        let ring = image.ring();
+        rows.push((
+            "ring",
+            format!(
+                "{} in {} of {}, newest block {} in lap {}; read from block {} ({})",
+                plural(u64::from(ring.blocks()), "block"),
+                plural(
+                    u64::from(ring.blocks().div_ceil(ring.group())),
+                    "erase group"
+                ),
+                plural(u64::from(ring.group()), "block"),
+                ring.head(),
+                ring.lap(),
+                image.oldest(),
+                plural(image.order().count() as u64, "block"),
+            ),
+        ));
+        rows.push((
+            "aged out",
+            format!(
+                "{} (begun before the oldest block, by its ring header)",
+                plural(u64::from(image.records_aged_out()), "record")
+            ),
+        ));
+    }
     writeln!(out, "{}", logfmt_std::EscapedPath::new(log.path()))?;
     let width = rows.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
     for (key, value) in rows {

@@ -6,10 +6,11 @@ use std::process::ExitCode;
 
 use logfmt_std::{
     Damage, DamageKind, Ending, LogFile, LogReader, ReadFormat, ReadOptions, RecoveryMode,
-    StaleTail,
+    RingImage, StaleTail,
 };
 
 use crate::error::{CliError, EXIT_BAD_DATA, EXIT_OK};
+use crate::image::Input;
 use crate::options::ReadArgs;
 use crate::output::write_json_line;
 use crate::progress::Progress;
@@ -33,7 +34,11 @@ use crate::scan::{Found, scan};
 /// {"offset", "bytes", "kind": "old_record", "log_number"}: the stale bytes from the end of
 /// the log to the end of the file),
 /// "stopped_at" (where point-in-time or absolute stopped: null or {"offset", "bytes",
-/// "reason"}).
+/// "reason"}); and for a ring image only, "ring" ({"blocks", "group", "newest", "lap",
+/// "oldest", "blocks_read", "erased"}: see `logfmt stats`).
+///
+/// A ring image (a dump of a flash region holding a ring log) is read from its oldest block
+/// to its newest; offsets are offsets in the image.
 #[derive(Debug, clap::Args)]
 pub(crate) struct VerifyArgs {
     /// Print one JSON object (keys above).
@@ -60,6 +65,7 @@ struct Summary {
     tail: Option<Damage>,
     stale: Option<StaleTail>,
     stopped_at: Option<Damage>,
+    ring: Option<RingImage>,
 }
 
 impl Summary {
@@ -79,6 +85,8 @@ impl Summary {
             recovery: &'static str,
             tail: Option<Tail>,
             stopped_at: Option<DamageJson>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            ring: Option<super::RingJson>,
         }
         /// A torn or unwritten tail, or the stale bytes after a recycled log's end.
         #[derive(serde::Serialize)]
@@ -131,6 +139,7 @@ impl Summary {
             recovery: self.recovery.name(),
             tail,
             stopped_at: self.stopped_at.as_ref().map(DamageJson::from),
+            ring: self.ring.as_ref().map(super::RingJson::from),
         };
         write_json_line(out, &doc)
     }
@@ -162,6 +171,9 @@ impl Summary {
                 plural(self.dropped_bytes(), "byte"),
                 plural(self.damage.len() as u64, what)
             )?;
+        }
+        if let Some(ring) = &self.ring {
+            writeln!(out, "  a ring image: {ring}")?;
         }
         let width = self
             .damage
@@ -232,9 +244,11 @@ impl Summary {
 
 /// Whether damage was found reading a log as LevelDB's that RocksDB wrote in its recyclable
 /// format (no format given).
-fn recyclable_hint(args: &VerifyArgs, log: &LogFile, summary: &Summary) -> bool {
+fn recyclable_hint(args: &VerifyArgs, input: &Input, summary: &Summary) -> bool {
     let format = &args.read.format;
-    format.format.is_none()
+    let log: &LogFile = &input.log;
+    input.ring.is_none()
+        && format.format.is_none()
         && format.log_number.is_none()
         && !summary.damage.is_empty()
         && log.is_regular()
@@ -246,9 +260,10 @@ fn recyclable_hint(args: &VerifyArgs, log: &LogFile, summary: &Summary) -> bool 
 
 /// Runs `verify`. Its status depends on what was found, so it is returned even on success.
 pub(crate) fn run(args: &VerifyArgs) -> Result<ExitCode, CliError> {
-    let log = LogFile::open(&args.file)?;
-    let options = args.read.options(&log, args.offset, None)?;
-    let mut reader = LogReader::new(log.source(), &options);
+    let input = Input::open(&args.file, args.read.erased)?;
+    let log = &input.log;
+    let options = args.read.options(&input, args.offset, None)?;
+    let mut reader = LogReader::new(input.source()?, &options);
     let mut summary = Summary {
         records: 0,
         payload_bytes: 0,
@@ -257,6 +272,7 @@ pub(crate) fn run(args: &VerifyArgs) -> Result<ExitCode, CliError> {
         tail: None,
         stale: None,
         stopped_at: None,
+        ring: input.ring.clone(),
     };
     let mut read_error = None;
     let progress = Progress::bytes("verify", log.len_at_open());
@@ -271,20 +287,26 @@ pub(crate) fn run(args: &VerifyArgs) -> Result<ExitCode, CliError> {
                 summary.records += 1;
                 summary.payload_bytes += record.len;
             }
-            Found::Damage(damage) => summary.damage.push(damage),
+            Found::Damage(damage) => summary.damage.push(input.damage(damage)),
             Found::ReadError { error, corruption } => {
-                summary.damage.extend(corruption.map(Damage::from));
+                summary
+                    .damage
+                    .extend(corruption.map(|c| input.damage(c.into())));
                 read_error = Some(error);
             }
         }
         Ok(())
     })?;
     drop(progress);
-    summary.damage.extend(outcome.failed_on);
-    summary.tail = outcome.tail;
-    summary.stale = StaleTail::in_file(&log, &mut reader)?;
+    summary
+        .damage
+        .extend(outcome.failed_on.map(|d| input.damage(d)));
+    summary.tail = outcome.tail.map(|d| input.damage(d));
+    if input.ring.is_none() {
+        summary.stale = StaleTail::in_file(log, &mut reader)?;
+    }
     summary.stopped_at = match outcome.ending {
-        Some(Ending::Stopped(damage)) => Some(damage),
+        Some(Ending::Stopped(damage)) => Some(input.damage(damage)),
         _ => None,
     };
     let mut out = io::stdout().lock();
@@ -292,7 +314,7 @@ pub(crate) fn run(args: &VerifyArgs) -> Result<ExitCode, CliError> {
         summary.write_json(&mut out)
     } else {
         summary.write_text(&mut out, log.path()).and_then(|()| {
-            if recyclable_hint(args, &log, &summary) {
+            if recyclable_hint(args, &input, &summary) {
                 writeln!(
                     out,
                     "  hint: the log starts with RocksDB recyclable chunks: read it with \

@@ -233,7 +233,7 @@ impl Engine {
         if let Some(group) = self.ring.pending.take() {
             // The group after the one entered: erased ahead, once its first ring header is on
             // the flash.
-            return self.erase_group(group);
+            return self.erase_ahead(group);
         }
         loop {
             if self.full {
@@ -376,16 +376,20 @@ impl Engine {
         FlashConfig::group_bytes(self.erase_size)
     }
 
-    /// The erase of a ring's erase group `group` (the state moves on as if it succeeds).
-    fn erase_group(&mut self, group: u16) -> Op<'static> {
-        let bytes = self.group();
-        if self.ring.ready != Some(group) {
-            self.ring.ahead = Some(group);
-        }
+    /// The erase of the group after the one entered, ahead of the writer (the state moves on
+    /// as if it succeeds).
+    fn erase_ahead(&mut self, group: u16) -> Op<'static> {
+        self.ring.ahead = Some(group);
         if self.ring.lap != self.config.first_lap || group == 0 {
             // Log bytes of an earlier lap (or of this one, the region's start) aged out.
-            self.stats.aged_out_bytes += u64::from(bytes);
+            self.stats.aged_out_bytes += u64::from(self.group());
         }
+        self.erase_group(group)
+    }
+
+    /// The erase of a ring's erase group `group`, counted.
+    fn erase_group(&mut self, group: u16) -> Op<'static> {
+        let bytes = self.group();
         self.stats.erases += 1;
         self.stats.erased_bytes += u64::from(bytes);
         let from = self.config.start + u32::from(group) * bytes;
@@ -411,13 +415,7 @@ impl Engine {
                 return None;
             }
             self.ring.ready = Some(group);
-            self.stats.erases += 1;
-            self.stats.erased_bytes += u64::from(bytes);
-            let from = self.config.start + u32::from(group) * bytes;
-            return Some(Op::Erase {
-                from,
-                to: from + bytes,
-            });
+            return Some(self.erase_group(group));
         }
         if self.ready_to >= end {
             return None;

@@ -176,6 +176,12 @@ impl<'a, const WRITE: usize, const ERASE: usize> MockFlash<'a, WRITE, ERASE> {
         self.memory
     }
 
+    /// The flash's contents, to damage them as time and wear do (bit flips), outside the
+    /// flash's own operations.
+    pub fn memory_mut(&mut self) -> &mut [u8] {
+        self.memory
+    }
+
     fn check_power(&self) -> Result<(), MockError> {
         if self.powered {
             Ok(())

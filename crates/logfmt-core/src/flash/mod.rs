@@ -156,11 +156,14 @@ mod layout;
 #[cfg(any(test, feature = "mock-flash"))]
 mod mock;
 mod order;
+mod reader;
 mod resume;
 mod source;
 mod word;
 mod writer;
 
+#[cfg(test)]
+mod reader_tests;
 #[cfg(test)]
 mod reference;
 #[cfg(test)]
@@ -177,6 +180,7 @@ pub use asynch::AsyncWordWriter;
 #[cfg(any(test, feature = "mock-flash"))]
 #[cfg_attr(docsrs, doc(cfg(feature = "mock-flash")))]
 pub use mock::{MockError, MockFlash, MockStats, PowerCut};
+pub use reader::{FlashItem, WordReader};
 pub use source::FlashSource;
 pub use word::WordWriter;
 pub use writer::{FlashStats, FlashWriter};
@@ -195,7 +199,8 @@ pub struct FlashConfig {
     pub erased: u8,
     /// Keep the log as a ring ([`ring`](crate::ring)): when the region is full, erase its
     /// oldest erase units and go on at its start, for ever. Default `false`: bounded, a full
-    /// region is [`FlashError::Full`].
+    /// region is [`FlashError::Full`]. (In a ring, the offsets a writer returns are region
+    /// offsets: a record that runs across the wrap ends before it starts.)
     pub ring: bool,
     /// The lap a ring starts with in an empty region. Default 1. (Any value: the lap counter
     /// wraps safely; tests start it near its maximum.)

@@ -7,7 +7,9 @@ use std::string::String;
 use std::vec::Vec;
 
 use super::tests::{KINDS, Kind, Memory, open};
-use super::{FlashConfig, FlashError, FlashSource, MockError, MockFlash, PowerCut};
+use super::{
+    FlashConfig, FlashError, FlashItem, FlashSource, MockError, MockFlash, PowerCut, WordReader,
+};
 use crate::format::BLOCK_SIZE;
 use crate::ring::{Ring, RingHeader};
 use crate::{Item, ReadOptions, Reader};
@@ -55,6 +57,19 @@ fn read_ring<const W: usize, const E: usize>(
             read.damage.append(&mut read.tail_damage);
         }
     }
+    let _ = reader;
+    // The small-RAM reader reads the same records.
+    let mut small = WordReader::open(&mut *flash, config).expect("reads");
+    let mut records = Vec::new();
+    while let Some(item) = small.next(&mut buffer).expect("reads") {
+        if let FlashItem::Record { len, .. } = item {
+            records.push(buffer[..len].to_vec());
+        }
+    }
+    assert!(
+        records == read.records,
+        "the small-RAM reader reads other records"
+    );
     read
 }
 

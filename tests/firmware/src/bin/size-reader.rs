@@ -6,18 +6,16 @@
 use core::hint::black_box;
 
 use cortex_m_rt::entry;
-use logfmt_core::BLOCK_SIZE;
 use logfmt_firmware::probe;
 use panic_halt as _;
 
 #[entry]
 fn main() -> ! {
-    // The buffers live in `.bss`, as a firmware's large buffers do (cortex-m-rt hands out
+    // The buffer lives in `.bss`, as a firmware's large buffers do (cortex-m-rt hands out
     // `static mut` items of the entry function as `&'static mut`).
-    static mut BLOCK: [u8; BLOCK_SIZE] = [0; BLOCK_SIZE];
     static mut SCRATCH: [u8; 1024] = [0; 1024];
-    let (block, scratch): (&'static mut _, &'static mut _) = (BLOCK, SCRATCH);
-    black_box(probe::read(block, scratch));
+    let scratch: &'static mut _ = SCRATCH;
+    black_box(probe::read(scratch));
     loop {
         cortex_m::asm::wfi();
     }

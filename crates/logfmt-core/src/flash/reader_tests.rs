@@ -1,0 +1,177 @@
+//! The small-RAM reader against the block reader: on images written by the flash writers —
+//! bounded and rings, with power cuts, reboots and damage — both return the same records, at
+//! the same offsets, and both report damage or neither.
+
+use std::vec::Vec;
+
+use proptest::prelude::*;
+
+use super::tests::{Kind, Memory, open};
+use super::{FlashConfig, FlashItem, FlashSource, MockFlash, PowerCut, WordReader};
+use crate::format::BLOCK_SIZE;
+use crate::{Item, ReadOptions, Reader};
+
+const BLOCKS: usize = 4;
+
+/// What a reader makes of an image: records (offset, bytes) and how many damage reports.
+type Outcome = (Vec<(u64, Vec<u8>)>, usize);
+
+/// The block reader's view ([`FlashSource`] + [`Reader`]).
+fn block_reader<const W: usize>(
+    flash: &mut MockFlash<'_, W, 4096>,
+    config: FlashConfig,
+) -> Outcome {
+    let mut block = std::boxed::Box::new([0u8; BLOCK_SIZE]);
+    let source = if config.ring {
+        FlashSource::ring(&mut *flash, config, &mut *block).expect("reads")
+    } else {
+        FlashSource::new(&mut *flash, config, &mut *block)
+    };
+    let options = ReadOptions::new()
+        .erased(Some(config.erased))
+        .starts_mid_log(config.ring);
+    let mut buffer = std::vec![0u8; 1 << 20];
+    let mut records = Vec::new();
+    let mut damage = 0;
+    let mut reader = Reader::with_options(source, &mut buffer, &options);
+    while let Some(item) = reader.next().expect("reads") {
+        match item {
+            Item::Record(r) => records.push((r.offset, r.data.to_vec())),
+            other => {
+                if std::env::var("DEBUG_READERS").is_ok() {
+                    std::eprintln!("block: {other:?}");
+                }
+                damage += 1
+            }
+        }
+    }
+    (records, damage)
+}
+
+/// The small-RAM reader's view, offsets made logical again (counted from the first block
+/// read) to compare with the block reader's.
+fn word_reader<const W: usize>(flash: &mut MockFlash<'_, W, 4096>, config: FlashConfig) -> Outcome {
+    let order = if config.ring {
+        let source = FlashSource::ring(&mut *flash, config, [0u8; BLOCK_SIZE]).expect("reads");
+        let oldest = source.region_offset(0) / BLOCK_SIZE as u64;
+        source.ring_order().map(|ring| (ring, oldest))
+    } else {
+        None
+    };
+    let logical = |offset: u64| match order {
+        Some((ring, oldest)) => {
+            let block = BLOCK_SIZE as u64;
+            let index = offset / block;
+            let n = (index + u64::from(ring.blocks()) - oldest) % u64::from(ring.blocks());
+            n * block + offset % block
+        }
+        None => offset,
+    };
+    let mut reader = WordReader::open(&mut *flash, config).expect("reads");
+    let mut buffer = std::vec![0u8; 1 << 20];
+    let mut records = Vec::new();
+    let mut damage = 0;
+    while let Some(item) = reader.next(&mut buffer).expect("reads") {
+        match item {
+            FlashItem::Record { offset, len } => {
+                records.push((logical(offset), buffer[..len].to_vec()));
+            }
+            other => {
+                if std::env::var("DEBUG_READERS").is_ok() {
+                    std::eprintln!("small: {other:?}");
+                }
+                damage += 1
+            }
+        }
+    }
+    (records, damage)
+}
+
+/// A scripted run with power cuts, then damage at `flips` (region offsets, xor masks).
+fn image<const W: usize>(
+    ring: bool,
+    lengths: &[usize],
+    cuts: &[(usize, u8)],
+    flips: &[(usize, u8)],
+    kind: Kind,
+) -> (Outcome, Outcome) {
+    let mut memory = Memory::<W>::new(BLOCKS);
+    let mut config = FlashConfig::new(0, (BLOCKS * BLOCK_SIZE) as u32);
+    config.ring = ring;
+    let mut block = [0u8; BLOCK_SIZE];
+    let mut flash = memory.flash::<4096>();
+    {
+        let mut next = 0;
+        for (round, &(budget, mode)) in cuts.iter().enumerate() {
+            flash.power_on();
+            let cut = match mode % 4 {
+                0 => PowerCut::Untouched,
+                1 => PowerCut::Partial,
+                2 => PowerCut::Complete,
+                _ => PowerCut::Arbitrary {
+                    seed: round as u64 + 1,
+                },
+            };
+            flash.cut_power_after(budget, cut);
+            let Ok(mut writer) = open(kind, &mut flash, config, &mut block) else {
+                continue;
+            };
+            for (i, &len) in lengths.iter().enumerate().skip(next) {
+                let data: Vec<u8> = (0..len).map(|j| (i * 7 + j * 13) as u8).collect();
+                next = i + 1;
+                if writer.add_record(&data).is_err() {
+                    break;
+                }
+                if i % 3 == 0 && writer.flush().is_err() {
+                    break;
+                }
+            }
+        }
+    }
+    flash.power_on();
+    for &(at, mask) in flips {
+        if let Some(byte) = flash.memory_mut().get_mut(at % (BLOCKS * BLOCK_SIZE)) {
+            *byte ^= mask;
+        }
+    }
+    (
+        block_reader(&mut flash, config),
+        word_reader(&mut flash, config),
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+    #[test]
+    fn both_readers_read_the_same_records(
+        ring: bool,
+        lengths in proptest::collection::vec(
+            prop_oneof![0usize..60, 0usize..2_000, 30_000usize..45_000], 1..300),
+        cuts in proptest::collection::vec((0usize..200_000, 0u8..4), 1..6),
+        flips in proptest::collection::vec((0usize..BLOCKS * BLOCK_SIZE, 1u8..=255), 0..3),
+        word in any::<bool>(),
+        wide in any::<bool>(),
+    ) {
+        let kind = if word { Kind::Word } else { Kind::Buffered };
+        let (block, small) = if wide {
+            image::<32>(ring, &lengths, &cuts, &flips, kind)
+        } else {
+            image::<8>(ring, &lengths, &cuts, &flips, kind)
+        };
+        let offsets = |o: &Outcome| o.0.iter().map(|r| (r.0, r.1.len())).collect::<Vec<_>>();
+        prop_assert_eq!(offsets(&block), offsets(&small), "records");
+        prop_assert!(block.0 == small.0, "record bytes");
+        prop_assert_eq!(block.1 > 0, small.1 > 0, "damage reported: {} vs {}", block.1, small.1);
+    }
+}
+
+#[test]
+fn the_small_reader_reads_a_wrapped_ring() {
+    let lengths: Vec<usize> = (0..3_000).map(|i| [30, 100, 2_500, 16][i % 4]).collect();
+    let (block, small) = image::<8>(true, &lengths, &[(usize::MAX, 0)], &[], Kind::Word);
+    assert!(block.0.len() > 50, "{} records", block.0.len());
+    let offsets = |o: &Outcome| o.0.iter().map(|r| (r.0, r.1.len())).collect::<Vec<_>>();
+    assert_eq!(offsets(&block), offsets(&small));
+    assert!(block == small);
+}

@@ -1,0 +1,392 @@
+//! Ring images: a dump of a flash region that holds a ring log ([`logfmt_core::ring`]), found
+//! from its blocks' ring headers and read from its oldest block to its newest.
+//!
+//! The core decides everything here: which block is the newest and the oldest, the order the
+//! blocks are read in, which of them hold part of the log ([`Ring`]); this module reads the
+//! headers from an image, serves its blocks in that order ([`RingSource`]) and maps what a
+//! reader reports back to image offsets ([`RingImage::region_offset`]).
+
+use std::fmt;
+use std::io::{self, ErrorKind, Read, Seek, SeekFrom};
+
+use logfmt_core::ring::{RING_HEADER_SIZE, Ring, RingHeader};
+use logfmt_core::{BLOCK_SIZE, BlockSource, ReadOptions};
+
+use crate::recovery::{Damage, DamageKind};
+
+/// A ring log found in an image: the intact ring headers of its blocks, the ring they make
+/// (geometry, newest block, lap), its oldest block and the value erased flash reads as (from
+/// the newest block's header).
+///
+/// An image is a ring image when it is a whole number of 32 KiB blocks and at least one block
+/// begins with an intact ring header ([`RingHeader::parse`]). Read it with the reader options
+/// of [`read_options`](Self::read_options) over a [`RingSource`]: records and damage come in
+/// the ring's order, at offsets counted from the oldest block, which
+/// [`region_offset`](Self::region_offset) turns into image offsets.
+///
+/// ```
+/// use logfmt_core::ring::RingHeader;
+/// use logfmt_std::{BLOCK_SIZE, BlockRole, RingImage};
+///
+/// // Four blocks: the writer is in block 0 (lap 2), block 1 was erased ahead, blocks 2 and 3
+/// // hold lap 1.
+/// let mut image = vec![0xFF; 4 * BLOCK_SIZE];
+/// for (block, lap, records) in [(0, 2, 90), (2, 1, 30), (3, 1, 60)] {
+///     let header = RingHeader { lap, records, blocks: 4, group: 1, write_size: 8, erased: 0xFF };
+///     image[block * BLOCK_SIZE..][..19].copy_from_slice(&header.encode());
+/// }
+/// let ring = RingImage::find(&image).expect("a ring image");
+/// assert_eq!((ring.ring().head(), ring.oldest()), (0, 2));
+/// assert_eq!(ring.order().collect::<Vec<_>>(), [2, 3, 0]);
+/// assert_eq!(ring.role(1), BlockRole::Ahead);
+/// assert_eq!(ring.records_aged_out(), 30);
+/// // Byte 10 of the third block read (block 0) is at image offset 10.
+/// assert_eq!(ring.region_offset(2 * BLOCK_SIZE as u64 + 10), 10);
+/// assert_eq!(RingImage::find(&vec![0xFF; 4 * BLOCK_SIZE]), None);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RingImage {
+    ring: Ring,
+    oldest: u32,
+    /// The intact ring headers, by block index (ascending).
+    headers: Vec<(u32, RingHeader)>,
+    /// Blocks in the image.
+    blocks: u32,
+    erased: u8,
+}
+
+/// What a block of a ring image is to the log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum BlockRole {
+    /// Read, and holds part of the log: the `place`-th block read (0 for the oldest).
+    Read {
+        /// Its place in the reading order.
+        place: u32,
+    },
+    /// On the way from the oldest block to the newest, but holds nothing of this log (its
+    /// ring header is missing or of another lap): read as erased flash.
+    ReadAsErased {
+        /// Its place in the reading order.
+        place: u32,
+    },
+    /// After the newest block, up to the end of the erase group after it (the group the
+    /// writer erases ahead): not written in this lap, or being erased. Not read.
+    Ahead,
+    /// Before the oldest block, and holds nothing of this log (erased, or left from an older
+    /// lap). Not read.
+    NotInLog,
+    /// Beyond the ring's blocks (the image is larger than the ring its headers describe). Not
+    /// read.
+    Outside,
+}
+
+impl fmt::Display for BlockRole {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Read { place } => write!(f, "read {}", ordinal(*place)),
+            Self::ReadAsErased { place } => write!(
+                f,
+                "read {} as erased flash: holds nothing of this log",
+                ordinal(*place)
+            ),
+            Self::Ahead => f.write_str(
+                "not read: after the newest block (not written in this lap, or erased ahead)",
+            ),
+            Self::NotInLog => f.write_str("not read: before the oldest block, not part of the log"),
+            Self::Outside => f.write_str("not read: beyond the ring's blocks"),
+        }
+    }
+}
+
+/// `0` is "1st", `1` is "2nd" and so on.
+fn ordinal(place: u32) -> String {
+    let n = u64::from(place) + 1;
+    let suffix = match (n % 10, n % 100) {
+        (1, 11) | (2, 12) | (3, 13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    };
+    format!("{n}{suffix}")
+}
+
+impl RingImage {
+    /// The ring log in `image` (a whole flash region in memory), if it is a ring image.
+    pub fn find(image: &[u8]) -> Option<Self> {
+        if image.is_empty() || !image.len().is_multiple_of(BLOCK_SIZE) {
+            return None;
+        }
+        let blocks = u32::try_from(image.len() / BLOCK_SIZE).ok()?;
+        let headers = image
+            .chunks(BLOCK_SIZE)
+            .zip(0u32..)
+            .filter_map(|(block, index)| RingHeader::parse(block).map(|h| (index, h)))
+            .collect();
+        Self::from_headers(blocks, headers)
+    }
+
+    /// The ring log in the image `image` of `len` bytes, if it is a ring image: reads the
+    /// first bytes of each block (19 bytes a block, with one seek each), leaving the reader's
+    /// position anywhere.
+    ///
+    /// # Errors
+    /// A read or seek error; [`ErrorKind::UnexpectedEof`] if the image is shorter than `len`.
+    pub fn read<R: Read + Seek>(image: &mut R, len: u64) -> io::Result<Option<Self>> {
+        let block = BLOCK_SIZE as u64;
+        if len == 0 || !len.is_multiple_of(block) {
+            return Ok(None);
+        }
+        let Ok(blocks) = u32::try_from(len / block) else {
+            return Ok(None);
+        };
+        let mut headers = Vec::new();
+        let mut bytes = [0u8; RING_HEADER_SIZE];
+        for index in 0..blocks {
+            image.seek(SeekFrom::Start(u64::from(index) * block))?;
+            image.read_exact(&mut bytes)?;
+            if let Some(header) = RingHeader::parse(&bytes) {
+                headers.push((index, header));
+            }
+        }
+        Ok(Self::from_headers(blocks, headers))
+    }
+
+    /// The ring these headers make, in an image of `blocks` blocks.
+    fn from_headers(blocks: u32, headers: Vec<(u32, RingHeader)>) -> Option<Self> {
+        let ring = Ring::find(headers.iter().map(|&(index, header)| (index, Some(header))))?;
+        let mut image = Self {
+            ring,
+            oldest: ring.head(),
+            headers,
+            blocks,
+            erased: 0xFF,
+        };
+        image.oldest = ring
+            .candidates()
+            .find(|&index| ring.holds(index, image.header(index)))?;
+        image.erased = image.header(ring.head())?.erased;
+        Some(image)
+    }
+
+    /// The ring: geometry, newest block and lap.
+    pub fn ring(&self) -> Ring {
+        self.ring
+    }
+
+    /// The oldest block: where reading starts.
+    pub fn oldest(&self) -> u32 {
+        self.oldest
+    }
+
+    /// The value erased flash reads as, from the newest block's ring header.
+    pub fn erased(&self) -> u8 {
+        self.erased
+    }
+
+    /// Blocks in the image.
+    pub fn image_blocks(&self) -> u32 {
+        self.blocks
+    }
+
+    /// The intact ring header of block `index`, if it has one.
+    pub fn header(&self, index: u32) -> Option<RingHeader> {
+        let at = self
+            .headers
+            .binary_search_by_key(&index, |&(i, _)| i)
+            .ok()?;
+        self.headers.get(at).map(|&(_, header)| header)
+    }
+
+    /// The blocks read, in order: from the oldest to the newest.
+    pub fn order(&self) -> impl Iterator<Item = u32> + use<> {
+        self.ring.order(self.oldest)
+    }
+
+    /// What block `index` is to the log.
+    pub fn role(&self, index: u32) -> BlockRole {
+        if index >= self.ring.blocks() {
+            return BlockRole::Outside;
+        }
+        if let Some(place) = self.order().position(|b| b == index) {
+            let place = u32::try_from(place).unwrap_or(u32::MAX);
+            return if self.ring.holds(index, self.header(index)) {
+                BlockRole::Read { place }
+            } else {
+                BlockRole::ReadAsErased { place }
+            };
+        }
+        if self.ring.candidates().any(|b| b == index) {
+            BlockRole::NotInLog
+        } else {
+            BlockRole::Ahead
+        }
+    }
+
+    /// Records that aged out of the ring: those begun before its oldest block (the count in
+    /// that block's ring header), the record whose start was erased and whose end the oldest
+    /// block begins with included. (A record in flight at a power cut and written again after
+    /// it may be counted twice.)
+    pub fn records_aged_out(&self) -> u32 {
+        self.header(self.oldest).map_or(0, |h| h.records)
+    }
+
+    /// Image offset of byte `offset` of the ring read in order (an offset a reader of a
+    /// [`RingSource`] reports).
+    pub fn region_offset(&self, offset: u64) -> u64 {
+        self.ring.region_offset(self.oldest, offset)
+    }
+
+    /// `damage` a reader of a [`RingSource`] reported, at image offsets (its start, and for
+    /// [`DamageKind::LostTail`] the chunk after it). Its byte count is kept: a region that runs
+    /// across the wrap goes on at the image's start.
+    pub fn region_damage(&self, damage: Damage) -> Damage {
+        let kind = match damage.kind {
+            DamageKind::LostTail { chunks, next } => DamageKind::LostTail {
+                chunks,
+                next: self.region_offset(next),
+            },
+            kind => kind,
+        };
+        Damage {
+            offset: self.region_offset(damage.offset),
+            kind,
+            ..damage
+        }
+    }
+
+    /// `read` with what a ring is read with: the erased value of its headers, and a log that
+    /// starts in the middle (the continuation of a record whose start aged out is skipped
+    /// without a report).
+    pub fn read_options(&self, read: ReadOptions) -> ReadOptions {
+        read.erased(Some(self.erased)).starts_mid_log(true)
+    }
+
+    /// A source of the blocks of `image` (this ring's image) in the ring's order.
+    pub fn source<R: Read + Seek>(&self, image: R) -> RingSource<R> {
+        RingSource {
+            image,
+            ring: self.ring,
+            oldest: self.oldest,
+            count: u32::try_from(self.order().count()).unwrap_or(u32::MAX),
+            blocks: self.blocks,
+            erased: self.erased,
+            buffer: Box::new([0; BLOCK_SIZE]),
+            next: 0,
+            len: 0,
+        }
+    }
+}
+
+impl fmt::Display for RingImage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}, read from block {}", self.ring, self.oldest)
+    }
+}
+
+/// A [`BlockSource`] over a ring image: its blocks from the oldest to the newest, those that
+/// hold nothing of the log as erased flash, and the newest reported as the input's last
+/// ([`is_last`](BlockSource::is_last)): a write torn at the log's end is the end of the log.
+/// Made by [`RingImage::source`]. Offsets a reader reports are counted from the oldest block
+/// ([`RingImage::region_offset`] maps them); an initial offset skips whole blocks of that
+/// order, and the reader the rest.
+///
+/// ```
+/// use logfmt_core::ring::RingHeader;
+/// use logfmt_std::{BLOCK_SIZE, BlockSource, RingImage};
+///
+/// let header = RingHeader { lap: 1, records: 0, blocks: 2, group: 1, write_size: 8, erased: 0xFF };
+/// let mut image = vec![0xFF; 2 * BLOCK_SIZE];
+/// image[..19].copy_from_slice(&header.encode());
+/// let ring = RingImage::find(&image).expect("a ring image");
+/// let mut source = ring.source(std::io::Cursor::new(&image));
+/// source.load_next()?;
+/// assert_eq!(source.block(), &image[..BLOCK_SIZE]);
+/// assert!(source.is_last()); // one block written: the oldest is the newest
+/// source.load_next()?;
+/// assert!(source.block().is_empty());
+/// # Ok::<(), std::io::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct RingSource<R> {
+    image: R,
+    ring: Ring,
+    oldest: u32,
+    /// Blocks in the reading order.
+    count: u32,
+    /// Blocks in the image.
+    blocks: u32,
+    erased: u8,
+    buffer: Box<[u8; BLOCK_SIZE]>,
+    /// Blocks of the order loaded so far.
+    next: u32,
+    len: usize,
+}
+
+impl<R> RingSource<R> {
+    /// The image.
+    pub fn get_ref(&self) -> &R {
+        &self.image
+    }
+
+    /// Gives back the image.
+    pub fn into_inner(self) -> R {
+        self.image
+    }
+}
+
+impl<R: Read + Seek> BlockSource for RingSource<R> {
+    type Error = io::Error;
+
+    fn load_next(&mut self) -> io::Result<()> {
+        self.len = 0;
+        if self.next >= self.count {
+            return Ok(());
+        }
+        let Some(index) = self.ring.order(self.oldest).nth(self.next as usize) else {
+            return Ok(());
+        };
+        let buffer = &mut *self.buffer;
+        if index < self.blocks {
+            self.image
+                .seek(SeekFrom::Start(u64::from(index) * BLOCK_SIZE as u64))?;
+            read_full(&mut self.image, buffer)?;
+        }
+        // Nothing of this log (or beyond the image): read as erased.
+        if index >= self.blocks || !self.ring.holds(index, RingHeader::parse(buffer)) {
+            buffer.fill(self.erased);
+        }
+        self.next += 1;
+        self.len = BLOCK_SIZE;
+        Ok(())
+    }
+
+    fn block(&self) -> &[u8] {
+        self.buffer.get(..self.len).unwrap_or_default()
+    }
+
+    fn skip(&mut self, bytes: u64) -> io::Result<()> {
+        let blocks = u32::try_from(bytes / BLOCK_SIZE as u64).unwrap_or(u32::MAX);
+        self.next = self.next.saturating_add(blocks);
+        Ok(())
+    }
+
+    fn is_last(&self) -> bool {
+        self.len > 0 && self.next == self.count
+    }
+}
+
+/// Fills `buffer` from `reader`, retrying interrupted reads.
+///
+/// # Errors
+/// A read error; [`ErrorKind::UnexpectedEof`] if the image ends first (it shrank).
+fn read_full(reader: &mut impl Read, buffer: &mut [u8]) -> io::Result<()> {
+    match reader.read_exact(buffer) {
+        Err(e) if e.kind() == ErrorKind::UnexpectedEof => Err(io::Error::new(
+            ErrorKind::UnexpectedEof,
+            "the ring image ends inside a block (it changed while it was read)",
+        )),
+        other => other,
+    }
+}

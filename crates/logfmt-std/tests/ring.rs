@@ -1,0 +1,320 @@
+//! Ring images made by the real flash writer (wrapping several times, with power cuts) read
+//! through [`RingImage`] and [`RingSource`] by the std [`LogReader`]: exactly the records the
+//! core's reference way of reading a ring returns, offsets mapped to the image, damage
+//! reported where it is.
+
+#[path = "common/ring_image.rs"]
+mod ring_image;
+
+use std::io::Cursor;
+
+use logfmt_core::ring::RingHeader;
+use logfmt_std::{
+    BLOCK_SIZE, BlockRole, CorruptionKind, Damage, DamageKind, Entry, LogFile, LogReader,
+    ReadOptions, ReaderOptions, RecoveryMode, RingImage,
+};
+use ring_image::{Run, Spec, check, run, sample};
+
+type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+/// What the std reader returns from a ring image: records (image offset, data), damage at
+/// image offsets, and the tail.
+#[derive(Debug, Default)]
+struct Read {
+    records: Vec<(u64, Vec<u8>)>,
+    damage: Vec<Damage>,
+    tail: Option<Damage>,
+    /// The error reading ended with.
+    failed: Option<String>,
+}
+
+fn read(image: &[u8], mode: RecoveryMode) -> Read {
+    let ring = RingImage::find(image).expect("a ring image");
+    let options = ReaderOptions::new()
+        .read(ring.read_options(ReadOptions::new()))
+        .recovery(mode);
+    let mut reader = LogReader::new(ring.source(Cursor::new(image)), &options);
+    let mut out = Read::default();
+    loop {
+        match reader.next() {
+            Ok(Some(Entry::Record(r))) => out
+                .records
+                .push((ring.region_offset(r.offset), r.data.to_vec())),
+            Ok(Some(Entry::Damage(d))) => out.damage.push(ring.region_damage(d)),
+            Ok(None) => break,
+            Err(e) => {
+                out.failed = Some(e.to_string());
+                break;
+            }
+        }
+    }
+    out.tail = reader.tail().map(|t| ring.region_damage(t));
+    out
+}
+
+fn data(read: &Read) -> Vec<Vec<u8>> {
+    read.records.iter().map(|(_, d)| d.clone()).collect()
+}
+
+/// The record's first chunk is at its image offset: a FULL chunk holding it, or a FIRST
+/// chunk holding its beginning.
+fn assert_at(image: &[u8], offset: u64, record: &[u8]) {
+    let at = offset as usize;
+    let header = &image[at..at + 7];
+    let len = usize::from(u16::from_le_bytes([header[4], header[5]]));
+    match header[6] {
+        1 => assert_eq!(&image[at + 7..at + 7 + len], record, "FULL at {at}"),
+        2 => assert_eq!(
+            &image[at + 7..at + 7 + len],
+            &record[..len],
+            "FIRST at {at}"
+        ),
+        other => panic!("a chunk of type {other} at {at}"),
+    }
+}
+
+fn runs() -> Vec<(String, Run)> {
+    let mut runs = Vec::new();
+    for (erased, first_lap) in [(0xFF, 1), (0x00, u32::MAX - 1)] {
+        let spec = Spec {
+            erased,
+            first_lap,
+            ..Spec::new(4, 1_500, 11)
+        };
+        runs.push((
+            format!("4 blocks, erased {erased:#x}"),
+            run::<4096>(&spec, sample),
+        ));
+    }
+    // Erase units of two blocks: erase groups of two.
+    let spec = Spec::new(6, 1_500, 23);
+    runs.push((
+        "6 blocks, groups of 2".to_owned(),
+        run::<{ 2 * BLOCK_SIZE }>(&spec, sample),
+    ));
+    runs
+}
+
+#[test]
+fn a_ring_image_reads_as_the_reference_reads_it() {
+    for (what, run) in runs() {
+        assert!(run.laps >= 3, "{what}: wrapped {} times", run.laps);
+        assert!(run.cuts >= 4, "{what}: {} power cuts", run.cuts);
+        let read = read(&run.image, RecoveryMode::AbsoluteConsistency);
+        assert_eq!(data(&read), run.reference, "{what}");
+        check(&run, &data(&read));
+        assert_eq!(
+            (read.damage, read.tail, read.failed),
+            (vec![], None, None),
+            "{what}"
+        );
+        for (offset, record) in &read.records {
+            assert_at(&run.image, *offset, record);
+        }
+    }
+}
+
+#[test]
+fn a_ring_image_file_reads_as_in_memory() -> TestResult {
+    let (_, run) = runs().swap_remove(2);
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("flash.img");
+    std::fs::write(&path, &run.image)?;
+    let log = LogFile::open(&path)?;
+    let ring = log.ring()?.expect("a ring image");
+    assert_eq!(Some(&ring), RingImage::find(&run.image).as_ref());
+    assert_eq!(ring.erased(), 0xFF);
+    let options = ReaderOptions::new().read(ring.read_options(ReadOptions::new()));
+    let mut reader = LogReader::new(log.ring_source(&ring)?, &options);
+    let mut records = Vec::new();
+    while let Some(entry) = reader.next()? {
+        match entry {
+            Entry::Record(r) => records.push(r.data.to_vec()),
+            Entry::Damage(d) => panic!("{d}"),
+        }
+    }
+    assert_eq!(records, run.reference);
+    Ok(())
+}
+
+#[test]
+fn the_erased_value_comes_from_the_ring_headers() {
+    for (what, run) in runs() {
+        let ring = RingImage::find(&run.image).expect("a ring image");
+        let head = ring.header(ring.ring().head()).expect("the head's header");
+        assert_eq!(ring.erased(), head.erased, "{what}");
+        assert_eq!(
+            ring.read_options(ReadOptions::new()),
+            ReadOptions::new()
+                .erased(Some(head.erased))
+                .starts_mid_log(true)
+        );
+    }
+}
+
+#[test]
+fn every_block_has_its_role() {
+    for (what, run) in runs() {
+        let ring = RingImage::find(&run.image).expect("a ring image");
+        let order: Vec<u32> = ring.order().collect();
+        assert_eq!(order.first(), Some(&ring.oldest()), "{what}");
+        assert_eq!(order.last(), Some(&ring.ring().head()), "{what}");
+        let mut read = 0;
+        for index in 0..ring.image_blocks() {
+            let role = ring.role(index);
+            match role {
+                BlockRole::Read { place } => {
+                    assert_eq!(order[place as usize], index, "{what}");
+                    let header = ring.header(index).expect("a read block's header");
+                    assert_eq!(header.lap, ring.ring().expected_lap(index), "{what}");
+                    read += 1;
+                }
+                BlockRole::Ahead => {
+                    // The rest of the head's group, or the group after it.
+                    let group = ring.ring().group();
+                    let head_group = ring.ring().head() / group;
+                    let groups = ring.ring().blocks() / group;
+                    assert!(
+                        index / group == head_group || index / group == (head_group + 1) % groups,
+                        "{what}: block {index} {role}"
+                    );
+                }
+                other => panic!("{what}: block {index}: {other}"),
+            }
+        }
+        assert_eq!(read, order.len(), "{what}");
+        // A full ring holds every block but the group erased ahead and the rest of the head's.
+        assert!(read >= ring.image_blocks() as usize - 2 * ring.ring().group() as usize);
+    }
+}
+
+#[test]
+fn records_aged_out_and_records_read_are_all_records_written() {
+    // No power cut: every record begun is written once.
+    let spec = Spec {
+        cuts: 0,
+        sessions: 3,
+        ..Spec::new(4, 1_000, 5)
+    };
+    let run = run::<4096>(&spec, sample);
+    let ring = RingImage::find(&run.image).expect("a ring image");
+    let read = read(&run.image, RecoveryMode::AbsoluteConsistency);
+    let start = check(&run, &data(&read));
+    assert!(start > 0, "records aged out");
+    assert_eq!(ring.records_aged_out() as usize, start);
+    assert_eq!(
+        ring.records_aged_out() as usize + read.records.len(),
+        run.written.len()
+    );
+}
+
+#[test]
+fn a_bit_flip_in_a_record_is_damage_at_its_image_offset() {
+    let (what, run) = runs().swap_remove(0);
+    let clean = read(&run.image, RecoveryMode::TolerateCorruptedTailRecords);
+    let ring = RingImage::find(&run.image).expect("a ring image");
+    // A record in the middle of what is read, in a block that is not the newest.
+    let head = u64::from(ring.ring().head());
+    let (offset, record) = clean
+        .records
+        .iter()
+        .skip(clean.records.len() / 3)
+        .find(|(offset, r)| offset / BLOCK_SIZE as u64 != head && r.len() > 20)
+        .expect("a record");
+    let flipped = *offset as usize + 7 + record.len().min(20) / 2;
+    let mut image = run.image.clone();
+    image[flipped] ^= 0x10;
+    let damaged = read(&image, RecoveryMode::TolerateCorruptedTailRecords);
+    assert!(!damaged.damage.is_empty(), "{what}: no damage reported");
+    let first = damaged.damage[0];
+    assert_eq!(
+        first.kind,
+        DamageKind::Corruption(CorruptionKind::ChecksumMismatch),
+        "{what}"
+    );
+    assert!(
+        first.offset <= flipped as u64 && flipped as u64 - first.offset < BLOCK_SIZE as u64,
+        "{what}: damage at {} for a bit flipped at {flipped}",
+        first.offset
+    );
+    assert_eq!(
+        first.offset, *offset,
+        "{what}: reported at the damaged chunk"
+    );
+    assert!(
+        !data(&damaged).contains(record),
+        "{what}: the record is dropped"
+    );
+    // Everything else around it reads.
+    assert!(damaged.records.len() < clean.records.len());
+    assert!(damaged.records.len() + 3 >= clean.records.len());
+    let absolute = read(&image, RecoveryMode::AbsoluteConsistency);
+    assert!(
+        absolute.failed.is_some(),
+        "absolute consistency fails on it"
+    );
+}
+
+#[test]
+fn images_without_ring_headers_are_not_ring_images() -> TestResult {
+    assert_eq!(RingImage::find(&[]), None);
+    assert_eq!(RingImage::find(&vec![0xFF; 3 * BLOCK_SIZE]), None);
+    // A plain log of whole blocks.
+    let mut writer = logfmt_std::LogWriter::new(Vec::new(), &logfmt_std::WriterOptions::new());
+    writer.add_record(&vec![7u8; 2 * BLOCK_SIZE - 2 * 7])?;
+    let log = writer.close()?;
+    assert_eq!(log.len() % BLOCK_SIZE, 0);
+    assert_eq!(RingImage::find(&log), None);
+    // Not whole blocks, a ring header or not.
+    let header = RingHeader {
+        lap: 1,
+        records: 0,
+        blocks: 2,
+        group: 1,
+        write_size: 8,
+        erased: 0xFF,
+    };
+    let mut image = vec![0xFF; 2 * BLOCK_SIZE];
+    image[..19].copy_from_slice(&header.encode());
+    assert!(RingImage::find(&image).is_some());
+    assert_eq!(RingImage::find(&image[..BLOCK_SIZE + 1]), None);
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("short.img");
+    std::fs::write(&path, &image[..BLOCK_SIZE + 1])?;
+    assert_eq!(LogFile::open(&path)?.ring()?, None);
+    assert_eq!(LogFile::open("/dev/null")?.ring()?, None);
+    Ok(())
+}
+
+#[test]
+fn a_block_of_another_lap_on_the_way_reads_as_erased() {
+    let (what, run) = runs().swap_remove(0);
+    let ring = RingImage::find(&run.image).expect("a ring image");
+    let order: Vec<u32> = ring.order().collect();
+    assert!(order.len() >= 3, "{what}");
+    // The second block read gets a header of an older lap: it holds nothing of the log now.
+    let victim = order[1];
+    let mut header = ring.header(victim).expect("a header");
+    header.lap = header.lap.wrapping_sub(5);
+    let mut image = run.image.clone();
+    let at = victim as usize * BLOCK_SIZE;
+    image[at..at + 19].copy_from_slice(&header.encode());
+    let changed = RingImage::find(&image).expect("a ring image");
+    assert_eq!(changed.oldest(), ring.oldest(), "{what}");
+    assert_eq!(changed.role(victim), BlockRole::ReadAsErased { place: 1 });
+    let damaged = read(&image, RecoveryMode::SkipAnyCorruptedRecords);
+    // The records that start in the other blocks read; none is invented.
+    let all = data(&read(&run.image, RecoveryMode::SkipAnyCorruptedRecords));
+    let records = data(&damaged);
+    assert!(records.len() < all.len(), "{what}");
+    let mut rest = all.iter();
+    for record in &records {
+        assert!(
+            rest.any(|r| r == record),
+            "{what}: a record not in the ring"
+        );
+    }
+    for (offset, _) in &damaged.records {
+        assert_ne!(offset / BLOCK_SIZE as u64, u64::from(victim), "{what}");
+    }
+}
