@@ -136,14 +136,6 @@ pub(crate) fn run(host: bool) -> Result {
          at a power cut (inflight.txt) --",
         records.len()
     );
-    if !reads_rings(&logfmt) {
-        println!(
-            "NOT CHECKED: this logfmt reads a file in file order only (its `cat --help` does \
-             not mention ring images), so its records are not the ring's order. The demo's own \
-             read-back with FlashSource::ring (above) is the check."
-        );
-        return Ok(());
-    }
     let retained = check_retained(&records, &acked, &in_flight, &ring)?;
     let show_record = |(offset, text): &(u64, String), what: &str| {
         println!("  @ {offset:>6}  {what:<12} {}", abbreviate(text));
@@ -357,16 +349,6 @@ fn check_retained(
         last_sample: acked[newest].sample,
         must_sample: acked[must.min(newest)].sample,
     })
-}
-
-/// Whether this `logfmt` reads ring images in ring order: its `cat --help` says so. Builds
-/// that predate ring images read a file in file order.
-fn reads_rings(logfmt: &Path) -> bool {
-    Command::new(logfmt)
-        .args(["cat", "--help"])
-        .stdin(Stdio::null())
-        .output()
-        .is_ok_and(|out| String::from_utf8_lossy(&out.stdout).contains("ring image"))
 }
 
 /// `text` cut to 60 characters.
