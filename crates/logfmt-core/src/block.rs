@@ -474,10 +474,13 @@ pub fn flash_gap(
         && let Some(next) = rest.iter().position(|&b| b != erased)
     {
         // The chunk after the padding starts at the first byte not erased, or a few bytes
-        // before it if its checksum begins with bytes that read as erased.
+        // before it if its checksum begins with bytes that read as erased. While the block is
+        // still arriving (`padding_only`), a chunk not whole yet there is waited for.
         for back in 0..next.min(HEADER_SIZE) {
-            if let Parsed::Chunk(_) = parse_chunk(block, offset + next - back, is_last, rules) {
-                return Some(FlashGap::Padding(offset + next - back));
+            match parse_chunk(block, offset + next - back, is_last, rules) {
+                Parsed::Chunk(_) => return Some(FlashGap::Padding(offset + next - back)),
+                Parsed::Truncated { .. } | Parsed::Trailer { .. } if padding_only => return None,
+                _ => {}
             }
         }
     }

@@ -228,8 +228,13 @@ impl Cursor {
             && self.pos == 0
             && self.len > 0
         {
+            // Tailing, in a block still arriving, the verdict waits for the chunk it rests on.
+            let arriving = self.eof && waiting;
+            let Some(phys) = verdict(block, rules, deferred, arriving) else {
+                return Phys::Pending;
+            };
             self.deferred = None;
-            return verdict(block, rules, deferred);
+            return phys;
         }
         if self.len - self.pos < HEADER_SIZE {
             if !self.eof {
@@ -237,6 +242,9 @@ impl Cursor {
                     return Phys::NeedBlock;
                 }
                 return Phys::Skipped(self.skip_rest(header_offset, SkipKind::Trailer));
+            }
+            if waiting {
+                return Phys::Pending;
             }
             if let Some(deferred) = self.deferred.take() {
                 // The input ends after a torn write.
@@ -246,9 +254,6 @@ impl Cursor {
                     };
                 }
                 return Phys::Bad(Some(Dropped::Reported(deferred.damage)));
-            }
-            if waiting {
-                return Phys::Pending;
             }
             if self.pos < self.len && BLOCK_SIZE - self.pos < trailer_limit(rules) {
                 // The end of the input inside a block's trailer: the writer died padding the
@@ -526,16 +531,21 @@ impl Cursor {
 /// any) with a resume marker — the writer puts one after a torn write — or, if they look torn,
 /// with anything but a well-formed chunk (nothing written, or a write torn in turn, which the
 /// reader judges next); damage otherwise.
-fn verdict(block: &[u8], rules: &ChunkRules, deferred: Deferred) -> Phys {
+/// `None` while `arriving` (tailing, the block not whole yet) and the chunk it rests on is not
+/// whole either.
+fn verdict(block: &[u8], rules: &ChunkRules, deferred: Deferred, arriving: bool) -> Option<Phys> {
     let at = match parse_chunk(block, 0, false, rules) {
         Parsed::Chunk(chunk) if chunk.record_type == RING_TYPE => chunk.end(),
+        Parsed::Chunk(_) | Parsed::Erased { .. } => 0,
+        _ if arriving => return None,
         _ => 0,
     };
     let torn = match parse_chunk(block, at, false, rules) {
         Parsed::Chunk(chunk) => chunk.record_type == RESUME_TYPE && chunk.payload.is_empty(),
+        _ if arriving => return None,
         _ => deferred.torn,
     };
-    if torn {
+    Some(if torn {
         Phys::Erased(Skip {
             offset: deferred.damage.offset,
             len: deferred.damage.bytes,
@@ -543,7 +553,7 @@ fn verdict(block: &[u8], rules: &ChunkRules, deferred: Deferred) -> Phys {
         })
     } else {
         Phys::Bad(Some(Dropped::Reported(deferred.damage)))
-    }
+    })
 }
 
 /// Whether the chunk at `pos` in `block`, not well-formed, looks like a write cut short by a
