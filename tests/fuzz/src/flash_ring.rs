@@ -39,7 +39,9 @@
 //! than the ring keeps (the region less a group, less a ring header, a chunk header and a
 //! trailer per block); a flash error other than the power cut is a failure.
 //!
-//! Set `LOGFMT_FUZZ_TRACE=1` to print each operation as it runs (to reproduce a failure).
+//! Set `LOGFMT_FUZZ_TRACE=1` to print each operation as it runs and where each record went, and
+//! to write the region's image after each session to `flash_ring-session-<n>.img` in the
+//! working directory (to reproduce a failure).
 #![allow(dead_code, unreachable_pub)]
 
 use std::cell::RefCell;
@@ -49,7 +51,7 @@ use embedded_storage::nor_flash::{ErrorType, NorFlash, ReadNorFlash};
 use logfmt_core::flash::{
     FlashConfig, FlashError, FlashSource, FlashWriter, MockError, MockFlash, PowerCut, WordWriter,
 };
-use logfmt_core::ring::{RING_HEADER_SIZE, Ring};
+use logfmt_core::ring::{RING_HEADER_SIZE, Ring, RingHeader};
 use logfmt_core::{BLOCK_SIZE, Item, ReadOptions, Reader, Written};
 
 use crate::common::Rng;
@@ -365,6 +367,17 @@ impl Unrolled {
         self.base + region_offset
     }
 
+    /// The unrolled offset of `region_offset` where a reopened writer goes on. It may be
+    /// behind the last record added (by less than a block: the buffered writer's records not
+    /// flushed are lost with its RAM block), or ahead (past a torn write, maybe in the next
+    /// block, maybe across the wrap).
+    fn reopened(&mut self, region_offset: u64) -> u64 {
+        if region_offset < self.last && self.last - region_offset < BLOCK_SIZE as u64 {
+            self.last = region_offset;
+        }
+        self.at(region_offset)
+    }
+
     /// The oldest acknowledged record (before `acked`) that starts in the newest `keep` bytes
     /// of the log ending at `end`: the ring holds it and every one after it.
     fn must(&self, acked: usize, end: u64, keep: u64) -> usize {
@@ -391,6 +404,10 @@ struct Model {
     keep: u64,
     /// Record bytes added so far.
     bytes: usize,
+    /// The log's end (unrolled): past the last record added, or where a reopened writer goes on.
+    end: u64,
+    /// The end of the last record acknowledged (unrolled).
+    durable: u64,
 }
 
 /// Why a session ended.
@@ -404,13 +421,7 @@ enum End {
 impl Model {
     /// Adds the next record of the sequence (a new one of `len` bytes if none is due again).
     /// `Err` if the power was cut.
-    fn add(
-        &mut self,
-        writer: &mut dyn LogWriter,
-        len: usize,
-        end: &mut u64,
-        what: &str,
-    ) -> Result<(), End> {
+    fn add(&mut self, writer: &mut dyn LogWriter, len: usize, what: &str) -> Result<(), End> {
         if self.next == self.written.len() {
             if len > self.limit {
                 // Longer than the ring keeps: refused, nothing written.
@@ -436,7 +447,16 @@ impl Model {
                 );
                 self.unrolled.starts.resize(self.next + 1, 0);
                 self.unrolled.starts[self.next] = self.unrolled.at(w.offset);
-                *end = self.unrolled.at(w.end);
+                self.end = self.unrolled.at(w.end);
+                if trace() {
+                    eprintln!(
+                        "flash_ring:   record {} ({} bytes) at {w:?}, unrolled {}..{}",
+                        self.next,
+                        data.len(),
+                        self.unrolled.starts[self.next],
+                        self.end
+                    );
+                }
                 self.next += 1;
                 Ok(())
             }
@@ -459,6 +479,7 @@ impl Model {
         match writer.flush() {
             Ok(()) => {
                 self.acked = self.next;
+                self.durable = self.end;
                 Ok(())
             }
             Err(FlashError::Flash(MockError::PowerCut)) => Err(End::PowerCut),
@@ -468,9 +489,9 @@ impl Model {
 
     /// Checks a read of the ring against the model (the log's end at `end`), and makes what
     /// was read the log: records in flight that were not read are to be written again.
-    fn check(&mut self, read: &Read, end: u64, what: &str) {
+    fn check(&mut self, read: &Read, what: &str) {
         let (acked, next) = (self.acked, self.next);
-        let must = self.unrolled.must(acked, end, self.keep);
+        let must = self.unrolled.must(acked, self.end, self.keep);
         // A write cut in the last word of a chunk cannot be told from damage: reported at the
         // log's end, until a reopened writer marks it torn. Nowhere else.
         assert!(read.damage.is_empty(), "{what}: damage {:?}", read.damage);
@@ -516,7 +537,9 @@ impl Model {
     }
 
     /// Which record of the sequence the first record read is: told by the first record read
-    /// long enough to hold its index, else the newest place the records read fit.
+    /// long enough to hold its index, else (records of 0 to 3 bytes only: empty ones are all
+    /// alike) the oldest place between the acknowledged and the written records where the
+    /// records read fit, the most favourable to the checks.
     fn start(&self, read: &Read, what: &str) -> usize {
         let n = read.records.len();
         if let Some((k, data)) = read.records.iter().enumerate().find(|(_, d)| d.len() >= 4) {
@@ -526,7 +549,6 @@ impl Model {
             });
         }
         (self.acked.saturating_sub(n)..=self.next.saturating_sub(n))
-            .rev()
             .find(|&s| self.written.get(s..s + n) == Some(&read.records[..]))
             .unwrap_or_else(|| panic!("{what}: {n} short records read, not the ones written"))
     }
@@ -560,6 +582,8 @@ fn run<const W: usize, const E: usize>(script: &Script) {
         limit: (len - group).saturating_sub(blocks * (RING_HEADER_SIZE + 2 * HEADER_SIZE)),
         keep: ((g.groups - 2) * group) as u64,
         bytes: 0,
+        end: 0,
+        durable: 0,
     };
     let mut block = boxed_block();
     let mut read_block = boxed_block();
@@ -572,7 +596,7 @@ fn run<const W: usize, const E: usize>(script: &Script) {
         &mut block,
         "first open",
     );
-    let mut end = model.unrolled.at(writer.position());
+    model.end = model.unrolled.at(writer.position());
     loop {
         let mut what = format!("{g:?} session {session}");
         let reason = loop {
@@ -590,16 +614,14 @@ fn run<const W: usize, const E: usize>(script: &Script) {
                 );
             }
             let done = match op {
-                Op::Add(n) => model.add(&mut *writer, n, &mut end, &what),
+                Op::Add(n) => model.add(&mut *writer, n, &what),
                 Op::Flush => model.flush(&mut *writer, &what),
                 Op::Reopen => Err(End::Reopen),
                 Op::Cut(budget, mode) => {
                     flash.borrow_mut().cut_power_after(budget, mode);
                     Ok(())
                 }
-                Op::Burst { count, seed } => {
-                    burst(&mut model, &mut *writer, count, seed, &mut end, &what)
-                }
+                Op::Burst { count, seed } => burst(&mut model, &mut *writer, count, seed, &what),
             };
             if let Err(reason) = done {
                 break reason;
@@ -611,7 +633,29 @@ fn run<const W: usize, const E: usize>(script: &Script) {
         let what = format!("{what}: {reason:?}");
         writer = open(g.word_writer, Shared(&flash), config, &mut block, &what);
         // Where the log goes on: past anything a torn write took.
-        end = end.max(model.unrolled.at(writer.position()));
+        let resumed = model.unrolled.reopened(writer.position());
+        assert!(
+            resumed >= model.durable,
+            "{what}: reopened at {} (unrolled {resumed}), before the end of the acknowledged records ({})",
+            writer.position(),
+            model.durable
+        );
+        model.end = model.end.max(resumed);
+        if trace() {
+            let flash = flash.borrow();
+            let headers: Vec<_> = (0..blocks)
+                .map(|b| RingHeader::parse(&flash.memory()[b * BLOCK_SIZE..]))
+                .collect();
+            eprintln!(
+                "flash_ring: reopened at {} (unrolled end {}), ring headers {headers:?}",
+                writer.position(),
+                model.end
+            );
+            let path = format!("flash_ring-session-{session}.img");
+            if std::fs::write(&path, flash.memory()).is_ok() {
+                eprintln!("flash_ring: image in {path}");
+            }
+        }
         let read = read_ring(Shared(&flash), config, &mut read_block);
         let what = format!(
             "{what}, next {}, acked {}, {:?}",
@@ -625,7 +669,7 @@ fn run<const W: usize, const E: usize>(script: &Script) {
                 read.tail_damage
             );
         }
-        model.check(&read, end, &what);
+        model.check(&read, &what);
         if reason == End::Done {
             break;
         }
@@ -640,7 +684,6 @@ fn burst(
     writer: &mut dyn LogWriter,
     count: usize,
     seed: u8,
-    end: &mut u64,
     what: &str,
 ) -> Result<(), End> {
     let mut rng = Rng(u64::from(seed) << 8 | model.next as u64);
@@ -652,7 +695,7 @@ fn burst(
             1..=3 => (x >> 8) as usize % 2_000,
             _ => (x >> 8) as usize % 60,
         };
-        model.add(writer, len, end, what)?;
+        model.add(writer, len, what)?;
         if rng.below(flushes) == 0 {
             model.flush(writer, what)?;
         }
