@@ -354,6 +354,7 @@ struct Unrolled {
     base: u64,
     last: u64,
     starts: Vec<u64>,
+    ends: Vec<u64>,
 }
 
 impl Unrolled {
@@ -446,8 +447,10 @@ impl Model {
                     self.next
                 );
                 self.unrolled.starts.resize(self.next + 1, 0);
+                self.unrolled.ends.resize(self.next + 1, 0);
                 self.unrolled.starts[self.next] = self.unrolled.at(w.offset);
                 self.end = self.unrolled.at(w.end);
+                self.unrolled.ends[self.next] = self.end;
                 if trace() {
                     eprintln!(
                         "flash_ring:   record {} ({} bytes) at {w:?}, unrolled {}..{}",
@@ -463,6 +466,7 @@ impl Model {
             Err(FlashError::Flash(MockError::PowerCut)) => {
                 // In flight: maybe on the flash.
                 self.unrolled.starts.resize(self.next + 1, 0);
+                self.unrolled.ends.resize(self.next + 1, 0);
                 self.next += 1;
                 Err(End::PowerCut)
             }
@@ -479,7 +483,13 @@ impl Model {
         match writer.flush() {
             Ok(()) => {
                 self.acked = self.next;
-                self.durable = self.end;
+                if let Some(&end) = self
+                    .acked
+                    .checked_sub(1)
+                    .and_then(|k| self.unrolled.ends.get(k))
+                {
+                    self.durable = end;
+                }
                 Ok(())
             }
             Err(FlashError::Flash(MockError::PowerCut)) => Err(End::PowerCut),
@@ -578,6 +588,7 @@ fn run<const W: usize, const E: usize>(script: &Script) {
             base: 0,
             last: 0,
             starts: Vec::new(),
+            ends: Vec::new(),
         },
         limit: (len - group).saturating_sub(blocks * (RING_HEADER_SIZE + 2 * HEADER_SIZE)),
         keep: ((g.groups - 2) * group) as u64,
