@@ -560,7 +560,13 @@ impl Model {
         }
         (self.acked.saturating_sub(n)..=self.next.saturating_sub(n))
             .find(|&s| self.written.get(s..s + n) == Some(&read.records[..]))
-            .unwrap_or_else(|| panic!("{what}: {n} short records read, not the ones written"))
+            .unwrap_or_else(|| {
+                panic!(
+                    "{what}: {n} records of 0 to 3 bytes read, that are no run of the records \
+                     written ending between {} (acknowledged) and {} (written)",
+                    self.acked, self.next
+                )
+            })
     }
 }
 
