@@ -33,9 +33,11 @@
 //! records of the sequence in order with no gap, up to at least the newest acknowledged one and
 //! at most the newest written; every acknowledged record starting in the newest
 //! `(groups - 2) × group` bytes of the log must be there (the ring keeps them besides the group
-//! being written and the group erased ahead); no damage is reported but, at most once, after
-//! the last record read (a write cut in a chunk's last word cannot be told from damage until a
-//! reopened writer marks it torn). `add_record` fails with `Full` exactly for records longer
+//! being written and the group erased ahead); no damage is reported but after the last record
+//! read, for one chunk (a write cut in a chunk's last word cannot be told from damage until a
+//! reopened writer marks it torn): one report, or two if the chunk ended a record of several
+//! chunks — the chunk's, then the record's fragments before it ("error in middle of record",
+//! as LevelDB reports them). `add_record` fails with `Full` exactly for records longer
 //! than the ring keeps (the region less a group, less a ring header, a chunk header and a
 //! trailer per block); a flash error other than the power cut is a failure.
 //!
@@ -52,7 +54,7 @@ use logfmt_core::flash::{
     FlashConfig, FlashError, FlashSource, FlashWriter, MockError, MockFlash, PowerCut, WordWriter,
 };
 use logfmt_core::ring::{RING_HEADER_SIZE, Ring, RingHeader};
-use logfmt_core::{BLOCK_SIZE, Item, ReadOptions, Reader, Written};
+use logfmt_core::{BLOCK_SIZE, Corruption, CorruptionKind, Item, ReadOptions, Reader, Written};
 
 use crate::common::Rng;
 
@@ -316,7 +318,25 @@ struct Read {
     records: Vec<Vec<u8>>,
     damage: Vec<String>,
     tail_damage: Vec<String>,
+    /// The reports after the last record read, if all are [`Corruption`]s.
+    tail: Option<Vec<Corruption>>,
     ring: Option<Ring>,
+}
+
+impl Read {
+    /// Whether the reports after the last record read are those of one damaged chunk: a
+    /// report of the chunk, and, if it ended a record of several chunks, one of that record's
+    /// fragments before it (LevelDB's "error in middle of record").
+    fn one_damaged_chunk(&self) -> bool {
+        let middle = |c: &Corruption| c.kind == CorruptionKind::ErrorInMiddleOfRecord;
+        match self.tail.as_deref() {
+            Some([] | [_]) => true,
+            Some([chunk, record]) => {
+                !middle(chunk) && middle(record) && record.offset < chunk.offset
+            }
+            _ => false,
+        }
+    }
 }
 
 /// Reads the ring in region `config` of `flash` with the library's reader.
@@ -333,6 +353,7 @@ where
     let mut reader = Reader::with_options(source, &mut buffer, &options);
     let mut read = Read {
         ring,
+        tail: Some(Vec::new()),
         ..Read::default()
     };
     while let Some(item) = reader.next().expect("reads") {
@@ -340,8 +361,15 @@ where
             Item::Record(record) => {
                 read.records.push(record.data.to_vec());
                 read.damage.append(&mut read.tail_damage);
+                read.tail = Some(Vec::new());
             }
-            other => read.tail_damage.push(format!("{other:?}")),
+            other => {
+                read.tail_damage.push(format!("{other:?}"));
+                match (other, &mut read.tail) {
+                    (Item::Corruption(c), Some(tail)) => tail.push(c),
+                    _ => read.tail = None,
+                }
+            }
         }
     }
     read
@@ -503,10 +531,11 @@ impl Model {
         let (acked, next) = (self.acked, self.next);
         let must = self.unrolled.must(acked, self.end, self.keep);
         // A write cut in the last word of a chunk cannot be told from damage: reported at the
-        // log's end, until a reopened writer marks it torn. Nowhere else.
+        // log's end (with the record it ended, if one of several chunks), until a reopened
+        // writer marks it torn. Nowhere else.
         assert!(read.damage.is_empty(), "{what}: damage {:?}", read.damage);
         assert!(
-            read.tail_damage.len() <= 1,
+            read.one_damaged_chunk(),
             "{what}: at the end {:?}",
             read.tail_damage
         );
