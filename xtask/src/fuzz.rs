@@ -28,6 +28,7 @@ pub(crate) const TARGETS: &[(&str, usize)] = &[
     ("writer", 4_096),
     ("flash_reader", 140_000),
     ("flash_writer", 4_096),
+    ("flash_ring", 2_048),
 ];
 
 /// Seconds per target in `cargo xtask ci`.

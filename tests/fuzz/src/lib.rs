@@ -12,12 +12,14 @@
 //! | `writer` | [`writer`] | structured (`arbitrary`): a start offset, record specs, flushes, pads, a fault |
 //! | `flash_reader` | [`flash_reader`] | a 4-byte header, then a flash image |
 //! | `flash_writer` | [`flash_writer`] | structured: sessions of records, each maybe cut by a power failure |
+//! | `flash_ring` | [`flash_ring`] | a 2-byte header of geometry, then operations: records, flushes, reopenings, power cuts |
 
 #![allow(missing_docs)]
 
 pub mod block;
 pub mod common;
 pub mod flash_reader;
+pub mod flash_ring;
 pub mod flash_writer;
 pub mod reader;
 pub mod writer;
