@@ -39,7 +39,9 @@
 //! chunks — the chunk's, then the record's fragments before it ("error in middle of record",
 //! as LevelDB reports them). `add_record` fails with `Full` exactly for records longer
 //! than the ring keeps (the region less a group, less a ring header, a chunk header and a
-//! trailer per block); a flash error other than the power cut is a failure.
+//! trailer per block); a flash error other than the power cut is a failure (a word programmed
+//! twice, among others: the mock flash has per-word ECC). A reopened writer never goes on
+//! before the end of the acknowledged records.
 //!
 //! Set `LOGFMT_FUZZ_TRACE=1` to print each operation as it runs and where each record went, and
 //! to write the region's image after each session to `flash_ring-session-<n>.img` in the
