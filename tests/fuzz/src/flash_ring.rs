@@ -39,7 +39,9 @@
 //! chunks — the chunk's, then the record's fragments before it ("error in middle of record",
 //! as LevelDB reports them). `add_record` fails with `Full` exactly for records longer
 //! than the ring keeps (the region less a group, less a ring header, a chunk header and a
-//! trailer per block); a flash error other than the power cut is a failure.
+//! trailer per block); a flash error other than the power cut is a failure (a word programmed
+//! twice, among others: the mock flash has per-word ECC). A reopened writer never goes on
+//! before the end of the acknowledged records.
 //!
 //! Set `LOGFMT_FUZZ_TRACE=1` to print each operation as it runs and where each record went, and
 //! to write the region's image after each session to `flash_ring-session-<n>.img` in the
@@ -63,7 +65,7 @@ const HEADER_SIZE: usize = 7;
 /// Operations run at most.
 pub const MAX_OPS: usize = 512;
 /// Bytes of records added at most, in regions: past it the remaining operations are skipped.
-pub const MAX_REGIONS_WRITTEN: usize = 8;
+pub const MAX_REGIONS_WRITTEN: usize = 4;
 
 /// The flash and the ring on it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -220,14 +222,17 @@ fn trace() -> bool {
 
 /// The run's record `i`, `len` bytes: `i` as u32 LE (its first bytes if shorter), then a pattern.
 pub fn record(i: usize, len: usize) -> Vec<u8> {
-    let mut data: Vec<u8> = (i as u32).to_le_bytes().into_iter().take(len).collect();
+    let mut data = Vec::with_capacity(len + 8);
+    data.extend_from_slice(&(i as u32).to_le_bytes());
     let mut x = (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    // Eight bytes a step: the fuzzer's comparison tracing makes a loop per byte costly.
     while data.len() < len {
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
-        data.push(x as u8);
+        data.extend_from_slice(&x.to_le_bytes());
     }
+    data.truncate(len);
     data
 }
 
