@@ -615,6 +615,12 @@ fn run<const W: usize, const E: usize>(script: &Script) {
     let flash = RefCell::new(
         MockFlash::<W, E>::new(&mut memory, &mut programmed, g.erased).expect("geometry"),
     );
+    // A word whose programming a power cut stopped before any bit changed reads erased and
+    // leaves no trace: a reopened writer cannot tell it from erased flash, and on a part with
+    // per-word ECC may program it again after a second such cut at the same place (a known
+    // limit, in the flash module's docs). Without ECC the mock still refuses to program a word
+    // twice if it reads other than erased: every other double program is caught.
+    flash.borrow_mut().set_ecc(false);
     let config = FlashConfig::new(0, len as u32)
         .ring()
         .first_lap(g.first_lap)

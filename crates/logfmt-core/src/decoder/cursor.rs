@@ -269,10 +269,15 @@ impl Cursor {
             return Phys::Eof { torn_at };
         }
         let parsed = parse_chunk(block, self.pos, self.eof, rules);
+        // In a flash image a zero header is no preallocated space: a write torn where the
+        // flash reads zeros (or damage), judged by the flash rules too.
         if rules.erased.is_some()
             && (matches!(
                 parsed,
-                Parsed::Erased { .. } | Parsed::BadLength { .. } | Parsed::ChecksumMismatch { .. }
+                Parsed::Erased { .. }
+                    | Parsed::BadLength { .. }
+                    | Parsed::ChecksumMismatch { .. }
+                    | Parsed::ZeroHeader { .. }
             ) || (!waiting && matches!(parsed, Parsed::Truncated { .. })))
             && let Some(phys) = self.flash(block, rules, header_offset, &parsed, in_record)
         {
@@ -560,15 +565,23 @@ fn verdict(block: &[u8], rules: &ChunkRules, deferred: Deferred, arriving: bool)
 /// power cut: the length its header declares runs past the block, or the chunk's last byte
 /// reads erased. (A complete chunk with a wrong checksum is damage — or a write cut in its
 /// very last word, which no reader can tell from damage.)
+///
+/// After erased padding the chunk starts at the first byte not erased, or up to 6 bytes before
+/// (a checksum may begin with erased bytes): it looks torn if any of those starts does.
 fn looks_torn(block: &[u8], pos: usize, rules: &ChunkRules) -> bool {
     let Some(erased) = rules.erased else {
         return false;
     };
-    let Some(header) = block.get(pos..pos + HEADER_SIZE) else {
-        return true;
+    let rest = block.get(pos..).unwrap_or_default();
+    let written = rest.iter().position(|&b| b != erased).unwrap_or(0);
+    let cut_short = |at: usize| {
+        let Some(header) = block.get(at..at + HEADER_SIZE) else {
+            return true;
+        };
+        let len = usize::from(u16::from_le_bytes([header[4], header[5]]));
+        block
+            .get(at + HEADER_SIZE + len - 1)
+            .is_none_or(|&last| last == erased)
     };
-    let len = usize::from(u16::from_le_bytes([header[4], header[5]]));
-    block
-        .get(pos + HEADER_SIZE + len - 1)
-        .is_none_or(|&last| last == erased)
+    (0..=written.min(HEADER_SIZE - 1)).any(|back| cut_short(pos + written - back))
 }

@@ -137,6 +137,11 @@
 //! erase, or data that is not this log's — the log continues at the next block instead, where
 //! nothing of that can hide what follows.
 //!
+//! A known limit on parts with per-word ECC: a word whose programming a power cut stopped
+//! before any bit changed reads erased and leaves no trace, so the reopened writer may choose it
+//! again; if a second cut strikes at the very start of programming that same word, the word
+//! is then programmed twice. (One such cut is covered: the extra word above.)
+//!
 //! A record is *acknowledged* once a `flush` after it has returned `Ok`. After a power cut at
 //! any point — or, for `AsyncWordWriter`, a future dropped before it completes — and a reopen,
 //! reading the region returns every acknowledged record, in order, possibly followed by records

@@ -62,8 +62,6 @@ enum Chunk {
     Good { kind: u8, len: u32 },
     /// A header of erased bytes: nothing written here.
     Erased,
-    /// A zero header (type 0, length 0).
-    Zero,
     /// Not well-formed; `torn`: it looks cut short (its length runs past the block, or its
     /// last byte reads erased).
     Bad { torn: bool },
@@ -204,11 +202,6 @@ impl<F: ReadNorFlash> WordReader<F> {
                     self.on_chunk(kind, at, len, buffer.len())
                 }
                 Chunk::Erased => self.after_erased(at)?,
-                Chunk::Zero => {
-                    // LevelDB's zero header: the rest of the block is skipped.
-                    self.pos = BLOCK_SIZE as u32;
-                    self.drop_record()
-                }
                 Chunk::Bad { torn } => self.bad(at, torn)?,
             };
             if let Some(item) = item {
@@ -394,6 +387,7 @@ impl<F: ReadNorFlash> WordReader<F> {
             self.pos = next;
             return Ok(self.drop_record());
         }
+        let torn = torn || self.torn_after_padding(at)?;
         if self.state == State::Resync {
             // Any chunk ends the resynchronisation, a bad one included (LevelDB's rule).
             self.state = State::Idle;
@@ -431,6 +425,25 @@ impl<F: ReadNorFlash> WordReader<F> {
             offset: self.order.region_offset(self.logical(at)),
             bytes: u64::from(next - at),
         })
+    }
+
+    /// Whether, after erased padding at `at`, the chunk there looks cut short: it starts at the
+    /// first byte not erased, or up to 6 bytes before (the block reader's rule).
+    fn torn_after_padding(&mut self, at: u32) -> Result<bool, F::Error> {
+        let mut first = [0u8; 1];
+        self.read(at, &mut first)?;
+        if first[0] != self.config.erased {
+            return Ok(false);
+        }
+        let Some(written) = self.find_written(at)? else {
+            return Ok(false);
+        };
+        for back in 0..=(written - at).min(HEADER_SIZE as u32 - 1) {
+            if let Chunk::Bad { torn: true } = self.chunk(written - back, None)? {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 
     /// Drops a record in progress silently (a power cut).
@@ -474,9 +487,6 @@ impl<F: ReadNorFlash> WordReader<F> {
         if header.iter().all(|&b| b == erased) {
             return Ok(Chunk::Erased);
         }
-        if header.iter().all(|&b| b == 0) {
-            return Ok(Chunk::Zero);
-        }
         let [c0, c1, c2, c3, l0, l1, kind] = header;
         let len = u32::from(u16::from_le_bytes([l0, l1]));
         let start = at + HEADER_SIZE as u32;
@@ -506,7 +516,12 @@ impl<F: ReadNorFlash> WordReader<F> {
             done += n;
         }
         if checksum::mask(crc) != u32::from_le_bytes([c0, c1, c2, c3]) {
-            let torn = len > 0 && last == erased;
+            // Cut short if the chunk's last byte (its type byte, if empty) reads erased.
+            let torn = if len == 0 {
+                kind == erased
+            } else {
+                last == erased
+            };
             return Ok(Chunk::Bad { torn });
         }
         Ok(Chunk::Good { kind, len })
