@@ -77,11 +77,11 @@ struct Deferred {
 
 /// Reads the records of a flash log — a region in order, or a ring from its oldest block to
 /// its newest — straight from the flash into the caller's buffer: no block buffer, about 140
-/// bytes of state on a 32-bit target (see `cargo xtask size`). The rules are those of the block reader
-/// ([`FlashSource`](super::FlashSource) with [`Reader`](crate::Reader), `erased` set): erased
-/// padding skipped, a write torn by a power cut (up to a resume marker, or at the log's end)
-/// dropped silently, damage reported and read past, a ring's records whose start was erased
-/// skipped. Records are the same, byte for byte (a property test holds the two readers to it).
+/// bytes of state on a 32-bit target (see `cargo xtask size`). The rules are those of the
+/// block reader ([`FlashSource`](super::FlashSource) with [`Reader`](crate::Reader), `erased`
+/// set): erased padding skipped, a write torn by a power cut (up to a resume marker, or at the
+/// log's end) dropped silently, damage reported and read past, a ring's records whose start was
+/// erased skipped. Records are the same, byte for byte (a property test holds the two readers to it).
 ///
 /// ```
 /// # #[cfg(not(feature = "mock-flash"))] fn main() {}
