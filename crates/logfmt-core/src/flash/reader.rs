@@ -81,7 +81,8 @@ struct Deferred {
 /// block reader ([`FlashSource`](super::FlashSource) with [`Reader`](crate::Reader), `erased`
 /// set): erased padding skipped, a write torn by a power cut (up to a resume marker, or at the
 /// log's end) dropped silently, damage reported and read past, a ring's records whose start was
-/// erased skipped. Records are the same, byte for byte (a property test holds the two readers to it).
+/// erased skipped. Records are the same, byte for byte (a property test holds the two readers
+/// to it).
 ///
 /// ```
 /// # #[cfg(not(feature = "mock-flash"))] fn main() {}
