@@ -173,16 +173,7 @@ pub(crate) fn walk(
                 role,
                 BlockRole::Read { .. } | BlockRole::ReadAsErased { .. }
             ) {
-                let header = ring.header(index);
-                visit(
-                    Item::RingBlock {
-                        index,
-                        role,
-                        header,
-                    },
-                    &view,
-                    &layout,
-                )?;
+                visit(ring_block(ring, index), &view, &layout)?;
             }
         }
     }
@@ -196,16 +187,7 @@ pub(crate) fn walk(
         }
         if let Some(ring) = &input.ring {
             let index = u32::try_from(block_start / BLOCK_SIZE as u64).unwrap_or(u32::MAX);
-            let (role, header) = (ring.role(index), ring.header(index));
-            visit(
-                Item::RingBlock {
-                    index,
-                    role,
-                    header,
-                },
-                &view,
-                &layout,
-            )?;
+            visit(ring_block(ring, index), &view, &layout)?;
         }
         layout.blocks += 1;
         layout.bytes += block.len() as u64;
@@ -276,4 +258,13 @@ pub(crate) fn ring_header(chunk: &Chunk<'_>) -> Option<RingHeader> {
 /// The name of a chunk type, or "unknown".
 pub(crate) fn type_name(record_type: u8) -> &'static str {
     RecordType::try_from(record_type).map_or("unknown", RecordType::name)
+}
+
+/// The dump's line for block `index` of a ring image: its role and ring header.
+fn ring_block<'a>(ring: &logfmt_std::RingImage, index: u32) -> Item<'a> {
+    Item::RingBlock {
+        index,
+        role: ring.role(index),
+        header: ring.header(index),
+    }
 }
