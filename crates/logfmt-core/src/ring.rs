@@ -141,6 +141,57 @@ pub const fn newer(a: u32, b: u32) -> bool {
     (a.wrapping_sub(b) as i32) > 0
 }
 
+/// Finds a ring from its blocks' headers given one at a time, as a reader reads them: what
+/// [`Ring::find`] does with all of them at once.
+///
+/// ```
+/// use logfmt_core::ring::{RingFinder, RingHeader};
+///
+/// let header = |lap| Some(RingHeader { lap, records: 0, blocks: 3, group: 1, write_size: 8, erased: 0xFF });
+/// let mut finder = RingFinder::default();
+/// for (index, h) in [header(4), None, header(3)].into_iter().enumerate() {
+///     finder.add(index as u32, h);
+/// }
+/// let ring = finder.ring().unwrap();
+/// assert_eq!((ring.head(), ring.lap(), ring.blocks()), (0, 4, 3));
+/// ```
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RingFinder {
+    /// The newest block so far, and its header.
+    best: Option<(u32, RingHeader)>,
+}
+
+impl RingFinder {
+    /// Takes in block `index`'s header (`None`: no intact ring header there).
+    pub fn add(&mut self, index: u32, header: Option<RingHeader>) {
+        let Some(header) = header else { return };
+        let better = match self.best {
+            None => true,
+            Some((at, best)) => {
+                newer(header.lap, best.lap) || (header.lap == best.lap && index > at)
+            }
+        };
+        if better {
+            self.best = Some((index, header));
+        }
+    }
+
+    /// The ring: its head is the last block of the newest lap, its geometry that block's
+    /// header's. `None` if no block had a ring header.
+    #[must_use]
+    pub fn ring(&self) -> Option<Ring> {
+        let (head, header) = self.best?;
+        let blocks = u32::from(header.blocks).max(head.saturating_add(1));
+        Some(Ring {
+            blocks,
+            group: u32::from(header.group).clamp(1, blocks),
+            head,
+            lap: header.lap,
+            records: header.records,
+        })
+    }
+}
+
 /// A ring's geometry and newest block, found from its blocks' headers: the order its blocks
 /// are read in.
 ///
@@ -170,28 +221,14 @@ pub struct Ring {
 impl Ring {
     /// The ring whose blocks have these headers (block index, intact header or `None`), in
     /// any order: the head is the last block of the newest lap, the geometry its header's.
-    /// `None` if no block has a ring header.
+    /// `None` if no block has a ring header. (The same as giving them one at a time to a
+    /// [`RingFinder`].)
     pub fn find(headers: impl IntoIterator<Item = (u32, Option<RingHeader>)>) -> Option<Self> {
-        let mut best: Option<(u32, RingHeader)> = None;
+        let mut finder = RingFinder::default();
         for (index, header) in headers {
-            let Some(header) = header else { continue };
-            let better = match best {
-                None => true,
-                Some((at, b)) => newer(header.lap, b.lap) || (header.lap == b.lap && index > at),
-            };
-            if better {
-                best = Some((index, header));
-            }
+            finder.add(index, header);
         }
-        let (head, header) = best?;
-        let blocks = u32::from(header.blocks).max(head + 1);
-        Some(Self {
-            blocks,
-            group: u32::from(header.group).clamp(1, blocks),
-            head,
-            lap: header.lap,
-            records: header.records,
-        })
+        finder.ring()
     }
 
     /// The newest block: where the log ends.

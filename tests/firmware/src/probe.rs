@@ -73,8 +73,8 @@ pub fn read(scratch: &mut [u8]) -> (u32, u64, u64) {
                 records += 1;
                 bytes += len as u64;
             }
-            FlashItem::Damage { bytes, .. } => dropped += bytes,
-            FlashItem::Oversized { len, .. } => dropped += len,
+            FlashItem::Damage { bytes, .. } => dropped += u64::from(bytes),
+            FlashItem::Oversized { len, .. } => dropped += u64::from(len),
         }
     }
     (records, bytes, dropped)

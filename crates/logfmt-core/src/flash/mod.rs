@@ -185,6 +185,9 @@ pub use asynch::AsyncWordWriter;
 #[cfg(any(test, feature = "mock-flash"))]
 #[cfg_attr(docsrs, doc(cfg(feature = "mock-flash")))]
 pub use mock::{MockError, MockFlash, MockStats, PowerCut};
+#[cfg(feature = "embedded-storage-async")]
+#[cfg_attr(docsrs, doc(cfg(feature = "embedded-storage-async")))]
+pub use reader::AsyncWordReader;
 pub use reader::{FlashItem, WordReader};
 pub use source::FlashSource;
 pub use word::WordWriter;

@@ -2,11 +2,13 @@
 //! block to its newest (found from the blocks' ring headers). Shared by the block reader's
 //! [`FlashSource`](super::FlashSource) and the small-RAM [`WordReader`](super::WordReader).
 
-use embedded_storage::nor_flash::ReadNorFlash;
+use embedded_storage::nor_flash::ReadNorFlash as ReadFlashSync;
+#[cfg(feature = "embedded-storage-async")]
+use embedded_storage_async::nor_flash::ReadNorFlash as ReadFlashAsync;
 
 use super::FlashConfig;
 use crate::format::BLOCK_SIZE;
-use crate::ring::{RING_HEADER_SIZE, Ring, RingHeader};
+use crate::ring::{RING_HEADER_SIZE, Ring, RingFinder, RingHeader};
 
 /// The order the blocks are read in.
 #[derive(Debug, Clone, Copy)]
@@ -21,36 +23,6 @@ pub(super) enum Order {
 }
 
 impl Order {
-    /// The ring in region `config` of `flash`: each block's ring header is read (19 bytes a
-    /// block, twice at most) to find the newest block and the oldest one the ring holds.
-    pub(super) fn ring<F: ReadNorFlash>(
-        flash: &mut F,
-        config: &FlashConfig,
-    ) -> Result<Self, F::Error> {
-        let blocks = config.len / BLOCK_SIZE as u32;
-        let mut error = None;
-        let mut read = |flash: &mut F, index| {
-            ring_header(flash, config, index).unwrap_or_else(|e| {
-                error.get_or_insert(e);
-                None
-            })
-        };
-        let found = Ring::find((0..blocks).map(|index| (index, read(flash, index))));
-        let ring = found.and_then(|ring| {
-            ring.candidates().find_map(|index| {
-                let header = read(flash, index);
-                let records = header.map(|h| h.records)?;
-                ring.holds(index, header).then_some((ring, index, records))
-            })
-        });
-        match error {
-            Some(e) => Err(e),
-            None => Ok(ring.map_or(Self::Nothing, |(ring, oldest, records)| {
-                Self::Ring(ring, oldest, records)
-            })),
-        }
-    }
-
     /// The region index of the `n`-th block to read, and whether it is the last; `None` past
     /// the last.
     pub(super) fn block(&self, config: &FlashConfig, n: u32) -> Option<(u32, bool)> {
@@ -102,16 +74,47 @@ impl Order {
     }
 }
 
+/// The ring in region `config` of `flash`: each block's ring header is read (19 bytes a
+/// block, twice at most) to find the newest block and the oldest one the ring holds.
+/// (`find_ring_sync` for a blocking flash, `find_ring_async` for an async one: one source.)
+#[maybe_async_cfg::maybe(
+    idents(ReadFlash, ring_header(fn)),
+    sync(),
+    async(feature = "embedded-storage-async")
+)]
+pub(super) async fn find_ring<R: ReadFlash>(
+    flash: &mut R,
+    config: &FlashConfig,
+) -> Result<Order, R::Error> {
+    let mut finder = RingFinder::default();
+    for index in 0..config.len / BLOCK_SIZE as u32 {
+        finder.add(index, ring_header(flash, config, index).await?);
+    }
+    let Some(ring) = finder.ring() else {
+        return Ok(Order::Nothing);
+    };
+    for index in ring.candidates() {
+        let header = ring_header(flash, config, index).await?;
+        if let Some(found) = header.filter(|_| ring.holds(index, header)) {
+            return Ok(Order::Ring(ring, index, found.records));
+        }
+    }
+    Ok(Order::Nothing)
+}
+
 /// The ring header of block `index` of the region, if one is there intact.
-fn ring_header<F: ReadNorFlash>(
-    flash: &mut F,
+#[maybe_async_cfg::maybe(idents(ReadFlash), sync(), async(feature = "embedded-storage-async"))]
+async fn ring_header<R: ReadFlash>(
+    flash: &mut R,
     config: &FlashConfig,
     index: u32,
-) -> Result<Option<RingHeader>, F::Error> {
-    // Whole READ_SIZE units from the block's start (checked: at most 32 bytes each).
+) -> Result<Option<RingHeader>, R::Error> {
+    // Whole READ_SIZE units from the block's start (at most 32 bytes each).
     let mut bytes = [0u8; 64];
-    let len = RING_HEADER_SIZE.next_multiple_of(F::READ_SIZE.clamp(1, 32));
+    let len = RING_HEADER_SIZE.next_multiple_of(R::READ_SIZE.clamp(1, 32));
     let at = config.start + index * BLOCK_SIZE as u32;
-    flash.read(at, bytes.get_mut(..len).unwrap_or_default())?;
+    flash
+        .read(at, bytes.get_mut(..len).unwrap_or_default())
+        .await?;
     Ok(RingHeader::parse(&bytes))
 }

@@ -1,20 +1,40 @@
-//! The small-RAM flash reader: records read straight from a `ReadNorFlash` into the caller's
-//! buffer, a chunk at a time in small reads, with the flash-image rules of the block reader
-//! and no block buffer.
+//! The small-RAM flash reader: records read straight from the flash into the caller's buffer,
+//! a chunk at a time in small reads, with the flash-image rules of the block reader and no
+//! block buffer. One implementation ([`Walk`]) serves the blocking [`WordReader`] and the async
+//! `AsyncWordReader`: its reading steps are written once, as `async` code, and
+//! `maybe-async-cfg` makes a blocking copy of them with no future machinery (`*_sync`) besides
+//! the async one (`*_async`, with feature `embedded-storage-async`).
+//!
+//! Every step of a walk reads what it needs before it changes the walk's state: after a read
+//! error — or an async read dropped before it completed — the next call reads again from the
+//! same place, and nothing is lost or returned twice.
 
+use embedded_storage::nor_flash::ReadNorFlash as ReadFlashSync;
 use embedded_storage::nor_flash::ReadNorFlash;
+#[cfg(feature = "embedded-storage-async")]
+use embedded_storage_async::nor_flash::ReadNorFlash as ReadFlashAsync;
 
 use super::FlashConfig;
-use super::order::Order;
+use super::order::{self, Order};
 use crate::checksum;
 use crate::format::{BLOCK_SIZE, HEADER_SIZE, RESUME_TYPE, RING_TYPE, RecordType};
+use crate::ring::RING_HEADER_SIZE;
 
 /// Bytes read at a time (besides `READ_SIZE` alignment).
 const PIECE: usize = 32;
 /// Room for a piece read at `READ_SIZE` alignment (at most 32).
 const WINDOW: usize = PIECE + 2 * 32;
+/// A block's bytes.
+const BLOCK: u32 = BLOCK_SIZE as u32;
+/// A chunk header's bytes.
+const HEADER: u32 = HEADER_SIZE as u32;
 
-/// What [`WordReader::next`] found.
+const FULL: u8 = RecordType::Full as u8;
+const FIRST: u8 = RecordType::First as u8;
+const MIDDLE: u8 = RecordType::Middle as u8;
+const LAST: u8 = RecordType::Last as u8;
+
+/// What [`WordReader::next`] found. Offsets are region offsets (a flash region is at most 4 GiB).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum FlashItem {
@@ -22,7 +42,7 @@ pub enum FlashItem {
     /// chunk starts in the region.
     Record {
         /// Region offset of the record's first chunk.
-        offset: u64,
+        offset: u32,
         /// The record's length.
         len: usize,
     },
@@ -30,16 +50,16 @@ pub enum FlashItem {
     /// in progress there is dropped with them).
     Damage {
         /// Region offset of the first byte dropped.
-        offset: u64,
+        offset: u32,
         /// Bytes dropped (to the end of their block at most).
-        bytes: u64,
+        bytes: u32,
     },
     /// A whole record longer than the caller's buffer, skipped.
     Oversized {
         /// Region offset of the record's first chunk.
-        offset: u64,
+        offset: u32,
         /// The record's length.
-        len: u64,
+        len: u32,
     },
 }
 
@@ -51,8 +71,8 @@ enum State {
     Resync,
     /// Between records.
     Idle,
-    /// A record in progress: where it starts (a logical offset), its bytes so far.
-    InRecord { offset: u64, len: u64 },
+    /// A record in progress: the region offset of its first chunk, its bytes so far.
+    InRecord { offset: u32, len: u32 },
 }
 
 /// A chunk at a position, as far as reading it tells.
@@ -70,9 +90,501 @@ enum Chunk {
 /// Bad bytes at the end of the block before, waiting for the next block's verdict.
 #[derive(Debug, Clone, Copy)]
 struct Deferred {
-    offset: u64,
-    bytes: u64,
+    offset: u32,
+    bytes: u32,
     torn: bool,
+}
+
+impl Deferred {
+    fn damage(self) -> FlashItem {
+        FlashItem::Damage {
+            offset: self.offset,
+            bytes: self.bytes,
+        }
+    }
+}
+
+/// What is after erased bytes at a chunk's place: see [`Walk::padding`].
+#[derive(Debug, Clone, Copy, Default)]
+struct Padding {
+    /// The first byte after them that is not erased, in the block.
+    written: Option<u32>,
+    /// Where the well-formed chunk after them starts.
+    chunk: Option<u32>,
+    /// A chunk that may start there looks cut short.
+    torn: bool,
+}
+
+/// The walk through a flash log's chunks: the reader's state and rules, over any
+/// [`ReadFlash`].
+#[derive(Debug)]
+struct Walk {
+    config: FlashConfig,
+    order: Order,
+    /// Blocks begun so far; the current one's region index and whether it is the last.
+    blocks: u32,
+    index: u32,
+    last: bool,
+    /// Offset in the current block (`BLOCK_SIZE`: the next block is due).
+    pos: u32,
+    state: State,
+    deferred: Option<Deferred>,
+    /// An item found together with the one returned.
+    pending: Option<FlashItem>,
+    done: bool,
+}
+
+#[maybe_async_cfg::maybe(
+    idents(
+        ReadFlash,
+        find_ring(fn),
+        open(fn),
+        next_item(fn),
+        next_block(fn),
+        resumes(fn),
+        after_erased(fn),
+        padding_at(fn),
+        bad_chunk(fn),
+        chunk_at(fn),
+        search_from(fn),
+        find_written(fn),
+        read_at(fn),
+    ),
+    keep_self,
+    sync(),
+    async(feature = "embedded-storage-async")
+)]
+impl Walk {
+    /// The walk of the log in region `config`: a ring's from its oldest block, found by
+    /// reading each block's ring header, if `config.ring`; else the region's, in order.
+    async fn open<R: ReadFlash>(flash: &mut R, config: FlashConfig) -> Result<Self, R::Error> {
+        let order = if config.ring {
+            order::find_ring(flash, &config).await?
+        } else {
+            Order::Region
+        };
+        Ok(Self {
+            config,
+            order,
+            blocks: 0,
+            index: 0,
+            last: false,
+            pos: BLOCK,
+            state: if config.ring {
+                State::Resync
+            } else {
+                State::Idle
+            },
+            deferred: None,
+            pending: None,
+            done: false,
+        })
+    }
+
+    /// The next record (copied into `buffer`), damage report or oversized record; `None` at
+    /// the log's end.
+    async fn next_item<R: ReadFlash>(
+        &mut self,
+        flash: &mut R,
+        buffer: &mut [u8],
+    ) -> Result<Option<FlashItem>, R::Error> {
+        if let Some(item) = self.pending.take() {
+            return Ok(Some(item));
+        }
+        while !self.done {
+            let at = self.pos;
+            let item = if at + HEADER > BLOCK {
+                // A trailer, or the block's end: the next block.
+                Self::next_block(self, flash).await?
+            } else {
+                match Self::chunk_at(self, flash, at, Some(&mut *buffer)).await? {
+                    Chunk::Good { kind, len } => {
+                        self.pos = at + HEADER + len;
+                        self.on_chunk(kind, at, len, buffer.len())
+                    }
+                    Chunk::Erased => Self::after_erased(self, flash, at).await?,
+                    Chunk::Bad { torn } => Self::bad_chunk(self, flash, at, torn).await?,
+                }
+            };
+            if item.is_some() {
+                return Ok(item);
+            }
+        }
+        Ok(None)
+    }
+
+    /// Loads the next block (judging bad bytes at the end of the one before); at the log's
+    /// end, marks it done. An item to return, if any.
+    async fn next_block<R: ReadFlash>(
+        &mut self,
+        flash: &mut R,
+    ) -> Result<Option<FlashItem>, R::Error> {
+        let Some((index, last)) = self.order.block(&self.config, self.blocks) else {
+            // The log ends: bad bytes before are torn if they look it; a record in progress
+            // was torn.
+            (self.done, self.state) = (true, State::Idle);
+            return Ok(self
+                .deferred
+                .take()
+                .filter(|d| !d.torn)
+                .map(Deferred::damage));
+        };
+        // The block's reads first (read again if they fail: `blocks` has not moved on).
+        self.index = index;
+        let mut first = [0u8; RING_HEADER_SIZE];
+        Self::read_at(self, flash, 0, &mut first).await?;
+        let holds = self.order.holds(index, &first);
+        let deferred = self.deferred;
+        let torn = match deferred {
+            Some(deferred) if holds => Self::resumes(self, flash).await?.unwrap_or(deferred.torn),
+            Some(deferred) => deferred.torn,
+            None => true,
+        };
+        (self.blocks, self.last, self.deferred) = (self.blocks + 1, last, None);
+        // A block with nothing of this log reads as erased.
+        self.pos = if holds { 0 } else { BLOCK };
+        if deferred.is_some() || !holds {
+            self.drop_record();
+        }
+        Ok(deferred.filter(|_| !torn).map(Deferred::damage))
+    }
+
+    /// Whether the current block goes on, after its ring header if any, with a resume marker
+    /// (bad bytes before were torn) or another well-formed chunk (they were damage); `None`
+    /// if neither.
+    async fn resumes<R: ReadFlash>(&self, flash: &mut R) -> Result<Option<bool>, R::Error> {
+        let mut at = 0;
+        if let Chunk::Good {
+            kind: RING_TYPE,
+            len,
+        } = Self::chunk_at(self, flash, 0, None).await?
+        {
+            at = HEADER + len;
+        }
+        Ok(match Self::chunk_at(self, flash, at, None).await? {
+            Chunk::Good { kind, len } => Some(kind == RESUME_TYPE && len == 0),
+            _ => None,
+        })
+    }
+
+    /// Erased bytes where a chunk would start at `at`: padding before the next chunk, or the
+    /// end of what is written in the block.
+    async fn after_erased<R: ReadFlash>(
+        &mut self,
+        flash: &mut R,
+        at: u32,
+    ) -> Result<Option<FlashItem>, R::Error> {
+        let padding = Self::padding_at(self, flash, at).await?;
+        let found = match (padding.chunk, padding.written) {
+            (Some(chunk), _) => Some((chunk, true)),
+            (None, Some(_)) => Self::search_from(self, flash, at + 1).await?,
+            (None, None) => None,
+        };
+        Ok(match found {
+            Some((next, marker)) => self.gap(at, next, marker),
+            None => {
+                // Erased bytes, then nothing that is a chunk: the rest of the block is skipped.
+                self.pos = BLOCK;
+                self.drop_record();
+                None
+            }
+        })
+    }
+
+    /// Erased bytes at `at`, up to a well-formed chunk — the rest of a flash word a flush left
+    /// unprogrammed, or the words a reopened writer skipped: where that chunk starts. It starts
+    /// at the first byte not erased, or up to 6 bytes before if its checksum begins with bytes
+    /// that read as erased; and whether a chunk there looks cut short (if none is well-formed).
+    async fn padding_at<R: ReadFlash>(&self, flash: &mut R, at: u32) -> Result<Padding, R::Error> {
+        let mut padding = Padding::default();
+        let mut first = [0u8; 1];
+        Self::read_at(self, flash, at, &mut first).await?;
+        if first[0] != self.config.erased {
+            return Ok(padding);
+        }
+        padding.written = Self::find_written(self, flash, at).await?;
+        let Some(written) = padding.written else {
+            return Ok(padding);
+        };
+        for back in 0..(written - at).min(HEADER) {
+            match Self::chunk_at(self, flash, written - back, None).await? {
+                Chunk::Good { .. } => {
+                    padding.chunk = Some(written - back);
+                    break;
+                }
+                Chunk::Bad { torn } => padding.torn |= torn,
+                Chunk::Erased => {}
+            }
+        }
+        Ok(padding)
+    }
+
+    /// A chunk at `at` that is not well-formed (`torn`: it looks cut short).
+    async fn bad_chunk<R: ReadFlash>(
+        &mut self,
+        flash: &mut R,
+        at: u32,
+        torn: bool,
+    ) -> Result<Option<FlashItem>, R::Error> {
+        let padding = Self::padding_at(self, flash, at).await?;
+        let found = match padding.chunk {
+            Some(chunk) => Some((chunk, true)),
+            None => Self::search_from(self, flash, at + 1).await?,
+        };
+        if padding.chunk.is_none() && self.state == State::Resync {
+            // Any chunk ends the resynchronisation, a bad one included (LevelDB's rule).
+            self.state = State::Idle;
+        }
+        if let Some((next, marker)) = found {
+            return Ok(self.gap(at, next, marker));
+        }
+        let torn = torn || padding.torn;
+        let deferred = Deferred {
+            offset: self.region(at),
+            bytes: BLOCK - at,
+            torn,
+        };
+        self.pos = BLOCK;
+        if self.last {
+            // The log ends here: torn if it looks it, else damage.
+            (self.done, self.state) = (true, State::Idle);
+            return Ok((!torn).then_some(deferred.damage()));
+        }
+        // The next block tells.
+        self.deferred = Some(deferred);
+        Ok(None)
+    }
+
+    /// The chunk at `at`: its payload checked, and copied into `buffer` if it is a fragment of
+    /// the record being read (at the record's offset, where it fits).
+    async fn chunk_at<R: ReadFlash>(
+        &self,
+        flash: &mut R,
+        at: u32,
+        buffer: Option<&mut [u8]>,
+    ) -> Result<Chunk, R::Error> {
+        let erased = self.config.erased;
+        let mut header = [0u8; HEADER_SIZE];
+        Self::read_at(self, flash, at, &mut header).await?;
+        if header.iter().all(|&b| b == erased) {
+            return Ok(Chunk::Erased);
+        }
+        let [c0, c1, c2, c3, l0, l1, kind] = header;
+        let len = u32::from(u16::from_le_bytes([l0, l1]));
+        let start = at + HEADER;
+        if start + len > BLOCK {
+            return Ok(Chunk::Bad { torn: true });
+        }
+        let dest = match (self.state, kind) {
+            (_, FULL | FIRST) => Some(0),
+            (State::InRecord { len, .. }, MIDDLE | LAST) => Some(len as usize),
+            _ => None,
+        };
+        let mut copy = buffer
+            .zip(dest)
+            .and_then(|(buffer, dest)| buffer.get_mut(dest..dest.checked_add(len as usize)?));
+        let mut crc = checksum::crc32c(&[kind]);
+        let mut done = 0;
+        let mut last = erased;
+        while done < len {
+            let n = (len - done).min(PIECE as u32);
+            let mut piece = [0u8; PIECE];
+            let piece = piece.get_mut(..n as usize).unwrap_or_default();
+            Self::read_at(self, flash, start + done, piece).await?;
+            crc = checksum::extend(crc, piece);
+            if let Some(slot) = copy
+                .as_deref_mut()
+                .and_then(|c| c.get_mut(done as usize..(done + n) as usize))
+            {
+                slot.copy_from_slice(piece);
+            }
+            last = piece.last().copied().unwrap_or(erased);
+            done += n;
+        }
+        if checksum::mask(crc) != u32::from_le_bytes([c0, c1, c2, c3]) {
+            // Cut short if the chunk's last byte (its type byte, if empty) reads erased.
+            let torn = if len == 0 { kind } else { last } == erased;
+            return Ok(Chunk::Bad { torn });
+        }
+        Ok(Chunk::Good { kind, len })
+    }
+
+    /// The first well-formed fragment or resume marker from `from` on in the block: where,
+    /// and whether it is a marker.
+    async fn search_from<R: ReadFlash>(
+        &self,
+        flash: &mut R,
+        from: u32,
+    ) -> Result<Option<(u32, bool)>, R::Error> {
+        let mut at = from;
+        while at + HEADER <= BLOCK {
+            let mut header = [0u8; HEADER_SIZE];
+            Self::read_at(self, flash, at, &mut header).await?;
+            let [.., l0, l1, kind] = header;
+            let marker = kind == RESUME_TYPE && l0 == 0 && l1 == 0;
+            if ((FULL..=LAST).contains(&kind) || marker)
+                && let Chunk::Good { .. } = Self::chunk_at(self, flash, at, None).await?
+            {
+                return Ok(Some((at, marker)));
+            }
+            at += 1;
+        }
+        Ok(None)
+    }
+
+    /// The first byte at or after `from` in the block that is not erased.
+    async fn find_written<R: ReadFlash>(
+        &self,
+        flash: &mut R,
+        from: u32,
+    ) -> Result<Option<u32>, R::Error> {
+        let mut at = from;
+        while at < BLOCK {
+            let n = (BLOCK - at).min(PIECE as u32);
+            let mut piece = [0u8; PIECE];
+            let piece = piece.get_mut(..n as usize).unwrap_or_default();
+            Self::read_at(self, flash, at, piece).await?;
+            if let Some(i) = piece.iter().position(|&b| b != self.config.erased) {
+                return Ok(Some(at + i as u32));
+            }
+            at += n;
+        }
+        Ok(None)
+    }
+
+    /// Reads `out.len()` (at most 32) bytes at `at` in the current block, aligned to the
+    /// flash's `READ_SIZE`.
+    async fn read_at<R: ReadFlash>(
+        &self,
+        flash: &mut R,
+        at: u32,
+        out: &mut [u8],
+    ) -> Result<(), R::Error> {
+        let abs = self.config.start + self.region(at);
+        if R::READ_SIZE <= 1 {
+            return flash.read(abs, out).await;
+        }
+        let size = R::READ_SIZE.min(32) as u32;
+        let from = abs - abs % size;
+        let to = (abs + out.len() as u32).next_multiple_of(size);
+        let mut window = [0u8; WINDOW];
+        let window = window.get_mut(..(to - from) as usize).unwrap_or_default();
+        flash.read(from, window).await?;
+        let skip = (abs - from) as usize;
+        if let Some(bytes) = window.get(skip..skip + out.len()) {
+            out.copy_from_slice(bytes);
+        }
+        Ok(())
+    }
+}
+
+/// The walk's rules: what the chunks read mean.
+impl Walk {
+    /// A well-formed chunk of type `kind` at `at`, `len` bytes of payload (copied into the
+    /// buffer, of `room` bytes, if it is a fragment of a record that fits).
+    fn on_chunk(&mut self, kind: u8, at: u32, len: u32, room: usize) -> Option<FlashItem> {
+        if kind == RING_TYPE {
+            return None;
+        }
+        if self.state == State::Resync {
+            if kind == MIDDLE {
+                return None;
+            }
+            self.state = State::Idle;
+            if kind == LAST {
+                return None;
+            }
+        }
+        let at = self.region(at);
+        match (self.state, kind) {
+            (State::InRecord { offset, len: sofar }, MIDDLE | LAST) => {
+                let len = sofar + len;
+                if kind == LAST {
+                    self.state = State::Idle;
+                    return Some(whole(offset, len, room));
+                }
+                self.state = State::InRecord { offset, len };
+                None
+            }
+            (_, FULL) => {
+                let partial = self.drop_record_reported();
+                self.both(partial, whole(at, len, room))
+            }
+            (_, FIRST) => {
+                let partial = self.drop_record_reported();
+                self.state = State::InRecord { offset: at, len };
+                partial
+            }
+            // A resume marker: a record in progress was torn by a power cut.
+            (_, RESUME_TYPE) if len == 0 => {
+                self.drop_record();
+                None
+            }
+            // A fragment with no record in progress, or a type this log does not write.
+            _ => {
+                let partial = self.drop_record_reported();
+                let damage = FlashItem::Damage {
+                    offset: at,
+                    bytes: len + HEADER,
+                };
+                self.both(partial, damage)
+            }
+        }
+    }
+
+    /// `first`, if any, with `then` after it; else `then`.
+    fn both(&mut self, first: Option<FlashItem>, then: FlashItem) -> Option<FlashItem> {
+        if first.is_some() {
+            self.pending = Some(then);
+            return first;
+        }
+        Some(then)
+    }
+
+    /// Bytes from `at` up to the well-formed chunk at `next`: padding or a write torn by a
+    /// power cut if `silent` (the chunk is a resume marker, or the bytes are erased), damage
+    /// otherwise.
+    fn gap(&mut self, at: u32, next: u32, silent: bool) -> Option<FlashItem> {
+        self.pos = next;
+        self.drop_record();
+        (!silent).then(|| FlashItem::Damage {
+            offset: self.region(at),
+            bytes: next - at,
+        })
+    }
+
+    /// Drops a record in progress silently (a power cut).
+    fn drop_record(&mut self) {
+        if matches!(self.state, State::InRecord { .. }) {
+            self.state = State::Idle;
+        }
+    }
+
+    /// Drops a record in progress, reported as damage.
+    fn drop_record_reported(&mut self) -> Option<FlashItem> {
+        let State::InRecord { offset, len } = self.state else {
+            return None;
+        };
+        self.state = State::Idle;
+        Some(FlashItem::Damage { offset, bytes: len })
+    }
+
+    /// The region offset of `at` in the current block.
+    fn region(&self, at: u32) -> u32 {
+        self.index * BLOCK + at
+    }
+}
+
+/// A whole record of `len` bytes at `offset`, for a buffer of `room` bytes.
+fn whole(offset: u32, len: u32, room: usize) -> FlashItem {
+    if len as usize <= room {
+        FlashItem::Record {
+            offset,
+            len: len as usize,
+        }
+    } else {
+        FlashItem::Oversized { offset, len }
+    }
 }
 
 /// Reads the records of a flash log — a region in order, or a ring from its oldest block to
@@ -108,19 +620,7 @@ struct Deferred {
 #[derive(Debug)]
 pub struct WordReader<F> {
     flash: F,
-    config: FlashConfig,
-    order: Order,
-    /// Blocks begun so far; the current one's region index and whether it is the last.
-    blocks: u32,
-    index: u32,
-    last: bool,
-    /// Offset in the current block (`BLOCK_SIZE`: the next block is due).
-    pos: u32,
-    state: State,
-    deferred: Option<Deferred>,
-    /// An item found together with the one returned.
-    pending: Option<FlashItem>,
-    done: bool,
+    walk: Walk,
 }
 
 impl<F: ReadNorFlash> WordReader<F> {
@@ -130,463 +630,94 @@ impl<F: ReadNorFlash> WordReader<F> {
     /// # Errors
     /// A read error.
     pub fn open(mut flash: F, config: FlashConfig) -> Result<Self, F::Error> {
-        let order = if config.ring {
-            Order::ring(&mut flash, &config)?
-        } else {
-            Order::Region
-        };
-        Ok(Self {
-            flash,
-            config,
-            order,
-            blocks: 0,
-            index: 0,
-            last: false,
-            pos: BLOCK_SIZE as u32,
-            state: if config.ring {
-                State::Resync
-            } else {
-                State::Idle
-            },
-            deferred: None,
-            pending: None,
-            done: false,
-        })
-    }
-
-    /// For a ring: records aged out, begun before the oldest block the ring holds.
-    pub fn aged_out_records(&self) -> Option<u32> {
-        self.order.aged_out()
-    }
-
-    /// Gives back the flash.
-    pub fn into_inner(self) -> F {
-        self.flash
+        let walk = Walk::open_sync(&mut flash, config)?;
+        Ok(Self { flash, walk })
     }
 
     /// The next record (copied into `buffer`), damage report or oversized record; `None` at
     /// the log's end.
     ///
     /// # Errors
-    /// A read error; reading may go on after it.
+    /// A read error; the next call reads again from where it failed.
     pub fn next(&mut self, buffer: &mut [u8]) -> Result<Option<FlashItem>, F::Error> {
-        if let Some(item) = self.pending.take() {
-            return Ok(Some(item));
-        }
-        loop {
-            if self.done {
-                return Ok(None);
-            }
-            if self.pos as usize + HEADER_SIZE > BLOCK_SIZE {
-                // A trailer, or the block's end: the next block.
-                if let Some(item) = self.next_block()? {
-                    return Ok(Some(item));
-                }
-                continue;
-            }
-            let at = self.pos;
-            let dest = match (self.state, self.peek_kind(at)?) {
-                (_, Some(k)) if k == RecordType::Full as u8 || k == RecordType::First as u8 => {
-                    Some(0)
-                }
-                (State::InRecord { len, .. }, Some(k))
-                    if k == RecordType::Middle as u8 || k == RecordType::Last as u8 =>
-                {
-                    Some(len)
-                }
-                _ => None,
-            };
-            let chunk = self.chunk(at, dest.map(|d| (&mut *buffer, d)))?;
-            let item = match chunk {
-                Chunk::Good { kind, len } => {
-                    self.pos = at + HEADER_SIZE as u32 + len;
-                    self.on_chunk(kind, at, len, buffer.len())
-                }
-                Chunk::Erased => self.after_erased(at)?,
-                Chunk::Bad { torn } => self.bad(at, torn)?,
-            };
-            if let Some(item) = item {
-                return Ok(Some(item));
-            }
-        }
+        self.walk.next_item_sync(&mut self.flash, buffer)
     }
 
-    /// Loads the next block (judging bad bytes at the end of the one before); at the log's
-    /// end, marks it done. An item to return, if any.
-    fn next_block(&mut self) -> Result<Option<FlashItem>, F::Error> {
-        let Some((index, last)) = self.order.block(&self.config, self.blocks) else {
-            self.done = true;
-            // The log ends: bad bytes before are torn if they look it; a record in progress
-            // was torn.
-            self.state = State::Idle;
-            return Ok(self
-                .deferred
-                .take()
-                .and_then(|d| (!d.torn).then_some(d.damage())));
-        };
-        (self.blocks, self.index, self.last, self.pos) = (self.blocks + 1, index, last, 0);
-        let mut first = [0u8; crate::ring::RING_HEADER_SIZE];
-        self.read(0, &mut first)?;
-        if !self.order.holds(index, &first) {
-            // Nothing of this log: as if erased.
-            self.pos = BLOCK_SIZE as u32;
-        }
-        let Some(deferred) = self.deferred.take() else {
-            if self.pos != 0 {
-                return Ok(self.drop_record());
-            }
-            return Ok(None);
-        };
-        // After a ring header, if any: a resume marker says the bad bytes were torn.
-        let mut at = 0;
-        if self.pos == 0
-            && let Chunk::Good {
-                kind: RING_TYPE,
-                len,
-            } = self.chunk(0, None)?
-        {
-            at = HEADER_SIZE as u32 + len;
-        }
-        let torn = if self.pos == 0 {
-            match self.chunk(at, None)? {
-                Chunk::Good { kind, len } => kind == RESUME_TYPE && len == 0,
-                _ => deferred.torn,
-            }
-        } else {
-            deferred.torn
-        };
-        let dropped = self.drop_record();
-        Ok(if torn {
-            dropped
-        } else {
-            Some(deferred.damage())
-        })
+    /// For a ring: records aged out, begun before the oldest block the ring holds.
+    pub fn aged_out_records(&self) -> Option<u32> {
+        self.walk.order.aged_out()
     }
 
-    /// A well-formed chunk of type `kind` at `at`, `len` bytes of payload (copied into the
-    /// buffer, of `room` bytes, if it is a fragment of a record that fits).
-    fn on_chunk(&mut self, kind: u8, at: u32, len: u32, room: usize) -> Option<FlashItem> {
-        let offset = self.logical(at);
-        let chunk_bytes = u64::from(len) + HEADER_SIZE as u64;
-        let len = u64::from(len);
-        if kind == RING_TYPE {
-            return None;
-        }
-        if self.state == State::Resync {
-            if kind == RecordType::Middle as u8 {
-                return None;
-            }
-            self.state = State::Idle;
-            if kind == RecordType::Last as u8 {
-                return None;
-            }
-        }
-        let order = self.order;
-        let whole = |offset: u64, len: u64| {
-            let offset = order.region_offset(offset);
-            if len as usize <= room {
-                FlashItem::Record {
-                    offset,
-                    len: len as usize,
-                }
-            } else {
-                FlashItem::Oversized { offset, len }
-            }
-        };
-        match (self.state, kind) {
-            (State::InRecord { offset, len: sofar }, k)
-                if k == RecordType::Middle as u8 || k == RecordType::Last as u8 =>
-            {
-                let total = sofar + len;
-                if k == RecordType::Last as u8 {
-                    self.state = State::Idle;
-                    return Some(whole(offset, total));
-                }
-                self.state = State::InRecord { offset, len: total };
-                None
-            }
-            (_, k) if k == RecordType::Full as u8 || k == RecordType::First as u8 => {
-                let partial = self.drop_record_reported();
-                if k == RecordType::Full as u8 {
-                    let record = whole(offset, len);
-                    return match partial {
-                        Some(damage) => {
-                            self.pending = Some(record);
-                            Some(damage)
-                        }
-                        None => Some(record),
-                    };
-                }
-                self.state = State::InRecord { offset, len };
-                partial
-            }
-            // A resume marker: a record in progress was torn by a power cut.
-            (_, RESUME_TYPE) if len == 0 => self.drop_record(),
-            // A fragment with no record in progress, or a type this log does not write.
-            _ => {
-                let partial = self.drop_record_reported();
-                let damage = FlashItem::Damage {
-                    offset: self.order.region_offset(offset),
-                    bytes: chunk_bytes,
-                };
-                match partial {
-                    Some(first) => {
-                        self.pending = Some(damage);
-                        Some(first)
-                    }
-                    None => Some(damage),
-                }
-            }
-        }
-    }
-
-    /// Erased bytes where a chunk would start at `at`: padding before the next chunk, or the
-    /// end of what is written in the block.
-    fn after_erased(&mut self, at: u32) -> Result<Option<FlashItem>, F::Error> {
-        if let Some(next) = self.padding(at)? {
-            self.pos = next;
-            return Ok(self.drop_record());
-        }
-        let found = match self.find_written(at)? {
-            Some(_) => self.search(at + 1)?,
-            None => None,
-        };
-        match found {
-            Some((next, marker)) => Ok(self.gap(at, next, marker)),
-            None => {
-                // Erased bytes, then nothing that is a chunk: the rest of the block is skipped.
-                self.pos = BLOCK_SIZE as u32;
-                Ok(self.drop_record())
-            }
-        }
-    }
-
-    /// Erased bytes from `at` up to a well-formed chunk — the rest of a flash word a flush left
-    /// unprogrammed, or the words a reopened writer skipped: where that chunk starts. It
-    /// starts at the first byte not erased, or a few bytes before if its checksum begins with
-    /// bytes that read as erased.
-    fn padding(&mut self, at: u32) -> Result<Option<u32>, F::Error> {
-        let mut first = [0u8; 1];
-        self.read(at, &mut first)?;
-        if first[0] != self.config.erased {
-            return Ok(None);
-        }
-        let Some(written) = self.find_written(at)? else {
-            return Ok(None);
-        };
-        for back in 0..(written - at).min(HEADER_SIZE as u32) {
-            if let Chunk::Good { .. } = self.chunk(written - back, None)? {
-                return Ok(Some(written - back));
-            }
-        }
-        Ok(None)
-    }
-
-    /// A chunk at `at` that is not well-formed (`torn`: it looks cut short).
-    fn bad(&mut self, at: u32, torn: bool) -> Result<Option<FlashItem>, F::Error> {
-        if let Some(next) = self.padding(at)? {
-            self.pos = next;
-            return Ok(self.drop_record());
-        }
-        let torn = torn || self.torn_after_padding(at)?;
-        if self.state == State::Resync {
-            // Any chunk ends the resynchronisation, a bad one included (LevelDB's rule).
-            self.state = State::Idle;
-        }
-        if let Some((next, marker)) = self.search(at + 1)? {
-            return Ok(self.gap(at, next, marker));
-        }
-        let bytes = (BLOCK_SIZE as u32 - at).into();
-        let deferred = Deferred {
-            offset: self.order.region_offset(self.logical(at)),
-            bytes,
-            torn,
-        };
-        self.pos = BLOCK_SIZE as u32;
-        if self.last {
-            // The log ends here: torn if it looks it, else damage.
-            self.done = true;
-            self.state = State::Idle;
-            return Ok((!torn).then_some(deferred.damage()));
-        }
-        // The next block tells.
-        self.deferred = Some(deferred);
-        Ok(None)
-    }
-
-    /// Bad bytes from `at` up to the well-formed chunk at `next`: torn if that is a resume
-    /// marker, damage otherwise.
-    fn gap(&mut self, at: u32, next: u32, marker: bool) -> Option<FlashItem> {
-        self.pos = next;
-        let dropped = self.drop_record();
-        if marker {
-            return dropped;
-        }
-        Some(FlashItem::Damage {
-            offset: self.order.region_offset(self.logical(at)),
-            bytes: u64::from(next - at),
-        })
-    }
-
-    /// Whether, after erased padding at `at`, the chunk there looks cut short: it starts at the
-    /// first byte not erased, or up to 6 bytes before (the block reader's rule).
-    fn torn_after_padding(&mut self, at: u32) -> Result<bool, F::Error> {
-        let mut first = [0u8; 1];
-        self.read(at, &mut first)?;
-        if first[0] != self.config.erased {
-            return Ok(false);
-        }
-        let Some(written) = self.find_written(at)? else {
-            return Ok(false);
-        };
-        for back in 0..=(written - at).min(HEADER_SIZE as u32 - 1) {
-            if let Chunk::Bad { torn: true } = self.chunk(written - back, None)? {
-                return Ok(true);
-            }
-        }
-        Ok(false)
-    }
-
-    /// Drops a record in progress silently (a power cut).
-    fn drop_record(&mut self) -> Option<FlashItem> {
-        if matches!(self.state, State::InRecord { .. }) {
-            self.state = State::Idle;
-        }
-        None
-    }
-
-    /// Drops a record in progress, reported as damage.
-    fn drop_record_reported(&mut self) -> Option<FlashItem> {
-        let State::InRecord { offset, len } = self.state else {
-            return None;
-        };
-        self.state = State::Idle;
-        Some(FlashItem::Damage {
-            offset: self.order.region_offset(offset),
-            bytes: len,
-        })
-    }
-
-    /// The logical offset of `at` in the current block.
-    fn logical(&self, at: u32) -> u64 {
-        u64::from(self.blocks.saturating_sub(1)) * BLOCK_SIZE as u64 + u64::from(at)
-    }
-
-    /// The type byte of the header at `at`, if one can be read there.
-    fn peek_kind(&mut self, at: u32) -> Result<Option<u8>, F::Error> {
-        let mut header = [0u8; HEADER_SIZE];
-        self.read(at, &mut header)?;
-        Ok(Some(header[HEADER_SIZE - 1]))
-    }
-
-    /// The chunk at `at`: its payload checked (and copied into `copy`'s buffer at its offset,
-    /// where it fits).
-    fn chunk(&mut self, at: u32, copy: Option<(&mut [u8], u64)>) -> Result<Chunk, F::Error> {
-        let erased = self.config.erased;
-        let mut header = [0u8; HEADER_SIZE];
-        self.read(at, &mut header)?;
-        if header.iter().all(|&b| b == erased) {
-            return Ok(Chunk::Erased);
-        }
-        let [c0, c1, c2, c3, l0, l1, kind] = header;
-        let len = u32::from(u16::from_le_bytes([l0, l1]));
-        let start = at + HEADER_SIZE as u32;
-        if (start + len) as usize > BLOCK_SIZE {
-            return Ok(Chunk::Bad { torn: true });
-        }
-        let mut copy = copy.and_then(|(buffer, offset)| {
-            let offset = usize::try_from(offset).ok()?;
-            buffer.get_mut(offset..offset.checked_add(len as usize)?)
-        });
-        let mut crc = checksum::crc32c(&[kind]);
-        let mut done = 0;
-        let mut last = erased;
-        while done < len {
-            let n = (len - done).min(PIECE as u32);
-            let mut piece = [0u8; PIECE];
-            let piece = piece.get_mut(..n as usize).unwrap_or_default();
-            self.read(start + done, piece)?;
-            crc = checksum::extend(crc, piece);
-            if let Some(slot) = copy
-                .as_deref_mut()
-                .and_then(|c| c.get_mut(done as usize..(done + n) as usize))
-            {
-                slot.copy_from_slice(piece);
-            }
-            last = piece.last().copied().unwrap_or(erased);
-            done += n;
-        }
-        if checksum::mask(crc) != u32::from_le_bytes([c0, c1, c2, c3]) {
-            // Cut short if the chunk's last byte (its type byte, if empty) reads erased.
-            let torn = if len == 0 {
-                kind == erased
-            } else {
-                last == erased
-            };
-            return Ok(Chunk::Bad { torn });
-        }
-        Ok(Chunk::Good { kind, len })
-    }
-
-    /// The first well-formed fragment or resume marker from `from` on in the block: where,
-    /// and whether it is a marker.
-    fn search(&mut self, from: u32) -> Result<Option<(u32, bool)>, F::Error> {
-        let mut at = from;
-        while at as usize + HEADER_SIZE <= BLOCK_SIZE {
-            let mut header = [0u8; HEADER_SIZE];
-            self.read(at, &mut header)?;
-            let kind = header[HEADER_SIZE - 1];
-            let fragment = (RecordType::Full as u8..=RecordType::Last as u8).contains(&kind);
-            let marker = kind == RESUME_TYPE && header[4] == 0 && header[5] == 0;
-            if (fragment || marker)
-                && let Chunk::Good { .. } = self.chunk(at, None)?
-            {
-                return Ok(Some((at, marker)));
-            }
-            at += 1;
-        }
-        Ok(None)
-    }
-
-    /// The first byte at or after `from` in the block that is not erased.
-    fn find_written(&mut self, from: u32) -> Result<Option<u32>, F::Error> {
-        let mut at = from;
-        while (at as usize) < BLOCK_SIZE {
-            let n = (BLOCK_SIZE as u32 - at).min(PIECE as u32);
-            let mut piece = [0u8; PIECE];
-            let piece = piece.get_mut(..n as usize).unwrap_or_default();
-            self.read(at, piece)?;
-            if let Some(i) = piece.iter().position(|&b| b != self.config.erased) {
-                return Ok(Some(at + i as u32));
-            }
-            at += n;
-        }
-        Ok(None)
-    }
-
-    /// Reads `out.len()` (at most 32) bytes at `at` in the current block, aligned to the
-    /// flash's `READ_SIZE`.
-    fn read(&mut self, at: u32, out: &mut [u8]) -> Result<(), F::Error> {
-        let size = F::READ_SIZE.clamp(1, 32) as u32;
-        let abs = self.config.start + self.index * BLOCK_SIZE as u32 + at;
-        let from = abs - abs % size;
-        let to = (abs + out.len() as u32).next_multiple_of(size);
-        let mut window = [0u8; WINDOW];
-        let window = window.get_mut(..(to - from) as usize).unwrap_or_default();
-        self.flash.read(from, window)?;
-        let skip = (abs - from) as usize;
-        if let Some(bytes) = window.get(skip..skip + out.len()) {
-            out.copy_from_slice(bytes);
-        }
-        Ok(())
+    /// Gives back the flash.
+    pub fn into_inner(self) -> F {
+        self.flash
     }
 }
 
-impl Deferred {
-    fn damage(self) -> FlashItem {
-        FlashItem::Damage {
-            offset: self.offset,
-            bytes: self.bytes,
-        }
+/// [`WordReader`] over an async flash driver (feature `embedded-storage-async`): the same
+/// reader — one implementation, awaited here, run to completion there — returning the same
+/// items.
+///
+/// A future of this reader dropped before it completes is harmless: the reader changes its
+/// state only after the reads each step needs, so the next call reads again from the same
+/// place.
+///
+/// ```
+/// # #[cfg(not(feature = "mock-flash"))] fn main() {}
+/// # #[cfg(feature = "mock-flash")]
+/// # fn main() -> Result<(), logfmt_core::flash::FlashError<logfmt_core::flash::MockError>> {
+/// use logfmt_core::flash::{AsyncWordReader, AsyncWordWriter, FlashConfig, FlashItem, MockFlash};
+/// use logfmt_core::BLOCK_SIZE;
+///
+/// # embassy_futures::block_on(async {
+/// let (mut memory, mut programmed) = (vec![0xFFu8; 2 * BLOCK_SIZE], vec![false; BLOCK_SIZE / 4]);
+/// let mut flash = MockFlash::<8, 4096>::new(&mut memory, &mut programmed, 0xFF).unwrap();
+/// let config = FlashConfig::new(0, 2 * BLOCK_SIZE as u32).ring();
+/// let mut writer = AsyncWordWriter::open(&mut flash, config).await?;
+/// writer.add_record(b"temperature=21.5").await?;
+/// writer.flush().await?;
+/// let mut reader = AsyncWordReader::open(&mut flash, config).await.map_err(logfmt_core::flash::FlashError::Flash)?;
+/// let mut buffer = [0u8; 64];
+/// let Some(FlashItem::Record { len, .. }) = reader.next(&mut buffer).await.unwrap() else { panic!() };
+/// assert_eq!(&buffer[..len], b"temperature=21.5");
+/// assert_eq!(reader.next(&mut buffer).await.unwrap(), None);
+/// # Ok(())
+/// # })
+/// # }
+/// ```
+#[cfg(feature = "embedded-storage-async")]
+#[derive(Debug)]
+pub struct AsyncWordReader<F> {
+    flash: F,
+    walk: Walk,
+}
+
+#[cfg(feature = "embedded-storage-async")]
+impl<F: embedded_storage_async::nor_flash::ReadNorFlash> AsyncWordReader<F> {
+    /// A reader of the log in region `config` of `flash`, as [`WordReader::open`].
+    ///
+    /// # Errors
+    /// A read error.
+    pub async fn open(mut flash: F, config: FlashConfig) -> Result<Self, F::Error> {
+        let walk = Walk::open_async(&mut flash, config).await?;
+        Ok(Self { flash, walk })
+    }
+
+    /// The next record, damage report or oversized record, as [`WordReader::next`].
+    ///
+    /// # Errors
+    /// A read error; the next call reads again from where it failed.
+    pub async fn next(&mut self, buffer: &mut [u8]) -> Result<Option<FlashItem>, F::Error> {
+        self.walk.next_item_async(&mut self.flash, buffer).await
+    }
+
+    /// For a ring: records aged out, as [`WordReader::aged_out_records`].
+    pub fn aged_out_records(&self) -> Option<u32> {
+        self.walk.order.aged_out()
+    }
+
+    /// Gives back the flash.
+    pub fn into_inner(self) -> F {
+        self.flash
     }
 }

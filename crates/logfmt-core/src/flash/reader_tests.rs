@@ -74,7 +74,7 @@ fn word_reader<const W: usize>(flash: &mut MockFlash<'_, W, 4096>, config: Flash
     while let Some(item) = reader.next(&mut buffer).expect("reads") {
         match item {
             FlashItem::Record { offset, len } => {
-                records.push((logical(offset), buffer[..len].to_vec()));
+                records.push((logical(offset.into()), buffer[..len].to_vec()));
             }
             other => {
                 if std::env::var("DEBUG_READERS").is_ok() {

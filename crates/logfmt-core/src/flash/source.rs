@@ -54,7 +54,7 @@ impl<F: ReadNorFlash, B: BorrowMut<[u8; BLOCK_SIZE]>> FlashSource<F, B> {
     /// # Errors
     /// A read error.
     pub fn ring(mut flash: F, config: FlashConfig, buffer: B) -> Result<Self, F::Error> {
-        let order = Order::ring(&mut flash, &config)?;
+        let order = super::order::find_ring_sync(&mut flash, &config)?;
         Ok(Self {
             flash,
             config,
