@@ -275,6 +275,13 @@ pub(crate) fn run(check: bool) -> Result {
             );
             let _ = writeln!(
                 out,
+                "    async: AsyncWordReader {} (over a reference to the simulated flash), its \
+                 next future {}",
+                q("size_of AsyncWordReader"),
+                q("size_of next_future")
+            );
+            let _ = writeln!(
+                out,
                 "  stack high-water marks (stack painting under QEMU mps2-an386, the size probe's code):"
             );
             for (key, what) in [
@@ -295,6 +302,10 @@ pub(crate) fn run(check: bool) -> Result {
                 (
                     "stack async_append",
                     "async: open + add_record + flush (block_on), a ring wrapping",
+                ),
+                (
+                    "stack async_read",
+                    "async: open + next (block_on), the whole ring",
                 ),
             ] {
                 let value = v(key).map_or_else(|| "?".to_owned(), |b| format!("{b} B"));

@@ -10,7 +10,9 @@ use core::mem::size_of;
 use cortex_m_rt::entry;
 use cortex_m_semihosting::hprintln;
 use embedded_storage::nor_flash::NorFlash;
-use logfmt_core::flash::{AsyncWordWriter, FlashConfig, MockFlash, WordReader, WordWriter};
+use logfmt_core::flash::{
+    AsyncWordReader, AsyncWordWriter, FlashConfig, MockFlash, WordReader, WordWriter,
+};
 use logfmt_core::{BLOCK_SIZE, Writer};
 use logfmt_firmware::harness::{core_name, exit};
 use logfmt_firmware::probe;
@@ -119,4 +121,37 @@ fn async_writer(scratch: &mut [u8], memory: &'static mut [u8], programmed: &'sta
     });
     hprintln!("probe: size_of add_record_future {}", sizes.0);
     hprintln!("probe: size_of flush_future {}", sizes.1);
+    async_reader(scratch, &mut flash, config);
+}
+
+/// The async reader (`AsyncWordReader`, driven by `block_on`) over the ring the async writer
+/// left: its state, its `next` future's size and its stack high-water mark for reading the
+/// whole ring.
+fn async_reader(scratch: &mut [u8], flash: &mut MockFlash<'static, 8, 4096>, config: FlashConfig) {
+    hprintln!(
+        "probe: size_of AsyncWordReader {}",
+        size_of::<AsyncWordReader<&mut MockFlash<'static, 8, 4096>>>()
+    );
+    let mut records = 0u32;
+    let stack = high_water(&mut || {
+        let run = async {
+            let mut reader = AsyncWordReader::open(&mut *flash, config).await?;
+            while let Some(item) = reader.next(scratch).await? {
+                records += u32::from(matches!(item, logfmt_core::flash::FlashItem::Record { .. }));
+            }
+            Ok::<_, logfmt_core::flash::MockError>(())
+        };
+        let _ = black_box(embassy_futures::block_on(run));
+    });
+    hprintln!("probe: stack async_read {stack}");
+    hprintln!("probe: async_read records={records}");
+    let _ = embassy_futures::block_on(async {
+        let mut reader = AsyncWordReader::open(&mut *flash, config).await?;
+        let next = reader.next(scratch);
+        hprintln!(
+            "probe: size_of next_future {}",
+            core::mem::size_of_val(&next)
+        );
+        next.await.map(|_| ())
+    });
 }

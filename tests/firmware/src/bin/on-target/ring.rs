@@ -3,9 +3,13 @@
 //! power cuts in programs and erases with the small-RAM `WordWriter` and the async
 //! `AsyncWordWriter` (run by `embassy-futures`). Every ring is read back with the library's
 //! ring reader: `FlashSource::ring` under a `Reader` told the erased value and that the log
-//! starts mid-way.
+//! starts mid-way, and the small-RAM `WordReader` and `AsyncWordReader`, which must agree.
 
-use logfmt_core::flash::{FlashConfig, FlashError, FlashSource, MockError, MockFlash, PowerCut};
+use embassy_futures::block_on;
+use logfmt_core::flash::{
+    AsyncWordReader, FlashConfig, FlashError, FlashItem, FlashSource, MockError, MockFlash,
+    PowerCut, WordReader,
+};
 use logfmt_core::ring::Ring;
 use logfmt_core::{BLOCK_SIZE, HEADER_SIZE, Item, ReadOptions, Reader};
 use logfmt_firmware::harness::TestResult;
@@ -91,8 +95,45 @@ struct RingRead {
     aged_out: Option<u32>,
 }
 
+impl RingRead {
+    /// Takes in a record read at `offset`: it must be the one after the last, as written (with
+    /// `lengths`), and come before any damage report.
+    fn record(&mut self, data: &[u8], offset: u64, lengths: Lengths) -> Result<(), Fail> {
+        ensure!(
+            self.tail_reports == 0,
+            "damage reported before the record at {offset}"
+        );
+        let Some(i) = data
+            .get(..4)
+            .and_then(|b| <[u8; 4]>::try_from(b).ok())
+            .map(u32::from_le_bytes)
+        else {
+            fail!("a {}-byte record at {offset} was never written", data.len());
+        };
+        if self.count == 0 {
+            self.first = i;
+        }
+        ensure!(
+            i == self.first.wrapping_add(self.count),
+            "record {i} read after record {} (a gap, or out of order)",
+            self.first.wrapping_add(self.count).wrapping_sub(1)
+        );
+        let same = data.len() == record_len(i, lengths)
+            && data
+                .iter()
+                .enumerate()
+                .all(|(j, &b)| b == record_byte(i, j));
+        ensure!(same, "record {i} at {offset} is not the one written");
+        self.count += 1;
+        Ok(())
+    }
+}
+
 /// Reads the ring in region `config` of `flash` back: the records must be consecutive ones,
-/// each as written (with `lengths`); damage may be reported only after the last record.
+/// each as written (with `lengths`); damage may be reported only after the last record. The
+/// block reader's result, checked against the small-RAM readers': `WordReader` and
+/// `AsyncWordReader` (run by `embassy-futures`) read the same records and report damage at
+/// the end alike.
 fn read_ring<const E: usize>(
     flash: &mut MockFlash<'_, WRITE, E>,
     config: FlashConfig,
@@ -113,49 +154,87 @@ fn read_ring<const E: usize>(
     let options = ReadOptions::new()
         .erased(Some(config.erased))
         .starts_mid_log(true);
-    let mut reader = Reader::with_options(source, scratch, &options);
+    let mut reader = Reader::with_options(source, &mut *scratch, &options);
     loop {
-        let item = match reader.next() {
-            Ok(Some(item)) => item,
+        match reader.next() {
+            Ok(Some(Item::Record(r))) => read.record(r.data, r.offset, lengths)?,
+            Ok(Some(_)) => read.tail_reports += 1,
             Ok(None) => break,
             Err(e) => fail!("read error {e:?}"),
-        };
-        let Item::Record(r) = item else {
-            read.tail_reports += 1;
-            continue;
-        };
-        ensure!(
-            read.tail_reports == 0,
-            "damage reported before the record at {}",
-            r.offset
-        );
-        let Some(i) = r
-            .data
-            .get(..4)
-            .and_then(|b| <[u8; 4]>::try_from(b).ok())
-            .map(u32::from_le_bytes)
-        else {
-            fail!(
-                "a {}-byte record at {} was never written",
-                r.data.len(),
-                r.offset
-            );
-        };
-        if read.count == 0 {
-            read.first = i;
         }
+    }
+    for asynchronous in [false, true] {
+        let small = read_small(flash, config, lengths, scratch, asynchronous)?;
         ensure!(
-            i == read.first.wrapping_add(read.count),
-            "record {i} read after record {} (a gap, or out of order)",
-            read.first.wrapping_add(read.count).wrapping_sub(1)
+            (
+                small.first,
+                small.count,
+                small.tail_reports > 0,
+                small.aged_out
+            ) == (read.first, read.count, read.tail_reports > 0, read.aged_out),
+            "the small-RAM reader (async: {asynchronous}) read records {}..{} ({} reports at \
+             the end), the block reader {}..{} ({})",
+            small.first,
+            small.first + small.count,
+            small.tail_reports,
+            read.first,
+            read.first + read.count,
+            read.tail_reports
         );
-        let same = r.data.len() == record_len(i, lengths)
-            && r.data
-                .iter()
-                .enumerate()
-                .all(|(j, &b)| b == record_byte(i, j));
-        ensure!(same, "record {i} at {} is not the one written", r.offset);
-        read.count += 1;
+    }
+    Ok(read)
+}
+
+/// Reads the ring back with `WordReader`, or `AsyncWordReader`, into `scratch`.
+fn read_small<const E: usize>(
+    flash: &mut MockFlash<'_, WRITE, E>,
+    config: FlashConfig,
+    lengths: Lengths,
+    scratch: &mut [u8],
+    asynchronous: bool,
+) -> Result<RingRead, Fail> {
+    let mut read = RingRead {
+        first: 0,
+        count: 0,
+        tail_reports: 0,
+        ring: None,
+        aged_out: None,
+    };
+    let take = |read: &mut RingRead, item: Option<FlashItem>, scratch: &[u8]| match item {
+        Some(FlashItem::Record { offset, len }) => {
+            let data = scratch.get(..len).unwrap_or_default();
+            read.record(data, offset.into(), lengths)
+        }
+        Some(_) => {
+            read.tail_reports += 1;
+            Ok(())
+        }
+        None => Ok(()),
+    };
+    if asynchronous {
+        let Ok(mut reader) = block_on(AsyncWordReader::open(&mut *flash, config)) else {
+            fail!("AsyncWordReader: the ring's headers cannot be read");
+        };
+        read.aged_out = reader.aged_out_records();
+        loop {
+            match block_on(reader.next(scratch)) {
+                Ok(None) => break,
+                Ok(item) => take(&mut read, item, scratch)?,
+                Err(e) => fail!("AsyncWordReader: read error {e:?}"),
+            }
+        }
+    } else {
+        let Ok(mut reader) = WordReader::open(&mut *flash, config) else {
+            fail!("WordReader: the ring's headers cannot be read");
+        };
+        read.aged_out = reader.aged_out_records();
+        loop {
+            match reader.next(scratch) {
+                Ok(None) => break,
+                Ok(item) => take(&mut read, item, scratch)?,
+                Err(e) => fail!("WordReader: read error {e:?}"),
+            }
+        }
     }
     Ok(read)
 }
