@@ -297,7 +297,11 @@ pub mod software {
     }
 
     /// CRC-32C of `a ‖ data`, given `crc = crc32c(a)`.
+    ///
+    /// Never inlined: in firmware, one copy of the loop serves every caller (measured by
+    /// `cargo xtask size`; the host's hardware path is elsewhere).
     #[must_use]
+    #[inline(never)]
     pub fn extend(crc: u32, data: &[u8]) -> u32 {
         #[cfg(not(any(feature = "crc-no-table", feature = "crc-table-16k")))]
         {

@@ -21,7 +21,22 @@
 //!   records not flushed never reach the flash.
 //!
 //! Both put exactly the same bytes on the flash for the same records, flushes and reopenings
-//! (a property test holds them to it), so everything below holds for each. The layout policy
+//! (a property test holds them to it), so everything below holds for each.
+//!
+//! # Two readers, one set of rules
+//!
+//! - [`WordReader`] needs no block buffer (about 100 bytes of state): it reads each chunk
+//!   straight from the flash into the caller's record buffer, in 32-byte reads.
+//!   `AsyncWordReader` (feature `embedded-storage-async`) is the same reader over an async
+//!   flash driver: one source, its reading steps written once as `async` code, from which
+//!   `maybe-async-cfg` makes the blocking copy (plain code, no futures). A read error, or an
+//!   async read dropped before it completes, changes nothing: the next call reads again from
+//!   the same place.
+//! - [`FlashSource`] gives a [`Reader`](crate::Reader) the region's blocks (a ring's from its
+//!   oldest), read into a 32 KiB buffer: the host's and the tools' path.
+//!
+//! Both return the same records at the same offsets and report damage alike (a property test
+//! and the on-target ring tests hold them to it). The layout policy
 //! (chunks, padding, the marker: `layout`) and the resume policy (where a reopened log
 //! continues: `resume`) are kept apart from the I/O mechanics (staging, erasing, programming).
 //!

@@ -71,7 +71,9 @@ fn word_reader<const W: usize>(flash: &mut MockFlash<'_, W, 4096>, config: Flash
     let mut buffer = std::vec![0u8; 1 << 20];
     let mut records = Vec::new();
     let mut damage = 0;
+    let mut items = Vec::new();
     while let Some(item) = reader.next(&mut buffer).expect("reads") {
+        items.push(item);
         match item {
             FlashItem::Record { offset, len } => {
                 records.push((logical(offset.into()), buffer[..len].to_vec()));
@@ -83,6 +85,21 @@ fn word_reader<const W: usize>(flash: &mut MockFlash<'_, W, 4096>, config: Flash
                 damage += 1
             }
         }
+    }
+    #[cfg(feature = "embedded-storage-async")]
+    {
+        // The async reader, the same source: the same items.
+        let items_async = embassy_futures::block_on(async {
+            let mut reader = super::AsyncWordReader::open(&mut *flash, config)
+                .await
+                .expect("reads");
+            let mut items = Vec::new();
+            while let Some(item) = reader.next(&mut buffer).await.expect("reads") {
+                items.push(item);
+            }
+            items
+        });
+        assert_eq!(items, items_async, "the async reader's items");
     }
     (records, damage)
 }
