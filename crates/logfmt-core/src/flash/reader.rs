@@ -386,18 +386,17 @@ impl Walk {
         let mut crc = checksum::crc32c(&[kind]);
         let mut done = 0;
         let mut last = erased;
+        let mut scratch = [0u8; PIECE];
         while done < len {
             let n = (len - done).min(PIECE as u32);
-            let mut piece = [0u8; PIECE];
-            let piece = piece.get_mut(..n as usize).unwrap_or_default();
+            // Read into the record where it is copied, else into the scratch piece.
+            let range = done as usize..(done + n) as usize;
+            let piece = match copy.as_deref_mut().and_then(|c| c.get_mut(range)) {
+                Some(slot) => slot,
+                None => scratch.get_mut(..n as usize).unwrap_or_default(),
+            };
             Self::read_at(self, flash, start + done, piece).await?;
             crc = checksum::extend(crc, piece);
-            if let Some(slot) = copy
-                .as_deref_mut()
-                .and_then(|c| c.get_mut(done as usize..(done + n) as usize))
-            {
-                slot.copy_from_slice(piece);
-            }
             last = piece.last().copied().unwrap_or(erased);
             done += n;
         }
