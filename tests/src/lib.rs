@@ -217,7 +217,9 @@ pub fn read_source<S: BlockSource>(
     buffer_len: usize,
 ) -> Outcome<S::Error> {
     let mut buffer = vec![0u8; buffer_len];
-    let mut reader = Reader::with_options(source, &mut buffer, options);
+    // The model reads as LevelDB does: packs are chunks of an unknown type.
+    let options = options.clone().read_packs(false);
+    let mut reader = Reader::with_options(source, &mut buffer, &options);
     let mut outcome = Outcome {
         items: Vec::new(),
         errors: Vec::new(),
@@ -232,6 +234,7 @@ pub fn read_source<S: BlockSource>(
             },
             Ok(Some(Item::Corruption(c))) => Seen::Drop(c),
             Ok(Some(Item::Oversized(o))) => Seen::Oversized(o),
+            Ok(Some(Item::Coded(pack))) => panic!("a pack read at {}", pack.offset),
             Err(e) => {
                 outcome.errors.push(e);
                 assert!(outcome.errors.len() <= 8, "the reader keeps failing");
@@ -272,7 +275,9 @@ pub fn read_log(log: &[u8]) -> Outcome<Infallible> {
 /// # Panics
 /// On a protocol violation.
 pub fn read_fragments<S: BlockSource>(source: S, options: &ReadOptions) -> Outcome<S::Error> {
-    let mut reader = FragmentReader::with_options(source, options);
+    // As LevelDB reads: packs are chunks of an unknown type (as in `read_source`).
+    let options = options.clone().read_packs(false);
+    let mut reader = FragmentReader::with_options(source, &options);
     let mut outcome = Outcome {
         items: Vec::new(),
         errors: Vec::new(),

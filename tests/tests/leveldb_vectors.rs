@@ -106,6 +106,7 @@ fn read_all(log: &[u8]) -> Vec<Seen> {
                 reason: c.kind.to_string(),
             }),
             Item::Oversized(o) => panic!("unexpected oversized record {o:?}"),
+            Item::Coded(pack) => panic!("unexpected coded pack {pack:?}"),
         }
     }
     seen

@@ -83,6 +83,7 @@ fn tailing_resumes_inside_a_dropped_block() {
                 Item::Record(r) => format!("record {:?}", String::from_utf8_lossy(r.data)),
                 Item::Corruption(c) => format!("drop {} at {}", c.bytes, c.offset),
                 Item::Oversized(o) => format!("{o:?}"),
+                Item::Coded(pack) => format!("{pack:?}"),
             });
         }
         if round == 0 {
@@ -129,6 +130,7 @@ fn tailing_initial_offset_past_the_current_end() {
                 ),
                 Item::Corruption(c) => format!("drop {} at {}", c.bytes, c.offset),
                 Item::Oversized(o) => format!("{o:?}"),
+                Item::Coded(pack) => format!("{pack:?}"),
             });
         }
         if round == 0 {

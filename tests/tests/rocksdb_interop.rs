@@ -304,6 +304,7 @@ fn read_core(
             Item::Record(r) => records.push(r.data.to_vec()),
             Item::Corruption(c) => drops.push(c),
             Item::Oversized(o) => panic!("{o:?}"),
+            Item::Coded(pack) => panic!("{pack:?}"),
         }
     }
     (records, drops, reader.end())

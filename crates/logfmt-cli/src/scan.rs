@@ -128,6 +128,7 @@ mod tests {
                 Item::Record(r) => seen.push(Seen::Record(r.offset, r.data.to_vec())),
                 Item::Corruption(c) => seen.push(Seen::Drop(c.into())),
                 Item::Oversized(o) => panic!("{o:?}"),
+                Item::Coded(pack) => panic!("{pack:?}"),
             }
         }
         seen

@@ -59,6 +59,9 @@ pub struct ChunkRules {
     /// Chunks of unknown types with bit 7 set are [`ChunkClass::Ignorable`] (RocksDB) rather
     /// than [`ChunkClass::Unknown`]. Default `false` (LevelDB).
     pub skip_ignorable: bool,
+    /// Read pack chunks as packs ([`ReadOptions::read_packs`]); else they are of an unknown
+    /// type.
+    pub packs: bool,
 }
 
 impl Default for ChunkRules {
@@ -68,6 +71,7 @@ impl Default for ChunkRules {
             format: ChunkFormat::Decided(Format::Legacy),
             erased: None,
             skip_ignorable: false,
+            packs: true,
         }
     }
 }
@@ -79,6 +83,8 @@ impl Default for ChunkRules {
 pub enum ChunkClass {
     /// A fragment of a logical record.
     Fragment(FragmentKind),
+    /// A fragment of a [pack](crate::pack): a logical record holding many records.
+    Pack(FragmentKind),
     /// A legacy fragment type in a recyclable log: dropped and reported
     /// ([`CorruptionKind::UnexpectedFormat`](crate::CorruptionKind::UnexpectedFormat)).
     OtherFormat,
@@ -112,6 +118,7 @@ impl ChunkRules {
             format: ChunkFormat::from(options.format),
             erased: options.erased,
             skip_ignorable: options.skip_ignorable_types,
+            packs: options.read_packs,
         }
     }
 
@@ -139,6 +146,13 @@ impl ChunkRules {
         }
         let known = RecordType::try_from(record_type).ok();
         match known.and_then(|t| Some((t, t.fragment_kind()?))) {
+            // Packs live in legacy logs only: their 7-byte header carries no log number, so
+            // in a recycled file a stale pack could not be told from a new one.
+            Some((t, kind)) if t.is_pack() => match self.format {
+                _ if !self.packs => ChunkClass::Unknown,
+                ChunkFormat::Decided(Format::Recyclable { .. }) => ChunkClass::OtherFormat,
+                _ => ChunkClass::Pack(kind),
+            },
             Some((t, kind)) => match self.format {
                 ChunkFormat::Undecided { .. } => ChunkClass::Fragment(kind),
                 ChunkFormat::Decided(format) => {
@@ -166,7 +180,7 @@ impl ChunkRules {
         };
         let Some(t) = RecordType::try_from(record_type)
             .ok()
-            .filter(|t| t.fragment_kind().is_some())
+            .filter(|t| t.fragment_kind().is_some() && (self.packs || !t.is_pack()))
         else {
             return false;
         };

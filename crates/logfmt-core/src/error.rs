@@ -35,6 +35,15 @@ pub enum CorruptionKind {
     /// A chunk of the other format: a legacy chunk in a recyclable log ("unexpected legacy
     /// record type N in recyclable log").
     UnexpectedFormat(u8),
+    /// A [pack](crate::pack) whose checksums hold but whose body does not (a writer's bug, or
+    /// a forged pack): the records not read from it are lost ("bad pack (why): N records
+    /// lost"). logfmt's own kind: LevelDB has no packs.
+    BadPack {
+        /// What is wrong with it.
+        error: crate::pack::PackError,
+        /// Its records not returned.
+        lost: u32,
+    },
 }
 
 impl fmt::Display for CorruptionKind {
@@ -52,6 +61,7 @@ impl fmt::Display for CorruptionKind {
             Self::UnexpectedFormat(t) => {
                 write!(f, "unexpected legacy record type {t} in recyclable log")
             }
+            Self::BadPack { error, lost } => write!(f, "bad pack ({error}): {lost} records lost"),
         }
     }
 }
@@ -98,6 +108,9 @@ pub enum WriteError<E> {
     /// [`Writer::pad_to`](crate::Writer::pad_to) was given an alignment that is not a power of
     /// two up to the block size.
     BadAlignment,
+    /// [`Writer::add_pack`](crate::Writer::add_pack) in a recyclable log: packs are written in
+    /// legacy logs only (see [`pack`](crate::pack)).
+    PackInRecyclableLog,
 }
 
 impl<E: fmt::Display> fmt::Display for WriteError<E> {
@@ -110,6 +123,7 @@ impl<E: fmt::Display> fmt::Display for WriteError<E> {
             Self::BadAlignment => {
                 f.write_str("padding alignment must be a power of two no larger than a block")
             }
+            Self::PackInRecyclableLog => f.write_str("packs are written in legacy logs only"),
         }
     }
 }
@@ -118,7 +132,7 @@ impl<E: core::error::Error + 'static> core::error::Error for WriteError<E> {
     fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
         match self {
             Self::Sink(e) => Some(e),
-            Self::Poisoned | Self::BadAlignment => None,
+            Self::Poisoned | Self::BadAlignment | Self::PackInRecyclableLog => None,
         }
     }
 }
@@ -134,7 +148,7 @@ impl<E: embedded_io::Error + 'static> embedded_io::Error for WriteError<E> {
         match self {
             Self::Sink(e) => e.kind(),
             Self::Poisoned => embedded_io::ErrorKind::Other,
-            Self::BadAlignment => embedded_io::ErrorKind::InvalidInput,
+            Self::BadAlignment | Self::PackInRecyclableLog => embedded_io::ErrorKind::InvalidInput,
         }
     }
 }

@@ -63,7 +63,7 @@ pub const RESUME_TYPE: u8 = 0xB1;
 pub const RING_TYPE: u8 = 0xB0;
 
 /// The chunk types of the format, as numbered by LevelDB's `log_format.h` (1–4) and RocksDB's
-/// recyclable extension (5–8).
+/// recyclable extension (5–8), and logfmt's packs (`0x51`–`0x54`, see [`pack`](crate::pack)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[repr(u8)]
@@ -86,6 +86,16 @@ pub enum RecordType {
     RecyclableMiddle = 7,
     /// Recyclable [`Last`](Self::Last).
     RecyclableLast = 8,
+    /// A whole [pack](crate::pack) of records in one chunk (logfmt's type: 7-byte header, bit
+    /// 7 clear, so that LevelDB's and RocksDB's readers report it as an unknown type rather
+    /// than drop it silently).
+    PackFull = 0x51,
+    /// The first fragment of a pack.
+    PackFirst = 0x52,
+    /// An interior fragment of a pack.
+    PackMiddle = 0x53,
+    /// The last fragment of a pack.
+    PackLast = 0x54,
 }
 
 impl RecordType {
@@ -104,20 +114,42 @@ impl RecordType {
         }
     }
 
+    /// The pack type for a fragment at `position`: a pack record is cut into chunks exactly as
+    /// types 1–4 cut a record.
+    #[must_use]
+    pub const fn for_pack(position: FragmentKind) -> Self {
+        match position {
+            FragmentKind::Full => Self::PackFull,
+            FragmentKind::First => Self::PackFirst,
+            FragmentKind::Middle => Self::PackMiddle,
+            FragmentKind::Last => Self::PackLast,
+        }
+    }
+
     /// Where a chunk of this type sits in its logical record, or `None` for [`Zero`](Self::Zero).
     #[must_use]
     pub const fn fragment_kind(self) -> Option<FragmentKind> {
         match self {
             Self::Zero => None,
-            Self::Full | Self::RecyclableFull => Some(FragmentKind::Full),
-            Self::First | Self::RecyclableFirst => Some(FragmentKind::First),
-            Self::Middle | Self::RecyclableMiddle => Some(FragmentKind::Middle),
-            Self::Last | Self::RecyclableLast => Some(FragmentKind::Last),
+            Self::Full | Self::RecyclableFull | Self::PackFull => Some(FragmentKind::Full),
+            Self::First | Self::RecyclableFirst | Self::PackFirst => Some(FragmentKind::First),
+            Self::Middle | Self::RecyclableMiddle | Self::PackMiddle => Some(FragmentKind::Middle),
+            Self::Last | Self::RecyclableLast | Self::PackLast => Some(FragmentKind::Last),
         }
     }
 
+    /// Whether chunks of this type carry a [pack](crate::pack) of records.
+    #[must_use]
+    pub const fn is_pack(self) -> bool {
+        matches!(
+            self,
+            Self::PackFull | Self::PackFirst | Self::PackMiddle | Self::PackLast
+        )
+    }
+
     /// The type's name as tools print it: `FULL`, `FIRST`, `MIDDLE`, `LAST`, `RECYCLABLE_FULL`,
-    /// `RECYCLABLE_FIRST`, `RECYCLABLE_MIDDLE`, `RECYCLABLE_LAST`, `ZERO`.
+    /// `RECYCLABLE_FIRST`, `RECYCLABLE_MIDDLE`, `RECYCLABLE_LAST`, `PACK_FULL`, `PACK_FIRST`,
+    /// `PACK_MIDDLE`, `PACK_LAST`, `ZERO`.
     ///
     /// ```
     /// use logfmt_core::RecordType;
@@ -136,6 +168,10 @@ impl RecordType {
             Self::RecyclableFirst => "RECYCLABLE_FIRST",
             Self::RecyclableMiddle => "RECYCLABLE_MIDDLE",
             Self::RecyclableLast => "RECYCLABLE_LAST",
+            Self::PackFull => "PACK_FULL",
+            Self::PackFirst => "PACK_FIRST",
+            Self::PackMiddle => "PACK_MIDDLE",
+            Self::PackLast => "PACK_LAST",
         }
     }
 
@@ -167,6 +203,10 @@ impl TryFrom<u8> for RecordType {
             6 => Self::RecyclableFirst,
             7 => Self::RecyclableMiddle,
             8 => Self::RecyclableLast,
+            0x51 => Self::PackFull,
+            0x52 => Self::PackFirst,
+            0x53 => Self::PackMiddle,
+            0x54 => Self::PackLast,
             other => return Err(other),
         })
     }

@@ -19,6 +19,9 @@ pub struct Fragment<'a> {
     /// Where the fragment sits in its record: a record starts with `Full` or `First` and is
     /// complete after `Full` or `Last`.
     pub kind: FragmentKind,
+    /// The record is a [pack](crate::pack) of records (once whole, read them with
+    /// [`Pack::parse`](crate::pack::Pack::parse)).
+    pub pack: bool,
     /// File offset of the record's first chunk (LevelDB's `LastRecordOffset` once complete).
     pub record_offset: u64,
     /// File offset of this fragment's chunk header.
@@ -210,6 +213,7 @@ impl<S: BlockSource> FragmentReader<S> {
     pub(crate) fn fragment(&self, raw: RawFragment) -> Fragment<'_> {
         Fragment {
             kind: raw.kind,
+            pack: raw.pack,
             record_offset: raw.record_offset,
             chunk_offset: raw.chunk_offset,
             end: raw.end,

@@ -21,12 +21,15 @@ pub mod flash;
 pub mod format;
 mod fragments;
 mod options;
+pub mod pack;
 mod reader;
 pub mod ring;
 mod skip;
 mod source;
 mod writer;
 
+#[cfg(test)]
+mod pack_tests;
 #[cfg(test)]
 mod tests;
 

@@ -6,7 +6,8 @@ use crate::format::{ChunkFormat, Format};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum ReadFormat {
-    /// LevelDB's 7-byte headers, types 1–4; any other type is an unknown type, exactly as
+    /// LevelDB's 7-byte headers, types 1–4 (and logfmt's packs, `0x51`–`0x54`, unless
+    /// [`ReadOptions::read_packs`] is off); any other type is an unknown type, exactly as
     /// LevelDB reports it.
     #[default]
     Legacy,
@@ -68,6 +69,9 @@ pub struct ReadOptions {
     /// for forward-compatible extensions (a record in progress is dropped silently). Default
     /// `false`: every unknown type is reported, as LevelDB does.
     pub skip_ignorable_types: bool,
+    /// Read [packs](crate::pack) (types `0x51`–`0x54`, logfmt's own) as the records they hold.
+    /// Default `true`; `false` reads them as LevelDB does, as chunks of an unknown type.
+    pub read_packs: bool,
     /// The erased value of a flash image (`0xFF` for NOR flash, `0x00` for inverted parts): a
     /// header made only of it means nothing was written from there to the end of its block, and
     /// is skipped without a report (a record it interrupts was torn by a power cut and is
@@ -116,6 +120,7 @@ impl Default for ReadOptions {
             initial_offset: 0,
             format: ReadFormat::Legacy,
             skip_ignorable_types: false,
+            read_packs: true,
             erased: None,
             resync_after_zeros: false,
             #[cfg(feature = "std")]
@@ -127,7 +132,8 @@ impl Default for ReadOptions {
 }
 
 impl ReadOptions {
-    /// The defaults (LevelDB's behaviour).
+    /// The defaults: LevelDB's behaviour (with logfmt's [packs](crate::pack) read as the
+    /// records they hold).
     #[must_use]
     pub fn new() -> Self {
         Self::default()
@@ -158,6 +164,13 @@ impl ReadOptions {
     #[must_use]
     pub fn skip_ignorable_types(mut self, skip: bool) -> Self {
         self.skip_ignorable_types = skip;
+        self
+    }
+
+    /// Sets [`read_packs`](Self::read_packs).
+    #[must_use]
+    pub fn read_packs(mut self, read: bool) -> Self {
+        self.read_packs = read;
         self
     }
 

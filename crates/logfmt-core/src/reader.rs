@@ -1,22 +1,43 @@
 //! The record reader: whole logical records, LevelDB's `log::Reader`.
 
+use core::ops::Range;
+
 use crate::assembler::{Assembler, Assembly, SliceRoom};
 use crate::decoder::Step;
-use crate::error::Corruption;
+use crate::error::{Corruption, CorruptionKind};
 use crate::format::{ChunkFormat, HOT_PATHS};
 use crate::fragments::FragmentReader;
 use crate::options::{LogEnd, ReadOptions};
+use crate::pack::{self, Pack};
 use crate::source::{BlockSource, SliceSource};
 
 /// A logical record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct Record<'a> {
-    /// File offset of the record's first chunk (LevelDB's `LastRecordOffset`).
+    /// File offset of the record's first chunk (LevelDB's `LastRecordOffset`); for a record
+    /// from a [pack](crate::pack), the pack's.
     pub offset: u64,
-    /// File offset just past the record's last chunk (RocksDB's `LastRecordEnd`).
+    /// File offset just past the record's last chunk (RocksDB's `LastRecordEnd`); for a record
+    /// from a pack, the pack's.
     pub end: u64,
+    /// For a record from a pack, its index in the pack (from 0); `None` for a plain record.
+    pub index: Option<u32>,
     /// The payload.
+    pub data: &'a [u8],
+}
+
+/// A pack whose body is coded with a codec this reader does not decode (zstd: `logfmt-std`
+/// decodes it): its payload, for the caller to decode and read with
+/// [`pack::records_in`](crate::pack::records_in).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct CodedPack<'a> {
+    /// File offset of the pack's first chunk.
+    pub offset: u64,
+    /// File offset just past its last chunk.
+    pub end: u64,
+    /// The pack's payload (parse it with [`Pack::parse`]).
     pub data: &'a [u8],
 }
 
@@ -43,6 +64,51 @@ pub enum Item<'a> {
     /// A valid record larger than the buffer, skipped. Not a corruption: LevelDB would have
     /// returned it.
     Oversized(Oversized),
+    /// A pack with a coded (compressed) body: the caller decodes it.
+    Coded(CodedPack<'a>),
+}
+
+/// Where the body of the pack being read lies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Place {
+    /// In the current block (a pack in one chunk).
+    Block,
+    /// In the buffer (a pack assembled from fragments).
+    Buffer,
+}
+
+/// What [`Reader::unpack`] took from the pack being read.
+#[derive(Debug)]
+enum Unpacked {
+    /// A record.
+    Record(UnpackedRecord),
+    /// The pack does not hold together: the rest is lost.
+    Bad(Corruption),
+    /// The pack is read to its end.
+    Done,
+}
+
+/// A record of a pack, located.
+#[derive(Debug)]
+struct UnpackedRecord {
+    offset: u64,
+    end: u64,
+    index: u32,
+    place: Place,
+    data: Range<usize>,
+}
+
+/// The pack whose records are being returned.
+#[derive(Debug, Clone)]
+struct Unpacking {
+    offset: u64,
+    end: u64,
+    place: Place,
+    /// What is left of its body.
+    body: Range<usize>,
+    count: u32,
+    /// The index of the next record.
+    index: u32,
 }
 
 /// Reads whole logical records, with exactly the records, offsets and drop reports of LevelDB's
@@ -78,6 +144,7 @@ pub enum Item<'a> {
 pub struct Reader<'b, S> {
     inner: FragmentReader<S>,
     assembler: Assembler<SliceRoom<'b>>,
+    unpacking: Option<Unpacking>,
 }
 
 impl<'a, 'b> Reader<'b, SliceSource<'a>> {
@@ -98,6 +165,7 @@ impl<'b, S: BlockSource> Reader<'b, S> {
         Self {
             inner: FragmentReader::with_options(source, options),
             assembler: Assembler::new(SliceRoom::new(buffer)),
+            unpacking: None,
         }
     }
 
@@ -112,9 +180,17 @@ impl<'b, S: BlockSource> Reader<'b, S> {
     )]
     #[inline]
     pub fn next(&mut self) -> Result<Option<Item<'_>>, S::Error> {
-        if HOT_PATHS && let Some((range, offset, end)) = self.inner.fast_full() {
+        if HOT_PATHS
+            && self.unpacking.is_none()
+            && let Some((range, offset, end)) = self.inner.fast_full()
+        {
             let data = self.inner.source.block().get(range).unwrap_or_default();
-            return Ok(Some(Item::Record(Record { offset, end, data })));
+            return Ok(Some(Item::Record(Record {
+                offset,
+                end,
+                index: None,
+                data,
+            })));
         }
         self.next_slow()
     }
@@ -124,29 +200,55 @@ impl<'b, S: BlockSource> Reader<'b, S> {
     #[cfg_attr(not(target_os = "none"), inline(never))]
     fn next_slow(&mut self) -> Result<Option<Item<'_>>, S::Error> {
         loop {
+            if self.unpacking.is_some() {
+                match self.unpack() {
+                    Unpacked::Done => continue,
+                    Unpacked::Bad(corruption) => return Ok(Some(Item::Corruption(corruption))),
+                    Unpacked::Record(record) => {
+                        let data = self.bytes(record.place, record.data);
+                        return Ok(Some(Item::Record(Record {
+                            offset: record.offset,
+                            end: record.end,
+                            index: Some(record.index),
+                            data,
+                        })));
+                    }
+                }
+            }
             let Some(step) = self.inner.next_step()? else {
                 return Ok(None);
             };
             match step {
                 Step::Fragment(raw) => {
-                    let (offset, end) = (raw.record_offset, raw.end);
+                    let (offset, end, pack) = (raw.record_offset, raw.end, raw.pack);
                     let assembly = self
                         .assembler
                         .push(raw.kind, self.inner.fragment(raw.clone()).data);
-                    match assembly {
-                        Assembly::Whole => {
-                            let data = self.inner.fragment(raw).data;
-                            return Ok(Some(Item::Record(Record { offset, end, data })));
-                        }
-                        Assembly::Pending => {}
-                        Assembly::Complete => {
-                            let data = self.assembler.record();
-                            return Ok(Some(Item::Record(Record { offset, end, data })));
-                        }
+                    let (place, range) = match assembly {
+                        Assembly::Whole => (Place::Block, raw.payload),
+                        Assembly::Pending => continue,
+                        Assembly::Complete => (Place::Buffer, 0..self.assembler.record().len()),
                         Assembly::Overflowed { len } => {
                             return Ok(Some(Item::Oversized(Oversized { offset, end, len })));
                         }
+                    };
+                    if pack && let Some(corruption) = self.open_pack(offset, end, place, &range) {
+                        return Ok(Some(Item::Corruption(corruption)));
                     }
+                    if self.unpacking.is_some() {
+                        continue;
+                    }
+                    let data = self.bytes(place, range);
+                    return Ok(Some(if pack {
+                        Item::Coded(CodedPack { offset, end, data })
+                    } else {
+                        Item::Record(Record {
+                            offset,
+                            end,
+                            index: None,
+                            data,
+                        })
+                    }));
                 }
                 Step::Aborted { report, .. } => {
                     self.assembler.abort();
@@ -159,6 +261,81 @@ impl<'b, S: BlockSource> Reader<'b, S> {
                 Step::NeedBlock | Step::SkipInput(_) | Step::Pending | Step::Eof => {
                     return Ok(None);
                 }
+            }
+        }
+    }
+
+    /// Bytes `range` of the current block or of the buffer.
+    fn bytes(&self, place: Place, range: Range<usize>) -> &[u8] {
+        let bytes = match place {
+            Place::Block => self.inner.source.block(),
+            Place::Buffer => self.assembler.record(),
+        };
+        bytes.get(range).unwrap_or_default()
+    }
+
+    /// A whole pack at `range` of `place`: a stored one is read from the next call on; a coded
+    /// one is left for the caller; one that does not parse is reported.
+    fn open_pack(
+        &mut self,
+        offset: u64,
+        end: u64,
+        place: Place,
+        range: &Range<usize>,
+    ) -> Option<Corruption> {
+        let data = self.bytes(place, range.clone());
+        match Pack::parse(data) {
+            Ok(parsed) if parsed.codec() == pack::STORED => {
+                let body = range.end - parsed.body().len()..range.end;
+                self.unpacking = Some(Unpacking {
+                    offset,
+                    end,
+                    place,
+                    body,
+                    count: parsed.count(),
+                    index: 0,
+                });
+                None
+            }
+            Ok(_) => None,
+            Err(error) => Some(bad_pack(offset, data.len(), error, 0)),
+        }
+    }
+
+    /// Takes the next record of the pack being read, or the report that ends it.
+    fn unpack(&mut self) -> Unpacked {
+        let Some(unpacking) = self.unpacking.clone() else {
+            return Unpacked::Done;
+        };
+        let body = self.bytes(unpacking.place, unpacking.body.clone());
+        let mut records = pack::records_from(body, unpacking.count, unpacking.index);
+        let next = records
+            .next()
+            .map(|next| next.map(|(index, data)| (index, data.len())));
+        let (rest, body_len) = (records.rest().len(), body.len());
+        let Some(next) = next else {
+            self.unpacking = None;
+            return Unpacked::Done;
+        };
+        match next {
+            Ok((index, len)) => {
+                let start = unpacking.body.end - rest - len;
+                if let Some(state) = self.unpacking.as_mut() {
+                    state.body.start = unpacking.body.end - rest;
+                    state.index = index + 1;
+                }
+                Unpacked::Record(UnpackedRecord {
+                    offset: unpacking.offset,
+                    end: unpacking.end,
+                    index,
+                    place: unpacking.place,
+                    data: start..start + len,
+                })
+            }
+            Err(error) => {
+                self.unpacking = None;
+                let lost = unpacking.count - unpacking.index;
+                Unpacked::Bad(bad_pack(unpacking.offset, body_len, error, lost))
             }
         }
     }
@@ -204,5 +381,15 @@ impl<'b, S: BlockSource> Reader<'b, S> {
     /// Gives back the source.
     pub fn into_inner(self) -> S {
         self.inner.into_inner()
+    }
+}
+
+/// The report of a pack whose body does not hold together: `bytes` of it dropped, `lost`
+/// records.
+fn bad_pack(offset: u64, bytes: usize, error: pack::PackError, lost: u32) -> Corruption {
+    Corruption {
+        offset,
+        bytes: bytes as u64,
+        kind: CorruptionKind::BadPack { error, lost },
     }
 }

@@ -45,6 +45,7 @@ fn read(log: &[u8], options: &ReadOptions) -> (Vec<Seen>, Option<LogEnd>) {
             Item::Record(r) => Seen::Record(r.offset, r.data.to_vec()),
             Item::Corruption(c) => Seen::Drop(c.offset, c.bytes, c.kind),
             Item::Oversized(o) => Seen::Oversized(o.offset),
+            Item::Coded(pack) => Seen::Oversized(pack.offset),
         });
     }
     (seen, reader.end())

@@ -139,6 +139,8 @@ struct Layout {
     format: Format,
     /// CRC-32C of each fragment kind's type byte (and log number, for recyclable chunks).
     prefix_crc: [u32; 4],
+    /// The records being laid out are packs (types `0x51`–`0x54`).
+    pack: bool,
 }
 
 /// Where a [`Layout`] puts its blocks.
@@ -175,6 +177,7 @@ impl Layout {
             position: options.start,
             format: options.format,
             prefix_crc,
+            pack: false,
         }
     }
 
@@ -248,6 +251,15 @@ impl Layout {
             offset,
             end: self.position,
         })
+    }
+
+    /// A [pack](crate::pack) record: laid out as `add` lays out a record, in the pack types.
+    /// The caller checks the log is a legacy one.
+    fn add_pack<T: Blocks>(&mut self, out: &mut T, pack: &[u8]) -> Result<Written, T::Error> {
+        self.pack = true;
+        let written = self.add(out, pack);
+        self.pack = false;
+        written
     }
 
     /// LevelDB's `AddRecord`.
@@ -331,12 +343,21 @@ impl Layout {
         };
         if let Some(chunk) = block.get_mut(start..start + header_size + payload.len()) {
             let (head, body) = chunk.split_at_mut(header_size);
-            let prefix = self.prefix_crc[kind as usize];
+            let record_type = if self.pack {
+                RecordType::for_pack(kind)
+            } else {
+                RecordType::for_fragment(kind, recyclable)
+            };
+            let prefix = if self.pack {
+                checksum::crc32c(&[record_type as u8])
+            } else {
+                self.prefix_crc[kind as usize]
+            };
             let crc = checksum::mask(checksum::extend_copy(prefix, payload, body));
             let mut header = [0u8; RECYCLABLE_HEADER_SIZE];
             header[..4].copy_from_slice(&crc.to_le_bytes());
             header[4..6].copy_from_slice(&(payload.len() as u16).to_le_bytes());
-            header[6] = RecordType::for_fragment(kind, recyclable) as u8;
+            header[6] = record_type as u8;
             header[7..11].copy_from_slice(&log_number.to_le_bytes());
             if let Some(header) = header.get(..header_size) {
                 head.copy_from_slice(header);
@@ -475,6 +496,49 @@ impl<S: Sink, B: BorrowMut<[u8; BLOCK_SIZE]>> Writer<S, B> {
         }
         let (layout, mut blocks) = self.parts();
         layout.add(&mut blocks, data)
+    }
+
+    /// Appends a [pack](crate::pack) record: `pack` is a pack's payload (a
+    /// [`PackBuffer`](crate::pack::PackBuffer)'s bytes), laid out as
+    /// [`add_record`](Self::add_record) lays out a record, in the pack types. Readers of this
+    /// crate return its records one by one.
+    ///
+    /// ```
+    /// use logfmt_core::pack::PackBuffer;
+    /// use logfmt_core::{FnSink, Item, Reader, Writer, BLOCK_SIZE};
+    ///
+    /// let mut log = Vec::new();
+    /// let mut block = [0u8; BLOCK_SIZE];
+    /// let sink = FnSink(|b: &[u8]| { log.extend_from_slice(b); Ok::<_, core::convert::Infallible>(()) });
+    /// let mut writer = Writer::new(sink, &mut block);
+    /// let mut pack = PackBuffer::<256>::new();
+    /// for sample in [&b"t=21.5"[..], b"t=21.6", b"t=21.4"] {
+    ///     pack.push(sample)?;
+    /// }
+    /// writer.add_pack(pack.as_bytes())?;
+    /// writer.flush()?;
+    /// drop(writer);
+    /// assert_eq!(log.len(), 7 + 5 + 3 * 7); // one header, the pack's 5, three samples
+    ///
+    /// let mut scratch = [0u8; 1024];
+    /// let mut reader = Reader::from_slice(&log, &mut scratch);
+    /// let Some(Item::Record(r)) = reader.next()? else { panic!() };
+    /// assert_eq!((r.offset, r.index, r.data), (0, Some(0), &b"t=21.5"[..]));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`WriteError::PackInRecyclableLog`] in a recyclable log; as for
+    /// [`add_record`](Self::add_record).
+    pub fn add_pack(&mut self, pack: &[u8]) -> Result<Written, WriteError<S::Error>> {
+        if self.poisoned {
+            return Err(WriteError::Poisoned);
+        }
+        if self.layout.format != Format::Legacy {
+            return Err(WriteError::PackInRecyclableLog);
+        }
+        let (layout, mut blocks) = self.parts();
+        layout.add_pack(&mut blocks, pack)
     }
 
     /// Pads the log so that its length is a multiple of `align` (a power of two up to
@@ -704,6 +768,21 @@ impl<'a> SliceWriter<'a> {
         self.room(self.layout.end_after(data.len()))?;
         let (layout, mut blocks) = self.parts();
         layout.add(&mut blocks, data).map_err(|e| match e {})
+    }
+
+    /// Appends a [pack](crate::pack) record, as [`Writer::add_pack`] does.
+    ///
+    /// # Errors
+    /// [`WriteError::PackInRecyclableLog`] in a recyclable log; [`WriteError::Sink`] with
+    /// [`BufferFull`] if it does not fit (nothing is written then).
+    pub fn add_pack(&mut self, pack: &[u8]) -> Result<Written, WriteError<BufferFull>> {
+        if self.layout.format != Format::Legacy {
+            return Err(WriteError::PackInRecyclableLog);
+        }
+        self.room(self.layout.end_after(pack.len()))
+            .map_err(WriteError::Sink)?;
+        let (layout, mut blocks) = self.parts();
+        layout.add_pack(&mut blocks, pack).map_err(|e| match e {})
     }
 
     /// Pads the log to a multiple of `align`, as [`Writer::pad_to`] does.

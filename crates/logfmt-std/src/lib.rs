@@ -147,6 +147,7 @@
 //!         Item::Record(record) => records.push((record.offset, record.data.len())),
 //!         Item::Corruption(corruption) => eprintln!("{corruption}"),
 //!         Item::Oversized(oversized) => eprintln!("skipped {} bytes", oversized.len),
+//!         Item::Coded(pack) => eprintln!("a compressed pack at {}", pack.offset),
 //!     }
 //! }
 //! assert_eq!(records, [(0, 5), (12, 40_000)]);

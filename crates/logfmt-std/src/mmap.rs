@@ -133,7 +133,11 @@ pub struct MappedRecord<'m> {
     pub offset: u64,
     /// File offset just past its last chunk.
     pub end: u64,
-    /// The payload: a slice of the map for a record in one chunk, a copy for a fragmented one.
+    /// For a record from a [pack](logfmt_core::pack), its index in the pack (the offsets are
+    /// the pack's); `None` for a plain record.
+    pub index: Option<u32>,
+    /// The payload: a slice of the map for a record in one chunk (or in a pack in one chunk),
+    /// a copy for a fragmented one.
     pub data: Cow<'m, [u8]>,
 }
 
@@ -179,11 +183,10 @@ impl<'m> Iterator for MappedRecords<'m> {
             Ok(None) => None,
             Ok(Some(Entry::Damage(damage))) => Some(Ok(MappedEntry::Damage(damage))),
             Ok(Some(Entry::Record(record))) => {
-                // A record in one chunk is the map's bytes just before its end.
-                let start = record.end.saturating_sub(record.data.len() as u64);
-                let in_map = usize::try_from(start)
-                    .ok()
-                    .and_then(|start| map.get(start..start + record.data.len()))
+                // A record in one chunk (or in a pack in one chunk) lies in the map.
+                let start = (record.data.as_ptr() as usize).checked_sub(map.as_ptr() as usize);
+                let in_map = start
+                    .and_then(|start| map.get(start..start.checked_add(record.data.len())?))
                     .filter(|slice| std::ptr::eq(slice.as_ptr(), record.data.as_ptr()));
                 let data = match in_map {
                     Some(slice) => Cow::Borrowed(slice),
@@ -192,6 +195,7 @@ impl<'m> Iterator for MappedRecords<'m> {
                 Some(Ok(MappedEntry::Record(MappedRecord {
                     offset: record.offset,
                     end: record.end,
+                    index: record.index,
                     data,
                 })))
             }

@@ -5,6 +5,7 @@ use std::collections::VecDeque;
 use std::ops::Range;
 
 use logfmt_core::assembler::{Assembler, Assembly, Room};
+use logfmt_core::pack::{self, Pack, PackError};
 use logfmt_core::{
     BLOCK_SIZE, BlockSource, ChunkFormat, CorruptionKind, Event, FragmentKind, FragmentReader,
     LogEnd, Oversized, ReadFormat, ReadOptions, Record, SkipKind,
@@ -135,16 +136,40 @@ enum Step {
         offset: u64,
         end: u64,
         payload: Range<usize>,
+        pack: bool,
     },
     /// A record assembled in the buffer.
     Assembled {
         offset: u64,
         end: u64,
+        pack: bool,
     },
     /// A record longer than the limit: not assembled.
     Oversized(Oversized),
     Damage(Damage),
     Done,
+}
+
+/// Where the body of the pack being read lies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Place {
+    /// In the current block (a pack in one chunk).
+    Block,
+    /// In the assembler's buffer.
+    Buffer,
+}
+
+/// The pack whose records are being returned.
+#[derive(Debug, Clone)]
+struct Unpacking {
+    offset: u64,
+    end: u64,
+    place: Place,
+    /// What is left of its body.
+    body: Range<usize>,
+    count: u32,
+    /// The index of the next record.
+    index: u32,
 }
 
 /// Reads whole records and applies a [`RecoveryMode`]: LevelDB's reader, plus policy.
@@ -161,7 +186,10 @@ enum Step {
 /// - in a recyclable log (RocksDB's), the end of this use of a recycled file is found even
 ///   when the stale bytes of the earlier use do not start at a chunk boundary (see below);
 /// - [`next_bounded`](Self::next_bounded) assembles records only up to a limit, for reading
-///   records of any size in bounded memory.
+///   records of any size in bounded memory;
+/// - the records of a [pack](logfmt_core::pack) are returned one by one, each with its index
+///   ([`Record::index`]); a pack that does not hold together is damage
+///   ([`CorruptionKind::BadPack`], under the recovery mode), with the records it loses.
 ///
 /// **Recycled files.** RocksDB reuses obsolete log files without truncating them: after a
 /// crash, the records of the new use are followed by the bytes of the earlier use. Where the
@@ -229,8 +257,11 @@ pub struct LogReader<S> {
     last_clean: Option<u64>,
     /// Since `last_clean`, the log held more than block trailers and ignorable chunks.
     written_since_clean: bool,
-    /// A record in one chunk, held back while a damage before it is reported.
-    held: Option<(u64, u64, Range<usize>)>,
+    /// A record in one chunk (and whether it is a pack), held back while a damage before it
+    /// is reported.
+    held: Option<(u64, u64, Range<usize>, bool)>,
+    /// The pack being read, record by record.
+    unpacking: Option<Unpacking>,
     tail: Option<Damage>,
     ending: Option<Ending>,
     records: u64,
@@ -277,6 +308,7 @@ impl<S: BlockSource> LogReader<S> {
             last_clean: from_start.then_some(0),
             written_since_clean: false,
             held: None,
+            unpacking: None,
             tail: None,
             ending: None,
             records: 0,
@@ -337,11 +369,43 @@ impl<S: BlockSource> LogReader<S> {
     ) -> Result<Option<Bounded<'_>>, ReadError<S::Error>> {
         self.assembler.room_mut().limit = limit;
         loop {
+            if self.unpacking.is_some() {
+                match self.unpack()? {
+                    Some(Step::Single {
+                        offset,
+                        end,
+                        payload,
+                        ..
+                    }) => {
+                        let Some(unpacking) = &self.unpacking else {
+                            continue;
+                        };
+                        let index = unpacking.index - 1;
+                        let data = match unpacking.place {
+                            Place::Block => self.inner.get_ref().block(),
+                            Place::Buffer => self.assembler.record(),
+                        };
+                        return Ok(Some(Bounded::Record(Record {
+                            offset,
+                            end,
+                            index: Some(index),
+                            data: data.get(payload).unwrap_or_default(),
+                        })));
+                    }
+                    Some(Step::Damage(damage)) => return Ok(Some(Bounded::Damage(damage))),
+                    Some(Step::Done) => return Ok(None),
+                    Some(_) | None => continue,
+                }
+            }
             let step = match self.pending.pop_front() {
                 // Already through the recycled-file check.
                 Some(step) => step,
                 None => {
-                    if let Some((offset, end, payload)) = self.held.take() {
+                    if let Some((offset, end, payload, pack)) = self.held.take() {
+                        if pack {
+                            self.open_pack(offset, end, Place::Block, payload)?;
+                            continue;
+                        }
                         return Ok(Some(self.single(offset, end, payload).into()));
                     }
                     let step = self.step()?;
@@ -360,14 +424,124 @@ impl<S: BlockSource> LogReader<S> {
                     offset,
                     end,
                     payload,
+                    pack: true,
+                } => self.open_pack(offset, end, Place::Block, payload)?,
+                Step::Single {
+                    offset,
+                    end,
+                    payload,
+                    pack: false,
                 } => return Ok(Some(self.single(offset, end, payload).into())),
-                Step::Assembled { offset, end } => {
+                Step::Assembled {
+                    offset,
+                    end,
+                    pack: true,
+                } => {
+                    let len = self.assembler.record().len();
+                    self.open_pack(offset, end, Place::Buffer, 0..len)?;
+                }
+                Step::Assembled {
+                    offset,
+                    end,
+                    pack: false,
+                } => {
                     return Ok(Some(Bounded::Record(Record {
                         offset,
                         end,
+                        index: None,
                         data: self.assembler.record(),
                     })));
                 }
+            }
+        }
+    }
+
+    /// A whole pack at `range` of `place`: its records are returned from the next step on (a
+    /// pack that does not parse, or whose codec is not read here, is damage, held in
+    /// `pending`).
+    fn open_pack(
+        &mut self,
+        offset: u64,
+        end: u64,
+        place: Place,
+        range: Range<usize>,
+    ) -> Result<(), ReadError<S::Error>> {
+        let bytes = match place {
+            Place::Block => self.inner.get_ref().block(),
+            Place::Buffer => self.assembler.record(),
+        };
+        let data = bytes.get(range.clone()).unwrap_or_default();
+        let error = match Pack::parse(data) {
+            Ok(parsed) if parsed.codec() == pack::STORED => {
+                self.unpacking = Some(Unpacking {
+                    offset,
+                    end,
+                    place,
+                    body: range.end - parsed.body().len()..range.end,
+                    count: parsed.count(),
+                    index: 0,
+                });
+                return Ok(());
+            }
+            Ok(parsed) => (PackError::UnknownCodec(parsed.codec()), parsed.count()),
+            Err(error) => (error, 0),
+        };
+        let damage = bad_pack(offset, data.len(), error.0, error.1);
+        let step = self.damage(damage)?;
+        self.pending.push_front(step);
+        Ok(())
+    }
+
+    /// Takes the next record of the pack being read (a `Single` step locating it, the
+    /// pack's `index` moved past it), or the damage (under the recovery mode) that ends it;
+    /// `None` once it is read to its end.
+    fn unpack(&mut self) -> Result<Option<Step>, ReadError<S::Error>> {
+        let Some(unpacking) = self.unpacking.clone() else {
+            return Ok(None);
+        };
+        let bytes = match unpacking.place {
+            Place::Block => self.inner.get_ref().block(),
+            Place::Buffer => self.assembler.record(),
+        };
+        let body = bytes.get(unpacking.body.clone()).unwrap_or_default();
+        let mut records = pack::records_in(body, unpacking.count - unpacking.index);
+        let next = records.next().map(|next| next.map(|(_, data)| data.len()));
+        let rest = records.rest().len();
+        let body_len = body.len();
+        match next {
+            None => {
+                self.unpacking = None;
+                Ok(None)
+            }
+            Some(Ok(len)) => {
+                let start = unpacking.body.end - rest - len;
+                if let Some(state) = self.unpacking.as_mut() {
+                    state.body.start = unpacking.body.end - rest;
+                    state.index += 1;
+                }
+                self.records += 1;
+                Ok(Some(Step::Single {
+                    offset: unpacking.offset,
+                    end: unpacking.end,
+                    payload: start..start + len,
+                    pack: false,
+                }))
+            }
+            Some(Err(error)) => {
+                self.unpacking = None;
+                let error = match error {
+                    // Counted from this record on: its index in the pack.
+                    PackError::BadLength { index } => PackError::BadLength {
+                        index: index + unpacking.index,
+                    },
+                    PackError::Short { found } => PackError::Short {
+                        found: found + unpacking.index,
+                    },
+                    other => other,
+                };
+                let lost = unpacking.count - unpacking.index;
+                let damage = bad_pack(unpacking.offset, body_len, error, lost);
+                self.damage(damage).map(Some)
             }
         }
     }
@@ -487,7 +661,12 @@ impl<S: BlockSource> LogReader<S> {
             .block()
             .get(payload)
             .unwrap_or_default();
-        Entry::Record(Record { offset, end, data })
+        Entry::Record(Record {
+            offset,
+            end,
+            index: None,
+            data,
+        })
     }
 
     /// Reads one event and acts on it.
@@ -507,8 +686,9 @@ impl<S: BlockSource> LogReader<S> {
         };
         let step = match event {
             Event::Fragment(fragment) => {
-                let (kind, record_offset, chunk_offset, end) = (
+                let (kind, pack, record_offset, chunk_offset, end) = (
                     fragment.kind,
+                    fragment.pack,
                     fragment.record_offset,
                     fragment.chunk_offset,
                     fragment.end,
@@ -525,7 +705,7 @@ impl<S: BlockSource> LogReader<S> {
                 let assembly = (self.current == Current::Kept)
                     .then(|| self.assembler.push(kind, fragment.data));
                 let len = fragment.data.len();
-                self.fragment(kind, record_offset, chunk_offset, end, len, assembly)?
+                self.fragment(kind, pack, record_offset, chunk_offset, end, len, assembly)?
             }
             Event::Aborted(aborted) => {
                 self.current = Current::None;
@@ -601,9 +781,14 @@ impl<S: BlockSource> LogReader<S> {
     }
 
     /// Acts on a fragment (whose data, for a kept record, is already in the buffer).
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "one fragment's facts, taken apart"
+    )]
     fn fragment(
         &mut self,
         kind: FragmentKind,
+        pack: bool,
         record_offset: u64,
         chunk_offset: u64,
         end: u64,
@@ -646,11 +831,13 @@ impl<S: BlockSource> LogReader<S> {
                     offset: record_offset,
                     end,
                     payload: payload_start..payload_start + len,
+                    pack,
                 }
             }
             Some(Assembly::Complete) => Step::Assembled {
                 offset: record_offset,
                 end,
+                pack,
             },
             Some(Assembly::Overflowed { len }) => Step::Oversized(Oversized {
                 offset: record_offset,
@@ -660,7 +847,10 @@ impl<S: BlockSource> LogReader<S> {
             // Not kept (it starts before the range).
             Some(Assembly::Pending) | None => return Ok(before.unwrap_or(Step::Continue)),
         };
-        self.records += 1;
+        // A pack's records are counted as they are returned.
+        if !pack {
+            self.records += 1;
+        }
         Ok(match (before, record) {
             (None, record) => record,
             (
@@ -669,9 +859,10 @@ impl<S: BlockSource> LogReader<S> {
                     offset,
                     end,
                     payload,
+                    pack,
                 },
             ) => {
-                self.held = Some((offset, end, payload));
+                self.held = Some((offset, end, payload, pack));
                 damage
             }
             // A fragmented record ends in a later chunk than the one the gap is before.
@@ -777,5 +968,14 @@ impl<S: BlockSource> LogReader<S> {
                 Err(ReadError::Damaged(damage))
             }
         }
+    }
+}
+
+/// The damage of a pack that does not hold together: `bytes` of it dropped, `lost` records.
+fn bad_pack(offset: u64, bytes: usize, error: PackError, lost: u32) -> Damage {
+    Damage {
+        offset,
+        bytes: bytes as u64,
+        kind: DamageKind::Corruption(CorruptionKind::BadPack { error, lost }),
     }
 }

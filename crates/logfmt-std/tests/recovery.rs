@@ -23,6 +23,7 @@ fn leveldb(log: &[u8], options: &ReadOptions) -> Vec<Seen> {
             Item::Record(r) => seen.push(Seen::Record(r.offset, r.data.to_vec())),
             Item::Corruption(c) => seen.push(Seen::Damage(c.into())),
             Item::Oversized(o) => panic!("{o:?}"),
+            Item::Coded(pack) => panic!("{pack:?}"),
         }
     }
     seen

@@ -42,7 +42,9 @@ pub struct Outcome {
 /// is sticky.
 pub fn read_records<S: BlockSource>(source: S, options: &ReadOptions, scratch: usize) -> Outcome {
     let mut buffer = vec![0u8; scratch];
-    let mut reader = Reader::with_options(source, &mut buffer, options);
+    // As LevelDB reads: packs are chunks of an unknown type (the model has no packs).
+    let options = options.clone().read_packs(false);
+    let mut reader = Reader::with_options(source, &mut buffer, &options);
     let mut items = Vec::new();
     let mut errors = 0;
     loop {
@@ -55,6 +57,7 @@ pub fn read_records<S: BlockSource>(source: S, options: &ReadOptions, scratch: u
             },
             Ok(Some(Item::Corruption(c))) => Seen::Drop(c),
             Ok(Some(Item::Oversized(o))) => Seen::Oversized(o),
+            Ok(Some(Item::Coded(pack))) => panic!("a pack read at {}", pack.offset),
             Err(_) => {
                 errors += 1;
                 assert!(errors <= 4, "the reader keeps failing");
@@ -89,7 +92,9 @@ pub fn read_records<S: BlockSource>(source: S, options: &ReadOptions, scratch: u
 /// its offset and follow each other in the file, `Aborted` ends exactly a record in progress
 /// and counts the bytes delivered for it, and no record is left open at the end.
 pub fn read_fragments<S: BlockSource>(source: S, options: &ReadOptions, scratch: usize) -> Outcome {
-    let mut reader = FragmentReader::with_options(source, options);
+    // As LevelDB reads: packs are chunks of an unknown type (as in `read_records`).
+    let options = options.clone().read_packs(false);
+    let mut reader = FragmentReader::with_options(source, &options);
     let mut items = Vec::new();
     let mut errors = 0;
     // The record in progress: offset, end of its last chunk, data, fragment count.

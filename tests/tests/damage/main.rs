@@ -289,6 +289,7 @@ fn core_read(log: &[u8], resync: bool) -> Vec<Out> {
                     reason: c.kind.to_string(),
                 },
                 Item::Oversized(o) => panic!("buffer too small: {o:?}"),
+                Item::Coded(pack) => panic!("no coded packs in these logs: {pack:?}"),
             });
         }
         out

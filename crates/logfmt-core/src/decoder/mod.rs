@@ -55,6 +55,8 @@ pub(crate) enum Step {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct RawFragment {
     pub(crate) kind: FragmentKind,
+    /// A fragment of a [pack](crate::pack).
+    pub(crate) pack: bool,
     pub(crate) record_offset: u64,
     pub(crate) chunk_offset: u64,
     pub(crate) end: u64,
@@ -78,6 +80,8 @@ enum State {
         offset: u64,
         /// Payload bytes delivered so far.
         len: u64,
+        /// It is a [pack](crate::pack).
+        pack: bool,
     },
 }
 
@@ -210,7 +214,7 @@ impl Decoder {
 
     /// Abandons the record in progress, if any, reporting it as `kind` if it had bytes.
     fn abort(&mut self, kind: Option<CorruptionKind>) -> Option<Step> {
-        let State::InRecord { offset, len } = self.state else {
+        let State::InRecord { offset, len, .. } = self.state else {
             return None;
         };
         self.state = State::Idle;
@@ -408,30 +412,36 @@ impl Decoder {
                 kind,
             })
         };
+        let (fragment_kind, pack) = match class {
+            ChunkClass::Fragment(kind) => (Some(kind), false),
+            ChunkClass::Pack(kind) => (Some(kind), true),
+            _ => (None, false),
+        };
         if self.state == State::Resyncing {
-            match class {
-                ChunkClass::Fragment(FragmentKind::Middle) => {
+            match (fragment_kind, class) {
+                (Some(FragmentKind::Middle), _) => {
                     return skip(SkipKind::Resync(FragmentKind::Middle));
                 }
-                ChunkClass::Fragment(FragmentKind::Last) => {
+                (Some(FragmentKind::Last), _) => {
                     self.state = State::Idle;
                     return skip(SkipKind::Resync(FragmentKind::Last));
                 }
-                ChunkClass::RingHeader => return skip(SkipKind::RingHeader),
+                (_, ChunkClass::RingHeader) => return skip(SkipKind::RingHeader),
                 _ => self.state = State::Idle,
             }
         }
         let fragment = |kind, record_offset| {
             Step::Fragment(RawFragment {
                 kind,
+                pack,
                 record_offset,
                 chunk_offset: header_offset,
                 end,
                 payload,
             })
         };
-        let why = match class {
-            ChunkClass::Fragment(kind @ (FragmentKind::Full | FragmentKind::First)) => {
+        let why = match (fragment_kind, class) {
+            (Some(kind @ (FragmentKind::Full | FragmentKind::First)), _) => {
                 let why = if kind == FragmentKind::Full {
                     CorruptionKind::PartialRecordBeforeFull
                 } else {
@@ -445,6 +455,7 @@ impl Decoder {
                     self.state = State::InRecord {
                         offset: header_offset,
                         len,
+                        pack,
                     };
                 }
                 let step = fragment(kind, header_offset);
@@ -453,18 +464,36 @@ impl Decoder {
                     None => step,
                 };
             }
-            ChunkClass::Fragment(kind) => {
-                let State::InRecord { offset, len: sofar } = self.state else {
+            (Some(kind), _) => {
+                let without_start = |this: &Self| {
                     let why = if kind == FragmentKind::Middle {
                         CorruptionKind::MiddleWithoutStart
                     } else {
                         CorruptionKind::LastWithoutStart
                     };
-                    return match self.report(header_offset, len, why) {
+                    match this.report(header_offset, len, why) {
                         Some(corruption) => Step::Corruption(corruption),
                         None => skip(SkipKind::BeforeInitialOffset),
-                    };
+                    }
                 };
+                let State::InRecord {
+                    offset,
+                    len: sofar,
+                    pack: in_pack,
+                } = self.state
+                else {
+                    return without_start(self);
+                };
+                if in_pack != pack {
+                    // A fragment of a pack in a plain record, or the other way round: the
+                    // record in progress is cut, and the fragment has no start.
+                    let aborted = self.abort(Some(CorruptionKind::ErrorInMiddleOfRecord));
+                    let step = without_start(self);
+                    return match aborted {
+                        Some(aborted) => self.then(aborted, Some(step)),
+                        None => step,
+                    };
+                }
                 self.state = if kind == FragmentKind::Last {
                     self.last_record_offset = offset;
                     self.last_record_end = end;
@@ -473,23 +502,25 @@ impl Decoder {
                     State::InRecord {
                         offset,
                         len: sofar + len,
+                        pack,
                     }
                 };
                 return fragment(kind, offset);
             }
-            ChunkClass::Ignorable => {
+            (None, ChunkClass::Ignorable) => {
                 // RocksDB: skipped silently; a record in progress is dropped with it.
                 let aborted = self.abort(None);
                 return self.then(skip(SkipKind::Ignorable(record_type)), aborted);
             }
             // A ring log's block header: the record in progress runs on past it.
-            ChunkClass::RingHeader => return skip(SkipKind::RingHeader),
-            ChunkClass::OtherFormat => CorruptionKind::UnexpectedFormat(record_type),
-            ChunkClass::Unknown => CorruptionKind::UnknownRecordType(record_type),
+            (None, ChunkClass::RingHeader) => return skip(SkipKind::RingHeader),
+            (None, ChunkClass::OtherFormat) => CorruptionKind::UnexpectedFormat(record_type),
+            (None, _) => CorruptionKind::UnknownRecordType(record_type),
         };
         if let State::InRecord {
             offset,
             len: partial,
+            ..
         } = self.state
         {
             self.state = State::Idle;

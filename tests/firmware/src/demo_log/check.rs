@@ -130,6 +130,10 @@ pub fn read_back(
                 report.get_or_insert(o.offset);
                 continue;
             }
+            Item::Coded(pack) => {
+                report.get_or_insert(pack.offset);
+                continue;
+            }
         };
         if let Some(at) = report {
             return Err(DemoError::Damage { offset: at });

@@ -216,6 +216,7 @@ fn read_subset(
             }
             Item::Corruption(_) => reports += 1,
             Item::Oversized(o) => fail!("returned an oversized record never written: {o:?}"),
+            Item::Coded(pack) => fail!("returned a pack never written: {pack:?}"),
         }
     }
     Ok((records, reports))
@@ -358,6 +359,7 @@ fn reader_matches_leveldb(ram: &mut Ram<'_>) -> TestResult {
                     drops += 1;
                 }
                 Item::Oversized(o) => fail!("{}: oversized {o:?}", v.name),
+                Item::Coded(pack) => fail!("{}: a pack {pack:?}", v.name),
             }
         }
         ensure!(

@@ -1,0 +1,515 @@
+//! Packs: many small records in one logical record — logfmt's fix for the first downside the
+//! format's description names ("no packing of tiny records").
+//!
+//! A pack is a logical record of the pack types, cut into chunks exactly as types 1–4 cut a
+//! record: `PACK_FULL` (`0x51`), `PACK_FIRST` (`0x52`), `PACK_MIDDLE` (`0x53`), `PACK_LAST`
+//! (`0x54`), each with the 7-byte legacy header and the usual masked CRC-32C over type and
+//! payload. Its payload, once reassembled:
+//!
+//! ```text
+//! offset  bytes  field
+//! 0       1      codec: 0 = stored (the body as it is); 1 = zstd (the body compressed, logfmt-std)
+//! 1       4      count: the records in the pack, u32 little-endian, at least 1
+//! 5       4      the body's length once decoded, u32 little-endian (codecs other than 0 only)
+//! 5 or 9  ...    body: for each record, its length (LEB128 varint, at most 5 bytes), then its bytes
+//! ```
+//!
+//! A 16-byte record costs 17 bytes in a pack (its length and its bytes), against 23 as a `FULL`
+//! chunk; the pack's own 12 bytes (header, codec, count) are shared by all its records.
+//!
+//! A record in a pack is known by the pack's offset (that of its first chunk) and its index
+//! in the pack, from 0.
+//!
+//! **Old readers.** The pack types have bit 7 clear on purpose. LevelDB's reader and RocksDB's
+//! report a chunk of a type they do not know ("unknown record type") with its bytes, and keep
+//! framing the log: the plain records around a pack read as before, and a pack is never
+//! mistaken for a record. A type with bit 7 set would have made RocksDB drop the pack's records
+//! without a word. Packs are written in legacy logs only: their header carries no log number, so
+//! in a recycled file a stale pack could not be told from a new one (readers report a pack chunk
+//! in a recyclable log as a legacy type there).
+//!
+//! ```
+//! use logfmt_core::pack::{Pack, PackBuffer};
+//!
+//! let mut buffer = PackBuffer::<64>::new();
+//! buffer.push(b"t=21.5")?;
+//! buffer.push(b"t=21.6")?;
+//! let pack = Pack::parse(buffer.as_bytes())?;
+//! assert_eq!(pack.count(), 2);
+//! let records: Vec<_> = pack.records().collect::<Result<_, _>>()?;
+//! assert_eq!(records, [(0, &b"t=21.5"[..]), (1, &b"t=21.6"[..])]);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use core::fmt;
+
+/// The codec byte of a pack whose body is stored as it is.
+pub const STORED: u8 = 0;
+/// The codec byte of a pack whose body is compressed with zstd (one frame).
+pub const ZSTD: u8 = 1;
+
+/// Bytes of a stored pack's header: codec and count.
+pub const STORED_HEADER: usize = 5;
+/// Bytes of a compressed pack's header: codec, count and decoded length.
+pub const CODED_HEADER: usize = 9;
+/// The most bytes a record's length takes in a pack.
+pub const MAX_LENGTH_BYTES: usize = 5;
+
+/// Why a pack's payload cannot be read: the pack is lost with its records (when the count is
+/// readable, the report says how many).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum PackError {
+    /// The payload is shorter than its header.
+    Truncated,
+    /// The count is 0.
+    Empty,
+    /// Record `index`'s length runs past the body (or its varint does).
+    BadLength {
+        /// The record's index.
+        index: u32,
+    },
+    /// The body ends before the count's last record.
+    Short {
+        /// The records the body holds.
+        found: u32,
+    },
+    /// The body holds bytes after the count's last record.
+    Trailing,
+    /// The body is coded with a codec this reader does not decode.
+    UnknownCodec(u8),
+}
+
+impl fmt::Display for PackError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Truncated => f.write_str("pack shorter than its header"),
+            Self::Empty => f.write_str("pack of 0 records"),
+            Self::BadLength { index } => write!(f, "pack record {index} runs past the pack"),
+            Self::Short { found } => write!(f, "pack body ends after {found} records"),
+            Self::Trailing => f.write_str("pack body goes on after its last record"),
+            Self::UnknownCodec(codec) => write!(f, "pack codec {codec} not read here"),
+        }
+    }
+}
+
+impl core::error::Error for PackError {}
+
+/// A pack's payload, its header parsed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pack<'a> {
+    codec: u8,
+    count: u32,
+    decoded_len: Option<u32>,
+    body: &'a [u8],
+}
+
+impl<'a> Pack<'a> {
+    /// Parses a pack record's payload: its header (the body is checked as its records are
+    /// read).
+    ///
+    /// # Errors
+    /// [`PackError::Truncated`] if the payload is shorter than its header, [`PackError::Empty`]
+    /// if its count is 0.
+    pub fn parse(payload: &'a [u8]) -> Result<Self, PackError> {
+        let field = |at: usize| -> Option<u32> {
+            let bytes = payload.get(at..at + 4)?;
+            Some(u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]))
+        };
+        let (&codec, _) = payload.split_first().ok_or(PackError::Truncated)?;
+        let count = field(1).ok_or(PackError::Truncated)?;
+        let (decoded_len, header) = if codec == STORED {
+            (None, STORED_HEADER)
+        } else {
+            (Some(field(5).ok_or(PackError::Truncated)?), CODED_HEADER)
+        };
+        if count == 0 {
+            return Err(PackError::Empty);
+        }
+        Ok(Self {
+            codec,
+            count,
+            decoded_len,
+            body: payload.get(header..).unwrap_or_default(),
+        })
+    }
+
+    /// The codec byte: [`STORED`], [`ZSTD`], or another a reader may not know.
+    #[must_use]
+    pub const fn codec(&self) -> u8 {
+        self.codec
+    }
+
+    /// The records the pack holds.
+    #[must_use]
+    pub const fn count(&self) -> u32 {
+        self.count
+    }
+
+    /// A compressed pack's body length once decoded (`None` for a stored pack): a bound for the
+    /// decoder's output.
+    #[must_use]
+    pub const fn decoded_len(&self) -> Option<u32> {
+        self.decoded_len
+    }
+
+    /// The body: the records of a stored pack, or the compressed bytes.
+    #[must_use]
+    pub const fn body(&self) -> &'a [u8] {
+        self.body
+    }
+
+    /// The records of a stored pack, each with its index. (For a compressed one, decode the
+    /// body and read it with [`records_in`].)
+    #[must_use]
+    pub fn records(&self) -> Records<'a> {
+        records_in(self.body, self.count)
+    }
+}
+
+/// The records of a pack's decoded `body` that holds `count` of them.
+#[must_use]
+pub fn records_in(body: &[u8], count: u32) -> Records<'_> {
+    records_from(body, count, 0)
+}
+
+/// The records of what is left of a pack's body, from record `index` on.
+pub(crate) fn records_from(body: &[u8], count: u32, index: u32) -> Records<'_> {
+    Records {
+        body,
+        count,
+        index: index.min(count),
+        failed: false,
+    }
+}
+
+/// The records of a pack's body, in order, each with its index; an error ends them (the
+/// records before it are whole and checked).
+#[derive(Debug, Clone)]
+pub struct Records<'a> {
+    body: &'a [u8],
+    count: u32,
+    index: u32,
+    failed: bool,
+}
+
+impl<'a> Records<'a> {
+    /// The index of the next record.
+    #[must_use]
+    pub const fn index(&self) -> u32 {
+        self.index
+    }
+
+    /// The records not read yet, by the count.
+    #[must_use]
+    pub const fn remaining(&self) -> u32 {
+        self.count - self.index
+    }
+
+    /// What is left of the body.
+    #[must_use]
+    pub const fn rest(&self) -> &'a [u8] {
+        self.body
+    }
+}
+
+impl<'a> Iterator for Records<'a> {
+    type Item = Result<(u32, &'a [u8]), PackError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed {
+            return None;
+        }
+        if self.index == self.count {
+            if self.body.is_empty() {
+                return None;
+            }
+            self.failed = true;
+            return Some(Err(PackError::Trailing));
+        }
+        let index = self.index;
+        let record = read_varint(self.body).and_then(|(len, used)| {
+            let rest = self.body.get(used..)?;
+            let len = usize::try_from(len).ok()?;
+            Some((rest.get(..len)?, rest.get(len..)?))
+        });
+        let Some((record, rest)) = record else {
+            self.failed = true;
+            return Some(Err(if self.body.is_empty() {
+                PackError::Short { found: index }
+            } else {
+                PackError::BadLength { index }
+            }));
+        };
+        self.body = rest;
+        self.index += 1;
+        Some(Ok((index, record)))
+    }
+}
+
+/// A LEB128 varint of at most 5 bytes (a `u32`) at the start of `bytes`: its value and length.
+fn read_varint(bytes: &[u8]) -> Option<(u32, usize)> {
+    let mut value = 0u32;
+    for (i, &byte) in bytes.iter().take(MAX_LENGTH_BYTES).enumerate() {
+        let bits = u32::from(byte & 0x7F);
+        // The fifth byte holds the top 4 bits only.
+        if i == 4 && bits > 0x0F {
+            return None;
+        }
+        value |= bits << (7 * i);
+        if byte & 0x80 == 0 {
+            return Some((value, i + 1));
+        }
+    }
+    None
+}
+
+/// `value` as a LEB128 varint: the bytes, and how many of them.
+fn write_varint(mut value: u32) -> ([u8; MAX_LENGTH_BYTES], usize) {
+    let mut bytes = [0u8; MAX_LENGTH_BYTES];
+    let mut n = 0;
+    while let Some(slot) = bytes.get_mut(n) {
+        let low = (value & 0x7F) as u8;
+        value >>= 7;
+        n += 1;
+        if value == 0 {
+            *slot = low;
+            break;
+        }
+        *slot = low | 0x80;
+    }
+    (bytes, n)
+}
+
+/// Bytes a record of `len` bytes takes in a pack: its length's varint and its bytes.
+#[must_use]
+pub const fn entry_len(len: usize) -> usize {
+    let mut bytes = 1;
+    let mut rest = len >> 7;
+    while rest > 0 {
+        bytes += 1;
+        rest >>= 7;
+    }
+    bytes + len
+}
+
+/// A record did not fit in a [`PackBuffer`]: nothing was added.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct PackFull;
+
+impl fmt::Display for PackFull {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("the record does not fit in the pack")
+    }
+}
+
+impl core::error::Error for PackFull {}
+
+/// A stored pack being filled, in a fixed-capacity buffer of `N` bytes the caller sizes (no
+/// allocation): its bytes are at every moment a complete pack payload, ready to be written
+/// as a pack record ([`Writer::add_pack`](crate::Writer::add_pack)).
+///
+/// ```
+/// use logfmt_core::pack::{PackBuffer, PackFull};
+///
+/// let mut pack = PackBuffer::<16>::new();
+/// pack.push(b"abcdef")?; // 5 header bytes, 1 length byte, 6 bytes
+/// assert_eq!((pack.count(), pack.len()), (1, 12));
+/// assert_eq!(pack.push(b"wxyz"), Err(PackFull)); // 5 more bytes: 17 > 16
+/// pack.push(b"xyz")?; // 4 more: full to the byte
+/// assert_eq!((pack.count(), pack.len()), (2, 16));
+/// # Ok::<(), PackFull>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct PackBuffer<const N: usize> {
+    bytes: heapless::Vec<u8, N>,
+    count: u32,
+}
+
+impl<const N: usize> Default for PackBuffer<N> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<const N: usize> PackBuffer<N> {
+    /// An empty pack. (`N` must leave room for the 5-byte header and a record; a smaller buffer
+    /// takes none.)
+    #[must_use]
+    pub fn new() -> Self {
+        let mut bytes = heapless::Vec::new();
+        // Codec and count; a buffer too small for them stays empty and takes no record.
+        let _ = bytes.extend_from_slice(&[STORED, 0, 0, 0, 0]);
+        Self { bytes, count: 0 }
+    }
+
+    /// Adds a record.
+    ///
+    /// # Errors
+    /// [`PackFull`] if it does not fit in the rest of the buffer (or the pack holds `u32::MAX`
+    /// records).
+    pub fn push(&mut self, record: &[u8]) -> Result<(), PackFull> {
+        if !self.fits(record.len()) {
+            return Err(PackFull);
+        }
+        let len = u32::try_from(record.len()).map_err(|_| PackFull)?;
+        let (varint, used) = write_varint(len);
+        self.bytes
+            .extend_from_slice(varint.get(..used).unwrap_or_default())
+            .map_err(|_| PackFull)?;
+        self.bytes.extend_from_slice(record).map_err(|_| PackFull)?;
+        self.count += 1;
+        if let Some(field) = self.bytes.get_mut(1..STORED_HEADER) {
+            field.copy_from_slice(&self.count.to_le_bytes());
+        }
+        Ok(())
+    }
+
+    /// Whether a record of `len` bytes fits in the rest of the buffer.
+    #[must_use]
+    pub fn fits(&self, len: usize) -> bool {
+        self.bytes.len() >= STORED_HEADER
+            && self.count < u32::MAX
+            && u32::try_from(len).is_ok()
+            && entry_len(len) <= N - self.bytes.len()
+    }
+
+    /// The records added since the pack was last cleared.
+    #[must_use]
+    pub const fn count(&self) -> u32 {
+        self.count
+    }
+
+    /// Whether the pack holds no record.
+    #[must_use]
+    pub const fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// The pack payload's length so far.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// The pack payload: a stored pack of the records added.
+    #[must_use]
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// The only record of a pack of one (which a writer may write as a plain record instead:
+    /// a pack of one costs 6 bytes more).
+    #[must_use]
+    pub fn single(&self) -> Option<&[u8]> {
+        if self.count != 1 {
+            return None;
+        }
+        let body = self.bytes.get(STORED_HEADER..)?;
+        let (_, used) = read_varint(body)?;
+        body.get(used..)
+    }
+
+    /// Empties the pack.
+    pub fn clear(&mut self) {
+        self.bytes.truncate(STORED_HEADER);
+        if let Some(field) = self.bytes.get_mut(1..STORED_HEADER) {
+            field.fill(0);
+        }
+        self.count = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::vec::Vec;
+
+    #[test]
+    fn varints_round_trip() {
+        for value in [0, 1, 127, 128, 16_383, 16_384, u32::MAX >> 1, u32::MAX] {
+            let (bytes, n) = write_varint(value);
+            assert_eq!(read_varint(&bytes[..n]), Some((value, n)));
+            assert_eq!(entry_len(value as usize) - value as usize, n);
+        }
+        // Too long, or bits past 32.
+        assert_eq!(read_varint(&[0x80; 6]), None);
+        assert_eq!(read_varint(&[0xFF, 0xFF, 0xFF, 0xFF, 0x1F]), None);
+    }
+
+    #[test]
+    fn a_body_that_disagrees_with_its_count_is_an_error() {
+        let mut pack = PackBuffer::<64>::new();
+        pack.push(b"ab").unwrap();
+        pack.push(b"c").unwrap();
+        let mut bytes = pack.as_bytes().to_vec();
+        bytes[1] = 3; // count 3, two records
+        let records: Vec<_> = Pack::parse(&bytes).unwrap().records().collect();
+        assert_eq!(records[2], Err(PackError::Short { found: 2 }));
+        bytes[1] = 1; // count 1, two records
+        let records: Vec<_> = Pack::parse(&bytes).unwrap().records().collect();
+        assert_eq!(records[1], Err(PackError::Trailing));
+        bytes[1] = 2;
+        bytes[5] = 9; // a length past the body
+        let records: Vec<_> = Pack::parse(&bytes).unwrap().records().collect();
+        assert_eq!(records, [Err(PackError::BadLength { index: 0 })]);
+        assert_eq!(Pack::parse(&[STORED, 0, 0, 0, 0]), Err(PackError::Empty));
+        assert_eq!(Pack::parse(&[ZSTD, 1, 0, 0, 0]), Err(PackError::Truncated));
+    }
+
+    #[test]
+    fn a_single_record_comes_back_whole() {
+        let mut pack = PackBuffer::<300>::new();
+        pack.push(&[7u8; 200]).unwrap();
+        assert_eq!(pack.single(), Some(&[7u8; 200][..]));
+        pack.push(b"x").unwrap();
+        assert_eq!(pack.single(), None);
+        pack.clear();
+        assert_eq!(
+            (pack.count(), pack.len(), pack.as_bytes()),
+            (0, 5, &[0u8; 5][..])
+        );
+    }
+
+    proptest::proptest! {
+        /// Any records that fit come back, in order, with their indices.
+        #[test]
+        fn records_round_trip(records in proptest::collection::vec(
+            proptest::collection::vec(proptest::num::u8::ANY, 0..300), 0..40)) {
+            let mut pack = PackBuffer::<4096>::new();
+            let mut kept = Vec::new();
+            for record in &records {
+                let fits = pack.fits(record.len());
+                proptest::prop_assert_eq!(pack.push(record).is_ok(), fits);
+                if fits {
+                    kept.push(record.clone());
+                }
+            }
+            proptest::prop_assert!(pack.len() <= 4096);
+            if kept.is_empty() {
+                proptest::prop_assert_eq!(Pack::parse(pack.as_bytes()), Err(PackError::Empty));
+            } else {
+                let parsed = Pack::parse(pack.as_bytes()).unwrap();
+                let back: Vec<(u32, Vec<u8>)> = parsed
+                    .records()
+                    .map(|r| r.map(|(i, d)| (i, d.to_vec())))
+                    .collect::<Result<_, _>>()
+                    .unwrap();
+                let expected: Vec<(u32, Vec<u8>)> =
+                    kept.into_iter().enumerate().map(|(i, d)| (i as u32, d)).collect();
+                proptest::prop_assert_eq!(back, expected);
+            }
+        }
+
+        /// Parsing never panics, and every record it returns lies in the payload.
+        #[test]
+        fn parsing_never_panics(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..200)) {
+            if let Ok(pack) = Pack::parse(&bytes) {
+                for (_, data) in pack.records().take(300).flatten() {
+                    proptest::prop_assert!(data.len() <= bytes.len());
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,167 @@
+//! Packs through the std reader: the same records as the core reader, one by one with their
+//! indices, and a pack that does not hold together is damage under the recovery mode.
+
+use logfmt_core::pack::{PackBuffer, PackError};
+use logfmt_core::{BLOCK_SIZE, CorruptionKind, Item, Reader, SliceWriter};
+use logfmt_std::{DamageKind, Entry, LogReader, ReaderOptions, RecoveryMode};
+use proptest::prelude::*;
+
+/// A log of plain records and packs: `Ok` a plain record, `Err` a pack of records.
+fn log_of(entries: &[Result<Vec<u8>, Vec<Vec<u8>>>]) -> Vec<u8> {
+    let mut buffer = vec![0u8; 16 * BLOCK_SIZE];
+    let mut writer = SliceWriter::new(&mut buffer);
+    for entry in entries {
+        match entry {
+            Ok(record) => {
+                writer.add_record(record).expect("room");
+            }
+            Err(records) => {
+                let mut pack = Box::new(PackBuffer::<{ 2 * BLOCK_SIZE }>::new());
+                for record in records {
+                    pack.push(record).expect("fits");
+                }
+                writer.add_pack(pack.as_bytes()).expect("room");
+            }
+        }
+    }
+    let len = writer.len();
+    buffer.truncate(len);
+    buffer
+}
+
+type Seen = (u64, Option<u32>, Vec<u8>);
+
+fn with_core(log: &[u8]) -> Vec<Seen> {
+    let mut scratch = vec![0u8; 1 << 20];
+    let mut reader = Reader::from_slice(log, &mut scratch);
+    let mut seen = Vec::new();
+    while let Some(item) = reader.next().expect("memory") {
+        let Item::Record(r) = item else {
+            panic!("{item:?}");
+        };
+        seen.push((r.offset, r.index, r.data.to_vec()));
+    }
+    seen
+}
+
+fn with_std(log: &[u8], options: &ReaderOptions) -> (Vec<Seen>, u64) {
+    let mut reader = LogReader::from_slice(log, options);
+    let mut seen = Vec::new();
+    while let Some(entry) = reader.next().expect("no damage") {
+        let Entry::Record(r) = entry else {
+            panic!("{entry:?}");
+        };
+        seen.push((r.offset, r.index, r.data.to_vec()));
+    }
+    (seen, reader.records())
+}
+
+fn entries() -> impl Strategy<Value = Vec<Result<Vec<u8>, Vec<Vec<u8>>>>> {
+    let record = prop_oneof![
+        6 => proptest::collection::vec(any::<u8>(), 0..50),
+        1 => proptest::collection::vec(any::<u8>(), 0..5_000),
+    ];
+    let entry = prop_oneof![
+        record.clone().prop_map(Ok),
+        proptest::collection::vec(record, 1..30).prop_map(Err),
+    ];
+    proptest::collection::vec(entry, 1..20)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// The std reader returns what the core reader returns, and counts every record.
+    #[test]
+    fn the_std_reader_reads_packs_as_the_core_reader_does(entries in entries()) {
+        let log = log_of(&entries);
+        let core = with_core(&log);
+        let (std, counted) = with_std(&log, &ReaderOptions::new());
+        prop_assert_eq!(&std, &core);
+        prop_assert_eq!(counted, core.len() as u64);
+        let expected: usize = entries.iter().map(|e| e.as_ref().map_or_else(Vec::len, |_| 1)).sum();
+        prop_assert_eq!(core.len(), expected);
+    }
+}
+
+#[test]
+fn a_pack_across_blocks_reads_from_the_buffer() {
+    let big: Vec<Vec<u8>> = (0..3u8).map(|i| vec![i; 20_000]).collect();
+    let log = log_of(&[Ok(b"a".to_vec()), Err(big.clone()), Ok(b"z".to_vec())]);
+    let (seen, counted) = with_std(&log, &ReaderOptions::new());
+    assert_eq!(counted, 5);
+    assert_eq!(seen[1], (8, Some(0), big[0].clone()));
+    assert_eq!(seen[3], (8, Some(2), big[2].clone()));
+    assert_eq!(seen[4].2, b"z");
+}
+
+#[test]
+fn a_malformed_pack_is_damage_under_the_recovery_mode() {
+    let mut pack = PackBuffer::<64>::new();
+    pack.push(b"one").unwrap();
+    pack.push(b"two").unwrap();
+    let mut bytes = pack.as_bytes().to_vec();
+    bytes[1] = 4; // four records claimed, two held
+    let mut buffer = vec![0u8; 256];
+    let mut writer = SliceWriter::new(&mut buffer);
+    writer.add_pack(&bytes).unwrap();
+    writer.add_record(b"after").unwrap();
+    let len = writer.len();
+    let log = &buffer[..len];
+
+    // Reported (the default mode), reading goes on.
+    let mut reader = LogReader::from_slice(log, &ReaderOptions::new());
+    let mut seen = Vec::new();
+    while let Some(entry) = reader.next().unwrap() {
+        seen.push(match entry {
+            Entry::Record(r) => format!("{:?} {}", r.index, String::from_utf8_lossy(r.data)),
+            Entry::Damage(d) => format!("{} {}", d.offset, d.kind),
+        });
+    }
+    assert_eq!(
+        seen,
+        [
+            "Some(0) one",
+            "Some(1) two",
+            "0 bad pack (pack body ends after 2 records): 2 records lost",
+            "None after"
+        ]
+    );
+
+    // Absolute consistency: an error.
+    let options = ReaderOptions::new().recovery(RecoveryMode::AbsoluteConsistency);
+    let mut reader = LogReader::from_slice(log, &options);
+    assert!(matches!(reader.next(), Ok(Some(Entry::Record(_)))));
+    assert!(matches!(reader.next(), Ok(Some(Entry::Record(_)))));
+    let Err(logfmt_std::ReadError::Damaged(damage)) = reader.next() else {
+        panic!("an error");
+    };
+    assert_eq!(
+        damage.kind,
+        DamageKind::Corruption(CorruptionKind::BadPack {
+            error: PackError::Short { found: 2 },
+            lost: 2
+        })
+    );
+}
+
+#[test]
+fn a_pack_with_a_codec_not_read_here_is_damage_with_its_count() {
+    let coded = [9u8, 3, 0, 0, 0, 5, 0, 0, 0, 1, 2];
+    let mut buffer = vec![0u8; 64];
+    let mut writer = SliceWriter::new(&mut buffer);
+    writer.add_pack(&coded).unwrap();
+    let len = writer.len();
+    let mut reader = LogReader::from_slice(&buffer[..len], &ReaderOptions::new());
+    let Some(Entry::Damage(damage)) = reader.next().unwrap() else {
+        panic!("damage");
+    };
+    assert_eq!(
+        damage.kind,
+        DamageKind::Corruption(CorruptionKind::BadPack {
+            error: PackError::UnknownCodec(9),
+            lost: 3
+        })
+    );
+    assert!(reader.next().unwrap().is_none());
+}
