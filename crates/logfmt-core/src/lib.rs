@@ -22,6 +22,7 @@ pub mod format;
 mod fragments;
 mod options;
 pub mod pack;
+pub mod packing;
 mod reader;
 pub mod ring;
 mod skip;
