@@ -115,7 +115,7 @@ impl<const N: usize> PackBuffer<N> {
 ///
 /// let mut scratch = [0u8; 4096];
 /// let mut reader = Reader::from_slice(&log, &mut scratch);
-/// let mut n = 0;
+/// let mut n = 0u32;
 /// while let Some(Item::Record(r)) = reader.next()? {
 ///     assert_eq!((r.index, &r.data[..4]), (Some(n), &n.to_le_bytes()[..]));
 ///     n += 1;
@@ -206,12 +206,10 @@ impl<S: Sink, B: BorrowMut<[u8; BLOCK_SIZE]>, const N: usize> PackWriter<S, B, N
     /// Ends the pack in progress and gives back the writer (not flushed).
     ///
     /// # Errors
-    /// The writer's errors; the packing writer comes back with them.
-    pub fn into_writer(mut self) -> Result<Writer<S, B>, (Self, WriteError<S::Error>)> {
-        match self.end_pack() {
-            Ok(_) => Ok(self.writer),
-            Err(e) => Err((self, e)),
-        }
+    /// The writer's errors (a sink error poisons the writer: nothing more can be written).
+    pub fn into_writer(mut self) -> Result<Writer<S, B>, WriteError<S::Error>> {
+        self.end_pack()?;
+        Ok(self.writer)
     }
 }
 
