@@ -105,7 +105,7 @@ impl<const N: usize> PackBuffer<N> {
 /// let mut log = Vec::new();
 /// let mut block = [0u8; BLOCK_SIZE];
 /// let sink = FnSink(|b: &[u8]| { log.extend_from_slice(b); Ok::<_, core::convert::Infallible>(()) });
-/// let mut writer = PackWriter::<_, _, 1024>::new(Writer::new(sink, &mut block), PackLimit::default());
+/// let mut writer = PackWriter::<_, _, 4096>::new(Writer::new(sink, &mut block), PackLimit::default());
 /// for i in 0..100u32 {
 ///     writer.add_record(&i.to_le_bytes().repeat(4))?; // 16-byte samples
 /// }
