@@ -264,6 +264,27 @@ fn read_varint(bytes: &[u8]) -> Option<(u32, usize)> {
     None
 }
 
+/// The length prefix of a record of `len` bytes in a pack (a LEB128 varint): its bytes, and how
+/// many of them. A writer that builds packs in its own buffer lays out each record as this
+/// prefix and the record, after a [`stored_header`].
+///
+/// ```
+/// use logfmt_core::pack::length_prefix;
+///
+/// assert_eq!(length_prefix(300), ([0xAC, 0x02, 0, 0, 0], 2));
+/// ```
+#[must_use]
+pub fn length_prefix(len: u32) -> ([u8; MAX_LENGTH_BYTES], usize) {
+    write_varint(len)
+}
+
+/// The header of a stored pack of `count` records: the codec byte and the count.
+#[must_use]
+pub const fn stored_header(count: u32) -> [u8; STORED_HEADER] {
+    let [c0, c1, c2, c3] = count.to_le_bytes();
+    [STORED, c0, c1, c2, c3]
+}
+
 /// `value` as a LEB128 varint: the bytes, and how many of them.
 fn write_varint(mut value: u32) -> ([u8; MAX_LENGTH_BYTES], usize) {
     let mut bytes = [0u8; MAX_LENGTH_BYTES];

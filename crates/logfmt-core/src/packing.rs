@@ -81,16 +81,36 @@ impl<const N: usize> PackBuffer<N> {
     /// ```
     #[must_use]
     pub fn take(&self, len: usize, limit: PackLimit) -> Take {
-        let most = limit.bytes.min(N);
-        if STORED_HEADER.saturating_add(entry_len(len)) > most {
-            return Take::Plain;
-        }
-        let room = self.len().saturating_add(entry_len(len)) <= most;
-        if self.is_empty() || (room && self.count() < limit.records) {
-            Take::Add
-        } else {
-            Take::EndFirst
-        }
+        let limit = PackLimit {
+            bytes: limit.bytes.min(N),
+            ..limit
+        };
+        take(self.len(), self.count(), len, limit)
+    }
+}
+
+/// What to do with a record of `len` bytes under `limit`, given a pack in progress of
+/// `pack_len` bytes (its header included) holding `count` records: the one decision every
+/// packing writer makes (a writer with its own buffer calls it directly).
+///
+/// ```
+/// use logfmt_core::packing::{take, PackLimit, Take};
+///
+/// let limit = PackLimit::bytes(100);
+/// assert_eq!(take(5, 0, 90, limit), Take::Add); // 5 + 1 + 90 = 96
+/// assert_eq!(take(96, 1, 10, limit), Take::EndFirst);
+/// assert_eq!(take(96, 1, 95, limit), Take::Plain); // 5 + 1 + 95 > 100
+/// ```
+#[must_use]
+pub fn take(pack_len: usize, count: u32, len: usize, limit: PackLimit) -> Take {
+    if STORED_HEADER.saturating_add(entry_len(len)) > limit.bytes {
+        return Take::Plain;
+    }
+    let room = pack_len.saturating_add(entry_len(len)) <= limit.bytes;
+    if count == 0 || (room && count < limit.records) {
+        Take::Add
+    } else {
+        Take::EndFirst
     }
 }
 

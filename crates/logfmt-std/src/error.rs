@@ -345,6 +345,9 @@ pub enum LogWriterError {
         /// The alignment asked for.
         align: usize,
     },
+    /// Packing ([`WriterOptions::pack`](crate::WriterOptions::pack)) asked for in a recyclable
+    /// log: packs are written in legacy logs only.
+    PackInRecyclableLog,
 }
 
 impl LogWriterError {
@@ -352,7 +355,7 @@ impl LogWriterError {
     pub fn kind(&self) -> Option<io::ErrorKind> {
         match self {
             Self::Failed { source, .. } | Self::Poisoned { source, .. } => Some(source.kind()),
-            Self::BadAlignment { .. } => None,
+            Self::BadAlignment { .. } | Self::PackInRecyclableLog => None,
         }
     }
 
@@ -374,6 +377,7 @@ impl fmt::Display for LogWriterError {
                 f,
                 "padding alignment {align} is not a power of two no larger than a block"
             ),
+            Self::PackInRecyclableLog => f.write_str("packs are written in legacy logs only"),
         }
     }
 }
@@ -382,7 +386,7 @@ impl std::error::Error for LogWriterError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Self::Failed { source, .. } | Self::Poisoned { source, .. } => Some(&**source),
-            Self::BadAlignment { .. } => None,
+            Self::BadAlignment { .. } | Self::PackInRecyclableLog => None,
         }
     }
 }

@@ -174,6 +174,7 @@ mod escape;
 mod file;
 mod lock;
 mod mmap;
+mod packing;
 mod reader;
 mod record_stream;
 mod recovery;
@@ -195,6 +196,7 @@ pub use logfmt_core::{
     BLOCK_SIZE, ChunkFormat, Format, FragmentKind, HEADER_SIZE, RECYCLABLE_HEADER_SIZE, RecordType,
 };
 // Options.
+pub use logfmt_core::packing::PackLimit;
 pub use logfmt_core::{ReadFormat, ReadOptions, WriteOptions};
 // What reading returns and reports, and where writing put a record.
 pub use logfmt_core::{Corruption, CorruptionKind, LogEnd, Oversized, Record, Written};

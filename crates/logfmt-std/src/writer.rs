@@ -5,10 +5,12 @@ use std::fs::File;
 use std::io::{self, Write};
 use std::sync::Arc;
 
-use logfmt_core::{BLOCK_SIZE, Format, WriteOptions, Writer, Written};
+use logfmt_core::packing::{PackLimit, Take};
+use logfmt_core::{BLOCK_SIZE, Format, HEADER_SIZE, WriteOptions, Writer, Written};
 
 use crate::error::{LogWriterError, WriteOperation};
 use crate::lock::LockWait;
+use crate::packing::Pending;
 use crate::sink::StdSink;
 
 /// A destination that can make written bytes durable: a [`File`] (`fdatasync`), or memory.
@@ -109,6 +111,12 @@ pub struct WriterOptions {
     /// [`LogWriter::append`], [`AtomicLog`](crate::AtomicLog)) do when another writer holds
     /// the log's lock. Default [`LockWait::Refuse`].
     pub lock_wait: LockWait,
+    /// Pack small records ([`pack`](logfmt_core::pack)): gathered into packs within this
+    /// limit, each written when full and at every flush and sync (so packing never delays
+    /// a record's durability; a sync or flush policy of every record leaves every record
+    /// plain). Legacy logs only. Default `None`: every record is written as it comes, as
+    /// LevelDB writes it.
+    pub pack: Option<PackLimit>,
 }
 
 impl WriterOptions {
@@ -167,6 +175,13 @@ impl WriterOptions {
         self.lock_wait = wait;
         self
     }
+
+    /// Sets [`pack`](Self::pack).
+    #[must_use]
+    pub fn pack(mut self, pack: Option<PackLimit>) -> Self {
+        self.pack = pack;
+        self
+    }
 }
 
 type Inner<W> = Writer<StdSink<W>, Box<[u8; BLOCK_SIZE]>>;
@@ -212,6 +227,8 @@ pub struct LogWriter<W: SyncWrite> {
     unsynced_bytes: u64,
     /// Records added since the last sync.
     unsynced_records: u64,
+    /// The pack records are gathered in, when packing.
+    pending: Option<Pending>,
     failure: Option<(WriteOperation, Arc<io::Error>)>,
 }
 
@@ -228,21 +245,50 @@ impl<W: SyncWrite> LogWriter<W> {
             options: options.clone(),
             unsynced_bytes: 0,
             unsynced_records: 0,
+            pending: options.pack.map(Pending::new),
             failure: None,
         }
     }
 
     /// Appends one record, then flushes or syncs if the policies say so.
     ///
+    /// When packing ([`WriterOptions::pack`]), the record joins the pack in progress (written
+    /// when full, or at the next flush or sync); the place returned is its pack's (`end` as if
+    /// the pack ended now).
+    ///
     /// # Errors
     /// [`LogWriterError::Failed`] if the destination fails (the writer is then poisoned),
-    /// [`LogWriterError::Poisoned`] after an earlier failure.
+    /// [`LogWriterError::Poisoned`] after an earlier failure,
+    /// [`LogWriterError::PackInRecyclableLog`] when packing in a recyclable log.
     pub fn add_record(&mut self, data: &[u8]) -> Result<Written, LogWriterError> {
-        let inner = self.usable()?;
-        let before = inner.position();
-        let result = inner.add_record(data);
-        let written = self.check(result, WriteOperation::Write)?;
-        self.unsynced_bytes += written.end - before;
+        let written = match self.pending.as_ref().map(|p| p.take(data.len())) {
+            None => self.write_plain(data)?,
+            Some(Take::Plain) => {
+                self.end_pack()?;
+                self.write_plain(data)?
+            }
+            Some(take) => {
+                if self.options.write.format != Format::Legacy {
+                    return Err(LogWriterError::PackInRecyclableLog);
+                }
+                if take == Take::EndFirst {
+                    self.end_pack()?;
+                }
+                let inner = self.usable()?;
+                // Where the pack starts: after a trailer, if the block has no room for a header.
+                let start = inner.end_after(0) - HEADER_SIZE as u64;
+                if let Some(pending) = self.pending.as_mut() {
+                    pending.push(data);
+                    let end = start + (HEADER_SIZE + pending.record().0.len()) as u64;
+                    Written { offset: start, end }
+                } else {
+                    Written {
+                        offset: start,
+                        end: start,
+                    }
+                }
+            }
+        };
         self.unsynced_records += 1;
         let sync_now = match self.options.sync {
             SyncPolicy::Manual => false,
@@ -258,12 +304,45 @@ impl<W: SyncWrite> LogWriter<W> {
         Ok(written)
     }
 
+    /// Lays out a record as it is.
+    fn write_plain(&mut self, data: &[u8]) -> Result<Written, LogWriterError> {
+        let inner = self.usable()?;
+        let before = inner.position();
+        let result = inner.add_record(data);
+        let written = self.check(result, WriteOperation::Write)?;
+        self.unsynced_bytes += written.end - before;
+        Ok(written)
+    }
+
+    /// Lays out the pack in progress, if any (a pack of one as a plain record).
+    fn end_pack(&mut self) -> Result<(), LogWriterError> {
+        let Some(pending) = self.pending.as_mut().filter(|p| p.count() > 0) else {
+            return Ok(());
+        };
+        let Some(inner) = self.inner.as_mut().filter(|_| self.failure.is_none()) else {
+            return Err(self.poisoned());
+        };
+        let before = inner.position();
+        let result = match pending.record() {
+            (record, true) => inner.add_record(record),
+            (pack, false) => inner.add_pack(pack),
+        };
+        if let Err(logfmt_core::WriteError::PackInRecyclableLog) = result {
+            return Err(LogWriterError::PackInRecyclableLog);
+        }
+        pending.clear();
+        let written = self.check(result, WriteOperation::Write)?;
+        self.unsynced_bytes += written.end - before;
+        Ok(())
+    }
+
     /// Pads the log to a multiple of `align` bytes (see
     /// [`Writer::pad_to`](logfmt_core::Writer::pad_to)); returns the padding length.
     ///
     /// # Errors
     /// [`LogWriterError::BadAlignment`], or as for [`add_record`](Self::add_record).
     pub fn pad_to(&mut self, align: usize) -> Result<usize, LogWriterError> {
+        self.end_pack()?;
         let inner = self.usable()?;
         match inner.pad_to(align) {
             Err(logfmt_core::WriteError::BadAlignment) => {
@@ -283,6 +362,7 @@ impl<W: SyncWrite> LogWriter<W> {
     /// # Errors
     /// As for [`add_record`](Self::add_record).
     pub fn flush(&mut self) -> Result<(), LogWriterError> {
+        self.end_pack()?;
         let inner = self.usable()?;
         let result = inner.flush();
         self.check(result, WriteOperation::Flush)
@@ -320,7 +400,8 @@ impl<W: SyncWrite> LogWriter<W> {
         }
     }
 
-    /// The log's length: every byte laid out so far, written or buffered.
+    /// The log's length: every byte laid out so far, written or buffered (not the pack in
+    /// progress, when packing).
     pub fn position(&self) -> u64 {
         self.inner.as_ref().map_or(0, Writer::position)
     }
@@ -391,8 +472,10 @@ fn poisoned(failure: Option<&(WriteOperation, Arc<io::Error>)>) -> LogWriterErro
 }
 
 impl<W: SyncWrite> Drop for LogWriter<W> {
-    /// Flushes what is buffered, ignoring errors (call [`close`](Self::close) to see them).
+    /// Flushes what is buffered (the pack in progress included), ignoring errors (call
+    /// [`close`](Self::close) to see them).
     fn drop(&mut self) {
+        let _ = self.end_pack();
         if self.failure.is_none()
             && let Some(inner) = self.inner.as_mut()
         {

@@ -165,3 +165,73 @@ fn a_pack_with_a_codec_not_read_here_is_damage_with_its_count() {
     );
     assert!(reader.next().unwrap().is_none());
 }
+
+mod writer {
+    use logfmt_core::Format;
+    use logfmt_std::{
+        FlushPolicy, LogWriter, LogWriterError, PackLimit, SyncPolicy, WriteOptions, WriterOptions,
+    };
+
+    use super::{with_core, with_std};
+
+    fn packed(options: &WriterOptions, records: &[&[u8]]) -> Vec<u8> {
+        let mut writer = LogWriter::new(Vec::new(), options);
+        for record in records {
+            writer.add_record(record).unwrap();
+        }
+        writer.close().unwrap()
+    }
+
+    #[test]
+    fn the_writer_packs_within_its_limit_and_at_every_flush() {
+        let options = WriterOptions::new().pack(Some(PackLimit::bytes(64)));
+        let records: Vec<Vec<u8>> = (0..20u8).map(|i| vec![i; 16]).collect();
+        let refs: Vec<&[u8]> = records.iter().map(Vec::as_slice).collect();
+        let log = packed(&options, &refs);
+        // Packs of 3 records (5 + 3 × 17 = 56 bytes; a fourth would make 73), the last of 2.
+        assert_eq!(log.len(), 6 * (7 + 56) + (7 + 5 + 2 * 17));
+        let seen = with_core(&log);
+        assert_eq!(seen.len(), 20);
+        assert_eq!(seen[4], (63, Some(1), vec![4; 16]));
+        assert_eq!(with_std(&log, &logfmt_std::ReaderOptions::new()).0, seen);
+
+        // A flush ends the pack: with a flush after every record, every record is plain.
+        let every = options.clone().flush(FlushPolicy::EveryRecord);
+        let log = packed(&every, &refs);
+        assert_eq!(log.len(), 20 * (7 + 16));
+        assert!(with_core(&log).iter().all(|(_, index, _)| index.is_none()));
+        let every = WriterOptions::new()
+            .pack(Some(PackLimit::default()))
+            .sync(SyncPolicy::EveryRecords(4));
+        let log = packed(&every, &refs);
+        // Packs of 4, each written by the sync after its fourth record.
+        assert_eq!(log.len(), 5 * (7 + 5 + 4 * 17));
+    }
+
+    #[test]
+    fn a_dropped_writer_writes_its_pack() {
+        let mut log = Vec::new();
+        {
+            let options = WriterOptions::new().pack(Some(PackLimit::default()));
+            let mut writer = LogWriter::new(&mut log, &options);
+            writer.add_record(b"one").unwrap();
+            let written = writer.add_record(b"two").unwrap();
+            assert_eq!((written.offset, written.end), (0, 7 + 5 + 8));
+        }
+        assert_eq!(with_core(&log).len(), 2);
+    }
+
+    #[test]
+    fn packing_is_refused_in_a_recyclable_log() {
+        let options = WriterOptions::new()
+            .write(WriteOptions::new().format(Format::Recyclable { log_number: 3 }))
+            .pack(Some(PackLimit::default()));
+        let mut writer = LogWriter::new(Vec::new(), &options);
+        assert!(matches!(
+            writer.add_record(b"x"),
+            Err(LogWriterError::PackInRecyclableLog)
+        ));
+        // A record too large for a pack is written plain.
+        assert!(writer.add_record(&[0u8; 5000]).is_ok());
+    }
+}
