@@ -18,6 +18,9 @@ pub(crate) struct Layout {
     pub(crate) blocks: u64,
     /// Chunks of types FULL, FIRST, MIDDLE, LAST (legacy or recyclable).
     pub(crate) by_type: [u64; 4],
+    /// Chunks of packs (types 0x51–0x54), and their bytes, headers included.
+    pub(crate) pack_chunks: u64,
+    pub(crate) pack_bytes: u64,
     /// Chunks of any other type (dropped by LevelDB).
     pub(crate) unknown: u64,
     pub(crate) header_bytes: u64,
@@ -40,7 +43,16 @@ pub(crate) struct Layout {
 
 impl Layout {
     pub(crate) fn chunks(&self) -> u64 {
-        self.by_type.iter().sum::<u64>() + self.unknown
+        self.by_type.iter().sum::<u64>() + self.pack_chunks + self.unknown
+    }
+
+    /// ", packs N" for a log with pack chunks, for the chunk counts' line.
+    pub(crate) fn packs_note(&self) -> String {
+        if self.pack_chunks == 0 {
+            String::new()
+        } else {
+            format!(", PACK {}", self.pack_chunks)
+        }
     }
 
     /// The stale bytes after an old record (a chunk of another log number), or the garbage
@@ -56,11 +68,13 @@ impl Layout {
         match item {
             Parsed::Chunk(chunk) => {
                 self.header_bytes += chunk.header_len as u64;
-                match RecordType::try_from(chunk.record_type)
-                    .ok()
-                    .and_then(RecordType::fragment_kind)
-                {
-                    Some(kind) => self.by_type[kind as usize] += 1,
+                let known = RecordType::try_from(chunk.record_type).ok();
+                match known.and_then(|t| Some((t.is_pack(), t.fragment_kind()?))) {
+                    Some((true, _)) => {
+                        self.pack_chunks += 1;
+                        self.pack_bytes += (chunk.header_len + chunk.payload.len()) as u64;
+                    }
+                    Some((false, kind)) => self.by_type[kind as usize] += 1,
                     None => self.unknown += 1,
                 }
             }
@@ -133,7 +147,7 @@ impl View {
     /// What the reader does with a chunk of type `record_type`: `None` if it is read.
     pub(crate) fn verdict(&self, record_type: u8) -> Option<String> {
         match self.rules.classify(record_type) {
-            ChunkClass::Fragment(_) => None,
+            ChunkClass::Fragment(_) | ChunkClass::Pack(_) => None,
             ChunkClass::OtherFormat => Some(format!(
                 "dropped: unexpected legacy record type {record_type} in recyclable log"
             )),

@@ -67,14 +67,16 @@ impl From<io::Error> for OutputError {
 pub(crate) type Sink<'a> = &'a mut dyn FnMut(&[u8]) -> Result<(), OutputError>;
 
 impl OutputFormat {
-    /// Prints the record at file offset `offset`.
+    /// Prints the record at file offset `offset` (with its `index` in the pack there, for a
+    /// record from a pack).
     pub(crate) fn write_record<W: Write>(
         self,
         out: &mut W,
         offset: u64,
+        index: Option<u32>,
         data: &[u8],
     ) -> Result<(), OutputError> {
-        self.write_streamed(out, offset, data.len() as u64, |sink| sink(data))
+        self.write_streamed(out, offset, index, data.len() as u64, |sink| sink(data))
     }
 
     /// Prints the record at file offset `offset`, of `len` bytes, whose payload `payload`
@@ -87,6 +89,7 @@ impl OutputFormat {
         self,
         out: &mut W,
         offset: u64,
+        index: Option<u32>,
         len: u64,
         payload: impl FnOnce(Sink<'_>) -> Result<(), E>,
     ) -> Result<(), E> {
@@ -104,6 +107,7 @@ impl OutputFormat {
                 let mut cut = Cut { out, hex: &hex };
                 let record = JsonRecord {
                     offset,
+                    index,
                     length: len,
                     hex: &hex,
                 };
@@ -124,10 +128,14 @@ impl OutputFormat {
 }
 
 /// One record of `cat --output json`: the offset of its first chunk, its length and its
-/// payload in lowercase hex, as in {"offset": 0, "length": 3, "hex": "666f6f"}.
+/// payload in lowercase hex, as in {"offset": 0, "length": 3, "hex": "666f6f"}; a record from
+/// a pack has the pack's offset and its index in the pack, as in
+/// {"offset": 0, "index": 2, "length": 3, "hex": "666f6f"}.
 #[derive(Serialize)]
 struct JsonRecord<H> {
     offset: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    index: Option<u32>,
     length: u64,
     hex: H,
 }
@@ -277,7 +285,7 @@ mod tests {
     fn printed(format: OutputFormat, offset: u64, data: &[u8]) -> Vec<u8> {
         let mut out = Vec::new();
         format
-            .write_record(&mut out, offset, data)
+            .write_record(&mut out, offset, None, data)
             .expect("writing to memory");
         out
     }
@@ -328,7 +336,7 @@ mod tests {
     fn streamed(format: OutputFormat, pieces: &[&[u8]], fails: bool) -> (Vec<u8>, Option<String>) {
         let len = pieces.iter().map(|p| p.len() as u64).sum();
         let mut out = Vec::new();
-        let result = format.write_streamed(&mut out, 5, len, |sink| {
+        let result = format.write_streamed(&mut out, 5, None, len, |sink| {
             for piece in pieces {
                 sink(piece).map_err(|e| e.to_string())?;
             }
@@ -401,7 +409,7 @@ mod tests {
                 taken: Vec::new(),
             };
             let pushed = std::cell::Cell::new(0);
-            let result = OutputFormat::Json.write_streamed(&mut out, 5, 4, |sink| {
+            let result = OutputFormat::Json.write_streamed(&mut out, 5, None, 4, |sink| {
                 for piece in [b"ab", b"cd"] {
                     sink(piece)?;
                     pushed.set(pushed.get() + 1);

@@ -14,8 +14,10 @@ use crate::progress::Progress;
 pub(crate) enum Found<'a> {
     /// A complete record.
     Record {
-        /// File offset of its first chunk.
+        /// File offset of its first chunk (for a record from a pack, the pack's).
         offset: u64,
+        /// For a record from a pack, its index in the pack.
+        index: Option<u32>,
         /// Its payload.
         data: &'a [u8],
     },
@@ -66,6 +68,7 @@ where
         match reader.next_bounded(limit) {
             Ok(Some(Bounded::Record(record))) => visit(Found::Record {
                 offset: record.offset,
+                index: record.index,
                 data: record.data,
             })?,
             Ok(Some(Bounded::Oversized(record))) => visit(Found::Oversized(record))?,
@@ -139,7 +142,9 @@ mod tests {
         let mut seen = Vec::new();
         scan(&mut reader, &Progress::none(), UNLIMITED, |found| {
             match found {
-                Found::Record { offset, data } => seen.push(Seen::Record(offset, data.to_vec())),
+                Found::Record { offset, data, .. } => {
+                    seen.push(Seen::Record(offset, data.to_vec()))
+                }
                 Found::Damage(d) => seen.push(Seen::Drop(d)),
                 Found::ReadError { error, .. } => return Err(error),
                 Found::Oversized(o) => panic!("{o:?}"),
@@ -214,7 +219,7 @@ mod tests {
         let result: Result<Outcome, ()> =
             scan(&mut reader, &Progress::none(), UNLIMITED, |found| {
                 seen.push(match found {
-                    Found::Record { offset, data } => Seen::Record(offset, data.to_vec()),
+                    Found::Record { offset, data, .. } => Seen::Record(offset, data.to_vec()),
                     Found::Damage(d) => Seen::Drop(d),
                     Found::ReadError { corruption, .. } => {
                         Seen::Drop(corruption.map(Damage::from).ok_or(())?)

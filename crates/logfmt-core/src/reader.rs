@@ -51,6 +51,8 @@ pub struct Oversized {
     pub end: u64,
     /// The record's length.
     pub len: u64,
+    /// The record is a [pack](crate::pack): its records are skipped with it.
+    pub pack: bool,
 }
 
 /// What [`Reader::next`] found.
@@ -229,7 +231,12 @@ impl<'b, S: BlockSource> Reader<'b, S> {
                         Assembly::Pending => continue,
                         Assembly::Complete => (Place::Buffer, 0..self.assembler.record().len()),
                         Assembly::Overflowed { len } => {
-                            return Ok(Some(Item::Oversized(Oversized { offset, end, len })));
+                            return Ok(Some(Item::Oversized(Oversized {
+                                offset,
+                                end,
+                                len,
+                                pack,
+                            })));
                         }
                     };
                     if pack && let Some(corruption) = self.open_pack(offset, end, place, &range) {

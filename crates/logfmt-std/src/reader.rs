@@ -843,6 +843,7 @@ impl<S: BlockSource> LogReader<S> {
                 offset: record_offset,
                 end,
                 len,
+                pack,
             }),
             // Not kept (it starts before the range).
             Some(Assembly::Pending) | None => return Ok(before.unwrap_or(Step::Continue)),

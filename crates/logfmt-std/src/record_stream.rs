@@ -180,6 +180,7 @@ mod tests {
             offset: at.offset,
             end: at.end,
             len: big.len() as u64,
+            pack: false,
         };
         let mut stream = RecordStream::new(&log, &ReadOptions::new(), &record)?;
         let pieces = drain(&mut stream)?;
@@ -235,6 +236,7 @@ mod tests {
             offset: at.offset,
             end: at.end,
             len: 70_000,
+            pack: false,
         };
         // The same file, rewritten in place with shorter records.
         let mut writer = LogWriter::overwrite(&path, &WriterOptions::new())?;
@@ -266,6 +268,7 @@ mod tests {
             offset: 0,
             end: 100_000,
             len: 99_000,
+            pack: false,
         };
         let refused = RecordStream::new(&log, &ReadOptions::new(), &record).err();
         assert!(

@@ -146,7 +146,12 @@ pub fn read_fragments<S: BlockSource>(source: S, options: &ReadOptions, scratch:
                                 current.take().expect("a record in progress");
                             let len = data.len() as u64;
                             items.push(if len > scratch as u64 {
-                                Seen::Oversized(Oversized { offset, end, len })
+                                Seen::Oversized(Oversized {
+                                    offset,
+                                    end,
+                                    len,
+                                    pack: false,
+                                })
                             } else {
                                 Seen::Record { offset, end, data }
                             });

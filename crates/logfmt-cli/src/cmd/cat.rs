@@ -77,19 +77,40 @@ pub(crate) fn run(args: &CatArgs) -> Result<(), CliError> {
         limit,
         |found| -> Result<(), CliError> {
             match found {
-                Found::Record { offset, data } => {
-                    args.output
-                        .write_record(&mut out, input.offset(offset), data)?
+                Found::Record {
+                    offset,
+                    index,
+                    data,
+                } => args
+                    .output
+                    .write_record(&mut out, input.offset(offset), index, data)?,
+                Found::Oversized(record) if record.pack => {
+                    // A pack is read whole to read its records: not streamed.
+                    out.flush()?;
+                    super::say(
+                        log.path(),
+                        &format!(
+                            "offset {}: a pack of {} bytes, more than --buffer-limit: its \
+                             records were not printed",
+                            input.offset(record.offset),
+                            record.len
+                        ),
+                    );
                 }
                 Found::Oversized(record) => {
-                    args.output
-                        .write_streamed(&mut out, record.offset, record.len, |sink| {
+                    args.output.write_streamed(
+                        &mut out,
+                        record.offset,
+                        None,
+                        record.len,
+                        |sink| {
                             let mut stream = RecordStream::new(log, &options.read, &record)?;
                             while let Some(piece) = stream.next()? {
                                 sink(piece)?;
                             }
                             Ok::<(), CliError>(())
-                        })?;
+                        },
+                    )?;
                 }
                 Found::Damage(damage) => {
                     // Keep the note in place relative to the records printed around it.

@@ -4,7 +4,9 @@ use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 
 use logfmt_core::block::{ChunkClass, Parsed};
+use logfmt_core::pack::{self, Pack};
 use logfmt_core::ring::RingHeader;
+use logfmt_std::FragmentKind;
 use logfmt_std::{BLOCK_SIZE, BlockRole};
 
 use crate::error::CliError;
@@ -94,6 +96,9 @@ enum Entry {
         stored_checksum: u32,
         #[serde(skip_serializing_if = "Option::is_none")]
         log_number: Option<u32>,
+        /// A whole pack in this chunk: the records it holds.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pack_records: Option<u32>,
     },
     Trailer(Region),
     Torn(Region),
@@ -134,6 +139,9 @@ enum Entry {
         first: u64,
         middle: u64,
         last: u64,
+        /// Pack chunks (only in a log that has them).
+        #[serde(skip_serializing_if = "is_zero")]
+        pack: u64,
         unknown: u64,
         trailer_bytes: u64,
         skipped_bytes: u64,
@@ -254,6 +262,12 @@ fn describe(item: &Item<'_>, view: &View, layout: &Layout) -> (Line, Entry) {
                     h.lap, h.records, h.blocks, h.group
                 );
             }
+            let mut pack_records = None;
+            if let ChunkClass::Pack(kind) = view.rules.classify(chunk.record_type) {
+                let (records, what) = pack_note(kind, chunk.payload);
+                pack_records = records;
+                note += &format!("; {what}");
+            }
             let json = Entry::Chunk {
                 offset,
                 block,
@@ -263,6 +277,7 @@ fn describe(item: &Item<'_>, view: &View, layout: &Layout) -> (Line, Entry) {
                 checksum: "ok",
                 stored_checksum: chunk.stored_checksum,
                 log_number: chunk.log_number,
+                pack_records,
             };
             let line = Line {
                 offset,
@@ -428,6 +443,7 @@ pub(crate) fn run(args: &DumpArgs) -> Result<(), CliError> {
             first,
             middle,
             last,
+            pack: layout.pack_chunks,
             unknown: layout.unknown,
             trailer_bytes: layout.trailer_bytes,
             skipped_bytes: layout.skipped_bytes,
@@ -441,11 +457,12 @@ pub(crate) fn run(args: &DumpArgs) -> Result<(), CliError> {
         let [full, first, middle, last] = layout.by_type;
         writeln!(
             out,
-            "{}, {}, {} (FULL {full}, FIRST {first}, MIDDLE {middle}, LAST {last}, other {}), \
+            "{}, {}, {} (FULL {full}, FIRST {first}, MIDDLE {middle}, LAST {last}{}, other {}), \
              {} of trailers, {} skipped, {} dropped in {}, {} torn{}",
             plural(layout.bytes, "byte"),
             plural(layout.blocks, "block"),
             plural(layout.chunks(), "chunk"),
+            layout.packs_note(),
             layout.unknown,
             plural(layout.trailer_bytes, "byte"),
             plural(layout.skipped_bytes, "byte"),
@@ -465,4 +482,45 @@ pub(crate) fn run(args: &DumpArgs) -> Result<(), CliError> {
     }
     out.flush()?;
     Ok(())
+}
+
+/// What a pack chunk holds, for its note: the records of a whole pack (and their count), or
+/// the chunk's place in a pack cut into chunks.
+fn pack_note(kind: FragmentKind, payload: &[u8]) -> (Option<u32>, String) {
+    if kind != FragmentKind::Full {
+        return (None, "part of a pack cut into chunks".into());
+    }
+    match Pack::parse(payload) {
+        Ok(parsed) if parsed.codec() == pack::STORED => {
+            let sizes: Vec<String> = parsed
+                .records()
+                .take(8)
+                .map_while(Result::ok)
+                .map(|(_, data)| data.len().to_string())
+                .collect();
+            let more = if parsed.count() > 8 { ", ..." } else { "" };
+            let what = format!(
+                "a pack of {} records of {}{more} bytes",
+                parsed.count(),
+                sizes.join(", ")
+            );
+            (Some(parsed.count()), what)
+        }
+        Ok(parsed) => {
+            let what = format!(
+                "a pack of {} records, coded (codec {}, {} bytes decoded)",
+                parsed.count(),
+                parsed.codec(),
+                parsed.decoded_len().unwrap_or(0)
+            );
+            (Some(parsed.count()), what)
+        }
+        Err(error) => (None, format!("a pack that does not hold together: {error}")),
+    }
+}
+
+/// For `skip_serializing_if`: a count of 0.
+#[expect(clippy::trivially_copy_pass_by_ref, reason = "serde's signature")]
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }

@@ -5,7 +5,9 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 
 use logfmt_core::block::{BlockParser, Parsed};
-use logfmt_std::{BlockSource, Damage, LogReader, ReaderOptions, RecoveryMode, StaleTail};
+use logfmt_std::{
+    BlockSource, Damage, HEADER_SIZE, LogReader, ReaderOptions, RecoveryMode, StaleTail,
+};
 
 use crate::error::CliError;
 use crate::format::FormatArgs;
@@ -155,13 +157,22 @@ pub(crate) fn run(args: &StatsArgs) -> Result<(), CliError> {
         .recovery(RecoveryMode::SkipAnyCorruptedRecords);
     let mut reader = LogReader::new(source, &options);
     let mut sizes = Sizes::default();
+    // Records read from packs, and what they would cost as plain records.
+    let mut packed = (0u64, 0u64);
     let mut damage: Vec<Damage> = Vec::new();
     let mut read_error = None;
     let progress = Progress::bytes("stats", log.len_at_open());
     // Only sizes are needed: no record is held in memory.
     let outcome = scan(&mut reader, &progress, 0, |found| -> Result<(), CliError> {
         match found {
-            Found::Record { data, .. } => sizes.add(data.len() as u64),
+            Found::Record { data, index, .. } => {
+                sizes.add(data.len() as u64);
+                if index.is_some() {
+                    // What it would cost as a plain record: a header and its bytes.
+                    packed.0 += 1;
+                    packed.1 += HEADER_SIZE as u64 + data.len() as u64;
+                }
+            }
             Found::Oversized(record) => sizes.add(record.len),
             Found::Damage(d) => damage.push(d),
             Found::ReadError { error, .. } => read_error = Some(error),
@@ -205,6 +216,19 @@ pub(crate) fn run(args: &StatsArgs) -> Result<(), CliError> {
             stale: Option<Stale>,
             #[serde(skip_serializing_if = "Option::is_none")]
             ring: Option<Ring>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            packs: Option<Packs>,
+        }
+        /// Records read from packs: how many, the bytes of the pack chunks (headers
+        /// included), what the same records would take as plain records (a header and the
+        /// record each), and the difference.
+        #[derive(serde::Serialize)]
+        struct Packs {
+            chunks: u64,
+            records: u64,
+            bytes: u64,
+            plain_bytes: u64,
+            bytes_saved: i64,
         }
         #[derive(serde::Serialize)]
         struct Ring {
@@ -270,6 +294,13 @@ pub(crate) fn run(args: &StatsArgs) -> Result<(), CliError> {
                 ring: ring.into(),
                 records_aged_out: ring.records_aged_out(),
             }),
+            packs: (layout.pack_chunks > 0).then(|| Packs {
+                chunks: layout.pack_chunks,
+                records: packed.0,
+                bytes: layout.pack_bytes,
+                plain_bytes: packed.1,
+                bytes_saved: packed.1 as i64 - layout.pack_bytes as i64,
+            }),
         };
         write_json_line(&mut out, &doc)?;
         return Ok(());
@@ -305,8 +336,9 @@ pub(crate) fn run(args: &StatsArgs) -> Result<(), CliError> {
         (
             "chunks",
             format!(
-                "{}: FULL {full}, FIRST {first}, MIDDLE {middle}, LAST {last}, other {}",
+                "{}: FULL {full}, FIRST {first}, MIDDLE {middle}, LAST {last}{}, other {}",
                 layout.chunks(),
+                layout.packs_note(),
                 layout.unknown
             ),
         ),
@@ -362,6 +394,19 @@ pub(crate) fn run(args: &StatsArgs) -> Result<(), CliError> {
             },
         ),
     ];
+    if layout.pack_chunks > 0 {
+        rows.push((
+            "packs",
+            format!(
+                "{} in {}: {} ({} as plain records, {} saved)",
+                plural(packed.0, "record"),
+                plural(layout.pack_chunks, "chunk"),
+                plural(layout.pack_bytes, "byte"),
+                plural(packed.1, "byte"),
+                packed.1 as i64 - layout.pack_bytes as i64
+            ),
+        ));
+    }
     if let Some(image) = &input.ring {
         let ring = image.ring();
         rows.push((

@@ -4,8 +4,8 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use logfmt_std::{
-    AppendFormat, AppendOptions, AtomicLog, AtomicOptions, Format, LogWriter, TornTailPolicy,
-    WriteOptions, WriterOptions, log_number_in_name, log_number_of_file,
+    AppendFormat, AppendOptions, AtomicLog, AtomicOptions, Format, LogWriter, PackLimit,
+    TornTailPolicy, WriteOptions, WriterOptions, log_number_in_name, log_number_of_file,
 };
 
 use crate::error::CliError;
@@ -41,6 +41,12 @@ use crate::options::WaitArgs;
 /// --format or --log-number that differs from the log's own is refused (exit status 1). In
 /// a recyclable log, the stale bytes an earlier use of the file left after the log's end are
 /// refused like a torn tail.
+///
+/// --pack gathers small records into packs (logfmt's pack records: a 16-byte record costs 17
+/// bytes instead of 23), of at most LIMIT bytes each (default 4096): logfmt reads them back
+/// record by record; LevelDB's and RocksDB's readers report each pack as a chunk of an unknown
+/// type and read the plain records around it. Legacy logs only. A record too large for a
+/// pack, and a pack of one record, are written plain.
 #[derive(Debug, clap::Args)]
 pub(crate) struct WriteArgs {
     /// Continue the log in FILE (created if missing) exactly as LevelDB's writer continues a
@@ -65,6 +71,16 @@ pub(crate) struct WriteArgs {
     /// number in FILE's name (000042.log is log 42); with --append, the existing log's.
     #[arg(long, value_name = "N")]
     log_number: Option<u64>,
+    /// Gather records into packs of at most LIMIT bytes (default 4096, at most 16 MiB).
+    #[arg(
+        long,
+        value_name = "LIMIT",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "4096",
+        value_parser = clap::value_parser!(u32).range(16..=(16 << 20))
+    )]
+    pack: Option<u32>,
     #[command(flatten)]
     wait: WaitArgs,
     /// The log file to write.
@@ -87,7 +103,14 @@ pub(crate) fn run(args: &WriteArgs) -> Result<(), CliError> {
         (Some(WriteFormatName::Legacy), None) => Some(Format::Legacy),
         (Some(WriteFormatName::Recyclable), None) | (None, None) => None,
     };
-    let options = WriterOptions::new().lock_wait(args.wait.lock_wait());
+    if args.pack.is_some() && matches!(format, Some(Format::Recyclable { .. })) {
+        return Err(CliError::Usage(
+            "--pack writes legacy logs only (packs carry no log number)".into(),
+        ));
+    }
+    let options = WriterOptions::new()
+        .lock_wait(args.wait.lock_wait())
+        .pack(args.pack.map(|bytes| PackLimit::bytes(bytes as usize)));
     let records = Records::new(io::stdin().lock(), args.input);
     if args.append {
         append(args, options, format, records)
