@@ -20,164 +20,23 @@
 //! RocksDB and runs it. Without a compiler, LevelDB, RocksDB or `ldb` it fails, saying what
 //! is missing.
 
+mod interop_tools;
 #[path = "../../crates/logfmt-std/tests/common/ring_image.rs"]
 mod ring_image;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::fs;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::sync::OnceLock;
+use std::path::Path;
+use std::process::Command;
+
+use interop_tools::*;
 
 use logfmt_std::{BLOCK_SIZE, Entry, LogReader, ReaderOptions, RecoveryMode};
 use logfmt_tests::write_batch::{Batch, Op, apply, decode, encode};
 use ring_image::{Random, Run, Spec, check, run};
 
-const MISSING: &str = "the ring interop test needs a C++ compiler and Debian's libleveldb-dev, \
-                       librocksdb-dev and rocksdb-tools (`cargo xtask interop` installs them)";
-
-// ------------------------------------------------------------------------- tools
-
-/// Compiles `interop/{source}.cc` against `library`, once per test run.
-fn compiled(source: &str, library: &str, cell: &'static OnceLock<PathBuf>) -> &'static Path {
-    cell.get_or_init(|| {
-        let code = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("interop/{source}.cc"));
-        let binary = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("ring_{source}"));
-        let output = Command::new("c++")
-            .args(["-std=c++17", "-O1", "-o"])
-            .arg(&binary)
-            .arg(&code)
-            .arg(library)
-            .output();
-        match output {
-            Err(e) => panic!("cannot run the C++ compiler `c++` ({e}): {MISSING}"),
-            Ok(out) if !out.status.success() => panic!(
-                "compiling {}: {MISSING}\n{}",
-                code.display(),
-                String::from_utf8_lossy(&out.stderr)
-            ),
-            Ok(_) => binary,
-        }
-    })
-}
-
-/// Runs a helper; panics with its message if it fails.
-fn helper(binary: &Path, args: &[&Path]) {
-    let out = Command::new(binary)
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("running {}: {e}", binary.display()));
-    assert!(
-        out.status.success(),
-        "{} {args:?} failed: {}",
-        binary.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-fn leveldb(args: &[&Path]) {
-    static HELPER: OnceLock<PathBuf> = OnceLock::new();
-    helper(compiled("leveldb_helper", "-lleveldb", &HELPER), args);
-}
-
-fn rocksdb(args: &[&Path]) {
-    static HELPER: OnceLock<PathBuf> = OnceLock::new();
-    helper(compiled("rocksdb_wal_writer", "-lrocksdb", &HELPER), args);
-}
-
-/// The `logfmt` binary, built once per test run by cargo in this test's profile.
-fn logfmt_bin() -> &'static Path {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .parent()
-            .expect("tests/ is inside the workspace");
-        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        let mut build = Command::new(cargo);
-        build.current_dir(root).args([
-            "build",
-            "-p",
-            "logfmt-cli",
-            "--bin",
-            "logfmt",
-            "--message-format=json-render-diagnostics",
-        ]);
-        if !cfg!(debug_assertions) {
-            build.arg("--release");
-        }
-        let out = build
-            .stderr(Stdio::inherit())
-            .output()
-            .unwrap_or_else(|e| panic!("running cargo to build the logfmt CLI: {e}"));
-        assert!(out.status.success(), "building the logfmt CLI failed");
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .filter_map(|line| line.split_once("\"executable\":\"").map(|(_, rest)| rest))
-            .filter_map(|rest| rest.split_once('"').map(|(path, _)| PathBuf::from(path)))
-            .find(|path| path.file_stem().is_some_and(|name| name == "logfmt"))
-            .expect("cargo built no `logfmt` executable")
-    })
-}
-
-/// Runs `logfmt args…`; panics unless it succeeds.
-fn logfmt(args: &[&str]) -> Output {
-    let out = Command::new(logfmt_bin())
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("running logfmt: {e}"));
-    assert!(
-        out.status.success(),
-        "logfmt {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
-
-fn path_str(path: &Path) -> &str {
-    path.to_str().expect("a UTF-8 scratch path")
-}
-
-/// A fresh scratch directory.
-fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("ring_interop")
-        .join(name);
-    let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
-    dir
-}
-
-/// The only file of `dir` whose name ends in `.log`.
-fn the_log(dir: &Path) -> PathBuf {
-    let logs: Vec<PathBuf> = fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "log"))
-        .collect();
-    assert_eq!(logs.len(), 1, "{logs:?}");
-    logs[0].clone()
-}
-
-/// A database's contents as the helpers write them: per entry a u32 length and the key, a
-/// u32 length and the value.
-fn contents(path: &Path) -> BTreeMap<Vec<u8>, Vec<u8>> {
-    let data = fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let mut rest = &data[..];
-    let take = |rest: &mut &[u8]| {
-        let (len, tail) = rest.split_first_chunk::<4>().expect("a length");
-        let (item, tail) = tail.split_at(u32::from_le_bytes(*len) as usize);
-        *rest = tail;
-        item.to_vec()
-    };
-    let mut map = BTreeMap::new();
-    while !rest.is_empty() {
-        let key = take(&mut rest);
-        map.insert(key, take(&mut rest));
-    }
-    map
-}
+// The tools: `interop_tools`.
 
 // ------------------------------------------------------------------------- the ring
 
@@ -340,7 +199,7 @@ fn a_ring_image_exported_reads_cleanly_in_leveldb_and_rocksdb() {
         let what = made.name;
         assert!(run.laps >= 3, "{what}: wrapped {} times", run.laps);
         assert!(run.cuts >= 4, "{what}: {} power cuts", run.cuts);
-        let dir = scratch(&format!("case{k}"));
+        let dir = scratch("ring_interop", &format!("case{k}"));
         let image = dir.join("flash.img");
         fs::write(&image, &run.image).unwrap_or_else(|e| panic!("{e}"));
 

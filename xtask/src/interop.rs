@@ -3,7 +3,8 @@
 //! by the real flash writer, turned into a plain log by `logfmt export` and read by both; all
 //! ignored by a plain `cargo test`), after installing Debian's LevelDB, RocksDB and a C++
 //! compiler if they are missing. The ring test prints what it proved (its image, what the ring
-//! kept, what LevelDB and RocksDB read).
+//! kept, what LevelDB and RocksDB read), and `tests/tests/pack_interop.rs`: what LevelDB's and
+//! RocksDB's readers make of a log with packs.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -15,6 +16,7 @@ const TESTS: &[(&str, bool)] = &[
     ("leveldb_interop", false),
     ("rocksdb_interop", false),
     ("ring_interop", true),
+    ("pack_interop", true),
 ];
 
 /// `cargo xtask interop`.

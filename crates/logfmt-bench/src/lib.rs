@@ -3,6 +3,7 @@
 //! bounds (memcpy and CRC-32C over the same payloads).
 
 pub mod flash;
+pub mod pack;
 
 use std::hint::black_box;
 

@@ -23,6 +23,13 @@
 //!
 //! The flash comparison: logfmt's flash writers and `sequential-storage`'s queue on the same
 //! simulated NOR flash, one `FLASH ...` line per case (see `logfmt_bench::flash`).
+//!
+//! ```text
+//! logfmt-bench pack [--reps K] [--limit BYTES] [SIZE:COUNT ...]
+//! ```
+//!
+//! The packing comparison: the same records plain and packed, one `PACK ...` line per pass
+//! (see `logfmt_bench::pack`).
 
 use std::process::ExitCode;
 use std::time::Instant;
@@ -85,6 +92,53 @@ fn parse_args() -> Result<Args, String> {
     })
 }
 
+/// `logfmt-bench pack [--reps K] [--limit BYTES] [SIZE:COUNT ...]`.
+fn pack_mode(args: &[String]) -> ExitCode {
+    let usage = "usage: logfmt-bench pack [--reps K] [--limit BYTES] [SIZE:COUNT ...]";
+    let (mut reps, mut limit, mut cases) = (5usize, 4096usize, Vec::new());
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        let number = |v: Option<&String>| v.and_then(|v| v.parse().ok());
+        match arg.as_str() {
+            "--reps" => match number(args.next()) {
+                Some(n) => reps = n,
+                None => {
+                    eprintln!("{usage}");
+                    return ExitCode::from(2);
+                }
+            },
+            "--limit" => match number(args.next()) {
+                Some(n) => limit = n,
+                None => {
+                    eprintln!("{usage}");
+                    return ExitCode::from(2);
+                }
+            },
+            case => match Case::parse(case) {
+                Ok(case) => cases.push(case),
+                Err(message) => {
+                    eprintln!("logfmt-bench: {message}\n{usage}");
+                    return ExitCode::from(2);
+                }
+            },
+        }
+    }
+    if cases.is_empty() {
+        cases = ["16:2000000", "100:1000000"]
+            .iter()
+            .filter_map(|c| Case::parse(c).ok())
+            .collect();
+    }
+    let payloads = Payloads::new();
+    match logfmt_bench::pack::run(&payloads, &cases, reps, limit, &mut |l| println!("{l}")) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("logfmt-bench: pack: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 /// `logfmt-bench flash [--reps K] [--reboots N]`.
 fn flash_mode(args: &[String]) -> ExitCode {
     let mut options = logfmt_bench::flash::FlashOptions {
@@ -116,6 +170,9 @@ fn main() -> ExitCode {
     let all: Vec<String> = std::env::args().skip(1).collect();
     if all.first().is_some_and(|a| a == "flash") {
         return flash_mode(&all[1..]);
+    }
+    if all.first().is_some_and(|a| a == "pack") {
+        return pack_mode(&all[1..]);
     }
     let args = match parse_args() {
         Ok(args) => args,

@@ -182,6 +182,41 @@ impl<'b, S: BlockSource> Reader<'b, S> {
     )]
     #[inline]
     pub fn next(&mut self) -> Result<Option<Item<'_>>, S::Error> {
+        if HOT_PATHS && let Some(unpacking) = self.unpacking.as_mut() {
+            // The next record of a pack, when its length takes one byte (records under 128
+            // bytes): what `unpack` does, inline.
+            let place = unpacking.place;
+            let bytes = match place {
+                Place::Block => self.inner.source.block(),
+                Place::Buffer => self.assembler.record(),
+            };
+            let start = unpacking.body.start;
+            let len = match bytes.get(unpacking.body.clone()) {
+                Some([len, rest @ ..]) if *len < 0x80 && usize::from(*len) <= rest.len() => {
+                    Some(usize::from(*len))
+                }
+                _ => None,
+            };
+            if let Some(len) = len
+                && unpacking.index < unpacking.count
+            {
+                let index = unpacking.index;
+                unpacking.index += 1;
+                unpacking.body.start += 1 + len;
+                let (offset, end) = (unpacking.offset, unpacking.end);
+                let bytes = match place {
+                    Place::Block => self.inner.source.block(),
+                    Place::Buffer => self.assembler.record(),
+                };
+                let data = bytes.get(start + 1..start + 1 + len).unwrap_or_default();
+                return Ok(Some(Item::Record(Record {
+                    offset,
+                    end,
+                    index: Some(index),
+                    data,
+                })));
+            }
+        }
         if HOT_PATHS
             && self.unpacking.is_none()
             && let Some((range, offset, end)) = self.inner.fast_full()
