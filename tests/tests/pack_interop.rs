@@ -90,7 +90,12 @@ fn log_of(
         }
         at += HEADER_SIZE + len;
     }
-    (buffer, plain, all, chunks)
+    Made {
+        log: buffer,
+        plain,
+        all,
+        pack_chunks: chunks,
+    }
 }
 
 #[test]
@@ -112,7 +117,12 @@ fn old_readers_report_packs_and_read_the_plain_records_around_them() {
         (true, group(200, 30)),
         (false, group(1, 5)),
     ];
-    let (log, plain, all, pack_chunks) = log_of(&groups);
+    let Made {
+        log,
+        plain,
+        all,
+        pack_chunks,
+    } = log_of(&groups);
     assert!(
         pack_chunks.iter().any(|c| c.record_type == 0x52),
         "a pack across blocks"
