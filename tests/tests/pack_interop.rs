@@ -45,11 +45,18 @@ struct PackChunk {
     bytes: u64,
 }
 
-/// The log: groups of batches, plain (`false`) or packed (`true`); the plain batches with
-/// their offsets, every batch in order, and the pack chunks.
-fn log_of(
-    groups: &[(bool, Vec<Batch>)],
-) -> (Vec<u8>, Vec<(u64, Batch)>, Vec<Batch>, Vec<PackChunk>) {
+/// A log made by [`log_of`].
+struct Made {
+    log: Vec<u8>,
+    /// The plain batches, with their offsets.
+    plain: Vec<(u64, Batch)>,
+    /// Every batch, in order.
+    all: Vec<Batch>,
+    pack_chunks: Vec<PackChunk>,
+}
+
+/// The log of groups of batches, plain (`false`) or packed (`true`).
+fn log_of(groups: &[(bool, Vec<Batch>)]) -> Made {
     let mut buffer = vec![0u8; 16 * BLOCK_SIZE];
     let mut writer = SliceWriter::new(&mut buffer);
     let (mut plain, mut all) = (Vec::new(), Vec::new());
