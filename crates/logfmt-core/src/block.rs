@@ -426,7 +426,10 @@ pub fn chunks_from(
     rules: &ChunkRules,
 ) -> Option<(usize, usize)> {
     let first = next_chunk(block, from, is_last, rules, |t| {
-        matches!(rules.classify(t), ChunkClass::Fragment(_))
+        matches!(
+            rules.classify(t),
+            ChunkClass::Fragment(_) | ChunkClass::Pack(_)
+        )
     })?
     .offset;
     let (mut at, mut count) = (first, 0);
@@ -502,7 +505,11 @@ pub fn flash_gap(
         return None;
     }
     let chunk = next_chunk(block, offset + 1, is_last, rules, |t| {
-        t == RESUME_TYPE || matches!(rules.classify(t), ChunkClass::Fragment(_))
+        t == RESUME_TYPE
+            || matches!(
+                rules.classify(t),
+                ChunkClass::Fragment(_) | ChunkClass::Pack(_)
+            )
     })?;
     Some(
         if chunk.record_type == RESUME_TYPE && chunk.payload.is_empty() {

@@ -69,7 +69,8 @@ pub fn read(scratch: &mut [u8]) -> (u32, u64, u64) {
     let (mut records, mut bytes, mut dropped) = (0, 0, 0);
     while let Ok(Some(item)) = reader.next(scratch) {
         match item {
-            FlashItem::Record { len, .. } => {
+            // The reference firmware writes no packs: a pack counts as one record.
+            FlashItem::Record { len, .. } | FlashItem::Pack { len, .. } => {
                 records += 1;
                 bytes += len as u64;
             }

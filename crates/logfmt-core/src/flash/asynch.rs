@@ -93,8 +93,20 @@ impl<F: NorFlash> AsyncWordWriter<F> {
     /// As [`WordWriter::add_record`](super::WordWriter::add_record); [`FlashError::Poisoned`]
     /// after a future of this writer was dropped before completing.
     pub async fn add_record(&mut self, data: &[u8]) -> Result<Written, FlashError<F::Error>> {
+        self.add(data, false).await
+    }
+
+    /// Appends a [pack](crate::pack) of records, as [`WordWriter::add_pack`](super::WordWriter::add_pack).
+    ///
+    /// # Errors
+    /// As [`add_record`](Self::add_record).
+    pub async fn add_pack(&mut self, pack: &[u8]) -> Result<Written, FlashError<F::Error>> {
+        self.add(pack, true).await
+    }
+
+    async fn add(&mut self, data: &[u8], pack: bool) -> Result<Written, FlashError<F::Error>> {
         self.engine
-            .start_record(data.len())
+            .start_record(data.len(), pack)
             .map_err(|f| f.into_error())?;
         run(&mut self.flash, &mut self.engine, data).await
     }

@@ -181,8 +181,8 @@ impl Engine {
         u64::from(self.pos) + marker
     }
 
-    /// Begins appending a record of `len` bytes.
-    pub(super) fn start_record(&mut self, len: usize) -> Result<(), Failure> {
+    /// Begins appending a record of `len` bytes (a [pack](crate::pack) if `pack`).
+    pub(super) fn start_record(&mut self, len: usize, pack: bool) -> Result<(), Failure> {
         self.check_idle()?;
         let fits = if self.config.ring {
             // No longer than what the ring keeps besides the group erased ahead, with a ring
@@ -197,7 +197,7 @@ impl Engine {
         if !fits {
             return Err(Failure::Full);
         }
-        self.task = Task::Record(RecordLayout::default());
+        self.task = Task::Record(RecordLayout::new(pack));
         self.first = None;
         Ok(())
     }

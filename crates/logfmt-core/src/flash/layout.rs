@@ -80,9 +80,14 @@ pub(super) fn header_of(kind: u8, payload: &[u8]) -> [u8; HEADER_SIZE] {
     [c0, c1, c2, c3, l0, l1, kind]
 }
 
-/// A legacy chunk header for `payload` of the given kind.
-pub(super) fn header(kind: FragmentKind, payload: &[u8]) -> [u8; HEADER_SIZE] {
-    header_of(RecordType::for_fragment(kind, false) as u8, payload)
+/// A legacy chunk header for `payload` of the given kind (of a pack's, if `pack`).
+pub(super) fn header(kind: FragmentKind, pack: bool, payload: &[u8]) -> [u8; HEADER_SIZE] {
+    let record_type = if pack {
+        RecordType::for_pack(kind)
+    } else {
+        RecordType::for_fragment(kind, false)
+    };
+    header_of(record_type as u8, payload)
 }
 
 /// The resume marker: a whole chunk, header only (masked CRC-32C of its type byte, length 0,
@@ -117,9 +122,19 @@ pub(super) struct RecordLayout {
     next: usize,
     /// Whether the first chunk was laid out.
     started: bool,
+    /// The record is a [pack](crate::pack): its chunks have the pack types.
+    pack: bool,
 }
 
 impl RecordLayout {
+    /// The layout of a record (a pack, if `pack`) from its start.
+    pub(super) fn new(pack: bool) -> Self {
+        Self {
+            pack,
+            ..Self::default()
+        }
+    }
+
     /// The next chunk of `data`, with the log at `offset` in its block; `None` once the record
     /// is laid out.
     pub(super) fn next(&mut self, data: &[u8], offset: usize) -> Option<Piece> {
@@ -144,7 +159,11 @@ impl RecordLayout {
         self.next = end;
         Some(Piece {
             trailer,
-            header: Some(header(kind, data.get(start..end).unwrap_or_default())),
+            header: Some(header(
+                kind,
+                self.pack,
+                data.get(start..end).unwrap_or_default(),
+            )),
             ring: false,
             payload: start..end,
         })

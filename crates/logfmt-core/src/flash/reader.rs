@@ -33,6 +33,8 @@ const FULL: u8 = RecordType::Full as u8;
 const FIRST: u8 = RecordType::First as u8;
 const MIDDLE: u8 = RecordType::Middle as u8;
 const LAST: u8 = RecordType::Last as u8;
+/// A pack's types are its fragment's, plus this.
+const PACKED: u8 = RecordType::PackFull as u8 - FULL;
 
 /// What [`WordReader::next`] found. Offsets are region offsets (a flash region is at most 4 GiB).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,7 +56,16 @@ pub enum FlashItem {
         /// Bytes dropped (to the end of their block at most).
         bytes: u32,
     },
-    /// A whole record longer than the caller's buffer, skipped.
+    /// A [pack](crate::pack) of records: its first `len` bytes of the caller's buffer (read
+    /// its records with [`Pack::parse`](crate::pack::Pack::parse)); `offset` is where its
+    /// first chunk starts in the region.
+    Pack {
+        /// Region offset of the pack's first chunk.
+        offset: u32,
+        /// The pack's length.
+        len: usize,
+    },
+    /// A whole record (or pack) longer than the caller's buffer, skipped.
     Oversized {
         /// Region offset of the record's first chunk.
         offset: u32,
@@ -71,8 +82,9 @@ enum State {
     Resync,
     /// Between records.
     Idle,
-    /// A record in progress: the region offset of its first chunk, its bytes so far.
-    InRecord { offset: u32, len: u32 },
+    /// A record in progress: the region offset of its first chunk, its bytes so far, and
+    /// whether it is a pack.
+    InRecord { offset: u32, len: u32, pack: bool },
 }
 
 /// A chunk at a position, as far as reading it tells.
@@ -375,7 +387,9 @@ impl Walk {
         if start + len > BLOCK {
             return Ok(Chunk::Bad { torn: true });
         }
-        let dest = match (self.state, kind) {
+        // Where a fragment goes: a pack's (0x51–0x54) as a record's (1–4). (A chunk of
+        // another type that this takes for a fragment is damage: what it copies is dropped.)
+        let dest = match (self.state, kind & 0x0F) {
             (_, FULL | FIRST) => Some(0),
             (State::InRecord { len, .. }, MIDDLE | LAST) => Some(len as usize),
             _ => None,
@@ -421,7 +435,9 @@ impl Walk {
             Self::read_at(self, flash, at, &mut header).await?;
             let [.., l0, l1, kind] = header;
             let marker = kind == RESUME_TYPE && l0 == 0 && l1 == 0;
-            if ((FULL..=LAST).contains(&kind) || marker)
+            if (matches!(kind, FULL..=LAST)
+                || (FULL + PACKED..=LAST + PACKED).contains(&kind)
+                || marker)
                 && let Chunk::Good { .. } = Self::chunk_at(self, flash, at, None).await?
             {
                 return Ok(Some((at, marker)));
@@ -485,6 +501,8 @@ impl Walk {
         if kind == RING_TYPE {
             return None;
         }
+        // A pack's chunk: the same rules, in its own family.
+        let (kind, pack) = fragment_of(kind);
         if self.state == State::Resync {
             if kind == MIDDLE {
                 return None;
@@ -496,22 +514,33 @@ impl Walk {
         }
         let at = self.region(at);
         match (self.state, kind) {
-            (State::InRecord { offset, len: sofar }, MIDDLE | LAST) => {
+            (
+                State::InRecord {
+                    offset,
+                    len: sofar,
+                    pack: in_pack,
+                },
+                MIDDLE | LAST,
+            ) if in_pack == pack => {
                 let len = sofar + len;
                 if kind == LAST {
                     self.state = State::Idle;
-                    return Some(whole(offset, len, room));
+                    return Some(whole(offset, len, room, pack));
                 }
-                self.state = State::InRecord { offset, len };
+                self.state = State::InRecord { offset, len, pack };
                 None
             }
             (_, FULL) => {
                 let partial = self.drop_record_reported();
-                self.both(partial, whole(at, len, room))
+                self.both(partial, whole(at, len, room, pack))
             }
             (_, FIRST) => {
                 let partial = self.drop_record_reported();
-                self.state = State::InRecord { offset: at, len };
+                self.state = State::InRecord {
+                    offset: at,
+                    len,
+                    pack,
+                };
                 partial
             }
             // A resume marker: a record in progress was torn by a power cut.
@@ -519,7 +548,8 @@ impl Walk {
                 self.drop_record();
                 None
             }
-            // A fragment with no record in progress, or a type this log does not write.
+            // A fragment with no record in progress (or of the other family), or a type this
+            // log does not write.
             _ => {
                 let partial = self.drop_record_reported();
                 let damage = FlashItem::Damage {
@@ -561,7 +591,7 @@ impl Walk {
 
     /// Drops a record in progress, reported as damage.
     fn drop_record_reported(&mut self) -> Option<FlashItem> {
-        let State::InRecord { offset, len } = self.state else {
+        let State::InRecord { offset, len, .. } = self.state else {
             return None;
         };
         self.state = State::Idle;
@@ -574,15 +604,28 @@ impl Walk {
     }
 }
 
-/// A whole record of `len` bytes at `offset`, for a buffer of `room` bytes.
-fn whole(offset: u32, len: u32, room: usize) -> FlashItem {
-    if len as usize <= room {
-        FlashItem::Record {
+/// A whole record (a pack, if `pack`) of `len` bytes at `offset`, for a buffer of `room`
+/// bytes.
+fn whole(offset: u32, len: u32, room: usize, pack: bool) -> FlashItem {
+    let fits = len as usize <= room;
+    let len = len as usize;
+    match (fits, pack) {
+        (true, false) => FlashItem::Record { offset, len },
+        (true, true) => FlashItem::Pack { offset, len },
+        (false, _) => FlashItem::Oversized {
             offset,
-            len: len as usize,
-        }
+            len: len as u32,
+        },
+    }
+}
+
+/// The fragment type of chunk type `kind` (1–4 for a pack's 0x51–0x54), and whether it is a
+/// pack's; other types as they are.
+fn fragment_of(kind: u8) -> (u8, bool) {
+    if (FULL + PACKED..=LAST + PACKED).contains(&kind) {
+        (kind - PACKED, true)
     } else {
-        FlashItem::Oversized { offset, len }
+        (kind, false)
     }
 }
 

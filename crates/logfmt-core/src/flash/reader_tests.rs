@@ -1,6 +1,6 @@
 //! The small-RAM reader against the block reader: on images written by the flash writers —
-//! bounded and rings, with power cuts, reboots and damage — both return the same records, at
-//! the same offsets, and both report damage or neither.
+//! bounded and rings, with power cuts, reboots, damage and packs — both return the same
+//! records (a pack's, one by one), at the same offsets, and both report damage or neither.
 
 use std::vec::Vec;
 
@@ -78,6 +78,13 @@ fn word_reader<const W: usize>(flash: &mut MockFlash<'_, W, 4096>, config: Flash
             FlashItem::Record { offset, len } => {
                 records.push((logical(offset.into()), buffer[..len].to_vec()));
             }
+            FlashItem::Pack { offset, len } => {
+                let pack = crate::pack::Pack::parse(&buffer[..len]).expect("a pack");
+                for record in pack.records() {
+                    let (_, data) = record.expect("a pack's record");
+                    records.push((logical(offset.into()), data.to_vec()));
+                }
+            }
             other => {
                 if std::env::var("DEBUG_READERS").is_ok() {
                     std::eprintln!("small: {other:?}");
@@ -136,7 +143,16 @@ fn image<const W: usize>(
             for (i, &len) in lengths.iter().enumerate().skip(next) {
                 let data: Vec<u8> = (0..len).map(|j| (i * 7 + j * 13) as u8).collect();
                 next = i + 1;
-                if writer.add_record(&data).is_err() {
+                // Every fourth small record goes in a pack with its first half.
+                let written = if i % 4 == 1 && len < 2_000 {
+                    let mut pack = crate::pack::PackBuffer::<4096>::new();
+                    let _ = pack.push(&data);
+                    let _ = pack.push(&data[..len / 2]);
+                    writer.add_pack(pack.as_bytes())
+                } else {
+                    writer.add_record(&data)
+                };
+                if written.is_err() {
                     break;
                 }
                 if i % 3 == 0 && writer.flush().is_err() {

@@ -47,6 +47,7 @@ pub(super) fn config(blocks: u32) -> FlashConfig {
 /// The two flash writers, behind one interface for the tests that run both.
 pub(super) trait LogWriter {
     fn add_record(&mut self, data: &[u8]) -> Result<Written, FlashError<MockError>>;
+    fn add_pack(&mut self, pack: &[u8]) -> Result<Written, FlashError<MockError>>;
     fn flush(&mut self) -> Result<(), FlashError<MockError>>;
     fn position(&self) -> u64;
     fn stats(&self) -> FlashStats;
@@ -55,6 +56,9 @@ pub(super) trait LogWriter {
 impl<F: NorFlash<Error = MockError>> LogWriter for FlashWriter<F, &mut [u8; BLOCK_SIZE]> {
     fn add_record(&mut self, data: &[u8]) -> Result<Written, FlashError<MockError>> {
         FlashWriter::add_record(self, data)
+    }
+    fn add_pack(&mut self, pack: &[u8]) -> Result<Written, FlashError<MockError>> {
+        FlashWriter::add_pack(self, pack)
     }
     fn flush(&mut self) -> Result<(), FlashError<MockError>> {
         FlashWriter::flush(self)
@@ -70,6 +74,9 @@ impl<F: NorFlash<Error = MockError>> LogWriter for FlashWriter<F, &mut [u8; BLOC
 impl<F: NorFlash<Error = MockError>> LogWriter for WordWriter<F> {
     fn add_record(&mut self, data: &[u8]) -> Result<Written, FlashError<MockError>> {
         WordWriter::add_record(self, data)
+    }
+    fn add_pack(&mut self, pack: &[u8]) -> Result<Written, FlashError<MockError>> {
+        WordWriter::add_pack(self, pack)
     }
     fn flush(&mut self) -> Result<(), FlashError<MockError>> {
         WordWriter::flush(self)
@@ -566,7 +573,7 @@ fn a_checksum_that_begins_with_an_erased_byte_is_not_padding() {
     // marker.
     let second = (0u32..)
         .map(|k| k.to_le_bytes().repeat(5))
-        .find(|data| super::layout::header(crate::FragmentKind::Full, data)[0] == 0xFF)
+        .find(|data| super::layout::header(crate::FragmentKind::Full, false, data)[0] == 0xFF)
         .expect("one in 256");
     for kind in KINDS {
         let mut memory = Memory::<WRITE>::new(1);

@@ -111,8 +111,25 @@ impl<F: NorFlash> WordWriter<F> {
     /// written; smaller records may still fit). A flash error poisons the writer
     /// ([`FlashError::Poisoned`] from then on).
     pub fn add_record(&mut self, data: &[u8]) -> Result<Written, FlashError<F::Error>> {
+        self.add(data, false)
+    }
+
+    /// Appends a [pack](crate::pack) of records: `pack` is a pack's payload (the bytes of a
+    /// [`PackBuffer`](crate::pack::PackBuffer) the caller filled), laid out as
+    /// [`add_record`](Self::add_record) lays out a record, in the pack types. Gathering the
+    /// samples made between two flushes in a pack, and adding it just before the flush,
+    /// shares one chunk header and one flash-word padding among them (packing never delays
+    /// durability: the flush is where the samples are acknowledged anyway).
+    ///
+    /// # Errors
+    /// As for [`add_record`](Self::add_record).
+    pub fn add_pack(&mut self, pack: &[u8]) -> Result<Written, FlashError<F::Error>> {
+        self.add(pack, true)
+    }
+
+    fn add(&mut self, data: &[u8], pack: bool) -> Result<Written, FlashError<F::Error>> {
         self.engine
-            .start_record(data.len())
+            .start_record(data.len(), pack)
             .map_err(|f| f.into_error())?;
         run(&mut self.flash, &mut self.engine, data, direct)
     }

@@ -157,8 +157,21 @@ impl<F: NorFlash, B: BorrowMut<[u8; BLOCK_SIZE]>> FlashWriter<F, B> {
     /// written; smaller records may still fit). A flash error poisons the writer
     /// ([`FlashError::Poisoned`] from then on).
     pub fn add_record(&mut self, data: &[u8]) -> Result<Written, FlashError<F::Error>> {
+        self.add(data, false)
+    }
+
+    /// Lays out a [pack](crate::pack) of records, as
+    /// [`WordWriter::add_pack`](super::WordWriter::add_pack) does.
+    ///
+    /// # Errors
+    /// As for [`add_record`](Self::add_record).
+    pub fn add_pack(&mut self, pack: &[u8]) -> Result<Written, FlashError<F::Error>> {
+        self.add(pack, true)
+    }
+
+    fn add(&mut self, data: &[u8], pack: bool) -> Result<Written, FlashError<F::Error>> {
         self.engine
-            .start_record(data.len())
+            .start_record(data.len(), pack)
             .map_err(|f| f.into_error())?;
         let pending = &mut self.pending;
         run(&mut self.flash, &mut self.engine, data, |flash, op| {
