@@ -20,6 +20,8 @@ use logfmt_tests::{content, data_dir, write_log};
 mod block;
 #[path = "../fuzz/src/common.rs"]
 mod common;
+#[path = "../fuzz/src/pack.rs"]
+mod pack;
 #[path = "../fuzz/src/reader.rs"]
 mod reader;
 #[path = "../fuzz/src/writer.rs"]
@@ -70,6 +72,11 @@ fn replay_reader_corpus() {
 #[test]
 fn replay_block_corpus() {
     replay("block", block::check);
+}
+
+#[test]
+fn replay_pack_corpus() {
+    replay("pack", pack::check);
 }
 
 #[test]
@@ -230,6 +237,24 @@ fn seeds() -> BTreeMap<(&'static str, String), Vec<u8>> {
             noise(len, 100 + i as u64),
         );
     }
+    // pack: stored packs of records of a few sizes, one whose count is wrong, a coded one.
+    for (i, sizes) in [&[16usize; 40][..], &[0, 1, 127, 128, 300], &[5000, 10]]
+        .iter()
+        .enumerate()
+    {
+        let mut pack = logfmt_core::pack::PackBuffer::<8192>::new();
+        for (j, &size) in sizes.iter().enumerate() {
+            let _ = pack.push(&content(size, (i * 100 + j) as u64));
+        }
+        let bytes = pack.as_bytes().to_vec();
+        let mut short = bytes.clone();
+        short[1] = short[1].wrapping_add(1);
+        seeds.insert(("pack", format!("seed-stored-{i}")), bytes);
+        seeds.insert(("pack", format!("seed-count-{i}")), short);
+    }
+    let mut coded = vec![logfmt_core::pack::ZSTD, 3, 0, 0, 0, 64, 0, 0, 0];
+    coded.extend(noise(40, 7));
+    seeds.insert(("pack", "seed-coded".into()), coded);
     seeds
 }
 

@@ -29,6 +29,7 @@ pub(crate) const TARGETS: &[(&str, usize)] = &[
     ("flash_reader", 140_000),
     ("flash_writer", 4_096),
     ("flash_ring", 2_048),
+    ("pack", 8_192),
 ];
 
 /// Seconds per target in `cargo xtask ci`.

@@ -6,13 +6,17 @@
 //! One line per case:
 //!
 //! ```text
-//! FLASH impl=<logfmt|logfmt-buffered|logfmt-ring|sequential-storage> write_size=W sample=<16|30|100> durable_every=<1|16> bytes_per_sample=F reboot_waste=B ram=B ns_per_sample=F reboot_loss=B
+//! FLASH impl=<logfmt|logfmt-buffered|logfmt-ring|logfmt-ring-packed|sequential-storage> write_size=W sample=<16|30|100> durable_every=<1|16> bytes_per_sample=F reboot_waste=B ram=B ns_per_sample=F reboot_loss=B
 //! ```
 //!
 //! - `impl=logfmt` is the small-RAM [`WordWriter`], `impl=logfmt-buffered` the
 //!   [`FlashWriter`] with its 32 KiB block (same flash bytes, so the same `bytes_per_sample`
 //!   and `reboot_waste`), `impl=logfmt-ring` the small-RAM writer keeping the region as a ring
-//!   (its fill is one lap of the region: a ring never fills); both continue in the same block after a reset, on a mock flash with
+//!   (its fill is one lap of the region: a ring never fills), `impl=logfmt-ring-packed` the
+//!   same ring with the samples between two flushes gathered in a pack
+//!   (`WordWriter::pack_record`, a 512-byte pack buffer in the caller's RAM, counted in `ram`;
+//!   its `reboot_*` figures are `n/a`: a packed sample has no place of its own to measure
+//!   from); all continue in the same block after a reset, on a mock flash with
 //!   per-word ECC (a word is never programmed twice). `sequential-storage` 8.0.2's
 //!   `QueueStorage` runs on its own mock flash (feature `_test`, uncached, every push durable:
 //!   it has no deferred durability, so both `durable_every` lines measure the same thing).
@@ -42,6 +46,8 @@ use embassy_futures::block_on;
 use logfmt_core::flash::{
     FlashConfig, FlashError, FlashStats, FlashWriter, MockError, MockFlash, PowerCut, WordWriter,
 };
+use logfmt_core::pack::PackBuffer;
+use logfmt_core::packing::PackLimit;
 use logfmt_core::{BLOCK_SIZE, Written};
 use sequential_storage::Error as SeqError;
 use sequential_storage::cache::{Cache, Uncached};
@@ -95,18 +101,26 @@ pub struct FlashResult {
 
 impl fmt::Display for FlashResult {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Not measured (packed samples): `n/a`.
+        let bytes = |b: f64| {
+            if b.is_nan() {
+                "n/a".to_owned()
+            } else {
+                format!("{b:.0}")
+            }
+        };
         write!(
             f,
-            "FLASH impl={} write_size={} sample={} durable_every={} bytes_per_sample={:.1} reboot_waste={:.0} ram={} ns_per_sample={:.1} reboot_loss={:.0}",
+            "FLASH impl={} write_size={} sample={} durable_every={} bytes_per_sample={:.1} reboot_waste={} ram={} ns_per_sample={:.1} reboot_loss={}",
             self.implementation,
             self.write_size,
             self.sample,
             self.durable_every,
             self.bytes_per_sample,
-            self.reboot_waste,
+            bytes(self.reboot_waste),
             self.ram,
             self.ns_per_sample,
-            self.reboot_loss
+            bytes(self.reboot_loss)
         )
     }
 }
@@ -141,7 +155,7 @@ fn cases<const W: usize, const PAGE_WORDS: usize>(
                 ram: 0,
                 ns_per_sample: 0.0,
             };
-            for kind in [Kind::Word, Kind::Buffered, Kind::Ring] {
+            for kind in [Kind::Word, Kind::Buffered, Kind::Ring, Kind::RingPacked] {
                 let mut result = case(kind.name());
                 let (stored, ns) = median_fill(options.reps, || {
                     logfmt_fill::<W>(kind, &samples, durable_every)
@@ -219,14 +233,20 @@ enum Kind {
     Buffered,
     /// The small-RAM writer keeping the region as a ring.
     Ring,
+    /// The same, packing the samples between two flushes (a 512-byte pack buffer).
+    RingPacked,
 }
 
 type Flash<'m, const W: usize> = MockFlash<'m, W, ERASE>;
 
-/// Either logfmt writer over the mock.
+/// The bytes of the packed ring's pack buffer (caller RAM).
+const PACK_RAM: usize = 512;
+
+/// Either logfmt writer over the mock (the small-RAM one packing samples, too).
 enum Writer<'f, 'm, const W: usize> {
     Word(WordWriter<&'f mut Flash<'m, W>>),
     Buffered(FlashWriter<&'f mut Flash<'m, W>, &'f mut [u8; BLOCK_SIZE]>),
+    Packed(WordWriter<&'f mut Flash<'m, W>>, Box<PackBuffer<PACK_RAM>>),
 }
 
 impl Kind {
@@ -235,12 +255,17 @@ impl Kind {
             Self::Word => "logfmt",
             Self::Buffered => "logfmt-buffered",
             Self::Ring => "logfmt-ring",
+            Self::RingPacked => "logfmt-ring-packed",
         }
     }
 
     fn ram<const W: usize>(self) -> usize {
         match self {
             Self::Word | Self::Ring => std::mem::size_of::<WordWriter<&mut Flash<'_, W>>>(),
+            Self::RingPacked => {
+                std::mem::size_of::<WordWriter<&mut Flash<'_, W>>>()
+                    + std::mem::size_of::<PackBuffer<PACK_RAM>>()
+            }
             Self::Buffered => {
                 std::mem::size_of::<FlashWriter<&mut Flash<'_, W>, &mut [u8; BLOCK_SIZE]>>()
                     + BLOCK_SIZE
@@ -257,16 +282,25 @@ impl Kind {
         Ok(match self {
             Self::Word => Writer::Word(WordWriter::open(flash, config)?),
             Self::Ring => Writer::Word(WordWriter::open(flash, config.ring())?),
+            Self::RingPacked => Writer::Packed(
+                WordWriter::open(flash, config.ring())?,
+                Box::new(PackBuffer::new()),
+            ),
             Self::Buffered => Writer::Buffered(FlashWriter::open(flash, config, block)?),
         })
     }
 }
 
 impl<const W: usize> Writer<'_, '_, W> {
-    fn add(&mut self, data: &[u8]) -> Result<Written, FlashError<MockError>> {
+    /// Adds a sample: where it was written, or `None` for a packed one (in a pack not yet
+    /// written).
+    fn add(&mut self, data: &[u8]) -> Result<Option<Written>, FlashError<MockError>> {
         match self {
-            Self::Word(w) => w.add_record(data),
-            Self::Buffered(w) => w.add_record(data),
+            Self::Word(w) => w.add_record(data).map(Some),
+            Self::Buffered(w) => w.add_record(data).map(Some),
+            Self::Packed(w, pack) => w
+                .pack_record(pack, data, PackLimit::default())
+                .map(|()| None),
         }
     }
 
@@ -274,12 +308,16 @@ impl<const W: usize> Writer<'_, '_, W> {
         match self {
             Self::Word(w) => w.flush(),
             Self::Buffered(w) => w.flush(),
+            Self::Packed(w, pack) => {
+                w.end_pack(pack)?;
+                w.flush()
+            }
         }
     }
 
     fn stats(&self) -> FlashStats {
         match self {
-            Self::Word(w) => w.stats(),
+            Self::Word(w) | Self::Packed(w, _) => w.stats(),
             Self::Buffered(w) => w.stats(),
         }
     }
@@ -350,13 +388,16 @@ fn logfmt_fill<const W: usize>(
 }
 
 /// Reboots at random points: the average flash bytes lost per reboot, beyond the torn samples
-/// and with them.
+/// and with them (not measured for packed samples, which have no place of their own: NaN).
 fn logfmt_reboots<const W: usize>(
     kind: Kind,
     samples: &[Vec<u8>],
     durable_every: usize,
     reboots: usize,
 ) -> Result<(f64, f64), String> {
+    if kind == Kind::RingPacked {
+        return Ok((f64::NAN, f64::NAN));
+    }
     let sample = |i: usize| &samples[i % samples.len()];
     let total = MAX_BEFORE + durable_every + 1;
     // A run without a cut: the flash work after each sample (and its flush), where each
@@ -371,7 +412,10 @@ fn logfmt_reboots<const W: usize>(
         let mut work = vec![0];
         let (mut starts, mut ends) = (Vec::new(), Vec::new());
         for i in 0..total {
-            let written = writer.add(sample(i)).map_err(|e| unexpected("add", e))?;
+            let written = writer
+                .add(sample(i))
+                .map_err(|e| unexpected("add", e))?
+                .ok_or("a packed sample has no place")?;
             starts.push(written.offset);
             ends.push(written.end);
             if (i + 1) % durable_every == 0 {
@@ -430,6 +474,7 @@ fn logfmt_reboots<const W: usize>(
         let resume = writer
             .add(sample(0))
             .map_err(|e| unexpected("add", e))?
+            .ok_or("a packed sample has no place")?
             .offset;
         wasted += resume.saturating_sub(unbegun_start);
         lost += resume.saturating_sub(first_lost);

@@ -13,6 +13,7 @@
 //! | `flash_reader` | [`flash_reader`] | a 4-byte header, then a flash image |
 //! | `flash_writer` | [`flash_writer`] | structured: sessions of records, each maybe cut by a power failure |
 //! | `flash_ring` | [`flash_ring`] | a 2-byte header of geometry, then operations: records, flushes, reopenings, power cuts |
+//! | `pack` | [`pack`] | a pack's payload |
 
 #![allow(missing_docs)]
 
@@ -21,6 +22,7 @@ pub mod common;
 pub mod flash_reader;
 pub mod flash_ring;
 pub mod flash_writer;
+pub mod pack;
 pub mod reader;
 pub mod writer;
 

@@ -6,6 +6,8 @@ use embedded_storage::nor_flash::NorFlash;
 use super::engine::{Engine, Op};
 use super::resume::{Scan, ScanOp};
 use super::{FlashConfig, FlashError, FlashStats};
+use crate::pack::PackBuffer;
+use crate::packing::{PackLimit, Take};
 use crate::writer::Written;
 
 /// Opens a log on a blocking flash: the resume scan, then the engine appending where it
@@ -125,6 +127,78 @@ impl<F: NorFlash> WordWriter<F> {
     /// As for [`add_record`](Self::add_record).
     pub fn add_pack(&mut self, pack: &[u8]) -> Result<Written, FlashError<F::Error>> {
         self.add(pack, true)
+    }
+
+    /// Adds `record` to `pack`, a pack the caller keeps in its own RAM (`N` bytes): when the
+    /// pack has no room for it under `limit`, the pack is written first
+    /// ([`end_pack`](Self::end_pack)); a record too large for any pack is written plain.
+    /// Packed records are on the flash once their pack is written, and durable after the
+    /// next [`flush`](Self::flush) — call [`end_pack`](Self::end_pack) before it.
+    ///
+    /// ```
+    /// # #[cfg(not(feature = "mock-flash"))] fn main() {}
+    /// # #[cfg(feature = "mock-flash")]
+    /// # fn main() -> Result<(), logfmt_core::flash::FlashError<logfmt_core::flash::MockError>> {
+    /// use logfmt_core::flash::{FlashConfig, MockFlash, WordWriter};
+    /// use logfmt_core::pack::PackBuffer;
+    /// use logfmt_core::packing::PackLimit;
+    /// use logfmt_core::BLOCK_SIZE;
+    ///
+    /// let (mut memory, mut programmed) = ([0u8; BLOCK_SIZE], [false; BLOCK_SIZE / 8]);
+    /// let flash = MockFlash::<8, 4096>::new(&mut memory, &mut programmed, 0xFF).unwrap();
+    /// let mut writer = WordWriter::open(flash, FlashConfig::new(0, BLOCK_SIZE as u32))?;
+    /// let mut pack = PackBuffer::<512>::new();
+    /// for i in 0..16u8 {
+    ///     writer.pack_record(&mut pack, &[i; 16], PackLimit::default())?; // 16-byte samples
+    /// }
+    /// writer.end_pack(&mut pack)?;
+    /// writer.flush()?; // all 16 acknowledged
+    /// // One header, the pack's 5 bytes, 17 bytes a sample, rounded up to the 8-byte word.
+    /// assert_eq!(writer.position(), (7 + 5 + 16 * 17u64).next_multiple_of(8));
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// As for [`add_record`](Self::add_record), when a pack or a record is written.
+    pub fn pack_record<const N: usize>(
+        &mut self,
+        pack: &mut PackBuffer<N>,
+        record: &[u8],
+        limit: PackLimit,
+    ) -> Result<(), FlashError<F::Error>> {
+        match pack.take(record.len(), limit) {
+            Take::Add => {}
+            Take::EndFirst => self.end_pack(pack)?,
+            Take::Plain => {
+                self.end_pack(pack)?;
+                return self.add_record(record).map(|_| ());
+            }
+        }
+        if pack.push(record).is_err() {
+            // `take` said it fits: only a pack of `u32::MAX` records gets here.
+            self.end_pack(pack)?;
+            self.add_record(record)?;
+        }
+        Ok(())
+    }
+
+    /// Writes `pack` if it holds records — as a pack, or as a plain record if it holds one —
+    /// and empties it.
+    ///
+    /// # Errors
+    /// As for [`add_record`](Self::add_record) (the pack is kept then).
+    pub fn end_pack<const N: usize>(
+        &mut self,
+        pack: &mut PackBuffer<N>,
+    ) -> Result<(), FlashError<F::Error>> {
+        match (pack.count(), pack.single()) {
+            (0, _) => return Ok(()),
+            (1, Some(record)) => self.add_record(record)?,
+            _ => self.add_pack(pack.as_bytes())?,
+        };
+        pack.clear();
+        Ok(())
     }
 
     fn add(&mut self, data: &[u8], pack: bool) -> Result<Written, FlashError<F::Error>> {
