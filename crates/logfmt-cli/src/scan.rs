@@ -50,6 +50,11 @@ pub(crate) struct Outcome {
 /// No limit: every record is held in memory whole.
 pub(crate) const UNLIMITED: usize = usize::MAX;
 
+/// The limit of the commands that only count records (`verify`, `stats`): records and packs up
+/// to 16 MiB are held (a pack is read record by record only once it is held and decoded);
+/// larger ones are counted without being held, a pack as one record.
+pub(crate) const COUNTING: usize = 16 << 20;
+
 /// Reads the whole log (or range), calling `visit` with each record and report in order. A
 /// record is only handed over once it is complete; one assembled from more than `limit`
 /// bytes is handed over as [`Found::Oversized`], without its data.

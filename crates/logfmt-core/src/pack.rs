@@ -78,6 +78,13 @@ pub enum PackError {
     Trailing,
     /// The body is coded with a codec this reader does not decode.
     UnknownCodec(u8),
+    /// The coded body does not decode to its declared length.
+    Decode,
+    /// The decoded body would be larger than the reader allows itself: `len` bytes declared.
+    TooLarge {
+        /// The decoded length the pack declares.
+        len: u32,
+    },
 }
 
 impl fmt::Display for PackError {
@@ -89,6 +96,13 @@ impl fmt::Display for PackError {
             Self::Short { found } => write!(f, "pack body ends after {found} records"),
             Self::Trailing => f.write_str("pack body goes on after its last record"),
             Self::UnknownCodec(codec) => write!(f, "pack codec {codec} not read here"),
+            Self::Decode => f.write_str("pack body does not decode to its declared length"),
+            Self::TooLarge { len } => {
+                write!(
+                    f,
+                    "pack body of {len} bytes decoded, more than this reader takes"
+                )
+            }
         }
     }
 }
@@ -283,6 +297,23 @@ pub fn length_prefix(len: u32) -> ([u8; MAX_LENGTH_BYTES], usize) {
 pub const fn stored_header(count: u32) -> [u8; STORED_HEADER] {
     let [c0, c1, c2, c3] = count.to_le_bytes();
     [STORED, c0, c1, c2, c3]
+}
+
+/// The header of a pack of `count` records whose body, `decoded_len` bytes, is coded with
+/// `codec`: the codec byte, the count and the decoded length.
+///
+/// ```
+/// use logfmt_core::pack::{coded_header, Pack, ZSTD};
+///
+/// let header = coded_header(ZSTD, 3, 100);
+/// let pack = Pack::parse(&header).unwrap();
+/// assert_eq!((pack.codec(), pack.count(), pack.decoded_len()), (ZSTD, 3, Some(100)));
+/// ```
+#[must_use]
+pub const fn coded_header(codec: u8, count: u32, decoded_len: u32) -> [u8; CODED_HEADER] {
+    let [c0, c1, c2, c3] = count.to_le_bytes();
+    let [d0, d1, d2, d3] = decoded_len.to_le_bytes();
+    [codec, c0, c1, c2, c3, d0, d1, d2, d3]
 }
 
 /// `value` as a LEB128 varint: the bytes, and how many of them.

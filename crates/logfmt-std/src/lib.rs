@@ -168,6 +168,7 @@
 
 mod append;
 mod atomic;
+mod compression;
 mod create;
 mod error;
 mod escape;
@@ -187,6 +188,7 @@ mod writer;
 
 pub use append::{AppendFormat, AppendOptions, AppendReport, Kept, TornTailPolicy};
 pub use atomic::{AtomicLog, AtomicOptions};
+pub use compression::{Compression, MAX_DECODED};
 pub use error::{Error, LogWriterError, Operation, WriteOperation};
 pub use escape::{Escaped, EscapedPath};
 pub use file::{LogFile, Reread, log_number_in_name, log_number_of_file};

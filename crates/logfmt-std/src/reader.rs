@@ -11,6 +11,7 @@ use logfmt_core::{
     LogEnd, Oversized, ReadFormat, ReadOptions, Record, SkipKind,
 };
 
+use crate::compression::{self, MAX_DECODED};
 use crate::recovery::{Action, Damage, DamageKind, Ending, ReadError, RecoveryMode};
 
 /// How a [`LogReader`] reads.
@@ -157,6 +158,8 @@ enum Place {
     Block,
     /// In the assembler's buffer.
     Buffer,
+    /// In the buffer a compressed pack was decoded into.
+    Decoded,
 }
 
 /// The pack whose records are being returned.
@@ -262,6 +265,8 @@ pub struct LogReader<S> {
     held: Option<(u64, u64, Range<usize>, bool)>,
     /// The pack being read, record by record.
     unpacking: Option<Unpacking>,
+    /// The body of the compressed pack being read, decoded.
+    decoded: Vec<u8>,
     tail: Option<Damage>,
     ending: Option<Ending>,
     records: u64,
@@ -309,6 +314,7 @@ impl<S: BlockSource> LogReader<S> {
             written_since_clean: false,
             held: None,
             unpacking: None,
+            decoded: Vec::new(),
             tail: None,
             ending: None,
             records: 0,
@@ -384,6 +390,7 @@ impl<S: BlockSource> LogReader<S> {
                         let data = match unpacking.place {
                             Place::Block => self.inner.get_ref().block(),
                             Place::Buffer => self.assembler.record(),
+                            Place::Decoded => &self.decoded,
                         };
                         return Ok(Some(Bounded::Record(Record {
                             offset,
@@ -466,12 +473,49 @@ impl<S: BlockSource> LogReader<S> {
         place: Place,
         range: Range<usize>,
     ) -> Result<(), ReadError<S::Error>> {
+        // A decoded pack is decoded into a buffer of its own (a pack is never in one).
+        let mut decoded = std::mem::take(&mut self.decoded);
         let bytes = match place {
             Place::Block => self.inner.get_ref().block(),
             Place::Buffer => self.assembler.record(),
+            Place::Decoded => &[],
         };
         let data = bytes.get(range.clone()).unwrap_or_default();
+        let limit = self.assembler.room().limit;
         let error = match Pack::parse(data) {
+            Ok(parsed) if parsed.codec() == pack::ZSTD => {
+                let count = parsed.count();
+                let declared = parsed.decoded_len().unwrap_or(0);
+                if usize::try_from(declared).is_ok_and(|len| len > limit && len <= MAX_DECODED) {
+                    // More than the caller's limit (not damage): not decoded, as a record
+                    // longer than the limit is not assembled.
+                    self.decoded = decoded;
+                    self.pending.push_front(Step::Oversized(Oversized {
+                        offset,
+                        end,
+                        len: u64::from(declared),
+                        pack: true,
+                    }));
+                    return Ok(());
+                }
+                let result = compression::decode(&parsed, &mut decoded, limit);
+                let len = decoded.len();
+                self.decoded = decoded;
+                match result {
+                    Ok(()) => {
+                        self.unpacking = Some(Unpacking {
+                            offset,
+                            end,
+                            place: Place::Decoded,
+                            body: 0..len,
+                            count,
+                            index: 0,
+                        });
+                        return Ok(());
+                    }
+                    Err(error) => (error, count),
+                }
+            }
             Ok(parsed) if parsed.codec() == pack::STORED => {
                 self.unpacking = Some(Unpacking {
                     offset,
@@ -502,6 +546,7 @@ impl<S: BlockSource> LogReader<S> {
         let bytes = match unpacking.place {
             Place::Block => self.inner.get_ref().block(),
             Place::Buffer => self.assembler.record(),
+            Place::Decoded => &self.decoded,
         };
         let body = bytes.get(unpacking.body.clone()).unwrap_or_default();
         let mut records = pack::records_in(body, unpacking.count - unpacking.index);

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use logfmt_core::packing::{PackLimit, Take};
 use logfmt_core::{BLOCK_SIZE, Format, HEADER_SIZE, WriteOptions, Writer, Written};
 
+use crate::compression::{self, Compression};
 use crate::error::{LogWriterError, WriteOperation};
 use crate::lock::LockWait;
 use crate::packing::Pending;
@@ -117,6 +118,10 @@ pub struct WriterOptions {
     /// plain). Legacy logs only. Default `None`: every record is written as it comes, as
     /// LevelDB writes it.
     pub pack: Option<PackLimit>,
+    /// Compress packs, and records too large for a pack, when that makes them smaller
+    /// ([`Compression`]; a compressed record is written as a compressed pack of one). Legacy
+    /// logs only. Default [`Compression::None`].
+    pub compress: Compression,
 }
 
 impl WriterOptions {
@@ -180,6 +185,13 @@ impl WriterOptions {
     #[must_use]
     pub fn pack(mut self, pack: Option<PackLimit>) -> Self {
         self.pack = pack;
+        self
+    }
+
+    /// Sets [`compress`](Self::compress).
+    #[must_use]
+    pub fn compress(mut self, compress: Compression) -> Self {
+        self.compress = compress;
         self
     }
 }
@@ -304,29 +316,50 @@ impl<W: SyncWrite> LogWriter<W> {
         Ok(written)
     }
 
-    /// Lays out a record as it is.
+    /// Lays out a record on its own: as it is, or as a compressed pack of one when that is
+    /// smaller.
     fn write_plain(&mut self, data: &[u8]) -> Result<Written, LogWriterError> {
+        let coded = match self.options.compress {
+            Compression::Zstd { level } => compression::encode_record(data, level),
+            Compression::None => None,
+        };
+        if coded.is_some() && self.options.write.format != Format::Legacy {
+            return Err(LogWriterError::PackInRecyclableLog);
+        }
         let inner = self.usable()?;
         let before = inner.position();
-        let result = inner.add_record(data);
+        let result = match &coded {
+            Some(pack) => inner.add_pack(pack),
+            None => inner.add_record(data),
+        };
         let written = self.check(result, WriteOperation::Write)?;
         self.unsynced_bytes += written.end - before;
         Ok(written)
     }
 
-    /// Lays out the pack in progress, if any (a pack of one as a plain record).
+    /// Lays out the pack in progress, if any (a pack of one as a record on its own),
+    /// compressed when that makes it smaller.
     fn end_pack(&mut self) -> Result<(), LogWriterError> {
         let Some(pending) = self.pending.as_mut().filter(|p| p.count() > 0) else {
             return Ok(());
+        };
+        let (bytes, single) = pending.record();
+        if single {
+            let record = bytes.to_vec();
+            if let Some(pending) = self.pending.as_mut() {
+                pending.clear();
+            }
+            return self.write_plain(&record).map(|_| ());
+        }
+        let coded = match self.options.compress {
+            Compression::Zstd { level } => compression::encode_pack(bytes, pending.count(), level),
+            Compression::None => None,
         };
         let Some(inner) = self.inner.as_mut().filter(|_| self.failure.is_none()) else {
             return Err(self.poisoned());
         };
         let before = inner.position();
-        let result = match pending.record() {
-            (record, true) => inner.add_record(record),
-            (pack, false) => inner.add_pack(pack),
-        };
+        let result = inner.add_pack(coded.as_deref().unwrap_or(bytes));
         if let Err(logfmt_core::WriteError::PackInRecyclableLog) = result {
             return Err(LogWriterError::PackInRecyclableLog);
         }

@@ -235,3 +235,90 @@ mod writer {
         assert!(writer.add_record(&[0u8; 5000]).is_ok());
     }
 }
+
+mod compressed {
+    use logfmt_core::{Item, Reader};
+    use logfmt_std::{Compression, LogWriter, PackLimit, ReaderOptions, WriterOptions};
+
+    use super::with_std;
+
+    fn written(options: &WriterOptions, records: &[Vec<u8>]) -> Vec<u8> {
+        let mut writer = LogWriter::new(Vec::new(), options);
+        for record in records {
+            writer.add_record(record).unwrap();
+        }
+        writer.close().unwrap()
+    }
+
+    #[test]
+    fn compressed_packs_and_records_read_back_and_are_smaller() {
+        let samples: Vec<Vec<u8>> = (0..5_000)
+            .map(|i| {
+                format!("{{\"sensor\":\"t{}\",\"value\":{}}}", i % 7, 20 + i % 13).into_bytes()
+            })
+            .collect();
+        let plain = written(&WriterOptions::new(), &samples);
+        let packed = written(
+            &WriterOptions::new().pack(Some(PackLimit::default())),
+            &samples,
+        );
+        let compressed = written(
+            &WriterOptions::new()
+                .pack(Some(PackLimit::default()))
+                .compress(Compression::zstd()),
+            &samples,
+        );
+        assert!(
+            compressed.len() * 4 < packed.len(),
+            "{} vs {}",
+            compressed.len(),
+            packed.len()
+        );
+        assert!(packed.len() < plain.len());
+        let (seen, count) = with_std(&compressed, &ReaderOptions::new());
+        assert_eq!(count, 5_000);
+        let data: Vec<Vec<u8>> = seen.into_iter().map(|(_, _, d)| d).collect();
+        assert_eq!(data, samples);
+        // The core reader leaves a compressed pack to the caller.
+        let mut scratch = vec![0u8; 1 << 16];
+        let mut reader = Reader::from_slice(&compressed, &mut scratch);
+        assert!(matches!(reader.next(), Ok(Some(Item::Coded(_)))));
+
+        // Large records on their own: compressed when that helps, plain when it does not.
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let noise: Vec<u8> = (0..70_000)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect();
+        let big: Vec<Vec<u8>> = vec![b"abcd".repeat(20_000), noise];
+        let log = written(&WriterOptions::new().compress(Compression::zstd()), &big);
+        assert!(log.len() < 80_000 + 70_000, "{}", log.len());
+        let (seen, _) = with_std(&log, &ReaderOptions::new());
+        assert_eq!(seen[0], (0, Some(0), big[0].clone()));
+        assert_eq!(seen[1].1, None, "noise is written plain");
+        assert_eq!(seen[1].2, big[1]);
+    }
+
+    #[test]
+    fn a_compressed_pack_larger_than_the_limit_is_not_decoded() {
+        let samples: Vec<Vec<u8>> = (0..2_000).map(|_| b"same bytes again".to_vec()).collect();
+        let log = written(
+            &WriterOptions::new()
+                .pack(Some(PackLimit::bytes(32 * 1024)))
+                .compress(Compression::zstd()),
+            &samples,
+        );
+        let mut reader = logfmt_std::LogReader::from_slice(&log, &ReaderOptions::new());
+        // A limit under the decoded size: the pack is not decoded, as a record longer than
+        // the limit is not assembled.
+        let item = reader.next_bounded(1_000).unwrap();
+        assert!(
+            matches!(item, Some(logfmt_std::Bounded::Oversized(o)) if o.pack && o.len > 30_000),
+            "{item:?}"
+        );
+    }
+}

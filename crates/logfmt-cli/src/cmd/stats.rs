@@ -16,7 +16,7 @@ use crate::layout::{Layout, View};
 use crate::options::Erased;
 use crate::output::write_json_line;
 use crate::progress::Progress;
-use crate::scan::{Found, scan};
+use crate::scan::{COUNTING, Found, scan};
 
 /// Print statistics about a log: records and their sizes, chunks per type, blocks, the space
 /// taken by headers and trailers, and damage.
@@ -162,23 +162,28 @@ pub(crate) fn run(args: &StatsArgs) -> Result<(), CliError> {
     let mut damage: Vec<Damage> = Vec::new();
     let mut read_error = None;
     let progress = Progress::bytes("stats", log.len_at_open());
-    // Only sizes are needed: no record is held in memory.
-    let outcome = scan(&mut reader, &progress, 0, |found| -> Result<(), CliError> {
-        match found {
-            Found::Record { data, index, .. } => {
-                sizes.add(data.len() as u64);
-                if index.is_some() {
-                    // What it would cost as a plain record: a header and its bytes.
-                    packed.0 += 1;
-                    packed.1 += HEADER_SIZE as u64 + data.len() as u64;
+    // Only sizes are needed: records are held only up to the counting limit (packs are read).
+    let outcome = scan(
+        &mut reader,
+        &progress,
+        COUNTING,
+        |found| -> Result<(), CliError> {
+            match found {
+                Found::Record { data, index, .. } => {
+                    sizes.add(data.len() as u64);
+                    if index.is_some() {
+                        // What it would cost as a plain record: a header and its bytes.
+                        packed.0 += 1;
+                        packed.1 += HEADER_SIZE as u64 + data.len() as u64;
+                    }
                 }
+                Found::Oversized(record) => sizes.add(record.len),
+                Found::Damage(d) => damage.push(d),
+                Found::ReadError { error, .. } => read_error = Some(error),
             }
-            Found::Oversized(record) => sizes.add(record.len),
-            Found::Damage(d) => damage.push(d),
-            Found::ReadError { error, .. } => read_error = Some(error),
-        }
-        Ok(())
-    })?;
+            Ok(())
+        },
+    )?;
     drop(progress);
     if let Some(error) = read_error {
         return Err(log.read_error(error).into());

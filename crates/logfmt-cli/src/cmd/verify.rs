@@ -14,7 +14,7 @@ use crate::image::Input;
 use crate::options::ReadArgs;
 use crate::output::write_json_line;
 use crate::progress::Progress;
-use crate::scan::{Found, scan};
+use crate::scan::{COUNTING, Found, scan};
 
 /// Read a whole log and report its records and every drop.
 ///
@@ -276,27 +276,32 @@ pub(crate) fn run(args: &VerifyArgs) -> Result<ExitCode, CliError> {
     };
     let mut read_error = None;
     let progress = Progress::bytes("verify", log.len_at_open());
-    // Records are only counted: none is held in memory.
-    let outcome = scan(&mut reader, &progress, 0, |found| -> Result<(), CliError> {
-        match found {
-            Found::Record { data, .. } => {
-                summary.records += 1;
-                summary.payload_bytes += data.len() as u64;
+    // Records are only counted: held only up to the counting limit (packs are read).
+    let outcome = scan(
+        &mut reader,
+        &progress,
+        COUNTING,
+        |found| -> Result<(), CliError> {
+            match found {
+                Found::Record { data, .. } => {
+                    summary.records += 1;
+                    summary.payload_bytes += data.len() as u64;
+                }
+                Found::Oversized(record) => {
+                    summary.records += 1;
+                    summary.payload_bytes += record.len;
+                }
+                Found::Damage(damage) => summary.damage.push(input.damage(damage)),
+                Found::ReadError { error, corruption } => {
+                    summary
+                        .damage
+                        .extend(corruption.map(|c| input.damage(c.into())));
+                    read_error = Some(error);
+                }
             }
-            Found::Oversized(record) => {
-                summary.records += 1;
-                summary.payload_bytes += record.len;
-            }
-            Found::Damage(damage) => summary.damage.push(input.damage(damage)),
-            Found::ReadError { error, corruption } => {
-                summary
-                    .damage
-                    .extend(corruption.map(|c| input.damage(c.into())));
-                read_error = Some(error);
-            }
-        }
-        Ok(())
-    })?;
+            Ok(())
+        },
+    )?;
     drop(progress);
     summary
         .damage

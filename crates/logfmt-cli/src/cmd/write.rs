@@ -4,8 +4,8 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use logfmt_std::{
-    AppendFormat, AppendOptions, AtomicLog, AtomicOptions, Format, LogWriter, PackLimit,
-    TornTailPolicy, WriteOptions, WriterOptions, log_number_in_name, log_number_of_file,
+    AppendFormat, AppendOptions, AtomicLog, AtomicOptions, Compression, Format, LogWriter,
+    PackLimit, TornTailPolicy, WriteOptions, WriterOptions, log_number_in_name, log_number_of_file,
 };
 
 use crate::error::CliError;
@@ -47,6 +47,10 @@ use crate::options::WaitArgs;
 /// record by record; LevelDB's and RocksDB's readers report each pack as a chunk of an unknown
 /// type and read the plain records around it. Legacy logs only. A record too large for a
 /// pack, and a pack of one record, are written plain.
+///
+/// --compress zstd compresses each pack, and each record too large for a pack, when that makes
+/// it smaller (logfmt's compressed packs: every logfmt command reads them; LevelDB and RocksDB
+/// report them as chunks of an unknown type).
 #[derive(Debug, clap::Args)]
 pub(crate) struct WriteArgs {
     /// Continue the log in FILE (created if missing) exactly as LevelDB's writer continues a
@@ -81,11 +85,25 @@ pub(crate) struct WriteArgs {
         value_parser = clap::value_parser!(u32).range(16..=(16 << 20))
     )]
     pack: Option<u32>,
+    /// Compress packs, and records too large for a pack, when that makes them smaller: none
+    /// (the default) or zstd. A compressed record is written as a compressed pack of one.
+    #[arg(long, value_enum, value_name = "CODEC", default_value_t)]
+    compress: CodecName,
     #[command(flatten)]
     wait: WaitArgs,
     /// The log file to write.
     #[arg(value_name = "FILE")]
     file: PathBuf,
+}
+
+/// The codecs of `--compress`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub(crate) enum CodecName {
+    /// Nothing compressed.
+    #[default]
+    None,
+    /// zstd (level 3), kept only where it makes a pack or record smaller.
+    Zstd,
 }
 
 /// Runs `write`.
@@ -103,14 +121,19 @@ pub(crate) fn run(args: &WriteArgs) -> Result<(), CliError> {
         (Some(WriteFormatName::Legacy), None) => Some(Format::Legacy),
         (Some(WriteFormatName::Recyclable), None) | (None, None) => None,
     };
-    if args.pack.is_some() && matches!(format, Some(Format::Recyclable { .. })) {
+    let packs = args.pack.is_some() || args.compress != CodecName::None;
+    if packs && matches!(format, Some(Format::Recyclable { .. })) {
         return Err(CliError::Usage(
-            "--pack writes legacy logs only (packs carry no log number)".into(),
+            "--pack and --compress write legacy logs only (packs carry no log number)".into(),
         ));
     }
     let options = WriterOptions::new()
         .lock_wait(args.wait.lock_wait())
-        .pack(args.pack.map(|bytes| PackLimit::bytes(bytes as usize)));
+        .pack(args.pack.map(|bytes| PackLimit::bytes(bytes as usize)))
+        .compress(match args.compress {
+            CodecName::None => Compression::None,
+            CodecName::Zstd => Compression::zstd(),
+        });
     let records = Records::new(io::stdin().lock(), args.input);
     if args.append {
         append(args, options, format, records)
