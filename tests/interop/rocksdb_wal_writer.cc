@@ -21,6 +21,8 @@
 //   options recycle_log_file_num N wal_recovery_mode M
 //   batch PHASE LOG_NUMBER SEQUENCE COUNT      for every batch, in order
 //   wal PHASE LOG_NUMBER                       the log each phase was written to
+// With LOGFMT_WAL_COMPRESSION=zstd in the environment, the logs are written with RocksDB's WAL
+// compression (DBOptions::wal_compression = kZSTD) and not recycled.
 // Exit status 0 on success; 1 with RocksDB's status on standard error; 2 for usage.
 
 #include <cstdint>
@@ -95,6 +97,13 @@ rocksdb::Options options() {
     // Large enough that only the explicit flushes switch logs.
     options.write_buffer_size = 256 << 20;
     options.max_total_wal_size = 1 << 30;
+    // LOGFMT_WAL_COMPRESSION=zstd: RocksDB's WAL compression (a SetCompressionType record,
+    // then each record one zstd frame), in a log that is not recycled.
+    const char* compression = std::getenv("LOGFMT_WAL_COMPRESSION");
+    if (compression != nullptr && std::string(compression) == "zstd") {
+        options.wal_compression = rocksdb::kZSTD;
+        options.recycle_log_file_num = 0;
+    }
     return options;
 }
 

@@ -21,6 +21,8 @@
 //! `cargo test`; `cargo xtask interop` installs RocksDB and runs them. Without a compiler,
 //! RocksDB or `ldb` they fail, saying what is missing.
 
+mod interop_tools;
+
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -33,6 +35,7 @@ use logfmt_std::{
     ReadFormat, ReadOptions, Reader, ReaderOptions, SliceSource, WriteOptions, WriterOptions,
 };
 
+use interop_tools::spec;
 use logfmt_tests::write_batch::{Batch, Op, apply, decode, encode, numbered};
 
 const MISSING: &str = "the RocksDB interop tests need a C++ compiler and Debian's \
@@ -162,36 +165,6 @@ fn batches(seed: u64, count: usize) -> Vec<Vec<Op>> {
             }
         })
         .collect()
-}
-
-/// The helper's input: `phases` of batches.
-fn spec(phases: &[Vec<Vec<Op>>]) -> Vec<u8> {
-    let mut out = Vec::new();
-    let bytes = |out: &mut Vec<u8>, b: &[u8]| {
-        out.extend_from_slice(&(b.len() as u32).to_le_bytes());
-        out.extend_from_slice(b);
-    };
-    out.extend_from_slice(&(phases.len() as u32).to_le_bytes());
-    for batches in phases {
-        out.extend_from_slice(&(batches.len() as u32).to_le_bytes());
-        for batch in batches {
-            out.extend_from_slice(&(batch.len() as u32).to_le_bytes());
-            for op in batch {
-                match op {
-                    Op::Put(k, v) => {
-                        out.push(1);
-                        bytes(&mut out, k);
-                        bytes(&mut out, v);
-                    }
-                    Op::Delete(k) => {
-                        out.push(0);
-                        bytes(&mut out, k);
-                    }
-                }
-            }
-        }
-    }
-    out
 }
 
 // ------------------------------------------------------------------------- ldb

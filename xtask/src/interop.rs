@@ -4,7 +4,8 @@
 //! ignored by a plain `cargo test`), after installing Debian's LevelDB, RocksDB and a C++
 //! compiler if they are missing. The ring test prints what it proved (its image, what the ring
 //! kept, what LevelDB and RocksDB read), and `tests/tests/pack_interop.rs`: what LevelDB's and
-//! RocksDB's readers make of a log with packs.
+//! RocksDB's readers make of a log with packs, and `tests/tests/wal_compression_interop.rs`:
+//! a write-ahead log RocksDB compressed (`wal_compression = kZSTD`), read by logfmt.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -17,6 +18,7 @@ const TESTS: &[(&str, bool)] = &[
     ("rocksdb_interop", false),
     ("ring_interop", true),
     ("pack_interop", true),
+    ("wal_compression_interop", true),
 ];
 
 /// `cargo xtask interop`.

@@ -158,6 +158,9 @@ impl View {
                 Some("ignorable type: skipped without a report (RocksDB)".into())
             }
             ChunkClass::RingHeader => Some("ring header, not a record".into()),
+            ChunkClass::SetCompression => {
+                Some("RocksDB's compression record: the records after it are compressed".into())
+            }
             _ => Some(format!("dropped: unknown record type {record_type}")),
         }
     }
@@ -271,6 +274,9 @@ pub(crate) fn ring_header(chunk: &Chunk<'_>) -> Option<RingHeader> {
 
 /// The name of a chunk type, or "unknown".
 pub(crate) fn type_name(record_type: u8) -> &'static str {
+    if record_type == logfmt_core::format::SET_COMPRESSION_TYPE {
+        return "SET_COMPRESSION";
+    }
     RecordType::try_from(record_type).map_or("unknown", RecordType::name)
 }
 

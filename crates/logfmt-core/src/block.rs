@@ -8,7 +8,8 @@
 use crate::checksum;
 use crate::format::{
     BLOCK_SIZE, CHECKSUM_FIELD, ChunkFormat, Format, FragmentKind, HEADER_SIZE, LENGTH_FIELD,
-    LOG_NUMBER_FIELD, RECYCLABLE_HEADER_SIZE, RESUME_TYPE, RING_TYPE, RecordType, TYPE_FIELD,
+    LOG_NUMBER_FIELD, RECYCLABLE_HEADER_SIZE, RESUME_TYPE, RING_TYPE, RecordType,
+    SET_COMPRESSION_TYPE, TYPE_FIELD,
 };
 use crate::options::ReadOptions;
 
@@ -62,6 +63,9 @@ pub struct ChunkRules {
     /// Read pack chunks as packs ([`ReadOptions::read_packs`]); else they are of an unknown
     /// type.
     pub packs: bool,
+    /// RocksDB's compression record is [`ChunkClass::SetCompression`]
+    /// ([`ReadOptions::wal_compression`]); else it is of an unknown type.
+    pub wal_compression: bool,
 }
 
 impl Default for ChunkRules {
@@ -72,6 +76,7 @@ impl Default for ChunkRules {
             erased: None,
             skip_ignorable: false,
             packs: true,
+            wal_compression: true,
         }
     }
 }
@@ -85,6 +90,9 @@ pub enum ChunkClass {
     Fragment(FragmentKind),
     /// A fragment of a [pack](crate::pack): a logical record holding many records.
     Pack(FragmentKind),
+    /// RocksDB's compression record ([`SET_COMPRESSION_TYPE`]): the records after it are
+    /// compressed.
+    SetCompression,
     /// A legacy fragment type in a recyclable log: dropped and reported
     /// ([`CorruptionKind::UnexpectedFormat`](crate::CorruptionKind::UnexpectedFormat)).
     OtherFormat,
@@ -119,6 +127,7 @@ impl ChunkRules {
             erased: options.erased,
             skip_ignorable: options.skip_ignorable_types,
             packs: options.read_packs,
+            wal_compression: options.wal_compression,
         }
     }
 
@@ -143,6 +152,9 @@ impl ChunkRules {
         }
         if record_type == RING_TYPE && self.erased.is_some() {
             return ChunkClass::RingHeader;
+        }
+        if record_type == SET_COMPRESSION_TYPE && self.wal_compression {
+            return ChunkClass::SetCompression;
         }
         let known = RecordType::try_from(record_type).ok();
         match known.and_then(|t| Some((t, t.fragment_kind()?))) {

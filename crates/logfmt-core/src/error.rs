@@ -44,6 +44,13 @@ pub enum CorruptionKind {
         /// Its records not returned.
         lost: u32,
     },
+    /// A record compressed after RocksDB's compression record that does not decompress, or
+    /// whose codec the reader does not know ("compressed record does not decompress (codec
+    /// N)"): dropped.
+    BadCompressedRecord {
+        /// The codec of the compression record.
+        codec: u32,
+    },
 }
 
 impl fmt::Display for CorruptionKind {
@@ -62,6 +69,9 @@ impl fmt::Display for CorruptionKind {
                 write!(f, "unexpected legacy record type {t} in recyclable log")
             }
             Self::BadPack { error, lost } => write!(f, "bad pack ({error}): {lost} records lost"),
+            Self::BadCompressedRecord { codec } => {
+                write!(f, "compressed record does not decompress (codec {codec})")
+            }
         }
     }
 }

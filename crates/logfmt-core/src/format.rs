@@ -62,6 +62,15 @@ pub const RESUME_TYPE: u8 = 0xB1;
 /// image passes over it without ending the record in progress.
 pub const RING_TYPE: u8 = 0xB0;
 
+/// RocksDB's `kSetCompressionType` record (a 7-byte header, in any format): written first in a
+/// write-ahead log whose records are compressed, its payload the codec as a fixed32 (7:
+/// zstd). Each record after it is one compressed stream (a zstd frame), cut into ordinary
+/// chunks; the checksums cover the compressed bytes.
+pub const SET_COMPRESSION_TYPE: u8 = 9;
+
+/// RocksDB's codec number for zstd (`kZSTD`), the only one its WAL compression takes.
+pub const ZSTD_CODEC: u32 = 7;
+
 /// The chunk types of the format, as numbered by LevelDB's `log_format.h` (1–4) and RocksDB's
 /// recyclable extension (5–8), and logfmt's packs (`0x51`–`0x54`, see [`pack`](crate::pack)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -22,6 +22,10 @@ pub struct Fragment<'a> {
     /// The record is a [pack](crate::pack) of records (once whole, read them with
     /// [`Pack::parse`](crate::pack::Pack::parse)).
     pub pack: bool,
+    /// The record is compressed, with this codec: it follows RocksDB's compression record
+    /// (see [`SkipKind::Compression`](crate::SkipKind::Compression)); once whole, it is one
+    /// compressed stream.
+    pub compressed: Option<u32>,
     /// File offset of the record's first chunk (LevelDB's `LastRecordOffset` once complete).
     pub record_offset: u64,
     /// File offset of this fragment's chunk header.
@@ -214,6 +218,7 @@ impl<S: BlockSource> FragmentReader<S> {
         Fragment {
             kind: raw.kind,
             pack: raw.pack,
+            compressed: raw.compressed,
             record_offset: raw.record_offset,
             chunk_offset: raw.chunk_offset,
             end: raw.end,

@@ -72,6 +72,14 @@ pub struct ReadOptions {
     /// Read [packs](crate::pack) (types `0x51`–`0x54`, logfmt's own) as the records they hold.
     /// Default `true`; `false` reads them as LevelDB does, as chunks of an unknown type.
     pub read_packs: bool,
+    /// Take RocksDB's compression record (type 9, [`SET_COMPRESSION_TYPE`]) for what it is:
+    /// the records after it are compressed (returned as [`Item::Coded`](crate::Item::Coded)
+    /// by the core reader; `logfmt-std` decompresses them). Default `true`; `false` reads it as
+    /// LevelDB does, as a chunk of an unknown type — and the compressed records after it as
+    /// records.
+    ///
+    /// [`SET_COMPRESSION_TYPE`]: crate::format::SET_COMPRESSION_TYPE
+    pub wal_compression: bool,
     /// The erased value of a flash image (`0xFF` for NOR flash, `0x00` for inverted parts): a
     /// header made only of it means nothing was written from there to the end of its block, and
     /// is skipped without a report (a record it interrupts was torn by a power cut and is
@@ -121,6 +129,7 @@ impl Default for ReadOptions {
             format: ReadFormat::Legacy,
             skip_ignorable_types: false,
             read_packs: true,
+            wal_compression: true,
             erased: None,
             resync_after_zeros: false,
             #[cfg(feature = "std")]
@@ -171,6 +180,13 @@ impl ReadOptions {
     #[must_use]
     pub fn read_packs(mut self, read: bool) -> Self {
         self.read_packs = read;
+        self
+    }
+
+    /// Sets [`wal_compression`](Self::wal_compression).
+    #[must_use]
+    pub fn wal_compression(mut self, read: bool) -> Self {
+        self.wal_compression = read;
         self
     }
 

@@ -27,18 +27,34 @@ pub struct Record<'a> {
     pub data: &'a [u8],
 }
 
-/// A pack whose body is coded with a codec this reader does not decode (zstd: `logfmt-std`
-/// decodes it): its payload, for the caller to decode and read with
-/// [`pack::records_in`](crate::pack::records_in).
+/// A record this reader returns as it is stored because it is coded (`logfmt-std` decodes both
+/// kinds).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub struct CodedPack<'a> {
-    /// File offset of the pack's first chunk.
+pub struct Coded<'a> {
+    /// File offset of the record's first chunk.
     pub offset: u64,
     /// File offset just past its last chunk.
     pub end: u64,
-    /// The pack's payload (parse it with [`Pack::parse`]).
+    /// What it is.
+    pub kind: CodedKind,
+    /// The record as stored.
     pub data: &'a [u8],
+}
+
+/// What a [`Coded`] record is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum CodedKind {
+    /// A [pack](crate::pack) whose body is compressed: parse it with [`Pack::parse`], decode
+    /// its body, read it with [`pack::records_in`](crate::pack::records_in).
+    Pack,
+    /// A record of a RocksDB write-ahead log with compression: one compressed stream (a zstd
+    /// frame for codec 7), after RocksDB's compression record.
+    Stream {
+        /// The codec its compression record named.
+        codec: u32,
+    },
 }
 
 /// A complete record that did not fit the reader's buffer: skipped, reading goes on.
@@ -51,8 +67,9 @@ pub struct Oversized {
     pub end: u64,
     /// The record's length.
     pub len: u64,
-    /// The record is a [pack](crate::pack): its records are skipped with it.
-    pub pack: bool,
+    /// The record is a [pack](crate::pack) or a compressed record: read whole or not at all
+    /// (it cannot be streamed as it is stored); a pack's records are skipped with it.
+    pub coded: bool,
 }
 
 /// What [`Reader::next`] found.
@@ -66,8 +83,9 @@ pub enum Item<'a> {
     /// A valid record larger than the buffer, skipped. Not a corruption: LevelDB would have
     /// returned it.
     Oversized(Oversized),
-    /// A pack with a coded (compressed) body: the caller decodes it.
-    Coded(CodedPack<'a>),
+    /// A compressed pack, or a record compressed by RocksDB's WAL compression: the caller
+    /// decodes it.
+    Coded(Coded<'a>),
 }
 
 /// Where the body of the pack being read lies.
@@ -258,6 +276,7 @@ impl<'b, S: BlockSource> Reader<'b, S> {
             match step {
                 Step::Fragment(raw) => {
                     let (offset, end, pack) = (raw.record_offset, raw.end, raw.pack);
+                    let compressed = raw.compressed;
                     let assembly = self
                         .assembler
                         .push(raw.kind, self.inner.fragment(raw.clone()).data);
@@ -270,7 +289,7 @@ impl<'b, S: BlockSource> Reader<'b, S> {
                                 offset,
                                 end,
                                 len,
-                                pack,
+                                coded: pack || compressed.is_some(),
                             })));
                         }
                     };
@@ -281,8 +300,18 @@ impl<'b, S: BlockSource> Reader<'b, S> {
                         continue;
                     }
                     let data = self.bytes(place, range);
+                    let coded = |kind| {
+                        Item::Coded(Coded {
+                            offset,
+                            end,
+                            kind,
+                            data,
+                        })
+                    };
                     return Ok(Some(if pack {
-                        Item::Coded(CodedPack { offset, end, data })
+                        coded(CodedKind::Pack)
+                    } else if let Some(codec) = compressed {
+                        coded(CodedKind::Stream { codec })
                     } else {
                         Item::Record(Record {
                             offset,

@@ -43,6 +43,9 @@ pub enum SkipKind {
     /// A `MIDDLE` or `LAST` chunk after the initial offset that continues a record begun
     /// before it (LevelDB's resynchronisation). A `LAST` chunk ends it.
     Resync(FragmentKind),
+    /// RocksDB's compression record ([`SET_COMPRESSION_TYPE`](crate::format::SET_COMPRESSION_TYPE)),
+    /// with its codec (7: zstd): the records after it are compressed.
+    Compression(u32),
 }
 
 impl fmt::Display for SkipKind {
@@ -55,6 +58,7 @@ impl fmt::Display for SkipKind {
             Self::Torn => f.write_str("torn by a power cut"),
             Self::Ignorable(t) => write!(f, "ignorable record type {t}"),
             Self::RingHeader => f.write_str("ring block header"),
+            Self::Compression(codec) => write!(f, "compression record (codec {codec})"),
             Self::BeforeInitialOffset => f.write_str("before the initial offset"),
             Self::Resync(_) => {
                 f.write_str("continuation of a record begun before the initial offset")

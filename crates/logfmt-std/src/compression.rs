@@ -87,6 +87,41 @@ pub(crate) fn decode(pack: &Pack<'_>, out: &mut Vec<u8>, limit: usize) -> Result
     }
 }
 
+/// Decodes a record compressed by RocksDB's WAL compression (`codec` 7: one zstd frame) into
+/// `out`: `Ok(true)` once whole, `Ok(false)` if it decodes to more than `limit` bytes (it is
+/// then not kept), `Err` if it does not decode (or the codec is not zstd).
+pub(crate) fn decode_stream(
+    data: &[u8],
+    codec: u32,
+    out: &mut Vec<u8>,
+    limit: usize,
+) -> Result<bool, ()> {
+    use std::io::Read;
+
+    out.clear();
+    if codec != logfmt_core::format::ZSTD_CODEC {
+        return Err(());
+    }
+    if data.is_empty() {
+        // RocksDB writes an empty record as an empty chunk: no frame.
+        return Ok(true);
+    }
+    let limit = limit.min(MAX_DECODED);
+    let mut decoder = zstd::stream::read::Decoder::with_buffer(data)
+        .map_err(|_| ())?
+        .single_frame();
+    let read = decoder
+        .by_ref()
+        .take(limit as u64 + 1)
+        .read_to_end(out)
+        .map_err(|_| ())?;
+    if read > limit {
+        out.clear();
+        return Ok(false);
+    }
+    Ok(true)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

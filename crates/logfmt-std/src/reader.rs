@@ -137,18 +137,29 @@ enum Step {
         offset: u64,
         end: u64,
         payload: Range<usize>,
-        pack: bool,
+        form: Form,
     },
     /// A record assembled in the buffer.
     Assembled {
         offset: u64,
         end: u64,
-        pack: bool,
+        form: Form,
     },
     /// A record longer than the limit: not assembled.
     Oversized(Oversized),
     Damage(Damage),
     Done,
+}
+
+/// What a whole record holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Form {
+    /// A record.
+    Plain,
+    /// A [pack](logfmt_core::pack) of records.
+    Pack,
+    /// A record compressed with this codec (after RocksDB's compression record).
+    Compressed(u32),
 }
 
 /// Where the body of the pack being read lies.
@@ -260,9 +271,9 @@ pub struct LogReader<S> {
     last_clean: Option<u64>,
     /// Since `last_clean`, the log held more than block trailers and ignorable chunks.
     written_since_clean: bool,
-    /// A record in one chunk (and whether it is a pack), held back while a damage before it
-    /// is reported.
-    held: Option<(u64, u64, Range<usize>, bool)>,
+    /// A record in one chunk (and what it holds), held back while a damage before it is
+    /// reported.
+    held: Option<(u64, u64, Range<usize>, Form)>,
     /// The pack being read, record by record.
     unpacking: Option<Unpacking>,
     /// The body of the compressed pack being read, decoded.
@@ -408,12 +419,14 @@ impl<S: BlockSource> LogReader<S> {
                 // Already through the recycled-file check.
                 Some(step) => step,
                 None => {
-                    if let Some((offset, end, payload, pack)) = self.held.take() {
-                        if pack {
-                            self.open_pack(offset, end, Place::Block, payload)?;
-                            continue;
-                        }
-                        return Ok(Some(self.single(offset, end, payload).into()));
+                    if let Some((offset, end, payload, form)) = self.held.take() {
+                        self.pending.push_front(Step::Single {
+                            offset,
+                            end,
+                            payload,
+                            form,
+                        });
+                        continue;
                     }
                     let step = self.step()?;
                     match self.recycled_end(step) {
@@ -431,18 +444,28 @@ impl<S: BlockSource> LogReader<S> {
                     offset,
                     end,
                     payload,
-                    pack: true,
+                    form: Form::Pack,
                 } => self.open_pack(offset, end, Place::Block, payload)?,
                 Step::Single {
                     offset,
                     end,
                     payload,
-                    pack: false,
+                    form: Form::Plain,
                 } => return Ok(Some(self.single(offset, end, payload).into())),
+                Step::Single {
+                    offset,
+                    end,
+                    payload,
+                    form: Form::Compressed(codec),
+                } => {
+                    if self.decompress(offset, end, Place::Block, payload, codec)? {
+                        return Ok(Some(self.decompressed(offset, end)));
+                    }
+                }
                 Step::Assembled {
                     offset,
                     end,
-                    pack: true,
+                    form: Form::Pack,
                 } => {
                     let len = self.assembler.record().len();
                     self.open_pack(offset, end, Place::Buffer, 0..len)?;
@@ -450,7 +473,17 @@ impl<S: BlockSource> LogReader<S> {
                 Step::Assembled {
                     offset,
                     end,
-                    pack: false,
+                    form: Form::Compressed(codec),
+                } => {
+                    let len = self.assembler.record().len();
+                    if self.decompress(offset, end, Place::Buffer, 0..len, codec)? {
+                        return Ok(Some(self.decompressed(offset, end)));
+                    }
+                }
+                Step::Assembled {
+                    offset,
+                    end,
+                    form: Form::Plain,
                 } => {
                     return Ok(Some(Bounded::Record(Record {
                         offset,
@@ -461,6 +494,62 @@ impl<S: BlockSource> LogReader<S> {
                 }
             }
         }
+    }
+
+    /// A record compressed by RocksDB's WAL compression, at `range` of `place`: decoded into
+    /// the decoded buffer (`true`), or — if it does not decode — damage, or — if it decodes to
+    /// more than the limit — oversized, held in `pending` (`false`).
+    fn decompress(
+        &mut self,
+        offset: u64,
+        end: u64,
+        place: Place,
+        range: Range<usize>,
+        codec: u32,
+    ) -> Result<bool, ReadError<S::Error>> {
+        let mut decoded = std::mem::take(&mut self.decoded);
+        let bytes = match place {
+            Place::Block => self.inner.get_ref().block(),
+            Place::Buffer => self.assembler.record(),
+            Place::Decoded => &[],
+        };
+        let data = bytes.get(range).unwrap_or_default();
+        let limit = self.assembler.room().limit;
+        let result = compression::decode_stream(data, codec, &mut decoded, limit);
+        let stored = data.len() as u64;
+        self.decoded = decoded;
+        match result {
+            Ok(true) => Ok(true),
+            Ok(false) => {
+                self.pending.push_front(Step::Oversized(Oversized {
+                    offset,
+                    end,
+                    len: limit as u64 + 1,
+                    coded: true,
+                }));
+                Ok(false)
+            }
+            Err(()) => {
+                let damage = Damage {
+                    offset,
+                    bytes: stored,
+                    kind: DamageKind::Corruption(CorruptionKind::BadCompressedRecord { codec }),
+                };
+                let step = self.damage(damage)?;
+                self.pending.push_front(step);
+                Ok(false)
+            }
+        }
+    }
+
+    /// The record just decompressed.
+    fn decompressed(&self, offset: u64, end: u64) -> Bounded<'_> {
+        Bounded::Record(Record {
+            offset,
+            end,
+            index: None,
+            data: &self.decoded,
+        })
     }
 
     /// A whole pack at `range` of `place`: its records are returned from the next step on (a
@@ -494,7 +583,7 @@ impl<S: BlockSource> LogReader<S> {
                         offset,
                         end,
                         len: u64::from(declared),
-                        pack: true,
+                        coded: true,
                     }));
                     return Ok(());
                 }
@@ -569,7 +658,7 @@ impl<S: BlockSource> LogReader<S> {
                     offset: unpacking.offset,
                     end: unpacking.end,
                     payload: start..start + len,
-                    pack: false,
+                    form: Form::Plain,
                 }))
             }
             Some(Err(error)) => {
@@ -731,9 +820,13 @@ impl<S: BlockSource> LogReader<S> {
         };
         let step = match event {
             Event::Fragment(fragment) => {
-                let (kind, pack, record_offset, chunk_offset, end) = (
+                let form = match (fragment.pack, fragment.compressed) {
+                    (true, _) => Form::Pack,
+                    (false, Some(codec)) => Form::Compressed(codec),
+                    (false, None) => Form::Plain,
+                };
+                let (kind, record_offset, chunk_offset, end) = (
                     fragment.kind,
-                    fragment.pack,
                     fragment.record_offset,
                     fragment.chunk_offset,
                     fragment.end,
@@ -750,7 +843,7 @@ impl<S: BlockSource> LogReader<S> {
                 let assembly = (self.current == Current::Kept)
                     .then(|| self.assembler.push(kind, fragment.data));
                 let len = fragment.data.len();
-                self.fragment(kind, pack, record_offset, chunk_offset, end, len, assembly)?
+                self.fragment(kind, form, record_offset, chunk_offset, end, len, assembly)?
             }
             Event::Aborted(aborted) => {
                 self.current = Current::None;
@@ -786,13 +879,14 @@ impl<S: BlockSource> LogReader<S> {
                     Step::Continue
                 }
                 // Not damage: block trailers, ignorable chunks, a flash image's padding, writes
-                // torn by a power cut (proved by the writer's resume marker) and a ring's block
-                // headers.
+                // torn by a power cut (proved by the writer's resume marker), a ring's block
+                // headers and RocksDB's compression record.
                 SkipKind::Trailer
                 | SkipKind::Ignorable(_)
                 | SkipKind::Padding
                 | SkipKind::Torn
-                | SkipKind::RingHeader => {
+                | SkipKind::RingHeader
+                | SkipKind::Compression(_) => {
                     return Ok(Step::Continue);
                 }
                 // A zero header: bytes hidden without a report.
@@ -833,7 +927,7 @@ impl<S: BlockSource> LogReader<S> {
     fn fragment(
         &mut self,
         kind: FragmentKind,
-        pack: bool,
+        form: Form,
         record_offset: u64,
         chunk_offset: u64,
         end: u64,
@@ -876,25 +970,25 @@ impl<S: BlockSource> LogReader<S> {
                     offset: record_offset,
                     end,
                     payload: payload_start..payload_start + len,
-                    pack,
+                    form,
                 }
             }
             Some(Assembly::Complete) => Step::Assembled {
                 offset: record_offset,
                 end,
-                pack,
+                form,
             },
             Some(Assembly::Overflowed { len }) => Step::Oversized(Oversized {
                 offset: record_offset,
                 end,
                 len,
-                pack,
+                coded: form != Form::Plain,
             }),
             // Not kept (it starts before the range).
             Some(Assembly::Pending) | None => return Ok(before.unwrap_or(Step::Continue)),
         };
         // A pack's records are counted as they are returned.
-        if !pack {
+        if form != Form::Pack {
             self.records += 1;
         }
         Ok(match (before, record) {
@@ -905,10 +999,10 @@ impl<S: BlockSource> LogReader<S> {
                     offset,
                     end,
                     payload,
-                    pack,
+                    form,
                 },
             ) => {
-                self.held = Some((offset, end, payload, pack));
+                self.held = Some((offset, end, payload, form));
                 damage
             }
             // A fragmented record ends in a later chunk than the one the gap is before.

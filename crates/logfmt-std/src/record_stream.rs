@@ -180,7 +180,7 @@ mod tests {
             offset: at.offset,
             end: at.end,
             len: big.len() as u64,
-            pack: false,
+            coded: false,
         };
         let mut stream = RecordStream::new(&log, &ReadOptions::new(), &record)?;
         let pieces = drain(&mut stream)?;
@@ -236,7 +236,7 @@ mod tests {
             offset: at.offset,
             end: at.end,
             len: 70_000,
-            pack: false,
+            coded: false,
         };
         // The same file, rewritten in place with shorter records.
         let mut writer = LogWriter::overwrite(&path, &WriterOptions::new())?;
@@ -268,7 +268,7 @@ mod tests {
             offset: 0,
             end: 100_000,
             len: 99_000,
-            pack: false,
+            coded: false,
         };
         let refused = RecordStream::new(&log, &ReadOptions::new(), &record).err();
         assert!(

@@ -317,7 +317,7 @@ mod compressed {
         // the limit is not assembled.
         let item = reader.next_bounded(1_000).unwrap();
         assert!(
-            matches!(item, Some(logfmt_std::Bounded::Oversized(o)) if o.pack && o.len > 30_000),
+            matches!(item, Some(logfmt_std::Bounded::Oversized(o)) if o.coded && o.len > 30_000),
             "{item:?}"
         );
     }

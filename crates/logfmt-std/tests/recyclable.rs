@@ -461,7 +461,7 @@ fn not_assembled_is_a_typed_error() {
         offset: 7,
         end: 100,
         len: 80,
-        pack: false,
+        coded: false,
     });
     assert!(error.to_string().contains("offset 7"));
 }

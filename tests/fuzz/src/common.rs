@@ -150,7 +150,7 @@ pub fn read_fragments<S: BlockSource>(source: S, options: &ReadOptions, scratch:
                                     offset,
                                     end,
                                     len,
-                                    pack: false,
+                                    coded: false,
                                 })
                             } else {
                                 Seen::Record { offset, end, data }

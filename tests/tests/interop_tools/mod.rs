@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 
+use logfmt_tests::write_batch::Op;
+
 /// What the interop tests need.
 pub(crate) const MISSING: &str = "the interop tests need a C++ compiler and Debian's libleveldb-dev, \
                            librocksdb-dev and rocksdb-tools (`cargo xtask interop` installs them)";
@@ -154,4 +156,34 @@ pub(crate) fn contents(path: &Path) -> BTreeMap<Vec<u8>, Vec<u8>> {
         map.insert(key, take(&mut rest));
     }
     map
+}
+
+/// The RocksDB helper's input: `phases` of batches (its SPEC format).
+pub(crate) fn spec(phases: &[Vec<Vec<Op>>]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let bytes = |out: &mut Vec<u8>, b: &[u8]| {
+        out.extend_from_slice(&(b.len() as u32).to_le_bytes());
+        out.extend_from_slice(b);
+    };
+    out.extend_from_slice(&(phases.len() as u32).to_le_bytes());
+    for batches in phases {
+        out.extend_from_slice(&(batches.len() as u32).to_le_bytes());
+        for batch in batches {
+            out.extend_from_slice(&(batch.len() as u32).to_le_bytes());
+            for op in batch {
+                match op {
+                    Op::Put(k, v) => {
+                        out.push(1);
+                        bytes(&mut out, k);
+                        bytes(&mut out, v);
+                    }
+                    Op::Delete(k) => {
+                        out.push(0);
+                        bytes(&mut out, k);
+                    }
+                }
+            }
+        }
+    }
+    out
 }

@@ -84,7 +84,7 @@ pub(crate) fn run(args: &CatArgs) -> Result<(), CliError> {
                 } => args
                     .output
                     .write_record(&mut out, input.offset(offset), index, data)?,
-                Found::Oversized(record) if record.pack => {
+                Found::Oversized(record) if record.coded => {
                     // A pack is read whole to read its records: not streamed.
                     out.flush()?;
                     super::say(

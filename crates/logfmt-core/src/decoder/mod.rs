@@ -20,7 +20,7 @@ use crate::block::{ChunkClass, ChunkRules};
 use crate::error::{Corruption, CorruptionKind};
 use crate::format::{
     BLOCK_SIZE, CHECKSUM_FIELD, ChunkFormat, Format, FragmentKind, HEADER_SIZE, HOT_PATHS,
-    LENGTH_FIELD, RecordType, TYPE_FIELD,
+    LENGTH_FIELD, RecordType, SET_COMPRESSION_TYPE, TYPE_FIELD,
 };
 use crate::options::{LogEnd, ReadOptions};
 use crate::skip::{Skip, SkipKind};
@@ -57,6 +57,8 @@ pub(crate) struct RawFragment {
     pub(crate) kind: FragmentKind,
     /// A fragment of a [pack](crate::pack).
     pub(crate) pack: bool,
+    /// A fragment of a record compressed after RocksDB's compression record: its codec.
+    pub(crate) compressed: Option<u32>,
     pub(crate) record_offset: u64,
     pub(crate) chunk_offset: u64,
     pub(crate) end: u64,
@@ -98,8 +100,11 @@ pub(crate) struct Decoder {
     last_record_offset: u64,
     last_record_end: u64,
     /// Whether [`fast_full`](Self::fast_full) may run: idle, nothing pending, a legacy log, no
-    /// erased-flash rules. Kept by [`Self::settle`] after every change.
+    /// erased-flash rules, no compression. Kept by [`Self::settle`] after every change.
     fast: bool,
+    /// The codec of RocksDB's compression record, once read: the records after it are
+    /// compressed.
+    compression: Option<u32>,
 }
 
 impl Decoder {
@@ -120,6 +125,7 @@ impl Decoder {
             last_record_offset: 0,
             last_record_end: 0,
             fast: false,
+            compression: None,
         };
         decoder.settle();
         decoder
@@ -132,6 +138,7 @@ impl Decoder {
             return;
         }
         self.fast = self.pending.is_none()
+            && self.compression.is_none()
             && self.state == State::Idle
             && self.rules.format == ChunkFormat::Decided(Format::Legacy)
             && self.rules.erased.is_none();
@@ -291,7 +298,7 @@ impl Decoder {
         loop {
             let in_record = matches!(self.state, State::InRecord { .. });
             let phys = self.cursor.physical(block, &self.rules, in_record);
-            if let Some(step) = self.on_physical(phys) {
+            if let Some(step) = self.on_physical(phys, block) {
                 return step;
             }
         }
@@ -299,7 +306,7 @@ impl Decoder {
 
     /// The logical reader's answer to one physical step; `None` means read on.
     #[cfg_attr(target_os = "none", inline(always))]
-    fn on_physical(&mut self, phys: Phys) -> Option<Step> {
+    fn on_physical(&mut self, phys: Phys, block: &[u8]) -> Option<Step> {
         Some(match phys {
             Phys::NeedBlock => Step::NeedBlock,
             Phys::Pending => Step::Pending,
@@ -345,7 +352,15 @@ impl Decoder {
                 log_number,
                 header_offset,
                 payload,
-            } => self.chunk(record_type, log_number, header_offset, payload),
+            } => {
+                // A compression record's codec: its fixed32 payload.
+                let codec = (record_type == SET_COMPRESSION_TYPE)
+                    .then(|| block.get(payload.clone())?.first_chunk::<4>().copied())
+                    .flatten()
+                    .filter(|_| payload.len() == 4)
+                    .map(u32::from_le_bytes);
+                self.chunk(record_type, log_number, header_offset, payload, codec)
+            }
         })
     }
 
@@ -400,6 +415,7 @@ impl Decoder {
         log_number: Option<u32>,
         header_offset: u64,
         payload: Range<usize>,
+        codec: Option<u32>,
     ) -> Step {
         self.rules.decide(record_type, log_number);
         let class = self.rules.classify(record_type);
@@ -430,10 +446,12 @@ impl Decoder {
                 _ => self.state = State::Idle,
             }
         }
+        let compressed = self.compression.filter(|_| !pack);
         let fragment = |kind, record_offset| {
             Step::Fragment(RawFragment {
                 kind,
                 pack,
+                compressed,
                 record_offset,
                 chunk_offset: header_offset,
                 end,
@@ -514,6 +532,13 @@ impl Decoder {
             }
             // A ring log's block header: the record in progress runs on past it.
             (None, ChunkClass::RingHeader) => return skip(SkipKind::RingHeader),
+            // RocksDB's compression record: the records after it are compressed.
+            (None, ChunkClass::SetCompression) if codec.is_some() => {
+                let codec = codec.unwrap_or_default();
+                self.compression = Some(codec);
+                let aborted = self.abort(None);
+                return self.then(skip(SkipKind::Compression(codec)), aborted);
+            }
             (None, ChunkClass::OtherFormat) => CorruptionKind::UnexpectedFormat(record_type),
             (None, _) => CorruptionKind::UnknownRecordType(record_type),
         };
