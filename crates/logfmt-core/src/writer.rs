@@ -262,6 +262,41 @@ impl Layout {
         written
     }
 
+    /// A chunk of `record_type` with a 7-byte header in any format, never fragmented:
+    /// RocksDB's metadata records. If the block has no room for it, the rest of the block is
+    /// zeros first (RocksDB's `MaybeSwitchToNewBlock`). The caller checks it fits in a block.
+    fn add_unfragmented<T: Blocks>(
+        &mut self,
+        out: &mut T,
+        record_type: u8,
+        payload: &[u8],
+    ) -> Result<Written, T::Error> {
+        if BLOCK_SIZE - self.offset < HEADER_SIZE + payload.len() {
+            self.zero_rest(out)?;
+        }
+        let offset = self.position;
+        let start = self.offset;
+        if let Some(chunk) = out
+            .block()
+            .get_mut(start..start + HEADER_SIZE + payload.len())
+        {
+            let (head, body) = chunk.split_at_mut(HEADER_SIZE);
+            let prefix = checksum::crc32c(&[record_type]);
+            let crc = checksum::mask(checksum::extend_copy(prefix, payload, body));
+            let [c0, c1, c2, c3] = crc.to_le_bytes();
+            // `payload` is shorter than a block: its length fits in 16 bits.
+            let [l0, l1] = (payload.len() as u16).to_le_bytes();
+            head.copy_from_slice(&[c0, c1, c2, c3, l0, l1, record_type]);
+        }
+        self.offset += HEADER_SIZE + payload.len();
+        self.position += (HEADER_SIZE + payload.len()) as u64;
+        self.finish_block(out)?;
+        Ok(Written {
+            offset,
+            end: self.position,
+        })
+    }
+
     /// LevelDB's `AddRecord`.
     fn add<T: Blocks>(&mut self, out: &mut T, data: &[u8]) -> Result<Written, T::Error> {
         let header_size = self.format.header_size();
@@ -496,6 +531,44 @@ impl<S: Sink, B: BorrowMut<[u8; BLOCK_SIZE]>> Writer<S, B> {
         }
         let (layout, mut blocks) = self.parts();
         layout.add(&mut blocks, data)
+    }
+
+    /// Appends RocksDB's compression record ([`SET_COMPRESSION_TYPE`], a 7-byte header in any
+    /// format, the codec as a fixed32 payload): written first in a write-ahead log whose
+    /// records are each one compressed stream (codec [`ZSTD_CODEC`]: a zstd frame). The records
+    /// after it are the caller's to compress (`logfmt-std` does it).
+    ///
+    /// ```
+    /// use logfmt_core::{FnSink, Writer, BLOCK_SIZE};
+    /// use logfmt_core::format::ZSTD_CODEC;
+    ///
+    /// let mut log = Vec::new();
+    /// let mut block = [0u8; BLOCK_SIZE];
+    /// let sink = FnSink(|b: &[u8]| { log.extend_from_slice(b); Ok::<_, core::convert::Infallible>(()) });
+    /// let mut writer = Writer::new(sink, &mut block);
+    /// writer.add_compression_record(ZSTD_CODEC)?;
+    /// writer.flush()?;
+    /// drop(writer);
+    /// // RocksDB's own bytes for it.
+    /// assert_eq!(log, [0xe1, 0x2c, 0x08, 0xf8, 4, 0, 9, 7, 0, 0, 0]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// [`SET_COMPRESSION_TYPE`]: crate::format::SET_COMPRESSION_TYPE
+    /// [`ZSTD_CODEC`]: crate::format::ZSTD_CODEC
+    ///
+    /// # Errors
+    /// As for [`add_record`](Self::add_record).
+    pub fn add_compression_record(&mut self, codec: u32) -> Result<Written, WriteError<S::Error>> {
+        if self.poisoned {
+            return Err(WriteError::Poisoned);
+        }
+        let (layout, mut blocks) = self.parts();
+        layout.add_unfragmented(
+            &mut blocks,
+            crate::format::SET_COMPRESSION_TYPE,
+            &codec.to_le_bytes(),
+        )
     }
 
     /// Appends a [pack](crate::pack) record: `pack` is a pack's payload (a

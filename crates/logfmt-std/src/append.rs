@@ -28,6 +28,7 @@ use std::path::Path;
 
 use logfmt_core::{ChunkFormat, Format, ReadFormat, ReadOptions};
 
+use crate::compression::Compression;
 use crate::create::missing;
 use crate::error::{Error, Operation};
 use crate::file::{
@@ -233,6 +234,7 @@ impl LogWriter<File> {
         let len = meta.len();
         let found = survey(&file, len).map_err(|e| Error::io(Operation::Read, path, e))?;
         let format = continued_format(path, options, found.own)?;
+        let options = &continued_compression(options, found.compression, len);
         if let Some(first) = found.first_damage {
             return Err(Error::Damaged {
                 path: path.into(),
@@ -383,6 +385,25 @@ fn continued_format(
     }
 }
 
+/// The options to continue a log with, as to compression: RocksDB's WAL compression follows
+/// the log (a log that starts with RocksDB's compression record is continued compressed, a
+/// log of `len` bytes that does not is continued without it: the record must be first).
+fn continued_compression(
+    options: &AppendOptions,
+    compression: Option<u32>,
+    len: u64,
+) -> AppendOptions {
+    let mut options = options.clone();
+    let asked = options.writer.compress;
+    options.writer.compress = match (compression, asked) {
+        (Some(_), Compression::Rocksdb { .. }) => asked,
+        (Some(_), _) => Compression::rocksdb(),
+        (None, Compression::Rocksdb { .. }) if len > 0 => Compression::None,
+        (None, _) => asked,
+    };
+    options
+}
+
 /// What reading a log before appending found.
 #[derive(Debug)]
 struct Survey {
@@ -394,6 +415,8 @@ struct Survey {
     stale: Option<StaleTail>,
     /// The log's own format: its first chunk's.
     own: Option<Format>,
+    /// The codec of RocksDB's compression record, if the log starts with one.
+    compression: Option<u32>,
 }
 
 /// Reads the log in `file` (`len` bytes long) once, from its start: its own format (its first
@@ -434,5 +457,6 @@ fn survey(file: &File, len: u64) -> std::io::Result<Survey> {
             ChunkFormat::Decided(format) => Some(format),
             ChunkFormat::Undecided { .. } => None,
         },
+        compression: reader.compression(),
     })
 }

@@ -19,6 +19,15 @@ pub enum Compression {
         /// zstd's compression level.
         level: i32,
     },
+    /// RocksDB's WAL compression (`DBOptions::wal_compression = kZSTD`): the log starts with
+    /// RocksDB's compression record and every record is one zstd frame (with its content
+    /// checksum), cut into ordinary chunks — what RocksDB ≥ 7.4 reads. Only a new log starts
+    /// compressed: a log continued ([`LogWriter::append`](crate::LogWriter::append)) keeps
+    /// its own compression.
+    Rocksdb {
+        /// zstd's compression level.
+        level: i32,
+    },
 }
 
 impl Compression {
@@ -26,6 +35,12 @@ impl Compression {
     #[must_use]
     pub const fn zstd() -> Self {
         Self::Zstd { level: 3 }
+    }
+
+    /// RocksDB's WAL compression at zstd's default level (3).
+    #[must_use]
+    pub const fn rocksdb() -> Self {
+        Self::Rocksdb { level: 3 }
     }
 }
 
@@ -85,6 +100,17 @@ pub(crate) fn decode(pack: &Pack<'_>, out: &mut Vec<u8>, limit: usize) -> Result
             Err(PackError::Decode)
         }
     }
+}
+
+/// `record` as RocksDB's WAL compression writes it: one zstd frame with its content checksum
+/// (an empty record stays empty: no frame).
+pub(crate) fn encode_stream(record: &[u8], level: i32) -> std::io::Result<Vec<u8>> {
+    if record.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut compressor = zstd::bulk::Compressor::new(level)?;
+    compressor.include_checksum(true)?;
+    compressor.compress(record)
 }
 
 /// Decodes a record compressed by RocksDB's WAL compression (`codec` 7: one zstd frame) into

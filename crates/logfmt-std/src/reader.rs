@@ -278,6 +278,8 @@ pub struct LogReader<S> {
     unpacking: Option<Unpacking>,
     /// The body of the compressed pack being read, decoded.
     decoded: Vec<u8>,
+    /// The codec of RocksDB's compression record, once read.
+    compression: Option<u32>,
     tail: Option<Damage>,
     ending: Option<Ending>,
     records: u64,
@@ -326,6 +328,7 @@ impl<S: BlockSource> LogReader<S> {
             held: None,
             unpacking: None,
             decoded: Vec::new(),
+            compression: None,
             tail: None,
             ending: None,
             records: 0,
@@ -750,6 +753,12 @@ impl<S: BlockSource> LogReader<S> {
         self.tail
     }
 
+    /// The codec of RocksDB's compression record (type 9), if the log has one so far: its
+    /// records after it are compressed (and decompressed by this reader).
+    pub fn compression(&self) -> Option<u32> {
+        self.compression
+    }
+
     /// Records returned so far.
     pub fn records(&self) -> u64 {
         self.records
@@ -881,12 +890,15 @@ impl<S: BlockSource> LogReader<S> {
                 // Not damage: block trailers, ignorable chunks, a flash image's padding, writes
                 // torn by a power cut (proved by the writer's resume marker), a ring's block
                 // headers and RocksDB's compression record.
+                SkipKind::Compression(codec) => {
+                    self.compression = Some(codec);
+                    return Ok(Step::Continue);
+                }
                 SkipKind::Trailer
                 | SkipKind::Ignorable(_)
                 | SkipKind::Padding
                 | SkipKind::Torn
-                | SkipKind::RingHeader
-                | SkipKind::Compression(_) => {
+                | SkipKind::RingHeader => {
                     return Ok(Step::Continue);
                 }
                 // A zero header: bytes hidden without a report.

@@ -241,6 +241,8 @@ pub struct LogWriter<W: SyncWrite> {
     unsynced_records: u64,
     /// The pack records are gathered in, when packing.
     pending: Option<Pending>,
+    /// RocksDB's compression record is still to be written, before anything else.
+    compression_record_due: bool,
     failure: Option<(WriteOperation, Arc<io::Error>)>,
 }
 
@@ -258,6 +260,8 @@ impl<W: SyncWrite> LogWriter<W> {
             unsynced_bytes: 0,
             unsynced_records: 0,
             pending: options.pack.map(Pending::new),
+            compression_record_due: matches!(options.compress, Compression::Rocksdb { .. })
+                && options.write.start == 0,
             failure: None,
         }
     }
@@ -319,9 +323,12 @@ impl<W: SyncWrite> LogWriter<W> {
     /// Lays out a record on its own: as it is, or as a compressed pack of one when that is
     /// smaller.
     fn write_plain(&mut self, data: &[u8]) -> Result<Written, LogWriterError> {
+        if let Compression::Rocksdb { level } = self.options.compress {
+            return self.write_rocksdb(data, level);
+        }
         let coded = match self.options.compress {
             Compression::Zstd { level } => compression::encode_record(data, level),
-            Compression::None => None,
+            Compression::None | Compression::Rocksdb { .. } => None,
         };
         if coded.is_some() && self.options.write.format != Format::Legacy {
             return Err(LogWriterError::PackInRecyclableLog);
@@ -335,6 +342,33 @@ impl<W: SyncWrite> LogWriter<W> {
         let written = self.check(result, WriteOperation::Write)?;
         self.unsynced_bytes += written.end - before;
         Ok(written)
+    }
+
+    /// Lays out a record compressed as RocksDB's WAL compression does (after its compression
+    /// record, if a new log has not written it yet).
+    fn write_rocksdb(&mut self, data: &[u8], level: i32) -> Result<Written, LogWriterError> {
+        self.compression_record()?;
+        let frame = compression::encode_stream(data, level)
+            .map_err(|e| self.fail(WriteOperation::Write, e))?;
+        let inner = self.usable()?;
+        let before = inner.position();
+        let result = inner.add_record(&frame);
+        let written = self.check(result, WriteOperation::Write)?;
+        self.unsynced_bytes += written.end - before;
+        Ok(written)
+    }
+
+    /// Writes RocksDB's compression record if it is due: first in a new log.
+    fn compression_record(&mut self) -> Result<(), LogWriterError> {
+        if !self.compression_record_due {
+            return Ok(());
+        }
+        let inner = self.usable()?;
+        let result = inner.add_compression_record(logfmt_core::format::ZSTD_CODEC);
+        let written = self.check(result, WriteOperation::Write)?;
+        self.unsynced_bytes += written.end - written.offset;
+        self.compression_record_due = false;
+        Ok(())
     }
 
     /// Lays out the pack in progress, if any (a pack of one as a record on its own),
@@ -353,7 +387,7 @@ impl<W: SyncWrite> LogWriter<W> {
         }
         let coded = match self.options.compress {
             Compression::Zstd { level } => compression::encode_pack(bytes, pending.count(), level),
-            Compression::None => None,
+            Compression::None | Compression::Rocksdb { .. } => None,
         };
         let Some(inner) = self.inner.as_mut().filter(|_| self.failure.is_none()) else {
             return Err(self.poisoned());
@@ -395,6 +429,7 @@ impl<W: SyncWrite> LogWriter<W> {
     /// # Errors
     /// As for [`add_record`](Self::add_record).
     pub fn flush(&mut self) -> Result<(), LogWriterError> {
+        self.compression_record()?;
         self.end_pack()?;
         let inner = self.usable()?;
         let result = inner.flush();

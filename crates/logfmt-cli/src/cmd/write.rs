@@ -50,7 +50,10 @@ use crate::options::WaitArgs;
 ///
 /// --compress zstd compresses each pack, and each record too large for a pack, when that makes
 /// it smaller (logfmt's compressed packs: every logfmt command reads them; LevelDB and RocksDB
-/// report them as chunks of an unknown type).
+/// report them as chunks of an unknown type). --compress rocksdb writes RocksDB's WAL
+/// compression (its compression record first, then each record one zstd frame), which RocksDB
+/// 7.4 and later read; with --append, a log keeps its own compression (RocksDB's record must be
+/// the first).
 #[derive(Debug, clap::Args)]
 pub(crate) struct WriteArgs {
     /// Continue the log in FILE (created if missing) exactly as LevelDB's writer continues a
@@ -85,8 +88,8 @@ pub(crate) struct WriteArgs {
         value_parser = clap::value_parser!(u32).range(16..=(16 << 20))
     )]
     pack: Option<u32>,
-    /// Compress packs, and records too large for a pack, when that makes them smaller: none
-    /// (the default) or zstd. A compressed record is written as a compressed pack of one.
+    /// Compression: none (the default); zstd (packs, and records too large for a pack, when
+    /// that makes them smaller); rocksdb (RocksDB's WAL compression).
     #[arg(long, value_enum, value_name = "CODEC", default_value_t)]
     compress: CodecName,
     #[command(flatten)]
@@ -104,6 +107,9 @@ pub(crate) enum CodecName {
     None,
     /// zstd (level 3), kept only where it makes a pack or record smaller.
     Zstd,
+    /// RocksDB's WAL compression: the log starts with RocksDB's compression record and each
+    /// record is one zstd frame (what RocksDB's `wal_compression = kZSTD` writes).
+    Rocksdb,
 }
 
 /// Runs `write`.
@@ -121,7 +127,7 @@ pub(crate) fn run(args: &WriteArgs) -> Result<(), CliError> {
         (Some(WriteFormatName::Legacy), None) => Some(Format::Legacy),
         (Some(WriteFormatName::Recyclable), None) | (None, None) => None,
     };
-    let packs = args.pack.is_some() || args.compress != CodecName::None;
+    let packs = args.pack.is_some() || args.compress == CodecName::Zstd;
     if packs && matches!(format, Some(Format::Recyclable { .. })) {
         return Err(CliError::Usage(
             "--pack and --compress write legacy logs only (packs carry no log number)".into(),
@@ -133,6 +139,7 @@ pub(crate) fn run(args: &WriteArgs) -> Result<(), CliError> {
         .compress(match args.compress {
             CodecName::None => Compression::None,
             CodecName::Zstd => Compression::zstd(),
+            CodecName::Rocksdb => Compression::rocksdb(),
         });
     let records = Records::new(io::stdin().lock(), args.input);
     if args.append {
