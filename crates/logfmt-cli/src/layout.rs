@@ -144,9 +144,14 @@ impl View {
         }
     }
 
-    /// What the reader does with a chunk of type `record_type`: `None` if it is read.
-    pub(crate) fn verdict(&self, record_type: u8) -> Option<String> {
+    /// What the reader does with a chunk of type `record_type` and `len` payload bytes: `None`
+    /// if it is read.
+    pub(crate) fn verdict(&self, record_type: u8, len: usize) -> Option<String> {
         match self.rules.classify(record_type) {
+            // RocksDB's compression record holds a 4-byte codec; the reader drops another.
+            ChunkClass::SetCompression if len != 4 => {
+                Some(format!("dropped: unknown record type {record_type}"))
+            }
             ChunkClass::Fragment(_) | ChunkClass::Pack(_) => None,
             ChunkClass::OtherFormat => Some(format!(
                 "dropped: unexpected legacy record type {record_type} in recyclable log"

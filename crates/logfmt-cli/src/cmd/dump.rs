@@ -250,7 +250,7 @@ fn describe(item: &Item<'_>, view: &View, layout: &Layout) -> (Line, Entry) {
                 Some(n) => format!("log {n}; checksum ok ({:#010x})", chunk.stored_checksum),
                 None => format!("checksum ok ({:#010x})", chunk.stored_checksum),
             };
-            if let Some(verdict) = view.verdict(chunk.record_type) {
+            if let Some(verdict) = view.verdict(chunk.record_type, chunk.payload.len()) {
                 note += &format!("; {verdict}");
             }
             if view.rules.classify(chunk.record_type) == ChunkClass::RingHeader
