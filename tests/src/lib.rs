@@ -217,8 +217,9 @@ pub fn read_source<S: BlockSource>(
     buffer_len: usize,
 ) -> Outcome<S::Error> {
     let mut buffer = vec![0u8; buffer_len];
-    // The model reads as LevelDB does: packs are chunks of an unknown type.
-    let options = options.clone().read_packs(false);
+    // The model reads as LevelDB does: packs and RocksDB's compression record are chunks of
+    // an unknown type.
+    let options = options.clone().read_packs(false).wal_compression(false);
     let mut reader = Reader::with_options(source, &mut buffer, &options);
     let mut outcome = Outcome {
         items: Vec::new(),
@@ -275,8 +276,9 @@ pub fn read_log(log: &[u8]) -> Outcome<Infallible> {
 /// # Panics
 /// On a protocol violation.
 pub fn read_fragments<S: BlockSource>(source: S, options: &ReadOptions) -> Outcome<S::Error> {
-    // As LevelDB reads: packs are chunks of an unknown type (as in `read_source`).
-    let options = options.clone().read_packs(false);
+    // As LevelDB reads: packs and the compression record are of an unknown type (as in
+    // `read_source`).
+    let options = options.clone().read_packs(false).wal_compression(false);
     let mut reader = FragmentReader::with_options(source, &options);
     let mut outcome = Outcome {
         items: Vec::new(),

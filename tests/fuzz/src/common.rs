@@ -42,8 +42,9 @@ pub struct Outcome {
 /// is sticky.
 pub fn read_records<S: BlockSource>(source: S, options: &ReadOptions, scratch: usize) -> Outcome {
     let mut buffer = vec![0u8; scratch];
-    // As LevelDB reads: packs are chunks of an unknown type (the model has no packs).
-    let options = options.clone().read_packs(false);
+    // As LevelDB reads: packs and the compression record are chunks of an unknown type (the
+    // model has neither).
+    let options = options.clone().read_packs(false).wal_compression(false);
     let mut reader = Reader::with_options(source, &mut buffer, &options);
     let mut items = Vec::new();
     let mut errors = 0;
@@ -92,8 +93,9 @@ pub fn read_records<S: BlockSource>(source: S, options: &ReadOptions, scratch: u
 /// its offset and follow each other in the file, `Aborted` ends exactly a record in progress
 /// and counts the bytes delivered for it, and no record is left open at the end.
 pub fn read_fragments<S: BlockSource>(source: S, options: &ReadOptions, scratch: usize) -> Outcome {
-    // As LevelDB reads: packs are chunks of an unknown type (as in `read_records`).
-    let options = options.clone().read_packs(false);
+    // As LevelDB reads: packs and the compression record are of an unknown type (as in
+    // `read_records`).
+    let options = options.clone().read_packs(false).wal_compression(false);
     let mut reader = FragmentReader::with_options(source, &options);
     let mut items = Vec::new();
     let mut errors = 0;

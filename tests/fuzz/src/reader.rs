@@ -158,7 +158,12 @@ fn check_end(outcome: &Outcome, len: u64) {
 /// them when the log ends cleanly.
 fn check_tailing(log: &[u8], p: &Params, plain: &Outcome) {
     let mut rng = Rng(u64::from(p.tail_seed) << 8 | 0x5a);
-    let options = p.options.clone().tailing(true).read_packs(false);
+    let options = p
+        .options
+        .clone()
+        .tailing(true)
+        .read_packs(false)
+        .wal_compression(false);
     let step = |rng: &mut Rng| {
         let max = if rng.below(4) == 0 { 40_000 } else { 300 };
         1 + rng.below(max) as usize
