@@ -28,9 +28,10 @@ pub(crate) const TASKS: &[Task] = &[
     Task {
         name: "bench",
         aliases: &[],
-        flags: &["--quick", "flash"],
+        flags: &["--quick", "flash", "pack"],
         about: "benchmarks: write/read per record size, files, split scan, vs memcpy/CRC bounds; \
-                `flash`: logfmt vs sequential-storage on simulated NOR flash",
+                `flash`: logfmt vs sequential-storage on simulated NOR flash; `pack`: records \
+                plain and packed",
         run: crate::bench::run,
     },
     Task {

@@ -126,3 +126,33 @@ pub fn run(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The bench runs, checks its round trips, and its packed 16-byte records take at most 18
+    /// bytes each (the target; a size, not a time).
+    #[test]
+    fn the_pack_bench_runs_and_packs_16_byte_records_in_18_bytes() {
+        let payloads = Payloads::new();
+        let cases = [
+            Case::parse("16:20000").unwrap(),
+            Case::parse("100:2000").unwrap(),
+        ];
+        let mut lines = Vec::new();
+        run(&payloads, &cases, 1, 4096, &mut |l| lines.push(l)).unwrap();
+        assert_eq!(lines.len(), 2 * 2 * 2, "{lines:#?}");
+        let packed_16 = lines
+            .iter()
+            .find(|l| l.contains("impl=logfmt-packed size=16 ") && l.contains("op=write"))
+            .unwrap();
+        let per: f64 = packed_16
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix("bytes_per_record="))
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(per <= 18.0, "{packed_16}");
+    }
+}
