@@ -220,8 +220,10 @@ fn pack(quick: bool) -> Result {
         .args(cases.iter().copied())
         .read()?;
     print!("{output}");
-    // impl, size, op -> (records, log bytes, ns of each pass).
-    let mut passes: BTreeMap<(String, u64, String), (u64, u64, Vec<f64>)> = BTreeMap::new();
+    /// A case's passes: records, log bytes, ns a record of each pass.
+    type Passes = (u64, u64, Vec<f64>);
+    // impl, size, op -> its passes.
+    let mut passes: BTreeMap<(String, u64, String), Passes> = BTreeMap::new();
     for line in output.lines().filter(|l| l.starts_with("PACK ")) {
         let field = |key: &str| {
             line.split_whitespace()
