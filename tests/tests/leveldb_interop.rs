@@ -17,6 +17,8 @@
 //! These tests are ignored by a plain `cargo test`; `cargo xtask interop` installs LevelDB and
 //! runs them. Without a compiler or LevelDB they fail, saying what is missing.
 
+mod interop_tools;
+
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::fs;
@@ -26,6 +28,7 @@ use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+use interop_tools::logfmt_bin;
 use logfmt_std::{
     AppendOptions, BLOCK_SIZE, DamageKind, Entry, LogReader, LogWriter, ReaderOptions,
     RecoveryMode, TornTailPolicy, WriterOptions,
@@ -403,41 +406,6 @@ fn logfmt_appends_after_a_torn_leveldb_log() {
 }
 
 // ------------------------------------------------------------------------- the CLI, killed
-
-/// The `logfmt` binary, built once per test run by cargo in this test's profile (release if
-/// the test was built without debug assertions), wherever cargo puts it.
-fn logfmt_bin() -> &'static Path {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .parent()
-            .expect("tests/ is inside the workspace");
-        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        let mut build = Command::new(cargo);
-        build.current_dir(root).args([
-            "build",
-            "-p",
-            "logfmt-cli",
-            "--bin",
-            "logfmt",
-            "--message-format=json-render-diagnostics",
-        ]);
-        if !cfg!(debug_assertions) {
-            build.arg("--release");
-        }
-        let out = build
-            .stderr(Stdio::inherit())
-            .output()
-            .unwrap_or_else(|e| panic!("running cargo to build the logfmt CLI: {e}"));
-        assert!(out.status.success(), "building the logfmt CLI failed");
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .filter_map(|line| line.split_once("\"executable\":\"").map(|(_, rest)| rest))
-            .filter_map(|rest| rest.split_once('"').map(|(path, _)| PathBuf::from(path)))
-            .find(|path| path.file_stem().is_some_and(|name| name == "logfmt"))
-            .expect("cargo built no `logfmt` executable")
-    })
-}
 
 /// Batch `i` of run `run`: one put of a key naming both, with a unique sequence number and a
 /// value from empty to three blocks long, printable (LevelDB's dump shows it as it is).

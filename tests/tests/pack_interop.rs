@@ -19,7 +19,6 @@ mod interop_tools;
 
 use std::fs;
 use std::path::Path;
-use std::process::Command;
 
 use interop_tools::*;
 use logfmt_core::pack::PackBuffer;
@@ -181,14 +180,7 @@ fn old_readers_report_packs_and_read_the_plain_records_around_them() {
     }
 
     // RocksDB: the plain batches at their offsets; each pack chunk reported.
-    let mut walfile = std::ffi::OsString::from("--walfile=");
-    walfile.push(&path);
-    let out = Command::new("ldb")
-        .arg("dump_wal")
-        .arg(walfile)
-        .arg("--header")
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run RocksDB's `ldb` ({e}): {MISSING}"));
+    let out = ldb_dump_wal(&path);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     let rows: Vec<(u64, u64)> = stdout

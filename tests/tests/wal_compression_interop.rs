@@ -180,22 +180,16 @@ fn a_wal_compressed_by_logfmt_reads_in_rocksdb() {
     let input = dir.join("batches.framed");
     fs::write(&input, &framed).unwrap_or_else(|e| panic!("{e}"));
     let wal = dir.join("000007.log");
-    let out = Command::new(logfmt_bin())
-        .args([
+    logfmt_with_input(
+        &[
             "write",
             "--input",
             "framed",
             "--compress",
             "rocksdb",
             path_str(&wal),
-        ])
-        .stdin(fs::File::open(&input).unwrap_or_else(|e| panic!("{e}")))
-        .output()
-        .expect("runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        ],
+        &input,
     );
     let bytes = fs::read(&wal).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(
@@ -213,14 +207,7 @@ fn a_wal_compressed_by_logfmt_reads_in_rocksdb() {
     assert!(cat_batches(&wal) == batches, "cat reads the batches");
 
     // RocksDB's `ldb dump_wal` lists every batch, decompressed, with no report.
-    let mut walfile = std::ffi::OsString::from("--walfile=");
-    walfile.push(&wal);
-    let out = Command::new("ldb")
-        .arg("dump_wal")
-        .arg(walfile)
-        .arg("--header")
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run RocksDB's `ldb` ({e}): {MISSING}"));
+    let out = ldb_dump_wal(&wal);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         out.status.success() && stderr.trim().is_empty(),
@@ -272,8 +259,8 @@ fn a_wal_compressed_by_logfmt_reads_in_rocksdb() {
 
     // The same batches in logfmt's own compressed packs (compressed across records).
     let packed = dir.join("packed.log");
-    let out = Command::new(logfmt_bin())
-        .args([
+    logfmt_with_input(
+        &[
             "write",
             "--input",
             "framed",
@@ -281,30 +268,15 @@ fn a_wal_compressed_by_logfmt_reads_in_rocksdb() {
             "--compress",
             "zstd",
             path_str(&packed),
-        ])
-        .stdin(fs::File::open(&input).unwrap_or_else(|e| panic!("{e}")))
-        .output()
-        .expect("runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        ],
+        &input,
     );
     assert!(
         cat_batches(&packed) == batches,
         "cat reads the packed batches"
     );
     let plain = dir.join("plain.log");
-    let out = Command::new(logfmt_bin())
-        .args(["write", "--input", "framed", path_str(&plain)])
-        .stdin(fs::File::open(&input).unwrap_or_else(|e| panic!("{e}")))
-        .output()
-        .expect("runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    logfmt_with_input(&["write", "--input", "framed", path_str(&plain)], &input);
     let size = |p: &Path| fs::metadata(p).map_or(0, |m| m.len());
     println!(
         "logfmt wrote a RocksDB-compressed WAL of {} bytes ({} batches; {} bytes plain, {} in \

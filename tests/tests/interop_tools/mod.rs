@@ -187,3 +187,32 @@ pub(crate) fn spec(phases: &[Vec<Vec<Op>>]) -> Vec<u8> {
     }
     out
 }
+
+/// RocksDB's `ldb dump_wal --walfile=LOG --header` on `log`: its output (rows on standard
+/// output, reports on standard error).
+pub(crate) fn ldb_dump_wal(log: &Path) -> Output {
+    let mut walfile = std::ffi::OsString::from("--walfile=");
+    walfile.push(log);
+    Command::new("ldb")
+        .arg("dump_wal")
+        .arg(walfile)
+        .arg("--header")
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run RocksDB's `ldb` ({e}): {MISSING}"))
+}
+
+/// Runs `logfmt args…` with standard input from the file `input`; panics unless it succeeds.
+pub(crate) fn logfmt_with_input(args: &[&str], input: &Path) -> Output {
+    let file = fs::File::open(input).unwrap_or_else(|e| panic!("{}: {e}", input.display()));
+    let out = Command::new(logfmt_bin())
+        .args(args)
+        .stdin(file)
+        .output()
+        .unwrap_or_else(|e| panic!("running logfmt: {e}"));
+    assert!(
+        out.status.success(),
+        "logfmt {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
