@@ -106,7 +106,11 @@ fn entry() -> impl Strategy<Value = Entry> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+    // Under Miri (`cargo xtask miri`), as few cases as the environment asks for.
+    #![proptest_config(ProptestConfig {
+        cases: if cfg!(miri) { ProptestConfig::default().cases } else { 64 },
+        ..ProptestConfig::default()
+    })]
 
     /// Any mix of plain records and packs (packs across blocks included) reads back record by
     /// record, each with its pack's offset and its index; the fragment reader sees each pack
