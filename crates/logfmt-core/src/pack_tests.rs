@@ -86,7 +86,16 @@ fn record(len: usize, seed: usize) -> Vec<u8> {
     (0..len).map(|i| (i * 31 + seed * 7) as u8).collect()
 }
 
-fn entry() -> impl Strategy<Value = Entry> {
+fn entry() -> BoxedStrategy<Entry> {
+    if cfg!(miri) {
+        // Miri is slow: small records only.
+        let small = proptest::collection::vec(any::<u8>(), 0..40);
+        return prop_oneof![
+            small.clone().prop_map(Entry::Plain),
+            proptest::collection::vec(small, 1..10).prop_map(Entry::Pack),
+        ]
+        .boxed();
+    }
     let plain = prop_oneof![
         4 => proptest::collection::vec(any::<u8>(), 0..40),
         1 => proptest::collection::vec(any::<u8>(), 0..3_000),
@@ -103,6 +112,7 @@ fn entry() -> impl Strategy<Value = Entry> {
         1 => proptest::collection::vec((10_000usize..30_000).prop_map(|n| record(n, n)), 1..4)
             .prop_map(Entry::Pack),
     ]
+    .boxed()
 }
 
 proptest! {
@@ -135,6 +145,10 @@ proptest! {
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "blocks of data: slow under Miri, and the core has no unsafe code"
+)]
 fn a_pack_of_16_byte_records_costs_17_bytes_a_record() {
     let records: Vec<Vec<u8>> = (0..1_000).map(|i| record(16, i)).collect();
     let (log, _) = write(&[Entry::Pack(records)]);
@@ -143,6 +157,10 @@ fn a_pack_of_16_byte_records_costs_17_bytes_a_record() {
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "blocks of data: slow under Miri, and the core has no unsafe code"
+)]
 fn old_readers_report_packs_as_unknown_types_and_keep_framing() {
     let (log, expected) = write(&[
         Entry::Plain(b"before".to_vec()),
@@ -257,6 +275,10 @@ fn a_coded_pack_is_left_to_the_caller() {
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "blocks of data: slow under Miri, and the core has no unsafe code"
+)]
 fn a_pack_larger_than_the_buffer_is_oversized() {
     let records: Vec<Vec<u8>> = (0..4).map(|i| record(20_000, i)).collect();
     let (log, _) = write(&[Entry::Pack(records), Entry::Plain(b"x".to_vec())]);
@@ -266,6 +288,10 @@ fn a_pack_larger_than_the_buffer_is_oversized() {
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "blocks of data: slow under Miri, and the core has no unsafe code"
+)]
 fn a_pack_fragment_in_a_plain_record_cuts_it() {
     // A plain FIRST, then a pack's LAST (as a writer bug or a splice would leave them).
     let mut buffer = std::vec![0u8; 4 * BLOCK_SIZE];
