@@ -11,12 +11,11 @@ use crate::cmd::{Error, Result, project_root};
 use crate::toolchain::{THUMBV7EM, ensure_targets};
 
 /// The line the check holds for writer + reader + CRC (1 KiB table). The flash-log issue asks
-/// for 7 KiB for the whole firmware log (ring, small-RAM writer, small-RAM reader, CRC); today
-/// the small-RAM writer with the ring (same-block resume scan, ring headers, erase ahead) costs
-/// about 5.4 KiB and the small-RAM reader about 3.8 KiB (each with the CRC), 8.3 KiB together,
-/// so the check holds the line at 8.5 KiB until the writer's engine and resume scan are made
-/// smaller for bare metal.
-const FLASH_BUDGET: u64 = 8 * 1024 + 512;
+/// for 7 KiB for the whole firmware log (ring, small-RAM writer, small-RAM reader, CRC); since
+/// the writer finds where to resume with the reader's own walk, the two cost about 7.7 KiB
+/// together (the writer's engine, about 1.8 KiB of code, is most of the rest), so the check
+/// holds the line at 8 KiB.
+const FLASH_BUDGET: u64 = 8 * 1024;
 /// The RAM budget for the small-RAM writer's and reader's state together, besides the caller's
 /// record buffer (the flash-log issue's 1 KiB).
 const RAM_BUDGET: u64 = 1024;
@@ -287,11 +286,11 @@ pub(crate) fn run(check: bool) -> Result {
             for (key, what) in [
                 (
                     "stack open",
-                    "WordWriter::open on an erased region (resume scan)",
+                    "WordWriter::open on an erased region (resume walk)",
                 ),
                 (
                     "stack reopen",
-                    "WordWriter::open on a written region (resume scan)",
+                    "WordWriter::open on a written region (resume walk)",
                 ),
                 (
                     "stack append",

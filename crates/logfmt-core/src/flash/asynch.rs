@@ -1,28 +1,27 @@
 //! The small-RAM flash writer over an async `NorFlash` (`embedded-storage-async`): the same
-//! engine and scan as [`WordWriter`](super::WordWriter), their operations awaited one at a time.
+//! engine and resume walk as [`WordWriter`](super::WordWriter), their operations awaited one at a time.
 
 use embedded_storage_async::nor_flash::NorFlash;
 
 use super::engine::{Engine, Op};
-use super::resume::{Scan, ScanOp};
+use super::reader::Walk;
+use super::resume::Geometry;
 use super::{FlashConfig, FlashError, FlashStats};
 use crate::writer::Written;
 
-/// The resume scan, then the engine appending where it found.
+/// The resume walk, then the engine appending where it found.
 async fn open<F: NorFlash>(
     flash: &mut F,
     config: FlashConfig,
 ) -> Result<Engine, FlashError<F::Error>> {
     config.check(flash.capacity(), F::WRITE_SIZE, F::ERASE_SIZE, F::READ_SIZE)?;
-    let mut scan = Scan::new((config, F::WRITE_SIZE, F::ERASE_SIZE, F::READ_SIZE));
-    let resumed = loop {
-        match scan.step() {
-            ScanOp::Read { at, buffer } => {
-                flash.read(at, buffer).await.map_err(FlashError::Flash)?
-            }
-            ScanOp::Done(resumed) => break resumed,
-        }
+    let geometry = Geometry {
+        write_size: F::WRITE_SIZE as u32,
+        erase_size: F::ERASE_SIZE as u32,
     };
+    let resumed = Walk::resume_async(flash, config, geometry)
+        .await
+        .map_err(FlashError::Flash)?;
     Ok(Engine::new(config, F::WRITE_SIZE, F::ERASE_SIZE, resumed))
 }
 

@@ -7,10 +7,10 @@
 //! Mechanics (the policy is in `layout` and `resume`):
 //! - the log's bytes go through one staging word of `WRITE_SIZE` bytes, a byte at a time; a
 //!   full word is programmed — every word of the log, each once, erased-looking or not (the
-//!   resume scan never resumes before the end of what the log's chunks and bytes reach);
+//!   resume walk never resumes before the end of what the log's chunks and bytes reach);
 //! - a flush stages erased bytes to the end of the word and programs it: the log continues at
 //!   the next word boundary;
-//! - the resume marker a scan asks for is laid out before the first record (or flush) after
+//! - the resume marker a reopening asks for is laid out before the first record (or flush) after
 //!   the reopening, so reopening programs nothing;
 //! - before a word is programmed in a block not yet erased, the block's erase units are erased
 //!   (lazily, a block at a time);
@@ -130,8 +130,8 @@ struct RingState {
 }
 
 impl Engine {
-    /// An engine appending at the resume point of a scan (with the resume marker first, if
-    /// the scan asks for it).
+    /// An engine appending where a reopening found the log's end (with the resume marker
+    /// first, if the reopening asks for it).
     pub(super) fn new(
         config: FlashConfig,
         write_size: usize,
@@ -306,7 +306,7 @@ impl Engine {
         };
         let next = match &mut self.task {
             Task::Record(_) | Task::Flush if ring.is_some() => ring,
-            // The marker before anything else (the scan left room for it in the block).
+            // The marker before anything else (the resume walk left room for it in the block).
             Task::Record(_) | Task::Flush if self.marker => {
                 self.marker = false;
                 Some(Piece::chunk(layout::MARKER))

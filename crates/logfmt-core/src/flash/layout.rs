@@ -104,17 +104,6 @@ pub(super) const MARKER: [u8; HEADER_SIZE] = {
     [c0, c1, c2, c3, 0, 0, RESUME_TYPE]
 };
 
-/// The resume marker as the scan's window holds it: its 7 bytes, little-endian.
-pub(super) const MARKER_WINDOW: u64 = {
-    let mut window = 0u64;
-    let mut i = HEADER_SIZE;
-    while i > 0 {
-        i -= 1;
-        window = (window << 8) | MARKER[i] as u64;
-    }
-    window
-};
-
 /// Where a record is in its layout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(super) struct RecordLayout {
@@ -242,7 +231,6 @@ mod tests {
     fn the_marker_is_an_empty_ignorable_chunk() {
         let marker = MARKER;
         assert_eq!(marker, header_of(RESUME_TYPE, &[]));
-        assert_eq!(MARKER_WINDOW.to_le_bytes()[..7], marker);
         assert_eq!(&marker[4..], &[0, 0, RESUME_TYPE]);
         assert_ne!(RESUME_TYPE & 0x80, 0, "ignorable: bit 7 set");
         let crc = checksum::mask(checksum::crc32c(&[RESUME_TYPE]));

@@ -98,13 +98,15 @@
 //!
 //! # Reboots
 //!
-//! `open` scans the region (sans I/O, in reads of at most 64 bytes, aligned to the flash's
-//! `READ_SIZE`) and continues the log in the same block, whatever the part; it programs and
-//! erases nothing. What it reads: the first 7 bytes of every block (the last block whose first
-//! header is written holds the log's end; in a ring, the 19-byte ring header of every block,
-//! and the newest lap's last block), then that block from its start to its end, once, walking
-//! its chunks as a reader does (headers, payloads through the checksum, padding); the bytes of
-//! a chunk that turns out torn are read again, to look for a resume marker after it.
+//! `open` reads the region in small reads (aligned to the flash's `READ_SIZE`) and continues
+//! the log in the same block, whatever the part; it programs and erases nothing. It finds the
+//! log's end with the small-RAM reader's own walk (one implementation of what a chunk, padding
+//! and a marker are, for writing and for reading). What it reads: the first 7 bytes of every
+//! block (the last block whose first header is written holds the log's end; in a ring, the
+//! 19-byte ring header of every block, and the newest lap's last block), then that block's
+//! chunks as a reader reads them (headers, payloads through the checksum, padding), and its
+//! bytes after the last well-formed chunk from the block's end backwards; after a chunk that
+//! turns out torn, the walk looks for the next chunk (the resume marker) a byte at a time.
 //!
 //! Let `l` be one past the last byte of that block that is not erased (or the end of its last
 //! well-formed chunk, if later). The log continues at `r = roundup(l, W) + W`: the extra word
@@ -113,7 +115,7 @@
 //! `2 × W - 1` bytes of flash beyond a record torn by the power cut (and the 7-byte marker
 //! below after a torn write). Reopening again before writing anything finds the same place.
 //!
-//! If the scan finds the log ends in a **torn chunk** (bytes after the last well-formed chunk
+//! If the walk finds the log ends in a **torn chunk** (bytes after the last well-formed chunk
 //! that are not one: a power cut in the middle of a program), `r` is also past the end the
 //! torn chunk's header declares when that lies in the block (the word in flight at the cut is
 //! inside the torn chunk), and the writer puts the **resume marker** at `r` first: an empty

@@ -16,9 +16,10 @@ use embedded_storage_async::nor_flash::ReadNorFlash as ReadFlashAsync;
 
 use super::FlashConfig;
 use super::order::{self, Order};
+use super::resume::{Geometry, Resumed, Tail};
 use crate::checksum;
 use crate::format::{BLOCK_SIZE, HEADER_SIZE, RESUME_TYPE, RING_TYPE, RecordType};
-use crate::ring::RING_HEADER_SIZE;
+use crate::ring::{RING_HEADER_SIZE, RingFinder, RingHeader};
 
 /// Bytes read at a time (besides `READ_SIZE` alignment).
 const PIECE: usize = 32;
@@ -95,8 +96,9 @@ enum Chunk {
     /// A header of erased bytes: nothing written here.
     Erased,
     /// Not well-formed; `torn`: it looks cut short (its length runs past the block, or its
-    /// last byte reads erased).
-    Bad { torn: bool },
+    /// last byte reads erased); `end`: where its header says it ends (just after the header
+    /// if that is past the block).
+    Bad { torn: bool, end: u32 },
 }
 
 /// Bad bytes at the end of the block before, waiting for the next block's verdict.
@@ -130,7 +132,7 @@ struct Padding {
 /// The walk through a flash log's chunks: the reader's state and rules, over any
 /// [`ReadFlash`].
 #[derive(Debug)]
-struct Walk {
+pub(super) struct Walk {
     config: FlashConfig,
     order: Order,
     /// Blocks begun so far; the current one's region index and whether it is the last.
@@ -160,7 +162,10 @@ struct Walk {
         chunk_at(fn),
         search_from(fn),
         find_written(fn),
+        last_written(fn),
         read_at(fn),
+        resume(fn),
+        walk_tail(fn),
     ),
     keep_self,
     sync(),
@@ -195,6 +200,137 @@ impl Walk {
 
     /// The next record (copied into `buffer`), damage report or oversized record; `None` at
     /// the log's end.
+    /// Where a writer continues the log in region `config` of `flash` (the rules are in
+    /// [`resume`](super::resume)): the newest block found from the first bytes of every block,
+    /// then its chunks walked by the reader's rules.
+    pub(super) async fn resume<R: ReadFlash>(
+        flash: &mut R,
+        config: FlashConfig,
+        geometry: Geometry,
+    ) -> Result<Resumed, R::Error> {
+        let mut walk = Self {
+            config,
+            order: Order::Region,
+            blocks: 0,
+            index: 0,
+            last: false,
+            pos: 0,
+            state: State::Idle,
+            deferred: None,
+            pending: None,
+            done: false,
+        };
+        let erased = config.erased;
+        let head = if config.ring {
+            RING_HEADER_SIZE
+        } else {
+            HEADER_SIZE
+        };
+        let mut first = [0u8; RING_HEADER_SIZE];
+        let first = first.get_mut(..head).unwrap_or_default();
+        let (mut finder, mut newest) = (RingFinder::default(), None);
+        for index in 0..config.len / BLOCK {
+            walk.index = index;
+            Self::read_at(&walk, flash, 0, first).await?;
+            if config.ring {
+                finder.add(index, RingHeader::parse(first));
+            } else if first.iter().any(|&b| b != erased) {
+                newest = Some(index);
+            }
+        }
+        let (mut lap, mut records) = (config.first_lap, 0);
+        if let Some(ring) = finder.ring() {
+            (newest, lap, records) = (Some(ring.head()), ring.lap(), ring.records_before_head());
+        }
+        let Some(newest) = newest else {
+            let tail = Resumed {
+                pos: 0,
+                ready_to: 0,
+                marker: false,
+                lap,
+                records,
+            };
+            return Ok(geometry.fresh(&config, 0, tail));
+        };
+        let mut skip_next = false;
+        let group = FlashConfig::group_bytes(geometry.erase_size) / BLOCK;
+        if config.ring && newest + 1 < config.len / BLOCK && (newest + 1) / group == newest / group
+        {
+            walk.index = newest + 1;
+            Self::read_at(&walk, flash, 0, first).await?;
+            skip_next = first.iter().any(|&b| b != erased);
+        }
+        walk.index = newest;
+        let tail =
+            Self::walk_tail(&walk, flash, geometry.write_size, skip_next, &mut records).await?;
+        Ok(geometry.resume(&config, &tail, lap, records))
+    }
+
+    /// The walk of the log's last block for [`resume`](Self::resume), counting the records
+    /// begun in it into `records`.
+    async fn walk_tail<R: ReadFlash>(
+        &self,
+        flash: &mut R,
+        word: u32,
+        skip_next: bool,
+        records: &mut u32,
+    ) -> Result<Tail, R::Error> {
+        let mut tail = Tail {
+            base: self.index * BLOCK,
+            good_end: 0,
+            written_end: 0,
+            reach: 0,
+            torn: false,
+            open: false,
+            skip_next,
+        };
+        let mut at = 0;
+        while at + HEADER <= BLOCK {
+            let bad_end = match Self::chunk_at(self, flash, at, None).await? {
+                Chunk::Good { kind, len } => {
+                    at += HEADER + len;
+                    let (kind, _) = fragment_of(kind);
+                    if kind == FULL || kind == FIRST {
+                        *records = records.wrapping_add(1);
+                    }
+                    (tail.good_end, tail.torn) = (at, false);
+                    tail.open = kind == FIRST || kind == MIDDLE;
+                    continue;
+                }
+                Chunk::Bad { end, .. } => Some(end),
+                Chunk::Erased => None,
+            };
+            // Erased bytes first: flush padding, up to the chunk after it.
+            let padding = Self::padding_at(self, flash, at).await?;
+            if let Some(chunk) = padding.chunk {
+                at = chunk;
+                continue;
+            }
+            let bad_end = match (bad_end, padding.written) {
+                // Erased to the block's end.
+                (None, None) => break,
+                (Some(end), None) => end,
+                (_, Some(written)) => {
+                    // Not a chunk after the padding: the one torn there starts at the word
+                    // boundary (what a header read across the padding says is no chunk's).
+                    let start = (written - written % word).max(at);
+                    match Self::chunk_at(self, flash, start, None).await? {
+                        Chunk::Bad { end, .. } => end,
+                        _ => start + HEADER,
+                    }
+                }
+            };
+            (tail.reach, tail.torn) = (tail.reach.max(bad_end), true);
+            match Self::search_from(self, flash, at + 1).await? {
+                Some((next, _)) => at = next,
+                None => break,
+            }
+        }
+        let written = Self::last_written(self, flash, tail.good_end).await?;
+        tail.written_end = written.unwrap_or(tail.good_end);
+        Ok(tail)
+    }
+
     async fn next_item<R: ReadFlash>(
         &mut self,
         flash: &mut R,
@@ -215,7 +351,7 @@ impl Walk {
                         self.on_chunk(kind, at, len, buffer.len())
                     }
                     Chunk::Erased => Self::after_erased(self, flash, at).await?,
-                    Chunk::Bad { torn } => Self::bad_chunk(self, flash, at, torn).await?,
+                    Chunk::Bad { torn, .. } => Self::bad_chunk(self, flash, at, torn).await?,
                 }
             };
             if item.is_some() {
@@ -324,7 +460,7 @@ impl Walk {
                     padding.chunk = Some(written - back);
                     break;
                 }
-                Chunk::Bad { torn } => padding.torn |= torn,
+                Chunk::Bad { torn, .. } => padding.torn |= torn,
                 Chunk::Erased => {}
             }
         }
@@ -385,7 +521,10 @@ impl Walk {
         let len = u32::from(u16::from_le_bytes([l0, l1]));
         let start = at + HEADER;
         if start + len > BLOCK {
-            return Ok(Chunk::Bad { torn: true });
+            return Ok(Chunk::Bad {
+                torn: true,
+                end: start,
+            });
         }
         // Where a fragment goes: a pack's (0x51–0x54) as a record's (1–4). (A chunk of
         // another type that this takes for a fragment is damage: what it copies is dropped.)
@@ -417,7 +556,10 @@ impl Walk {
         if checksum::mask(crc) != u32::from_le_bytes([c0, c1, c2, c3]) {
             // Cut short if the chunk's last byte (its type byte, if empty) reads erased.
             let torn = if len == 0 { kind } else { last } == erased;
-            return Ok(Chunk::Bad { torn });
+            return Ok(Chunk::Bad {
+                torn,
+                end: start + len,
+            });
         }
         Ok(Chunk::Good { kind, len })
     }
@@ -463,6 +605,27 @@ impl Walk {
                 return Ok(Some(at + i as u32));
             }
             at += n;
+        }
+        Ok(None)
+    }
+
+    /// One past the block's last byte that is not erased, at or after `from` (read from the
+    /// block's end backwards).
+    async fn last_written<R: ReadFlash>(
+        &self,
+        flash: &mut R,
+        from: u32,
+    ) -> Result<Option<u32>, R::Error> {
+        let mut end = BLOCK;
+        while end > from {
+            let n = (end - from).min(PIECE as u32);
+            let mut piece = [0u8; PIECE];
+            let piece = piece.get_mut(..n as usize).unwrap_or_default();
+            Self::read_at(self, flash, end - n, piece).await?;
+            if let Some(i) = piece.iter().rposition(|&b| b != self.config.erased) {
+                return Ok(Some(end - n + i as u32 + 1));
+            }
+            end -= n;
         }
         Ok(None)
     }

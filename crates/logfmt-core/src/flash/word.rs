@@ -1,29 +1,27 @@
-//! The small-RAM flash writer over a blocking `NorFlash`: the engine's and the scan's
-//! operations carried out one at a time.
+//! The small-RAM flash writer over a blocking `NorFlash`: the engine's operations carried out one at a time.
 
 use embedded_storage::nor_flash::NorFlash;
 
 use super::engine::{Engine, Op};
-use super::resume::{Scan, ScanOp};
+use super::reader::Walk;
+use super::resume::Geometry;
 use super::{FlashConfig, FlashError, FlashStats};
 use crate::pack::PackBuffer;
 use crate::packing::{PackLimit, Take};
 use crate::writer::Written;
 
-/// Opens a log on a blocking flash: the resume scan, then the engine appending where it
+/// Opens a log on a blocking flash: the resume walk, then the engine appending where it
 /// found.
 pub(super) fn open<F: NorFlash>(
     flash: &mut F,
     config: FlashConfig,
 ) -> Result<Engine, FlashError<F::Error>> {
     config.check(flash.capacity(), F::WRITE_SIZE, F::ERASE_SIZE, F::READ_SIZE)?;
-    let mut scan = Scan::new((config, F::WRITE_SIZE, F::ERASE_SIZE, F::READ_SIZE));
-    let resumed = loop {
-        match scan.step() {
-            ScanOp::Read { at, buffer } => flash.read(at, buffer).map_err(FlashError::Flash)?,
-            ScanOp::Done(resumed) => break resumed,
-        }
+    let geometry = Geometry {
+        write_size: F::WRITE_SIZE as u32,
+        erase_size: F::ERASE_SIZE as u32,
     };
+    let resumed = Walk::resume_sync(flash, config, geometry).map_err(FlashError::Flash)?;
     Ok(Engine::new(config, F::WRITE_SIZE, F::ERASE_SIZE, resumed))
 }
 
@@ -93,7 +91,7 @@ pub struct WordWriter<F> {
 }
 
 impl<F: NorFlash> WordWriter<F> {
-    /// Opens the log in region `config` of `flash`, finding where it ends by a scan in small
+    /// Opens the log in region `config` of `flash`, finding where it ends in small
     /// reads (see the module docs).
     ///
     /// # Errors

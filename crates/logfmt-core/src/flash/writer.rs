@@ -125,7 +125,7 @@ pub struct FlashWriter<F, B> {
 }
 
 impl<F: NorFlash, B: BorrowMut<[u8; BLOCK_SIZE]>> FlashWriter<F, B> {
-    /// Opens the log in region `config` of `flash`, finding where it ends by a scan in small
+    /// Opens the log in region `config` of `flash`, finding where it ends in small
     /// reads (after a reset or power cut, see the module docs), with `block` as the RAM block.
     ///
     /// # Errors
