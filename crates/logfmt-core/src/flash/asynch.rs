@@ -1,9 +1,9 @@
 //! The small-RAM flash writer over an async `NorFlash` (`embedded-storage-async`): the same
-//! engine and resume walk as [`WordWriter`](super::WordWriter), their operations awaited one at a time.
+//! engine and resume walk as [`WordWriter`](super::WordWriter), their async steps.
 
 use embedded_storage_async::nor_flash::NorFlash;
 
-use super::engine::{Engine, Op};
+use super::engine::Engine;
 use super::reader::Walk;
 use super::resume::Geometry;
 use super::{FlashConfig, FlashError, FlashStats};
@@ -25,31 +25,12 @@ async fn open<F: NorFlash>(
     Ok(Engine::new(config, F::WRITE_SIZE, F::ERASE_SIZE, resumed))
 }
 
-async fn run<F: NorFlash>(
-    flash: &mut F,
-    engine: &mut Engine,
-    data: &[u8],
-) -> Result<Written, FlashError<F::Error>> {
-    loop {
-        let result = match engine.step(data) {
-            Op::Erase { from, to } => flash.erase(from, to).await,
-            Op::Program { at, bytes } => flash.write(at, bytes).await,
-            Op::Done(written) => return Ok(written),
-            Op::Fail(failure) => return Err(failure.into_error()),
-        };
-        if let Err(e) = result {
-            engine.poison();
-            return Err(FlashError::Flash(e));
-        }
-    }
-}
-
 /// [`WordWriter`](super::WordWriter) over an async flash driver (feature
 /// `embedded-storage-async`): the same log, the same bytes on the flash, the same engine.
 ///
 /// A future of this writer dropped before it completes is a power cut as far as the log is
-/// concerned: the flash holds what a power cut at that point leaves (every operation the
-/// engine hands out keeps the log safe to reopen), and the writer refuses further work
+/// concerned: the flash holds what a power cut at that point leaves (every flash operation
+/// of the engine keeps the log safe to reopen), and the writer refuses further work
 /// ([`FlashError::Poisoned`]); reopen to go on.
 ///
 /// ```
@@ -104,10 +85,7 @@ impl<F: NorFlash> AsyncWordWriter<F> {
     }
 
     async fn add(&mut self, data: &[u8], pack: bool) -> Result<Written, FlashError<F::Error>> {
-        self.engine
-            .start_record(data.len(), pack)
-            .map_err(|f| f.into_error())?;
-        run(&mut self.flash, &mut self.engine, data).await
+        self.engine.add_async(&mut self.flash, data, pack).await
     }
 
     /// Makes every record added so far durable, as [`WordWriter::flush`](super::WordWriter::flush).
@@ -115,10 +93,7 @@ impl<F: NorFlash> AsyncWordWriter<F> {
     /// # Errors
     /// As [`add_record`](Self::add_record).
     pub async fn flush(&mut self) -> Result<(), FlashError<F::Error>> {
-        self.engine.start_flush().map_err(|f| f.into_error())?;
-        run(&mut self.flash, &mut self.engine, &[])
-            .await
-            .map(|_| ())
+        self.engine.flush_async(&mut self.flash).await
     }
 
     /// Region offset where the next record will start: the log's length (after the resume

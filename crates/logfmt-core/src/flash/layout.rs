@@ -21,54 +21,17 @@ use core::ops::Range;
 
 use crate::checksum;
 use crate::format::{BLOCK_SIZE, FragmentKind, HEADER_SIZE, RESUME_TYPE, RecordType};
-use crate::ring::RingHeader;
 
-/// The next piece of the log: `trailer` erased bytes (the rest of a block, or of a flash word
-/// on a flush), then a chunk header (if any) and the payload it frames (a range of the record).
+/// The next chunk of a record: `trailer` erased bytes first (the rest of a block with no
+/// room for a header), then the chunk header and the payload it frames (a range of the record).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Piece {
     /// Erased bytes of a block trailer, before the header.
     pub(super) trailer: usize,
-    /// The chunk header, `None` for a trailer alone.
-    pub(super) header: Option<[u8; HEADER_SIZE]>,
-    /// A ring header's payload follows the header (the payload range is then empty): the
-    /// engine lays it out from its state.
-    pub(super) ring: bool,
+    /// The chunk header.
+    pub(super) header: [u8; HEADER_SIZE],
     /// The chunk's payload, as a range of the record.
     pub(super) payload: Range<usize>,
-}
-
-impl Piece {
-    /// `len` erased bytes: a block's trailer, or the rest of a flash word.
-    pub(super) const fn erased(len: usize) -> Self {
-        Self {
-            trailer: len,
-            header: None,
-            ring: false,
-            payload: 0..0,
-        }
-    }
-
-    /// A whole chunk of a header alone (the resume marker).
-    pub(super) const fn chunk(header: [u8; HEADER_SIZE]) -> Self {
-        Self {
-            trailer: 0,
-            header: Some(header),
-            ring: false,
-            payload: 0..0,
-        }
-    }
-
-    /// A ring's block header (`header`'s first 7 bytes; the engine lays out the rest).
-    pub(super) fn ring(header: &RingHeader) -> Self {
-        let [c0, c1, c2, c3, l0, l1, t, ..] = header.encode();
-        Self {
-            trailer: 0,
-            header: Some([c0, c1, c2, c3, l0, l1, t]),
-            ring: true,
-            payload: 0..0,
-        }
-    }
 }
 
 /// A legacy chunk header of type `kind` for `payload`.
@@ -148,12 +111,7 @@ impl RecordLayout {
         self.next = end;
         Some(Piece {
             trailer,
-            header: Some(header(
-                kind,
-                self.pack,
-                data.get(start..end).unwrap_or_default(),
-            )),
-            ring: false,
+            header: header(kind, self.pack, data.get(start..end).unwrap_or_default()),
             payload: start..end,
         })
     }
@@ -192,7 +150,7 @@ mod tests {
             let mut layout = RecordLayout::default();
             while let Some(piece) = layout.next(record, log.len() % BLOCK_SIZE) {
                 log.extend(core::iter::repeat_n(0, piece.trailer));
-                log.extend(piece.header.iter().flatten());
+                log.extend(piece.header);
                 log.extend_from_slice(&record[piece.payload]);
             }
         }

@@ -1,8 +1,8 @@
-//! The small-RAM flash writer over a blocking `NorFlash`: the engine's operations carried out one at a time.
+//! The small-RAM flash writer over a blocking `NorFlash`: the engine's blocking steps.
 
 use embedded_storage::nor_flash::NorFlash;
 
-use super::engine::{Engine, Op};
+use super::engine::Engine;
 use super::reader::Walk;
 use super::resume::Geometry;
 use super::{FlashConfig, FlashError, FlashStats};
@@ -23,36 +23,6 @@ pub(super) fn open<F: NorFlash>(
     };
     let resumed = Walk::resume_sync(flash, config, geometry).map_err(FlashError::Flash)?;
     Ok(Engine::new(config, F::WRITE_SIZE, F::ERASE_SIZE, resumed))
-}
-
-/// Runs the engine's task to its end on a blocking flash, its erases and programs carried out
-/// by `program`.
-pub(super) fn run<F: NorFlash>(
-    flash: &mut F,
-    engine: &mut Engine,
-    data: &[u8],
-    mut program: impl FnMut(&mut F, Op<'_>) -> Result<(), F::Error>,
-) -> Result<Written, FlashError<F::Error>> {
-    loop {
-        let result = match engine.step(data) {
-            Op::Done(written) => return Ok(written),
-            Op::Fail(failure) => return Err(failure.into_error()),
-            op => program(flash, op),
-        };
-        if let Err(e) = result {
-            engine.poison();
-            return Err(FlashError::Flash(e));
-        }
-    }
-}
-
-/// Carries out an erase or a program on the flash.
-pub(super) fn direct<F: NorFlash>(flash: &mut F, op: Op<'_>) -> Result<(), F::Error> {
-    match op {
-        Op::Erase { from, to } => flash.erase(from, to),
-        Op::Program { at, bytes } => flash.write(at, bytes),
-        Op::Done(_) | Op::Fail(_) => Ok(()),
-    }
 }
 
 /// Appends records to a log in NOR flash with no block buffer: a [`FlashWriter`](super::FlashWriter)
@@ -200,10 +170,7 @@ impl<F: NorFlash> WordWriter<F> {
     }
 
     fn add(&mut self, data: &[u8], pack: bool) -> Result<Written, FlashError<F::Error>> {
-        self.engine
-            .start_record(data.len(), pack)
-            .map_err(|f| f.into_error())?;
-        run(&mut self.flash, &mut self.engine, data, direct)
+        self.engine.add_sync(&mut self.flash, data, pack)
     }
 
     /// Programs the last, partly filled flash word (its rest left erased): every record added
@@ -212,8 +179,7 @@ impl<F: NorFlash> WordWriter<F> {
     /// # Errors
     /// As for [`add_record`](Self::add_record).
     pub fn flush(&mut self) -> Result<(), FlashError<F::Error>> {
-        self.engine.start_flush().map_err(|f| f.into_error())?;
-        run(&mut self.flash, &mut self.engine, &[], direct).map(|_| ())
+        self.engine.flush_sync(&mut self.flash)
     }
 
     /// Region offset where the next record will start: the log's length (after the resume

@@ -3,10 +3,10 @@
 
 use core::borrow::BorrowMut;
 
-use embedded_storage::nor_flash::NorFlash;
+use embedded_storage::nor_flash::{ErrorType, NorFlash, ReadNorFlash};
 
-use super::engine::{Engine, Op};
-use super::word::{open, run};
+use super::engine::Engine;
+use super::word::open;
 use super::{FlashConfig, FlashError};
 use crate::format::BLOCK_SIZE;
 use crate::writer::Written;
@@ -44,34 +44,29 @@ struct Pending<B> {
 }
 
 impl<B: BorrowMut<[u8; BLOCK_SIZE]>> Pending<B> {
-    /// Takes an operation of the engine: an erase is done at once (after programming what is
-    /// pending, which lies in an earlier block), a word is gathered (the engine programs every
-    /// word of the log, in order); a complete block is programmed.
-    fn apply<F: NorFlash>(&mut self, flash: &mut F, op: Op<'_>) -> Result<(), F::Error> {
-        match op {
-            Op::Erase { from, to } => {
-                self.program(flash)?;
-                flash.erase(from, to)
-            }
-            Op::Program { at, bytes } => {
-                let at = at - self.config.start;
-                if at != self.to {
-                    self.program(flash)?;
-                    (self.from, self.to) = (at, at);
-                }
-                let offset = (at % BLOCK_SIZE as u32) as usize;
-                let buffer: &mut [u8; BLOCK_SIZE] = self.block.borrow_mut();
-                if let Some(slot) = buffer.get_mut(offset..offset + bytes.len()) {
-                    slot.copy_from_slice(bytes);
-                }
-                self.to = at + bytes.len() as u32;
-                if self.to.is_multiple_of(BLOCK_SIZE as u32) {
-                    self.program(flash)?;
-                }
-                Ok(())
-            }
-            Op::Done(_) | Op::Fail(_) => Ok(()),
+    /// Takes a program of the engine: the words are gathered (the engine programs every word
+    /// of the log, in order); a complete block is programmed.
+    fn gather<F: NorFlash>(
+        &mut self,
+        flash: &mut F,
+        at: u32,
+        bytes: &[u8],
+    ) -> Result<(), F::Error> {
+        let at = at - self.config.start;
+        if at != self.to {
+            self.program(flash)?;
+            (self.from, self.to) = (at, at);
         }
+        let offset = (at % BLOCK_SIZE as u32) as usize;
+        let buffer: &mut [u8; BLOCK_SIZE] = self.block.borrow_mut();
+        if let Some(slot) = buffer.get_mut(offset..offset + bytes.len()) {
+            slot.copy_from_slice(bytes);
+        }
+        self.to = at + bytes.len() as u32;
+        if self.to.is_multiple_of(BLOCK_SIZE as u32) {
+            self.program(flash)?;
+        }
+        Ok(())
     }
 
     /// Programs what is pending.
@@ -87,6 +82,43 @@ impl<B: BorrowMut<[u8; BLOCK_SIZE]>> Pending<B> {
             self.from = self.to;
         }
         Ok(())
+    }
+}
+
+/// The flash as the engine sees it in the buffered writer: programs gathered in the RAM block,
+/// an erase done at once (after programming what is pending, which lies in an earlier block).
+struct Gather<'a, F, B> {
+    flash: &'a mut F,
+    pending: &'a mut Pending<B>,
+}
+
+impl<F: NorFlash, B> ErrorType for Gather<'_, F, B> {
+    type Error = F::Error;
+}
+
+impl<F: NorFlash, B: BorrowMut<[u8; BLOCK_SIZE]>> ReadNorFlash for Gather<'_, F, B> {
+    const READ_SIZE: usize = F::READ_SIZE;
+
+    fn read(&mut self, offset: u32, bytes: &mut [u8]) -> Result<(), F::Error> {
+        self.flash.read(offset, bytes)
+    }
+
+    fn capacity(&self) -> usize {
+        self.flash.capacity()
+    }
+}
+
+impl<F: NorFlash, B: BorrowMut<[u8; BLOCK_SIZE]>> NorFlash for Gather<'_, F, B> {
+    const WRITE_SIZE: usize = F::WRITE_SIZE;
+    const ERASE_SIZE: usize = F::ERASE_SIZE;
+
+    fn erase(&mut self, from: u32, to: u32) -> Result<(), F::Error> {
+        self.pending.program(self.flash)?;
+        self.flash.erase(from, to)
+    }
+
+    fn write(&mut self, offset: u32, bytes: &[u8]) -> Result<(), F::Error> {
+        self.pending.gather(self.flash, offset, bytes)
     }
 }
 
@@ -170,13 +202,11 @@ impl<F: NorFlash, B: BorrowMut<[u8; BLOCK_SIZE]>> FlashWriter<F, B> {
     }
 
     fn add(&mut self, data: &[u8], pack: bool) -> Result<Written, FlashError<F::Error>> {
-        self.engine
-            .start_record(data.len(), pack)
-            .map_err(|f| f.into_error())?;
-        let pending = &mut self.pending;
-        run(&mut self.flash, &mut self.engine, data, |flash, op| {
-            pending.apply(flash, op)
-        })
+        let mut gather = Gather {
+            flash: &mut self.flash,
+            pending: &mut self.pending,
+        };
+        self.engine.add_sync(&mut gather, data, pack)
     }
 
     /// Programs every record laid out so far; the last, partly filled flash word is programmed
@@ -185,11 +215,11 @@ impl<F: NorFlash, B: BorrowMut<[u8; BLOCK_SIZE]>> FlashWriter<F, B> {
     /// # Errors
     /// As for [`add_record`](Self::add_record).
     pub fn flush(&mut self) -> Result<(), FlashError<F::Error>> {
-        self.engine.start_flush().map_err(|f| f.into_error())?;
-        let pending = &mut self.pending;
-        run(&mut self.flash, &mut self.engine, &[], |flash, op| {
-            pending.apply(flash, op)
-        })?;
+        let mut gather = Gather {
+            flash: &mut self.flash,
+            pending: &mut self.pending,
+        };
+        self.engine.flush_sync(&mut gather)?;
         if let Err(e) = self.pending.program(&mut self.flash) {
             self.engine.poison();
             return Err(FlashError::Flash(e));
