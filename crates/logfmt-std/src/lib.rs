@@ -173,6 +173,7 @@ mod create;
 mod error;
 mod escape;
 mod file;
+mod group;
 mod lock;
 mod mmap;
 mod packing;
@@ -192,6 +193,7 @@ pub use compression::{Compression, MAX_DECODED};
 pub use error::{Error, LogWriterError, Operation, WriteOperation};
 pub use escape::{Escaped, EscapedPath};
 pub use file::{LogFile, Reread, log_number_in_name, log_number_of_file};
+pub use group::{GroupPolicy, GroupStats, GroupWriter, SyncHandle};
 pub use lock::{LockWait, is_same_file};
 // The format.
 pub use logfmt_core::{
