@@ -290,7 +290,10 @@ impl<W: SyncWrite, S: SyncHandle> GroupWriter<W, S> {
                 return Err(refusal);
             }
             if state.syncing {
-                state = self.synced.wait(state).unwrap_or_else(PoisonError::into_inner);
+                state = self
+                    .synced
+                    .wait(state)
+                    .unwrap_or_else(PoisonError::into_inner);
                 continue;
             }
             state.syncing = true;
@@ -376,7 +379,10 @@ impl<W: SyncWrite, S: SyncHandle> GroupWriter<W, S> {
     pub fn close(self) -> Result<W, LogWriterError> {
         let end = self.position();
         self.wait(end)?;
-        let state = self.state.into_inner().unwrap_or_else(PoisonError::into_inner);
+        let state = self
+            .state
+            .into_inner()
+            .unwrap_or_else(PoisonError::into_inner);
         if let Some(refusal) = state.refusal() {
             return Err(refusal);
         }

@@ -264,7 +264,10 @@ fn a_failed_sync_fails_every_waiter_with_the_original_error() {
     assert!(group.append(b"three").unwrap_err().is_poisoned());
     assert_eq!(group.durable(), first.end);
     let stats = group.stats();
-    assert_eq!((stats.records, stats.syncs, stats.synced_records), (2, 1, 1));
+    assert_eq!(
+        (stats.records, stats.syncs, stats.synced_records),
+        (2, 1, 1)
+    );
 }
 
 #[test]
