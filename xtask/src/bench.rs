@@ -24,7 +24,7 @@ pub(crate) fn run(args: &[String]) -> Result {
     let quick = args.iter().any(|a| a == "--quick");
     if let Some(bad) = args
         .iter()
-        .find(|a| !matches!(a.as_str(), "--quick" | "flash" | "pack"))
+        .find(|a| !matches!(a.as_str(), "--quick" | "flash" | "pack" | "durable"))
     {
         return Err(Error::Usage(format!(
             "unexpected argument `{bad}` for `bench`"
@@ -40,6 +40,9 @@ pub(crate) fn run(args: &[String]) -> Result {
     }
     if args.iter().any(|a| a == "pack") {
         return pack(quick);
+    }
+    if args.iter().any(|a| a == "durable") {
+        return crate::bench_durable::run(quick);
     }
     banner("bench: build logfmt-bench (release)");
     let exe = crate::cmd::build_release_bin("logfmt-bench", "logfmt-bench")?;

@@ -38,7 +38,7 @@ pub(crate) fn run() -> Result {
 
 /// Installs `libleveldb-dev`, `librocksdb-dev`, `rocksdb-tools` (RocksDB's `ldb`) and `g++`
 /// (if there is no `c++`), those that are missing.
-fn ensure_libraries() -> Result {
+pub(crate) fn ensure_libraries() -> Result {
     // `ldb --help` exits non-zero: that it starts is enough.
     let have_ldb = Command::new("ldb")
         .arg("--help")

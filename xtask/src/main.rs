@@ -8,6 +8,7 @@
 
 mod apt;
 mod bench;
+mod bench_durable;
 mod cmd;
 mod firmware;
 mod fuzz;

@@ -2,6 +2,7 @@
 //! benches: deterministic payloads, an in-memory log, timed write and read passes, and the two
 //! bounds (memcpy and CRC-32C over the same payloads).
 
+pub mod durable;
 pub mod flash;
 pub mod pack;
 
