@@ -296,3 +296,30 @@ fn a_leader_waits_for_more_records_within_the_policy() {
     assert_eq!((stats.syncs, stats.largest_batch), (1, 4));
     assert_eq!(group.durable(), group.position());
 }
+
+#[test]
+fn a_log_file_keeps_its_length_while_room_is_reserved_ahead() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("000007.log");
+    let writer = LogWriter::create(&path, &WriterOptions::new()).unwrap();
+    let group = GroupWriter::from_file_writer(writer, GroupPolicy::new()).unwrap();
+    let written = group.append_durable(&[5u8; 100]).unwrap();
+    assert_eq!(group.durable(), written.end);
+    // Readers see the log and nothing else.
+    assert_eq!(std::fs::metadata(&path).unwrap().len(), written.end);
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::fs::MetadataExt;
+        // The room ahead is allocated, where the file system can (tmpfs and ext4 can).
+        let probe = std::fs::File::create(dir.path().join("probe")).unwrap();
+        match SyncHandle::reserve(&probe, 4096) {
+            Ok(()) => {
+                let allocated = std::fs::metadata(&path).unwrap().blocks() * 512;
+                assert!(allocated >= RESERVE, "{allocated} bytes allocated");
+            }
+            Err(e) => std::println!("no room reserved here (fallocate: {e}); not checked"),
+        }
+    }
+    group.close().unwrap();
+    assert_eq!(std::fs::metadata(&path).unwrap().len(), written.end);
+}
