@@ -1,0 +1,71 @@
+//! Target `decompress`: compressed records of both kinds, read through `logfmt-std`.
+//!
+//! Input: a first byte choosing the kind — even: a logfmt pack whose payload is the zstd codec
+//! byte then the rest of the input (its count, its declared decoded length, its frame); odd:
+//! RocksDB's WAL compression record (zstd), then the rest of the input as one compressed
+//! record — then, in both, a plain record `after` (a pack's log) or a second record of the
+//! input's bytes (a compressed log).
+//!
+//! Properties: no panic; reading ends; no record returned is longer than the reader's limit
+//! (a declared size past the limit is never decoded, so memory stays bounded — libFuzzer's
+//! malloc limit catches an allocation past it); with a pack, the plain record after it is
+//! always read, last, whatever the pack held (damage inside a pack loses at most that pack).
+
+#![allow(dead_code, unreachable_pub)]
+
+use logfmt_core::pack::ZSTD;
+use logfmt_core::{BLOCK_SIZE, SliceWriter};
+use logfmt_std::{Bounded, LogReader, ReaderOptions, RecoveryMode};
+
+/// The reader's limit for one record.
+const LIMIT: usize = 1 << 20;
+/// RocksDB's codec number for zstd.
+const ROCKSDB_ZSTD: u32 = 7;
+
+/// Checks one input.
+pub fn check(data: &[u8]) {
+    let Some((&kind, body)) = data.split_first() else {
+        return;
+    };
+    let body = &body[..body.len().min(2 * BLOCK_SIZE)];
+    let pack = kind & 1 == 0;
+    let mut log = vec![0u8; 2 * body.len() + 4 * BLOCK_SIZE];
+    let mut writer = SliceWriter::new(&mut log);
+    if pack {
+        let mut payload = vec![ZSTD];
+        payload.extend_from_slice(body);
+        writer.add_pack(&payload).expect("room for the pack");
+        writer.add_record(b"after").expect("room for a record");
+    } else {
+        writer
+            .add_compression_record(ROCKSDB_ZSTD)
+            .expect("room for the compression record");
+        writer.add_record(body).expect("room for a record");
+        writer.add_record(body).expect("room for a record");
+    }
+    let len = writer.as_bytes().len();
+    let log = &log[..len];
+
+    let options = ReaderOptions::new().recovery(RecoveryMode::SkipAnyCorruptedRecords);
+    let mut reader = LogReader::from_slice(log, &options);
+    let mut records: Vec<Vec<u8>> = Vec::new();
+    // Each step reads on: no more steps than bytes (a pack of one-byte records at most).
+    for _ in 0..=4 * len + 16 {
+        match reader.next_bounded(LIMIT) {
+            Ok(Some(Bounded::Record(record))) => {
+                assert!(record.data.len() <= LIMIT, "a record past the limit");
+                records.push(record.data.to_vec());
+            }
+            Ok(Some(Bounded::Oversized(oversized))) => {
+                assert!(oversized.len as usize > LIMIT || !pack, "oversized within the limit");
+            }
+            Ok(Some(Bounded::Damage(_))) => {}
+            Ok(None) | Err(_) => break,
+            Ok(Some(_)) => {}
+        }
+    }
+    assert!(reader.next_bounded(LIMIT).map_or(true, |e| e.is_none()), "reading ends");
+    if pack {
+        assert_eq!(records.last().map(Vec::as_slice), Some(&b"after"[..]), "the record after the pack");
+    }
+}
