@@ -169,6 +169,7 @@
 mod append;
 mod atomic;
 mod compression;
+pub mod content;
 mod create;
 mod error;
 mod escape;
