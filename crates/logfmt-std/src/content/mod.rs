@@ -23,9 +23,11 @@
 //! ```
 
 mod coding;
+mod database;
 mod version_edit;
 mod write_batch;
 
+pub use database::{Database, DatabaseError, DbFile, DbFileKind};
 pub use version_edit::{
     EditError, Field, Fields, FileField, InternalKey, NewFile, NewFileTag, TAG_SAFE_IGNORE_MASK,
     VersionEdit,
