@@ -27,6 +27,7 @@
 //! writer.
 
 mod cmd;
+mod decode;
 mod error;
 mod format;
 mod image;
@@ -36,6 +37,7 @@ mod options;
 mod output;
 mod progress;
 mod scan;
+mod targets;
 
 use std::io::Write;
 use std::process::ExitCode;

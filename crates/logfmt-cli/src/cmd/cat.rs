@@ -1,17 +1,19 @@
 //! `logfmt cat`: the records of a log, in order.
 
-use std::io::{self, BufWriter, Write};
+use std::io::{self, BufWriter, IsTerminal, Write};
 use std::ops::Range;
 use std::path::PathBuf;
 
 use logfmt_std::{Ending, LogReader, RecordStream};
 
+use crate::decode::{Content, Decode, Style};
 use crate::error::CliError;
 use crate::image::Input;
-use crate::options::{ReadArgs, parse_range};
+use crate::options::{ReadArgs, parse_offset, parse_range};
 use crate::output::OutputFormat;
 use crate::progress::Progress;
 use crate::scan::{Found, UNLIMITED, scan};
+use crate::targets::Target;
 
 /// Records assembled from more bytes than this are not held in memory by default.
 const BUFFER_LIMIT: usize = 4 << 20;
@@ -32,6 +34,25 @@ const BUFFER_LIMIT: usize = 4 << 20;
 /// A ring image (a dump of a flash region holding a ring log: its blocks begin with ring
 /// headers) is read from its oldest block to its newest, with the erased value its headers
 /// give; offsets are offsets in the image.
+///
+/// --decode shows what LevelDB and RocksDB keep in the records: a write-ahead log's
+/// WriteBatches (sequence number, count, and every operation with its column family, key and
+/// value) and a MANIFEST's VersionEdits. By default (auto) a file named NNNNNN.log is decoded
+/// as write batches and MANIFEST-NNNNNN as version edits; other files are printed raw. Text
+/// escapes keys and values as `leveldbutil dump` does ('key', bytes other than printable
+/// ASCII as \xNN; --hex for hex); --output json prints one object per record:
+/// {"offset", "sequence", "count", "ops": [{"op", "cf", "key", "value" or "end_key"}]} for a
+/// write batch, {"offset", "fields": [{"field", ...}]} for a version edit, followed by
+/// "error" if the record could not be decoded in full and "file" when several files are read.
+///
+/// FILE may be given several times, `-` for standard input, and a LevelDB or RocksDB database
+/// directory: its MANIFEST (named by CURRENT), then its live write-ahead logs in log-number
+/// order.
+///
+/// Examples:
+///   logfmt cat /var/lib/app/db              a whole database, decoded
+///   logfmt cat --output json 000042.log     one object per write batch
+///   logfmt cat --decode raw --output hex -  raw records from standard input, in hex
 #[derive(Debug, clap::Args)]
 pub(crate) struct CatArgs {
     /// How each record is printed.
@@ -39,7 +60,7 @@ pub(crate) struct CatArgs {
     output: OutputFormat,
     /// Start at the first record that begins at or after this file offset (LevelDB's
     /// initial_offset).
-    #[arg(long, value_name = "N", default_value_t = 0, conflicts_with = "range")]
+    #[arg(long, value_name = "N", default_value_t = 0, conflicts_with = "range", value_parser = parse_offset)]
     offset: u64,
     /// Only the records whose first chunk starts in this byte range: A..B, A.. or ..B (the
     /// ranges of `logfmt split` print every record exactly once between them).
@@ -49,24 +70,68 @@ pub(crate) struct CatArgs {
     /// time from the file to print it (not from a pipe).
     #[arg(long, value_name = "BYTES", default_value_t = BUFFER_LIMIT)]
     buffer_limit: usize,
+    /// What the records hold: auto (by the file's name), raw, write-batch or version-edit.
+    #[arg(long, value_enum, value_name = "WHAT", default_value_t)]
+    decode: Decode,
+    /// Show decoded keys and values in hex rather than escaped.
+    #[arg(long)]
+    hex: bool,
     #[command(flatten)]
     read: ReadArgs,
-    /// The log file to read.
-    #[arg(value_name = "FILE")]
-    file: PathBuf,
+    /// The log files to read (`-`: standard input; a directory: a database).
+    #[arg(value_name = "FILE", required = true)]
+    files: Vec<PathBuf>,
 }
 
 /// Runs `cat`.
 pub(crate) fn run(args: &CatArgs) -> Result<(), CliError> {
-    let input = Input::open(&args.file, args.read.erased)?;
+    let targets = crate::targets::expand(&args.files)?;
+    let several = targets.len() > 1;
+    let stdout = io::stdout();
+    let terminal = stdout.is_terminal();
+    let mut out = BufWriter::with_capacity(64 * 1024, stdout.lock());
+    for target in &targets {
+        cat(args, target, several, terminal, &mut out)?;
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// Prints the records of one file; `several` when more files are printed.
+fn cat(
+    args: &CatArgs,
+    target: &Target,
+    several: bool,
+    terminal: bool,
+    out: &mut impl Write,
+) -> Result<(), CliError> {
+    let input = Input::open(&target.path, args.read.erased)?;
     let log = &input.log;
     let options = args.read.options(&input, args.offset, args.range.clone())?;
     let mut reader = LogReader::new(input.source()?, &options);
-    let mut out = BufWriter::with_capacity(64 * 1024, io::stdout().lock());
     let mut read_error = None;
     let progress = Progress::none();
-    // Only a regular file read in file order can be read a second time from a record's offset.
-    let limit = if log.is_regular() && input.ring.is_none() {
+    let content = match args.output {
+        OutputFormat::Framed => Content::Raw,
+        _ => args.decode.content(&target.path, target.kind),
+    };
+    let output = match args.output {
+        OutputFormat::Lines if terminal => OutputFormat::Escaped,
+        other => other,
+    };
+    let style = match args.output {
+        OutputFormat::Json => Style::Json,
+        OutputFormat::Hex => Style::Text { hex: true },
+        _ => Style::Text { hex: args.hex },
+    };
+    let name = log.path().to_string_lossy();
+    let label = several.then_some(name.as_ref());
+    if several && content != Content::Raw && style != Style::Json {
+        writeln!(out, "==> {} <==", logfmt_std::EscapedPath::new(log.path()))?;
+    }
+    // Only a regular file read in file order can be read a second time from a record's
+    // offset; a record is decoded whole.
+    let limit = if log.is_regular() && input.ring.is_none() && content == Content::Raw {
         args.buffer_limit
     } else {
         UNLIMITED
@@ -77,13 +142,23 @@ pub(crate) fn run(args: &CatArgs) -> Result<(), CliError> {
         limit,
         |found| -> Result<(), CliError> {
             match found {
+                Found::Record { offset, data, .. } if content != Content::Raw => {
+                    let offset = input.offset(offset);
+                    let undecoded =
+                        crate::decode::write_record(out, content, style, offset, data, label)?;
+                    if let Some(error) = undecoded {
+                        out.flush()?;
+                        super::say(
+                            log.path(),
+                            &format!("the record at offset {offset}: {error}"),
+                        );
+                    }
+                }
                 Found::Record {
                     offset,
                     index,
                     data,
-                } => args
-                    .output
-                    .write_record(&mut out, input.offset(offset), index, data)?,
+                } => output.write_record(out, input.offset(offset), index, data)?,
                 Found::Oversized(record) if record.coded => {
                     // A pack is read whole to read its records: not streamed.
                     out.flush()?;
@@ -98,19 +173,13 @@ pub(crate) fn run(args: &CatArgs) -> Result<(), CliError> {
                     );
                 }
                 Found::Oversized(record) => {
-                    args.output.write_streamed(
-                        &mut out,
-                        record.offset,
-                        None,
-                        record.len,
-                        |sink| {
-                            let mut stream = RecordStream::new(log, &options.read, &record)?;
-                            while let Some(piece) = stream.next()? {
-                                sink(piece)?;
-                            }
-                            Ok::<(), CliError>(())
-                        },
-                    )?;
+                    output.write_streamed(out, record.offset, None, record.len, |sink| {
+                        let mut stream = RecordStream::new(log, &options.read, &record)?;
+                        while let Some(piece) = stream.next()? {
+                            sink(piece)?;
+                        }
+                        Ok::<(), CliError>(())
+                    })?;
                 }
                 Found::Damage(damage) => {
                     // Keep the note in place relative to the records printed around it.

@@ -1,0 +1,70 @@
+//! The files a reading command reads: its FILE arguments, with `-` for standard input and a
+//! database directory standing for its MANIFEST and live write-ahead logs.
+
+use std::path::{Path, PathBuf};
+
+use logfmt_std::content::{Database, DbFileKind};
+
+use crate::error::CliError;
+
+/// A file to read.
+#[derive(Debug, Clone)]
+pub(crate) struct Target {
+    /// Its path (`/dev/stdin` for `-`).
+    pub(crate) path: PathBuf,
+    /// What it is, for a file found in a database directory.
+    pub(crate) kind: Option<DbFileKind>,
+}
+
+/// The path `-` stands for.
+pub(crate) const STDIN: &str = "/dev/stdin";
+
+/// The files `args` name, in order: `-` is standard input; a directory is a LevelDB or
+/// RocksDB database, read as its MANIFEST and then its live logs in log-number order (the
+/// logs older than the MANIFEST's oldest needed log are noted on standard error, not read).
+pub(crate) fn expand(args: &[PathBuf]) -> Result<Vec<Target>, CliError> {
+    let mut targets = Vec::new();
+    for arg in args {
+        if arg.as_os_str() == "-" {
+            targets.push(Target {
+                path: PathBuf::from(STDIN),
+                kind: None,
+            });
+        } else if arg.is_dir() {
+            let db = Database::open(arg)?;
+            let obsolete = db.obsolete_wals();
+            if let (Some(first), Some(floor)) = (obsolete.first(), db.floor()) {
+                let last = obsolete.last().unwrap_or(first);
+                crate::cmd::say(
+                    arg,
+                    &format!(
+                        "{} older than log {floor} (logs {}..{}) not read: the MANIFEST says \
+                         they are no longer needed",
+                        crate::cmd::plural(obsolete.len() as u64, "write-ahead log"),
+                        first.number,
+                        last.number
+                    ),
+                );
+            }
+            targets.extend(db.files().map(|file| Target {
+                path: file.path.clone(),
+                kind: Some(file.kind),
+            }));
+        } else {
+            targets.push(Target {
+                path: arg.clone(),
+                kind: None,
+            });
+        }
+    }
+    Ok(targets)
+}
+
+/// The one file of a command that reads exactly one.
+pub(crate) fn single(arg: &Path) -> PathBuf {
+    if arg.as_os_str() == "-" {
+        PathBuf::from(STDIN)
+    } else {
+        arg.to_path_buf()
+    }
+}
