@@ -67,6 +67,20 @@ pub(crate) fn by_name(path: &Path) -> Content {
     }
 }
 
+/// Whether `data` decodes as `content` without an error (a MANIFEST record holds at least one
+/// field).
+pub(crate) fn decodes(content: Content, data: &[u8]) -> bool {
+    match content {
+        Content::Raw => true,
+        Content::WriteBatch => {
+            WriteBatch::new(data).is_ok_and(|batch| batch.ops().all(|op| op.is_ok()))
+        }
+        Content::VersionEdit => {
+            !data.is_empty() && VersionEdit::new(data).fields().all(|field| field.is_ok())
+        }
+    }
+}
+
 /// How decoded records are printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Style {

@@ -176,10 +176,7 @@ impl fmt::Display for CliError {
             }
             Self::Usage(message) => return f.write_str(message),
             Self::Database(e @ logfmt_std::content::DatabaseError::NoCurrent { .. }) => {
-                return write!(
-                    f,
-                    "{e} (give the log files themselves, or the database's directory)"
-                );
+                return write!(f, "{e} (give the log files themselves)");
             }
             Self::Database(e) => e,
             Self::NoLogNumber { path } => {

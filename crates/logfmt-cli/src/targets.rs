@@ -1,7 +1,7 @@
 //! The files a reading command reads: its FILE arguments, with `-` for standard input and a
 //! database directory standing for its MANIFEST and live write-ahead logs.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use logfmt_std::content::{Database, DbFileKind};
 
@@ -58,13 +58,4 @@ pub(crate) fn expand(args: &[PathBuf]) -> Result<Vec<Target>, CliError> {
         }
     }
     Ok(targets)
-}
-
-/// The one file of a command that reads exactly one.
-pub(crate) fn single(arg: &Path) -> PathBuf {
-    if arg.as_os_str() == "-" {
-        PathBuf::from(STDIN)
-    } else {
-        arg.to_path_buf()
-    }
 }

@@ -83,6 +83,22 @@ pub(crate) struct CatArgs {
     files: Vec<PathBuf>,
 }
 
+/// What a record of `content` is called in a note.
+fn content_name(content: Content) -> &'static str {
+    match content {
+        Content::VersionEdit => "a VersionEdit",
+        _ => "a WriteBatch",
+    }
+}
+
+/// The `--decode` value for `content`.
+fn decode_name(content: Content) -> &'static str {
+    match content {
+        Content::VersionEdit => "version-edit",
+        _ => "write-batch",
+    }
+}
+
 /// Runs `cat`.
 pub(crate) fn run(args: &CatArgs) -> Result<(), CliError> {
     let targets = crate::targets::expand(&args.files)?;
@@ -111,10 +127,14 @@ fn cat(
     let mut reader = LogReader::new(input.source()?, &options);
     let mut read_error = None;
     let progress = Progress::none();
-    let content = match args.output {
+    let mut content = match args.output {
         OutputFormat::Framed => Content::Raw,
         _ => args.decode.content(&target.path, target.kind),
     };
+    // Chosen by the name alone, decoding is confirmed by the first record: a log named like a
+    // write-ahead log that holds something else is printed raw.
+    let mut confirmed = args.decode != Decode::Auto || content == Content::Raw;
+    let mut header = several;
     let output = match args.output {
         OutputFormat::Lines if terminal => OutputFormat::Escaped,
         other => other,
@@ -126,12 +146,9 @@ fn cat(
     };
     let name = log.path().to_string_lossy();
     let label = several.then_some(name.as_ref());
-    if several && content != Content::Raw && style != Style::Json {
-        writeln!(out, "==> {} <==", logfmt_std::EscapedPath::new(log.path()))?;
-    }
     // Only a regular file read in file order can be read a second time from a record's
     // offset; a record is decoded whole.
-    let limit = if log.is_regular() && input.ring.is_none() && content == Content::Raw {
+    let limit = if log.is_regular() && input.ring.is_none() && args.decode == Decode::Raw {
         args.buffer_limit
     } else {
         UNLIMITED
@@ -141,8 +158,31 @@ fn cat(
         &progress,
         limit,
         |found| -> Result<(), CliError> {
+            if let Found::Record { offset, data, .. } = &found
+                && !confirmed
+            {
+                confirmed = true;
+                if !crate::decode::decodes(content, data) {
+                    content = Content::Raw;
+                    out.flush()?;
+                    super::say(
+                        log.path(),
+                        &format!(
+                            "the record at offset {} is not {}: the log is printed raw \
+                             (--decode {} decodes it anyway)",
+                            input.offset(*offset),
+                            content_name(args.decode.content(&target.path, target.kind)),
+                            decode_name(args.decode.content(&target.path, target.kind)),
+                        ),
+                    );
+                }
+            }
             match found {
                 Found::Record { offset, data, .. } if content != Content::Raw => {
+                    if header && style != Style::Json {
+                        writeln!(out, "==> {} <==", logfmt_std::EscapedPath::new(log.path()))?;
+                    }
+                    header = false;
                     let offset = input.offset(offset);
                     let undecoded =
                         crate::decode::write_record(out, content, style, offset, data, label)?;

@@ -68,9 +68,10 @@ pub(crate) struct DumpArgs {
     erased: Option<Erased>,
     #[command(flatten)]
     format: FormatArgs,
-    /// The log file to dump.
-    #[arg(value_name = "FILE")]
-    file: PathBuf,
+    /// The log files (`-`: standard input; a directory: a LevelDB or RocksDB database, its
+    /// MANIFEST and live write-ahead logs).
+    #[arg(value_name = "FILE", required = true)]
+    files: Vec<PathBuf>,
 }
 
 /// One line of human output: offset, type, length, note.
@@ -397,9 +398,36 @@ fn describe(item: &Item<'_>, view: &View, layout: &Layout) -> (Line, Entry) {
 
 /// Runs `dump`.
 pub(crate) fn run(args: &DumpArgs) -> Result<(), CliError> {
-    let input = Input::open(&args.file, args.erased)?;
+    let targets = crate::targets::expand(&args.files)?;
+    let several = targets.len() > 1;
+    for target in &targets {
+        if several && !args.json {
+            let mut out = io::stdout().lock();
+            writeln!(
+                out,
+                "==> {} <==",
+                logfmt_std::EscapedPath::new(&target.path)
+            )?;
+        }
+        run_one(args, &target.path, several)?;
+    }
+    Ok(())
+}
+
+/// Runs `dump` on one file; `several` when more are read.
+fn run_one(args: &DumpArgs, path: &std::path::Path, several: bool) -> Result<(), CliError> {
+    let input = Input::open(path, args.erased)?;
     let log = &input.log;
     let mut out = BufWriter::with_capacity(64 * 1024, io::stdout().lock());
+    if several && args.json {
+        /// With several files, the line before each file's lines: `{"file": PATH}`.
+        #[derive(serde::Serialize)]
+        struct FileJson<'a> {
+            file: &'a str,
+        }
+        let file = log.path().to_string_lossy();
+        write_json_line(&mut out, &FileJson { file: &file })?;
+    }
     let width = log.len_at_open().to_string().len().max("OFFSET".len());
     if let Some(ring) = &input.ring {
         if args.json {

@@ -39,7 +39,8 @@ use crate::scan::{COUNTING, Found, scan};
 /// begins with included).
 ///
 /// A ring image (a dump of a flash region holding a ring log) is read from its oldest block
-/// to its newest; "bytes" and "blocks" count the blocks read.
+/// to its newest; "bytes" and "blocks" count the blocks read. With several files, each
+/// object ends with "file" (its path).
 #[derive(Debug, clap::Args)]
 pub(crate) struct StatsArgs {
     /// One JSON object (keys above).
@@ -50,9 +51,10 @@ pub(crate) struct StatsArgs {
     erased: Option<Erased>,
     #[command(flatten)]
     format: FormatArgs,
-    /// The log file.
-    #[arg(value_name = "FILE")]
-    file: PathBuf,
+    /// The log files (`-`: standard input; a directory: a LevelDB or RocksDB database, its
+    /// MANIFEST and live write-ahead logs).
+    #[arg(value_name = "FILE", required = true)]
+    files: Vec<PathBuf>,
 }
 
 /// A source that counts the physical layout of each block it loads.
@@ -141,7 +143,25 @@ impl Sizes {
 
 /// Runs `stats`.
 pub(crate) fn run(args: &StatsArgs) -> Result<(), CliError> {
-    let input = Input::open(&args.file, args.erased)?;
+    let targets = crate::targets::expand(&args.files)?;
+    let several = targets.len() > 1;
+    for target in &targets {
+        if several && !args.json {
+            let mut out = io::stdout().lock();
+            writeln!(
+                out,
+                "==> {} <==",
+                logfmt_std::EscapedPath::new(&target.path)
+            )?;
+        }
+        run_one(args, &target.path, several)?;
+    }
+    Ok(())
+}
+
+/// Runs `stats` on one file; `several` when more are read.
+fn run_one(args: &StatsArgs, path: &std::path::Path, several: bool) -> Result<(), CliError> {
+    let input = Input::open(path, args.erased)?;
     let log = &input.log;
     let (view, read) = View::new(&input, args.erased, &args.format)?;
     let source = Counted {
@@ -223,6 +243,8 @@ pub(crate) fn run(args: &StatsArgs) -> Result<(), CliError> {
             ring: Option<Ring>,
             #[serde(skip_serializing_if = "Option::is_none")]
             packs: Option<Packs>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            file: Option<String>,
         }
         /// Records read from packs: how many, the bytes of the pack chunks (headers
         /// included), what the same records would take as plain records (a header and the
@@ -306,6 +328,7 @@ pub(crate) fn run(args: &StatsArgs) -> Result<(), CliError> {
                 plain_bytes: packed.1,
                 bytes_saved: packed.1 as i64 - layout.pack_bytes as i64,
             }),
+            file: several.then(|| log.path().to_string_lossy().into_owned()),
         };
         write_json_line(&mut out, &doc)?;
         return Ok(());

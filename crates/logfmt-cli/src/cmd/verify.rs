@@ -39,6 +39,17 @@ use crate::scan::{COUNTING, Found, scan};
 ///
 /// A ring image (a dump of a flash region holding a ring log) is read from its oldest block
 /// to its newest; offsets are offsets in the image.
+///
+/// Several files are checked one after the other, each reported on its own (in JSON, one
+/// object per file, ending with "file": its path), then a line counting the files with
+/// damage; the exit status is 1 if any has damage. A LevelDB or RocksDB database directory
+/// stands for its MANIFEST and its live write-ahead logs, so that the report says which file
+/// holds which damage.
+///
+/// Examples:
+///   logfmt verify 000042.log                  one log
+///   logfmt verify --summary /var/lib/app/db   every file of a database, one line each
+///   logfmt verify --max-errors 10 big.log     the first 10 damaged regions, and a count
 #[derive(Debug, clap::Args)]
 pub(crate) struct VerifyArgs {
     /// Print one JSON object (keys above).
@@ -46,13 +57,20 @@ pub(crate) struct VerifyArgs {
     json: bool,
     /// Start at the first record that begins at or after this file offset (LevelDB's
     /// initial_offset); drops before it are not reported.
-    #[arg(long, value_name = "N", default_value_t = 0)]
+    #[arg(long, value_name = "N", default_value_t = 0, value_parser = crate::options::parse_offset)]
     offset: u64,
+    /// Show at most N damaged regions per file (the summary line counts them all).
+    #[arg(long, value_name = "N")]
+    max_errors: Option<usize>,
+    /// Show only the summary line of each file, no damaged regions.
+    #[arg(long, conflicts_with = "max_errors")]
+    summary: bool,
     #[command(flatten)]
     read: ReadArgs,
-    /// The log file to check.
-    #[arg(value_name = "FILE")]
-    file: PathBuf,
+    /// The log files (`-`: standard input; a directory: a LevelDB or RocksDB database, its
+    /// MANIFEST and live write-ahead logs).
+    #[arg(value_name = "FILE", required = true)]
+    files: Vec<PathBuf>,
 }
 
 /// What `verify` found.
@@ -73,7 +91,7 @@ impl Summary {
         self.damage.iter().map(|c| c.bytes).sum()
     }
 
-    fn write_json(&self, out: &mut impl Write) -> io::Result<()> {
+    fn write_json(&self, out: &mut impl Write, file: Option<String>) -> io::Result<()> {
         use super::{DamageJson, SpanJson};
         /// `--json`: the keys documented on [`VerifyArgs`], in that order.
         #[derive(serde::Serialize)]
@@ -87,6 +105,8 @@ impl Summary {
             stopped_at: Option<DamageJson>,
             #[serde(skip_serializing_if = "Option::is_none")]
             ring: Option<super::RingJson>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            file: Option<String>,
         }
         /// A torn or unwritten tail, or the stale bytes after a recycled log's end.
         #[derive(serde::Serialize)]
@@ -140,11 +160,19 @@ impl Summary {
             tail,
             stopped_at: self.stopped_at.as_ref().map(DamageJson::from),
             ring: self.ring.as_ref().map(super::RingJson::from),
+            file,
         };
         write_json_line(out, &doc)
     }
 
-    fn write_text(&self, out: &mut impl Write, file: &std::path::Path) -> io::Result<()> {
+    /// The text report; at most `shown` damaged regions are listed (`None`: the summary
+    /// only).
+    fn write_text(
+        &self,
+        out: &mut impl Write,
+        file: &std::path::Path,
+        shown: Option<usize>,
+    ) -> io::Result<()> {
         use super::plural;
         write!(
             out,
@@ -181,7 +209,7 @@ impl Summary {
             .map(|d| d.offset.to_string().len())
             .max()
             .unwrap_or(0);
-        for d in &self.damage {
+        for d in self.damage.iter().take(shown.unwrap_or(0)) {
             let verb = match d.kind {
                 DamageKind::Corruption(_) => "dropped",
                 DamageKind::TornTail => "torn",
@@ -194,6 +222,16 @@ impl Summary {
                 d.offset,
                 plural(d.bytes, "byte"),
                 d.kind
+            )?;
+        }
+        if let Some(hidden) = shown
+            .and_then(|shown| self.damage.len().checked_sub(shown))
+            .filter(|&n| n > 0)
+        {
+            writeln!(
+                out,
+                "  ... and {} more (--max-errors)",
+                plural(hidden as u64, "damaged region")
             )?;
         }
         if let Some(stop) = self.stopped_at {
@@ -260,7 +298,37 @@ fn recyclable_hint(args: &VerifyArgs, input: &Input, summary: &Summary) -> bool 
 
 /// Runs `verify`. Its status depends on what was found, so it is returned even on success.
 pub(crate) fn run(args: &VerifyArgs) -> Result<ExitCode, CliError> {
-    let input = Input::open(&args.file, args.read.erased)?;
+    let targets = crate::targets::expand(&args.files)?;
+    let several = targets.len() > 1;
+    let mut damaged = 0u64;
+    for target in &targets {
+        if run_one(args, &target.path, several)? != EXIT_OK {
+            damaged += 1;
+        }
+    }
+    if several && !args.json {
+        let mut out = io::stdout().lock();
+        let _ = writeln!(
+            out,
+            "{} read: {}",
+            super::plural(targets.len() as u64, "file"),
+            if damaged == 0 {
+                "no damage".to_string()
+            } else {
+                format!("{} with damage", super::plural(damaged, "file"))
+            }
+        );
+    }
+    Ok(ExitCode::from(if damaged == 0 {
+        EXIT_OK
+    } else {
+        EXIT_BAD_DATA
+    }))
+}
+
+/// Verifies one file: its exit status.
+fn run_one(args: &VerifyArgs, path: &std::path::Path, several: bool) -> Result<u8, CliError> {
+    let input = Input::open(path, args.read.erased)?;
     let log = &input.log;
     let options = args.read.options(&input, args.offset, None)?;
     let mut reader = LogReader::new(input.source()?, &options);
@@ -316,18 +384,28 @@ pub(crate) fn run(args: &VerifyArgs) -> Result<ExitCode, CliError> {
     };
     let mut out = io::stdout().lock();
     let printed = if args.json {
-        summary.write_json(&mut out)
+        summary.write_json(
+            &mut out,
+            several.then(|| log.path().to_string_lossy().into_owned()),
+        )
     } else {
-        summary.write_text(&mut out, log.path()).and_then(|()| {
-            if recyclable_hint(args, &input, &summary) {
-                writeln!(
-                    out,
-                    "  hint: the log starts with RocksDB recyclable chunks: read it with \
+        let shown = match (args.summary, args.max_errors) {
+            (true, _) => None,
+            (false, Some(n)) => Some(n),
+            (false, None) => Some(usize::MAX),
+        };
+        summary
+            .write_text(&mut out, log.path(), shown)
+            .and_then(|()| {
+                if recyclable_hint(args, &input, &summary) {
+                    writeln!(
+                        out,
+                        "  hint: the log starts with RocksDB recyclable chunks: read it with \
                      --format auto"
-                )?;
-            }
-            Ok(())
-        })
+                    )?;
+                }
+                Ok(())
+            })
     };
     let printed = printed.and_then(|()| out.flush());
     if let Some(error) = read_error {
@@ -344,5 +422,5 @@ pub(crate) fn run(args: &VerifyArgs) -> Result<ExitCode, CliError> {
     } else {
         EXIT_BAD_DATA
     };
-    Ok(ExitCode::from(status))
+    Ok(status)
 }
