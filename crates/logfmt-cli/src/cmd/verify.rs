@@ -228,11 +228,7 @@ impl Summary {
             .and_then(|shown| self.damage.len().checked_sub(shown))
             .filter(|&n| n > 0)
         {
-            writeln!(
-                out,
-                "  ... and {} more (--max-errors)",
-                plural(hidden as u64, "damaged region")
-            )?;
+            writeln!(out, "  ... and {hidden} more not shown (--max-errors)")?;
         }
         if let Some(stop) = self.stopped_at {
             writeln!(
