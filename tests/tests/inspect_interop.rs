@@ -79,8 +79,11 @@ fn bytes(len: usize, seed: u64) -> Vec<u8> {
         .collect()
 }
 
+/// A LevelDB batch: per operation its key and, for a put, its value.
+type Batch = Vec<(Vec<u8>, Option<Vec<u8>>)>;
+
 /// The LevelDB helper's SPEC: batches of puts (tag 1) and deletes (tag 0).
-fn leveldb_spec(batches: &[Vec<(Vec<u8>, Option<Vec<u8>>)>]) -> Vec<u8> {
+fn leveldb_spec(batches: &[Batch]) -> Vec<u8> {
     let mut out = Vec::new();
     let field = |out: &mut Vec<u8>, b: &[u8]| {
         out.extend_from_slice(&(b.len() as u32).to_le_bytes());
@@ -205,7 +208,7 @@ fn leveldb_dump_agrees() {
     let db = dir.join("db");
     // Batches of puts and deletes, binary keys and values, values up to 100 KB (records
     // spanning blocks), an empty batch.
-    let batches: Vec<Vec<(Vec<u8>, Option<Vec<u8>>)>> = (0..60u64)
+    let batches: Vec<Batch> = (0..60u64)
         .map(|i| match i % 5 {
             0 => Vec::new(),
             1 => vec![(bytes(8, i), None)],
