@@ -257,13 +257,13 @@ fn encode_op(op: &Op<'_>, out: &mut Vec<u8>) {
 
 /// Whether [`encode_field`] encodes `field`.
 fn encodable(field: &Field<'_>) -> bool {
-    match field {
+    !matches!(
+        field,
         Field::BlobFileAddition { .. }
-        | Field::BlobFileGarbage { .. }
-        | Field::WalAddition { .. }
-        | Field::Ignorable { .. } => false,
-        _ => true,
-    }
+            | Field::BlobFileGarbage { .. }
+            | Field::WalAddition { .. }
+            | Field::Ignorable { .. }
+    )
 }
 
 fn internal_key(out: &mut Vec<u8>, key: &logfmt_std::content::InternalKey<'_>) {
