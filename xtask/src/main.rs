@@ -8,6 +8,7 @@
 
 mod apt;
 mod bench;
+mod bench_decode;
 mod cmd;
 mod firmware;
 mod fuzz;

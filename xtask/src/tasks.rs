@@ -35,6 +35,14 @@ pub(crate) const TASKS: &[Task] = &[
         run: crate::bench::run,
     },
     Task {
+        name: "bench-decode",
+        aliases: &[],
+        flags: &["--quick"],
+        about: "decoding a WAL of 2 M single-put batches: `logfmt cat` (text, JSON) vs RocksDB's \
+                `ldb dump_wal --print_value` in the same run",
+        run: crate::bench_decode::run,
+    },
+    Task {
         name: "fmt",
         aliases: &[],
         flags: &["--check"],
