@@ -330,3 +330,20 @@ fn offsets_in_hex() -> TestResult {
     assert_eq!(stdout(&out), "after\n");
     Ok(())
 }
+
+#[test]
+fn write_to_standard_output() -> TestResult {
+    let out = logfmt(&["write", "-"], b"one\ntwo\n");
+    assert_eq!(status(&out), 0, "{}", stderr(&out));
+    // The same bytes as a log written to a file.
+    let dir = tempfile::tempdir()?;
+    let file = dir.path().join("log");
+    let written = logfmt(&["write", p(&file)], b"one\ntwo\n");
+    assert_eq!(status(&written), 0);
+    assert_eq!(out.stdout, fs::read(&file)?);
+    let back = logfmt(&["cat", "-"], &out.stdout);
+    assert_eq!(stdout(&back), "one\ntwo\n");
+    let refused = logfmt(&["write", "--append", "-"], b"x\n");
+    assert_eq!(status(&refused), 2);
+    Ok(())
+}
