@@ -11,8 +11,6 @@ mod common;
 
 use common::*;
 
-type TestResult = Result<(), Box<dyn std::error::Error>>;
-
 /// A varint32-prefixed slice.
 fn slice(out: &mut Vec<u8>, data: &[u8]) {
     out.push(u8::try_from(data.len()).expect("short"));
@@ -345,5 +343,57 @@ fn write_to_standard_output() -> TestResult {
     assert_eq!(stdout(&back), "one\ntwo\n");
     let refused = logfmt(&["write", "--append", "-"], b"x\n");
     assert_eq!(status(&refused), 2);
+    Ok(())
+}
+
+#[test]
+fn cat_follow_prints_records_as_they_are_appended() -> TestResult {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    let dir = tempfile::tempdir()?;
+    let log = dir.path().join("000009.log");
+    write_log(&log, &[batch(1, 1, &put(b"first", b"1"))])?;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_logfmt"))
+        .args(["cat", "--follow", p(&log)])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()?;
+    let stdout = child.stdout.take().ok_or("stdout")?;
+    let (lines, received) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if lines.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let next = || received.recv_timeout(Duration::from_secs(20));
+    assert_eq!(next()?, "--- offset 0; sequence 1; count 1");
+    assert_eq!(next()?, "  put 'first' '1'");
+    // Appended while it waits; a record spanning blocks arrives whole.
+    let options = logfmt_std::AppendOptions::new();
+    let (mut writer, _) = LogWriter::append(&log, &options)?;
+    writer.add_record(&batch(2, 1, &put(b"second", b"2")))?;
+    writer.flush()?;
+    let big = vec![b'v'; 70_000];
+    let mut record = batch(3, 1, &[1, 3, b'b', b'i', b'g', 0xf0, 0xa2, 0x04]);
+    record.extend_from_slice(&big);
+    writer.add_record(&record)?;
+    writer.close()?;
+    assert_eq!(next()?, "--- offset 28; sequence 2; count 1");
+    assert_eq!(next()?, "  put 'second' '2'");
+    assert_eq!(next()?, "--- offset 57; sequence 3; count 1");
+    let line = next()?;
+    assert!(
+        line.starts_with("  put 'big' 'vvv") && line.len() == 70_000 + 14,
+        "{}",
+        line.len()
+    );
+    child.kill()?;
+    child.wait()?;
     Ok(())
 }

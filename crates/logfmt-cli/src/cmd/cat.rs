@@ -76,6 +76,11 @@ pub(crate) struct CatArgs {
     /// Show decoded keys and values in hex rather than escaped.
     #[arg(long)]
     hex: bool,
+    /// After the last record, wait for more, as `tail -f` does: the records a writer appends
+    /// are printed as each is completed. Runs until interrupted. With several files, the last
+    /// one is followed.
+    #[arg(long)]
+    follow: bool,
     #[command(flatten)]
     read: ReadArgs,
     /// The log files to read (`-`: standard input; a directory: a database).
@@ -106,8 +111,9 @@ pub(crate) fn run(args: &CatArgs) -> Result<(), CliError> {
     let stdout = io::stdout();
     let terminal = stdout.is_terminal();
     let mut out = BufWriter::with_capacity(64 * 1024, stdout.lock());
-    for target in &targets {
-        cat(args, target, several, terminal, &mut out)?;
+    for (i, target) in targets.iter().enumerate() {
+        let follow = args.follow && i + 1 == targets.len();
+        cat(args, target, several, terminal, follow, &mut out)?;
     }
     out.flush()?;
     Ok(())
@@ -119,13 +125,16 @@ fn cat(
     target: &Target,
     several: bool,
     terminal: bool,
+    follow: bool,
     out: &mut impl Write,
 ) -> Result<(), CliError> {
     let input = Input::open(&target.path, args.read.erased)?;
     let log = &input.log;
-    let options = args.read.options(&input, args.offset, args.range.clone())?;
+    let mut options = args.read.options(&input, args.offset, args.range.clone())?;
+    if follow {
+        options.read = options.read.clone().tailing(true);
+    }
     let mut reader = LogReader::new(input.source()?, &options);
-    let mut read_error = None;
     let progress = Progress::none();
     let mut content = match args.output {
         OutputFormat::Framed => Content::Raw,
@@ -153,90 +162,96 @@ fn cat(
     } else {
         UNLIMITED
     };
-    let outcome = scan(
-        &mut reader,
-        &progress,
-        limit,
-        |found| -> Result<(), CliError> {
-            if let Found::Record { offset, data, .. } = &found
-                && !confirmed
-            {
-                confirmed = true;
-                if !crate::decode::decodes(content, data) {
-                    content = Content::Raw;
-                    out.flush()?;
-                    super::say(
-                        log.path(),
-                        &format!(
-                            "the record at offset {} is not {}: the log is printed raw \
+    let shared = std::cell::RefCell::new((&mut *out, None));
+    let mut visit = |found: Found<'_>| -> Result<(), CliError> {
+        let (out, read_error) = &mut *shared.borrow_mut();
+        let out = &mut **out;
+        if let Found::Record { offset, data, .. } = &found
+            && !confirmed
+        {
+            confirmed = true;
+            if !crate::decode::decodes(content, data) {
+                content = Content::Raw;
+                out.flush()?;
+                super::say(
+                    log.path(),
+                    &format!(
+                        "the record at offset {} is not {}: the log is printed raw \
                              (--decode {} decodes it anyway)",
-                            input.offset(*offset),
-                            content_name(args.decode.content(&target.path, target.kind)),
-                            decode_name(args.decode.content(&target.path, target.kind)),
-                        ),
-                    );
-                }
+                        input.offset(*offset),
+                        content_name(args.decode.content(&target.path, target.kind)),
+                        decode_name(args.decode.content(&target.path, target.kind)),
+                    ),
+                );
             }
-            match found {
-                Found::Record { offset, data, .. } if content != Content::Raw => {
-                    if header && style != Style::Json {
-                        writeln!(out, "==> {} <==", logfmt_std::EscapedPath::new(log.path()))?;
-                    }
-                    header = false;
-                    let offset = input.offset(offset);
-                    let undecoded =
-                        crate::decode::write_record(out, content, style, offset, data, label)?;
-                    if let Some(error) = undecoded {
-                        out.flush()?;
-                        super::say(
-                            log.path(),
-                            &format!("the record at offset {offset}: {error}"),
-                        );
-                    }
+        }
+        match found {
+            Found::Record { offset, data, .. } if content != Content::Raw => {
+                if header && style != Style::Json {
+                    writeln!(out, "==> {} <==", logfmt_std::EscapedPath::new(log.path()))?;
                 }
-                Found::Record {
-                    offset,
-                    index,
-                    data,
-                } => output.write_record(out, input.offset(offset), index, data)?,
-                Found::Oversized(record) if record.coded => {
-                    // A pack is read whole to read its records: not streamed.
+                header = false;
+                let offset = input.offset(offset);
+                let undecoded =
+                    crate::decode::write_record(out, content, style, offset, data, label)?;
+                if let Some(error) = undecoded {
                     out.flush()?;
                     super::say(
                         log.path(),
-                        &format!(
-                            "offset {}: a pack of {} bytes, more than --buffer-limit: its \
-                             records were not printed",
-                            input.offset(record.offset),
-                            record.len
-                        ),
+                        &format!("the record at offset {offset}: {error}"),
                     );
                 }
-                Found::Oversized(record) => {
-                    output.write_streamed(out, record.offset, None, record.len, |sink| {
-                        let mut stream = RecordStream::new(log, &options.read, &record)?;
-                        while let Some(piece) = stream.next()? {
-                            sink(piece)?;
-                        }
-                        Ok::<(), CliError>(())
-                    })?;
-                }
-                Found::Damage(damage) => {
-                    // Keep the note in place relative to the records printed around it.
-                    out.flush()?;
-                    super::note(log.path(), &input.damage(damage));
-                }
-                Found::ReadError { error, corruption } => {
-                    out.flush()?;
-                    if let Some(corruption) = corruption {
-                        super::note(log.path(), &input.damage(corruption.into()));
-                    }
-                    read_error = Some(error);
-                }
             }
-            Ok(())
-        },
-    )?;
+            Found::Record {
+                offset,
+                index,
+                data,
+            } => output.write_record(out, input.offset(offset), index, data)?,
+            Found::Oversized(record) if record.coded => {
+                // A pack is read whole to read its records: not streamed.
+                out.flush()?;
+                super::say(
+                    log.path(),
+                    &format!(
+                        "offset {}: a pack of {} bytes, more than --buffer-limit: its \
+                             records were not printed",
+                        input.offset(record.offset),
+                        record.len
+                    ),
+                );
+            }
+            Found::Oversized(record) => {
+                output.write_streamed(out, record.offset, None, record.len, |sink| {
+                    let mut stream = RecordStream::new(log, &options.read, &record)?;
+                    while let Some(piece) = stream.next()? {
+                        sink(piece)?;
+                    }
+                    Ok::<(), CliError>(())
+                })?;
+            }
+            Found::Damage(damage) => {
+                // Keep the note in place relative to the records printed around it.
+                out.flush()?;
+                super::note(log.path(), &input.damage(damage));
+            }
+            Found::ReadError { error, corruption } => {
+                out.flush()?;
+                if let Some(corruption) = corruption {
+                    super::note(log.path(), &input.damage(corruption.into()));
+                }
+                *read_error = Some(error);
+            }
+        }
+        Ok(())
+    };
+    let mut outcome = scan(&mut reader, &progress, limit, &mut visit)?;
+    while follow && shared.borrow().1.is_none() && outcome.failed_on.is_none() {
+        // Nothing more yet: print what was read, wait, read on.
+        shared.borrow_mut().0.flush()?;
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        outcome = scan(&mut reader, &progress, limit, &mut visit)?;
+    }
+    let (out, read_error) = shared.into_inner();
     out.flush()?;
     if let Some(error) = read_error {
         return Err(log.read_error(error).into());
