@@ -13,6 +13,7 @@ mod cmd;
 mod firmware;
 mod fuzz;
 mod interop;
+mod man;
 mod soak;
 mod tasks;
 mod toolchain;

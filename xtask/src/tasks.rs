@@ -120,6 +120,14 @@ pub(crate) const TASKS: &[Task] = &[
         run: |_| interop::run(),
     },
     Task {
+        name: "man",
+        aliases: &[],
+        flags: &[],
+        about: "logfmt's man pages (target/man) and bash, zsh and fish completions \
+                (target/completions), from its clap definitions",
+        run: crate::man::run,
+    },
+    Task {
         name: "soak",
         aliases: &[],
         flags: &["--seconds N", "--seed S"],

@@ -397,3 +397,25 @@ fn cat_follow_prints_records_as_they_are_appended() -> TestResult {
     child.wait()?;
     Ok(())
 }
+
+#[test]
+fn man_pages_and_completions_come_from_the_definitions() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let out = logfmt(&["generate", "man", p(dir.path())], b"");
+    assert_eq!(status(&out), 0, "{}", stderr(&out));
+    let page = fs::read_to_string(dir.path().join("logfmt-cat.1"))?;
+    assert!(page.contains("\\-\\-decode"), "{page:.300}");
+    assert!(
+        page.contains("logfmt cat \\-\\-follow 000042.log"),
+        "the examples are in it"
+    );
+    assert!(dir.path().join("logfmt-verify.1").exists());
+    // Hidden from the man pages and from --help.
+    assert!(!dir.path().join("logfmt-generate.1").exists());
+    let help = logfmt(&["--help"], b"");
+    assert!(!stdout(&help).contains("generate"));
+    let bash = logfmt(&["generate", "completions", "bash"], b"");
+    assert!(stdout(&bash).contains("--max-errors"));
+    assert!(stdout(&bash).contains("write-batch"));
+    Ok(())
+}

@@ -48,11 +48,6 @@ const BUFFER_LIMIT: usize = 4 << 20;
 /// FILE may be given several times, `-` for standard input, and a LevelDB or RocksDB database
 /// directory: its MANIFEST (named by CURRENT), then its live write-ahead logs in log-number
 /// order.
-///
-/// Examples:
-///   logfmt cat /var/lib/app/db              a whole database, decoded
-///   logfmt cat --output json 000042.log     one object per write batch
-///   logfmt cat --decode raw --output hex -  raw records from standard input, in hex
 #[derive(Debug, clap::Args)]
 pub(crate) struct CatArgs {
     /// How each record is printed.

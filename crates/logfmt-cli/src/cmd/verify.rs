@@ -45,11 +45,6 @@ use crate::scan::{COUNTING, Found, scan};
 /// damage; the exit status is 1 if any has damage. A LevelDB or RocksDB database directory
 /// stands for its MANIFEST and its live write-ahead logs, so that the report says which file
 /// holds which damage.
-///
-/// Examples:
-///   logfmt verify 000042.log                  one log
-///   logfmt verify --summary /var/lib/app/db   every file of a database, one line each
-///   logfmt verify --max-errors 10 big.log     the first 10 damaged regions, and a count
 #[derive(Debug, clap::Args)]
 pub(crate) struct VerifyArgs {
     /// Print one JSON object (keys above).
