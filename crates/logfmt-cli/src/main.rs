@@ -37,6 +37,7 @@ mod options;
 mod output;
 mod progress;
 mod scan;
+mod story;
 mod targets;
 
 use std::io::Write;

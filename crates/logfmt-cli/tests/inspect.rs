@@ -419,3 +419,94 @@ fn man_pages_and_completions_come_from_the_definitions() -> TestResult {
     assert!(stdout(&bash).contains("write-batch"));
     Ok(())
 }
+
+/// A log whose tail is zeros to the end of the file (a writer that used mmap and exited
+/// without truncating) gets one story from verify, dump and stats: zero fill, not a torn
+/// record, not damage.
+#[test]
+fn a_zero_filled_tail_is_one_story() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let log = dir.path().join("mapped.log");
+    write_log(&log, &[b"a".to_vec(), b"b".to_vec()])?;
+    let mut bytes = fs::read(&log)?;
+    bytes.resize(65_536 + 1000, 0);
+    fs::write(&log, &bytes)?;
+    let story = "zero-filled tail: 66520 bytes of zeros from offset 16";
+    let verify = logfmt(&["verify", "--recovery", "skip", p(&log)], b"");
+    assert_eq!(status(&verify), 0, "{}", stdout(&verify));
+    assert!(stdout(&verify).contains(story), "{}", stdout(&verify));
+    assert!(
+        !stdout(&verify).contains("torn tail"),
+        "{}",
+        stdout(&verify)
+    );
+    let dump = logfmt(&["dump", p(&log)], b"");
+    assert!(stdout(&dump).contains(story), "{}", stdout(&dump));
+    let stats = logfmt(&["stats", p(&log)], b"");
+    let text = stdout(&stats);
+    assert!(text.contains("  damage        none\n"), "{text}");
+    assert!(
+        text.contains("zero-filled tail: 66520 bytes of zeros from offset 16"),
+        "{text}"
+    );
+    let json = logfmt(&["stats", "--json", p(&log)], b"");
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&json))?;
+    assert_eq!(doc["zero_fill"]["bytes"], 66_520);
+    assert_eq!(doc["tail"], serde_json::Value::Null);
+    // A tail that is not all zeros is still torn.
+    bytes[30_000] = 1;
+    fs::write(&log, &bytes)?;
+    let verify = logfmt(&["verify", p(&log)], b"");
+    assert!(stdout(&verify).contains("torn tail"), "{}", stdout(&verify));
+    Ok(())
+}
+
+/// Pebble's EOF trailer: an empty recyclable chunk of the next log number, checksum 0.
+#[test]
+fn pebbles_eof_trailer_is_recognised() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let log = dir.path().join("000001.log");
+    let written = logfmt(&["write", "--format", "recyclable", p(&log)], b"x\n");
+    assert_eq!(status(&written), 0, "{}", stderr(&written));
+    let mut bytes = fs::read(&log)?;
+    bytes.extend_from_slice(&[0, 0, 0, 0, 0, 0, 5, 2, 0, 0, 0]);
+    fs::write(&log, &bytes)?;
+    let out = logfmt(&["verify", "--format", "auto", p(&log)], b"");
+    assert_eq!(status(&out), 0);
+    assert!(
+        stdout(&out).contains("with Pebble's EOF trailer: an empty chunk of log 2"),
+        "{}",
+        stdout(&out)
+    );
+    let json = logfmt(&["verify", "--json", "--format", "auto", p(&log)], b"");
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&json))?;
+    assert_eq!(doc["tail"]["kind"], "pebble_eof_trailer");
+    Ok(())
+}
+
+/// A text file named like a log: said to be text, not three checksum mismatches alone.
+#[test]
+fn a_text_file_is_said_not_to_be_a_log() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let log = dir.path().join("000001.log");
+    let text: String = (0..3000)
+        .map(|i| format!("line {i} of a text file\n"))
+        .collect();
+    fs::write(&log, text)?;
+    let out = logfmt(&["verify", p(&log)], b"");
+    assert_eq!(status(&out), 1);
+    assert!(
+        stdout(&out).contains("hint: the file holds text, not a log in LevelDB's format"),
+        "{}",
+        stdout(&out)
+    );
+    // A real log whose only record is damaged gets no such hint.
+    let real = dir.path().join("real.log");
+    write_log(&real, &[b"some text payload".to_vec()])?;
+    let mut bytes = fs::read(&real)?;
+    bytes[10] ^= 1;
+    fs::write(&real, bytes)?;
+    let out = logfmt(&["verify", p(&real)], b"");
+    assert!(!stdout(&out).contains("hint"), "{}", stdout(&out));
+    Ok(())
+}

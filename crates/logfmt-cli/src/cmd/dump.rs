@@ -447,8 +447,15 @@ fn run_one(args: &DumpArgs, path: &std::path::Path, several: bool) -> Result<(),
     }
     let (view, _) = View::new(&input, args.erased, &args.format)?;
     let progress = Progress::bytes("dump", log.len_at_open());
+    // Where a run of zero headers that may reach the end of the file began.
+    let mut zeros_from = None;
     let layout = walk(&input, view, &progress, |item, view, layout| {
         let (line, json) = describe(&item, view, layout);
+        match line.what.as_ref() {
+            "zero-header" => zeros_from = zeros_from.or(Some(line.offset)),
+            "trailer" => {}
+            _ => zeros_from = None,
+        }
         if args.json {
             write_json_line(&mut out, &json)?;
         } else {
@@ -461,6 +468,10 @@ fn run_one(args: &DumpArgs, path: &std::path::Path, several: bool) -> Result<(),
         Ok(())
     })?;
     drop(progress);
+    let zero_fill = match (zeros_from, &input.ring) {
+        (Some(offset), None) => crate::story::zero_filled_from(log, offset),
+        _ => None,
+    };
     if args.json {
         let [full, first, middle, last] = layout.by_type;
         let summary = Entry::Summary {
@@ -479,6 +490,23 @@ fn run_one(args: &DumpArgs, path: &std::path::Path, several: bool) -> Result<(),
             torn_bytes: layout.torn_bytes,
             stale_bytes: layout.stale().map_or(0, |s| s.bytes),
         };
+        if let Some(crate::story::Tail::ZeroFilled { offset, bytes }) = zero_fill {
+            /// The end of the log told as `verify` and `stats` tell it.
+            #[derive(serde::Serialize)]
+            struct ZeroFill {
+                kind: &'static str,
+                offset: u64,
+                bytes: u64,
+            }
+            write_json_line(
+                &mut out,
+                &ZeroFill {
+                    kind: "zero_fill",
+                    offset,
+                    bytes,
+                },
+            )?;
+        }
         write_json_line(&mut out, &summary)?;
     } else {
         use super::plural;
@@ -507,6 +535,9 @@ fn run_one(args: &DumpArgs, path: &std::path::Path, several: bool) -> Result<(),
                 None => String::new(),
             },
         )?;
+        if let Some(zeros) = zero_fill {
+            writeln!(out, "{}", zeros.explain())?;
+        }
     }
     out.flush()?;
     Ok(())

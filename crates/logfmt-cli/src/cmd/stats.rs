@@ -39,8 +39,10 @@ use crate::scan::{COUNTING, Found, scan};
 /// begins with included).
 ///
 /// A ring image (a dump of a flash region holding a ring log) is read from its oldest block
-/// to its newest; "bytes" and "blocks" count the blocks read. With several files, each
-/// object ends with "file" (its path).
+/// to its newest; "bytes" and "blocks" count the blocks read. A log that ends in zeros to
+/// the end of the file (space preallocated or mapped and never written) has "zero_fill":
+/// {"offset", "bytes"} after "packs", its "tail" null and no damage for it. With several
+/// files, each object ends with "file" (its path).
 #[derive(Debug, clap::Args)]
 pub(crate) struct StatsArgs {
     /// One JSON object (keys above).
@@ -215,7 +217,18 @@ fn run_one(args: &StatsArgs, path: &std::path::Path, several: bool) -> Result<()
     } else {
         None
     };
-    let tail = outcome.tail.map(|t| input.damage(t));
+    let mut tail = outcome.tail.map(|t| input.damage(t));
+    // Zeros to the end of the file: neither a torn tail nor damage (told as `verify` and `dump`
+    // tell it).
+    let zero_fill = match (tail, &input.ring) {
+        (Some(t), None) => crate::story::classify(log, &t),
+        _ => None,
+    };
+    if let (Some(t), Some(_)) = (tail, zero_fill) {
+        damage.retain(|d| !(d.kind == logfmt_std::DamageKind::TornTail && d.offset == t.offset));
+        tail = None;
+    }
+    let pebble_eof = stale.is_some_and(|s| crate::story::is_pebble_eof_trailer(log, &s));
     let layout = reader.into_inner().layout;
     let record_size = sizes.min_median_max();
     let payload = sizes.total;
@@ -243,6 +256,8 @@ fn run_one(args: &StatsArgs, path: &std::path::Path, several: bool) -> Result<()
             ring: Option<Ring>,
             #[serde(skip_serializing_if = "Option::is_none")]
             packs: Option<Packs>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            zero_fill: Option<SpanJson>,
             #[serde(skip_serializing_if = "Option::is_none")]
             file: Option<String>,
         }
@@ -328,6 +343,8 @@ fn run_one(args: &StatsArgs, path: &std::path::Path, several: bool) -> Result<()
                 plain_bytes: packed.1,
                 bytes_saved: packed.1 as i64 - layout.pack_bytes as i64,
             }),
+            zero_fill: zero_fill
+                .map(|crate::story::Tail::ZeroFilled { offset, bytes }| SpanJson { offset, bytes }),
             file: several.then(|| log.path().to_string_lossy().into_owned()),
         };
         write_json_line(&mut out, &doc)?;
@@ -406,6 +423,18 @@ fn run_one(args: &StatsArgs, path: &std::path::Path, several: bool) -> Result<()
         (
             "end",
             match (tail, stale) {
+                (None, _) if zero_fill.is_some() => match zero_fill {
+                    Some(crate::story::Tail::ZeroFilled { offset, bytes }) => format!(
+                        "clean, then a zero-filled tail: {} of zeros from offset {offset} \
+                         (preallocated or mapped, never written; not torn, not damage)",
+                        plural(bytes, "byte")
+                    ),
+                    None => String::new(),
+                },
+                (None, Some(stale)) if pebble_eof => format!(
+                    "clean, at Pebble's EOF trailer (an empty chunk of log {}) at offset {}",
+                    stale.log_number, stale.offset
+                ),
                 (Some(t), _) => format!(
                     "torn tail: {} at offset {}",
                     plural(t.bytes, "byte"),

@@ -32,7 +32,10 @@ use crate::scan::{COUNTING, Found, scan};
 /// name), "tail" (the torn or unwritten tail, reported or not: null or {"offset", "bytes"};
 /// for a recyclable log that ends at a stale record of an earlier use of the file,
 /// {"offset", "bytes", "kind": "old_record", "log_number"}: the stale bytes from the end of
-/// the log to the end of the file),
+/// the log to the end of the file; "kind": "pebble_eof_trailer" when they are Pebble's EOF
+/// trailer, the empty chunk of the next log number Pebble writes when it closes a log; for a
+/// log that ends in zeros to the end of the file — space preallocated or memory-mapped and
+/// never written, not a torn record and not damage — {"offset", "bytes", "kind": "zero_fill"}),
 /// "stopped_at" (where point-in-time or absolute stopped: null or {"offset", "bytes",
 /// "reason"}); and for a ring image only, "ring" ({"blocks", "group", "newest", "lap",
 /// "oldest", "blocks_read", "erased"}: see `logfmt stats`).
@@ -79,6 +82,12 @@ struct Summary {
     stale: Option<StaleTail>,
     stopped_at: Option<Damage>,
     ring: Option<RingImage>,
+    /// The tail is zeros to the end of the file: not torn, not damage.
+    zero_fill: Option<crate::story::Tail>,
+    /// The stale bytes are Pebble's EOF trailer.
+    pebble_eof: bool,
+    /// No record, only damage or a torn tail: why this may not be a log at all.
+    not_a_log: Option<&'static str>,
 }
 
 impl Summary {
@@ -122,6 +131,12 @@ impl Summary {
                 kind: &'static str,
                 log_number: u32,
             },
+            /// Zeros to the end of the file: not torn, not damage.
+            Zeros {
+                offset: u64,
+                bytes: u64,
+                kind: &'static str,
+            },
         }
         let tail = self
             .tail
@@ -142,9 +157,22 @@ impl Summary {
                 self.stale.map(|s| Tail::Stale {
                     offset: s.offset,
                     bytes: s.bytes,
-                    kind: "old_record",
+                    kind: if self.pebble_eof {
+                        "pebble_eof_trailer"
+                    } else {
+                        "old_record"
+                    },
                     log_number: s.log_number,
                 })
+            })
+            .or_else(|| {
+                self.zero_fill.map(
+                    |crate::story::Tail::ZeroFilled { offset, bytes }| Tail::Zeros {
+                        offset,
+                        bytes,
+                        kind: "zero_fill",
+                    },
+                )
             });
         let doc = Doc {
             records: self.records,
@@ -245,6 +273,8 @@ impl Summary {
                 tail.offset,
                 plural(chunks, "well-formed chunk"),
             )?;
+        } else if let Some(hint) = self.not_a_log {
+            writeln!(out, "  hint: {hint}")?;
         } else if let Some(tail) = self.tail
             && self.recovery == RecoveryMode::TolerateCorruptedTailRecords
         {
@@ -256,7 +286,19 @@ impl Summary {
                 tail.offset
             )?;
         }
-        if let Some(stale) = self.stale {
+        if let Some(zeros) = self.zero_fill {
+            writeln!(out, "  {}", zeros.explain())?;
+        }
+        if let Some(stale) = self.stale
+            && self.pebble_eof
+        {
+            writeln!(
+                out,
+                "  the log ends cleanly at offset {} with Pebble's EOF trailer: an empty chunk \
+                 of log {} that Pebble writes when it closes a log (not corruption)",
+                stale.offset, stale.log_number
+            )?;
+        } else if let Some(stale) = self.stale {
             writeln!(
                 out,
                 "  the log ends cleanly at offset {} at a record of log {} (not corruption): \
@@ -332,6 +374,9 @@ fn run_one(args: &VerifyArgs, path: &std::path::Path, several: bool) -> Result<u
         stale: None,
         stopped_at: None,
         ring: input.ring.clone(),
+        zero_fill: None,
+        pebble_eof: false,
+        not_a_log: None,
     };
     let mut read_error = None;
     let progress = Progress::bytes("verify", log.len_at_open());
@@ -368,6 +413,27 @@ fn run_one(args: &VerifyArgs, path: &std::path::Path, several: bool) -> Result<u
     summary.tail = outcome.tail.map(|d| input.damage(d));
     if input.ring.is_none() {
         summary.stale = StaleTail::in_file(log, &mut reader)?;
+        // Zeros to the end of the file are not a torn record, nor damage.
+        if let Some(tail) = summary.tail
+            && let Some(zeros) = crate::story::classify(log, &tail)
+        {
+            summary.zero_fill = Some(zeros);
+            summary.tail = None;
+            // Absolute consistency still fails on any end but a clean one.
+            if summary.recovery != RecoveryMode::AbsoluteConsistency {
+                summary
+                    .damage
+                    .retain(|d| !(d.kind == DamageKind::TornTail && d.offset == tail.offset));
+            }
+        }
+        summary.pebble_eof = summary
+            .stale
+            .is_some_and(|stale| crate::story::is_pebble_eof_trailer(log, &stale));
+        summary.not_a_log = crate::story::not_a_log(
+            log,
+            summary.records,
+            !summary.damage.is_empty() || summary.tail.is_some(),
+        );
     }
     summary.stopped_at = match outcome.ending {
         Some(Ending::Stopped(damage)) => Some(input.damage(damage)),
@@ -388,7 +454,7 @@ fn run_one(args: &VerifyArgs, path: &std::path::Path, several: bool) -> Result<u
         summary
             .write_text(&mut out, log.path(), shown)
             .and_then(|()| {
-                if recyclable_hint(args, &input, &summary) {
+                if summary.not_a_log.is_none() && recyclable_hint(args, &input, &summary) {
                     writeln!(
                         out,
                         "  hint: the log starts with RocksDB recyclable chunks: read it with \
