@@ -10,7 +10,13 @@ use super::version_edit::{Field, FileField, VersionEdit};
 use crate::escape::EscapedPath;
 use crate::{Entry, LogReader, ReaderOptions, StdSource};
 
-/// What a file of a [`Database`] holds.
+/// What a file of a [`Database`] holds (see [`Database::files`]).
+///
+/// ```
+/// use logfmt_std::content::DbFileKind;
+///
+/// assert_ne!(DbFileKind::Manifest, DbFileKind::Wal);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum DbFileKind {
@@ -20,7 +26,7 @@ pub enum DbFileKind {
     Wal,
 }
 
-/// A file of a [`Database`].
+/// A file of a [`Database`]: see the example of [`Database`].
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct DbFile {
     /// What it holds.
@@ -244,6 +250,16 @@ fn oldest_needed(file: File) -> Needed {
 }
 
 /// Why a database directory could not be opened ([`Database::open`]).
+///
+/// ```
+/// use logfmt_std::content::{Database, DatabaseError};
+///
+/// let dir = tempfile::tempdir()?;
+/// let error = Database::open(dir.path()).unwrap_err();
+/// assert!(matches!(error, DatabaseError::NoCurrent { .. }));
+/// assert!(error.to_string().ends_with("without a CURRENT file: not a LevelDB or RocksDB database"));
+/// # Ok::<(), std::io::Error>(())
+/// ```
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum DatabaseError {

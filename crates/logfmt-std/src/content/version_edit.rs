@@ -14,6 +14,16 @@ use super::coding::Cursor;
 
 /// RocksDB's `kTagSafeIgnoreMask`: an unknown tag with this bit set may be skipped (its value
 /// is length-prefixed).
+///
+/// ```
+/// use logfmt_std::content::{Field, TAG_SAFE_IGNORE_MASK, VersionEdit};
+///
+/// // Tag 8300 (bit 13 set), a 2-byte value: reported, not skipped silently.
+/// assert_ne!(8300 & TAG_SAFE_IGNORE_MASK, 0);
+/// let record = [0xec, 0x40, 2, b'h', b'i'];
+/// let fields: Vec<_> = VersionEdit::new(&record).fields().collect();
+/// assert_eq!(fields, [Ok(Field::Ignorable { tag: 8300, data: b"hi" })]);
+/// ```
 pub const TAG_SAFE_IGNORE_MASK: u32 = 1 << 13;
 
 /// A `VersionEdit` read from a MANIFEST record, to be read field by field
@@ -54,7 +64,19 @@ impl<'a> VersionEdit<'a> {
     }
 }
 
-/// The fields of a [`VersionEdit`], in order ([`VersionEdit::fields`]).
+/// The fields of a [`VersionEdit`], in order ([`VersionEdit::fields`]): an [`Iterator`] of
+/// each field or the error that ends them.
+///
+/// ```
+/// use logfmt_std::content::{EditError, Field, VersionEdit};
+///
+/// // Log number 5, then tag 8, which no one defines.
+/// let record = [2, 5, 8];
+/// let mut fields = VersionEdit::new(&record).fields();
+/// assert_eq!(fields.next(), Some(Ok(Field::LogNumber(5))));
+/// assert_eq!(fields.next(), Some(Err(EditError::UnknownTag { tag: 8, offset: 2 })));
+/// assert_eq!(fields.next(), None);
+/// ```
 #[derive(Debug, Clone)]
 pub struct Fields<'a> {
     cursor: Cursor<'a>,
@@ -114,6 +136,16 @@ impl<'a> InternalKey<'a> {
 }
 
 /// How a new file was recorded: which of the tags that add a file.
+///
+/// ```
+/// use logfmt_std::content::NewFileTag;
+///
+/// let tags: Vec<u32> = [NewFileTag::NewFile, NewFileTag::NewFile2, NewFileTag::NewFile3]
+///     .iter()
+///     .map(|t| t.tag())
+///     .collect();
+/// assert_eq!(tags, [7, 100, 102]);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum NewFileTag {
@@ -145,6 +177,21 @@ impl NewFileTag {
 }
 
 /// A table file added to a level.
+///
+/// ```
+/// use logfmt_std::content::{Field, NewFileTag, VersionEdit};
+///
+/// // kNewFile: level 1, file 9, 300 bytes, keys "a" @ 1 (value) .. "b" @ 2 (deletion).
+/// let mut record = vec![7, 1, 9, 0xac, 0x02, 9, b'a'];
+/// record.extend_from_slice(&(1u64 << 8 | 1).to_le_bytes());
+/// record.extend_from_slice(&[9, b'b']);
+/// record.extend_from_slice(&(2u64 << 8).to_le_bytes());
+/// let Some(Ok(Field::NewFile(file))) = VersionEdit::new(&record).fields().next() else {
+///     panic!("a new file");
+/// };
+/// assert_eq!((file.tag, file.level, file.number, file.size), (NewFileTag::NewFile, 1, 9, 300));
+/// assert_eq!((file.smallest.user_key, file.largest.kind), (&b"a"[..], 0));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct NewFile<'a> {
     /// The tag it was recorded with.
@@ -168,6 +215,24 @@ pub struct NewFile<'a> {
 }
 
 /// A custom field of RocksDB's `kNewFile4` (`NewFileCustomTag`).
+///
+/// ```
+/// use logfmt_std::content::{Field, FileField, VersionEdit};
+///
+/// let mut key = b"k".to_vec();
+/// key.extend_from_slice(&(1u64 << 8 | 1).to_le_bytes());
+/// // kNewFile4: level 0, file 5, size 10, keys, seqnos 1..1, then custom fields:
+/// // need compaction (2) = 1, path id (65) = 0, terminate (1).
+/// let mut record = vec![103, 0, 5, 10, 9];
+/// record.extend_from_slice(&key);
+/// record.push(9);
+/// record.extend_from_slice(&key);
+/// record.extend_from_slice(&[1, 1, 2, 1, 1, 65, 1, 0, 1]);
+/// let Some(Ok(Field::NewFile(file))) = VersionEdit::new(&record).fields().next() else {
+///     panic!("a new file");
+/// };
+/// assert_eq!(file.custom, [FileField::NeedCompaction(true), FileField::PathId(0)]);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum FileField<'a> {
@@ -216,6 +281,16 @@ pub enum FileField<'a> {
 }
 
 /// One field of a [`VersionEdit`]. Byte strings are borrowed from the record.
+///
+/// ```
+/// use logfmt_std::content::{Field, VersionEdit};
+///
+/// // RocksDB: column family 1 is added with the name "cf1" (tags 200 and 201).
+/// let record = [0xc8, 0x01, 1, 0xc9, 0x01, 3, b'c', b'f', b'1'];
+/// let fields: Result<Vec<_>, _> = VersionEdit::new(&record).fields().collect();
+/// assert_eq!(fields?, [Field::ColumnFamily(1), Field::ColumnFamilyAdd(b"cf1")]);
+/// # Ok::<(), logfmt_std::content::EditError>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Field<'a> {
@@ -347,6 +422,14 @@ impl Field<'_> {
 
 /// Why a [`VersionEdit`] could not be read in full. Offsets are in bytes from the start of
 /// the record.
+///
+/// ```
+/// use logfmt_std::content::{EditError, VersionEdit};
+///
+/// // A comparator name of 5 bytes, cut after 1.
+/// let error = VersionEdit::new(&[1, 5, b'a']).fields().find_map(Result::err);
+/// assert_eq!(error, Some(EditError::BadField { tag: 1, offset: 0, what: "comparator name" }));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum EditError {

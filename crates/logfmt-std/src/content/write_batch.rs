@@ -32,6 +32,15 @@ use std::fmt;
 use super::coding::Cursor;
 
 /// The bytes of a `WriteBatch` header: the sequence number (fixed64) and the count (fixed32).
+///
+/// ```
+/// use logfmt_std::content::{BatchError, WRITE_BATCH_HEADER, WriteBatch};
+///
+/// let empty = [0u8; WRITE_BATCH_HEADER];
+/// assert_eq!(WriteBatch::new(&empty)?.ops().count(), 0);
+/// assert_eq!(WriteBatch::new(&empty[1..]), Err(BatchError::TooSmall { len: 11 }));
+/// # Ok::<(), BatchError>(())
+/// ```
 pub const WRITE_BATCH_HEADER: usize = 12;
 
 /// A `WriteBatch` read from a log record: its header, and its operations still encoded, to be
@@ -120,7 +129,25 @@ impl<'a> WriteBatch<'a> {
     }
 }
 
-/// The operations of a [`WriteBatch`], in order ([`WriteBatch::ops`]).
+/// The operations of a [`WriteBatch`], in order ([`WriteBatch::ops`]): an [`Iterator`] of
+/// each operation or the error that ends them.
+///
+/// ```
+/// use logfmt_std::content::{Op, WriteBatch};
+///
+/// let mut record = vec![0; 8];
+/// record.extend_from_slice(&1u32.to_le_bytes());
+/// record.extend_from_slice(b"\x0d\x00\x01k"); // noop, delete "k"
+/// let deleted: Vec<&[u8]> = WriteBatch::new(&record)?
+///     .ops()
+///     .filter_map(|op| match op {
+///         Ok(Op::Delete { key, .. }) => Some(key),
+///         _ => None,
+///     })
+///     .collect();
+/// assert_eq!(deleted, [b"k"]);
+/// # Ok::<(), logfmt_std::content::BatchError>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct Ops<'a> {
     cursor: Cursor<'a>,
@@ -158,6 +185,16 @@ impl std::iter::FusedIterator for Ops<'_> {}
 
 /// Which begin-prepare marker of a two-phase commit a batch holds (RocksDB's transaction
 /// write policies).
+///
+/// ```
+/// use logfmt_std::content::{Op, Prepare, WriteBatch};
+///
+/// let mut record = vec![0; 12];
+/// record.push(0x12); // kTypeBeginPersistedPrepareXID
+/// let op = WriteBatch::new(&record)?.ops().next();
+/// assert_eq!(op, Some(Ok(Op::BeginPrepare { kind: Prepare::Persisted })));
+/// # Ok::<(), logfmt_std::content::BatchError>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Prepare {
@@ -173,6 +210,15 @@ pub enum Prepare {
 ///
 /// `cf` is the column family (RocksDB); LevelDB's operations, and RocksDB's without a
 /// column-family tag, are in column family 0.
+///
+/// ```
+/// use logfmt_std::content::Op;
+///
+/// let op = Op::Merge { cf: 2, key: b"counter", value: b"+1" };
+/// assert_eq!((op.name(), op.cf(), op.key(), op.value()), ("merge", Some(2), Some(&b"counter"[..]), Some(&b"+1"[..])));
+/// assert!(op.is_data());
+/// assert!(!Op::Commit { xid: b"tx", timestamp: None }.is_data());
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Op<'a> {
@@ -381,6 +427,22 @@ impl<'a> Op<'a> {
 
 /// Why a [`WriteBatch`] could not be read in full. Offsets are in bytes from the start of the
 /// record (the batch's header is at 0).
+///
+/// ```
+/// use logfmt_std::content::{BatchError, WriteBatch};
+///
+/// // Declares one operation; its put is cut short after the key.
+/// let mut record = vec![0; 8];
+/// record.extend_from_slice(&1u32.to_le_bytes());
+/// record.extend_from_slice(b"\x01\x01k\x05v");
+/// let error = WriteBatch::new(&record)?.ops().find_map(Result::err);
+/// assert_eq!(error, Some(BatchError::BadOp { tag: 0x01, offset: 12 }));
+/// assert_eq!(
+///     error.map(|e| e.to_string()).as_deref(),
+///     Some("bad WriteBatch Put at byte 12: it runs past the end of the batch")
+/// );
+/// # Ok::<(), BatchError>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum BatchError {
