@@ -358,18 +358,26 @@ fn run_one(args: &StatsArgs, path: &std::path::Path, several: bool) -> Result<()
             n as f64 * 100.0 / layout.bytes as f64
         }
     };
+    // Exact bytes, and from 1 KiB on what a person reads (`12345 bytes (12.06 KiB)`).
+    let human = |n: u64| {
+        if n < 1024 {
+            plural(n, "byte")
+        } else {
+            format!("{n} bytes ({})", indicatif::HumanBytes(n))
+        }
+    };
     let mut rows: Vec<(&str, String)> = vec![
         (
             "size",
             format!(
                 "{} in {}",
-                plural(layout.bytes, "byte"),
+                human(layout.bytes),
                 plural(layout.blocks, "block")
             ),
         ),
         (
             "records",
-            format!("{}, {} of payload", sizes.count, plural(payload, "byte")),
+            format!("{}, {} of payload", sizes.count, human(payload)),
         ),
         (
             "record sizes",
