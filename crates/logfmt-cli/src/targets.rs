@@ -3,9 +3,13 @@
 
 use std::path::PathBuf;
 
+use std::borrow::Cow;
+
 use logfmt_std::content::{Database, DbFileKind};
 
 use crate::error::CliError;
+use crate::format::FormatName;
+use crate::options::ReadArgs;
 
 /// A file to read.
 #[derive(Debug, Clone)]
@@ -58,4 +62,22 @@ pub(crate) fn expand(args: &[PathBuf]) -> Result<Vec<Target>, CliError> {
         }
     }
     Ok(targets)
+}
+
+impl Target {
+    /// How to read this file: `args`, except that a write-ahead log of a database directory
+    /// with no --format nor --log-number is read with --format auto (RocksDB may have written
+    /// it in its recyclable format).
+    pub(crate) fn read_args<'a>(&self, args: &'a ReadArgs) -> Cow<'a, ReadArgs> {
+        if self.kind == Some(DbFileKind::Wal)
+            && args.format.format.is_none()
+            && args.format.log_number.is_none()
+        {
+            let mut args = args.clone();
+            args.format.format = Some(FormatName::Auto);
+            Cow::Owned(args)
+        } else {
+            Cow::Borrowed(args)
+        }
+    }
 }

@@ -510,3 +510,35 @@ fn a_text_file_is_said_not_to_be_a_log() -> TestResult {
     assert!(!stdout(&out).contains("hint"), "{}", stdout(&out));
     Ok(())
 }
+
+/// A database's write-ahead logs are read in whichever chunk format they were written: RocksDB
+/// may write its recyclable chunks.
+#[test]
+fn a_databases_recyclable_log_is_read_as_such() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    fs::write(dir.path().join("CURRENT"), "MANIFEST-000002\n")?;
+    write_log(&dir.path().join("MANIFEST-000002"), &[vec![2, 7]])?;
+    let wal = dir.path().join("000007.log");
+    let written = logfmt(
+        &[
+            "write",
+            "--format",
+            "recyclable",
+            "--input",
+            "framed",
+            p(&wal),
+        ],
+        &framed(&[batch(3, 1, &put(b"k", b"v"))]),
+    );
+    assert_eq!(status(&written), 0, "{}", stderr(&written));
+    let out = logfmt(&["cat", p(dir.path())], b"");
+    assert_eq!(stderr(&out), "");
+    assert!(
+        stdout(&out).ends_with("--- offset 0; sequence 3; count 1\n  put 'k' 'v'\n"),
+        "{}",
+        stdout(&out)
+    );
+    let out = logfmt(&["verify", p(dir.path())], b"");
+    assert_eq!(status(&out), 0, "{}", stdout(&out));
+    Ok(())
+}

@@ -123,9 +123,10 @@ fn cat(
     follow: bool,
     out: &mut impl Write,
 ) -> Result<(), CliError> {
-    let input = Input::open(&target.path, args.read.erased)?;
+    let read = target.read_args(&args.read);
+    let input = Input::open(&target.path, read.erased)?;
     let log = &input.log;
-    let mut options = args.read.options(&input, args.offset, args.range.clone())?;
+    let mut options = read.options(&input, args.offset, args.range.clone())?;
     if follow {
         options.read = options.read.clone().tailing(true);
     }

@@ -335,7 +335,7 @@ pub(crate) fn run(args: &VerifyArgs) -> Result<ExitCode, CliError> {
     let several = targets.len() > 1;
     let mut damaged = 0u64;
     for target in &targets {
-        if run_one(args, &target.path, several)? != EXIT_OK {
+        if run_one(args, target, several)? != EXIT_OK {
             damaged += 1;
         }
     }
@@ -360,10 +360,15 @@ pub(crate) fn run(args: &VerifyArgs) -> Result<ExitCode, CliError> {
 }
 
 /// Verifies one file: its exit status.
-fn run_one(args: &VerifyArgs, path: &std::path::Path, several: bool) -> Result<u8, CliError> {
-    let input = Input::open(path, args.read.erased)?;
+fn run_one(
+    args: &VerifyArgs,
+    target: &crate::targets::Target,
+    several: bool,
+) -> Result<u8, CliError> {
+    let read = target.read_args(&args.read);
+    let input = Input::open(&target.path, read.erased)?;
     let log = &input.log;
-    let options = args.read.options(&input, args.offset, None)?;
+    let options = read.options(&input, args.offset, None)?;
     let mut reader = LogReader::new(input.source()?, &options);
     let mut summary = Summary {
         records: 0,
