@@ -111,119 +111,94 @@ impl fmt::Display for Undecoded {
     }
 }
 
-/// Prints the record at `offset` holding `content` (not [`Content::Raw`]); returns what could
-/// not be decoded, if anything (it is also printed, in place). `file` names the file in JSON
-/// when several are printed.
-pub(crate) fn write_record(
-    out: &mut impl Write,
-    content: Content,
-    style: Style,
-    offset: u64,
-    data: &[u8],
-    file: Option<&str>,
-) -> io::Result<Option<Undecoded>> {
-    match content {
-        Content::WriteBatch | Content::Raw => write_batch(out, style, offset, data, file),
-        Content::VersionEdit => write_edit(out, style, offset, data, file),
+/// Prints decoded records, each built whole in a line buffer reused from record to record and
+/// written at once (decoding a write-ahead log is mostly formatting: this keeps it fast).
+#[derive(Debug, Default)]
+pub(crate) struct Printer {
+    line: Vec<u8>,
+}
+
+impl Printer {
+    /// Prints the record at `offset` holding `content` (not [`Content::Raw`]); returns what
+    /// could not be decoded, if anything (it is also printed, in place). `file` names the file
+    /// in JSON when several are printed.
+    pub(crate) fn write_record(
+        &mut self,
+        out: &mut impl Write,
+        content: Content,
+        style: Style,
+        offset: u64,
+        data: &[u8],
+        file: Option<&str>,
+    ) -> io::Result<Option<Undecoded>> {
+        self.line.clear();
+        let line = &mut self.line;
+        let undecoded = match (content, style) {
+            (Content::VersionEdit, _) => write_edit(line, style, offset, data, file)?,
+            (_, Style::Text { hex }) => batch_text(line, offset, data, hex).map(Undecoded::Batch),
+            (_, Style::Json) => batch_json(line, offset, data, file).map(Undecoded::Batch),
+        };
+        out.write_all(&self.line)?;
+        Ok(undecoded)
     }
 }
 
-fn write_batch(
-    out: &mut impl Write,
-    style: Style,
-    offset: u64,
-    data: &[u8],
-    file: Option<&str>,
-) -> io::Result<Option<Undecoded>> {
-    let batch = WriteBatch::new(data);
-    match style {
-        Style::Text { hex } => {
-            let mut error = None;
-            match batch {
-                Ok(batch) => {
-                    writeln!(
-                        out,
-                        "--- offset {offset}; sequence {}; count {}",
-                        batch.sequence(),
-                        batch.count()
-                    )?;
-                    for op in batch.ops() {
-                        match op {
-                            Ok(op) => write_op_text(out, &op, hex)?,
-                            Err(e) => error = Some(e),
-                        }
-                    }
-                }
-                Err(e) => {
-                    writeln!(out, "--- offset {offset}")?;
-                    error = Some(e);
+/// Appends the decimal digits of `n`.
+fn number(line: &mut Vec<u8>, n: impl itoa::Integer) {
+    line.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
+}
+
+/// A write batch in text: `--- offset N; sequence S; count C`, then a line per operation,
+/// then the error that ended them, if any.
+fn batch_text(line: &mut Vec<u8>, offset: u64, data: &[u8], hex: bool) -> Option<BatchError> {
+    line.extend_from_slice(b"--- offset ");
+    number(line, offset);
+    let mut error = None;
+    match WriteBatch::new(data) {
+        Ok(batch) => {
+            line.extend_from_slice(b"; sequence ");
+            number(line, batch.sequence());
+            line.extend_from_slice(b"; count ");
+            number(line, batch.count());
+            line.push(b'\n');
+            for op in batch.ops() {
+                match op {
+                    Ok(op) => op_text(line, &op, hex),
+                    Err(e) => error = Some(e),
                 }
             }
-            if let Some(e) = error {
-                writeln!(out, "  error: {e}")?;
-            }
-            Ok(error.map(Undecoded::Batch))
         }
-        Style::Json => {
-            /// A decoded write batch: `offset`, `sequence`, `count`, `ops`, in this order;
-            /// then `error` if it could not be decoded in full, and `file` for several files.
-            #[derive(Serialize)]
-            struct BatchJson<'a> {
-                offset: u64,
-                sequence: Option<u64>,
-                count: Option<u32>,
-                ops: Vec<OpJson<'a>>,
-                #[serde(skip_serializing_if = "Option::is_none")]
-                error: Option<String>,
-                #[serde(skip_serializing_if = "Option::is_none")]
-                file: Option<&'a str>,
-            }
-            let mut doc = BatchJson {
-                offset,
-                sequence: None,
-                count: None,
-                ops: Vec::new(),
-                error: None,
-                file,
-            };
-            let mut error = None;
-            match batch {
-                Ok(batch) => {
-                    doc.sequence = Some(batch.sequence());
-                    doc.count = Some(batch.count());
-                    for op in batch.ops() {
-                        match op {
-                            Ok(op) => doc.ops.push(OpJson::from(&op)),
-                            Err(e) => error = Some(e),
-                        }
-                    }
-                }
-                Err(e) => error = Some(e),
-            }
-            doc.error = error.map(|e| e.to_string());
-            write_json_line(out, &doc)?;
-            Ok(error.map(Undecoded::Batch))
+        Err(e) => {
+            line.push(b'\n');
+            error = Some(e);
         }
     }
+    if let Some(e) = error {
+        line.extend_from_slice(b"  error: ");
+        line.extend_from_slice(e.to_string().as_bytes());
+        line.push(b'\n');
+    }
+    error
 }
 
 /// One operation in text: `  put 'key' 'value'`, with `cf N` after the name for a column
 /// family other than 0.
-fn write_op_text(out: &mut impl Write, op: &Op<'_>, hex: bool) -> io::Result<()> {
-    out.write_all(b"  ")?;
-    out.write_all(op.name().as_bytes())?;
+fn op_text(line: &mut Vec<u8>, op: &Op<'_>, hex: bool) {
+    line.extend_from_slice(b"  ");
+    line.extend_from_slice(op.name().as_bytes());
     if let Some(cf) = op.cf()
         && cf != 0
     {
-        write!(out, " cf {cf}")?;
+        line.extend_from_slice(b" cf ");
+        number(line, cf);
     }
-    let bytes = |out: &mut dyn Write, label: &str, data: &[u8]| -> io::Result<()> {
-        out.write_all(b" ")?;
+    let bytes = |line: &mut Vec<u8>, label: &[u8], data: &[u8]| {
+        line.push(b' ');
         if !label.is_empty() {
-            out.write_all(label.as_bytes())?;
-            out.write_all(b" ")?;
+            line.extend_from_slice(label);
+            line.push(b' ');
         }
-        write_bytes(out, data, hex)
+        text_bytes(line, data, hex);
     };
     match *op {
         Op::Put { key, value, .. }
@@ -236,8 +211,8 @@ fn write_op_text(out: &mut impl Write, op: &Op<'_>, hex: bool) -> io::Result<()>
             columns: value,
             ..
         } => {
-            bytes(out, "", key)?;
-            bytes(out, "", value)?;
+            bytes(line, b"", key);
+            bytes(line, b"", value);
         }
         Op::TimedPut {
             key,
@@ -245,68 +220,236 @@ fn write_op_text(out: &mut impl Write, op: &Op<'_>, hex: bool) -> io::Result<()>
             write_time,
             ..
         } => {
-            bytes(out, "", key)?;
-            bytes(out, "", value)?;
-            write!(out, " write_time {write_time}")?;
+            bytes(line, b"", key);
+            bytes(line, b"", value);
+            line.extend_from_slice(b" write_time ");
+            number(line, write_time);
         }
-        Op::Delete { key, .. } | Op::SingleDelete { key, .. } => bytes(out, "", key)?,
+        Op::Delete { key, .. } | Op::SingleDelete { key, .. } => bytes(line, b"", key),
         Op::DeleteRange { begin, end, .. } => {
-            bytes(out, "", begin)?;
-            bytes(out, "", end)?;
+            bytes(line, b"", begin);
+            bytes(line, b"", end);
         }
-        Op::LogData { blob } => bytes(out, "", blob)?,
-        Op::EndPrepare { xid } | Op::Rollback { xid } => bytes(out, "xid", xid)?,
+        Op::LogData { blob } => bytes(line, b"", blob),
+        Op::EndPrepare { xid } | Op::Rollback { xid } => bytes(line, b"xid", xid),
         Op::Commit { xid, timestamp } => {
-            bytes(out, "xid", xid)?;
+            bytes(line, b"xid", xid);
             if let Some(ts) = timestamp {
-                bytes(out, "timestamp", ts)?;
+                bytes(line, b"timestamp", ts);
             }
         }
         // Begin prepare, noop, and kinds added later: the name says it all.
         _ => {}
     }
-    out.write_all(b"\n")
+    line.push(b'\n');
 }
 
 /// Bytes in text: quoted and escaped, or in hex.
-fn write_bytes(out: &mut dyn Write, data: &[u8], hex: bool) -> io::Result<()> {
+fn text_bytes(line: &mut Vec<u8>, data: &[u8], hex: bool) {
     if hex {
-        write_hex(out, data)
+        hex_into(line, data);
     } else {
-        out.write_all(b"'")?;
-        write_escaped(out, data)?;
-        out.write_all(b"'")
+        line.push(b'\'');
+        escape_into(line, data);
+        line.push(b'\'');
     }
 }
 
-/// `data` as `leveldbutil` escapes it: printable ASCII as it is, any other byte as `\xNN`;
-/// and, so that the text reads back unambiguously, the quote `'` and the backslash too.
-pub(crate) fn write_escaped(out: &mut dyn Write, data: &[u8]) -> io::Result<()> {
-    let plain = |b: u8| (b' '..=b'~').contains(&b) && b != b'\\' && b != b'\'';
-    let mut rest = data;
-    while !rest.is_empty() {
-        let run = rest.iter().position(|&b| !plain(b)).unwrap_or(rest.len());
-        let (printable, tail) = rest.split_at(run);
-        out.write_all(printable)?;
-        if let Some((&byte, tail)) = tail.split_first() {
-            const DIGITS: &[u8; 16] = b"0123456789abcdef";
-            out.write_all(&[
-                b'\\',
-                b'x',
-                DIGITS[usize::from(byte >> 4)],
-                DIGITS[usize::from(byte & 0xf)],
-            ])?;
-            rest = tail;
+/// Lowercase hex digits.
+static DIGITS: &[u8; 16] = b"0123456789abcdef";
+
+/// Whether `byte` is shown as it is in text: printable ASCII but the quote and the backslash.
+const fn plain(byte: u8) -> bool {
+    byte >= b' ' && byte <= b'~' && byte != b'\\' && byte != b'\''
+}
+
+/// Each byte as text shows it, in 4 bytes (a plain byte is followed by 3 unused ones).
+static ESCAPES: [[u8; 4]; 256] = {
+    let mut table = [[0u8; 4]; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        let b = byte as u8;
+        table[byte] = if plain(b) {
+            [b, 0, 0, 0]
         } else {
-            rest = tail;
+            [b'\\', b'x', DIGITS[byte >> 4], DIGITS[byte & 0xf]]
+        };
+        byte += 1;
+    }
+    table
+};
+
+/// How many bytes each byte takes in text: 1 as it is, 4 escaped.
+static WIDTHS: [u8; 256] = {
+    let mut table = [4u8; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        if plain(byte as u8) {
+            table[byte] = 1;
+        }
+        byte += 1;
+    }
+    table
+};
+
+/// Appends `data` as `leveldbutil` escapes it: printable ASCII as it is, any other byte as
+/// `\xNN`; and, so that the text reads back unambiguously, the quote `'` and the backslash
+/// too.
+fn escape_into(line: &mut Vec<u8>, data: &[u8]) {
+    // Without branches: every byte's 4-byte form is stored, and the position moves on by its
+    // length (1 or 4), in a stack buffer that 64 bytes cannot overflow.
+    let mut buffer = [0u8; 4 * 64];
+    for chunk in data.chunks(64) {
+        if chunk.iter().all(|&byte| WIDTHS[usize::from(byte)] == 1) {
+            // Plain text (most keys): as it is.
+            line.extend_from_slice(chunk);
+            continue;
+        }
+        let mut at = 0;
+        for &byte in chunk {
+            if let Some(room) = buffer.get_mut(at..).and_then(<[u8]>::first_chunk_mut::<4>) {
+                *room = ESCAPES[usize::from(byte)];
+            }
+            at += usize::from(WIDTHS[usize::from(byte)]);
+        }
+        line.extend_from_slice(&buffer[..at]);
+    }
+}
+
+/// Each byte in lowercase hex.
+static HEX: [[u8; 2]; 256] = {
+    let mut table = [[0u8; 2]; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        table[byte] = [DIGITS[byte >> 4], DIGITS[byte & 0xf]];
+        byte += 1;
+    }
+    table
+};
+
+/// Appends `data` in lowercase hex.
+fn hex_into(line: &mut Vec<u8>, data: &[u8]) {
+    let mut buffer = [0u8; 2 * 64];
+    for chunk in data.chunks(64) {
+        for (pair, &byte) in buffer.chunks_exact_mut(2).zip(chunk) {
+            pair.copy_from_slice(&HEX[usize::from(byte)]);
+        }
+        line.extend_from_slice(&buffer[..2 * chunk.len()]);
+    }
+}
+
+/// `data` escaped as [`escape_into`] escapes it, written to `out`.
+pub(crate) fn write_escaped(out: &mut dyn Write, data: &[u8]) -> io::Result<()> {
+    let mut line = Vec::with_capacity(data.len() + data.len() / 2);
+    escape_into(&mut line, data);
+    out.write_all(&line)
+}
+
+/// Appends `text` as a JSON string, escaped as serde_json escapes it.
+fn json_string(line: &mut Vec<u8>, text: &str) {
+    // Writing to memory cannot fail; a str always serializes.
+    let _ = serde_json::to_writer(&mut *line, text);
+}
+
+/// Appends `"name": "HEX"` after a comma.
+fn json_hex(line: &mut Vec<u8>, name: &[u8], data: &[u8]) {
+    line.extend_from_slice(b", \"");
+    line.extend_from_slice(name);
+    line.extend_from_slice(b"\": \"");
+    hex_into(line, data);
+    line.push(b'"');
+}
+
+/// A write batch in JSON, one line, in the layout of every `--output json` line
+/// (`write_json_line`): `offset`, `sequence`, `count`, `ops`, then `error` if it could not be
+/// decoded in full and `file` for several files. Written by hand for speed; the tests check it
+/// against the same document serialized by serde.
+fn batch_json(
+    line: &mut Vec<u8>,
+    offset: u64,
+    data: &[u8],
+    file: Option<&str>,
+) -> Option<BatchError> {
+    line.extend_from_slice(b"{\"offset\": ");
+    number(line, offset);
+    let mut error = None;
+    match WriteBatch::new(data) {
+        Ok(batch) => {
+            line.extend_from_slice(b", \"sequence\": ");
+            number(line, batch.sequence());
+            line.extend_from_slice(b", \"count\": ");
+            number(line, batch.count());
+            line.extend_from_slice(b", \"ops\": [");
+            let mut first = true;
+            for op in batch.ops() {
+                match op {
+                    Ok(op) => {
+                        if !first {
+                            line.extend_from_slice(b", ");
+                        }
+                        first = false;
+                        op_json(line, &op);
+                    }
+                    Err(e) => error = Some(e),
+                }
+            }
+            line.push(b']');
+        }
+        Err(e) => {
+            line.extend_from_slice(b", \"sequence\": null, \"count\": null, \"ops\": []");
+            error = Some(e);
         }
     }
-    Ok(())
+    if let Some(e) = error {
+        line.extend_from_slice(b", \"error\": ");
+        json_string(line, &e.to_string());
+    }
+    if let Some(file) = file {
+        line.extend_from_slice(b", \"file\": ");
+        json_string(line, file);
+    }
+    line.extend_from_slice(b"}\n");
+    error
 }
 
-/// `data` in lowercase hex.
-fn write_hex(out: &mut dyn Write, data: &[u8]) -> io::Result<()> {
-    write!(out, "{}", Hex(data))
+/// One operation in JSON: `op`, then `cf`, `key` and `value` (or `end_key`) where the
+/// operation has them; the markers' `xid`, a commit's `timestamp`, log data's `blob` and a
+/// timed put's `write_time` after them (the order of [`OpJson`]).
+fn op_json(line: &mut Vec<u8>, op: &Op<'_>) {
+    line.extend_from_slice(b"{\"op\": \"");
+    line.extend_from_slice(op.name().as_bytes());
+    line.push(b'"');
+    if let Some(cf) = op.cf() {
+        line.extend_from_slice(b", \"cf\": ");
+        number(line, cf);
+    }
+    if let Some(key) = op.key() {
+        json_hex(line, b"key", key);
+    }
+    match *op {
+        Op::DeleteRange { end, .. } => json_hex(line, b"end_key", end),
+        Op::TimedPut {
+            value, write_time, ..
+        } => {
+            json_hex(line, b"value", value);
+            line.extend_from_slice(b", \"write_time\": ");
+            number(line, write_time);
+        }
+        Op::LogData { blob } => json_hex(line, b"blob", blob),
+        Op::EndPrepare { xid } | Op::Rollback { xid } => json_hex(line, b"xid", xid),
+        Op::Commit { xid, timestamp } => {
+            json_hex(line, b"xid", xid);
+            if let Some(ts) = timestamp {
+                json_hex(line, b"timestamp", ts);
+            }
+        }
+        _ => {
+            if let Some(value) = op.value() {
+                json_hex(line, b"value", value);
+            }
+        }
+    }
+    line.push(b'}');
 }
 
 /// Bytes shown (and serialized) as lowercase hex.
@@ -315,16 +458,12 @@ pub(crate) struct Hex<'a>(pub(crate) &'a [u8]);
 
 impl fmt::Display for Hex<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        const DIGITS: &[u8; 16] = b"0123456789abcdef";
-        let mut text = [0u8; 512];
-        for chunk in self.0.chunks(text.len() / 2) {
-            for (pair, &byte) in text.chunks_exact_mut(2).zip(chunk) {
-                pair[0] = DIGITS[usize::from(byte >> 4)];
-                pair[1] = DIGITS[usize::from(byte & 0xf)];
-            }
-            let used = &text[..chunk.len() * 2];
+        let mut text = Vec::with_capacity(512);
+        for chunk in self.0.chunks(256) {
+            text.clear();
+            hex_into(&mut text, chunk);
             // Only ASCII digits were written.
-            f.write_str(std::str::from_utf8(used).map_err(|_| fmt::Error)?)?;
+            f.write_str(std::str::from_utf8(&text).map_err(|_| fmt::Error)?)?;
         }
         Ok(())
     }
@@ -336,9 +475,9 @@ impl Serialize for Hex<'_> {
     }
 }
 
-/// One operation in JSON: `op`, then `cf`, `key` and `value` (or `end_key`) where the
-/// operation has them; the markers' `xid`, a commit's `timestamp`, log data's `blob` and a
-/// timed put's `write_time` after them.
+/// One operation in JSON, as serde serializes it: the reference [`op_json`] is checked
+/// against.
+#[cfg(test)]
 #[derive(Serialize)]
 struct OpJson<'a> {
     op: &'static str,
@@ -360,6 +499,7 @@ struct OpJson<'a> {
     blob: Option<Hex<'a>>,
 }
 
+#[cfg(test)]
 impl<'a> From<&Op<'a>> for OpJson<'a> {
     fn from(op: &Op<'a>) -> Self {
         let mut json = OpJson {
@@ -394,7 +534,7 @@ impl<'a> From<&Op<'a>> for OpJson<'a> {
 }
 
 fn write_edit(
-    out: &mut impl Write,
+    out: &mut Vec<u8>,
     style: Style,
     offset: u64,
     data: &[u8],
@@ -440,6 +580,20 @@ fn write_edit(
         }
     }
     Ok(error.map(Undecoded::Edit))
+}
+
+/// Bytes in text, to a writer: quoted and escaped, or in hex.
+fn write_bytes(out: &mut dyn Write, data: &[u8], hex: bool) -> io::Result<()> {
+    let mut line = Vec::with_capacity(2 + 2 * data.len());
+    text_bytes(&mut line, data, hex);
+    out.write_all(&line)
+}
+
+/// `data` in lowercase hex, to a writer.
+fn write_hex(out: &mut dyn Write, data: &[u8]) -> io::Result<()> {
+    let mut line = Vec::with_capacity(2 * data.len());
+    hex_into(&mut line, data);
+    out.write_all(&line)
 }
 
 /// An internal key in text: `'key' @ sequence : type`, as LevelDB's `DebugString` shows it.
@@ -824,6 +978,34 @@ mod tests {
         assert_eq!(escaped("é".as_bytes()), r"\xc3\xa9");
     }
 
+    /// The table-driven escaping and hex, across chunk boundaries, against the plain rule.
+    #[test]
+    fn escaping_and_hex_match_the_rule_for_every_byte() {
+        let naive_escape = |data: &[u8]| -> String {
+            data.iter()
+                .map(|&b| {
+                    if (b' '..=b'~').contains(&b) && b != b'\\' && b != b'\'' {
+                        char::from(b).to_string()
+                    } else {
+                        format!("\\x{b:02x}")
+                    }
+                })
+                .collect()
+        };
+        let every: Vec<u8> = (0..=255).collect();
+        let long: Vec<u8> = (0..1000u32).map(|i| (i * 7 % 131) as u8).collect();
+        let plain_long: Vec<u8> = (0..200u32).map(|i| b'a' + (i % 26) as u8).collect();
+        for data in [&every[..], &long, &plain_long, b"", b"k"] {
+            let mut line = b"prefix".to_vec();
+            escape_into(&mut line, data);
+            assert_eq!(String::from_utf8_lossy(&line[6..]), naive_escape(data));
+            let mut line = Vec::new();
+            hex_into(&mut line, data);
+            let naive: String = data.iter().map(|b| format!("{b:02x}")).collect();
+            assert_eq!(String::from_utf8_lossy(&line), naive);
+        }
+    }
+
     #[test]
     fn content_by_name() {
         for (name, content) in [
@@ -846,19 +1028,21 @@ mod tests {
 
     #[test]
     fn a_batch_in_text_and_json() {
+        let mut printer = Printer::default();
         let mut record = 5u64.to_le_bytes().to_vec();
         record.extend_from_slice(&3u32.to_le_bytes());
         record.extend_from_slice(b"\x01\x02k\x1b\x01v\x04\x02\x01d\x0e\x01\x01a\x01z\x0d\x42");
         let mut text = Vec::new();
-        let error = write_record(
-            &mut text,
-            Content::WriteBatch,
-            Style::Text { hex: false },
-            9,
-            &record,
-            None,
-        )
-        .expect("memory");
+        let error = printer
+            .write_record(
+                &mut text,
+                Content::WriteBatch,
+                Style::Text { hex: false },
+                9,
+                &record,
+                None,
+            )
+            .expect("memory");
         assert!(matches!(
             error,
             Some(Undecoded::Batch(BatchError::UnknownTag { tag: 0x42, .. }))
@@ -869,15 +1053,16 @@ mod tests {
              delete_range cf 1 'a' 'z'\n  noop\n  error: unknown WriteBatch tag 0x42 at byte 29\n"
         );
         let mut json = Vec::new();
-        write_record(
-            &mut json,
-            Content::WriteBatch,
-            Style::Json,
-            9,
-            &record,
-            Some("f"),
-        )
-        .expect("memory");
+        printer
+            .write_record(
+                &mut json,
+                Content::WriteBatch,
+                Style::Json,
+                9,
+                &record,
+                Some("f"),
+            )
+            .expect("memory");
         assert_eq!(
             String::from_utf8(json).expect("UTF-8"),
             "{\"offset\": 9, \"sequence\": 5, \"count\": 3, \"ops\": [\
@@ -891,6 +1076,7 @@ mod tests {
 
     #[test]
     fn an_edit_in_text_and_json() {
+        let mut printer = Printer::default();
         let mut key = b"k".to_vec();
         key.extend_from_slice(&(3u64 << 8 | 1).to_le_bytes());
         let mut record = vec![1, 3, b'c', b'm', b'p', 2, 12, 7, 0, 10, 200, 7, 9];
@@ -898,15 +1084,16 @@ mod tests {
         record.push(9);
         record.extend_from_slice(&key);
         let mut text = Vec::new();
-        let error = write_record(
-            &mut text,
-            Content::VersionEdit,
-            Style::Text { hex: false },
-            0,
-            &record,
-            None,
-        )
-        .expect("memory");
+        let error = printer
+            .write_record(
+                &mut text,
+                Content::VersionEdit,
+                Style::Text { hex: false },
+                0,
+                &record,
+                None,
+            )
+            .expect("memory");
         assert!(error.is_none());
         assert_eq!(
             String::from_utf8(text).expect("ASCII"),
@@ -914,15 +1101,16 @@ mod tests {
              'k' @ 3 : 1 .. 'k' @ 3 : 1\n"
         );
         let mut json = Vec::new();
-        write_record(
-            &mut json,
-            Content::VersionEdit,
-            Style::Json,
-            0,
-            &record,
-            None,
-        )
-        .expect("memory");
+        printer
+            .write_record(
+                &mut json,
+                Content::VersionEdit,
+                Style::Json,
+                0,
+                &record,
+                None,
+            )
+            .expect("memory");
         let parsed: serde_json::Value = serde_json::from_slice(&json).expect("JSON");
         assert_eq!(parsed["fields"][0]["field"], "comparator");
         assert_eq!(parsed["fields"][0]["name"], "cmp");
@@ -930,5 +1118,97 @@ mod tests {
         assert_eq!(parsed["fields"][2]["field"], "new_file");
         assert_eq!(parsed["fields"][2]["smallest"]["key"], "6b");
         assert_eq!(parsed["fields"][2]["smallest"]["sequence"], 3);
+    }
+
+    /// The hand-written JSON of a batch is byte for byte what serde writes for the same
+    /// document (`write_json_line`), for every kind of operation, errors and file names.
+    #[test]
+    fn hand_written_json_is_serdes() {
+        /// The document, as serde serializes it.
+        #[derive(Serialize)]
+        struct BatchJson<'a> {
+            offset: u64,
+            sequence: Option<u64>,
+            count: Option<u32>,
+            ops: Vec<OpJson<'a>>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            error: Option<String>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            file: Option<&'a str>,
+        }
+        let header = |count: u32| {
+            let mut out = u64::MAX.to_le_bytes().to_vec();
+            out.extend_from_slice(&count.to_le_bytes());
+            out
+        };
+        let bodies: [&[u8]; 6] = [
+            b"\x01\x01k\x01v\x05\x81\x01\x01k\x00\x00\x01a\x04\x02\x01b\x07\x01c\x08\x03\x01d",
+            b"\x02\x01m\x02+1\x06\x01\x01m\x00\x0f\x01a\x01z\x0e\x02\x01a\x01z\x11\x01k\x02\x00\xff",
+            b"\x16\x01e\x01\x00\x18\x01t\x09v\x01\x00\x00\x00\x00\x00\x00\x00\x03\x03log\x09\x12\x13",
+            b"\x0a\x02tx\x0b\x02tx\x15\x02ts\x02tx\x0c\x02tx\x0d",
+            b"\x01\x01k\x01v\x7f",
+            b"",
+        ];
+        let mut printer = Printer::default();
+        for (i, body) in bodies.iter().enumerate() {
+            for count in [0, 2, 11] {
+                for file in [None, Some("dir/\u{1b}\"x\".log")] {
+                    let mut record = header(count);
+                    record.extend_from_slice(body);
+                    let batch = WriteBatch::new(&record).expect("a header");
+                    let mut doc = BatchJson {
+                        offset: i as u64 * 1000,
+                        sequence: Some(batch.sequence()),
+                        count: Some(batch.count()),
+                        ops: Vec::new(),
+                        error: None,
+                        file,
+                    };
+                    for op in batch.ops() {
+                        match op {
+                            Ok(op) => doc.ops.push(OpJson::from(&op)),
+                            Err(e) => doc.error = Some(e.to_string()),
+                        }
+                    }
+                    let mut expected = Vec::new();
+                    write_json_line(&mut expected, &doc).expect("memory");
+                    let mut ours = Vec::new();
+                    printer
+                        .write_record(
+                            &mut ours,
+                            Content::WriteBatch,
+                            Style::Json,
+                            doc.offset,
+                            &record,
+                            file,
+                        )
+                        .expect("memory");
+                    assert_eq!(
+                        String::from_utf8_lossy(&ours),
+                        String::from_utf8_lossy(&expected),
+                        "body {i}, count {count}"
+                    );
+                }
+            }
+        }
+        // A record too short for a header.
+        let mut ours = Vec::new();
+        printer
+            .write_record(&mut ours, Content::WriteBatch, Style::Json, 5, b"abc", None)
+            .expect("memory");
+        let expected = BatchJson {
+            offset: 5,
+            sequence: None,
+            count: None,
+            ops: Vec::new(),
+            error: Some(BatchError::TooSmall { len: 3 }.to_string()),
+            file: None,
+        };
+        let mut serde = Vec::new();
+        write_json_line(&mut serde, &expected).expect("memory");
+        assert_eq!(
+            String::from_utf8_lossy(&ours),
+            String::from_utf8_lossy(&serde)
+        );
     }
 }

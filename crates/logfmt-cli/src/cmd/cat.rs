@@ -158,6 +158,7 @@ fn cat(
     } else {
         UNLIMITED
     };
+    let mut printer = crate::decode::Printer::default();
     let shared = std::cell::RefCell::new((&mut *out, None));
     let mut visit = |found: Found<'_>| -> Result<(), CliError> {
         let (out, read_error) = &mut *shared.borrow_mut();
@@ -188,8 +189,7 @@ fn cat(
                 }
                 header = false;
                 let offset = input.offset(offset);
-                let undecoded =
-                    crate::decode::write_record(out, content, style, offset, data, label)?;
+                let undecoded = printer.write_record(out, content, style, offset, data, label)?;
                 if let Some(error) = undecoded {
                     out.flush()?;
                     super::say(
