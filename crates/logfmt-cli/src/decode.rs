@@ -81,6 +81,21 @@ pub(crate) fn decodes(content: Content, data: &[u8]) -> bool {
     }
 }
 
+/// What keeps `data` from decoding as `content`, if anything: the first error.
+pub(crate) fn first_error(content: Content, data: &[u8]) -> Option<Undecoded> {
+    match content {
+        Content::Raw => None,
+        Content::WriteBatch => match WriteBatch::new(data) {
+            Ok(batch) => batch.ops().find_map(Result::err).map(Undecoded::Batch),
+            Err(e) => Some(Undecoded::Batch(e)),
+        },
+        Content::VersionEdit => VersionEdit::new(data)
+            .fields()
+            .find_map(Result::err)
+            .map(Undecoded::Edit),
+    }
+}
+
 /// How decoded records are printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Style {

@@ -542,3 +542,46 @@ fn a_databases_recyclable_log_is_read_as_such() -> TestResult {
     assert_eq!(status(&out), 0, "{}", stdout(&out));
     Ok(())
 }
+
+/// `verify` checks what the records hold too: a batch that does not decode is reported with
+/// its offset and makes the status 1.
+#[test]
+fn verify_reports_batches_that_do_not_decode() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let log = dir.path().join("000004.log");
+    write_log(
+        &log,
+        &[
+            batch(1, 1, &put(b"k", b"v")),
+            batch(2, 2, &put(b"k", b"v")),
+            batch(4, 1, &[0x7e]),
+        ],
+    )?;
+    let out = logfmt(&["verify", p(&log)], b"");
+    assert_eq!(status(&out), 1, "{}", stdout(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains(
+            "  offset 24: the record does not decode: WriteBatch has wrong count: the header \
+             says 2, the batch holds 1\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "  offset 48: the record does not decode: unknown WriteBatch tag 0x7e at byte 12\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("  2 records whose content does not decode\n"),
+        "{text}"
+    );
+    let json = logfmt(&["verify", "--json", p(&log)], b"");
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&json))?;
+    assert_eq!(doc["undecoded"][1]["offset"], 48);
+    // Not checked when asked not to.
+    let raw = logfmt(&["verify", "--decode", "raw", p(&log)], b"");
+    assert_eq!(status(&raw), 0, "{}", stdout(&raw));
+    Ok(())
+}

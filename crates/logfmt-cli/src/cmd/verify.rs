@@ -9,6 +9,7 @@ use logfmt_std::{
     RingImage, StaleTail,
 };
 
+use crate::decode::{Content, Decode};
 use crate::error::{CliError, EXIT_BAD_DATA, EXIT_OK};
 use crate::image::Input;
 use crate::options::ReadArgs;
@@ -37,7 +38,8 @@ use crate::scan::{COUNTING, Found, scan};
 /// log that ends in zeros to the end of the file — space preallocated or memory-mapped and
 /// never written, not a torn record and not damage — {"offset", "bytes", "kind": "zero_fill"}),
 /// "stopped_at" (where point-in-time or absolute stopped: null or {"offset", "bytes",
-/// "reason"}); and for a ring image only, "ring" ({"blocks", "group", "newest", "lap",
+/// "reason"}); then, only when there are some, "undecoded" (the records whose content does
+/// not decode, see --decode: [{"offset", "reason"}]); and for a ring image only, "ring" ({"blocks", "group", "newest", "lap",
 /// "oldest", "blocks_read", "erased"}: see `logfmt stats`).
 ///
 /// A ring image (a dump of a flash region holding a ring log) is read from its oldest block
@@ -57,6 +59,11 @@ pub(crate) struct VerifyArgs {
     /// initial_offset); drops before it are not reported.
     #[arg(long, value_name = "N", default_value_t = 0, value_parser = crate::options::parse_offset)]
     offset: u64,
+    /// Also check what the records hold: auto (by the file's name: NNNNNN.log holds
+    /// WriteBatches, MANIFEST-NNNNNN VersionEdits), raw (nothing), write-batch, version-edit.
+    /// A record that does not decode is reported (exit status 1).
+    #[arg(long, value_enum, value_name = "WHAT", default_value_t)]
+    decode: Decode,
     /// Show at most N damaged regions per file (the summary line counts them all).
     #[arg(long, value_name = "N")]
     max_errors: Option<usize>,
@@ -88,6 +95,9 @@ struct Summary {
     pebble_eof: bool,
     /// No record, only damage or a torn tail: why this may not be a log at all.
     not_a_log: Option<&'static str>,
+    /// Records whose content (a WriteBatch, a VersionEdit) could not be decoded: where, and
+    /// why.
+    undecoded: Vec<(u64, String)>,
 }
 
 impl Summary {
@@ -99,7 +109,7 @@ impl Summary {
         use super::{DamageJson, SpanJson};
         /// `--json`: the keys documented on [`VerifyArgs`], in that order.
         #[derive(serde::Serialize)]
-        struct Doc {
+        struct Doc<'a> {
             records: u64,
             payload_bytes: u64,
             dropped_bytes: u64,
@@ -109,8 +119,16 @@ impl Summary {
             stopped_at: Option<DamageJson>,
             #[serde(skip_serializing_if = "Option::is_none")]
             ring: Option<super::RingJson>,
+            #[serde(skip_serializing_if = "Vec::is_empty")]
+            undecoded: Vec<Undecoded<'a>>,
             #[serde(skip_serializing_if = "Option::is_none")]
             file: Option<String>,
+        }
+        /// A record whose content does not decode.
+        #[derive(serde::Serialize)]
+        struct Undecoded<'a> {
+            offset: u64,
+            reason: &'a str,
         }
         /// A torn or unwritten tail, or the stale bytes after a recycled log's end.
         #[derive(serde::Serialize)]
@@ -183,6 +201,14 @@ impl Summary {
             tail,
             stopped_at: self.stopped_at.as_ref().map(DamageJson::from),
             ring: self.ring.as_ref().map(super::RingJson::from),
+            undecoded: self
+                .undecoded
+                .iter()
+                .map(|(offset, reason)| Undecoded {
+                    offset: *offset,
+                    reason,
+                })
+                .collect(),
             file,
         };
         write_json_line(out, &doc)
@@ -245,6 +271,24 @@ impl Summary {
                 d.offset,
                 plural(d.bytes, "byte"),
                 d.kind
+            )?;
+        }
+        let mut undecoded = self.undecoded.iter();
+        for (offset, reason) in undecoded.by_ref().take(shown.unwrap_or(0)) {
+            writeln!(
+                out,
+                "  offset {offset}: the record does not decode: {reason}"
+            )?;
+        }
+        if !self.undecoded.is_empty() {
+            writeln!(
+                out,
+                "  {} whose content does not decode{}",
+                plural(self.undecoded.len() as u64, "record"),
+                match undecoded.count() {
+                    0 => String::new(),
+                    hidden => format!(" ({hidden} not shown)"),
+                }
             )?;
         }
         if let Some(hidden) = shown
@@ -382,7 +426,12 @@ fn run_one(
         zero_fill: None,
         pebble_eof: false,
         not_a_log: None,
+        undecoded: Vec::new(),
     };
+    // The records' content is checked as `cat` decodes it: by the file's name (or a
+    // database's listing), confirmed by the first record.
+    let mut content = args.decode.content(&target.path, target.kind);
+    let mut confirmed = args.decode != Decode::Auto || content == Content::Raw;
     let mut read_error = None;
     let progress = Progress::bytes("verify", log.len_at_open());
     // Records are only counted: held only up to the counting limit (packs are read).
@@ -392,9 +441,20 @@ fn run_one(
         COUNTING,
         |found| -> Result<(), CliError> {
             match found {
-                Found::Record { data, .. } => {
+                Found::Record { data, offset, .. } => {
                     summary.records += 1;
                     summary.payload_bytes += data.len() as u64;
+                    if !confirmed {
+                        confirmed = true;
+                        if !crate::decode::decodes(content, data) {
+                            content = Content::Raw;
+                        }
+                    }
+                    if let Some(error) = crate::decode::first_error(content, data) {
+                        summary
+                            .undecoded
+                            .push((input.offset(offset), error.to_string()));
+                    }
                 }
                 Found::Oversized(record) => {
                     summary.records += 1;
@@ -479,7 +539,7 @@ fn run_one(
         Err(e) => return Err(e.into()),
         Ok(()) => {}
     }
-    let status = if summary.damage.is_empty() {
+    let status = if summary.damage.is_empty() && summary.undecoded.is_empty() {
         EXIT_OK
     } else {
         EXIT_BAD_DATA
