@@ -249,10 +249,11 @@ fn leveldb_dump_agrees() {
     assert!(fields.contains(&"new_file"), "{fields:?}");
     assert_eq!(leveldb_text_of_edits(&json), leveldb_dump(&manifest, &dir));
 
-    // The whole database: the MANIFEST, then the live log.
+    // The whole database: the MANIFEST, then the live log; every record decodes.
     let out = logfmt(&["cat", "--output", "json", path_str(&db)]);
     let lines = String::from_utf8_lossy(&out.stdout).lines().count();
     assert!(lines >= json.len(), "{lines}");
+    logfmt(&["verify", path_str(&db)]);
 }
 
 // ------------------------------------------------------------------------- RocksDB
@@ -474,4 +475,8 @@ fn rocksdb_ldb_agrees() {
     let mut expected = vec![path_str(&manifest).to_string()];
     expected.extend(logs.iter().map(|l| path_str(l).to_string()));
     assert_eq!(order, expected);
+    // Every file is whole and every record decodes (`logfmt` asserts exit status 0).
+    let verified = logfmt(&["verify", path_str(&db)]);
+    let text = String::from_utf8_lossy(&verified.stdout);
+    assert!(text.ends_with("files read: no damage\n"), "{text}");
 }
