@@ -585,3 +585,39 @@ fn verify_reports_batches_that_do_not_decode() -> TestResult {
     assert_eq!(status(&raw), 0, "{}", stdout(&raw));
     Ok(())
 }
+
+/// On a terminal (a pseudo-terminal from `script`, util-linux), no byte of a record reaches
+/// it unescaped: raw records are escaped, decoded keys and values are, and binary output is
+/// refused.
+#[test]
+fn a_terminal_never_gets_raw_bytes() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let log = dir.path().join("000003.log");
+    write_log(&log, &[batch(1, 1, &put(b"\x1b]0;title\x07", b"\x1b[2J"))])?;
+    let other = dir.path().join("plain");
+    write_log(&other, &[b"\x1b[2Jcleared\x9b".to_vec()])?;
+    let on_terminal = |args: &str| -> Result<Vec<u8>, Box<dyn std::error::Error>> {
+        let command = format!("{} {args}", env!("CARGO_BIN_EXE_logfmt"));
+        let out = std::process::Command::new("script")
+            .args(["-qec", &command, "/dev/null"])
+            .stdin(std::process::Stdio::null())
+            .output()?;
+        Ok(out.stdout)
+    };
+    let decoded = on_terminal(&format!("cat {}", p(&log)))?;
+    assert!(!decoded.contains(&0x1b), "{decoded:?}");
+    let text = String::from_utf8(decoded)?;
+    assert!(text.contains(r"put '\x1b]0;title\x07' '\x1b[2J'"), "{text}");
+    let raw = on_terminal(&format!("cat {}", p(&other)))?;
+    assert!(!raw.contains(&0x1b) && !raw.contains(&0x9b), "{raw:?}");
+    assert!(String::from_utf8(raw)?.contains(r"\x1b[2Jcleared\x9b"));
+    let framed = on_terminal(&format!("cat --output framed {}", p(&other)))?;
+    assert!(
+        String::from_utf8(framed)?.contains("--output framed is binary"),
+        "framed output is refused on a terminal"
+    );
+    // Piped, the bytes are the record's.
+    let piped = logfmt(&["cat", p(&other)], b"");
+    assert_eq!(piped.stdout, b"\x1b[2Jcleared\x9b\n");
+    Ok(())
+}

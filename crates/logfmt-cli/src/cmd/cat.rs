@@ -105,6 +105,11 @@ pub(crate) fn run(args: &CatArgs) -> Result<(), CliError> {
     let several = targets.len() > 1;
     let stdout = io::stdout();
     let terminal = stdout.is_terminal();
+    if terminal && args.output == OutputFormat::Framed {
+        return Err(CliError::Usage(
+            "--output framed is binary: redirect standard output to a file or a pipe".into(),
+        ));
+    }
     let mut out = BufWriter::with_capacity(64 * 1024, stdout.lock());
     for (i, target) in targets.iter().enumerate() {
         let follow = args.follow && i + 1 == targets.len();
