@@ -96,6 +96,67 @@ pub(crate) fn first_error(content: Content, data: &[u8]) -> Option<Undecoded> {
     }
 }
 
+/// What the records of a log hold, counted (`stats`): write batches, their sequence numbers,
+/// operations by kind and column families; or version edits' fields by name.
+#[derive(Debug, Default)]
+pub(crate) struct Tally {
+    /// Records decoded.
+    pub(crate) records: u64,
+    /// Records that did not decode in full.
+    pub(crate) undecoded: u64,
+    /// The lowest and highest sequence numbers the batches' data operations take.
+    pub(crate) sequences: Option<(u64, u64)>,
+    /// Operations (or fields) by name.
+    pub(crate) kinds: std::collections::BTreeMap<&'static str, u64>,
+    /// Column families written to.
+    pub(crate) families: std::collections::BTreeSet<u32>,
+}
+
+impl Tally {
+    /// Counts the record `data` holding `content` (not [`Content::Raw`]).
+    pub(crate) fn add(&mut self, content: Content, data: &[u8]) {
+        self.records += 1;
+        let mut whole = true;
+        match content {
+            Content::Raw => {}
+            Content::WriteBatch => match WriteBatch::new(data) {
+                Ok(batch) => {
+                    for op in batch.ops() {
+                        match op {
+                            Ok(op) => {
+                                *self.kinds.entry(op.name()).or_default() += 1;
+                                self.families.extend(op.cf());
+                            }
+                            Err(_) => whole = false,
+                        }
+                    }
+                    if batch.count() > 0 {
+                        let last = batch
+                            .sequence()
+                            .saturating_add(u64::from(batch.count()) - 1);
+                        self.sequences = Some(match self.sequences {
+                            None => (batch.sequence(), last),
+                            Some((low, high)) => (low.min(batch.sequence()), high.max(last)),
+                        });
+                    }
+                }
+                Err(_) => whole = false,
+            },
+            Content::VersionEdit => {
+                for field in VersionEdit::new(data).fields() {
+                    match field {
+                        Ok(field) => *self.kinds.entry(field.name()).or_default() += 1,
+                        Err(_) => whole = false,
+                    }
+                }
+            }
+        }
+        if !whole {
+            self.undecoded += 1;
+        }
+    }
+}
+
 /// How decoded records are printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Style {

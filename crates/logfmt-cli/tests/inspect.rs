@@ -621,3 +621,44 @@ fn a_terminal_never_gets_raw_bytes() -> TestResult {
     assert_eq!(piped.stdout, b"\x1b[2Jcleared\x9b\n");
     Ok(())
 }
+
+/// `stats` counts what a write-ahead log and a MANIFEST hold.
+#[test]
+fn stats_counts_the_content() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    leveldb_database(dir.path())?;
+    let out = logfmt(&["stats", p(dir.path())], b"");
+    assert_eq!(status(&out), 0, "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains(
+            "  content       2 version edits; comparator 1, last_sequence 1, log_number 1, \
+             new_file 1, next_file_number 1\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "  content       2 write batches, sequences 4..6; delete 1, put 2; column families 0\n"
+        ),
+        "{text}"
+    );
+    let json = logfmt(&["stats", "--json", p(&dir.path().join("000005.log"))], b"");
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&json))?;
+    assert_eq!(doc["content"]["kind"], "write_batch");
+    assert_eq!(doc["content"]["sequences"], serde_json::json!([4, 6]));
+    assert_eq!(doc["content"]["counts"]["put"], 2);
+    let raw = logfmt(
+        &[
+            "stats",
+            "--json",
+            "--decode",
+            "raw",
+            p(&dir.path().join("000005.log")),
+        ],
+        b"",
+    );
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&raw))?;
+    assert!(doc.get("content").is_none());
+    Ok(())
+}

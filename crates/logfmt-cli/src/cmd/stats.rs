@@ -41,7 +41,9 @@ use crate::scan::{COUNTING, Found, scan};
 /// A ring image (a dump of a flash region holding a ring log) is read from its oldest block
 /// to its newest; "bytes" and "blocks" count the blocks read. A log that ends in zeros to
 /// the end of the file (space preallocated or mapped and never written) has "zero_fill":
-/// {"offset", "bytes"} after "packs", its "tail" null and no damage for it. With several
+/// {"offset", "bytes"} after "packs", its "tail" null and no damage for it. When the records
+/// are decoded (--decode), "content" follows: {"kind", "records", "undecoded", "sequences"
+/// (null or [lowest, highest]), "counts" (by operation or field name), "column_families"}. With several
 /// files, each object ends with "file" (its path).
 #[derive(Debug, clap::Args)]
 pub(crate) struct StatsArgs {
@@ -53,6 +55,10 @@ pub(crate) struct StatsArgs {
     erased: Option<Erased>,
     #[command(flatten)]
     format: FormatArgs,
+    /// Also count what the records hold: auto (by the file's name: NNNNNN.log holds
+    /// WriteBatches, MANIFEST-NNNNNN VersionEdits), raw (nothing), write-batch, version-edit.
+    #[arg(long, value_enum, value_name = "WHAT", default_value_t)]
+    decode: crate::decode::Decode,
     /// The log files (`-`: standard input; a directory: a LevelDB or RocksDB database, its
     /// MANIFEST and live write-ahead logs).
     #[arg(value_name = "FILE", required = true)]
@@ -156,14 +162,23 @@ pub(crate) fn run(args: &StatsArgs) -> Result<(), CliError> {
                 logfmt_std::EscapedPath::new(&target.path)
             )?;
         }
-        run_one(args, &target.path, several)?;
+        run_one(args, target, several)?;
     }
     Ok(())
 }
 
 /// Runs `stats` on one file; `several` when more are read.
-fn run_one(args: &StatsArgs, path: &std::path::Path, several: bool) -> Result<(), CliError> {
-    let input = Input::open(path, args.erased)?;
+fn run_one(
+    args: &StatsArgs,
+    target: &crate::targets::Target,
+    several: bool,
+) -> Result<(), CliError> {
+    use crate::decode::{Content, Decode, Tally};
+    let input = Input::open(&target.path, args.erased)?;
+    // What the records hold, as `cat` decodes it: by name, confirmed by the first record.
+    let mut content = args.decode.content(&target.path, target.kind);
+    let mut confirmed = args.decode != Decode::Auto || content == Content::Raw;
+    let mut tally = Tally::default();
     let log = &input.log;
     let (view, read) = View::new(&input, args.erased, &args.format)?;
     let source = Counted {
@@ -193,6 +208,15 @@ fn run_one(args: &StatsArgs, path: &std::path::Path, several: bool) -> Result<()
             match found {
                 Found::Record { data, index, .. } => {
                     sizes.add(data.len() as u64);
+                    if !confirmed {
+                        confirmed = true;
+                        if !crate::decode::decodes(content, data) {
+                            content = Content::Raw;
+                        }
+                    }
+                    if content != Content::Raw {
+                        tally.add(content, data);
+                    }
                     if index.is_some() {
                         // What it would cost as a plain record: a header and its bytes.
                         packed.0 += 1;
@@ -259,7 +283,21 @@ fn run_one(args: &StatsArgs, path: &std::path::Path, several: bool) -> Result<()
             #[serde(skip_serializing_if = "Option::is_none")]
             zero_fill: Option<SpanJson>,
             #[serde(skip_serializing_if = "Option::is_none")]
+            content: Option<ContentJson>,
+            #[serde(skip_serializing_if = "Option::is_none")]
             file: Option<String>,
+        }
+        /// What the records hold: "kind" (write_batch or version_edit), the records decoded
+        /// and those that did not decode in full, the batches' lowest and highest sequence
+        /// numbers, the operations (or fields) by name, the column families written to.
+        #[derive(serde::Serialize)]
+        struct ContentJson {
+            kind: &'static str,
+            records: u64,
+            undecoded: u64,
+            sequences: Option<[u64; 2]>,
+            counts: std::collections::BTreeMap<&'static str, u64>,
+            column_families: Vec<u32>,
         }
         /// Records read from packs: how many, the bytes of the pack chunks (headers
         /// included), what the same records would take as plain records (a header and the
@@ -345,6 +383,17 @@ fn run_one(args: &StatsArgs, path: &std::path::Path, several: bool) -> Result<()
             }),
             zero_fill: zero_fill
                 .map(|crate::story::Tail::ZeroFilled { offset, bytes }| SpanJson { offset, bytes }),
+            content: (content != Content::Raw).then(|| ContentJson {
+                kind: match content {
+                    Content::VersionEdit => "version_edit",
+                    _ => "write_batch",
+                },
+                records: tally.records,
+                undecoded: tally.undecoded,
+                sequences: tally.sequences.map(|(low, high)| [low, high]),
+                counts: tally.kinds.clone(),
+                column_families: tally.families.iter().copied().collect(),
+            }),
             file: several.then(|| log.path().to_string_lossy().into_owned()),
         };
         write_json_line(&mut out, &doc)?;
@@ -459,6 +508,34 @@ fn run_one(args: &StatsArgs, path: &std::path::Path, several: bool) -> Result<()
             },
         ),
     ];
+    if content != Content::Raw {
+        let counts: Vec<String> = tally
+            .kinds
+            .iter()
+            .map(|(name, n)| format!("{name} {n}"))
+            .collect();
+        let what = match (content, tally.records) {
+            (Content::VersionEdit, 1) => "version edit",
+            (Content::VersionEdit, _) => "version edits",
+            (_, 1) => "write batch",
+            _ => "write batches",
+        };
+        let mut text = format!("{} {what}", tally.records);
+        if let Some((low, high)) = tally.sequences {
+            text += &format!(", sequences {low}..{high}");
+        }
+        if !counts.is_empty() {
+            text += &format!("; {}", counts.join(", "));
+        }
+        if !tally.families.is_empty() {
+            let families: Vec<String> = tally.families.iter().map(u32::to_string).collect();
+            text += &format!("; column families {}", families.join(", "));
+        }
+        if tally.undecoded > 0 {
+            text += &format!("; {} that do not decode", plural(tally.undecoded, "record"));
+        }
+        rows.push(("content", text));
+    }
     if layout.pack_chunks > 0 {
         rows.push((
             "packs",
