@@ -373,8 +373,9 @@ static WIDTHS: [u8; 256] = {
 /// too.
 fn escape_into(line: &mut Vec<u8>, data: &[u8]) {
     // Without branches: every byte's 4-byte form is stored, and the position moves on by its
-    // length (1 or 4), in a stack buffer that 64 bytes cannot overflow.
-    let mut buffer = [0u8; 4 * 64];
+    // length (1 or 4), in a stack buffer that 64 bytes cannot overflow (at most 63 * 4 + 4 =
+    // 256 bytes; the mask below tells the compiler so).
+    let mut buffer = [0u8; 256 + 4];
     for chunk in data.chunks(64) {
         if chunk.iter().all(|&byte| WIDTHS[usize::from(byte)] == 1) {
             // Plain text (most keys): as it is.
@@ -383,10 +384,9 @@ fn escape_into(line: &mut Vec<u8>, data: &[u8]) {
         }
         let mut at = 0;
         for &byte in chunk {
-            if let Some(room) = buffer.get_mut(at..).and_then(<[u8]>::first_chunk_mut::<4>) {
-                *room = ESCAPES[usize::from(byte)];
-            }
-            at += usize::from(WIDTHS[usize::from(byte)]);
+            let i = at & 0xff;
+            buffer[i..i + 4].copy_from_slice(&ESCAPES[usize::from(byte)]);
+            at = i + usize::from(WIDTHS[usize::from(byte)]);
         }
         line.extend_from_slice(&buffer[..at]);
     }
