@@ -490,7 +490,7 @@ fn batch_json(
 
 /// One operation in JSON: `op`, then `cf`, `key` and `value` (or `end_key`) where the
 /// operation has them; the markers' `xid`, a commit's `timestamp`, log data's `blob` and a
-/// timed put's `write_time` after them (the order of [`OpJson`]).
+/// timed put's `write_time` after them (the order of the tests' `OpJson`).
 fn op_json(line: &mut Vec<u8>, op: &Op<'_>) {
     line.extend_from_slice(b"{\"op\": \"");
     line.extend_from_slice(op.name().as_bytes());
