@@ -189,9 +189,19 @@ impl fmt::Display for Undecoded {
 
 /// Prints decoded records, each built whole in a line buffer reused from record to record and
 /// written at once (decoding a write-ahead log is mostly formatting: this keeps it fast).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Printer {
     line: Vec<u8>,
+    scratch: Scratch,
+}
+
+impl Default for Printer {
+    fn default() -> Self {
+        Self {
+            line: Vec::new(),
+            scratch: [0; 260],
+        }
+    }
 }
 
 impl Printer {
@@ -211,7 +221,9 @@ impl Printer {
         let line = &mut self.line;
         let undecoded = match (content, style) {
             (Content::VersionEdit, _) => write_edit(line, style, offset, data, file)?,
-            (_, Style::Text { hex }) => batch_text(line, offset, data, hex).map(Undecoded::Batch),
+            (_, Style::Text { hex }) => {
+                batch_text(line, offset, data, hex, &mut self.scratch).map(Undecoded::Batch)
+            }
             (_, Style::Json) => batch_json(line, offset, data, file).map(Undecoded::Batch),
         };
         out.write_all(&self.line)?;
@@ -226,7 +238,13 @@ fn number(line: &mut Vec<u8>, n: impl itoa::Integer) {
 
 /// A write batch in text: `--- offset N; sequence S; count C`, then a line per operation,
 /// then the error that ended them, if any.
-fn batch_text(line: &mut Vec<u8>, offset: u64, data: &[u8], hex: bool) -> Option<BatchError> {
+fn batch_text(
+    line: &mut Vec<u8>,
+    offset: u64,
+    data: &[u8],
+    hex: bool,
+    scratch: &mut Scratch,
+) -> Option<BatchError> {
     line.extend_from_slice(b"--- offset ");
     number(line, offset);
     let mut error = None;
@@ -239,7 +257,7 @@ fn batch_text(line: &mut Vec<u8>, offset: u64, data: &[u8], hex: bool) -> Option
             line.push(b'\n');
             for op in batch.ops() {
                 match op {
-                    Ok(op) => op_text(line, &op, hex),
+                    Ok(op) => op_text(line, &op, hex, scratch),
                     Err(e) => error = Some(e),
                 }
             }
@@ -259,7 +277,7 @@ fn batch_text(line: &mut Vec<u8>, offset: u64, data: &[u8], hex: bool) -> Option
 
 /// One operation in text: `  put 'key' 'value'`, with `cf N` after the name for a column
 /// family other than 0.
-fn op_text(line: &mut Vec<u8>, op: &Op<'_>, hex: bool) {
+fn op_text(line: &mut Vec<u8>, op: &Op<'_>, hex: bool, scratch: &mut Scratch) {
     line.extend_from_slice(b"  ");
     line.extend_from_slice(op.name().as_bytes());
     if let Some(cf) = op.cf()
@@ -268,13 +286,13 @@ fn op_text(line: &mut Vec<u8>, op: &Op<'_>, hex: bool) {
         line.extend_from_slice(b" cf ");
         number(line, cf);
     }
-    let bytes = |line: &mut Vec<u8>, label: &[u8], data: &[u8]| {
+    let mut bytes = |line: &mut Vec<u8>, label: &[u8], data: &[u8]| {
         line.push(b' ');
         if !label.is_empty() {
             line.extend_from_slice(label);
             line.push(b' ');
         }
-        text_bytes(line, data, hex);
+        text_bytes(line, data, hex, scratch);
     };
     match *op {
         Op::Put { key, value, .. }
@@ -321,12 +339,12 @@ fn op_text(line: &mut Vec<u8>, op: &Op<'_>, hex: bool) {
 }
 
 /// Bytes in text: quoted and escaped, or in hex.
-fn text_bytes(line: &mut Vec<u8>, data: &[u8], hex: bool) {
+fn text_bytes(line: &mut Vec<u8>, data: &[u8], hex: bool, scratch: &mut Scratch) {
     if hex {
         hex_into(line, data);
     } else {
         line.push(b'\'');
-        escape_into(line, data);
+        escape_into(line, data, scratch);
         line.push(b'\'');
     }
 }
@@ -368,14 +386,17 @@ static WIDTHS: [u8; 256] = {
     table
 };
 
+/// Where [`escape_into`] escapes 64 bytes at a time (kept from call to call: never zeroed
+/// again).
+type Scratch = [u8; 256 + 4];
+
 /// Appends `data` as `leveldbutil` escapes it: printable ASCII as it is, any other byte as
 /// `\xNN`; and, so that the text reads back unambiguously, the quote `'` and the backslash
 /// too.
-fn escape_into(line: &mut Vec<u8>, data: &[u8]) {
+fn escape_into(line: &mut Vec<u8>, data: &[u8], buffer: &mut Scratch) {
     // Without branches: every byte's 4-byte form is stored, and the position moves on by its
-    // length (1 or 4), in a stack buffer that 64 bytes cannot overflow (at most 63 * 4 + 4 =
-    // 256 bytes; the mask below tells the compiler so).
-    let mut buffer = [0u8; 256 + 4];
+    // length (1 or 4), in a buffer that 64 bytes cannot overflow (at most 63 * 4 + 4 = 256
+    // bytes; the mask below tells the compiler so).
     for chunk in data.chunks(64) {
         if chunk.iter().all(|&byte| WIDTHS[usize::from(byte)] == 1) {
             // Plain text (most keys): as it is.
@@ -417,7 +438,7 @@ fn hex_into(line: &mut Vec<u8>, data: &[u8]) {
 /// `data` escaped as [`escape_into`] escapes it, written to `out`.
 pub(crate) fn write_escaped(out: &mut dyn Write, data: &[u8]) -> io::Result<()> {
     let mut line = Vec::with_capacity(data.len() + data.len() / 2);
-    escape_into(&mut line, data);
+    escape_into(&mut line, data, &mut [0; 260]);
     out.write_all(&line)
 }
 
@@ -661,7 +682,7 @@ fn write_edit(
 /// Bytes in text, to a writer: quoted and escaped, or in hex.
 fn write_bytes(out: &mut dyn Write, data: &[u8], hex: bool) -> io::Result<()> {
     let mut line = Vec::with_capacity(2 + 2 * data.len());
-    text_bytes(&mut line, data, hex);
+    text_bytes(&mut line, data, hex, &mut [0; 260]);
     out.write_all(&line)
 }
 
@@ -1073,7 +1094,7 @@ mod tests {
         let plain_long: Vec<u8> = (0..200u32).map(|i| b'a' + (i % 26) as u8).collect();
         for data in [&every[..], &long, &plain_long, b"", b"k"] {
             let mut line = b"prefix".to_vec();
-            escape_into(&mut line, data);
+            escape_into(&mut line, data, &mut [0; 260]);
             assert_eq!(String::from_utf8_lossy(&line[6..]), naive_escape(data));
             let mut line = Vec::new();
             hex_into(&mut line, data);
