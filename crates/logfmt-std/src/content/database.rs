@@ -82,6 +82,18 @@ pub struct Database {
 impl Database {
     /// Finds the files of the database in `dir`.
     ///
+    /// ```
+    /// use logfmt_std::content::Database;
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// std::fs::write(dir.path().join("CURRENT"), "MANIFEST-000001\n")?;
+    /// // The MANIFEST is missing: every log is live.
+    /// std::fs::write(dir.path().join("000002.log"), b"")?;
+    /// let db = Database::open(dir.path())?;
+    /// assert_eq!((db.floor(), db.wals().len()), (None, 1));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
     /// # Errors
     ///
     /// [`DatabaseError::Io`] if the directory or its `CURRENT` file cannot be read;
@@ -155,6 +167,17 @@ impl Database {
     }
 
     /// The MANIFEST `CURRENT` names (it may be missing or damaged: it has not been checked).
+    ///
+    /// ```
+    /// use logfmt_std::content::{Database, DbFileKind};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// std::fs::write(dir.path().join("CURRENT"), "MANIFEST-000009\n")?;
+    /// let manifest = Database::open(dir.path())?.manifest().clone();
+    /// assert_eq!((manifest.kind, manifest.number), (DbFileKind::Manifest, 9));
+    /// assert_eq!(manifest.path, dir.path().join("MANIFEST-000009"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     #[must_use]
     pub fn manifest(&self) -> &DbFile {
         &self.manifest

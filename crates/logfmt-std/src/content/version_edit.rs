@@ -49,12 +49,27 @@ pub struct VersionEdit<'a> {
 
 impl<'a> VersionEdit<'a> {
     /// The edit in `record` (a whole logical record of a MANIFEST).
+    ///
+    /// ```
+    /// use logfmt_std::content::VersionEdit;
+    ///
+    /// assert_eq!(VersionEdit::new(&[]).fields().count(), 0);
+    /// ```
     #[must_use]
     pub fn new(record: &'a [u8]) -> Self {
         Self { record }
     }
 
     /// The fields, in order. A field that cannot be read ends them with its error.
+    ///
+    /// ```
+    /// use logfmt_std::content::{Field, VersionEdit};
+    ///
+    /// // Last sequence 300 (a two-byte varint), then a column family drop (202).
+    /// let record = [4, 0xac, 0x02, 0xca, 0x01];
+    /// let fields: Vec<_> = VersionEdit::new(&record).fields().collect();
+    /// assert_eq!(fields, [Ok(Field::LastSequence(300)), Ok(Field::ColumnFamilyDrop)]);
+    /// ```
     #[must_use]
     pub fn fields(&self) -> Fields<'a> {
         Fields {

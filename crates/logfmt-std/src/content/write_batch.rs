@@ -72,6 +72,15 @@ pub struct WriteBatch<'a> {
 impl<'a> WriteBatch<'a> {
     /// The batch in `record` (a whole logical record of a write-ahead log).
     ///
+    /// ```
+    /// use logfmt_std::content::WriteBatch;
+    ///
+    /// let mut record = 5u64.to_le_bytes().to_vec();
+    /// record.extend_from_slice(&0u32.to_le_bytes());
+    /// assert_eq!(WriteBatch::new(&record)?.count(), 0);
+    /// # Ok::<(), logfmt_std::content::BatchError>(())
+    /// ```
+    ///
     /// # Errors
     ///
     /// [`BatchError::TooSmall`] if the record is shorter than its 12-byte header.
@@ -89,12 +98,30 @@ impl<'a> WriteBatch<'a> {
 
     /// The sequence number of the batch's first data operation; the others follow one by
     /// one.
+    ///
+    /// ```
+    /// use logfmt_std::content::WriteBatch;
+    ///
+    /// let mut record = 42u64.to_le_bytes().to_vec();
+    /// record.extend_from_slice(&0u32.to_le_bytes());
+    /// assert_eq!(WriteBatch::new(&record)?.sequence(), 42);
+    /// # Ok::<(), logfmt_std::content::BatchError>(())
+    /// ```
     #[must_use]
     pub fn sequence(&self) -> u64 {
         self.sequence
     }
 
     /// The number of data operations the header declares.
+    ///
+    /// ```
+    /// use logfmt_std::content::WriteBatch;
+    ///
+    /// let mut record = 1u64.to_le_bytes().to_vec();
+    /// record.extend_from_slice(&3u32.to_le_bytes());
+    /// assert_eq!(WriteBatch::new(&record)?.count(), 3);
+    /// # Ok::<(), logfmt_std::content::BatchError>(())
+    /// ```
     #[must_use]
     pub fn count(&self) -> u32 {
         self.count
@@ -371,6 +398,13 @@ impl<'a> Op<'a> {
     }
 
     /// The column family of a data operation; `None` for log data and the markers.
+    ///
+    /// ```
+    /// use logfmt_std::content::Op;
+    ///
+    /// assert_eq!(Op::Delete { cf: 4, key: b"k" }.cf(), Some(4));
+    /// assert_eq!(Op::Noop.cf(), None);
+    /// ```
     #[must_use]
     pub fn cf(&self) -> Option<u32> {
         match *self {
@@ -388,6 +422,14 @@ impl<'a> Op<'a> {
 
     /// The key of a data operation (the first key of a range); `None` for log data and the
     /// markers.
+    ///
+    /// ```
+    /// use logfmt_std::content::Op;
+    ///
+    /// let range = Op::DeleteRange { cf: 0, begin: b"a", end: b"z" };
+    /// assert_eq!(range.key(), Some(&b"a"[..]));
+    /// assert_eq!(Op::LogData { blob: b"x" }.key(), None);
+    /// ```
     #[must_use]
     pub fn key(&self) -> Option<&'a [u8]> {
         match *self {
@@ -405,6 +447,13 @@ impl<'a> Op<'a> {
 
     /// The value of a put, a merge operand, a blob index, an entity's columns; `None` for
     /// the others.
+    ///
+    /// ```
+    /// use logfmt_std::content::Op;
+    ///
+    /// assert_eq!(Op::Put { cf: 0, key: b"k", value: b"v" }.value(), Some(&b"v"[..]));
+    /// assert_eq!(Op::Delete { cf: 0, key: b"k" }.value(), None);
+    /// ```
     #[must_use]
     pub fn value(&self) -> Option<&'a [u8]> {
         match *self {
@@ -419,6 +468,13 @@ impl<'a> Op<'a> {
 
     /// Whether the operation is a data operation: one the header's count counts, and that
     /// takes a sequence number.
+    ///
+    /// ```
+    /// use logfmt_std::content::{Op, Prepare};
+    ///
+    /// assert!(Op::SingleDelete { cf: 0, key: b"k" }.is_data());
+    /// assert!(!Op::BeginPrepare { kind: Prepare::Committed }.is_data());
+    /// ```
     #[must_use]
     pub fn is_data(&self) -> bool {
         self.cf().is_some()
