@@ -73,7 +73,7 @@ pub(crate) struct CatArgs {
     hex: bool,
     /// After the last record, wait for more, as `tail -f` does: the records a writer appends
     /// are printed as each is completed. Runs until interrupted. With several files, the last
-    /// one is followed.
+    /// one is followed; standard input and pipes end with their writer.
     #[arg(long)]
     follow: bool,
     #[command(flatten)]
@@ -132,6 +132,8 @@ fn cat(
     let input = Input::open(&target.path, read.erased)?;
     let log = &input.log;
     let mut options = read.options(&input, args.offset, args.range.clone())?;
+    // A pipe ends when its writer is done: only a file is waited on.
+    let follow = follow && log.is_regular() && input.ring.is_none();
     if follow {
         options.read = options.read.clone().tailing(true);
     }
