@@ -662,3 +662,26 @@ fn stats_counts_the_content() -> TestResult {
     assert!(doc.get("content").is_none());
     Ok(())
 }
+
+/// `split` takes several files (and database directories) too.
+#[test]
+fn split_several_files() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let a = dir.path().join("a");
+    let b = dir.path().join("b");
+    write_log(&a, &vec![b"x".to_vec(); 10])?;
+    write_log(&b, &vec![b"y".to_vec(); 3])?;
+    let out = logfmt(&["split", "--json", "--parts", "2", p(&a), p(&b)], b"");
+    assert_eq!(status(&out), 0, "{}", stderr(&out));
+    let docs: Vec<serde_json::Value> = stdout(&out)
+        .lines()
+        .map(serde_json::from_str)
+        .collect::<Result<_, _>>()?;
+    let records: Vec<u64> = docs
+        .iter()
+        .map(|d| d["records"].as_u64().unwrap_or(0))
+        .collect();
+    assert_eq!(records, [10, 3]);
+    assert_eq!(docs[1]["file"], p(&b));
+    Ok(())
+}
