@@ -40,7 +40,8 @@ const BUFFER_LIMIT: usize = 4 << 20;
 /// value) and a MANIFEST's VersionEdits. By default (auto) a file named NNNNNN.log is decoded
 /// as write batches and MANIFEST-NNNNNN as version edits; other files are printed raw. Text
 /// escapes keys and values as `leveldbutil dump` does ('key', bytes other than printable
-/// ASCII as \xNN; --hex for hex); --output json prints one object per record:
+/// ASCII as \xNN; --hex, or --output hex, for hex: --decode raw --output hex prints the raw
+/// payloads in hex); --output json prints one object per record:
 /// {"offset", "sequence", "count", "ops": [{"op", "cf", "key", "value" or "end_key"}]} for a
 /// write batch, {"offset", "fields": [{"field", ...}]} for a version edit, followed by
 /// "error" if the record could not be decoded in full and "file" when several files are read.
