@@ -39,14 +39,17 @@ pub(crate) fn expand(args: &[PathBuf]) -> Result<Vec<Target>, CliError> {
             let obsolete = db.obsolete_wals();
             if let (Some(first), Some(floor)) = (obsolete.first(), db.floor()) {
                 let last = obsolete.last().unwrap_or(first);
+                let which = if first.number == last.number {
+                    format!("log {}", first.number)
+                } else {
+                    format!("logs {}..{}", first.number, last.number)
+                };
                 crate::cmd::say(
                     arg,
                     &format!(
-                        "{} older than log {floor} (logs {}..{}) not read: the MANIFEST says \
-                         they are no longer needed",
+                        "{} older than log {floor} ({which}) not read: the MANIFEST says they \
+                         are no longer needed",
                         crate::cmd::plural(obsolete.len() as u64, "write-ahead log"),
-                        first.number,
-                        last.number
                     ),
                 );
             }

@@ -101,7 +101,7 @@ fn a_database_directory_in_text() -> TestResult {
     assert_eq!(
         stderr(&out),
         format!(
-            "logfmt: {root}: 1 write-ahead log older than log 5 (logs 3..3) not read: the \
+            "logfmt: {root}: 1 write-ahead log older than log 5 (log 3) not read: the \
              MANIFEST says they are no longer needed\n"
         )
     );
