@@ -20,6 +20,8 @@ use logfmt_tests::{content, data_dir, write_log};
 mod block;
 #[path = "../fuzz/src/common.rs"]
 mod common;
+#[path = "../fuzz/src/content.rs"]
+mod content_decoders;
 #[path = "../fuzz/src/pack.rs"]
 mod pack;
 #[path = "../fuzz/src/reader.rs"]
@@ -77,6 +79,11 @@ fn replay_block_corpus() {
 #[test]
 fn replay_pack_corpus() {
     replay("pack", pack::check);
+}
+
+#[test]
+fn replay_content_corpus() {
+    replay("content", content_decoders::check);
 }
 
 #[test]
@@ -255,6 +262,60 @@ fn seeds() -> BTreeMap<(&'static str, String), Vec<u8>> {
     let mut coded = vec![logfmt_core::pack::ZSTD, 3, 0, 0, 0, 64, 0, 0, 0];
     coded.extend(noise(40, 7));
     seeds.insert(("pack", "seed-coded".into()), coded);
+    // content: write batches of every tag, LevelDB's and RocksDB's, and version edits.
+    let slice = |out: &mut Vec<u8>, data: &[u8]| {
+        out.push(data.len() as u8);
+        out.extend_from_slice(data);
+    };
+    let mut batch = 7u64.to_le_bytes().to_vec();
+    batch.extend_from_slice(&11u32.to_le_bytes());
+    for (tag, cf, fields) in [
+        (0x01u8, None, 2),
+        (0x05, Some(3u8), 2),
+        (0x00, None, 1),
+        (0x04, Some(1), 1),
+        (0x07, None, 1),
+        (0x08, Some(2), 1),
+        (0x02, None, 2),
+        (0x06, Some(1), 2),
+        (0x0f, None, 2),
+        (0x0e, Some(1), 2),
+        (0x11, None, 2),
+        (0x03, None, 1),
+        (0x09, None, 0),
+        (0x0a, None, 1),
+        (0x0b, None, 1),
+        (0x0c, None, 1),
+        (0x0d, None, 0),
+    ] {
+        batch.push(tag);
+        batch.extend(cf);
+        for i in 0..fields {
+            slice(&mut batch, &content(3 + i, u64::from(tag)));
+        }
+    }
+    seeds.insert(("content", "seed-write-batch".into()), batch);
+    let mut edit = Vec::new();
+    edit.push(1);
+    slice(&mut edit, b"leveldb.BytewiseComparator");
+    edit.extend_from_slice(&[2, 5, 9, 0, 3, 7, 4, 42, 6, 1, 4, 10, 3]);
+    let mut key = b"k".to_vec();
+    key.extend_from_slice(&(3u64 << 8 | 1).to_le_bytes());
+    for tag in [7u8, 100, 103] {
+        edit.extend_from_slice(&[tag, 0, 12, 200, 1]);
+        slice(&mut edit, &key);
+        slice(&mut edit, &key);
+        if tag != 7 {
+            edit.extend_from_slice(&[1, 3]);
+        }
+        if tag == 103 {
+            edit.extend_from_slice(&[5, 1, 9, 65, 1, 0, 1]);
+        }
+    }
+    edit.extend_from_slice(&[200, 1, 2, 201, 1]);
+    slice(&mut edit, b"cf");
+    edit.extend_from_slice(&[202, 1, 203, 1, 4]);
+    seeds.insert(("content", "seed-version-edit".into()), edit);
     seeds
 }
 
@@ -287,7 +348,14 @@ fn seeds_are_current() {
         );
     }
     // No stale seed-* files either.
-    for target in ["reader", "block", "writer", "flash_reader", "flash_writer"] {
+    for target in [
+        "reader",
+        "block",
+        "writer",
+        "flash_reader",
+        "flash_writer",
+        "content",
+    ] {
         for (name, _) in corpus(target) {
             if name.starts_with("seed-") {
                 assert!(

@@ -30,6 +30,7 @@ pub(crate) const TARGETS: &[(&str, usize)] = &[
     ("flash_writer", 4_096),
     ("flash_ring", 2_048),
     ("pack", 8_192),
+    ("content", 4_096),
 ];
 
 /// Seconds per target in `cargo xtask ci`.

@@ -5,7 +5,9 @@
 //! compiler if they are missing. The ring test prints what it proved (its image, what the ring
 //! kept, what LevelDB and RocksDB read), and `tests/tests/pack_interop.rs`: what LevelDB's and
 //! RocksDB's readers make of a log with packs, and `tests/tests/wal_compression_interop.rs`:
-//! a write-ahead log RocksDB compressed (`wal_compression = kZSTD`), read by logfmt.
+//! a write-ahead log RocksDB compressed (`wal_compression = kZSTD`), read by logfmt; and
+//! `tests/tests/inspect_interop.rs`: `logfmt cat --decode` agrees with LevelDB's `DumpFile`
+//! and with RocksDB's `ldb dump_wal --print_value` and `ldb manifest_dump`.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -19,6 +21,7 @@ const TESTS: &[(&str, bool)] = &[
     ("ring_interop", true),
     ("pack_interop", true),
     ("wal_compression_interop", true),
+    ("inspect_interop", false),
 ];
 
 /// `cargo xtask interop`.

@@ -8,11 +8,13 @@
 
 mod apt;
 mod bench;
+mod bench_decode;
 mod bench_durable;
 mod cmd;
 mod firmware;
 mod fuzz;
 mod interop;
+mod man;
 mod soak;
 mod tasks;
 mod toolchain;

@@ -35,6 +35,14 @@ pub(crate) const TASKS: &[Task] = &[
         run: crate::bench::run,
     },
     Task {
+        name: "bench-decode",
+        aliases: &[],
+        flags: &["--quick"],
+        about: "decoding a WAL of 2 M single-put batches: `logfmt cat` (text, JSON) vs RocksDB's \
+                `ldb dump_wal --print_value` in the same run",
+        run: crate::bench_decode::run,
+    },
+    Task {
         name: "fmt",
         aliases: &[],
         flags: &["--check"],
@@ -110,6 +118,14 @@ pub(crate) const TASKS: &[Task] = &[
         flags: &[],
         about: "install LevelDB and RocksDB (libleveldb-dev, librocksdb-dev, rocksdb-tools) if missing; run the tests against them",
         run: |_| interop::run(),
+    },
+    Task {
+        name: "man",
+        aliases: &[],
+        flags: &[],
+        about: "logfmt's man pages (target/man) and bash, zsh and fish completions \
+                (target/completions), from its clap definitions",
+        run: crate::man::run,
     },
     Task {
         name: "soak",

@@ -44,6 +44,8 @@ pub(crate) enum CliError {
     },
     /// Flags that do not go together.
     Usage(String),
+    /// A directory given as a database could not be read as one.
+    Database(logfmt_std::content::DatabaseError),
     /// A recyclable log needs a log number, and none was given or found in the file's name.
     NoLogNumber {
         /// The log.
@@ -173,6 +175,10 @@ impl fmt::Display for CliError {
                 );
             }
             Self::Usage(message) => return f.write_str(message),
+            Self::Database(e @ logfmt_std::content::DatabaseError::NoCurrent { .. }) => {
+                return write!(f, "{e} (give the log files themselves)");
+            }
+            Self::Database(e) => e,
             Self::NoLogNumber { path } => {
                 return write!(
                     f,
@@ -198,6 +204,12 @@ impl fmt::Display for CliError {
 impl From<logfmt_std::Error> for CliError {
     fn from(e: logfmt_std::Error) -> Self {
         Self::Log(e)
+    }
+}
+
+impl From<logfmt_std::content::DatabaseError> for CliError {
+    fn from(e: logfmt_std::content::DatabaseError) -> Self {
+        Self::Database(e)
     }
 }
 

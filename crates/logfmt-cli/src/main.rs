@@ -27,6 +27,7 @@
 //! writer.
 
 mod cmd;
+mod decode;
 mod error;
 mod format;
 mod image;
@@ -36,23 +37,39 @@ mod options;
 mod output;
 mod progress;
 mod scan;
+mod story;
+mod targets;
 
 use std::io::Write;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use logfmt_std::EscapedPath;
 
 use crate::error::{CliError, EXIT_OK};
 
 /// The exit statuses, shown at the end of every `--help`.
-const EXIT_STATUS: &str = "\
-Exit status:
+macro_rules! exit_status {
+    () => {
+        "Exit status:
   0  success
   1  damage found (verify; cat, export --recovery absolute); a log refused (write: not empty,
      torn, damaged or of another format; salvage, export: output not empty); malformed framed
      input (write)
   2  usage or I/O error (missing file, a directory, unreadable input, a full disk, ...); the
-     log locked by another writer (write, salvage, export: see --wait)";
+     log locked by another writer (write, salvage, export: see --wait)"
+    };
+}
+
+/// The exit statuses, shown at the end of every `--help`.
+const EXIT_STATUS: &str = exit_status!();
+
+/// `--help` of each command ends with examples, then the exit statuses.
+macro_rules! examples {
+    ($($line:literal)*) => {
+        concat!("Examples:\n", $("  ", $line, "\n",)* "\n", exit_status!())
+    };
+}
 
 /// Write, read and verify logs in LevelDB's log record format.
 ///
@@ -69,21 +86,52 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    #[command(after_help = EXIT_STATUS)]
+    #[command(after_help = examples!(
+        "printf 'a\\nb\\n' | logfmt write 000001.log        two records, one per line"
+        "logfmt cat --output framed a.log | logfmt write --input framed --append b.log"
+        "logfmt write - < lines.txt | ssh host 'cat > 000001.log'    a log to standard output"
+    ))]
     Write(cmd::write::WriteArgs),
-    #[command(after_help = EXIT_STATUS)]
+    #[command(after_help = examples!(
+        "logfmt cat /var/lib/app/db                 a database: MANIFEST, then the live logs, decoded"
+        "logfmt cat --output json 000042.log        one JSON object per write batch"
+        "logfmt cat --hex MANIFEST-000005           version edits, keys in hex"
+        "logfmt cat --decode raw --output hex -     raw records from standard input, in hex"
+        "logfmt cat --follow 000042.log             print records as a writer appends them"
+        "logfmt cat --offset 0x8000 000042.log      from the first record at or after 32768"
+    ))]
     Cat(cmd::cat::CatArgs),
-    #[command(after_help = EXIT_STATUS)]
+    #[command(after_help = examples!(
+        "logfmt verify 000042.log                   one log (exit status 1 if damaged)"
+        "logfmt verify --summary /var/lib/app/db    every file of a database, one line each"
+        "logfmt verify --max-errors 10 big.log      the first 10 damaged regions, and a count"
+        "logfmt verify --json a.log b.log           one JSON object per file"
+    ))]
     Verify(cmd::verify::VerifyArgs),
-    #[command(after_help = EXIT_STATUS)]
+    #[command(after_help = examples!(
+        "logfmt dump 000042.log                     every chunk, trailer and damaged region"
+        "logfmt dump --json --format auto 000042.log"
+    ))]
     Dump(cmd::dump::DumpArgs),
-    #[command(after_help = EXIT_STATUS)]
+    #[command(after_help = examples!(
+        "logfmt stats 000042.log                    records, sizes, chunks, space, damage"
+        "logfmt stats --json /var/lib/app/db        one JSON object per file of a database"
+    ))]
     Stats(cmd::stats::StatsArgs),
-    #[command(after_help = EXIT_STATUS)]
+    #[command(after_help = examples!(
+        "logfmt salvage damaged.log repaired.log    every record that can be read, in a new log"
+    ))]
     Salvage(cmd::salvage::SalvageArgs),
-    #[command(after_help = EXIT_STATUS)]
+    #[command(after_help = examples!(
+        "logfmt split --parts 4 big.log             byte ranges for `logfmt cat --range`, in parallel"
+    ))]
     Split(cmd::split::SplitArgs),
-    #[command(after_help = EXIT_STATUS)]
+    /// Shell completions and man pages, generated from these definitions (`cargo xtask man`).
+    #[command(hide = true)]
+    Generate(Generate),
+    #[command(after_help = examples!(
+        "logfmt export flash.img plain.log          a ring image as a plain LevelDB log"
+    ))]
     Export(cmd::export::ExportArgs),
 }
 
@@ -99,8 +147,49 @@ fn main() -> ExitCode {
         Command::Salvage(args) => cmd::salvage::run(args).map(|()| ExitCode::from(EXIT_OK)),
         Command::Split(args) => cmd::split::run(args).map(|()| ExitCode::from(EXIT_OK)),
         Command::Export(args) => cmd::export::run(args).map(|()| ExitCode::from(EXIT_OK)),
+        Command::Generate(what) => generate(what).map(|()| ExitCode::from(EXIT_OK)),
     };
     result.unwrap_or_else(|error| report(&error))
+}
+
+/// What `logfmt generate` writes.
+#[derive(Debug, clap::Args)]
+struct Generate {
+    #[command(subcommand)]
+    what: GenerateWhat,
+}
+
+#[derive(Debug, Subcommand)]
+enum GenerateWhat {
+    /// The completion script for SHELL, on standard output.
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// The man pages (logfmt.1, logfmt-cat.1, ...), written to DIR.
+    Man {
+        /// Where to write them.
+        dir: std::path::PathBuf,
+    },
+}
+
+/// Runs `logfmt generate`.
+fn generate(args: &Generate) -> Result<(), CliError> {
+    use clap::CommandFactory;
+    let mut command = Cli::command();
+    match &args.what {
+        GenerateWhat::Completions { shell } => {
+            clap_complete::generate(*shell, &mut command, "logfmt", &mut std::io::stdout());
+            Ok(())
+        }
+        GenerateWhat::Man { dir } => {
+            let failed =
+                |e: std::io::Error| CliError::Usage(format!("{}: {e}", EscapedPath::new(dir)));
+            std::fs::create_dir_all(dir).map_err(failed)?;
+            clap_mangen::generate_to(command, dir).map_err(failed)
+        }
+    }
 }
 
 /// Prints `error` as one line on standard error and gives its exit status.

@@ -131,7 +131,17 @@ pub(crate) fn parse_seconds(text: &str) -> Result<Duration, String> {
         .ok_or_else(|| format!("`{text}` is not a number of seconds"))
 }
 
-/// Parses a byte range: `A..B`, `A..` (to the end) or `..B` (from the start).
+/// Parses a byte offset, in decimal or in hex with `0x` (`32768`, `0x8000`).
+pub(crate) fn parse_offset(text: &str) -> Result<u64, String> {
+    let parsed = match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+        Some(hex) => u64::from_str_radix(hex, 16),
+        None => text.parse(),
+    };
+    parsed.map_err(|_| format!("`{text}` is not a byte offset (decimal, or hex as in 0x8000)"))
+}
+
+/// Parses a byte range: `A..B`, `A..` (to the end) or `..B` (from the start); the offsets in
+/// decimal or in hex (`0x8000..0x10000`).
 pub(crate) fn parse_range(text: &str) -> Result<Range<u64>, String> {
     let (start, end) = text
         .split_once("..")
@@ -140,8 +150,7 @@ pub(crate) fn parse_range(text: &str) -> Result<Range<u64>, String> {
         if s.is_empty() {
             Ok(default)
         } else {
-            s.parse()
-                .map_err(|_| format!("`{s}` is not a byte offset in `{text}`"))
+            parse_offset(s).map_err(|_| format!("`{s}` is not a byte offset in `{text}`"))
         }
     };
     let range = number(start, 0)?..number(end, u64::MAX)?;
@@ -162,6 +171,17 @@ mod tests {
         for bad in ["-1", "x", "", "inf", "NaN"] {
             assert!(parse_seconds(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn offsets() {
+        assert_eq!(parse_offset("32768"), Ok(32768));
+        assert_eq!(parse_offset("0x8000"), Ok(32768));
+        assert_eq!(parse_offset("0XfF"), Ok(255));
+        for bad in ["", "0x", "-1", "8000h", "0x1g"] {
+            assert!(parse_offset(bad).is_err(), "{bad}");
+        }
+        assert_eq!(parse_range("0x8000..0x10000"), Ok(32768..65536));
     }
 
     #[test]

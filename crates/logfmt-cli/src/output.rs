@@ -9,9 +9,16 @@ use serde::{Serialize, Serializer};
 /// How `cat` prints each record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub(crate) enum OutputFormat {
-    /// The payload bytes, then a newline.
+    /// The payload bytes, then a newline; on a terminal, escaped as `leveldbutil` escapes
+    /// them (printable ASCII as it is, other bytes as \xNN), so that no byte of a record can
+    /// drive the terminal.
     #[default]
     Lines,
+    /// The payload bytes as they are, then a newline, even on a terminal.
+    Raw,
+    /// `lines` on a terminal: escaped (chosen by `cat`, not on the command line).
+    #[value(skip)]
+    Escaped,
     /// The payload in lowercase hex, then a newline.
     Hex,
     /// One JSON object per line: the offset of the record's first chunk, the length and the
@@ -94,8 +101,12 @@ impl OutputFormat {
         payload: impl FnOnce(Sink<'_>) -> Result<(), E>,
     ) -> Result<(), E> {
         match self {
-            Self::Lines => {
+            Self::Lines | Self::Raw => {
                 payload(&mut |piece| Ok(out.write_all(piece)?))?;
+                out.write_all(b"\n").map_err(OutputError::Write)?;
+            }
+            Self::Escaped => {
+                payload(&mut |piece| Ok(crate::decode::write_escaped(out, piece)?))?;
                 out.write_all(b"\n").map_err(OutputError::Write)?;
             }
             Self::Hex => {
@@ -294,6 +305,8 @@ mod tests {
     fn formats() {
         assert_eq!(printed(OutputFormat::Lines, 0, b"a b"), b"a b\n");
         assert_eq!(printed(OutputFormat::Lines, 0, b""), b"\n");
+        assert_eq!(printed(OutputFormat::Raw, 0, b"\x1b[2J"), b"\x1b[2J\n");
+        assert_eq!(printed(OutputFormat::Escaped, 0, b"\x1b[2J"), b"\\x1b[2J\n");
         assert_eq!(printed(OutputFormat::Hex, 0, b"\x00\xffAz"), b"00ff417a\n");
         assert_eq!(printed(OutputFormat::Hex, 0, b""), b"\n");
         assert_eq!(

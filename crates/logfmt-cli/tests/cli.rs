@@ -328,11 +328,16 @@ fn verify_exit_codes_and_messages() -> TestResult {
         );
         assert!(out.stdout.is_empty());
 
+        // A directory is read as a database: this one is not.
         let out = logfmt(&[command, p(dir.path())], b"");
         assert_eq!(status(&out), 2);
         assert_eq!(
             stderr(&out),
-            format!("logfmt: error: is a directory: {}\n", p(dir.path()))
+            format!(
+                "logfmt: error: {} is a directory without a CURRENT file: not a LevelDB or \
+                 RocksDB database (give the log files themselves)\n",
+                p(dir.path())
+            )
         );
     }
     let out = logfmt(&["write", p(dir.path())], b"x\n");

@@ -715,14 +715,25 @@ fn malformed_input_with_force_keeps_the_old_log() -> TestResult {
     Ok(())
 }
 
-/// Offsets that are not a u64 are usage errors (exit 2, the error on the first line, nothing
-/// read); an offset past the end of the log reads nothing, successfully.
+/// Offsets that are not a u64 (in decimal, or in hex after `0x`) are usage errors (exit 2,
+/// the error on the first line, nothing read); an offset past the end of the log reads
+/// nothing, successfully.
 #[test]
 fn invalid_offsets() -> TestResult {
     let dir = tempfile::tempdir()?;
     let path = dir.path().join("log");
     fs::write(&path, log_of(&[b"a".to_vec(), b"b".to_vec()]))?;
-    for bad in ["abc", "-1", "18446744073709551616", "", "1.5", "0x10", " 7"] {
+    for bad in [
+        "abc",
+        "-1",
+        "18446744073709551616",
+        "",
+        "1.5",
+        "0x",
+        "0x1g",
+        "x10",
+        " 7",
+    ] {
         for cmd in ["cat", "verify"] {
             let arg = format!("--offset={bad}");
             let run = logfmt(&[cmd, &arg, p(&path)], b"");
@@ -735,7 +746,7 @@ fn invalid_offsets() -> TestResult {
             assert!(run.stdout.is_empty());
         }
     }
-    for past in ["1000000", "4294967296", "1099511627776"] {
+    for past in ["1000000", "4294967296", "1099511627776", "0x10000000000"] {
         let run = logfmt(&["verify", "--offset", past, p(&path)], b"");
         assert_eq!(run.code(), EXIT_OK, "--offset {past}: {run:?}");
         assert!(run.stdout().contains("0 records"), "{}", run.stdout());

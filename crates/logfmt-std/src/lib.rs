@@ -45,6 +45,13 @@
 //!   [`LogFile::ring`]) and read from its oldest block to its newest ([`RingSource`]), with
 //!   offsets mapped back to the image.
 //!
+//! Content: [`content`] — what LevelDB and RocksDB keep in their logs, decoded without
+//! copying: the `WriteBatch` of a write-ahead log record ([`content::WriteBatch`]: sequence
+//! number, count, every operation with its column family, key and value, and the
+//! two-phase-commit markers), the `VersionEdit` of a MANIFEST record
+//! ([`content::VersionEdit`]), and the files of a database directory ([`content::Database`]:
+//! `CURRENT`, its MANIFEST, the live write-ahead logs in log-number order).
+//!
 //! Files: [`LogFile`] — opening a log to read it (and, for a regular file, to read it again
 //! while it is read: [`LogFile::reread`]), with an [`Error`] that names the file (escaped:
 //! [`EscapedPath`]); [`StdSink`] — a [`Sink`](logfmt_core::Sink) over any
@@ -169,6 +176,7 @@
 mod append;
 mod atomic;
 mod compression;
+pub mod content;
 mod create;
 mod error;
 mod escape;

@@ -14,11 +14,13 @@
 //! | `flash_writer` | [`flash_writer`] | structured: sessions of records, each maybe cut by a power failure |
 //! | `flash_ring` | [`flash_ring`] | a 2-byte header of geometry, then operations: records, flushes, reopenings, power cuts |
 //! | `pack` | [`pack`] | a pack's payload |
+//! | `content` | [`content`] | a record, decoded as a WriteBatch and as a VersionEdit |
 
 #![allow(missing_docs)]
 
 pub mod block;
 pub mod common;
+pub mod content;
 pub mod flash_reader;
 pub mod flash_ring;
 pub mod flash_writer;

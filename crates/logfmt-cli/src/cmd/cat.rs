@@ -1,17 +1,19 @@
 //! `logfmt cat`: the records of a log, in order.
 
-use std::io::{self, BufWriter, Write};
+use std::io::{self, BufWriter, IsTerminal, Write};
 use std::ops::Range;
 use std::path::PathBuf;
 
 use logfmt_std::{Ending, LogReader, RecordStream};
 
+use crate::decode::{Content, Decode, Style};
 use crate::error::CliError;
 use crate::image::Input;
-use crate::options::{ReadArgs, parse_range};
+use crate::options::{ReadArgs, parse_offset, parse_range};
 use crate::output::OutputFormat;
 use crate::progress::Progress;
 use crate::scan::{Found, UNLIMITED, scan};
+use crate::targets::Target;
 
 /// Records assembled from more bytes than this are not held in memory by default.
 const BUFFER_LIMIT: usize = 4 << 20;
@@ -32,6 +34,21 @@ const BUFFER_LIMIT: usize = 4 << 20;
 /// A ring image (a dump of a flash region holding a ring log: its blocks begin with ring
 /// headers) is read from its oldest block to its newest, with the erased value its headers
 /// give; offsets are offsets in the image.
+///
+/// --decode shows what LevelDB and RocksDB keep in the records: a write-ahead log's
+/// WriteBatches (sequence number, count, and every operation with its column family, key and
+/// value) and a MANIFEST's VersionEdits. By default (auto) a file named NNNNNN.log is decoded
+/// as write batches and MANIFEST-NNNNNN as version edits; other files are printed raw. Text
+/// escapes keys and values as `leveldbutil dump` does ('key', bytes other than printable
+/// ASCII as \xNN; --hex, or --output hex, for hex: --decode raw --output hex prints the raw
+/// payloads in hex); --output json prints one object per record:
+/// {"offset", "sequence", "count", "ops": [{"op", "cf", "key", "value" or "end_key"}]} for a
+/// write batch, {"offset", "fields": [{"field", ...}]} for a version edit, followed by
+/// "error" if the record could not be decoded in full and "file" when several files are read.
+///
+/// FILE may be given several times, `-` for standard input, and a LevelDB or RocksDB database
+/// directory: its MANIFEST (named by CURRENT), then its live write-ahead logs in log-number
+/// order.
 #[derive(Debug, clap::Args)]
 pub(crate) struct CatArgs {
     /// How each record is printed.
@@ -39,7 +56,7 @@ pub(crate) struct CatArgs {
     output: OutputFormat,
     /// Start at the first record that begins at or after this file offset (LevelDB's
     /// initial_offset).
-    #[arg(long, value_name = "N", default_value_t = 0, conflicts_with = "range")]
+    #[arg(long, value_name = "N", default_value_t = 0, conflicts_with = "range", value_parser = parse_offset)]
     offset: u64,
     /// Only the records whose first chunk starts in this byte range: A..B, A.. or ..B (the
     /// ranges of `logfmt split` print every record exactly once between them).
@@ -49,85 +66,196 @@ pub(crate) struct CatArgs {
     /// time from the file to print it (not from a pipe).
     #[arg(long, value_name = "BYTES", default_value_t = BUFFER_LIMIT)]
     buffer_limit: usize,
+    /// What the records hold: auto (by the file's name), raw, write-batch or version-edit.
+    #[arg(long, value_enum, value_name = "WHAT", default_value_t)]
+    decode: Decode,
+    /// Show decoded keys and values in hex rather than escaped.
+    #[arg(long)]
+    hex: bool,
+    /// After the last record, wait for more, as `tail -f` does: the records a writer appends
+    /// are printed as each is completed. Runs until interrupted. With several files, the last
+    /// one is followed; standard input and pipes end with their writer.
+    #[arg(long)]
+    follow: bool,
     #[command(flatten)]
     read: ReadArgs,
-    /// The log file to read.
-    #[arg(value_name = "FILE")]
-    file: PathBuf,
+    /// The log files to read (`-`: standard input; a directory: a database).
+    #[arg(value_name = "FILE", required = true)]
+    files: Vec<PathBuf>,
+}
+
+/// What a record of `content` is called in a note.
+fn content_name(content: Content) -> &'static str {
+    match content {
+        Content::VersionEdit => "a VersionEdit",
+        _ => "a WriteBatch",
+    }
+}
+
+/// The `--decode` value for `content`.
+fn decode_name(content: Content) -> &'static str {
+    match content {
+        Content::VersionEdit => "version-edit",
+        _ => "write-batch",
+    }
 }
 
 /// Runs `cat`.
 pub(crate) fn run(args: &CatArgs) -> Result<(), CliError> {
-    let input = Input::open(&args.file, args.read.erased)?;
+    let targets = crate::targets::expand(&args.files)?;
+    let several = targets.len() > 1;
+    let stdout = io::stdout();
+    let terminal = stdout.is_terminal();
+    if terminal && args.output == OutputFormat::Framed {
+        return Err(CliError::Usage(
+            "--output framed is binary: redirect standard output to a file or a pipe".into(),
+        ));
+    }
+    let mut out = BufWriter::with_capacity(64 * 1024, stdout.lock());
+    for (i, target) in targets.iter().enumerate() {
+        let follow = args.follow && i + 1 == targets.len();
+        cat(args, target, several, terminal, follow, &mut out)?;
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// Prints the records of one file; `several` when more files are printed.
+fn cat(
+    args: &CatArgs,
+    target: &Target,
+    several: bool,
+    terminal: bool,
+    follow: bool,
+    out: &mut impl Write,
+) -> Result<(), CliError> {
+    let read = target.read_args(&args.read);
+    let input = Input::open(&target.path, read.erased)?;
     let log = &input.log;
-    let options = args.read.options(&input, args.offset, args.range.clone())?;
+    let mut options = read.options(&input, args.offset, args.range.clone())?;
+    // A pipe ends when its writer is done: only a file is waited on.
+    let follow = follow && log.is_regular() && input.ring.is_none();
+    if follow {
+        options.read = options.read.clone().tailing(true);
+    }
     let mut reader = LogReader::new(input.source()?, &options);
-    let mut out = BufWriter::with_capacity(64 * 1024, io::stdout().lock());
-    let mut read_error = None;
     let progress = Progress::none();
-    // Only a regular file read in file order can be read a second time from a record's offset.
-    let limit = if log.is_regular() && input.ring.is_none() {
+    let mut content = match args.output {
+        OutputFormat::Framed => Content::Raw,
+        _ => args.decode.content(&target.path, target.kind),
+    };
+    // Chosen by the name alone, decoding is confirmed by the first record: a log named like a
+    // write-ahead log that holds something else is printed raw.
+    let mut confirmed = args.decode != Decode::Auto || content == Content::Raw;
+    let mut header = several;
+    let output = match args.output {
+        OutputFormat::Lines if terminal => OutputFormat::Escaped,
+        other => other,
+    };
+    let style = match args.output {
+        OutputFormat::Json => Style::Json,
+        OutputFormat::Hex => Style::Text { hex: true },
+        _ => Style::Text { hex: args.hex },
+    };
+    let name = log.path().to_string_lossy();
+    let label = several.then_some(name.as_ref());
+    // Only a regular file read in file order can be read a second time from a record's
+    // offset; a record is decoded whole.
+    let limit = if log.is_regular() && input.ring.is_none() && args.decode == Decode::Raw {
         args.buffer_limit
     } else {
         UNLIMITED
     };
-    let outcome = scan(
-        &mut reader,
-        &progress,
-        limit,
-        |found| -> Result<(), CliError> {
-            match found {
-                Found::Record {
-                    offset,
-                    index,
-                    data,
-                } => args
-                    .output
-                    .write_record(&mut out, input.offset(offset), index, data)?,
-                Found::Oversized(record) if record.coded => {
-                    // A pack is read whole to read its records: not streamed.
+    let mut printer = crate::decode::Printer::default();
+    let shared = std::cell::RefCell::new((&mut *out, None));
+    let mut visit = |found: Found<'_>| -> Result<(), CliError> {
+        let (out, read_error) = &mut *shared.borrow_mut();
+        let out = &mut **out;
+        if let Found::Record { offset, data, .. } = &found
+            && !confirmed
+        {
+            confirmed = true;
+            if !crate::decode::decodes(content, data) {
+                content = Content::Raw;
+                out.flush()?;
+                super::say(
+                    log.path(),
+                    &format!(
+                        "the record at offset {} is not {}: the log is printed raw \
+                             (--decode {} decodes it anyway)",
+                        input.offset(*offset),
+                        content_name(args.decode.content(&target.path, target.kind)),
+                        decode_name(args.decode.content(&target.path, target.kind)),
+                    ),
+                );
+            }
+        }
+        match found {
+            Found::Record { offset, data, .. } if content != Content::Raw => {
+                if header && style != Style::Json {
+                    writeln!(out, "==> {} <==", logfmt_std::EscapedPath::new(log.path()))?;
+                }
+                header = false;
+                let offset = input.offset(offset);
+                let undecoded = printer.write_record(out, content, style, offset, data, label)?;
+                if let Some(error) = undecoded {
                     out.flush()?;
                     super::say(
                         log.path(),
-                        &format!(
-                            "offset {}: a pack of {} bytes, more than --buffer-limit: its \
-                             records were not printed",
-                            input.offset(record.offset),
-                            record.len
-                        ),
+                        &format!("the record at offset {offset}: {error}"),
                     );
                 }
-                Found::Oversized(record) => {
-                    args.output.write_streamed(
-                        &mut out,
-                        record.offset,
-                        None,
-                        record.len,
-                        |sink| {
-                            let mut stream = RecordStream::new(log, &options.read, &record)?;
-                            while let Some(piece) = stream.next()? {
-                                sink(piece)?;
-                            }
-                            Ok::<(), CliError>(())
-                        },
-                    )?;
-                }
-                Found::Damage(damage) => {
-                    // Keep the note in place relative to the records printed around it.
-                    out.flush()?;
-                    super::note(log.path(), &input.damage(damage));
-                }
-                Found::ReadError { error, corruption } => {
-                    out.flush()?;
-                    if let Some(corruption) = corruption {
-                        super::note(log.path(), &input.damage(corruption.into()));
-                    }
-                    read_error = Some(error);
-                }
             }
-            Ok(())
-        },
-    )?;
+            Found::Record {
+                offset,
+                index,
+                data,
+            } => output.write_record(out, input.offset(offset), index, data)?,
+            Found::Oversized(record) if record.coded => {
+                // A pack is read whole to read its records: not streamed.
+                out.flush()?;
+                super::say(
+                    log.path(),
+                    &format!(
+                        "offset {}: a pack of {} bytes, more than --buffer-limit: its \
+                             records were not printed",
+                        input.offset(record.offset),
+                        record.len
+                    ),
+                );
+            }
+            Found::Oversized(record) => {
+                output.write_streamed(out, record.offset, None, record.len, |sink| {
+                    let mut stream = RecordStream::new(log, &options.read, &record)?;
+                    while let Some(piece) = stream.next()? {
+                        sink(piece)?;
+                    }
+                    Ok::<(), CliError>(())
+                })?;
+            }
+            Found::Damage(damage) => {
+                // Keep the note in place relative to the records printed around it.
+                out.flush()?;
+                super::note(log.path(), &input.damage(damage));
+            }
+            Found::ReadError { error, corruption } => {
+                out.flush()?;
+                if let Some(corruption) = corruption {
+                    super::note(log.path(), &input.damage(corruption.into()));
+                }
+                *read_error = Some(error);
+            }
+        }
+        Ok(())
+    };
+    let mut outcome = scan(&mut reader, &progress, limit, &mut visit)?;
+    while follow && shared.borrow().1.is_none() && outcome.failed_on.is_none() {
+        // Nothing more yet: print what was read, wait, read on.
+        shared.borrow_mut().0.flush()?;
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        outcome = scan(&mut reader, &progress, limit, &mut visit)?;
+    }
+    let (out, read_error) = shared.into_inner();
     out.flush()?;
     if let Some(error) = read_error {
         return Err(log.read_error(error).into());

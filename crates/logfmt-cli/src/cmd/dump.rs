@@ -68,9 +68,10 @@ pub(crate) struct DumpArgs {
     erased: Option<Erased>,
     #[command(flatten)]
     format: FormatArgs,
-    /// The log file to dump.
-    #[arg(value_name = "FILE")]
-    file: PathBuf,
+    /// The log files (`-`: standard input; a directory: a LevelDB or RocksDB database, its
+    /// MANIFEST and live write-ahead logs).
+    #[arg(value_name = "FILE", required = true)]
+    files: Vec<PathBuf>,
 }
 
 /// One line of human output: offset, type, length, note.
@@ -397,9 +398,36 @@ fn describe(item: &Item<'_>, view: &View, layout: &Layout) -> (Line, Entry) {
 
 /// Runs `dump`.
 pub(crate) fn run(args: &DumpArgs) -> Result<(), CliError> {
-    let input = Input::open(&args.file, args.erased)?;
+    let targets = crate::targets::expand(&args.files)?;
+    let several = targets.len() > 1;
+    for target in &targets {
+        if several && !args.json {
+            let mut out = io::stdout().lock();
+            writeln!(
+                out,
+                "==> {} <==",
+                logfmt_std::EscapedPath::new(&target.path)
+            )?;
+        }
+        run_one(args, &target.path, several)?;
+    }
+    Ok(())
+}
+
+/// Runs `dump` on one file; `several` when more are read.
+fn run_one(args: &DumpArgs, path: &std::path::Path, several: bool) -> Result<(), CliError> {
+    let input = Input::open(path, args.erased)?;
     let log = &input.log;
     let mut out = BufWriter::with_capacity(64 * 1024, io::stdout().lock());
+    if several && args.json {
+        /// With several files, the line before each file's lines: `{"file": PATH}`.
+        #[derive(serde::Serialize)]
+        struct FileJson<'a> {
+            file: &'a str,
+        }
+        let file = log.path().to_string_lossy();
+        write_json_line(&mut out, &FileJson { file: &file })?;
+    }
     let width = log.len_at_open().to_string().len().max("OFFSET".len());
     if let Some(ring) = &input.ring {
         if args.json {
@@ -419,8 +447,15 @@ pub(crate) fn run(args: &DumpArgs) -> Result<(), CliError> {
     }
     let (view, _) = View::new(&input, args.erased, &args.format)?;
     let progress = Progress::bytes("dump", log.len_at_open());
+    // Where a run of zero headers that may reach the end of the file began.
+    let mut zeros_from = None;
     let layout = walk(&input, view, &progress, |item, view, layout| {
         let (line, json) = describe(&item, view, layout);
+        match line.what.as_ref() {
+            "zero-header" => zeros_from = zeros_from.or(Some(line.offset)),
+            "trailer" => {}
+            _ => zeros_from = None,
+        }
         if args.json {
             write_json_line(&mut out, &json)?;
         } else {
@@ -433,6 +468,10 @@ pub(crate) fn run(args: &DumpArgs) -> Result<(), CliError> {
         Ok(())
     })?;
     drop(progress);
+    let zero_fill = match (zeros_from, &input.ring) {
+        (Some(offset), None) => crate::story::zero_filled_from(log, offset),
+        _ => None,
+    };
     if args.json {
         let [full, first, middle, last] = layout.by_type;
         let summary = Entry::Summary {
@@ -451,6 +490,23 @@ pub(crate) fn run(args: &DumpArgs) -> Result<(), CliError> {
             torn_bytes: layout.torn_bytes,
             stale_bytes: layout.stale().map_or(0, |s| s.bytes),
         };
+        if let Some(crate::story::Tail::ZeroFilled { offset, bytes }) = zero_fill {
+            /// The end of the log told as `verify` and `stats` tell it.
+            #[derive(serde::Serialize)]
+            struct ZeroFill {
+                kind: &'static str,
+                offset: u64,
+                bytes: u64,
+            }
+            write_json_line(
+                &mut out,
+                &ZeroFill {
+                    kind: "zero_fill",
+                    offset,
+                    bytes,
+                },
+            )?;
+        }
         write_json_line(&mut out, &summary)?;
     } else {
         use super::plural;
@@ -479,6 +535,9 @@ pub(crate) fn run(args: &DumpArgs) -> Result<(), CliError> {
                 None => String::new(),
             },
         )?;
+        if let Some(zeros) = zero_fill {
+            writeln!(out, "{}", zeros.explain())?;
+        }
     }
     out.flush()?;
     Ok(())

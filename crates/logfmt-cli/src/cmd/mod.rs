@@ -21,7 +21,7 @@ fn note(path: &Path, damage: &Damage) {
 }
 
 /// Prints `logfmt: FILE: message` on standard error.
-fn say(path: &Path, message: &str) {
+pub(crate) fn say(path: &Path, message: &str) {
     let mut stderr = std::io::stderr().lock();
     // Nothing useful can be done if standard error is gone.
     let _ = writeln!(
@@ -32,7 +32,7 @@ fn say(path: &Path, message: &str) {
 }
 
 /// `n word` or `n words`.
-fn plural(n: u64, word: &str) -> String {
+pub(crate) fn plural(n: u64, word: &str) -> String {
     format!("{n} {word}{}", if n == 1 { "" } else { "s" })
 }
 

@@ -18,7 +18,8 @@ use crate::output::write_json_line;
 /// (with LevelDB's rules, as `verify` reports it by default).
 ///
 /// --json prints one JSON object: {"bytes": n, "records": n, "ranges": [{"start", "end",
-/// "records", "payload_bytes", "damage"}]}.
+/// "records", "payload_bytes", "damage"}]}; with several files, one per file, each ending
+/// with "file" (its path).
 #[derive(Debug, clap::Args)]
 pub(crate) struct SplitArgs {
     /// How many ranges.
@@ -32,9 +33,10 @@ pub(crate) struct SplitArgs {
     erased: Option<Erased>,
     #[command(flatten)]
     format: FormatArgs,
-    /// The log file (a regular file: each range is read with positioned reads of its own).
-    #[arg(value_name = "FILE")]
-    file: PathBuf,
+    /// The log files (regular files: each range is read with positioned reads of its own; a
+    /// directory: a LevelDB or RocksDB database, its MANIFEST and live write-ahead logs).
+    #[arg(value_name = "FILE", required = true)]
+    files: Vec<PathBuf>,
 }
 
 /// What one range holds.
@@ -49,12 +51,27 @@ struct Part {
 
 /// Runs `split`.
 pub(crate) fn run(args: &SplitArgs) -> Result<(), CliError> {
-    let log = LogFile::open(&args.file)?;
-    if !log.is_regular() {
-        return Err(logfmt_std::Error::NotAFile {
-            path: args.file.clone(),
+    let targets = crate::targets::expand(&args.files)?;
+    let several = targets.len() > 1;
+    for target in &targets {
+        if several && !args.json {
+            let mut out = io::stdout().lock();
+            writeln!(
+                out,
+                "==> {} <==",
+                logfmt_std::EscapedPath::new(&target.path)
+            )?;
         }
-        .into());
+        run_one(args, &target.path, several)?;
+    }
+    Ok(())
+}
+
+/// Splits one file; `several` when more are split.
+fn run_one(args: &SplitArgs, path: &std::path::Path, several: bool) -> Result<(), CliError> {
+    let log = LogFile::open(path)?;
+    if !log.is_regular() {
+        return Err(logfmt_std::Error::NotAFile { path: path.into() }.into());
     }
     if log.ring()?.is_some() {
         return Err(CliError::Usage(format!(
@@ -111,6 +128,8 @@ pub(crate) fn run(args: &SplitArgs) -> Result<(), CliError> {
             bytes: u64,
             records: u64,
             ranges: Vec<Range>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            file: Option<String>,
         }
         /// One range.
         #[derive(serde::Serialize)]
@@ -135,6 +154,7 @@ pub(crate) fn run(args: &SplitArgs) -> Result<(), CliError> {
             bytes: len,
             records: total,
             ranges,
+            file: several.then(|| log.path().to_string_lossy().into_owned()),
         };
         write_json_line(&mut out, &doc)?;
         return Ok(());

@@ -39,7 +39,12 @@ use crate::scan::{COUNTING, Found, scan};
 /// begins with included).
 ///
 /// A ring image (a dump of a flash region holding a ring log) is read from its oldest block
-/// to its newest; "bytes" and "blocks" count the blocks read.
+/// to its newest; "bytes" and "blocks" count the blocks read. A log that ends in zeros to
+/// the end of the file (space preallocated or mapped and never written) has "zero_fill":
+/// {"offset", "bytes"} after "packs", its "tail" null and no damage for it. When the records
+/// are decoded (--decode), "content" follows: {"kind", "records", "undecoded", "sequences"
+/// (null or [lowest, highest]), "counts" (by operation or field name), "column_families"}. With several
+/// files, each object ends with "file" (its path).
 #[derive(Debug, clap::Args)]
 pub(crate) struct StatsArgs {
     /// One JSON object (keys above).
@@ -50,9 +55,14 @@ pub(crate) struct StatsArgs {
     erased: Option<Erased>,
     #[command(flatten)]
     format: FormatArgs,
-    /// The log file.
-    #[arg(value_name = "FILE")]
-    file: PathBuf,
+    /// Also count what the records hold: auto (by the file's name: NNNNNN.log holds
+    /// WriteBatches, MANIFEST-NNNNNN VersionEdits), raw (nothing), write-batch, version-edit.
+    #[arg(long, value_enum, value_name = "WHAT", default_value_t)]
+    decode: crate::decode::Decode,
+    /// The log files (`-`: standard input; a directory: a LevelDB or RocksDB database, its
+    /// MANIFEST and live write-ahead logs).
+    #[arg(value_name = "FILE", required = true)]
+    files: Vec<PathBuf>,
 }
 
 /// A source that counts the physical layout of each block it loads.
@@ -141,7 +151,34 @@ impl Sizes {
 
 /// Runs `stats`.
 pub(crate) fn run(args: &StatsArgs) -> Result<(), CliError> {
-    let input = Input::open(&args.file, args.erased)?;
+    let targets = crate::targets::expand(&args.files)?;
+    let several = targets.len() > 1;
+    for target in &targets {
+        if several && !args.json {
+            let mut out = io::stdout().lock();
+            writeln!(
+                out,
+                "==> {} <==",
+                logfmt_std::EscapedPath::new(&target.path)
+            )?;
+        }
+        run_one(args, target, several)?;
+    }
+    Ok(())
+}
+
+/// Runs `stats` on one file; `several` when more are read.
+fn run_one(
+    args: &StatsArgs,
+    target: &crate::targets::Target,
+    several: bool,
+) -> Result<(), CliError> {
+    use crate::decode::{Content, Decode, Tally};
+    let input = Input::open(&target.path, args.erased)?;
+    // What the records hold, as `cat` decodes it: by name, confirmed by the first record.
+    let mut content = args.decode.content(&target.path, target.kind);
+    let mut confirmed = args.decode != Decode::Auto || content == Content::Raw;
+    let mut tally = Tally::default();
     let log = &input.log;
     let (view, read) = View::new(&input, args.erased, &args.format)?;
     let source = Counted {
@@ -171,6 +208,15 @@ pub(crate) fn run(args: &StatsArgs) -> Result<(), CliError> {
             match found {
                 Found::Record { data, index, .. } => {
                     sizes.add(data.len() as u64);
+                    if !confirmed {
+                        confirmed = true;
+                        if !crate::decode::decodes(content, data) {
+                            content = Content::Raw;
+                        }
+                    }
+                    if content != Content::Raw {
+                        tally.add(content, data);
+                    }
                     if index.is_some() {
                         // What it would cost as a plain record: a header and its bytes.
                         packed.0 += 1;
@@ -195,7 +241,18 @@ pub(crate) fn run(args: &StatsArgs) -> Result<(), CliError> {
     } else {
         None
     };
-    let tail = outcome.tail.map(|t| input.damage(t));
+    let mut tail = outcome.tail.map(|t| input.damage(t));
+    // Zeros to the end of the file: neither a torn tail nor damage (told as `verify` and `dump`
+    // tell it).
+    let zero_fill = match (tail, &input.ring) {
+        (Some(t), None) => crate::story::classify(log, &t),
+        _ => None,
+    };
+    if let (Some(t), Some(_)) = (tail, zero_fill) {
+        damage.retain(|d| !(d.kind == logfmt_std::DamageKind::TornTail && d.offset == t.offset));
+        tail = None;
+    }
+    let pebble_eof = stale.is_some_and(|s| crate::story::is_pebble_eof_trailer(log, &s));
     let layout = reader.into_inner().layout;
     let record_size = sizes.min_median_max();
     let payload = sizes.total;
@@ -223,6 +280,24 @@ pub(crate) fn run(args: &StatsArgs) -> Result<(), CliError> {
             ring: Option<Ring>,
             #[serde(skip_serializing_if = "Option::is_none")]
             packs: Option<Packs>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            zero_fill: Option<SpanJson>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            content: Option<ContentJson>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            file: Option<String>,
+        }
+        /// What the records hold: "kind" (write_batch or version_edit), the records decoded
+        /// and those that did not decode in full, the batches' lowest and highest sequence
+        /// numbers, the operations (or fields) by name, the column families written to.
+        #[derive(serde::Serialize)]
+        struct ContentJson {
+            kind: &'static str,
+            records: u64,
+            undecoded: u64,
+            sequences: Option<[u64; 2]>,
+            counts: std::collections::BTreeMap<&'static str, u64>,
+            column_families: Vec<u32>,
         }
         /// Records read from packs: how many, the bytes of the pack chunks (headers
         /// included), what the same records would take as plain records (a header and the
@@ -306,6 +381,20 @@ pub(crate) fn run(args: &StatsArgs) -> Result<(), CliError> {
                 plain_bytes: packed.1,
                 bytes_saved: packed.1 as i64 - layout.pack_bytes as i64,
             }),
+            zero_fill: zero_fill
+                .map(|crate::story::Tail::ZeroFilled { offset, bytes }| SpanJson { offset, bytes }),
+            content: (content != Content::Raw).then(|| ContentJson {
+                kind: match content {
+                    Content::VersionEdit => "version_edit",
+                    _ => "write_batch",
+                },
+                records: tally.records,
+                undecoded: tally.undecoded,
+                sequences: tally.sequences.map(|(low, high)| [low, high]),
+                counts: tally.kinds.clone(),
+                column_families: tally.families.iter().copied().collect(),
+            }),
+            file: several.then(|| log.path().to_string_lossy().into_owned()),
         };
         write_json_line(&mut out, &doc)?;
         return Ok(());
@@ -318,18 +407,26 @@ pub(crate) fn run(args: &StatsArgs) -> Result<(), CliError> {
             n as f64 * 100.0 / layout.bytes as f64
         }
     };
+    // Exact bytes, and from 1 KiB on what a person reads (`12345 bytes (12.06 KiB)`).
+    let human = |n: u64| {
+        if n < 1024 {
+            plural(n, "byte")
+        } else {
+            format!("{n} bytes ({})", indicatif::HumanBytes(n))
+        }
+    };
     let mut rows: Vec<(&str, String)> = vec![
         (
             "size",
             format!(
                 "{} in {}",
-                plural(layout.bytes, "byte"),
+                human(layout.bytes),
                 plural(layout.blocks, "block")
             ),
         ),
         (
             "records",
-            format!("{}, {} of payload", sizes.count, plural(payload, "byte")),
+            format!("{}, {} of payload", sizes.count, human(payload)),
         ),
         (
             "record sizes",
@@ -383,6 +480,18 @@ pub(crate) fn run(args: &StatsArgs) -> Result<(), CliError> {
         (
             "end",
             match (tail, stale) {
+                (None, _) if zero_fill.is_some() => match zero_fill {
+                    Some(crate::story::Tail::ZeroFilled { offset, bytes }) => format!(
+                        "clean, then a zero-filled tail: {} of zeros from offset {offset} \
+                         (preallocated or mapped, never written; not torn, not damage)",
+                        plural(bytes, "byte")
+                    ),
+                    None => String::new(),
+                },
+                (None, Some(stale)) if pebble_eof => format!(
+                    "clean, at Pebble's EOF trailer (an empty chunk of log {}) at offset {}",
+                    stale.log_number, stale.offset
+                ),
                 (Some(t), _) => format!(
                     "torn tail: {} at offset {}",
                     plural(t.bytes, "byte"),
@@ -399,6 +508,34 @@ pub(crate) fn run(args: &StatsArgs) -> Result<(), CliError> {
             },
         ),
     ];
+    if content != Content::Raw {
+        let counts: Vec<String> = tally
+            .kinds
+            .iter()
+            .map(|(name, n)| format!("{name} {n}"))
+            .collect();
+        let what = match (content, tally.records) {
+            (Content::VersionEdit, 1) => "version edit",
+            (Content::VersionEdit, _) => "version edits",
+            (_, 1) => "write batch",
+            _ => "write batches",
+        };
+        let mut text = format!("{} {what}", tally.records);
+        if let Some((low, high)) = tally.sequences {
+            text += &format!(", sequences {low}..{high}");
+        }
+        if !counts.is_empty() {
+            text += &format!("; {}", counts.join(", "));
+        }
+        if !tally.families.is_empty() {
+            let families: Vec<String> = tally.families.iter().map(u32::to_string).collect();
+            text += &format!("; column families {}", families.join(", "));
+        }
+        if tally.undecoded > 0 {
+            text += &format!("; {} that do not decode", plural(tally.undecoded, "record"));
+        }
+        rows.push(("content", text));
+    }
     if layout.pack_chunks > 0 {
         rows.push((
             "packs",

@@ -9,6 +9,7 @@ use logfmt_std::{
     RingImage, StaleTail,
 };
 
+use crate::decode::{Content, Decode};
 use crate::error::{CliError, EXIT_BAD_DATA, EXIT_OK};
 use crate::image::Input;
 use crate::options::ReadArgs;
@@ -32,13 +33,23 @@ use crate::scan::{COUNTING, Found, scan};
 /// name), "tail" (the torn or unwritten tail, reported or not: null or {"offset", "bytes"};
 /// for a recyclable log that ends at a stale record of an earlier use of the file,
 /// {"offset", "bytes", "kind": "old_record", "log_number"}: the stale bytes from the end of
-/// the log to the end of the file),
+/// the log to the end of the file; "kind": "pebble_eof_trailer" when they are Pebble's EOF
+/// trailer, the empty chunk of the next log number Pebble writes when it closes a log; for a
+/// log that ends in zeros to the end of the file — space preallocated or memory-mapped and
+/// never written, not a torn record and not damage — {"offset", "bytes", "kind": "zero_fill"}),
 /// "stopped_at" (where point-in-time or absolute stopped: null or {"offset", "bytes",
-/// "reason"}); and for a ring image only, "ring" ({"blocks", "group", "newest", "lap",
+/// "reason"}); then, only when there are some, "undecoded" (the records whose content does
+/// not decode, see --decode: [{"offset", "reason"}]); and for a ring image only, "ring" ({"blocks", "group", "newest", "lap",
 /// "oldest", "blocks_read", "erased"}: see `logfmt stats`).
 ///
 /// A ring image (a dump of a flash region holding a ring log) is read from its oldest block
 /// to its newest; offsets are offsets in the image.
+///
+/// Several files are checked one after the other, each reported on its own (in JSON, one
+/// object per file, ending with "file": its path), then a line counting the files with
+/// damage; the exit status is 1 if any has damage. A LevelDB or RocksDB database directory
+/// stands for its MANIFEST and its live write-ahead logs, so that the report says which file
+/// holds which damage.
 #[derive(Debug, clap::Args)]
 pub(crate) struct VerifyArgs {
     /// Print one JSON object (keys above).
@@ -46,13 +57,25 @@ pub(crate) struct VerifyArgs {
     json: bool,
     /// Start at the first record that begins at or after this file offset (LevelDB's
     /// initial_offset); drops before it are not reported.
-    #[arg(long, value_name = "N", default_value_t = 0)]
+    #[arg(long, value_name = "N", default_value_t = 0, value_parser = crate::options::parse_offset)]
     offset: u64,
+    /// Also check what the records hold: auto (by the file's name: NNNNNN.log holds
+    /// WriteBatches, MANIFEST-NNNNNN VersionEdits), raw (nothing), write-batch, version-edit.
+    /// A record that does not decode is reported (exit status 1).
+    #[arg(long, value_enum, value_name = "WHAT", default_value_t)]
+    decode: Decode,
+    /// Show at most N damaged regions per file (the summary line counts them all).
+    #[arg(long, value_name = "N")]
+    max_errors: Option<usize>,
+    /// Show only the summary line of each file, no damaged regions.
+    #[arg(long, conflicts_with = "max_errors")]
+    summary: bool,
     #[command(flatten)]
     read: ReadArgs,
-    /// The log file to check.
-    #[arg(value_name = "FILE")]
-    file: PathBuf,
+    /// The log files (`-`: standard input; a directory: a LevelDB or RocksDB database, its
+    /// MANIFEST and live write-ahead logs).
+    #[arg(value_name = "FILE", required = true)]
+    files: Vec<PathBuf>,
 }
 
 /// What `verify` found.
@@ -66,6 +89,15 @@ struct Summary {
     stale: Option<StaleTail>,
     stopped_at: Option<Damage>,
     ring: Option<RingImage>,
+    /// The tail is zeros to the end of the file: not torn, not damage.
+    zero_fill: Option<crate::story::Tail>,
+    /// The stale bytes are Pebble's EOF trailer.
+    pebble_eof: bool,
+    /// No record, only damage or a torn tail: why this may not be a log at all.
+    not_a_log: Option<&'static str>,
+    /// Records whose content (a WriteBatch, a VersionEdit) could not be decoded: where, and
+    /// why.
+    undecoded: Vec<(u64, String)>,
 }
 
 impl Summary {
@@ -73,11 +105,11 @@ impl Summary {
         self.damage.iter().map(|c| c.bytes).sum()
     }
 
-    fn write_json(&self, out: &mut impl Write) -> io::Result<()> {
+    fn write_json(&self, out: &mut impl Write, file: Option<String>) -> io::Result<()> {
         use super::{DamageJson, SpanJson};
         /// `--json`: the keys documented on [`VerifyArgs`], in that order.
         #[derive(serde::Serialize)]
-        struct Doc {
+        struct Doc<'a> {
             records: u64,
             payload_bytes: u64,
             dropped_bytes: u64,
@@ -87,6 +119,16 @@ impl Summary {
             stopped_at: Option<DamageJson>,
             #[serde(skip_serializing_if = "Option::is_none")]
             ring: Option<super::RingJson>,
+            #[serde(skip_serializing_if = "Vec::is_empty")]
+            undecoded: Vec<Undecoded<'a>>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            file: Option<String>,
+        }
+        /// A record whose content does not decode.
+        #[derive(serde::Serialize)]
+        struct Undecoded<'a> {
+            offset: u64,
+            reason: &'a str,
         }
         /// A torn or unwritten tail, or the stale bytes after a recycled log's end.
         #[derive(serde::Serialize)]
@@ -106,6 +148,12 @@ impl Summary {
                 bytes: u64,
                 kind: &'static str,
                 log_number: u32,
+            },
+            /// Zeros to the end of the file: not torn, not damage.
+            Zeros {
+                offset: u64,
+                bytes: u64,
+                kind: &'static str,
             },
         }
         let tail = self
@@ -127,9 +175,22 @@ impl Summary {
                 self.stale.map(|s| Tail::Stale {
                     offset: s.offset,
                     bytes: s.bytes,
-                    kind: "old_record",
+                    kind: if self.pebble_eof {
+                        "pebble_eof_trailer"
+                    } else {
+                        "old_record"
+                    },
                     log_number: s.log_number,
                 })
+            })
+            .or_else(|| {
+                self.zero_fill.map(
+                    |crate::story::Tail::ZeroFilled { offset, bytes }| Tail::Zeros {
+                        offset,
+                        bytes,
+                        kind: "zero_fill",
+                    },
+                )
             });
         let doc = Doc {
             records: self.records,
@@ -140,11 +201,27 @@ impl Summary {
             tail,
             stopped_at: self.stopped_at.as_ref().map(DamageJson::from),
             ring: self.ring.as_ref().map(super::RingJson::from),
+            undecoded: self
+                .undecoded
+                .iter()
+                .map(|(offset, reason)| Undecoded {
+                    offset: *offset,
+                    reason,
+                })
+                .collect(),
+            file,
         };
         write_json_line(out, &doc)
     }
 
-    fn write_text(&self, out: &mut impl Write, file: &std::path::Path) -> io::Result<()> {
+    /// The text report; at most `shown` damaged regions are listed (`None`: the summary
+    /// only).
+    fn write_text(
+        &self,
+        out: &mut impl Write,
+        file: &std::path::Path,
+        shown: Option<usize>,
+    ) -> io::Result<()> {
         use super::plural;
         write!(
             out,
@@ -181,7 +258,7 @@ impl Summary {
             .map(|d| d.offset.to_string().len())
             .max()
             .unwrap_or(0);
-        for d in &self.damage {
+        for d in self.damage.iter().take(shown.unwrap_or(0)) {
             let verb = match d.kind {
                 DamageKind::Corruption(_) => "dropped",
                 DamageKind::TornTail => "torn",
@@ -195,6 +272,30 @@ impl Summary {
                 plural(d.bytes, "byte"),
                 d.kind
             )?;
+        }
+        let mut undecoded = self.undecoded.iter();
+        for (offset, reason) in undecoded.by_ref().take(shown.unwrap_or(0)) {
+            writeln!(
+                out,
+                "  offset {offset}: the record does not decode: {reason}"
+            )?;
+        }
+        if !self.undecoded.is_empty() {
+            writeln!(
+                out,
+                "  {} whose content does not decode{}",
+                plural(self.undecoded.len() as u64, "record"),
+                match undecoded.count() {
+                    0 => String::new(),
+                    hidden => format!(" ({hidden} not shown)"),
+                }
+            )?;
+        }
+        if let Some(hidden) = shown
+            .and_then(|shown| self.damage.len().checked_sub(shown))
+            .filter(|&n| n > 0)
+        {
+            writeln!(out, "  ... and {hidden} more not shown (--max-errors)")?;
         }
         if let Some(stop) = self.stopped_at {
             writeln!(
@@ -216,6 +317,8 @@ impl Summary {
                 tail.offset,
                 plural(chunks, "well-formed chunk"),
             )?;
+        } else if let Some(hint) = self.not_a_log {
+            writeln!(out, "  hint: {hint}")?;
         } else if let Some(tail) = self.tail
             && self.recovery == RecoveryMode::TolerateCorruptedTailRecords
         {
@@ -227,7 +330,19 @@ impl Summary {
                 tail.offset
             )?;
         }
-        if let Some(stale) = self.stale {
+        if let Some(zeros) = self.zero_fill {
+            writeln!(out, "  {}", zeros.explain())?;
+        }
+        if let Some(stale) = self.stale
+            && self.pebble_eof
+        {
+            writeln!(
+                out,
+                "  the log ends cleanly at offset {} with Pebble's EOF trailer: an empty chunk \
+                 of log {} that Pebble writes when it closes a log (not corruption)",
+                stale.offset, stale.log_number
+            )?;
+        } else if let Some(stale) = self.stale {
             writeln!(
                 out,
                 "  the log ends cleanly at offset {} at a record of log {} (not corruption): \
@@ -260,9 +375,44 @@ fn recyclable_hint(args: &VerifyArgs, input: &Input, summary: &Summary) -> bool 
 
 /// Runs `verify`. Its status depends on what was found, so it is returned even on success.
 pub(crate) fn run(args: &VerifyArgs) -> Result<ExitCode, CliError> {
-    let input = Input::open(&args.file, args.read.erased)?;
+    let targets = crate::targets::expand(&args.files)?;
+    let several = targets.len() > 1;
+    let mut damaged = 0u64;
+    for target in &targets {
+        if run_one(args, target, several)? != EXIT_OK {
+            damaged += 1;
+        }
+    }
+    if several && !args.json {
+        let mut out = io::stdout().lock();
+        let _ = writeln!(
+            out,
+            "{} read: {}",
+            super::plural(targets.len() as u64, "file"),
+            if damaged == 0 {
+                "no damage".to_string()
+            } else {
+                format!("{} with damage", super::plural(damaged, "file"))
+            }
+        );
+    }
+    Ok(ExitCode::from(if damaged == 0 {
+        EXIT_OK
+    } else {
+        EXIT_BAD_DATA
+    }))
+}
+
+/// Verifies one file: its exit status.
+fn run_one(
+    args: &VerifyArgs,
+    target: &crate::targets::Target,
+    several: bool,
+) -> Result<u8, CliError> {
+    let read = target.read_args(&args.read);
+    let input = Input::open(&target.path, read.erased)?;
     let log = &input.log;
-    let options = args.read.options(&input, args.offset, None)?;
+    let options = read.options(&input, args.offset, None)?;
     let mut reader = LogReader::new(input.source()?, &options);
     let mut summary = Summary {
         records: 0,
@@ -273,7 +423,15 @@ pub(crate) fn run(args: &VerifyArgs) -> Result<ExitCode, CliError> {
         stale: None,
         stopped_at: None,
         ring: input.ring.clone(),
+        zero_fill: None,
+        pebble_eof: false,
+        not_a_log: None,
+        undecoded: Vec::new(),
     };
+    // The records' content is checked as `cat` decodes it: by the file's name (or a
+    // database's listing), confirmed by the first record.
+    let mut content = args.decode.content(&target.path, target.kind);
+    let mut confirmed = args.decode != Decode::Auto || content == Content::Raw;
     let mut read_error = None;
     let progress = Progress::bytes("verify", log.len_at_open());
     // Records are only counted: held only up to the counting limit (packs are read).
@@ -283,9 +441,20 @@ pub(crate) fn run(args: &VerifyArgs) -> Result<ExitCode, CliError> {
         COUNTING,
         |found| -> Result<(), CliError> {
             match found {
-                Found::Record { data, .. } => {
+                Found::Record { data, offset, .. } => {
                     summary.records += 1;
                     summary.payload_bytes += data.len() as u64;
+                    if !confirmed {
+                        confirmed = true;
+                        if !crate::decode::decodes(content, data) {
+                            content = Content::Raw;
+                        }
+                    }
+                    if let Some(error) = crate::decode::first_error(content, data) {
+                        summary
+                            .undecoded
+                            .push((input.offset(offset), error.to_string()));
+                    }
                 }
                 Found::Oversized(record) => {
                     summary.records += 1;
@@ -309,6 +478,27 @@ pub(crate) fn run(args: &VerifyArgs) -> Result<ExitCode, CliError> {
     summary.tail = outcome.tail.map(|d| input.damage(d));
     if input.ring.is_none() {
         summary.stale = StaleTail::in_file(log, &mut reader)?;
+        // Zeros to the end of the file are not a torn record, nor damage.
+        if let Some(tail) = summary.tail
+            && let Some(zeros) = crate::story::classify(log, &tail)
+        {
+            summary.zero_fill = Some(zeros);
+            summary.tail = None;
+            // Absolute consistency still fails on any end but a clean one.
+            if summary.recovery != RecoveryMode::AbsoluteConsistency {
+                summary
+                    .damage
+                    .retain(|d| !(d.kind == DamageKind::TornTail && d.offset == tail.offset));
+            }
+        }
+        summary.pebble_eof = summary
+            .stale
+            .is_some_and(|stale| crate::story::is_pebble_eof_trailer(log, &stale));
+        summary.not_a_log = crate::story::not_a_log(
+            log,
+            summary.records,
+            !summary.damage.is_empty() || summary.tail.is_some(),
+        );
     }
     summary.stopped_at = match outcome.ending {
         Some(Ending::Stopped(damage)) => Some(input.damage(damage)),
@@ -316,18 +506,28 @@ pub(crate) fn run(args: &VerifyArgs) -> Result<ExitCode, CliError> {
     };
     let mut out = io::stdout().lock();
     let printed = if args.json {
-        summary.write_json(&mut out)
+        summary.write_json(
+            &mut out,
+            several.then(|| log.path().to_string_lossy().into_owned()),
+        )
     } else {
-        summary.write_text(&mut out, log.path()).and_then(|()| {
-            if recyclable_hint(args, &input, &summary) {
-                writeln!(
-                    out,
-                    "  hint: the log starts with RocksDB recyclable chunks: read it with \
+        let shown = match (args.summary, args.max_errors) {
+            (true, _) => None,
+            (false, Some(n)) => Some(n),
+            (false, None) => Some(usize::MAX),
+        };
+        summary
+            .write_text(&mut out, log.path(), shown)
+            .and_then(|()| {
+                if summary.not_a_log.is_none() && recyclable_hint(args, &input, &summary) {
+                    writeln!(
+                        out,
+                        "  hint: the log starts with RocksDB recyclable chunks: read it with \
                      --format auto"
-                )?;
-            }
-            Ok(())
-        })
+                    )?;
+                }
+                Ok(())
+            })
     };
     let printed = printed.and_then(|()| out.flush());
     if let Some(error) = read_error {
@@ -339,10 +539,10 @@ pub(crate) fn run(args: &VerifyArgs) -> Result<ExitCode, CliError> {
         Err(e) => return Err(e.into()),
         Ok(()) => {}
     }
-    let status = if summary.damage.is_empty() {
+    let status = if summary.damage.is_empty() && summary.undecoded.is_empty() {
         EXIT_OK
     } else {
         EXIT_BAD_DATA
     };
-    Ok(ExitCode::from(status))
+    Ok(status)
 }

@@ -1,6 +1,6 @@
 //! `logfmt write`: records from standard input written to a log.
 
-use std::io;
+use std::io::{self, IsTerminal};
 use std::path::{Path, PathBuf};
 
 use logfmt_std::{
@@ -94,7 +94,7 @@ pub(crate) struct WriteArgs {
     compress: CodecName,
     #[command(flatten)]
     wait: WaitArgs,
-    /// The log file to write.
+    /// The log file to write (`-`: standard output, which must not be a terminal).
     #[arg(value_name = "FILE")]
     file: PathBuf,
 }
@@ -114,7 +114,10 @@ pub(crate) enum CodecName {
 
 /// Runs `write`.
 pub(crate) fn run(args: &WriteArgs) -> Result<(), CliError> {
-    refuse_stdin_as_output(&args.file)?;
+    let to_stdout = args.file.as_os_str() == "-";
+    if !to_stdout {
+        refuse_stdin_as_output(&args.file)?;
+    }
     let format = match (args.format, args.log_number) {
         (Some(WriteFormatName::Legacy), Some(_)) => {
             return Err(CliError::Usage(
@@ -141,8 +144,19 @@ pub(crate) fn run(args: &WriteArgs) -> Result<(), CliError> {
             CodecName::Zstd => Compression::zstd(),
             CodecName::Rocksdb => Compression::rocksdb(),
         });
-    let records = Records::new(io::stdin().lock(), args.input);
-    if args.append {
+    let stdin = io::stdin();
+    if stdin.is_terminal() {
+        // Someone is typing: say what is expected, and how to end.
+        let how = match args.input {
+            InputFormat::Lines => "one record per line",
+            InputFormat::Framed => "length-framed records",
+        };
+        eprintln!("logfmt: reading records from standard input ({how}); end with Ctrl-D");
+    }
+    let records = Records::new(stdin.lock(), args.input);
+    if to_stdout {
+        to_standard_output(args, options, format, records)
+    } else if args.append {
         append(args, options, format, records)
     } else {
         create(args, options, format, records)
@@ -199,6 +213,69 @@ fn create(
     }
     log.commit().map_err(CliError::unchanged)?;
     Ok(read?)
+}
+
+/// `write -`: a new log written to standard output, as it is read.
+fn to_standard_output(
+    args: &WriteArgs,
+    options: WriterOptions,
+    format: Option<Format>,
+    mut records: Records<io::StdinLock<'_>>,
+) -> Result<(), CliError> {
+    if args.append || args.force {
+        return Err(CliError::Usage(
+            "--append and --force write files: standard output (-) is written from its start"
+                .into(),
+        ));
+    }
+    let stdout = io::stdout();
+    if stdout.is_terminal() {
+        return Err(CliError::Usage(
+            "a log is binary: redirect standard output (-) to a file or a pipe".into(),
+        ));
+    }
+    let format = match (format, args.format) {
+        (Some(format), _) => format,
+        (None, Some(WriteFormatName::Recyclable)) => {
+            return Err(CliError::Usage(
+                "--format recyclable to standard output needs --log-number".into(),
+            ));
+        }
+        (None, _) => Format::Legacy,
+    };
+    let options = options
+        .write(WriteOptions::new().format(format))
+        .sync_on_close(false);
+    let mut writer = LogWriter::new(Stdout(stdout.lock()), &options);
+    let failed = |source| logfmt_std::Error::Write {
+        path: PathBuf::from("-"),
+        source,
+    };
+    let mut record = Vec::new();
+    while records.next_into(&mut record)? {
+        writer.add_record(&record).map_err(failed)?;
+    }
+    writer.close().map_err(failed)?;
+    Ok(())
+}
+
+/// Standard output as a log's destination: syncing is flushing (a pipe has nothing more).
+struct Stdout<'a>(io::StdoutLock<'a>);
+
+impl io::Write for Stdout<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.flush()
+    }
+}
+
+impl logfmt_std::SyncWrite for Stdout<'_> {
+    fn sync(&mut self) -> io::Result<()> {
+        io::Write::flush(&mut self.0)
+    }
 }
 
 /// `write --append`: the log continued in place.

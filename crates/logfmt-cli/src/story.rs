@@ -1,0 +1,138 @@
+//! One story for how a log ends, told alike by `verify`, `dump` and `stats`: a torn tail, a
+//! zero-filled tail (space a writer preallocated or mapped and never wrote: not a torn
+//! record, nothing lost), Pebble's EOF trailer, and a file that is not a log at all.
+
+use std::fs::File;
+use std::io;
+
+use logfmt_std::{Damage, DamageKind, LogFile, RECYCLABLE_HEADER_SIZE, StaleTail};
+
+/// Bytes read at a time when checking a region.
+const CHUNK: usize = 64 * 1024;
+
+/// How a log's end reads, beyond what the reader reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Tail {
+    /// Zeros from `offset` to the end of the file: space preallocated or memory-mapped and
+    /// never written (a writer that used mmap and exited without truncating its file). Not a
+    /// torn record: no record was being written there.
+    ZeroFilled {
+        /// Where the zeros begin.
+        offset: u64,
+        /// How many there are (to the end of the file).
+        bytes: u64,
+    },
+}
+
+impl Tail {
+    /// The sentence that explains it.
+    pub(crate) fn explain(&self) -> String {
+        match *self {
+            Self::ZeroFilled { offset, bytes } => format!(
+                "the log ends in a zero-filled tail: {} of zeros from offset {offset} to the end \
+                 of the file (space preallocated or memory-mapped and never written, as a \
+                 writer that used mmap leaves it; not a torn record: nothing was lost)",
+                crate::cmd::plural(bytes, "byte")
+            ),
+        }
+    }
+}
+
+/// What the torn tail `tail` (as the reader reports it) is: zero fill, if every byte from its
+/// offset to the end of the file is zero. Only a regular file can be read again to tell.
+pub(crate) fn classify(log: &LogFile, tail: &Damage) -> Option<Tail> {
+    if tail.kind != DamageKind::TornTail || !log.is_regular() || tail.bytes == 0 {
+        return None;
+    }
+    let end = tail.offset.checked_add(tail.bytes)?;
+    if end != log.len_at_open() {
+        return None;
+    }
+    all_zero(log.file(), tail.offset, tail.bytes)
+        .ok()?
+        .then_some(Tail::ZeroFilled {
+            offset: tail.offset,
+            bytes: tail.bytes,
+        })
+}
+
+/// Zero fill from `offset` to the end of `log` (a regular file), if every byte there is zero.
+pub(crate) fn zero_filled_from(log: &LogFile, offset: u64) -> Option<Tail> {
+    let bytes = log.len_at_open().checked_sub(offset).filter(|&b| b > 0)?;
+    classify(
+        log,
+        &Damage {
+            offset,
+            bytes,
+            kind: DamageKind::TornTail,
+        },
+    )
+}
+
+/// Whether the `len` bytes at `offset` of `file` are all zero.
+fn all_zero(file: &File, offset: u64, len: u64) -> io::Result<bool> {
+    use std::os::unix::fs::FileExt;
+    let mut buffer = vec![0u8; CHUNK];
+    let mut at = offset;
+    let end = offset.saturating_add(len);
+    while at < end {
+        let want = usize::try_from((end - at).min(CHUNK as u64)).unwrap_or(CHUNK);
+        let read = file.read_at(&mut buffer[..want], at)?;
+        if read == 0 {
+            return Ok(false);
+        }
+        if buffer[..read].iter().any(|&b| b != 0) {
+            return Ok(false);
+        }
+        at += read as u64;
+    }
+    Ok(true)
+}
+
+/// Whether the stale bytes after a recyclable log's end are Pebble's EOF trailer: the empty
+/// recyclable FULL chunk that Pebble writes when it closes a log (checksum 0, length 0, type
+/// 5, the log number after the log's own), followed by nothing but zeros. A chunk of an
+/// earlier use of the file never has a zero checksum: its checksum covers its type and log
+/// number.
+pub(crate) fn is_pebble_eof_trailer(log: &LogFile, stale: &StaleTail) -> bool {
+    if !log.is_regular() || stale.bytes < RECYCLABLE_HEADER_SIZE as u64 {
+        return false;
+    }
+    let mut header = [0u8; RECYCLABLE_HEADER_SIZE];
+    {
+        use std::os::unix::fs::FileExt;
+        if log.file().read_exact_at(&mut header, stale.offset).is_err() {
+            return false;
+        }
+    }
+    let number = u32::from_le_bytes([header[7], header[8], header[9], header[10]]);
+    let eof = header[..6] == [0; 6] && header[6] == 5 && number == stale.log_number;
+    let rest = stale.bytes - RECYCLABLE_HEADER_SIZE as u64;
+    eof && all_zero(
+        log.file(),
+        stale.offset + RECYCLABLE_HEADER_SIZE as u64,
+        rest,
+    )
+    .unwrap_or(false)
+}
+
+/// A hint for a file whose reading found damage (or a torn tail) and no record, when it
+/// holds text: not a log at all. A log's first chunk header has its type at byte 6 (1 to 8),
+/// never a printable character; text has one there, and little else than text after it.
+pub(crate) fn not_a_log(log: &LogFile, records: u64, damaged: bool) -> Option<&'static str> {
+    if records > 0 || !damaged || !log.is_regular() {
+        return None;
+    }
+    let mut start = vec![0u8; 4096];
+    let read = {
+        use std::os::unix::fs::FileExt;
+        log.file().read_at(&mut start, 0).ok()?
+    };
+    let start = &start[..read];
+    let printable = |b: u8| b.is_ascii_graphic() || b.is_ascii_whitespace() || b >= 0x80;
+    let texty = start.iter().filter(|&&b| printable(b)).count();
+    let typed = start.get(6).is_some_and(|&b| !printable(b));
+    (read >= 16 && !typed && texty * 100 >= read * 95).then_some(
+        "the file holds text, not a log in LevelDB's format: no record could be read from it",
+    )
+}

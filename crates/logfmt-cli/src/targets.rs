@@ -1,0 +1,86 @@
+//! The files a reading command reads: its FILE arguments, with `-` for standard input and a
+//! database directory standing for its MANIFEST and live write-ahead logs.
+
+use std::path::PathBuf;
+
+use std::borrow::Cow;
+
+use logfmt_std::content::{Database, DbFileKind};
+
+use crate::error::CliError;
+use crate::format::FormatName;
+use crate::options::ReadArgs;
+
+/// A file to read.
+#[derive(Debug, Clone)]
+pub(crate) struct Target {
+    /// Its path (`/dev/stdin` for `-`).
+    pub(crate) path: PathBuf,
+    /// What it is, for a file found in a database directory.
+    pub(crate) kind: Option<DbFileKind>,
+}
+
+/// The path `-` stands for.
+pub(crate) const STDIN: &str = "/dev/stdin";
+
+/// The files `args` name, in order: `-` is standard input; a directory is a LevelDB or
+/// RocksDB database, read as its MANIFEST and then its live logs in log-number order (the
+/// logs older than the MANIFEST's oldest needed log are noted on standard error, not read).
+pub(crate) fn expand(args: &[PathBuf]) -> Result<Vec<Target>, CliError> {
+    let mut targets = Vec::new();
+    for arg in args {
+        if arg.as_os_str() == "-" {
+            targets.push(Target {
+                path: PathBuf::from(STDIN),
+                kind: None,
+            });
+        } else if arg.is_dir() {
+            let db = Database::open(arg)?;
+            let obsolete = db.obsolete_wals();
+            if let (Some(first), Some(floor)) = (obsolete.first(), db.floor()) {
+                let last = obsolete.last().unwrap_or(first);
+                let which = if first.number == last.number {
+                    format!("log {}", first.number)
+                } else {
+                    format!("logs {}..{}", first.number, last.number)
+                };
+                crate::cmd::say(
+                    arg,
+                    &format!(
+                        "{} older than log {floor} ({which}) not read: the MANIFEST says they \
+                         are no longer needed",
+                        crate::cmd::plural(obsolete.len() as u64, "write-ahead log"),
+                    ),
+                );
+            }
+            targets.extend(db.files().map(|file| Target {
+                path: file.path.clone(),
+                kind: Some(file.kind),
+            }));
+        } else {
+            targets.push(Target {
+                path: arg.clone(),
+                kind: None,
+            });
+        }
+    }
+    Ok(targets)
+}
+
+impl Target {
+    /// How to read this file: `args`, except that a write-ahead log of a database directory
+    /// with no --format nor --log-number is read with --format auto (RocksDB may have written
+    /// it in its recyclable format).
+    pub(crate) fn read_args<'a>(&self, args: &'a ReadArgs) -> Cow<'a, ReadArgs> {
+        if self.kind == Some(DbFileKind::Wal)
+            && args.format.format.is_none()
+            && args.format.log_number.is_none()
+        {
+            let mut args = args.clone();
+            args.format.format = Some(FormatName::Auto);
+            Cow::Owned(args)
+        } else {
+            Cow::Borrowed(args)
+        }
+    }
+}

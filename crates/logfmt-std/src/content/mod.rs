@@ -1,0 +1,35 @@
+//! What LevelDB and RocksDB keep in their logs: the `WriteBatch` of every write-ahead log
+//! record ([`WriteBatch`]), the `VersionEdit` of every MANIFEST record ([`VersionEdit`]), and
+//! which files of a database directory hold them ([`Database`]).
+//!
+//! The decoders borrow keys and values from the record they read, never panic, and report
+//! what they cannot read with its offset in the record ([`BatchError`], [`EditError`]) after
+//! returning everything before it.
+//!
+//! ```
+//! use logfmt_std::content::{Op, WriteBatch};
+//!
+//! // A RocksDB batch: sequence 1, two data operations, the second in column family 2.
+//! let mut record = Vec::new();
+//! record.extend_from_slice(&1u64.to_le_bytes());
+//! record.extend_from_slice(&2u32.to_le_bytes());
+//! record.extend_from_slice(b"\x01\x01a\x011"); // put a = 1
+//! record.extend_from_slice(b"\x0e\x02\x01b\x01d"); // delete range [b, d) in cf 2
+//!
+//! let batch = WriteBatch::new(&record)?;
+//! let names: Vec<_> = batch.ops().map(|op| op.map(|op| (op.name(), op.cf()))).collect::<Result<_, _>>()?;
+//! assert_eq!(names, [("put", Some(0)), ("delete_range", Some(2))]);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod coding;
+mod database;
+mod version_edit;
+mod write_batch;
+
+pub use database::{Database, DatabaseError, DbFile, DbFileKind};
+pub use version_edit::{
+    EditError, Field, Fields, FileField, InternalKey, NewFile, NewFileTag, TAG_SAFE_IGNORE_MASK,
+    VersionEdit,
+};
+pub use write_batch::{BatchError, Op, Ops, Prepare, WRITE_BATCH_HEADER, WriteBatch};
