@@ -22,6 +22,8 @@ mod block;
 mod common;
 #[path = "../fuzz/src/content.rs"]
 mod content_decoders;
+#[path = "../fuzz/src/decompress.rs"]
+mod decompress;
 #[path = "../fuzz/src/pack.rs"]
 mod pack;
 #[path = "../fuzz/src/reader.rs"]
@@ -84,6 +86,11 @@ fn replay_pack_corpus() {
 #[test]
 fn replay_content_corpus() {
     replay("content", content_decoders::check);
+}
+
+#[test]
+fn replay_decompress_corpus() {
+    replay("decompress", decompress::check);
 }
 
 #[test]
@@ -316,6 +323,44 @@ fn seeds() -> BTreeMap<(&'static str, String), Vec<u8>> {
     slice(&mut edit, b"cf");
     edit.extend_from_slice(&[202, 1, 203, 1, 4]);
     seeds.insert(("content", "seed-version-edit".into()), edit);
+    // decompress: a zstd pack and a RocksDB-compressed record, as logfmt-std writes them.
+    for (kind, compress) in [
+        (0u8, logfmt_std::Compression::zstd()),
+        (1, logfmt_std::Compression::rocksdb()),
+    ] {
+        let options = logfmt_std::WriterOptions::new()
+            .pack(Some(logfmt_std::PackLimit::default()))
+            .compress(compress);
+        let options = if kind == 1 {
+            options.pack(None)
+        } else {
+            options
+        };
+        let mut writer = logfmt_std::LogWriter::new(Vec::new(), &options);
+        for i in 0..40u8 {
+            writer
+                .add_record(&[b't', b'=', b'2', b'1' + i % 3, b'.', b'5'].repeat(3))
+                .unwrap();
+        }
+        let log = writer.close().unwrap();
+        let mut scratch = vec![0u8; 1 << 16];
+        let mut reader = logfmt_core::Reader::from_slice(&log, &mut scratch);
+        while let Ok(Some(item)) = reader.next() {
+            if let logfmt_core::Item::Coded(coded) = item {
+                // A pack's payload without its codec byte (the target puts it back); a
+                // RocksDB record whole.
+                let data = if kind == 0 {
+                    &coded.data[1..]
+                } else {
+                    coded.data
+                };
+                let mut seed = vec![kind];
+                seed.extend_from_slice(data);
+                seeds.insert(("decompress", format!("seed-{kind}")), seed);
+                break;
+            }
+        }
+    }
     seeds
 }
 
@@ -355,6 +400,7 @@ fn seeds_are_current() {
         "flash_reader",
         "flash_writer",
         "content",
+        "decompress",
     ] {
         for (name, _) in corpus(target) {
             if name.starts_with("seed-") {

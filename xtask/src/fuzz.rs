@@ -31,6 +31,7 @@ pub(crate) const TARGETS: &[(&str, usize)] = &[
     ("flash_ring", 2_048),
     ("pack", 8_192),
     ("content", 4_096),
+    ("decompress", 16_384),
 ];
 
 /// Seconds per target in `cargo xtask ci`.

@@ -14,8 +14,8 @@
 #![allow(dead_code, unreachable_pub)]
 
 use logfmt_core::pack::ZSTD;
-use logfmt_core::{BLOCK_SIZE, SliceWriter};
-use logfmt_std::{Bounded, LogReader, ReaderOptions, RecoveryMode};
+use logfmt_core::{BLOCK_SIZE, SliceWriter, Writer};
+use logfmt_std::{Bounded, LogReader, ReaderOptions, RecoveryMode, StdSink};
 
 /// The reader's limit for one record.
 const LIMIT: usize = 1 << 20;
@@ -29,22 +29,28 @@ pub fn check(data: &[u8]) {
     };
     let body = &body[..body.len().min(2 * BLOCK_SIZE)];
     let pack = kind & 1 == 0;
-    let mut log = vec![0u8; 2 * body.len() + 4 * BLOCK_SIZE];
-    let mut writer = SliceWriter::new(&mut log);
-    if pack {
+    let log = if pack {
+        let mut log = vec![0u8; body.len() + 4 * BLOCK_SIZE];
+        let mut writer = SliceWriter::new(&mut log);
         let mut payload = vec![ZSTD];
         payload.extend_from_slice(body);
         writer.add_pack(&payload).expect("room for the pack");
         writer.add_record(b"after").expect("room for a record");
+        let len = writer.as_bytes().len();
+        log.truncate(len);
+        log
     } else {
+        let mut writer = Writer::new(StdSink::new(Vec::new()), Box::new([0u8; BLOCK_SIZE]));
         writer
             .add_compression_record(ROCKSDB_ZSTD)
-            .expect("room for the compression record");
-        writer.add_record(body).expect("room for a record");
-        writer.add_record(body).expect("room for a record");
-    }
-    let len = writer.as_bytes().len();
-    let log = &log[..len];
+            .expect("memory takes the compression record");
+        writer.add_record(body).expect("memory takes a record");
+        writer.add_record(body).expect("memory takes a record");
+        writer.flush().expect("memory takes the log");
+        writer.into_parts().0.into_inner()
+    };
+    let len = log.len();
+    let log = &log[..];
 
     let options = ReaderOptions::new().recovery(RecoveryMode::SkipAnyCorruptedRecords);
     let mut reader = LogReader::from_slice(log, &options);
@@ -57,15 +63,25 @@ pub fn check(data: &[u8]) {
                 records.push(record.data.to_vec());
             }
             Ok(Some(Bounded::Oversized(oversized))) => {
-                assert!(oversized.len as usize > LIMIT || !pack, "oversized within the limit");
+                assert!(
+                    oversized.len as usize > LIMIT || !pack,
+                    "oversized within the limit"
+                );
             }
             Ok(Some(Bounded::Damage(_))) => {}
             Ok(None) | Err(_) => break,
             Ok(Some(_)) => {}
         }
     }
-    assert!(reader.next_bounded(LIMIT).map_or(true, |e| e.is_none()), "reading ends");
+    assert!(
+        reader.next_bounded(LIMIT).map_or(true, |e| e.is_none()),
+        "reading ends"
+    );
     if pack {
-        assert_eq!(records.last().map(Vec::as_slice), Some(&b"after"[..]), "the record after the pack");
+        assert_eq!(
+            records.last().map(Vec::as_slice),
+            Some(&b"after"[..]),
+            "the record after the pack"
+        );
     }
 }

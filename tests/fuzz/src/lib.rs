@@ -15,12 +15,14 @@
 //! | `flash_ring` | [`flash_ring`] | a 2-byte header of geometry, then operations: records, flushes, reopenings, power cuts |
 //! | `pack` | [`pack`] | a pack's payload |
 //! | `content` | [`content`] | a record, decoded as a WriteBatch and as a VersionEdit |
+//! | `decompress` | [`decompress`] | a kind byte, then a zstd pack's payload or a RocksDB-compressed record |
 
 #![allow(missing_docs)]
 
 pub mod block;
 pub mod common;
 pub mod content;
+pub mod decompress;
 pub mod flash_reader;
 pub mod flash_ring;
 pub mod flash_writer;
