@@ -725,3 +725,35 @@ fn named_leveldb_vectors() -> TestResult {
     );
     Ok(())
 }
+
+#[test]
+fn append_syncs_every_n_records_when_asked() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let records: Vec<Vec<u8>> = (0..7).map(|i| record(100 + i, 6, true)).collect();
+    let log = dir.path().join("000009.log");
+    let out = logfmt(
+        &[
+            "write",
+            "--append",
+            "--sync-every",
+            "3",
+            "--input",
+            "framed",
+            p(&log),
+        ],
+        &framed(&records),
+    );
+    assert_eq!(status(&out), 0, "{}", stderr(&out));
+    // The same bytes as without syncs.
+    assert_eq!(fs::read(&log)?, log_of(&records));
+    // N is at least 1, and only for --append (a new log appears whole at the end anyway).
+    for bad in [
+        &["write", "--append", "--sync-every", "0", p(&log)][..],
+        &["write", "--sync-every", "2", p(&log)][..],
+    ] {
+        let out = logfmt(bad, b"");
+        assert_eq!(status(&out), 2, "{bad:?}");
+    }
+    assert_eq!(fs::read(&log)?, log_of(&records));
+    Ok(())
+}
