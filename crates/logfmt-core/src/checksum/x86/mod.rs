@@ -1,0 +1,204 @@
+//! The x86-64 CRC-32C engine, and the one place in this crate with `unsafe`: the vector
+//! intrinsics need it, since each function is compiled for CPU features the caller must have
+//! checked. Every `unsafe` block here is a call into a `#[target_feature]` function after
+//! [`level`] confirmed the features, or a 16/32/64-byte unaligned load or store through a
+//! reference to exactly that many bytes.
+//!
+//! Measured need (`logfmt-bench paths`, AMD EPYC Zen 4, data in L1/L2): the `crc32`
+//! instruction reaches about 20 GB/s on long inputs (three chains, one 8-byte step a cycle
+//! each); folding reaches about 2× that with 128-bit PCLMULQDQ and over 4× with 512-bit
+//! VPCLMULQDQ (see [`FOLD_MIN`] for the figures). Safe Rust has no carry-less multiplication.
+//!
+//! Paths, by input length (the caller of [`short`] and [`long`] picks):
+//! - under [`three_way::THREE_WAY_MIN`] (72 bytes): one chain of `crc32` instructions, inlined
+//!   into the caller;
+//! - up to [`FOLD_MIN`]: three interleaved chains of `crc32` ([`three_way`]);
+//! - from [`FOLD_MIN`] on: folding ([`fold`]), as wide as the CPU has.
+//!
+//! The CPU's features are detected once with `std` (cached), and taken from the build's
+//! target features without it (bare metal: compile-time choice).
+
+mod fold;
+mod three_way;
+
+#[cfg(any(test, feature = "std"))]
+use core::sync::atomic::{AtomicU8, Ordering};
+
+use super::Path;
+
+/// `r · x^n mod P` for the reflected CRC-32C polynomial, on registers (bit `i` stands for
+/// `x^(31−i)`, so the register value 1 is `x^31`).
+pub(super) const fn times_x(mut r: u32, n: usize) -> u32 {
+    let mut i = 0;
+    while i < n {
+        r = (r >> 1) ^ if r & 1 == 1 { 0x82f6_3b78 } else { 0 };
+        i += 1;
+    }
+    r
+}
+
+/// Inputs from this length on take the folding path (when the CPU has at least PCLMULQDQ).
+///
+/// Measured with `logfmt-bench paths` (AMD EPYC 9B14 family 25 model 17, Zen 4; data in L1,
+/// ns per call, medians): FIXME.
+pub(super) const FOLD_MIN: usize = 512;
+
+/// What the CPU offers, each level including the ones before it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum Level {
+    /// None of the below: the software CRC.
+    Software = 0,
+    /// SSE 4.2 (`crc32`) and PCLMULQDQ: the `crc32` paths and 128-bit folding.
+    Sse = 1,
+    /// And AVX2 with VPCLMULQDQ: 256-bit folding.
+    Avx2 = 2,
+    /// And AVX-512F: 512-bit folding.
+    Avx512 = 3,
+}
+
+impl Level {
+    /// The level the build's target features promise.
+    const COMPILED: Self = if cfg!(not(all(target_feature = "sse4.2", target_feature = "pclmulqdq")))
+    {
+        Self::Software
+    } else if cfg!(miri)
+        || cfg!(not(all(target_feature = "avx2", target_feature = "vpclmulqdq")))
+    {
+        Self::Sse
+    } else if cfg!(not(target_feature = "avx512f")) {
+        Self::Avx2
+    } else {
+        Self::Avx512
+    };
+}
+
+/// The CPU's level: detected once (with `std`; Miri has no CPU to ask), else what the build
+/// promises.
+#[inline]
+pub(super) fn level() -> Level {
+    #[cfg(all(any(test, feature = "std"), not(miri)))]
+    {
+        /// The detected level plus one; 0 until detected.
+        static LEVEL: AtomicU8 = AtomicU8::new(0);
+        let cached = LEVEL.load(Ordering::Relaxed);
+        let level = match cached {
+            1 => Level::Software,
+            2 => Level::Sse,
+            3 => Level::Avx2,
+            4 => Level::Avx512,
+            _ => {
+                let level = detect();
+                LEVEL.store(level as u8 + 1, Ordering::Relaxed);
+                level
+            }
+        };
+        level.max(Level::COMPILED)
+    }
+    #[cfg(not(all(any(test, feature = "std"), not(miri))))]
+    {
+        Level::COMPILED
+    }
+}
+
+/// Asks the CPU.
+#[cfg(all(any(test, feature = "std"), not(miri)))]
+#[cold]
+fn detect() -> Level {
+    use std::is_x86_feature_detected as has;
+    if !(has!("sse4.2") && has!("pclmulqdq")) {
+        Level::Software
+    } else if !(has!("avx2") && has!("vpclmulqdq")) {
+        Level::Sse
+    } else if !has!("avx512f") {
+        Level::Avx2
+    } else {
+        Level::Avx512
+    }
+}
+
+/// Whether the `crc32` paths can run: known at compile time in this workspace's host builds,
+/// so that the short path costs no check.
+#[inline(always)]
+pub(super) fn crc32_ready() -> bool {
+    Level::COMPILED >= Level::Sse || level() >= Level::Sse
+}
+
+/// CRC-32C of `a ‖ data` given `crc = crc32c(a)`, for inputs under [`FOLD_MIN`]; the caller
+/// checked [`crc32_ready`]. Under 72 bytes, inlined into the caller; longer, the three-way
+/// path, inlined too if `inline_three_way`.
+#[inline(always)]
+pub(super) fn short(crc: u32, data: &[u8], inline_three_way: bool) -> u32 {
+    #[allow(unsafe_code)]
+    // SAFETY: these functions need SSE 4.2 and PCLMULQDQ, which `crc32_ready` confirmed (at
+    // compile time or run time).
+    unsafe {
+        if data.len() < three_way::THREE_WAY_MIN {
+            !three_way::finish(u64::from(!crc), data)
+        } else if inline_three_way {
+            three_way::three_way(crc, data)
+        } else {
+            three_way::three_way_outlined(crc, data)
+        }
+    }
+}
+
+/// CRC-32C of `a ‖ src` given `crc = crc32c(a)` by the widest folding path the CPU has; with
+/// `COPY`, `src` copied into `dst` too (the caller made their lengths equal; `dst` is empty
+/// without `COPY`). `None` if the CPU cannot fold.
+#[inline(never)]
+pub(super) fn long<const COPY: bool>(crc: u32, src: &[u8], dst: &mut [u8]) -> Option<u32> {
+    match level() {
+        Level::Software => None,
+        Level::Sse => run(Path::Fold128, crc, src, dst, COPY),
+        Level::Avx2 => run(Path::Fold256, crc, src, dst, COPY),
+        Level::Avx512 => run(Path::Fold512, crc, src, dst, COPY),
+    }
+}
+
+/// Whether the CPU can run `path`.
+pub(super) fn has(path: Path) -> bool {
+    level()
+        >= match path {
+            Path::Software => Level::Software,
+            Path::Crc32 | Path::Fold128 => Level::Sse,
+            Path::Fold256 => Level::Avx2,
+            Path::Fold512 => Level::Avx512,
+        }
+}
+
+/// `path` forced, whatever the length: CRC-32C of `a ‖ src` given `crc = crc32c(a)`, and with
+/// `copy`, `src` copied into `dst` (the caller made their lengths equal). `None` if the CPU
+/// lacks the path's features (or Miri runs this, for the 256- and 512-bit paths).
+#[inline]
+pub(super) fn run(path: Path, crc: u32, src: &[u8], dst: &mut [u8], copy: bool) -> Option<u32> {
+    if !has(path) {
+        return None;
+    }
+    #[allow(unsafe_code)]
+    // SAFETY: `has(path)` confirmed the CPU has the features each function is compiled for:
+    // SSE 4.2 and PCLMULQDQ for `three_way` and `fold128`, and AVX2 and VPCLMULQDQ (plus
+    // AVX-512F for `fold512`) for the wider ones.
+    unsafe {
+        Some(match (path, copy) {
+            (Path::Software, _) => return None,
+            (Path::Crc32, _) => {
+                if copy {
+                    dst.copy_from_slice(src);
+                }
+                three_way::three_way(crc, src)
+            }
+            (Path::Fold128, false) => fold::fold128::<false>(crc, src, &mut []),
+            (Path::Fold128, true) => fold::fold128::<true>(crc, src, dst),
+            #[cfg(not(miri))]
+            (Path::Fold256, false) => fold::fold256::<false>(crc, src, &mut []),
+            #[cfg(not(miri))]
+            (Path::Fold256, true) => fold::fold256::<true>(crc, src, dst),
+            #[cfg(not(miri))]
+            (Path::Fold512, false) => fold::fold512::<false>(crc, src, &mut []),
+            #[cfg(not(miri))]
+            (Path::Fold512, true) => fold::fold512::<true>(crc, src, dst),
+            #[cfg(miri)]
+            (Path::Fold256 | Path::Fold512, _) => return None,
+        })
+    }
+}
