@@ -166,18 +166,22 @@ pub(super) fn fold128<const COPY: bool>(crc: u32, src: &[u8], dst: &mut [u8]) ->
 /// under 16 bytes.
 #[target_feature(enable = "sse4.2,pclmulqdq")]
 fn short<const COPY: bool>(crc: u32, src: &[u8], dst: &mut [u8]) -> u32 {
-    let (Some((first, rest)), Some((dst_first, dst_rest))) =
-        (src.split_first_chunk::<16>(), dst.split_first_chunk_mut::<16>())
-    else {
+    let Some((first, rest)) = src.split_first_chunk::<16>() else {
         if COPY && let Some(dst) = dst.get_mut(..src.len()) {
             dst.copy_from_slice(src);
         }
         return !three_way::finish(u64::from(!crc), src);
     };
     let x = load(first);
-    if COPY {
-        store(dst_first, x);
-    }
+    let dst_rest = match dst.split_first_chunk_mut::<16>() {
+        Some((dst_first, dst_rest)) => {
+            if COPY {
+                store(dst_first, x);
+            }
+            dst_rest
+        }
+        None => dst,
+    };
     finish::<COPY>(_mm_xor_si128(x, initial(crc)), rest, dst_rest)
 }
 
