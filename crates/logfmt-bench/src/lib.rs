@@ -4,6 +4,7 @@
 
 pub mod flash;
 pub mod pack;
+pub mod paths;
 
 use std::hint::black_box;
 

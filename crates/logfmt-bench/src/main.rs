@@ -30,6 +30,13 @@
 //!
 //! The packing comparison: the same records plain and packed, one `PACK ...` line per pass
 //! (see `logfmt_bench::pack`).
+//!
+//! ```text
+//! logfmt-bench paths [--reps K]
+//! ```
+//!
+//! Each CRC-32C path of the engine forced, alone and fused with a copy, by length, in cache and
+//! from DRAM (`PATH ...` lines; see `logfmt_bench::paths`).
 
 use std::process::ExitCode;
 use std::time::Instant;
@@ -170,6 +177,14 @@ fn main() -> ExitCode {
     let all: Vec<String> = std::env::args().skip(1).collect();
     if all.first().is_some_and(|a| a == "flash") {
         return flash_mode(&all[1..]);
+    }
+    if all.first().is_some_and(|a| a == "paths") {
+        let reps = match all.get(1..) {
+            Some([flag, k]) if flag == "--reps" => k.parse().unwrap_or(5),
+            _ => 5,
+        };
+        logfmt_bench::paths::run(reps.max(1), &mut |line| println!("{line}"));
+        return ExitCode::SUCCESS;
     }
     if all.first().is_some_and(|a| a == "pack") {
         return pack_mode(&all[1..]);

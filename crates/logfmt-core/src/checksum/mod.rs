@@ -67,7 +67,8 @@ pub fn extend(crc: u32, data: &[u8]) -> u32 {
 fn extend_with(crc: u32, data: &[u8], inline_three_way: bool) -> u32 {
     #[cfg(target_arch = "x86_64")]
     {
-        if data.len() < x86::FOLD_MIN {
+        // `inline_three_way` comes with the pieces of `extend_copy`, short ones.
+        if data.len() < x86::FOLD_MIN || inline_three_way {
             if x86::crc32_ready() {
                 return x86::short(crc, data, inline_three_way);
             }
@@ -122,7 +123,7 @@ pub(crate) fn extend_copy(crc: u32, src: &[u8], dst: &mut [u8]) -> u32 {
 /// Inputs of [`extend_copy`] from this length on are copied and folded in one pass (x86-64
 /// hosts whose CPU can fold). Measured with `logfmt-bench paths`: FIXME.
 #[cfg(target_arch = "x86_64")]
-const FOLD_COPY_MIN: usize = 512;
+const FOLD_COPY_MIN: usize = 1024;
 
 /// One implementation of CRC-32C in this crate, to force in tests and benchmarks (the
 /// functions of this module pick one by length on their own).

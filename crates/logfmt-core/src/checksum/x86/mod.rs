@@ -4,16 +4,18 @@
 //! [`level`] confirmed the features, or a 16/32/64-byte unaligned load or store through a
 //! reference to exactly that many bytes.
 //!
-//! Measured need (`logfmt-bench paths`, AMD EPYC Zen 4, data in L1/L2): the `crc32`
-//! instruction reaches about 20 GB/s on long inputs (three chains, one 8-byte step a cycle
-//! each); folding reaches about 2× that with 128-bit PCLMULQDQ and over 4× with 512-bit
-//! VPCLMULQDQ (see [`FOLD_MIN`] for the figures). Safe Rust has no carry-less multiplication.
+//! Measured need (`logfmt-bench paths`, AMD EPYC Zen 3; figures at [`FOLD_MIN`]): a checksum
+//! of data coming from DRAM, as a log read's is, runs at 6.4 GB/s with the `crc32`
+//! instruction (its chains stall on each miss) and 12 GB/s folded with VPCLMULQDQ; a copy
+//! and a checksum in one folded pass beat a bare `memcpy` of the same bytes there (8.0 against
+//! 7.2 GB/s). Safe Rust has neither the `crc32` instruction nor carry-less multiplication.
 //!
 //! Paths, by input length (the caller of [`short`] and [`long`] picks):
 //! - under [`three_way::THREE_WAY_MIN`] (72 bytes): one chain of `crc32` instructions, inlined
 //!   into the caller;
 //! - up to [`FOLD_MIN`]: three interleaved chains of `crc32` ([`three_way`]);
-//! - from [`FOLD_MIN`] on: folding ([`fold`]), as wide as the CPU has.
+//! - from [`FOLD_MIN`] on: folding ([`fold`]), as wide as the CPU has (from 16 KiB on with
+//!   128-bit PCLMULQDQ alone).
 //!
 //! The CPU's features are detected once with `std` (cached), and taken from the build's
 //! target features without it (bare metal: compile-time choice).
@@ -37,11 +39,40 @@ pub(super) const fn times_x(mut r: u32, n: usize) -> u32 {
     r
 }
 
-/// Inputs from this length on take the folding path (when the CPU has at least PCLMULQDQ).
+/// Inputs from this length on take the folding path, on CPUs with VPCLMULQDQ (256 or 512
+/// bits); on CPUs with 128-bit PCLMULQDQ only, from [`SSE_FOLD_MIN`] on.
 ///
-/// Measured with `logfmt-bench paths` (AMD EPYC 9B14 family 25 model 17, Zen 4; data in L1,
-/// ns per call, medians): FIXME.
-pub(super) const FOLD_MIN: usize = 512;
+/// Measured with `logfmt-bench paths` (AMD EPYC family 25 model 1, Zen 3: AVX2 and
+/// VPCLMULQDQ, no AVX-512; ns a call, medians of 5 passes, a shared and busy machine).
+/// In cache, the same input again and again:
+///
+/// | bytes | crc32 three-way | fold128 | fold256 |
+/// |---:|---:|---:|---:|
+/// | 128 | 25.7 | 28.1 | 30.1 |
+/// | 256 | 20.8 | 27.9 | 17.6 |
+/// | 512 | 38.6 | 66.6 | 42.5 |
+/// | 1024 | 62.9 | 131 | 65.2 |
+/// | 4096 | 179 | 352 | 166 |
+/// | 32768 | 1346 | 2727 | 1302 |
+///
+/// From DRAM (a 64 MiB buffer walked once, in inputs of the length), ns a call:
+///
+/// | bytes | crc32 three-way | fold128 | fold256 |
+/// |---:|---:|---:|---:|
+/// | 1024 | 109 | 120 | 96 |
+/// | 32768 | 5213 | 3621 | 3039 |
+/// | 1 MiB | 164 818 | 107 483 | 87 645 |
+///
+/// Zen 3 runs one carry-less multiplication every other cycle: in cache, 256-bit folding
+/// only matches the three `crc32` chains (about 24 GB/s), and 128-bit folding reaches half
+/// that. From DRAM the `crc32` chains stall on every miss (6.4 GB/s) where folding keeps
+/// more loads in flight (12 GB/s with 256 bits, 9.8 with 128). So folding takes over at 256
+/// bytes with VPCLMULQDQ (as fast in cache, faster from DRAM), and only from 16 KiB with
+/// PCLMULQDQ alone (twice as slow in cache, 1.4× as fast from DRAM).
+pub(super) const FOLD_MIN: usize = 256;
+
+/// [`FOLD_MIN`] on CPUs with 128-bit PCLMULQDQ only.
+const SSE_FOLD_MIN: usize = 16 * 1024;
 
 /// What the CPU offers, each level including the ones before it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -149,6 +180,10 @@ pub(super) fn short(crc: u32, data: &[u8], inline_three_way: bool) -> u32 {
 pub(super) fn long<const COPY: bool>(crc: u32, src: &[u8], dst: &mut [u8]) -> Option<u32> {
     match level() {
         Level::Software => None,
+        Level::Sse if src.len() < SSE_FOLD_MIN => {
+            // The caller's own copy-then-checksum loop is faster here.
+            (!COPY).then(|| run(Path::Crc32, crc, src, dst, false))?
+        }
         Level::Sse => run(Path::Fold128, crc, src, dst, COPY),
         Level::Avx2 => run(Path::Fold256, crc, src, dst, COPY),
         Level::Avx512 => run(Path::Fold512, crc, src, dst, COPY),
@@ -182,7 +217,7 @@ pub(super) fn run(path: Path, crc: u32, src: &[u8], dst: &mut [u8], copy: bool) 
         Some(match (path, copy) {
             (Path::Software, _) => return None,
             (Path::Crc32, _) => {
-                if copy {
+                if copy && let Some(dst) = dst.get_mut(..src.len()) {
                     dst.copy_from_slice(src);
                 }
                 three_way::three_way(crc, src)
