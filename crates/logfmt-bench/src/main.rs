@@ -32,7 +32,7 @@
 //! (see `logfmt_bench::pack`).
 //!
 //! ```text
-//! logfmt-bench paths [--reps K]
+//! logfmt-bench paths [--reps K] [--align A] [LEN ...]
 //! ```
 //!
 //! Each CRC-32C path of the engine forced, alone and fused with a copy, by length, in cache and
@@ -179,11 +179,17 @@ fn main() -> ExitCode {
         return flash_mode(&all[1..]);
     }
     if all.first().is_some_and(|a| a == "paths") {
-        let reps = match all.get(1..) {
-            Some([flag, k]) if flag == "--reps" => k.parse().unwrap_or(5),
-            _ => 5,
-        };
-        logfmt_bench::paths::run(reps.max(1), &mut |line| println!("{line}"));
+        let (mut reps, mut align, mut lengths) = (5, 0, Vec::new());
+        let mut args = all[1..].iter();
+        while let Some(arg) = args.next() {
+            let value = |v: Option<&String>| v.and_then(|v| v.parse::<usize>().ok());
+            match arg.as_str() {
+                "--reps" => reps = value(args.next()).unwrap_or(5),
+                "--align" => align = value(args.next()).unwrap_or(0),
+                len => lengths.extend(len.parse::<usize>().ok()),
+            }
+        }
+        logfmt_bench::paths::run(reps.max(1), &lengths, align, &mut |line| println!("{line}"));
         return ExitCode::SUCCESS;
     }
     if all.first().is_some_and(|a| a == "pack") {

@@ -12,12 +12,28 @@ use logfmt_core::checksum::Path;
 
 /// Input lengths measured in cache.
 const LENGTHS: [usize; 14] = [
-    16, 64, 100, 128, 192, 256, 384, 512, 768, 1024, 2048, 4096, 32_768, 1 << 20,
+    16,
+    64,
+    100,
+    128,
+    192,
+    256,
+    384,
+    512,
+    768,
+    1024,
+    2048,
+    4096,
+    32_768,
+    1 << 20,
 ];
 
-/// Runs the comparison, printing a line a measure through `out`.
-pub fn run(reps: usize, out: &mut dyn FnMut(String)) {
-    let src: Vec<u8> = (0..(64usize << 20)).map(|i| (i * 31 ^ i >> 9) as u8).collect();
+/// Runs the comparison, printing a line a measure through `out`; with `lengths`, those only
+/// (in cache), at `align` bytes past a 64-byte boundary.
+pub fn run(reps: usize, lengths: &[usize], align: usize, out: &mut dyn FnMut(String)) {
+    let src: Vec<u8> = (0..(64usize << 20))
+        .map(|i| (i * 31 ^ i >> 9) as u8)
+        .collect();
     let mut dst = vec![0u8; 64 << 20];
     let paths: Vec<Path> = Path::ALL
         .into_iter()
@@ -29,10 +45,12 @@ pub fn run(reps: usize, out: &mut dyn FnMut(String)) {
             ok
         })
         .collect();
-    for len in LENGTHS {
+    let dram = lengths.is_empty();
+    let lengths = if dram { &LENGTHS[..] } else { lengths };
+    for &len in lengths {
         // About 64 MB of input a pass, at least 64 calls.
         let calls = ((64usize << 20) / len).clamp(64, 1 << 20);
-        let input = &src[64..64 + len];
+        let input = &src[64 + align % 64..64 + align % 64 + len];
         let median = |f: &mut dyn FnMut()| {
             let mut ns: Vec<f64> = (0..reps)
                 .map(|_| {
@@ -66,7 +84,7 @@ pub fn run(reps: usize, out: &mut dyn FnMut(String)) {
             out(line(path.name(), "crc+copy", "cache", len, fused));
         }
     }
-    for len in [1024usize, 32_768, 1 << 20] {
+    for len in [1024usize, 32_768, 1 << 20].into_iter().filter(|_| dram) {
         let pieces = src.len() / len;
         let mut median = |f: &mut dyn FnMut(&[u8], &mut [u8])| {
             let mut ns: Vec<f64> = (0..reps)

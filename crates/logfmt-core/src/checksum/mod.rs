@@ -357,24 +357,35 @@ mod tests {
         // alignment that cycles through 0..64; then every alignment at a few lengths.
         let max = if cfg!(miri) { 80 } else { 1100 };
         let data = bytes(max + 64, 7);
-        let cases = (0..=max)
-            .map(|len| (len, len % 64))
-            .chain([0usize, 15, 16, 17, 64, 255, 256, 257, 513, 1024].into_iter().flat_map(|len| {
-                (0..64).map(move |align| (len.min(max), align))
-            }));
+        let cases = (0..=max).map(|len| (len, len % 64)).chain(
+            [0usize, 15, 16, 17, 64, 255, 256, 257, 513, 1024]
+                .into_iter()
+                .flat_map(|len| (0..64).map(move |align| (len.min(max), align))),
+        );
         for (len, align) in cases {
             let input = &data[align..align + len];
             let want = ::crc32c::crc32c_append(0x1234_5678, input);
             for &path in &paths {
-                assert_eq!(path.extend(0x1234_5678, input), Some(want), "{path:?} len {len} at {align}");
+                assert_eq!(
+                    path.extend(0x1234_5678, input),
+                    Some(want),
+                    "{path:?} len {len} at {align}"
+                );
                 let mut out = std::vec![0xa5u8; len + 3];
                 let got = path.extend_copy(0x1234_5678, input, &mut out[align % 2..]);
                 assert_eq!(got, Some(want), "{path:?} copy, len {len} at {align}");
                 assert_eq!(&out[align % 2..align % 2 + len], input);
-                assert!(out[align % 2 + len..].iter().all(|&b| b == 0xa5), "{path:?}: wrote past src");
+                assert!(
+                    out[align % 2 + len..].iter().all(|&b| b == 0xa5),
+                    "{path:?}: wrote past src"
+                );
             }
             let mut copy = std::vec![0u8; len];
-            assert_eq!(extend_copy(0x1234_5678, input, &mut copy), want, "extend_copy len {len}");
+            assert_eq!(
+                extend_copy(0x1234_5678, input, &mut copy),
+                want,
+                "extend_copy len {len}"
+            );
             assert_eq!(extend(0x1234_5678, input), want, "extend len {len}");
         }
     }
@@ -390,7 +401,10 @@ mod tests {
             }
         }
         assert!(Path::Software.is_available());
-        assert_eq!(Path::for_len(0).map(Path::is_available), Path::for_len(0).map(|_| true));
+        assert_eq!(
+            Path::for_len(0).map(Path::is_available),
+            Path::for_len(0).map(|_| true)
+        );
     }
 
     proptest::proptest! {

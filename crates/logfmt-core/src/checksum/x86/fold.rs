@@ -19,6 +19,10 @@
 //! computed at compile time by [`times_x`](super::times_x), and the tests check each path
 //! against the table CRC.
 
+use core::arch::x86_64::{
+    __m128i, _mm_clmulepi64_si128, _mm_crc32_u64, _mm_cvtsi32_si128, _mm_cvtsi128_si64,
+    _mm_extract_epi64, _mm_loadu_si128, _mm_set_epi64x, _mm_storeu_si128, _mm_xor_si128,
+};
 #[cfg(not(miri))]
 use core::arch::x86_64::{
     __m256i, __m512i, _mm256_castsi256_si128, _mm256_clmulepi64_epi128, _mm256_extracti128_si256,
@@ -26,10 +30,6 @@ use core::arch::x86_64::{
     _mm256_zextsi128_si256, _mm512_castsi512_si128, _mm512_clmulepi64_epi128,
     _mm512_extracti32x4_epi32, _mm512_loadu_si512, _mm512_set_epi64, _mm512_storeu_si512,
     _mm512_ternarylogic_epi64, _mm512_xor_si512, _mm512_zextsi128_si512,
-};
-use core::arch::x86_64::{
-    __m128i, _mm_clmulepi64_si128, _mm_crc32_u64, _mm_cvtsi32_si128, _mm_cvtsi128_si64,
-    _mm_extract_epi64, _mm_loadu_si128, _mm_set_epi64x, _mm_storeu_si128, _mm_xor_si128,
 };
 
 use super::{three_way, times_x};
@@ -158,7 +158,11 @@ pub(super) fn fold128<const COPY: bool>(crc: u32, src: &[u8], dst: &mut [u8]) ->
             fold(acc[3], k, v[3]),
         ];
     }
-    let x = fold(acc[0], k128(K384), fold(acc[1], k128(K256), fold(acc[2], k128(K128), acc[3])));
+    let x = fold(
+        acc[0],
+        k128(K384),
+        fold(acc[1], k128(K256), fold(acc[2], k128(K128), acc[3])),
+    );
     finish::<COPY>(x, tail, dst_tail)
 }
 
@@ -232,7 +236,12 @@ pub(super) fn fold256<const COPY: bool>(crc: u32, src: &[u8], dst: &mut [u8]) ->
     };
     let lanes = |block: &[u8; 128]| -> [__m256i; 4] {
         let (l, _) = block.as_chunks::<32>();
-        [load256(&l[0]), load256(&l[1]), load256(&l[2]), load256(&l[3])]
+        [
+            load256(&l[0]),
+            load256(&l[1]),
+            load256(&l[2]),
+            load256(&l[3]),
+        ]
     };
     let put = |out: Option<&mut [u8; 128]>, v: [__m256i; 4]| {
         if let Some(out) = out {
@@ -320,7 +329,12 @@ pub(super) fn fold512<const COPY: bool>(crc: u32, src: &[u8], dst: &mut [u8]) ->
     };
     let lanes = |block: &[u8; 256]| -> [__m512i; 4] {
         let (l, _) = block.as_chunks::<64>();
-        [load512(&l[0]), load512(&l[1]), load512(&l[2]), load512(&l[3])]
+        [
+            load512(&l[0]),
+            load512(&l[1]),
+            load512(&l[2]),
+            load512(&l[3]),
+        ]
     };
     let put = |out: Option<&mut [u8; 256]>, v: [__m512i; 4]| {
         if let Some(out) = out {

@@ -89,11 +89,16 @@ pub(super) enum Level {
 
 impl Level {
     /// The level the build's target features promise.
-    const COMPILED: Self = if cfg!(not(all(target_feature = "sse4.2", target_feature = "pclmulqdq")))
-    {
+    const COMPILED: Self = if cfg!(not(all(
+        target_feature = "sse4.2",
+        target_feature = "pclmulqdq"
+    ))) {
         Self::Software
     } else if cfg!(miri)
-        || cfg!(not(all(target_feature = "avx2", target_feature = "vpclmulqdq")))
+        || cfg!(not(all(
+            target_feature = "avx2",
+            target_feature = "vpclmulqdq"
+        )))
     {
         Self::Sse
     } else if cfg!(not(target_feature = "avx512f")) {
