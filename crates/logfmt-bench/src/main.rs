@@ -12,7 +12,8 @@
 //! `K` timed write passes and `K` timed read passes, each printing a `RESULT` line. With
 //! `--limits`, also `K` passes of the two bounds on the same data: `impl=memcpy` (copying every
 //! payload into a pre-faulted buffer), `impl=crc32c` (the `crc32c` crate over every payload)
-//! and `impl=logfmt-crc` (logfmt's own checksum over every payload).
+//! and `impl=logfmt-crc` (logfmt's own checksum over every payload); and first an `ENGINE` line
+//! naming the checksum path logfmt takes for 16-byte and 1 MiB inputs on this machine.
 //! With `--files DIR`, also `K` passes writing and reading a log file in `DIR` through
 //! `logfmt-std` (`impl=NAME-file`); with `--scan`, `K` passes of a parallel split scan of the
 //! in-memory log on 1 and 2 threads (`op=scan1`, `op=scan2`).
@@ -203,6 +204,12 @@ fn main() -> ExitCode {
         }
     };
     let payloads = Payloads::new();
+    if args.limits {
+        // Which CRC-32C path the engine takes on this machine, short and long inputs.
+        let name =
+            |len| logfmt_core::checksum::Path::for_len(len).map_or("crc32c-crate", |p| p.name());
+        println!("ENGINE crc_16={} crc_1m={}", name(16), name(1 << 20));
+    }
     for case in &args.cases {
         let mut bench = logfmt_bench::Bench::new(&payloads, *case);
         match bench.verify() {
