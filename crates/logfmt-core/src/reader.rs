@@ -169,6 +169,9 @@ pub struct Reader<'b, S> {
     /// A fragment copied into the room while its checksum was checked ([`Self::prefill`]):
     /// its chunk's offset and kind, and where in the room it went.
     placed: Option<(u64, FragmentKind, usize)>,
+    /// Tests turn the fused path off, to compare.
+    #[cfg(test)]
+    pub(crate) fused: bool,
 }
 
 impl<'a, 'b> Reader<'b, SliceSource<'a>> {
@@ -191,6 +194,8 @@ impl<'b, S: BlockSource> Reader<'b, S> {
             assembler: Assembler::new(SliceRoom::new(buffer)),
             unpacking: None,
             placed: None,
+            #[cfg(test)]
+            fused: true,
         }
     }
 
@@ -264,6 +269,10 @@ impl<'b, S: BlockSource> Reader<'b, S> {
     fn prefill(&mut self) {
         /// CRC-32C of the `FIRST`, `MIDDLE` and `LAST` type bytes.
         const TYPE_CRC: [u32; 3] = [0xb346_23a6, 0x412d_a0a5, 0x95e7_c44e];
+        #[cfg(test)]
+        if !self.fused {
+            return;
+        }
         let Some(candidate) = self.inner.fused_candidate() else {
             return;
         };
