@@ -32,7 +32,7 @@ const LENGTHS: [usize; 14] = [
 /// (in cache), at `align` bytes past a 64-byte boundary.
 pub fn run(reps: usize, lengths: &[usize], align: usize, out: &mut dyn FnMut(String)) {
     let src: Vec<u8> = (0..(64usize << 20))
-        .map(|i| (i * 31 ^ i >> 9) as u8)
+        .map(|i| ((i * 31) ^ (i >> 9)) as u8)
         .collect();
     let mut dst = vec![0u8; 64 << 20];
     let paths: Vec<Path> = Path::ALL

@@ -324,7 +324,7 @@ impl<'b, S: BlockSource> Reader<'b, S> {
             let Some(step) = self.inner.next_step()? else {
                 return Ok(None);
             };
-            let placed = self.placed.take();
+            let placed = if HOT_PATHS { self.placed.take() } else { None };
             match step {
                 Step::Fragment(raw) => {
                     let (offset, end, pack) = (raw.record_offset, raw.end, raw.pack);

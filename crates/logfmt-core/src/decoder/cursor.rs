@@ -8,7 +8,9 @@ use core::ops::Range;
 use crate::block::{ChunkRules, Parsed, parse_chunk};
 use crate::block::{FlashGap, chunks_from, flash_gap};
 use crate::error::{Corruption, CorruptionKind};
-use crate::format::{BLOCK_SIZE, HEADER_SIZE, RECYCLABLE_HEADER_SIZE, RESUME_TYPE, RING_TYPE};
+use crate::format::{
+    BLOCK_SIZE, HEADER_SIZE, HOT_PATHS, RECYCLABLE_HEADER_SIZE, RESUME_TYPE, RING_TYPE,
+};
 use crate::options::ReadOptions;
 use crate::skip::{Skip, SkipKind};
 
@@ -141,7 +143,9 @@ impl Cursor {
     /// The next block, or more of the current short one (tailing), now holds `len` bytes.
     /// Returns what to make of bytes that arrived in a block whose rest was passed over.
     pub(super) fn block_loaded(&mut self, len: usize, last: bool) -> Option<Dropped> {
-        self.verified = None;
+        if HOT_PATHS {
+            self.verified = None;
+        }
         let len = len.min(BLOCK_SIZE);
         let mut dropped = None;
         if self.eof && len >= self.len {
@@ -178,7 +182,9 @@ impl Cursor {
 
     /// Reading failed: the log ends here.
     pub(super) fn read_failed(&mut self) {
-        self.verified = None;
+        if HOT_PATHS {
+            self.verified = None;
+        }
         self.pos = self.len;
         self.eof = true;
         self.failed = true;
@@ -275,7 +281,7 @@ impl Cursor {
             self.pos = self.len;
             return Phys::Eof { torn_at };
         }
-        let parsed = if self.verified.take() == Some(self.pos) {
+        let parsed = if HOT_PATHS && self.verified.take() == Some(self.pos) {
             // The checksum was checked where the payload was copied: the same chunk, parsed
             // with the same rules but that one.
             parse_chunk(
