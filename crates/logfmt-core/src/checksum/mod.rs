@@ -357,6 +357,26 @@ mod tests {
         }
     }
 
+    /// A CPU with the features of a wide folding path runs it: its one-time check at detection
+    /// (which would fall back to a narrower path) passes.
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    #[test]
+    fn wide_paths_pass_their_self_check() {
+        use std::is_x86_feature_detected as has;
+        let avx2 = has!("avx2") && has!("vpclmulqdq") && has!("sse4.2") && has!("pclmulqdq");
+        for (level, path, present) in [
+            (x86::Level::Avx2, Path::Fold256, avx2),
+            (x86::Level::Avx512, Path::Fold512, avx2 && has!("avx512f")),
+        ] {
+            if present {
+                assert!(x86::self_check(level), "{path:?} fails its self-check");
+                assert!(path.is_available());
+            } else {
+                std::eprintln!("note: no {path:?} on this CPU: its self-check not run");
+            }
+        }
+    }
+
     #[test]
     fn every_path_at_every_length_and_alignment() {
         let paths = paths();

@@ -141,7 +141,7 @@ pub(super) fn level() -> Level {
 #[cold]
 fn detect() -> Level {
     use std::is_x86_feature_detected as has;
-    if !(has!("sse4.2") && has!("pclmulqdq")) {
+    let mut level = if !(has!("sse4.2") && has!("pclmulqdq")) {
         Level::Software
     } else if !(has!("avx2") && has!("vpclmulqdq")) {
         Level::Sse
@@ -149,7 +149,56 @@ fn detect() -> Level {
         Level::Avx2
     } else {
         Level::Avx512
+    };
+    // The wide folding paths are checked once against the `crc32` paths before they are
+    // trusted: a CPU (or emulator) that gets them wrong falls back to a narrower one rather
+    // than write wrong checksums. (The 512-bit path could not be tested on the machine it was
+    // written on: see the crate's tests, which report which paths they ran.)
+    while level > Level::Sse && !self_check(level) {
+        level = if level == Level::Avx512 {
+            Level::Avx2
+        } else {
+            Level::Sse
+        };
     }
+    level
+}
+
+/// Whether the folding path of `level` (256 or 512 bits) computes what the `crc32` paths do,
+/// over 1100 bytes and an unaligned part of them, with and without a copy.
+#[cfg(all(any(test, feature = "std"), not(miri)))]
+#[cold]
+pub(super) fn self_check(level: Level) -> bool {
+    let mut data = [0u8; 1100];
+    let mut x = 0x9e37_79b9u32;
+    for byte in &mut data {
+        x = x.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+        *byte = (x >> 24) as u8;
+    }
+    let mut copy = [0u8; 1100];
+    [&data[..], &data[3..1037]].into_iter().all(|input| {
+        let dst = &mut copy[..input.len()];
+        #[allow(unsafe_code)]
+        // SAFETY: `detect` found the features of each function called for `level` (AVX2 and
+        // VPCLMULQDQ, plus AVX-512F for the 512-bit path), and SSE 4.2 and PCLMULQDQ below
+        // them.
+        let (want, got, copied) = unsafe {
+            let want = three_way::three_way(0x1234_5678, input);
+            match level {
+                Level::Avx512 => (
+                    want,
+                    fold::fold512::<false>(0x1234_5678, input, &mut []),
+                    fold::fold512::<true>(0x1234_5678, input, dst),
+                ),
+                _ => (
+                    want,
+                    fold::fold256::<false>(0x1234_5678, input, &mut []),
+                    fold::fold256::<true>(0x1234_5678, input, dst),
+                ),
+            }
+        };
+        want == got && want == copied && *dst == *input
+    })
 }
 
 /// Whether the `crc32` paths can run: known at compile time in this workspace's host builds,
