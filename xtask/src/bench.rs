@@ -25,7 +25,7 @@ const LEVELDB_NS: [(u64, f64, f64); 5] = [
 /// Rounds of the side-by-side run (the order of the two programs alternates), and passes of
 /// every case in each program per round: a ratio is paired within its round.
 const ROUNDS: usize = 7;
-const PASSES: &str = "2";
+const PASSES: &str = "3";
 
 const REPS: &str = "7";
 

@@ -232,15 +232,25 @@ pub(super) fn short(crc: u32, data: &[u8], inline_three_way: bool) -> u32 {
 /// without `COPY`). `None` if the CPU cannot fold.
 #[inline(never)]
 pub(super) fn long<const COPY: bool>(crc: u32, src: &[u8], dst: &mut [u8]) -> Option<u32> {
-    match level() {
-        Level::Software => None,
-        Level::Sse if src.len() < SSE_FOLD_MIN => {
+    let level = level();
+    #[allow(unsafe_code)]
+    // SAFETY: `level` is what the CPU has (detected, or promised by the build): each function
+    // called is compiled for no more than that.
+    unsafe {
+        match level {
+            Level::Software => None,
             // The caller's own copy-then-checksum loop is faster here.
-            (!COPY).then(|| run(Path::Crc32, crc, src, dst, false))?
+            Level::Sse if src.len() < SSE_FOLD_MIN => {
+                (!COPY).then(|| three_way::three_way(crc, src))
+            }
+            Level::Sse => Some(fold::fold128::<COPY>(crc, src, dst)),
+            #[cfg(not(miri))]
+            Level::Avx2 => Some(fold::fold256::<COPY>(crc, src, dst)),
+            #[cfg(not(miri))]
+            Level::Avx512 => Some(fold::fold512::<COPY>(crc, src, dst)),
+            #[cfg(miri)]
+            Level::Avx2 | Level::Avx512 => None,
         }
-        Level::Sse => run(Path::Fold128, crc, src, dst, COPY),
-        Level::Avx2 => run(Path::Fold256, crc, src, dst, COPY),
-        Level::Avx512 => run(Path::Fold512, crc, src, dst, COPY),
     }
 }
 
