@@ -101,16 +101,15 @@ pub(crate) fn extend_copy(crc: u32, src: &[u8], dst: &mut [u8]) -> u32 {
     let Some(dst) = dst.get_mut(..src.len()) else {
         return extend(crc, src);
     };
-    #[cfg(target_arch = "x86_64")]
-    if HOT_PATHS
-        && src.len() >= FOLD_COPY_MIN
-        && let Some(crc) = x86::long::<true>(crc, src, dst)
-    {
-        return crc;
-    }
     if !HOT_PATHS || src.len() <= PIECE {
         dst.copy_from_slice(src);
         return extend(crc, src);
+    }
+    #[cfg(target_arch = "x86_64")]
+    if src.len() >= FOLD_COPY_MIN
+        && let Some(crc) = x86::long::<true>(crc, src, dst)
+    {
+        return crc;
     }
     let mut crc = crc;
     for (src, dst) in src.chunks(PIECE).zip(dst.chunks_mut(PIECE)) {

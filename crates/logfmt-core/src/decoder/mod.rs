@@ -381,7 +381,7 @@ impl Decoder {
     /// position while no record is in progress and nothing else is pending. Returns its
     /// payload's range in the block and its offset, with exactly the state changes `step` would
     /// make; `None` sends the caller to `step` (which handles every case, this one included).
-    #[inline]
+    #[cfg_attr(not(target_os = "none"), inline(always))]
     pub(crate) fn fast_full(&mut self, block: &[u8]) -> Option<(Range<usize>, u64)> {
         if !self.fast {
             return None;

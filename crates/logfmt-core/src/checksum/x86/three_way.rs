@@ -54,15 +54,30 @@ fn times(register: u64, factor: u32) -> u64 {
     _mm_cvtsi128_si64(product) as u64
 }
 
-/// CRC-32C of `a ‖ data` given `crc = crc32c(a)`: three interleaved chains over `3 × 8w`
-/// bytes at a time (while at least 72 bytes are left), joined, then one chain.
+/// CRC-32C of `a ‖ data` given `crc = crc32c(a)`: three interleaved chains over the first
+/// `3 × 8w` bytes (from 72 bytes to 4 KiB), joined, then one chain; longer inputs 4 KiB at a
+/// time.
 #[target_feature(enable = "sse4.2,pclmulqdq")]
 #[inline]
 pub(super) fn three_way(crc: u32, data: &[u8]) -> u32 {
+    let mut crc = crc;
+    let mut data = data;
+    while data.len() > 3 * 8 * MAX_WORDS {
+        let (piece, rest) = data.split_at(3 * 8 * MAX_WORDS);
+        crc = three_way_short(crc, piece);
+        data = rest;
+    }
+    three_way_short(crc, data)
+}
+
+/// [`three_way`] for inputs up to `3 × 8 × MAX_WORDS` bytes.
+#[target_feature(enable = "sse4.2,pclmulqdq")]
+#[inline]
+fn three_way_short(crc: u32, data: &[u8]) -> u32 {
     let mut state = u64::from(!crc);
     let mut data = data;
-    while data.len() >= THREE_WAY_MIN {
-        let words = (data.len() / 24).min(MAX_WORDS);
+    let words = data.len() / 24;
+    if (3..=MAX_WORDS).contains(&words) {
         let stream = words * 8;
         let (a, rest) = data.split_at(stream);
         let (b, rest) = rest.split_at(stream);
@@ -73,12 +88,14 @@ pub(super) fn three_way(crc: u32, data: &[u8]) -> u32 {
             b.as_chunks::<8>().0,
             c.as_chunks::<8>().0,
         );
-        for ((a, b), c) in a.iter().zip(b).zip(c) {
-            x = _mm_crc32_u64(x, u64::from_le_bytes(*a));
-            y = _mm_crc32_u64(y, u64::from_le_bytes(*b));
-            z = _mm_crc32_u64(z, u64::from_le_bytes(*c));
+        // Each stream has exactly `words` words: indexing needs no checks.
+        let (a, b, c) = (&a[..words], &b[..words], &c[..words]);
+        for i in 0..words {
+            x = _mm_crc32_u64(x, u64::from_le_bytes(a[i]));
+            y = _mm_crc32_u64(y, u64::from_le_bytes(b[i]));
+            z = _mm_crc32_u64(z, u64::from_le_bytes(c[i]));
         }
-        let (one, two) = SHIFT.get(words).copied().unwrap_or_default();
+        let (one, two) = SHIFT[words];
         state = _mm_crc32_u64(0, times(x, two) ^ times(y, one)) ^ z;
         data = rest;
     }
