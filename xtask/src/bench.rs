@@ -82,6 +82,7 @@ pub(crate) fn run(args: &[String]) -> Result {
     };
     let rounds = if quick { 3 } else { ROUNDS };
     banner("bench: run (all figures from this one run)");
+    let load_before = load_average();
     let mut outputs = Vec::new();
     for round in 0..rounds {
         let logfmt = || {
@@ -119,7 +120,20 @@ pub(crate) fn run(args: &[String]) -> Result {
         .args(cases.iter().copied())
         .read()?;
     print!("{}", table(&outputs, &files, leveldb.is_some())?);
+    println!(
+        "\nload average (1 min) before the rounds {load_before}, after {}: other work on the \
+         machine weighs on every figure",
+        load_average()
+    );
     Ok(())
+}
+
+/// The 1-minute load average, from `/proc/loadavg`.
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|l| l.split(' ').next().map(str::to_owned))
+        .unwrap_or_else(|| "?".into())
 }
 
 /// Builds `leveldb-bench` from `crates/logfmt-bench/cpp/leveldb_bench.cc` against Debian's
