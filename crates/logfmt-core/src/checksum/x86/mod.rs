@@ -23,7 +23,7 @@
 mod fold;
 mod three_way;
 
-#[cfg(any(test, feature = "std"))]
+#[cfg(all(any(test, feature = "std"), not(miri)))]
 use core::sync::atomic::{AtomicU8, Ordering};
 
 use super::Path;
