@@ -1,15 +1,19 @@
-//! `cargo xtask bench`: the benchmark table. Builds `logfmt-bench` (release), runs every case
-//! with the bounds (memcpy and CRC-32C over the same payloads), file-backed passes and the
-//! parallel split scan in one run, and prints medians: records/s, MB/s, the ratio to LevelDB's
-//! reference figures and to the bounds.
+//! `cargo xtask bench`: the benchmark table. Builds `logfmt-bench` (release) and `leveldb-bench`
+//! (LevelDB 1.23's own C++ `log::Writer`/`log::Reader`, `crates/logfmt-bench/cpp`), runs both
+//! side by side in rounds, with the bounds (memcpy and CRC-32C over the same payloads), then the
+//! file-backed passes and the parallel split scan, and prints medians: ns and MB/s, the paired
+//! ratios to LevelDB, and logfmt's time as a multiple of the bounds. The first line names the
+//! CPU.
 
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
-use crate::cmd::{Cmd, Error, Result, banner};
+use crate::cmd::{Cmd, Error, Result, banner, project_root, runs};
 
 /// LevelDB 1.23's C++ `log::Writer`/`log::Reader` (hardware CRC-32C, in-memory files), medians
 /// measured on a machine of this project's kind (2 vCPU AMD EPYC Zen 4): size → (write ns,
-/// read ns) per record. From the performance issue; LevelDB is not built here.
+/// read ns) per record. The pack table's reference, and the main table's when LevelDB cannot be
+/// built here.
 const LEVELDB_NS: [(u64, f64, f64); 5] = [
     (16, 25.0, 20.0),
     (100, 33.0, 30.0),
@@ -17,6 +21,11 @@ const LEVELDB_NS: [(u64, f64, f64); 5] = [
     (32_768, 5001.0, 4757.0),
     (1_048_576, 156_184.0, 165_171.0),
 ];
+
+/// Rounds of the side-by-side run (the order of the two programs alternates), and passes of
+/// every case in each program per round: a ratio is paired within its round.
+const ROUNDS: usize = 7;
+const PASSES: &str = "3";
 
 const REPS: &str = "7";
 
@@ -46,34 +55,162 @@ pub(crate) fn run(args: &[String]) -> Result {
     }
     banner("bench: build logfmt-bench (release)");
     let exe = crate::cmd::build_release_bin("logfmt-bench", "logfmt-bench")?;
-    let dir = if std::path::Path::new("/dev/shm").is_dir() {
-        std::path::PathBuf::from("/dev/shm")
+    let exe = exe.to_string_lossy().into_owned();
+    banner("bench: build leveldb-bench (LevelDB 1.23's log::Writer and log::Reader)");
+    let leveldb = match build_leveldb() {
+        Ok(path) => Some(path.to_string_lossy().into_owned()),
+        Err(e) => {
+            println!(
+                "xtask: warning: LevelDB not built ({e}); its columns are reference figures from \
+                 another machine, not this run"
+            );
+            None
+        }
+    };
+    let dir = if Path::new("/dev/shm").is_dir() {
+        PathBuf::from("/dev/shm")
     } else {
         std::env::temp_dir()
     };
-    let mut cmd = Cmd::new(&exe.to_string_lossy())
-        .args([
-            "--name",
-            "logfmt",
-            "--reps",
-            if quick { "3" } else { REPS },
-            "--limits",
-            "--scan",
-        ])
-        .args(["--files", &dir.to_string_lossy()]);
-    if quick {
-        cmd = cmd.args([
+    let cases: &[&str] = if quick {
+        &[
             "16:200000",
             "100:100000",
             "1024:16384",
             "32768:512",
             "1048576:16",
-        ]);
-    }
+        ]
+    } else {
+        &[]
+    };
+    let rounds = if quick { 3 } else { ROUNDS };
     banner("bench: run (all figures from this one run)");
-    let output = cmd.read()?;
-    print!("{}", table(&output)?);
+    let load_before = load_average();
+    let mut outputs = Vec::new();
+    for round in 0..rounds {
+        let logfmt = || {
+            Cmd::new(&exe)
+                .args(["--name", "logfmt", "--reps", PASSES, "--limits"])
+                .args(cases.iter().copied())
+                .read()
+        };
+        let leveldb = || match &leveldb {
+            Some(path) => Cmd::new(path)
+                .args(["--name", "leveldb", "--reps", PASSES])
+                .args(cases.iter().copied())
+                .read(),
+            None => Ok(String::new()),
+        };
+        let (a, b) = if round % 2 == 0 {
+            let a = logfmt()?;
+            (a, leveldb()?)
+        } else {
+            let b = leveldb()?;
+            (logfmt()?, b)
+        };
+        println!("round {} of {rounds} done", round + 1);
+        outputs.push(format!("{a}{b}"));
+    }
+    let files = Cmd::new(&exe)
+        .args([
+            "--name",
+            "logfmt",
+            "--reps",
+            if quick { "3" } else { REPS },
+            "--scan",
+        ])
+        .args(["--files", &dir.to_string_lossy()])
+        .args(cases.iter().copied())
+        .read()?;
+    print!("{}", table(&outputs, &files, leveldb.is_some())?);
+    println!(
+        "\nload average (1 min) before the rounds {load_before}, after {}: other work on the \
+         machine weighs on every figure",
+        load_average()
+    );
     Ok(())
+}
+
+/// The 1-minute load average, from `/proc/loadavg`.
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|l| l.split(' ').next().map(str::to_owned))
+        .unwrap_or_else(|| "?".into())
+}
+
+/// Builds `leveldb-bench` from `crates/logfmt-bench/cpp/leveldb_bench.cc` against Debian's
+/// `libleveldb.a` (installing `libleveldb-dev` and `g++` if missing); returns its path.
+fn build_leveldb() -> Result<PathBuf> {
+    if !cfg!(target_arch = "x86_64") {
+        return Err(Error::Failed(
+            "leveldb-bench's CRC-32C needs SSE 4.2: x86-64 only".into(),
+        ));
+    }
+    let archive = || {
+        [
+            "/usr/lib/x86_64-linux-gnu/libleveldb.a",
+            "/usr/lib/libleveldb.a",
+        ]
+        .into_iter()
+        .map(PathBuf::from)
+        .find(|p| p.exists())
+    };
+    let mut missing = Vec::new();
+    if archive().is_none() || !Path::new("/usr/include/leveldb/env.h").exists() {
+        missing.push("libleveldb-dev");
+    }
+    if !runs("c++", &["--version"]) {
+        missing.push("g++");
+    }
+    if !missing.is_empty() {
+        crate::apt::install(&missing)?;
+    }
+    let archive = archive().ok_or_else(|| Error::Failed("no libleveldb.a".into()))?;
+    let root = project_root();
+    let target =
+        std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from);
+    std::fs::create_dir_all(&target).map_err(|e| Error::Failed(e.to_string()))?;
+    let out = target.join("leveldb-bench");
+    let source = root.join("crates/logfmt-bench/cpp/leveldb_bench.cc");
+    Cmd::new("c++")
+        .args(["-O2", "-std=c++17", "-msse4.2", "-mpclmul", "-o"])
+        .args([&*out.to_string_lossy(), &*source.to_string_lossy()])
+        .args([&*archive.to_string_lossy(), "-lpthread"])
+        .run()?;
+    Ok(out)
+}
+
+/// The CPU's model, family and vector features, from `/proc/cpuinfo`.
+fn cpu() -> String {
+    let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let field = |key: &str| {
+        info.lines()
+            .find_map(|l| {
+                let (k, v) = l.split_once(':')?;
+                (k.trim() == key).then(|| v.trim().to_string())
+            })
+            .unwrap_or_else(|| "?".into())
+    };
+    let flags = field("flags");
+    let has = |f: &str| flags.split(' ').any(|x| x == f);
+    let features: Vec<&str> = [
+        ("avx2", "AVX2"),
+        ("vpclmulqdq", "VPCLMULQDQ"),
+        ("avx512f", "AVX-512F"),
+    ]
+    .into_iter()
+    .map(|(flag, name)| if has(flag) { name } else { "" })
+    .filter(|n| !n.is_empty())
+    .collect();
+    format!(
+        "{} (family {}, model {}; {}{})",
+        field("model name"),
+        field("cpu family"),
+        field("model"),
+        features.join(", "),
+        if has("avx512f") { "" } else { "; no AVX-512" }
+    )
 }
 
 /// Per (size, impl, op): every pass's ns per record.
@@ -113,70 +250,156 @@ fn median(values: &[f64]) -> f64 {
     }
 }
 
-fn table(output: &str) -> Result<String> {
+/// The `DIGEST` line of each (impl, size): what the round trip checked, to compare the logs.
+fn digests(output: &str) -> BTreeMap<(String, u64), String> {
+    output
+        .lines()
+        .filter_map(|l| l.strip_prefix("DIGEST "))
+        .filter_map(|l| {
+            let field = |key: &str| {
+                l.split(' ')
+                    .find_map(|f| f.strip_prefix(key)?.strip_prefix('='))
+            };
+            let size = field("size")?.parse().ok()?;
+            let rest: Vec<&str> = l.split(' ').filter(|f| !f.starts_with("impl=")).collect();
+            Some(((field("impl")?.to_string(), size), rest.join(" ")))
+        })
+        .collect()
+}
+
+/// Median, min and max.
+fn spread(values: &[f64]) -> (f64, f64, f64) {
+    let min = values.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    (median(values), min, max)
+}
+
+fn table(rounds: &[String], files: &str, leveldb_built: bool) -> Result<String> {
     use std::fmt::Write;
-    let (samples, sizes) = parse(output)?;
-    let get = |size: u64, imp: &str, op: &str| {
+    let all = rounds.concat();
+    let (samples, sizes) = parse(&all)?;
+    let per_round = rounds
+        .iter()
+        .map(|r| parse(r).map(|(s, _)| s))
+        .collect::<Result<Vec<_>>>()?;
+    let get = |samples: &Samples, size: u64, imp: &str, op: &str| {
         samples
             .get(&(size, imp.to_string(), op.to_string()))
             .map_or(f64::NAN, |v| median(v))
     };
+    let reference = |size: u64, op: &str| {
+        LEVELDB_NS
+            .iter()
+            .find(|r| r.0 == size)
+            .map_or(f64::NAN, |r| if op == "write" { r.1 } else { r.2 })
+    };
+    // LevelDB's ns / logfmt's, paired within each round.
+    let ratios = |size: u64, op: &str| -> (f64, f64, f64) {
+        let r: Vec<f64> = per_round
+            .iter()
+            .map(|s| {
+                let ldb = if leveldb_built {
+                    get(s, size, "leveldb", op)
+                } else {
+                    reference(size, op)
+                };
+                ldb / get(s, size, "logfmt", op)
+            })
+            .collect();
+        spread(&r)
+    };
+    let engine = all
+        .lines()
+        .find_map(|l| l.strip_prefix("ENGINE "))
+        .unwrap_or("?")
+        .to_string();
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "\nmedians of the passes; ns/record; MB/s of payload; ratio = LevelDB's ns / ours \
-         (LevelDB 1.23 C++, reference figures for this machine kind)\n"
+        "\nCPU: {} -- logfmt's CRC-32C path: {}",
+        cpu(),
+        engine
+            .replace("crc_16=", "16 B ")
+            .replace(" crc_1m=", ", 1 MiB ")
     );
-    let _ = writeln!(
-        out,
-        "{:>8} | {:>10} {:>8} {:>6} | {:>10} {:>8} {:>6} | {:>9} {:>9} {:>9} | {:>7} {:>7}",
-        "size",
-        "write ns",
-        "MB/s",
-        "vs LDB",
-        "read ns",
-        "MB/s",
-        "vs LDB",
-        "memcpy ns",
-        "crc ns",
-        "own crc",
-        "w/bound",
-        "r/bound"
-    );
-    for &size in sizes.keys() {
-        let (write, read) = (get(size, "logfmt", "write"), get(size, "logfmt", "read"));
-        let (copy, crc) = (get(size, "memcpy", "copy"), get(size, "crc32c", "crc"));
-        let own_crc = get(size, "logfmt-crc", "crc");
-        let (ldb_w, ldb_r) = LEVELDB_NS
-            .iter()
-            .find(|r| r.0 == size)
-            .map_or((f64::NAN, f64::NAN), |r| (r.1, r.2));
-        let mbs = |ns: f64| size as f64 / ns * 1e3;
-        // The bound: one pass over the payload (memcpy) — the most a format that copies or
-        // checks every byte can do.
+    let digests = digests(&all);
+    let identical = sizes.keys().all(|&size| {
+        digests.get(&("logfmt".to_string(), size)) == digests.get(&("leveldb".to_string(), size))
+    });
+    if leveldb_built {
         let _ = writeln!(
             out,
-            "{:>8} | {:>10.1} {:>8.0} {:>5.2}x | {:>10.1} {:>8.0} {:>5.2}x | {:>9.1} {:>9.1} {:>9.1} | {:>6.0}% {:>6.0}%",
-            size,
-            write,
-            mbs(write),
-            ldb_w / write,
-            read,
-            mbs(read),
-            ldb_r / read,
-            copy,
-            crc,
-            own_crc,
-            copy / write * 100.0,
-            copy / read * 100.0,
+            "{} rounds x {PASSES} passes, logfmt and LevelDB 1.23's C++ side by side; logs \
+             byte-identical: {}",
+            rounds.len(),
+            if identical { "yes" } else { "NO" }
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "{} rounds x {PASSES} passes; LevelDB NOT run: its ns are reference figures from \
+             another machine",
+            rounds.len()
         );
     }
     let _ = writeln!(
         out,
-        "\nmemcpy, crc (the crc32c crate), own crc (logfmt's checksum): each alone over every \
-         payload, ns/record\nw/bound, r/bound: memcpy's time as a share of ours (100% = at the \
-         copy bound)"
+        "ns/record: medians over every pass; vs LDB: LevelDB's ns / logfmt's, paired within each \
+         round: median [min-max]\n"
     );
+    let _ = writeln!(
+        out,
+        "{:>8} | {:>10} {:>6} {:>10} {:>17} | {:>10} {:>6} {:>10} {:>17}",
+        "size", "write ns", "GB/s", "LevelDB", "vs LDB", "read ns", "GB/s", "LevelDB", "vs LDB"
+    );
+    for &size in sizes.keys() {
+        let mut line = format!("{size:>8} |");
+        for op in ["write", "read"] {
+            let ns = get(&samples, size, "logfmt", op);
+            let ldb = if leveldb_built {
+                get(&samples, size, "leveldb", op)
+            } else {
+                reference(size, op)
+            };
+            let (m, lo, hi) = ratios(size, op);
+            let _ = write!(
+                line,
+                " {ns:>10.1} {:>6.2} {ldb:>10.1} {:>17} |",
+                size as f64 / ns,
+                format!("{m:.2}x [{lo:.2}-{hi:.2}]")
+            );
+        }
+        let _ = writeln!(out, "{}", line.trim_end_matches(" |"));
+    }
+    let _ = writeln!(
+        out,
+        "\nbounds, same run (ns/record): the copy bound (`memcpy` of every payload into a \
+         log-sized buffer), checksum only (logfmt's own; the crc32c crate), and logfmt's time \
+         as a multiple of each (1.00 = at the bound)\n"
+    );
+    let _ = writeln!(
+        out,
+        "{:>8} | {:>10} {:>10} {:>10} | {:>10} {:>10} | {:>10} {:>10}",
+        "size", "copy", "crc (own)", "crc32c", "write/copy", "read/copy", "write/crc", "read/crc"
+    );
+    for &size in sizes.keys() {
+        let (write, read) = (
+            get(&samples, size, "logfmt", "write"),
+            get(&samples, size, "logfmt", "read"),
+        );
+        let copy = get(&samples, size, "memcpy", "copy");
+        let own = get(&samples, size, "logfmt-crc", "crc");
+        let crate_crc = get(&samples, size, "crc32c", "crc");
+        let _ = writeln!(
+            out,
+            "{size:>8} | {copy:>10.1} {own:>10.1} {crate_crc:>10.1} | {:>10.2} {:>10.2} | {:>10.2} {:>10.2}",
+            write / copy,
+            read / copy,
+            write / own,
+            read / own,
+        );
+    }
+    let (files, _) = parse(files)?;
     let _ = writeln!(
         out,
         "\nthrough files (logfmt-std, tmpfs), and the parallel split scan (records/s):\n"
@@ -189,10 +412,13 @@ fn table(output: &str) -> Result<String> {
     for &size in sizes.keys() {
         let per_s = |ns: f64| 1e9 / ns;
         let (fw, fr) = (
-            get(size, "logfmt-file", "write"),
-            get(size, "logfmt-file", "read"),
+            get(&files, size, "logfmt-file", "write"),
+            get(&files, size, "logfmt-file", "read"),
         );
-        let (s1, s2) = (get(size, "logfmt", "scan1"), get(size, "logfmt", "scan2"));
+        let (s1, s2) = (
+            get(&files, size, "logfmt", "scan1"),
+            get(&files, size, "logfmt", "scan2"),
+        );
         let _ = writeln!(
             out,
             "{:>8} | {:>9.0} MB/s {:>7.0} MB/s | {:>14.0} {:>14.0} {:>7.2}x",

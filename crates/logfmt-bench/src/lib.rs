@@ -5,6 +5,7 @@
 pub mod durable;
 pub mod flash;
 pub mod pack;
+pub mod paths;
 
 use std::hint::black_box;
 
@@ -119,7 +120,9 @@ impl<'p> Bench<'p> {
         let log = vec![0xa5u8; capacity];
         let mut scratch = vec![0u8; case.size.max(1)];
         scratch.fill(1);
-        let copy = vec![0u8; case.payload_bytes().max(1)];
+        // Not `vec![0; n]`: its pages would be mapped on first touch, inside the first timed
+        // copy.
+        let copy = vec![1u8; case.payload_bytes().max(1)];
         Self {
             payloads,
             case,

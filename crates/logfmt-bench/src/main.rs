@@ -12,7 +12,8 @@
 //! `K` timed write passes and `K` timed read passes, each printing a `RESULT` line. With
 //! `--limits`, also `K` passes of the two bounds on the same data: `impl=memcpy` (copying every
 //! payload into a pre-faulted buffer), `impl=crc32c` (the `crc32c` crate over every payload)
-//! and `impl=logfmt-crc` (logfmt's own checksum over every payload).
+//! and `impl=logfmt-crc` (logfmt's own checksum over every payload); and first an `ENGINE` line
+//! naming the checksum path logfmt takes for 16-byte and 1 MiB inputs on this machine.
 //! With `--files DIR`, also `K` passes writing and reading a log file in `DIR` through
 //! `logfmt-std` (`impl=NAME-file`); with `--scan`, `K` passes of a parallel split scan of the
 //! in-memory log on 1 and 2 threads (`op=scan1`, `op=scan2`).
@@ -37,6 +38,13 @@
 //!
 //! The packing comparison: the same records plain and packed, one `PACK ...` line per pass
 //! (see `logfmt_bench::pack`).
+//!
+//! ```text
+//! logfmt-bench paths [--reps K] [--align A] [LEN ...]
+//! ```
+//!
+//! Each CRC-32C path of the engine forced, alone and fused with a copy, by length, in cache and
+//! from DRAM (`PATH ...` lines; see `logfmt_bench::paths`).
 
 use std::process::ExitCode;
 use std::time::Instant;
@@ -227,6 +235,20 @@ fn main() -> ExitCode {
     if all.first().is_some_and(|a| a == "flash") {
         return flash_mode(&all[1..]);
     }
+    if all.first().is_some_and(|a| a == "paths") {
+        let (mut reps, mut align, mut lengths) = (5, 0, Vec::new());
+        let mut args = all[1..].iter();
+        while let Some(arg) = args.next() {
+            let value = |v: Option<&String>| v.and_then(|v| v.parse::<usize>().ok());
+            match arg.as_str() {
+                "--reps" => reps = value(args.next()).unwrap_or(5),
+                "--align" => align = value(args.next()).unwrap_or(0),
+                len => lengths.extend(len.parse::<usize>().ok()),
+            }
+        }
+        logfmt_bench::paths::run(reps.max(1), &lengths, align, &mut |line| println!("{line}"));
+        return ExitCode::SUCCESS;
+    }
     if all.first().is_some_and(|a| a == "pack") {
         return pack_mode(&all[1..]);
     }
@@ -238,6 +260,12 @@ fn main() -> ExitCode {
         }
     };
     let payloads = Payloads::new();
+    if args.limits {
+        // Which CRC-32C path the engine takes on this machine, short and long inputs.
+        let name =
+            |len| logfmt_core::checksum::Path::for_len(len).map_or("crc32c-crate", |p| p.name());
+        println!("ENGINE crc_16={} crc_1m={}", name(16), name(1 << 20));
+    }
     for case in &args.cases {
         let mut bench = logfmt_bench::Bench::new(&payloads, *case);
         match bench.verify() {

@@ -52,6 +52,29 @@ impl Room for SliceRoom<'_> {
     }
 }
 
+impl SliceRoom<'_> {
+    /// The `len` bytes from `at` on, past what the room holds (or from its start), for a
+    /// fragment to be placed before it is pushed ([`Assembler::push_placed`]); `None` if the
+    /// buffer is too short.
+    pub(crate) fn spare(&mut self, at: usize, len: usize) -> Option<&mut [u8]> {
+        if at != 0 && at != self.filled {
+            return None;
+        }
+        self.buffer.get_mut(at..)?.get_mut(..len)
+    }
+
+    /// Appends `data`, which is already in place from `at` on if `at` is where it goes;
+    /// else copies it, as [`Room::push`] does.
+    fn push_placed(&mut self, at: usize, data: &[u8]) -> bool {
+        if at == self.filled && self.buffer.len() - self.filled >= data.len() {
+            self.filled += data.len();
+            true
+        } else {
+            self.push(data)
+        }
+    }
+}
+
 /// What one fragment made of the record in progress ([`Assembler::push`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
@@ -107,13 +130,24 @@ impl<R: Room> Assembler<R> {
     /// progress is dropped: the reader has said so with an abort); `MIDDLE` and `LAST` add to
     /// it.
     pub fn push(&mut self, kind: FragmentKind, data: &[u8]) -> Assembly {
+        self.push_with(kind, data.len(), |room| room.push(data))
+    }
+
+    /// [`push`](Self::push), with `keep` putting the fragment's `len` bytes in the room.
+    #[inline(always)]
+    fn push_with(
+        &mut self,
+        kind: FragmentKind,
+        len: usize,
+        keep: impl FnOnce(&mut R) -> bool,
+    ) -> Assembly {
         match kind {
             FragmentKind::Full => return Assembly::Whole,
             FragmentKind::First => self.abort(),
             FragmentKind::Middle | FragmentKind::Last => {}
         }
-        self.len = self.len.saturating_add(data.len() as u64);
-        if !self.overflowed && !self.room.push(data) {
+        self.len = self.len.saturating_add(len as u64);
+        if !self.overflowed && !keep(&mut self.room) {
             self.overflowed = true;
             self.room.clear();
         }
@@ -160,5 +194,14 @@ impl<R: Room> Assembler<R> {
     /// The room, mutably (e.g. to change a growing room's limit between records).
     pub fn room_mut(&mut self) -> &mut R {
         &mut self.room
+    }
+}
+
+impl Assembler<SliceRoom<'_>> {
+    /// [`push`](Self::push) of a fragment whose bytes were copied into the room from `at` on
+    /// beforehand ([`SliceRoom::spare`]): kept without copying them again if `at` is where
+    /// they go, copied from `data` otherwise.
+    pub(crate) fn push_placed(&mut self, kind: FragmentKind, data: &[u8], at: usize) -> Assembly {
+        self.push_with(kind, data.len(), |room| room.push_placed(at, data))
     }
 }

@@ -234,6 +234,18 @@ impl<S: BlockSource> FragmentReader<S> {
         Some((range, offset, self.decoder.position()))
     }
 
+    /// The chunk at the current position if the reader may verify it while copying it
+    /// ([`Decoder::fused_candidate`](crate::decoder::Decoder::fused_candidate)).
+    #[inline]
+    pub(crate) fn fused_candidate(&self) -> Option<crate::decoder::Candidate> {
+        self.decoder.fused_candidate(self.source.block())
+    }
+
+    /// The reader verified the candidate's checksum.
+    pub(crate) fn verified(&mut self) {
+        self.decoder.verified();
+    }
+
     /// Drives the decoder to its next event: a fragment, an abort, a corruption, or `None`.
     pub(crate) fn next_step(&mut self) -> Result<Option<Step>, S::Error> {
         if self.done {

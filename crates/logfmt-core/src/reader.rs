@@ -3,9 +3,10 @@
 use core::ops::Range;
 
 use crate::assembler::{Assembler, Assembly, SliceRoom};
+use crate::checksum;
 use crate::decoder::Step;
 use crate::error::{Corruption, CorruptionKind};
-use crate::format::{ChunkFormat, HOT_PATHS};
+use crate::format::{ChunkFormat, FragmentKind, HOT_PATHS};
 use crate::fragments::FragmentReader;
 use crate::options::{LogEnd, ReadOptions};
 use crate::pack::{self, Pack};
@@ -165,6 +166,12 @@ pub struct Reader<'b, S> {
     inner: FragmentReader<S>,
     assembler: Assembler<SliceRoom<'b>>,
     unpacking: Option<Unpacking>,
+    /// A fragment copied into the room while its checksum was checked ([`Self::prefill`]):
+    /// its chunk's offset and kind, and where in the room it went.
+    placed: Option<(u64, FragmentKind, usize)>,
+    /// Tests turn the fused path off, to compare.
+    #[cfg(test)]
+    pub(crate) fused: bool,
 }
 
 impl<'a, 'b> Reader<'b, SliceSource<'a>> {
@@ -186,6 +193,9 @@ impl<'b, S: BlockSource> Reader<'b, S> {
             inner: FragmentReader::with_options(source, options),
             assembler: Assembler::new(SliceRoom::new(buffer)),
             unpacking: None,
+            placed: None,
+            #[cfg(test)]
+            fused: true,
         }
     }
 
@@ -250,6 +260,44 @@ impl<'b, S: BlockSource> Reader<'b, S> {
         self.next_slow()
     }
 
+    /// The fused path for records that span blocks: if the next chunk is a fragment of one,
+    /// copies its payload to where the room would put it and checks its checksum in the same
+    /// pass ([`checksum::extend_copy`]); if it matches, the decoder skips the check and the
+    /// push skips the copy. Whatever the decoder then makes of the chunk (a fragment, damage,
+    /// a skip), it decides as without this: a mismatch leaves both to the general path, which
+    /// checks again and reports it.
+    fn prefill(&mut self) {
+        /// CRC-32C of the `FIRST`, `MIDDLE` and `LAST` type bytes.
+        const TYPE_CRC: [u32; 3] = [0xb346_23a6, 0x412d_a0a5, 0x95e7_c44e];
+        #[cfg(test)]
+        if !self.fused {
+            return;
+        }
+        let Some(candidate) = self.inner.fused_candidate() else {
+            return;
+        };
+        // Never over bytes of a record in progress: a `FIRST` goes to the start of the room
+        // only when none is (a record completed before is the caller's no more).
+        let filled = self.assembler.record().len();
+        let (at, prefix) = match candidate.kind {
+            FragmentKind::First if !candidate.in_record => (0, TYPE_CRC[0]),
+            FragmentKind::Middle => (filled, TYPE_CRC[1]),
+            FragmentKind::Last => (filled, TYPE_CRC[2]),
+            FragmentKind::First | FragmentKind::Full => return,
+        };
+        let len = candidate.payload.len();
+        let (Some(payload), Some(spare)) = (
+            self.inner.source.block().get(candidate.payload),
+            self.assembler.room_mut().spare(at, len),
+        ) else {
+            return;
+        };
+        if checksum::mask(checksum::extend_copy(prefix, payload, spare)) == candidate.stored {
+            self.inner.verified();
+            self.placed = Some((candidate.chunk_offset, candidate.kind, at));
+        }
+    }
+
     /// Every case of [`next`](Self::next), kept out of line so that its hot path inlines into
     /// the caller's loop.
     #[cfg_attr(not(target_os = "none"), inline(never))]
@@ -270,16 +318,26 @@ impl<'b, S: BlockSource> Reader<'b, S> {
                     }
                 }
             }
+            if HOT_PATHS {
+                self.prefill();
+            }
             let Some(step) = self.inner.next_step()? else {
                 return Ok(None);
             };
+            let placed = if HOT_PATHS { self.placed.take() } else { None };
             match step {
                 Step::Fragment(raw) => {
                     let (offset, end, pack) = (raw.record_offset, raw.end, raw.pack);
                     let compressed = raw.compressed;
-                    let assembly = self
-                        .assembler
-                        .push(raw.kind, self.inner.fragment(raw.clone()).data);
+                    let data = self.inner.fragment(raw.clone()).data;
+                    let assembly = match placed {
+                        Some((chunk_offset, kind, at))
+                            if chunk_offset == raw.chunk_offset && kind == raw.kind =>
+                        {
+                            self.assembler.push_placed(raw.kind, data, at)
+                        }
+                        _ => self.assembler.push(raw.kind, data),
+                    };
                     let (place, range) = match assembly {
                         Assembly::Whole => (Place::Block, raw.payload),
                         Assembly::Pending => continue,

@@ -637,3 +637,72 @@ fn flash_damage_without_a_marker_is_reported_and_reading_goes_on() {
     let (seen, _) = read(&image, &ReadOptions::new());
     assert_eq!(seen.len(), 2);
 }
+
+/// What a reader over `log` (with a `scratch`-byte buffer) reports, with the fused path of
+/// records that span blocks on or off.
+fn read_fused(log: &[u8], scratch: usize, fused: bool) -> (Vec<Seen>, Option<LogEnd>, u64) {
+    let mut scratch = std::vec![0u8; scratch];
+    let mut reader = Reader::from_slice(log, &mut scratch);
+    reader.fused = fused;
+    let mut seen = Vec::new();
+    while let Ok(Some(item)) = reader.next() {
+        seen.push(match item {
+            Item::Record(r) => Seen::Record(r.offset, r.data.to_vec()),
+            Item::Corruption(c) => Seen::Drop(c.offset, c.bytes, c.kind),
+            Item::Oversized(o) => Seen::Oversized(o.offset),
+            Item::Coded(pack) => Seen::Oversized(pack.offset),
+        });
+    }
+    (seen, reader.end(), reader.position())
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig {
+        cases: 96,
+        ..proptest::prelude::ProptestConfig::default()
+    })]
+
+    /// Records that span blocks, damaged anywhere (a byte flipped, a range zeroed or copied
+    /// from elsewhere, the log cut), read with the fused copy-and-checksum path and without:
+    /// the same records, reports and end, to the byte.
+    #[test]
+    #[cfg_attr(miri, ignore = "megabytes of records: too slow under Miri")]
+    fn fused_reading_reports_as_the_general_path(
+        lengths in proptest::collection::vec(
+            proptest::prop_oneof![0usize..100, 32_700usize..32_800, 0usize..100_000], 1..8),
+        damage in proptest::collection::vec((0u8..4, proptest::num::usize::ANY, 1usize..40_000, proptest::num::u8::ANY), 0..4),
+        cut in proptest::option::of(proptest::num::usize::ANY),
+        scratch in proptest::prop_oneof![proptest::strategy::Just(1usize << 18), 0usize..120_000],
+    ) {
+        let records: Vec<Vec<u8>> = lengths
+            .iter()
+            .enumerate()
+            .map(|(i, &n)| (0..n).map(|j| (i * 131 + j * 7) as u8).collect())
+            .collect();
+        let refs: Vec<&[u8]> = records.iter().map(Vec::as_slice).collect();
+        let mut log = write(&refs, &WriteOptions::new());
+        for &(op, at, len, byte) in &damage {
+            let n = log.len();
+            if n == 0 {
+                break;
+            }
+            let at = at % n;
+            let end = (at + len).min(n);
+            match op {
+                0 => log[at] ^= byte | 1,
+                1 => log[at..end].fill(0),
+                2 => {
+                    let from = (at + n / 2) % n;
+                    let k = (end - at).min(n - from);
+                    log.copy_within(from..from + k, at);
+                }
+                _ => log[at] = byte,
+            }
+        }
+        if let Some(cut) = cut {
+            let n = log.len();
+            log.truncate(cut % (n + 1));
+        }
+        proptest::prop_assert_eq!(read_fused(&log, scratch, true), read_fused(&log, scratch, false));
+    }
+}

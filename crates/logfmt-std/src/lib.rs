@@ -88,9 +88,10 @@
 //! [`LogWriterError`]), the [block parser](logfmt_core::block), the
 //! [checksum](logfmt_core::checksum) and the flash log — is used from `logfmt_core`.
 //!
-//! Depending on this crate turns on `logfmt-core`'s `std` feature: checksums use the `crc32c`
-//! crate's hardware path (SSE 4.2 on x86-64, the CRC instructions on ARMv8), detected at run
-//! time, with a software fallback. No byte on disk changes.
+//! Depending on this crate turns on `logfmt-core`'s `std` feature: checksums use the CPU's
+//! instructions, detected once at run time — on x86-64 the core's own engine (SSE 4.2 `crc32`,
+//! PCLMULQDQ / VPCLMULQDQ folding), on ARMv8 the `crc32c` crate's — with a software fallback.
+//! No byte on disk changes.
 //!
 //! # Examples
 //!

@@ -1,8 +1,8 @@
 //! One writer at a time: an exclusive advisory lock on the log file for as long as a writer
 //! holds it open.
 //!
-//! The lock is `flock(LOCK_EX)` on the open log (through the `fs4` crate: the MSRV, 1.88,
-//! predates `std::fs::File::try_lock`). It belongs to the open file, so it lasts until the
+//! The lock is `flock(LOCK_EX)` on the open log (through the `fs4` crate, chosen when the
+//! MSRV, 1.88, predated `std::fs::File::try_lock`). It belongs to the open file, so it lasts until the
 //! last handle to it is closed, and a process killed in any way loses it. A path is locked by
 //! opening it, locking the open file, and checking that the path still names that file (a
 //! writer that replaced it by renaming a new file over it had the lock until it was done):

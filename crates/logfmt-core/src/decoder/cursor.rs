@@ -8,7 +8,9 @@ use core::ops::Range;
 use crate::block::{ChunkRules, Parsed, parse_chunk};
 use crate::block::{FlashGap, chunks_from, flash_gap};
 use crate::error::{Corruption, CorruptionKind};
-use crate::format::{BLOCK_SIZE, HEADER_SIZE, RECYCLABLE_HEADER_SIZE, RESUME_TYPE, RING_TYPE};
+use crate::format::{
+    BLOCK_SIZE, HEADER_SIZE, HOT_PATHS, RECYCLABLE_HEADER_SIZE, RESUME_TYPE, RING_TYPE,
+};
 use crate::options::ReadOptions;
 use crate::skip::{Skip, SkipKind};
 
@@ -95,6 +97,10 @@ pub(super) struct Cursor {
     /// its block — torn if the next block goes on with a resume marker (or holds nothing),
     /// damage otherwise. Decided when the next block is loaded.
     deferred: Option<Deferred>,
+    /// The position in the current block of a chunk whose checksum the reader has verified
+    /// while copying its payload ([`Decoder::verified`](super::Decoder::verified)): parsed
+    /// without checking it again.
+    pub(super) verified: Option<usize>,
 }
 
 /// Bytes of a flash image that are not a chunk, at the end of a block, waiting for a verdict.
@@ -125,6 +131,7 @@ impl Cursor {
             rest: None,
             unreadable: None,
             deferred: None,
+            verified: None,
         }
     }
 
@@ -136,6 +143,9 @@ impl Cursor {
     /// The next block, or more of the current short one (tailing), now holds `len` bytes.
     /// Returns what to make of bytes that arrived in a block whose rest was passed over.
     pub(super) fn block_loaded(&mut self, len: usize, last: bool) -> Option<Dropped> {
+        if HOT_PATHS {
+            self.verified = None;
+        }
         let len = len.min(BLOCK_SIZE);
         let mut dropped = None;
         if self.eof && len >= self.len {
@@ -172,6 +182,9 @@ impl Cursor {
 
     /// Reading failed: the log ends here.
     pub(super) fn read_failed(&mut self) {
+        if HOT_PATHS {
+            self.verified = None;
+        }
         self.pos = self.len;
         self.eof = true;
         self.failed = true;
@@ -268,7 +281,21 @@ impl Cursor {
             self.pos = self.len;
             return Phys::Eof { torn_at };
         }
-        let parsed = parse_chunk(block, self.pos, self.eof, rules);
+        let parsed = if HOT_PATHS && self.verified.take() == Some(self.pos) {
+            // The checksum was checked where the payload was copied: the same chunk, parsed
+            // with the same rules but that one.
+            parse_chunk(
+                block,
+                self.pos,
+                self.eof,
+                &ChunkRules {
+                    verify: false,
+                    ..*rules
+                },
+            )
+        } else {
+            parse_chunk(block, self.pos, self.eof, rules)
+        };
         // In a flash image a zero header is no preallocated space: a write torn where the
         // flash reads zeros (or damage), judged by the flash rules too.
         if rules.erased.is_some()

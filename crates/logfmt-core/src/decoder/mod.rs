@@ -65,6 +65,19 @@ pub(crate) struct RawFragment {
     pub(crate) payload: Range<usize>,
 }
 
+/// A chunk a reader may verify while copying it ([`Decoder::fused_candidate`]).
+#[derive(Debug, Clone)]
+pub(crate) struct Candidate {
+    pub(crate) kind: FragmentKind,
+    pub(crate) payload: Range<usize>,
+    /// The masked checksum in its header.
+    pub(crate) stored: u32,
+    /// The file offset of its header.
+    pub(crate) chunk_offset: u64,
+    /// A fragmented record is in progress.
+    pub(crate) in_record: bool,
+}
+
 /// Where the logical reader stands (LevelDB's `resyncing_`, `in_fragmented_record` and the
 /// initial-offset skip, as one state).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -368,7 +381,7 @@ impl Decoder {
     /// position while no record is in progress and nothing else is pending. Returns its
     /// payload's range in the block and its offset, with exactly the state changes `step` would
     /// make; `None` sends the caller to `step` (which handles every case, this one included).
-    #[inline]
+    #[cfg_attr(not(target_os = "none"), inline(always))]
     pub(crate) fn fast_full(&mut self, block: &[u8]) -> Option<(Range<usize>, u64)> {
         if !self.fast {
             return None;
@@ -406,6 +419,57 @@ impl Decoder {
         self.last_record_offset = header_offset;
         self.last_record_end = cursor.position();
         Some((start..start + len, header_offset))
+    }
+
+    /// The chunk at the current position if a reader may check its checksum while it copies
+    /// its payload (the fused path of [`Reader`](crate::Reader)): a legacy `FIRST`, `MIDDLE`
+    /// or `LAST` chunk whole in the block, checksums on, nothing pending. Its kind, payload
+    /// range in the block, stored checksum and file offset. What the decoder then makes of the
+    /// chunk is its own affair: the reader only saves it the checksum
+    /// ([`verified`](Self::verified)).
+    #[inline]
+    pub(crate) fn fused_candidate(&self, block: &[u8]) -> Option<Candidate> {
+        if !HOT_PATHS
+            || !self.rules.verify
+            || self.rules.format != ChunkFormat::Decided(Format::Legacy)
+            || self.rules.erased.is_some()
+            || self.pending.is_some()
+        {
+            return None;
+        }
+        let cursor = &self.cursor;
+        let rest = block.get(cursor.pos..cursor.len)?;
+        let (header, body) = rest.split_first_chunk::<HEADER_SIZE>()?;
+        let kind = match header[TYPE_FIELD] {
+            t if t == RecordType::First as u8 => FragmentKind::First,
+            t if t == RecordType::Middle as u8 => FragmentKind::Middle,
+            t if t == RecordType::Last as u8 => FragmentKind::Last,
+            _ => return None,
+        };
+        let len = usize::from(u16::from_le_bytes([
+            header[LENGTH_FIELD.start],
+            header[LENGTH_FIELD.start + 1],
+        ]));
+        body.get(..len)?;
+        let start = cursor.pos + HEADER_SIZE;
+        Some(Candidate {
+            kind,
+            payload: start..start + len,
+            stored: u32::from_le_bytes([
+                header[CHECKSUM_FIELD.start],
+                header[CHECKSUM_FIELD.start + 1],
+                header[CHECKSUM_FIELD.start + 2],
+                header[CHECKSUM_FIELD.start + 3],
+            ]),
+            chunk_offset: cursor.position(),
+            in_record: matches!(self.state, State::InRecord { .. }),
+        })
+    }
+
+    /// The reader checked the checksum of the [candidate](Self::fused_candidate) at the current
+    /// position: it is parsed without checking it again.
+    pub(crate) fn verified(&mut self) {
+        self.cursor.verified = Some(self.cursor.pos);
     }
 
     /// LevelDB's `ReadRecord` switch for one well-formed chunk.

@@ -1,0 +1,127 @@
+//! The SSE 4.2 `crc32` instruction, for inputs shorter than the folding paths take: one chain
+//! under 72 bytes, inlined into the caller; from 72 bytes on, three interleaved chains (the
+//! instruction's latency is three times its throughput) joined with carry-less
+//! multiplications by `x^n mod P`.
+
+use core::arch::x86_64::{
+    _mm_clmulepi64_si128, _mm_crc32_u8, _mm_crc32_u16, _mm_crc32_u32, _mm_crc32_u64,
+    _mm_cvtsi64_si128, _mm_cvtsi128_si64,
+};
+
+use super::times_x;
+
+/// Longest stream of the three-way path, in 8-byte words: longer inputs take the three-way
+/// path over their first `3 × 8 × MAX_WORDS` bytes at a time.
+const MAX_WORDS: usize = 4096 / 24;
+
+/// The shortest input of the three-way path: three streams of three words.
+pub(super) const THREE_WAY_MIN: usize = 72;
+
+/// `SHIFT[w] = (x^(64w − 33) mod P, x^(128w − 33) mod P)`: multiplying a register by one
+/// of them (carry-less) and reducing with `crc32(0, ·)` advances it over `w` or `2w` words
+/// of zeros.
+const SHIFT: [(u32, u32); MAX_WORDS + 1] = {
+    let mut table = [(0u32, 0u32); MAX_WORDS + 1];
+    // x^31 is the register value 1.
+    let mut one = 1u32;
+    let mut two = times_x(1, 64);
+    let mut w = 1;
+    while w <= MAX_WORDS {
+        table[w] = (one, two);
+        one = times_x(one, 64);
+        two = times_x(two, 128);
+        w += 1;
+    }
+    table
+};
+
+/// [`three_way`], out of line.
+#[target_feature(enable = "sse4.2,pclmulqdq")]
+#[inline(never)]
+pub(super) fn three_way_outlined(crc: u32, data: &[u8]) -> u32 {
+    three_way(crc, data)
+}
+
+/// Advances `register` over `words` words of zeros, carry-lessly.
+#[target_feature(enable = "sse4.2,pclmulqdq")]
+#[inline]
+fn times(register: u64, factor: u32) -> u64 {
+    let product = _mm_clmulepi64_si128(
+        _mm_cvtsi64_si128(register as i64),
+        _mm_cvtsi64_si128(i64::from(factor)),
+        0,
+    );
+    _mm_cvtsi128_si64(product) as u64
+}
+
+/// CRC-32C of `a ‖ data` given `crc = crc32c(a)`: three interleaved chains over the first
+/// `3 × 8w` bytes (from 72 bytes to 4 KiB), joined, then one chain; longer inputs 4 KiB at a
+/// time.
+#[target_feature(enable = "sse4.2,pclmulqdq")]
+#[inline]
+pub(super) fn three_way(crc: u32, data: &[u8]) -> u32 {
+    let mut crc = crc;
+    let mut data = data;
+    while data.len() > 3 * 8 * MAX_WORDS {
+        let (piece, rest) = data.split_at(3 * 8 * MAX_WORDS);
+        crc = three_way_short(crc, piece);
+        data = rest;
+    }
+    three_way_short(crc, data)
+}
+
+/// [`three_way`] for inputs up to `3 × 8 × MAX_WORDS` bytes.
+#[target_feature(enable = "sse4.2,pclmulqdq")]
+#[inline]
+fn three_way_short(crc: u32, data: &[u8]) -> u32 {
+    let mut state = u64::from(!crc);
+    let mut data = data;
+    let words = data.len() / 24;
+    if (3..=MAX_WORDS).contains(&words) {
+        let stream = words * 8;
+        let (a, rest) = data.split_at(stream);
+        let (b, rest) = rest.split_at(stream);
+        let (c, rest) = rest.split_at(stream);
+        let (mut x, mut y, mut z) = (state, 0u64, 0u64);
+        let (a, b, c) = (
+            a.as_chunks::<8>().0,
+            b.as_chunks::<8>().0,
+            c.as_chunks::<8>().0,
+        );
+        // Each stream has exactly `words` words: indexing needs no checks.
+        let (a, b, c) = (&a[..words], &b[..words], &c[..words]);
+        for i in 0..words {
+            x = _mm_crc32_u64(x, u64::from_le_bytes(a[i]));
+            y = _mm_crc32_u64(y, u64::from_le_bytes(b[i]));
+            z = _mm_crc32_u64(z, u64::from_le_bytes(c[i]));
+        }
+        let (one, two) = SHIFT[words];
+        state = _mm_crc32_u64(0, times(x, two) ^ times(y, one)) ^ z;
+        data = rest;
+    }
+    !finish(state, data)
+}
+
+/// Runs the register over `data` in one chain; returns the register (not inverted).
+#[target_feature(enable = "sse4.2,pclmulqdq")]
+#[inline]
+pub(super) fn finish(state: u64, data: &[u8]) -> u32 {
+    let mut state = state;
+    let (words, mut rest) = data.as_chunks::<8>();
+    for w in words {
+        state = _mm_crc32_u64(state, u64::from_le_bytes(*w));
+    }
+    let mut state = state as u32;
+    if let Some((word, tail)) = rest.split_first_chunk::<4>() {
+        state = _mm_crc32_u32(state, u32::from_le_bytes(*word));
+        rest = tail;
+    }
+    if let Some((half, tail)) = rest.split_first_chunk::<2>() {
+        state = _mm_crc32_u16(state, u16::from_le_bytes(*half));
+        rest = tail;
+    }
+    if let Some(&byte) = rest.first() {
+        state = _mm_crc32_u8(state, byte);
+    }
+    state
+}
