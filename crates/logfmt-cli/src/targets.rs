@@ -1,6 +1,7 @@
 //! The files a reading command reads: its FILE arguments, with `-` for standard input and a
 //! database directory standing for its MANIFEST and live write-ahead logs.
 
+use std::io::Write as _;
 use std::path::PathBuf;
 
 use std::borrow::Cow;
@@ -18,6 +19,29 @@ pub(crate) struct Target {
     pub(crate) path: PathBuf,
     /// What it is, for a file found in a database directory.
     pub(crate) kind: Option<DbFileKind>,
+}
+
+/// Runs `one` on each file `args` name ([`expand`]), with whether there are several; in text
+/// (`json` false), each file's output is headed `==> PATH <==` when there are several.
+pub(crate) fn each(
+    args: &[PathBuf],
+    json: bool,
+    mut one: impl FnMut(&Target, bool) -> Result<(), CliError>,
+) -> Result<(), CliError> {
+    let targets = expand(args)?;
+    let several = targets.len() > 1;
+    for target in &targets {
+        if several && !json {
+            let mut out = std::io::stdout().lock();
+            writeln!(
+                out,
+                "==> {} <==",
+                logfmt_std::EscapedPath::new(&target.path)
+            )?;
+        }
+        one(target, several)?;
+    }
+    Ok(())
 }
 
 /// The path `-` stands for.

@@ -398,20 +398,9 @@ fn describe(item: &Item<'_>, view: &View, layout: &Layout) -> (Line, Entry) {
 
 /// Runs `dump`.
 pub(crate) fn run(args: &DumpArgs) -> Result<(), CliError> {
-    let targets = crate::targets::expand(&args.files)?;
-    let several = targets.len() > 1;
-    for target in &targets {
-        if several && !args.json {
-            let mut out = io::stdout().lock();
-            writeln!(
-                out,
-                "==> {} <==",
-                logfmt_std::EscapedPath::new(&target.path)
-            )?;
-        }
-        run_one(args, &target.path, several)?;
-    }
-    Ok(())
+    crate::targets::each(&args.files, args.json, |target, several| {
+        run_one(args, &target.path, several)
+    })
 }
 
 /// Runs `dump` on one file; `several` when more are read.

@@ -51,20 +51,9 @@ struct Part {
 
 /// Runs `split`.
 pub(crate) fn run(args: &SplitArgs) -> Result<(), CliError> {
-    let targets = crate::targets::expand(&args.files)?;
-    let several = targets.len() > 1;
-    for target in &targets {
-        if several && !args.json {
-            let mut out = io::stdout().lock();
-            writeln!(
-                out,
-                "==> {} <==",
-                logfmt_std::EscapedPath::new(&target.path)
-            )?;
-        }
-        run_one(args, &target.path, several)?;
-    }
-    Ok(())
+    crate::targets::each(&args.files, args.json, |target, several| {
+        run_one(args, &target.path, several)
+    })
 }
 
 /// Splits one file; `several` when more are split.

@@ -151,20 +151,9 @@ impl Sizes {
 
 /// Runs `stats`.
 pub(crate) fn run(args: &StatsArgs) -> Result<(), CliError> {
-    let targets = crate::targets::expand(&args.files)?;
-    let several = targets.len() > 1;
-    for target in &targets {
-        if several && !args.json {
-            let mut out = io::stdout().lock();
-            writeln!(
-                out,
-                "==> {} <==",
-                logfmt_std::EscapedPath::new(&target.path)
-            )?;
-        }
-        run_one(args, target, several)?;
-    }
-    Ok(())
+    crate::targets::each(&args.files, args.json, |target, several| {
+        run_one(args, target, several)
+    })
 }
 
 /// Runs `stats` on one file; `several` when more are read.
