@@ -2,16 +2,6 @@
 //! record and gets its end offset in the log (its ticket); a thread that needs the record
 //! durable waits for it, and one `fdatasync` makes every record up to the durable watermark
 //! durable at once.
-//!
-//! How it works: appending takes a lock for as long as it takes to lay the record out in the
-//! writer's block buffer (a copy; a full block goes to the operating system in one write), so
-//! the log's bytes are exactly those of sequential [`LogWriter::add_record`] calls in ticket
-//! order. A thread that waits for a ticket not yet durable either finds a sync in progress and
-//! waits for it, or becomes the leader: it hands the buffered bytes to the operating system,
-//! notes the log's length, and syncs *without the lock*, through a second handle on the same
-//! file ([`SyncHandle`]), while other threads go on appending; the next leader takes all of
-//! them in its sync. A failed write or sync fails every waiter with the original error and
-//! poisons the writer, as [`LogWriter`] does.
 
 use std::fs::File;
 use std::io;
@@ -194,8 +184,17 @@ impl<W: SyncWrite> State<W> {
     }
 }
 
-/// A log shared by many threads (`Send + Sync`), with group commit: see the
-/// [module docs](self).
+/// A log shared by many threads (`Send + Sync`), with group commit.
+///
+/// How it works: appending takes a lock for as long as it takes to lay the record out in the
+/// writer's block buffer (a copy; a full block goes to the operating system in one write), so
+/// the log's bytes are exactly those of sequential [`LogWriter::add_record`] calls in ticket
+/// order. A thread that waits for a ticket not yet durable either finds a sync in progress and
+/// waits for it, or becomes the leader: it hands the buffered bytes to the operating system,
+/// notes the log's length, and syncs *without the lock*, through a second handle on the same
+/// file ([`SyncHandle`]), while other threads go on appending; the next leader takes all of
+/// them in its sync. A failed write or sync fails every waiter with the original error and
+/// poisons the writer, as [`LogWriter`] does.
 ///
 /// ```
 /// use std::sync::Arc;
