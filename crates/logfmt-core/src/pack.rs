@@ -85,6 +85,11 @@ pub enum PackError {
         /// The decoded length the pack declares.
         len: u32,
     },
+    /// A chunk of the pack does not match its checksum (its count as the damaged chunk
+    /// reads it).
+    Checksum,
+    /// The pack was cut before its last chunk (by damage, or by the end of the readable log).
+    Incomplete,
 }
 
 impl fmt::Display for PackError {
@@ -97,6 +102,8 @@ impl fmt::Display for PackError {
             Self::Trailing => f.write_str("pack body goes on after its last record"),
             Self::UnknownCodec(codec) => write!(f, "pack codec {codec} not read here"),
             Self::Decode => f.write_str("pack body does not decode to its declared length"),
+            Self::Checksum => f.write_str("checksum mismatch"),
+            Self::Incomplete => f.write_str("pack cut before its last chunk"),
             Self::TooLarge { len } => {
                 write!(
                     f,
@@ -108,6 +115,22 @@ impl fmt::Display for PackError {
 }
 
 impl core::error::Error for PackError {}
+
+/// The record count in the header at the start of a pack's payload (or of its first chunk),
+/// if it is there and not 0: what a reader reports as lost when the rest of the pack is not
+/// readable.
+///
+/// ```
+/// use logfmt_core::pack::declared_count;
+///
+/// assert_eq!(declared_count(&[0, 3, 0, 0, 0, b'x']), Some(3));
+/// assert_eq!(declared_count(&[0, 3, 0]), None); // cut before its count
+/// ```
+#[must_use]
+pub fn declared_count(payload: &[u8]) -> Option<u32> {
+    let count = u32::from_le_bytes(*payload.get(1..STORED_HEADER)?.first_chunk::<4>()?);
+    (count > 0).then_some(count)
+}
 
 /// A pack's payload, its header parsed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
