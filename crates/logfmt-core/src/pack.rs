@@ -42,6 +42,9 @@
 //! ```
 
 use core::fmt;
+use core::ops::Range;
+
+use crate::error::{Corruption, CorruptionKind};
 
 /// The codec byte of a pack whose body is stored as it is.
 pub const STORED: u8 = 0;
@@ -217,6 +220,117 @@ pub(crate) fn records_from(body: &[u8], count: u32, index: u32) -> Records<'_> {
         count,
         index: index.min(count),
         failed: false,
+    }
+}
+
+/// The records of a stored (or decoded) pack being returned one at a time by a reader that
+/// keeps the pack's body where it can (in its block, in its buffer...): `P` names that place,
+/// and each call gets the place's bytes, so that the reader lends its records from there. The
+/// one walk of a pack's records for every reader.
+///
+/// ```
+/// use logfmt_core::pack::{PackBuffer, Pack, Unpacker};
+///
+/// let mut buffer = PackBuffer::<64>::new();
+/// buffer.push(b"a")?;
+/// buffer.push(b"bc")?;
+/// let bytes = buffer.as_bytes();
+/// let pack = Pack::parse(bytes)?;
+/// let body = bytes.len() - pack.body().len()..bytes.len();
+/// let mut records = Unpacker::new(0, 64, (), body, pack.count());
+/// assert_eq!(records.next(bytes), Some(Ok((0, 6..7))));
+/// assert_eq!(records.next(bytes), Some(Ok((1, 8..10))));
+/// assert_eq!(records.next(bytes), None);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct Unpacker<P> {
+    offset: u64,
+    end: u64,
+    place: P,
+    /// What is left of the body, in the place's bytes.
+    body: Range<usize>,
+    count: u32,
+    /// The index of the next record.
+    index: u32,
+}
+
+impl<P: Copy> Unpacker<P> {
+    /// The records of the pack at file offset `offset` (ending at `end`), whose `count` records
+    /// are at `body` of `place`.
+    #[must_use]
+    pub const fn new(offset: u64, end: u64, place: P, body: Range<usize>, count: u32) -> Self {
+        Self {
+            offset,
+            end,
+            place,
+            body,
+            count,
+            index: 0,
+        }
+    }
+
+    /// Where the pack's body is.
+    #[must_use]
+    pub const fn place(&self) -> P {
+        self.place
+    }
+
+    /// The pack's file offset: the identity of its records, with their index.
+    #[must_use]
+    pub const fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// The file offset just past the pack's last chunk.
+    #[must_use]
+    pub const fn end(&self) -> u64 {
+        self.end
+    }
+
+    /// The next record, as its index and its range in `bytes` (the place's bytes); or the report
+    /// of a body that does not hold together, the records not read lost (and nothing after
+    /// it); `None` once every record is read.
+    #[inline]
+    pub fn next(&mut self, bytes: &[u8]) -> Option<Result<(u32, Range<usize>), Corruption>> {
+        if self.index >= self.count {
+            return None;
+        }
+        let body = bytes.get(self.body.clone()).unwrap_or_default();
+        // Records under 128 bytes (a length of one byte): the common case, inline.
+        if let Some((&len, rest)) = body.split_first()
+            && len < 0x80
+            && usize::from(len) <= rest.len()
+        {
+            let start = self.body.start + 1;
+            return Some(Ok(self.take(start..start + usize::from(len))));
+        }
+        let mut records = records_from(body, self.count, self.index);
+        let next = records.next()?;
+        let rest = records.rest().len();
+        match next {
+            Ok((_, data)) => {
+                let start = self.body.end - rest - data.len();
+                Some(Ok(self.take(start..start + data.len())))
+            }
+            Err(error) => {
+                let lost = self.count - self.index;
+                self.index = self.count;
+                Some(Err(Corruption {
+                    offset: self.offset,
+                    bytes: body.len() as u64,
+                    kind: CorruptionKind::BadPack { error, lost },
+                }))
+            }
+        }
+    }
+
+    /// Takes the record at `data`: the body goes on after it.
+    fn take(&mut self, data: Range<usize>) -> (u32, Range<usize>) {
+        let index = self.index;
+        self.index += 1;
+        self.body.start = data.end;
+        (index, data)
     }
 }
 
