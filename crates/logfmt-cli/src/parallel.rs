@@ -9,13 +9,15 @@
 //! reader, which reports the damage exactly as LevelDB's reader does. What a command prints is
 //! the same either way; only its speed differs.
 
+use std::io::{self, Read, Seek, SeekFrom};
 use std::num::NonZeroUsize;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use logfmt_std::{
-    Bounded, ChunkFormat, Ending, Format, LogReader, ReadFormat, ReaderOptions, StaleTail,
-    par_scan_file, split,
+    BLOCK_SIZE, Bounded, ChunkFormat, Ending, Format, LogFile, LogReader, ReadAt, ReadFormat,
+    ReaderOptions, StaleTail, par_scan_file, split,
 };
+use rayon::prelude::{IntoParallelRefIterator, ParallelIterator};
 
 use crate::error::CliError;
 use crate::image::Input;
@@ -91,9 +93,8 @@ where
     let Some(options) = legacy(input, options)? else {
         return Ok(None);
     };
-    let pool = match rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
-        Ok(pool) => pool,
-        Err(_) => return Ok(None),
+    let Some(pool) = pool(threads) else {
+        return Ok(None);
     };
     let ranges = split(len, threads);
     let dirty = AtomicBool::new(false);
@@ -151,6 +152,51 @@ where
         outcome,
         stale,
     }))
+}
+
+/// Calls `visit` with each block of `log` (its file offset and its bytes) on `threads`
+/// threads, each a run of consecutive blocks with a tally of its own; returns the tallies in
+/// the order of the runs (`None` if no thread pool can be had).
+pub(crate) fn blocks<T, V>(
+    log: &LogFile,
+    threads: usize,
+    visit: V,
+) -> Result<Option<Vec<T>>, CliError>
+where
+    T: Default + Send,
+    V: Fn(&mut T, u64, &[u8]) + Sync,
+{
+    let Some(pool) = pool(threads) else {
+        return Ok(None);
+    };
+    let len = log.len_at_open();
+    let runs = split(len.div_ceil(BLOCK_SIZE as u64), threads);
+    let tallies = pool.install(|| {
+        runs.par_iter()
+            .map(|run| {
+                let mut tally = T::default();
+                let mut file = ReadAt::new(log.file());
+                let mut block = vec![0u8; BLOCK_SIZE];
+                for index in run.clone() {
+                    let start = index * BLOCK_SIZE as u64;
+                    let size = (len - start).min(BLOCK_SIZE as u64) as usize;
+                    file.seek(SeekFrom::Start(start))?;
+                    file.read_exact(&mut block[..size])?;
+                    visit(&mut tally, start, &block[..size]);
+                }
+                Ok(tally)
+            })
+            .collect::<io::Result<Vec<T>>>()
+    });
+    tallies.map(Some).map_err(|e| log.read_error(e).into())
+}
+
+/// A pool of `threads` threads for one command.
+fn pool(threads: usize) -> Option<rayon::ThreadPool> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .ok()
 }
 
 /// `options` for the ranges: the legacy format, decided. A log the options read as legacy

@@ -1,5 +1,6 @@
-//! `--threads`: a large log read on several threads gives the output of one reader, on clean
-//! logs and on every kind of end and damage (where the split scan gives way to one reader).
+//! `--threads`: a large log read on several threads gives the output of one reader (`verify`,
+//! `stats`), on clean logs and on every kind of end and damage (where the split scan gives way
+//! to one reader).
 
 mod common;
 
@@ -23,20 +24,23 @@ fn big_log() -> Vec<u8> {
     writer.close().expect("writing to memory")
 }
 
-/// `logfmt verify --json` of `log` with 1, 2 and 3 threads: the same output, the same status.
+/// `logfmt verify --json` and `logfmt stats --json` of `log` with 1, 2 and 3 threads: the
+/// same output, the same status.
 fn same_with_threads(dir: &std::path::Path, name: &str, log: &[u8]) -> TestResult {
     let path = dir.join(name);
     std::fs::write(&path, log)?;
-    let one = logfmt(&["verify", "--json", "--threads", "1", p(&path)], b"");
-    assert!(status(&one) < 2, "{}", stderr(&one));
-    for threads in ["2", "3"] {
-        let many = logfmt(&["verify", "--json", "--threads", threads, p(&path)], b"");
-        assert_eq!(
-            String::from_utf8_lossy(&many.stdout),
-            String::from_utf8_lossy(&one.stdout),
-            "{name}, {threads} threads"
-        );
-        assert_eq!(status(&many), status(&one), "{name}");
+    for command in ["verify", "stats"] {
+        let one = logfmt(&[command, "--json", "--threads", "1", p(&path)], b"");
+        assert!(status(&one) < 2, "{}", stderr(&one));
+        for threads in ["2", "3"] {
+            let many = logfmt(&[command, "--json", "--threads", threads, p(&path)], b"");
+            assert_eq!(
+                String::from_utf8_lossy(&many.stdout),
+                String::from_utf8_lossy(&one.stdout),
+                "{command} {name}, {threads} threads"
+            );
+            assert_eq!(status(&many), status(&one), "{command} {name}");
+        }
     }
     Ok(())
 }
@@ -62,4 +66,35 @@ fn verify_on_several_threads_says_what_one_reader_says() -> TestResult {
     // as raw records, as one reader decides on its first record.
     same_with_threads(dir.path(), "000007.log", &log)?;
     Ok(())
+}
+
+#[test]
+fn write_batches_and_packs_on_several_threads() -> TestResult {
+    use logfmt_std::content::Op;
+    let dir = tempfile::tempdir()?;
+    // 000009.log: WriteBatches of one put each, one in 1000 cut short (undecodable), packed.
+    let options = WriterOptions::new().pack(Some(logfmt_std::PackLimit::default()));
+    let mut writer = LogWriter::new(Vec::new(), &options);
+    let mut len = 0;
+    let mut sequence = 1u64;
+    while len < 34 << 20 {
+        let mut batch = sequence.to_le_bytes().to_vec();
+        batch.extend_from_slice(&1u32.to_le_bytes());
+        let key = format!("key{sequence:08}");
+        let value = vec![b'v'; (sequence % 90) as usize];
+        Op::Put {
+            cf: (sequence % 3) as u32,
+            key: key.as_bytes(),
+            value: &value,
+        }
+        .encode(&mut batch);
+        if sequence % 1000 == 0 {
+            batch.truncate(batch.len() - 2);
+        }
+        len += batch.len() + 1;
+        writer.add_record(&batch)?;
+        sequence += 1;
+    }
+    let log = writer.close()?;
+    same_with_threads(dir.path(), "000009.log", &log)
 }
