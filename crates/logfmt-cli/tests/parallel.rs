@@ -88,7 +88,7 @@ fn write_batches_and_packs_on_several_threads() -> TestResult {
             value: &value,
         }
         .encode(&mut batch);
-        if sequence % 1000 == 0 {
+        if sequence.is_multiple_of(1000) {
             batch.truncate(batch.len() - 2);
         }
         len += batch.len() + 1;
