@@ -154,6 +154,78 @@ where
     }))
 }
 
+/// Prints the records of a large clean log (`cat`), read on `threads` threads: `print` formats
+/// each record (its offset, its index in a pack, its bytes) into the buffer of its part of the
+/// log, and the parts are written to `out` in order, a few at a time (parts of about
+/// [`PART`] bytes of log, as many at once as there are threads), so that the output takes no
+/// more memory than the log's records in those parts.
+///
+/// The log is first checked with [`scan_clean`] (records are held up to `limit` bytes): `false`
+/// where that does not answer, or where a record is larger than `limit` (one reader streams
+/// it): nothing is printed then, and the caller reads the log with one reader. A log that
+/// changes between the check and the printing is an error (what was printed is the log as it
+/// was).
+pub(crate) fn print_clean<P>(
+    input: &Input,
+    options: &ReaderOptions,
+    threads: usize,
+    limit: usize,
+    out: &mut impl std::io::Write,
+    print: P,
+) -> Result<bool, CliError>
+where
+    P: Fn(&mut Vec<u8>, u64, Option<u32>, &[u8]) -> Result<(), CliError> + Sync,
+{
+    let checked = scan_clean(input, options, threads, limit, |large: &mut bool, found| {
+        *large |= matches!(found, Found::Oversized(_));
+    })?;
+    let Some(clean) = checked else {
+        return Ok(false);
+    };
+    if clean.ranges.iter().any(|&large| large) {
+        return Ok(false);
+    }
+    let Some(pool) = pool(threads) else {
+        return Ok(false);
+    };
+    let log = &input.log;
+    let len = log.len_at_open();
+    let options = legacy(input, options)?.unwrap_or_else(|| options.clone());
+    let parts = split(len, (len / PART).max(threads as u64) as usize);
+    for wave in parts.chunks(threads) {
+        let printed = pool.install(|| {
+            par_scan_file(log.file(), &options, wave, |range, mut reader| {
+                let mut buffer = Vec::new();
+                let scanned = scan(&mut reader, &Progress::none(), limit, |found| match found {
+                    Found::Record {
+                        offset,
+                        index,
+                        data,
+                    } => print(&mut buffer, offset, index, data),
+                    _ => Err(changed(input, range.start)),
+                });
+                scanned.map(|_| buffer)
+            })
+        });
+        for part in printed {
+            out.write_all(&part?)?;
+        }
+    }
+    Ok(true)
+}
+
+/// The bytes of log a part printed by [`print_clean`] covers.
+pub(crate) const PART: u64 = 8 << 20;
+
+/// The error of a log that changed while it was printed (in the part from `offset`).
+fn changed(input: &Input, offset: u64) -> CliError {
+    logfmt_std::Error::Changed {
+        path: input.log.path().into(),
+        offset,
+    }
+    .into()
+}
+
 /// Calls `visit` with each block of `log` (its file offset and its bytes) on `threads`
 /// threads, each a run of consecutive blocks with a tally of its own; returns the tallies in
 /// the order of the runs (`None` if no thread pool can be had).

@@ -1,6 +1,6 @@
 //! `--threads`: a large log read on several threads gives the output of one reader (`verify`,
-//! `stats`), on clean logs and on every kind of end and damage (where the split scan gives way
-//! to one reader).
+//! `stats`, `cat --output json`), on clean logs and on every kind of end and damage (where the
+//! split scan gives way to one reader).
 
 mod common;
 
@@ -24,21 +24,44 @@ fn big_log() -> Vec<u8> {
     writer.close().expect("writing to memory")
 }
 
-/// `logfmt verify --json` and `logfmt stats --json` of `log` with 1, 2 and 3 threads: the
-/// same output, the same status.
+/// `logfmt verify --json`, `stats --json` and `cat --output json` of `log` with 1, 2 and 3
+/// threads: the same output, the same notes, the same status.
 fn same_with_threads(dir: &std::path::Path, name: &str, log: &[u8]) -> TestResult {
     let path = dir.join(name);
     std::fs::write(&path, log)?;
-    for command in ["verify", "stats"] {
-        let one = logfmt(&[command, "--json", "--threads", "1", p(&path)], b"");
+    // `cat` prints the whole log in hex: on the clean log and on a damaged one only.
+    let commands = if name.starts_with("clean") || name.starts_with("damaged0") {
+        ["verify", "stats", "cat"].as_slice()
+    } else {
+        ["verify", "stats"].as_slice()
+    };
+    for &command in commands {
+        let json = if command == "cat" {
+            ["--output", "json"].as_slice()
+        } else {
+            ["--json"].as_slice()
+        };
+        let run = |threads| {
+            let mut args = vec![command];
+            args.extend_from_slice(json);
+            args.extend(["--threads", threads, p(&path)]);
+            logfmt(&args, b"")
+        };
+        let one = run("1");
         assert!(status(&one) < 2, "{}", stderr(&one));
-        for threads in ["2", "3"] {
-            let many = logfmt(&[command, "--json", "--threads", threads, p(&path)], b"");
-            assert_eq!(
-                String::from_utf8_lossy(&many.stdout),
-                String::from_utf8_lossy(&one.stdout),
-                "{command} {name}, {threads} threads"
+        let threads = if command == "cat" {
+            ["2"].as_slice()
+        } else {
+            ["2", "3"].as_slice()
+        };
+        for &threads in threads {
+            let many = run(threads);
+            assert!(
+                many.stdout == one.stdout,
+                "{command} {name}, {threads} threads: {}",
+                String::from_utf8_lossy(&many.stdout[..many.stdout.len().min(2_000)])
             );
+            assert_eq!(stderr(&many), stderr(&one), "{command} {name}");
             assert_eq!(status(&many), status(&one), "{command} {name}");
         }
     }

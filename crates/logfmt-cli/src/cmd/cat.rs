@@ -79,6 +79,9 @@ pub(crate) struct CatArgs {
     follow: bool,
     #[command(flatten)]
     read: ReadArgs,
+    // Used with --output json, for records printed raw (not decoded).
+    #[command(flatten)]
+    threads: crate::parallel::ThreadsArg,
     /// The log files to read (`-`: standard input; a directory: a database).
     #[arg(value_name = "FILE", required = true)]
     files: Vec<PathBuf>,
@@ -166,6 +169,21 @@ fn cat(
     } else {
         UNLIMITED
     };
+    // JSON lines of raw records: a large clean log is printed on every core.
+    if output == OutputFormat::Json
+        && content == Content::Raw
+        && !follow
+        && crate::parallel::print_clean(
+            &input,
+            &options,
+            args.threads.count(),
+            limit,
+            out,
+            |buffer, offset, index, data| Ok(output.write_record(buffer, offset, index, data)?),
+        )?
+    {
+        return Ok(());
+    }
     let mut printer = crate::decode::Printer::default();
     let shared = std::cell::RefCell::new((&mut *out, None));
     let mut visit = |found: Found<'_>| -> Result<(), CliError> {
