@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::cmd::{Error, Result, banner, build_release_bin, fmt_duration};
+use crate::cmd::{Error, Result, banner, build_release_bin};
 
 /// The log's size.
 const LOG_BYTES: u64 = 1 << 30;
@@ -62,9 +62,10 @@ pub(crate) fn run(args: &[String]) -> Result {
         let (one, many) = (median(&mut one), median(&mut many));
         let name = command.join(" ");
         println!(
-            "THREADS cmd=\"{name}\" threads=1 median={} threads={cores} median={} speedup={:.2}x",
-            fmt_duration(one),
-            fmt_duration(many),
+            "THREADS cmd=\"{name}\" threads=1 median={:.3}s threads={cores} median={:.3}s \
+             speedup={:.2}x",
+            one.as_secs_f64(),
+            many.as_secs_f64(),
             one.as_secs_f64() / many.as_secs_f64()
         );
     }
