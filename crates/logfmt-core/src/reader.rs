@@ -66,7 +66,8 @@ pub struct Oversized {
     pub offset: u64,
     /// File offset just past the record's last chunk.
     pub end: u64,
-    /// The record's length.
+    /// The record's length (a compressed one's, decoded: where it was decoded only as far as
+    /// a limit, that limit and one byte).
     pub len: u64,
     /// The record is a [pack](crate::pack) or a compressed record: read whole or not at all
     /// (it cannot be streamed as it is stored); a pack's records are skipped with it.

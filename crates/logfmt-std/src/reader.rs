@@ -524,10 +524,12 @@ impl<S: BlockSource> LogReader<S> {
         match result {
             Ok(true) => Ok(true),
             Ok(false) => {
+                // Decoded as far as the limit: longer than that, by one byte at least.
+                let len = (limit.min(MAX_DECODED) as u64).saturating_add(1);
                 self.pending.push_front(Step::Oversized(Oversized {
                     offset,
                     end,
-                    len: limit as u64 + 1,
+                    len,
                     coded: true,
                 }));
                 Ok(false)

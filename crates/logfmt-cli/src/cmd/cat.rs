@@ -230,15 +230,17 @@ fn cat(
                 data,
             } => output.write_record(out, input.offset(offset), index, data)?,
             Found::Oversized(record) if record.coded => {
-                // A pack is read whole to read its records: not streamed.
+                // A pack, or a compressed record, is decoded whole: not streamed.
                 out.flush()?;
                 super::say(
                     log.path(),
                     &format!(
-                        "offset {}: a pack of {} bytes, more than --buffer-limit: its \
-                             records were not printed",
+                        "offset {}: a pack or compressed record of {} bytes or more once \
+                             decoded, more than --buffer-limit (or the {} MiB any record is \
+                             decoded to): not printed",
                         input.offset(record.offset),
-                        record.len
+                        record.len,
+                        logfmt_std::MAX_DECODED >> 20
                     ),
                 );
             }
