@@ -156,33 +156,46 @@ where
 
 /// Prints the records of a large clean log (`cat`), read on `threads` threads: `print` formats
 /// each record (its offset, its index in a pack, its bytes) into the buffer of its part of the
-/// log, and the parts are written to `out` in order, a few at a time (parts of about
-/// [`PART`] bytes of log, as many at once as there are threads), so that the output takes no
-/// more memory than the log's records in those parts.
+/// log, with a `State` of its own for the part (a line buffer...), and the parts are written
+/// to `out` in order, a few at a time (parts of about [`PART`] bytes of log, as many at once
+/// as there are threads), so that the output takes no more memory than those parts print.
 ///
-/// The log is first checked with [`scan_clean`] (records are held up to `limit` bytes): `false`
-/// where that does not answer, or where a record is larger than `limit` (one reader streams
-/// it): nothing is printed then, and the caller reads the log with one reader. A log that
-/// changes between the check and the printing is an error (what was printed is the log as it
-/// was).
-pub(crate) fn print_clean<P>(
+/// The log is first checked with [`scan_clean`] (records held up to `limit` bytes), each
+/// record by `check` too: `false` where that does not answer, where a record is larger than
+/// `limit` (one reader streams it) or where `check` refuses one (a record that does not decode,
+/// which one reader notes in its place): nothing is printed then, and the caller prints the
+/// log with one reader. A log that changes between the check and the printing is an error
+/// (what was printed is the log as it was).
+pub(crate) fn print_clean<C, P, State>(
     input: &Input,
     options: &ReaderOptions,
     threads: usize,
     limit: usize,
     out: &mut impl std::io::Write,
+    check: C,
     print: P,
 ) -> Result<bool, CliError>
 where
-    P: Fn(&mut Vec<u8>, u64, Option<u32>, &[u8]) -> Result<(), CliError> + Sync,
+    C: Fn(&[u8]) -> bool + Sync,
+    State: Default,
+    P: Fn(&mut State, &mut Vec<u8>, u64, Option<u32>, &[u8]) -> Result<(), CliError> + Sync,
 {
-    let checked = scan_clean(input, options, threads, limit, |large: &mut bool, found| {
-        *large |= matches!(found, Found::Oversized(_));
-    })?;
+    let checked = scan_clean(
+        input,
+        options,
+        threads,
+        limit,
+        |refused: &mut bool, found| {
+            *refused |= match found {
+                Found::Record { data, .. } => !check(data),
+                _ => true,
+            };
+        },
+    )?;
     let Some(clean) = checked else {
         return Ok(false);
     };
-    if clean.ranges.iter().any(|&large| large) {
+    if clean.ranges.iter().any(|&refused| refused) {
         return Ok(false);
     }
     let Some(pool) = pool(threads) else {
@@ -196,12 +209,13 @@ where
         let printed = pool.install(|| {
             par_scan_file(log.file(), &options, wave, |range, mut reader| {
                 let mut buffer = Vec::new();
+                let mut state = State::default();
                 let scanned = scan(&mut reader, &Progress::none(), limit, |found| match found {
                     Found::Record {
                         offset,
                         index,
                         data,
-                    } => print(&mut buffer, offset, index, data),
+                    } => print(&mut state, &mut buffer, offset, index, data),
                     _ => Err(changed(input, range.start)),
                 });
                 scanned.map(|_| buffer)
@@ -212,6 +226,19 @@ where
         }
     }
     Ok(true)
+}
+
+/// The first record of `input` read with `options` (by a reader of its own), if the log has
+/// one before any damage.
+pub(crate) fn first_record(
+    input: &Input,
+    options: &ReaderOptions,
+) -> Result<Option<Vec<u8>>, CliError> {
+    let mut reader = LogReader::new(input.log.reread()?, options);
+    Ok(match reader.next_bounded(PART as usize) {
+        Ok(Some(Bounded::Record(record))) => Some(record.data.to_vec()),
+        _ => None,
+    })
 }
 
 /// The bytes of log a part printed by [`print_clean`] covers.

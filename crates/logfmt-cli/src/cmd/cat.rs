@@ -79,7 +79,6 @@ pub(crate) struct CatArgs {
     follow: bool,
     #[command(flatten)]
     read: ReadArgs,
-    // Used with --output json, for records printed raw (not decoded).
     #[command(flatten)]
     threads: crate::parallel::ThreadsArg,
     /// The log files to read (`-`: standard input; a directory: a database).
@@ -169,20 +168,41 @@ fn cat(
     } else {
         UNLIMITED
     };
-    // JSON lines of raw records: a large clean log is printed on every core.
-    if output == OutputFormat::Json
-        && content == Content::Raw
-        && !follow
-        && crate::parallel::print_clean(
+    // A large clean log is printed on every core (where the first record confirms what it
+    // holds, and every record decodes: otherwise one reader notes it in its place).
+    let first_confirms = || -> Result<bool, CliError> {
+        Ok(confirmed
+            || crate::parallel::first_record(&input, &options)?
+                .is_some_and(|first| crate::decode::decodes(content, &first)))
+    };
+    if !follow && log.is_regular() && input.ring.is_none() && first_confirms()? {
+        let decoded = content != Content::Raw;
+        if decoded && header && style != Style::Json {
+            writeln!(out, "==> {} <==", logfmt_std::EscapedPath::new(log.path()))?;
+        }
+        let printed = crate::parallel::print_clean(
             &input,
             &options,
             args.threads.count(),
             limit,
             out,
-            |buffer, offset, index, data| Ok(output.write_record(buffer, offset, index, data)?),
-        )?
-    {
-        return Ok(());
+            |data| crate::decode::first_error(content, data).is_none(),
+            |printer: &mut crate::decode::Printer, buffer, offset, index, data| {
+                if decoded {
+                    printer.write_record(buffer, content, style, offset, data, label)?;
+                    Ok(())
+                } else {
+                    Ok(output.write_record(buffer, offset, index, data)?)
+                }
+            },
+        )?;
+        if printed {
+            return Ok(());
+        }
+        if decoded && header && style != Style::Json {
+            // Printed above: the reader below does not print it again.
+            header = false;
+        }
     }
     let mut printer = crate::decode::Printer::default();
     let shared = std::cell::RefCell::new((&mut *out, None));
