@@ -251,7 +251,6 @@ mod tests {
             writer.add_record(record).unwrap();
         }
         writer.flush().unwrap();
-        drop(writer);
         log
     }
 
@@ -333,7 +332,6 @@ mod tests {
         assert_eq!(writer.pending(), 0);
         writer.add_record(b"c").unwrap();
         writer.flush().unwrap();
-        drop(writer);
         // A pack of two, then "c" alone as a plain FULL record.
         assert_eq!(log.len(), (7 + 5 + 2 * 2) + (7 + 1));
         assert_eq!(log[6], 0x51);
