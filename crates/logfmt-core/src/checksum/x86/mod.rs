@@ -88,18 +88,19 @@ pub(super) enum Level {
 }
 
 impl Level {
-    /// The level the build's target features promise.
-    const COMPILED: Self = if cfg!(not(all(
-        target_feature = "sse4.2",
-        target_feature = "pclmulqdq"
-    ))) {
-        Self::Software
-    } else if cfg!(miri)
+    /// The level the build's target features promise. Under Miri, none: it runs the software
+    /// CRC only (it cannot run the inline assembly of the short path).
+    const COMPILED: Self = if cfg!(miri)
         || cfg!(not(all(
-            target_feature = "avx2",
-            target_feature = "vpclmulqdq"
+            target_feature = "sse4.2",
+            target_feature = "pclmulqdq"
         )))
     {
+        Self::Software
+    } else if cfg!(not(all(
+        target_feature = "avx2",
+        target_feature = "vpclmulqdq"
+    ))) {
         Self::Sse
     } else if cfg!(not(target_feature = "avx512f")) {
         Self::Avx2
@@ -108,25 +109,22 @@ impl Level {
     };
 }
 
+/// The detected level plus one; 0 until detected.
+#[cfg(all(any(test, feature = "std"), not(miri)))]
+static LEVEL: AtomicU8 = AtomicU8::new(0);
+
 /// The CPU's level: detected once (with `std`; Miri has no CPU to ask), else what the build
-/// promises.
-#[inline]
+/// promises. Once detected, a load and a compare.
+#[inline(always)]
 pub(super) fn level() -> Level {
     #[cfg(all(any(test, feature = "std"), not(miri)))]
     {
-        /// The detected level plus one; 0 until detected.
-        static LEVEL: AtomicU8 = AtomicU8::new(0);
-        let cached = LEVEL.load(Ordering::Relaxed);
-        let level = match cached {
+        let level = match LEVEL.load(Ordering::Relaxed) {
             1 => Level::Software,
             2 => Level::Sse,
             3 => Level::Avx2,
             4 => Level::Avx512,
-            _ => {
-                let level = detect();
-                LEVEL.store(level as u8 + 1, Ordering::Relaxed);
-                level
-            }
+            _ => detect_once(),
         };
         level.max(Level::COMPILED)
     }
@@ -134,6 +132,16 @@ pub(super) fn level() -> Level {
     {
         Level::COMPILED
     }
+}
+
+/// [`detect`], cached (threads that race here store the same value).
+#[cfg(all(any(test, feature = "std"), not(miri)))]
+#[cold]
+#[inline(never)]
+fn detect_once() -> Level {
+    let level = detect();
+    LEVEL.store(level as u8 + 1, Ordering::Relaxed);
+    level
 }
 
 /// Asks the CPU.
@@ -201,29 +209,40 @@ pub(super) fn self_check(level: Level) -> bool {
     })
 }
 
-/// Whether the `crc32` paths can run: known at compile time in this workspace's host builds,
-/// so that the short path costs no check.
+/// Whether the `crc32` paths can run: known at compile time in builds for SSE 4.2, else one
+/// load of the cached level and a branch.
 #[inline(always)]
 pub(super) fn crc32_ready() -> bool {
     Level::COMPILED >= Level::Sse || level() >= Level::Sse
 }
 
 /// CRC-32C of `a ‖ data` given `crc = crc32c(a)`, for inputs under [`FOLD_MIN`]; the caller
-/// checked [`crc32_ready`]. Under 72 bytes, inlined into the caller; longer, the three-way
-/// path, inlined too if `inline_three_way`.
+/// checked [`crc32_ready`]. Under [`three_way::THREE_WAY_MIN`] bytes, one chain inlined into
+/// the caller (in inline assembly, which needs no compile-time feature); longer, the three-way
+/// path, out of line.
 #[inline(always)]
-pub(super) fn short(crc: u32, data: &[u8], inline_three_way: bool) -> u32 {
+pub(super) fn short(crc: u32, data: &[u8]) -> u32 {
     #[allow(unsafe_code)]
     // SAFETY: these functions need SSE 4.2 and PCLMULQDQ, which `crc32_ready` confirmed (at
     // compile time or run time).
     unsafe {
         if data.len() < three_way::THREE_WAY_MIN {
-            !three_way::finish(u64::from(!crc), data)
-        } else if inline_three_way {
-            three_way::three_way(crc, data)
+            !three_way::finish_inline(u64::from(!crc), data)
         } else {
             three_way::three_way_outlined(crc, data)
         }
+    }
+}
+
+/// Copies `src` into `dst` (as long) piece by piece and returns the CRC-32C of `a ‖ src`
+/// given `crc = crc32c(a)`, each piece checksummed by the `crc32` paths right after its copy,
+/// from L1; the caller checked [`crc32_ready`].
+#[inline(never)]
+pub(super) fn copy_pieces(crc: u32, src: &[u8], dst: &mut [u8], piece: usize) -> u32 {
+    #[allow(unsafe_code)]
+    // SAFETY: `crc32_ready` confirmed SSE 4.2 and PCLMULQDQ, the features of `pieces`.
+    unsafe {
+        three_way::pieces(crc, src, dst, piece)
     }
 }
 

@@ -3,6 +3,7 @@
 //! instruction's latency is three times its throughput) joined with carry-less
 //! multiplications by `x^n mod P`.
 
+use core::arch::asm;
 use core::arch::x86_64::{
     _mm_clmulepi64_si128, _mm_crc32_u8, _mm_crc32_u16, _mm_crc32_u32, _mm_crc32_u64,
     _mm_cvtsi64_si128, _mm_cvtsi128_si64,
@@ -40,6 +41,19 @@ const SHIFT: [(u32, u32); MAX_WORDS + 1] = {
 #[inline(never)]
 pub(super) fn three_way_outlined(crc: u32, data: &[u8]) -> u32 {
     three_way(crc, data)
+}
+
+/// Copies `src` into `dst` (as long) in pieces of `piece` bytes, each checksummed by
+/// [`three_way`] (inlined) right after its copy; returns the CRC-32C of `a ‖ src` given
+/// `crc = crc32c(a)`.
+#[target_feature(enable = "sse4.2,pclmulqdq")]
+pub(super) fn pieces(crc: u32, src: &[u8], dst: &mut [u8], piece: usize) -> u32 {
+    let mut crc = crc;
+    for (src, dst) in src.chunks(piece).zip(dst.chunks_mut(piece)) {
+        dst.copy_from_slice(src);
+        crc = three_way(crc, src);
+    }
+    crc
 }
 
 /// Advances `register` over `words` words of zeros, carry-lessly.
@@ -100,6 +114,67 @@ fn three_way_short(crc: u32, data: &[u8]) -> u32 {
         data = rest;
     }
     !finish(state, data)
+}
+
+/// [`finish`] written in inline assembly, for callers compiled without SSE 4.2: a
+/// `#[target_feature]` function cannot inline into them, and the call it would cost was as long
+/// as a 16-byte checksum. The same instructions as [`finish`]'s, so the same register.
+///
+/// # Safety
+/// The CPU has SSE 4.2 (the caller checked, at run time or compile time).
+#[inline(always)]
+pub(super) unsafe fn finish_inline(state: u64, data: &[u8]) -> u32 {
+    let mut state = state;
+    let (words, mut rest) = data.as_chunks::<8>();
+    for w in words {
+        // SAFETY: the caller's promise (SSE 4.2); the instruction reads the 8 bytes of `w`,
+        // a reference to exactly 8 bytes, and writes only `state`'s register (not the flags).
+        unsafe {
+            asm!(
+                "crc32 {state}, qword ptr [{w}]",
+                state = inout(reg) state,
+                w = in(reg) w.as_ptr(),
+                options(pure, readonly, nostack, preserves_flags),
+            );
+        }
+    }
+    let mut state = state as u32;
+    if let Some((word, tail)) = rest.split_first_chunk::<4>() {
+        // SAFETY: as above, over the 4 bytes of `word`.
+        unsafe {
+            asm!(
+                "crc32 {state:e}, dword ptr [{w}]",
+                state = inout(reg) state,
+                w = in(reg) word.as_ptr(),
+                options(pure, readonly, nostack, preserves_flags),
+            );
+        }
+        rest = tail;
+    }
+    if let Some((half, tail)) = rest.split_first_chunk::<2>() {
+        // SAFETY: as above, over the 2 bytes of `half`.
+        unsafe {
+            asm!(
+                "crc32 {state:e}, word ptr [{w}]",
+                state = inout(reg) state,
+                w = in(reg) half.as_ptr(),
+                options(pure, readonly, nostack, preserves_flags),
+            );
+        }
+        rest = tail;
+    }
+    if let Some(byte) = rest.first() {
+        // SAFETY: as above, over the byte `byte` refers to.
+        unsafe {
+            asm!(
+                "crc32 {state:e}, byte ptr [{w}]",
+                state = inout(reg) state,
+                w = in(reg) core::ptr::from_ref(byte),
+                options(pure, readonly, nostack, preserves_flags),
+            );
+        }
+    }
+    state
 }
 
 /// Runs the register over `data` in one chain; returns the register (not inverted).
