@@ -16,7 +16,7 @@ use super::times_x;
 const MAX_WORDS: usize = 4096 / 24;
 
 /// The shortest input of the three-way path: three streams of three words.
-pub(super) const THREE_WAY_MIN: usize = 72;
+pub(super) const THREE_WAY_MIN: usize = 128;
 
 /// `SHIFT[w] = (x^(64w − 33) mod P, x^(128w − 33) mod P)`: multiplying a register by one
 /// of them (carry-less) and reducing with `crc32(0, ·)` advances it over `w` or `2w` words
