@@ -94,8 +94,7 @@ impl Level {
         || cfg!(not(all(
             target_feature = "sse4.2",
             target_feature = "pclmulqdq"
-        )))
-    {
+        ))) {
         Self::Software
     } else if cfg!(not(all(
         target_feature = "avx2",
