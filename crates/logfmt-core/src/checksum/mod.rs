@@ -55,7 +55,7 @@ pub fn crc32c(data: &[u8]) -> u32 {
 /// CRC-32C of `a ‖ data`, given `crc = crc32c(a)` (LevelDB's `crc32c::Extend`).
 ///
 /// Always inlined: on x86-64 what inlines is a length check, the cached CPU level's check, and
-/// under 72 bytes the one `crc32` chain (the record loops' short records); the rest is out of
+/// under 128 bytes the one `crc32` chain (the record loops' short records); the rest is out of
 /// line.
 #[must_use]
 #[inline(always)]

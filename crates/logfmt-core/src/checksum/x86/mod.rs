@@ -11,14 +11,21 @@
 //! 7.2 GB/s). Safe Rust has neither the `crc32` instruction nor carry-less multiplication.
 //!
 //! Paths, by input length (the caller of [`short`] and [`long`] picks):
-//! - under [`three_way::THREE_WAY_MIN`] (72 bytes): one chain of `crc32` instructions, inlined
+//! - under [`three_way::THREE_WAY_MIN`] (128 bytes): one chain of `crc32` instructions, inlined
 //!   into the caller;
 //! - up to [`FOLD_MIN`]: three interleaved chains of `crc32` ([`three_way`]);
 //! - from [`FOLD_MIN`] on: folding ([`fold`]), as wide as the CPU has (from 16 KiB on with
 //!   128-bit PCLMULQDQ alone).
 //!
-//! The CPU's features are detected once with `std` (cached), and taken from the build's
-//! target features without it (bare metal: compile-time choice).
+//! The CPU's features are detected once with `std` and cached ([`level`]: after the first
+//! call, a load and a compare), and taken from the build's target features without it (bare
+//! metal: a compile-time choice). No build flag is needed: a crate that depends on this one
+//! gets the same paths. The short chain, which inlines into the record loops of callers built
+//! without SSE 4.2, is inline assembly ([`three_way::finish_inline`]): a `#[target_feature]`
+//! function cannot inline there, and its call cost as much as a 16-byte checksum. Everything
+//! longer runs in `#[target_feature]` functions, out of line (one call a record). `cargo xtask
+//! bench --compare-flags` measures this build against one with SSE 4.2 and PCLMULQDQ compiled
+//! in.
 
 mod fold;
 mod three_way;
@@ -69,6 +76,11 @@ pub(super) const fn times_x(mut r: u32, n: usize) -> u32 {
 /// more loads in flight (12 GB/s with 256 bits, 9.8 with 128). So folding takes over at 256
 /// bytes with VPCLMULQDQ (as fast in cache, faster from DRAM), and only from 16 KiB with
 /// PCLMULQDQ alone (twice as slow in cache, 1.4× as fast from DRAM).
+///
+/// CPUs with AVX-512 take the 512-bit path from the same length, which is not measured: no
+/// machine this was tuned on had AVX-512 (the 512-bit path falls back to the 256-bit one for
+/// inputs under 512 bytes, so up to there they run the same code). `logfmt-bench paths` gives
+/// the figures on a machine that has it.
 pub(super) const FOLD_MIN: usize = 256;
 
 /// [`FOLD_MIN`] on CPUs with 128-bit PCLMULQDQ only.
