@@ -314,9 +314,13 @@ mod tests {
         use std::sync::Mutex;
         /// The tests that printed their notes.
         static NOTED: Mutex<std::vec::Vec<&'static str>> = Mutex::new(std::vec::Vec::new());
-        let missing: std::vec::Vec<Path> =
-            Path::ALL.into_iter().filter(|p| !p.is_available()).collect();
-        let mut noted = NOTED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let missing: std::vec::Vec<Path> = Path::ALL
+            .into_iter()
+            .filter(|p| !p.is_available())
+            .collect();
+        let mut noted = NOTED
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if !missing.is_empty() && !noted.contains(&test) {
             noted.push(test);
             for path in &missing {
@@ -381,7 +385,9 @@ mod tests {
                 assert!(x86::self_check(level), "{path:?} fails its self-check");
                 assert!(path.is_available());
             } else {
-                note(&std::format!("no {path:?} on this CPU: its self-check not run"));
+                note(&std::format!(
+                    "no {path:?} on this CPU: its self-check not run"
+                ));
             }
         }
     }
