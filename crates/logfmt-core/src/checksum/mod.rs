@@ -62,22 +62,36 @@ pub fn crc32c(data: &[u8]) -> u32 {
 pub fn extend(crc: u32, data: &[u8]) -> u32 {
     #[cfg(target_arch = "x86_64")]
     {
-        if data.len() < x86::FOLD_MIN {
-            if x86::crc32_ready() {
-                return x86::short(crc, data);
-            }
-        } else if let Some(crc) = x86::long::<false>(crc, data, &mut []) {
+        if data.len() < x86::short_end() {
+            return x86::short(crc, data);
+        }
+        if data.len() >= x86::FOLD_MIN
+            && let Some(crc) = x86::long::<false>(crc, data, &mut [])
+        {
             return crc;
         }
+        extend_otherwise(crc, data)
     }
     #[cfg(all(feature = "std", not(target_arch = "x86_64")))]
     {
         ::crc32c::crc32c_append(crc, data)
     }
-    #[cfg(not(all(feature = "std", not(target_arch = "x86_64"))))]
+    #[cfg(not(any(feature = "std", target_arch = "x86_64")))]
     {
         software::extend(crc, data)
     }
+}
+
+/// [`extend`] on x86-64 when neither [`x86::short`] (as far as is known yet) nor a folding path
+/// took the input: the first call, which detects the CPU, then the `crc32` path; or a CPU
+/// without SSE 4.2, the software CRC.
+#[cfg(target_arch = "x86_64")]
+#[inline(never)]
+fn extend_otherwise(crc: u32, data: &[u8]) -> u32 {
+    if data.len() < x86::FOLD_MIN && x86::crc32_ready() {
+        return x86::short(crc, data);
+    }
+    software::extend(crc, data)
 }
 
 /// Copies `src` into `dst` (the caller makes their lengths equal) and returns the CRC-32C of

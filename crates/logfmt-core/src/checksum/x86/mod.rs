@@ -31,7 +31,7 @@ mod fold;
 mod three_way;
 
 #[cfg(all(any(test, feature = "std"), not(miri)))]
-use core::sync::atomic::{AtomicU8, Ordering};
+use core::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 
 use super::Path;
 
@@ -145,14 +145,41 @@ pub(super) fn level() -> Level {
     }
 }
 
-/// [`detect`], cached (threads that race here store the same value).
+/// [`detect`], cached (threads that race here store the same values).
 #[cfg(all(any(test, feature = "std"), not(miri)))]
 #[cold]
 #[inline(never)]
 fn detect_once() -> Level {
     let level = detect();
     LEVEL.store(level as u8 + 1, Ordering::Relaxed);
+    if level >= Level::Sse {
+        SHORT_END.store(FOLD_MIN, Ordering::Relaxed);
+    }
     level
+}
+
+/// [`short_end`] once detected; 0 until then, and on CPUs without SSE 4.2.
+#[cfg(all(any(test, feature = "std"), not(miri)))]
+static SHORT_END: AtomicUsize = AtomicUsize::new(0);
+
+/// Inputs shorter than this take [`short`]: [`FOLD_MIN`] where the `crc32` paths can run, else 0
+/// (and 0 before the first detection, so that the caller's other path detects). One compare of
+/// the length, as the build with SSE 4.2 compiled in makes to choose between [`short`] and
+/// [`long`], against a cached value instead of a constant: the whole cost of detecting at run
+/// time, on the short records' path.
+#[inline(always)]
+pub(super) fn short_end() -> usize {
+    if Level::COMPILED >= Level::Sse {
+        return FOLD_MIN;
+    }
+    #[cfg(all(any(test, feature = "std"), not(miri)))]
+    {
+        SHORT_END.load(Ordering::Relaxed)
+    }
+    #[cfg(not(all(any(test, feature = "std"), not(miri))))]
+    {
+        0
+    }
 }
 
 /// Asks the CPU.

@@ -136,7 +136,25 @@ fn three_way_short(crc: u32, data: &[u8]) -> u32 {
 #[inline(always)]
 pub(super) unsafe fn finish_inline(state: u64, data: &[u8]) -> u32 {
     let mut state = state;
-    let (words, mut rest) = data.as_chunks::<8>();
+    // Four words a step, from one pointer: the compiler does not unroll a loop of inline
+    // assembly, and a step a word cost three instructions of loop for each `crc32`.
+    let (quads, rest) = data.as_chunks::<32>();
+    for q in quads {
+        // SAFETY: the caller's promise (SSE 4.2); the instructions read the 32 bytes of `q`, a
+        // reference to exactly 32 bytes, and write only `state`'s register (not the flags).
+        unsafe {
+            asm!(
+                "crc32 {state}, qword ptr [{q}]",
+                "crc32 {state}, qword ptr [{q} + 8]",
+                "crc32 {state}, qword ptr [{q} + 16]",
+                "crc32 {state}, qword ptr [{q} + 24]",
+                state = inout(reg) state,
+                q = in(reg) q.as_ptr(),
+                options(pure, readonly, nostack, preserves_flags),
+            );
+        }
+    }
+    let (words, mut rest) = rest.as_chunks::<8>();
     for w in words {
         // SAFETY: the caller's promise (SSE 4.2); the instruction reads the 8 bytes of `w`,
         // a reference to exactly 8 bytes, and writes only `state`'s register (not the flags).
