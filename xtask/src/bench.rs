@@ -3,7 +3,9 @@
 //! side by side in rounds, with the bounds (memcpy and CRC-32C over the same payloads), then the
 //! file-backed passes and the parallel split scan, and prints medians: ns and MB/s, the paired
 //! ratios to LevelDB, and logfmt's time as a multiple of the bounds. The first line names the
-//! CPU.
+//! CPU. `logfmt-bench` is built as a crate depending on logfmt builds it: no CPU flags, the
+//! CRC-32C paths chosen at run time; `--compare-flags` measures it against a build with
+//! SSE 4.2 and PCLMULQDQ compiled in.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -31,13 +33,18 @@ const REPS: &str = "7";
 
 pub(crate) fn run(args: &[String]) -> Result {
     let quick = args.iter().any(|a| a == "--quick");
-    if let Some(bad) = args
-        .iter()
-        .find(|a| !matches!(a.as_str(), "--quick" | "flash" | "pack" | "durable"))
-    {
+    if let Some(bad) = args.iter().find(|a| {
+        !matches!(
+            a.as_str(),
+            "--quick" | "--compare-flags" | "flash" | "pack" | "durable"
+        )
+    }) {
         return Err(Error::Usage(format!(
             "unexpected argument `{bad}` for `bench`"
         )));
+    }
+    if args.iter().any(|a| a == "--compare-flags") {
+        return compare_flags(quick);
     }
     if args.iter().any(|a| a == "flash") {
         // logfmt and sequential-storage on the same simulated flash: `FLASH ...` lines.
@@ -129,6 +136,142 @@ pub(crate) fn run(args: &[String]) -> Result {
         load_average()
     );
     Ok(())
+}
+
+/// The CPU flags a build of this workspace once had in `.cargo/config.toml`, and that a crate
+/// depending on logfmt does not get: what `--compare-flags` builds with, to compare.
+const CPU_FLAGS: &str = "-C target-feature=+sse4.2,+pclmulqdq";
+
+/// `cargo xtask bench --compare-flags`: `logfmt-bench` built as a dependent crate builds it (no
+/// CPU flags: the CRC-32C paths chosen at run time) and built with [`CPU_FLAGS`] (in its own
+/// target directory, so both builds stay), run side by side in rounds of alternating order;
+/// medians and the paired ratios (flags' ns / run time's, so above 1.00 the run-time build is
+/// faster).
+fn compare_flags(quick: bool) -> Result {
+    banner("bench --compare-flags: build logfmt-bench without CPU flags (as a dependent crate)");
+    let runtime = crate::cmd::build_release_bin("logfmt-bench", "logfmt-bench")?;
+    banner(&format!(
+        "bench --compare-flags: build logfmt-bench with RUSTFLAGS=\"{CPU_FLAGS}\""
+    ));
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map_or_else(|| project_root().join("target"), PathBuf::from)
+        .join("bench-cpu-flags");
+    Cmd::cargo()
+        .args([
+            "build",
+            "--release",
+            "-p",
+            "logfmt-bench",
+            "--bin",
+            "logfmt-bench",
+        ])
+        .env("RUSTFLAGS", CPU_FLAGS)
+        .env("CARGO_TARGET_DIR", &target.to_string_lossy())
+        .run()?;
+    let flags = target
+        .join("release")
+        .join(format!("logfmt-bench{}", std::env::consts::EXE_SUFFIX));
+    let cases: &[&str] = if quick {
+        &["16:200000", "100:100000", "1024:16384", "32768:512"]
+    } else {
+        &[
+            "16:2000000",
+            "100:1000000",
+            "1024:131072",
+            "32768:4096",
+            "1048576:128",
+        ]
+    };
+    let rounds = if quick { 3 } else { ROUNDS };
+    banner("bench --compare-flags: run (all figures from this one run)");
+    let load_before = load_average();
+    let run = |exe: &Path, name: &str| {
+        Cmd::new(&exe.to_string_lossy())
+            .args(["--name", name, "--reps", PASSES])
+            .args(cases.iter().copied())
+            .read()
+    };
+    let mut outputs = Vec::new();
+    for round in 0..rounds {
+        let (a, b) = if round % 2 == 0 {
+            let a = run(&runtime, "runtime")?;
+            (a, run(&flags, "flags")?)
+        } else {
+            let b = run(&flags, "flags")?;
+            (run(&runtime, "runtime")?, b)
+        };
+        println!("round {} of {rounds} done", round + 1);
+        outputs.push(format!("{a}{b}"));
+    }
+    print!("{}", flags_table(&outputs)?);
+    println!(
+        "\nload average (1 min) before the rounds {load_before}, after {}",
+        load_average()
+    );
+    Ok(())
+}
+
+/// The table of `--compare-flags`: per size and operation, both builds' medians and the paired
+/// ratio, with whether the two builds wrote the same log.
+fn flags_table(rounds: &[String]) -> Result<String> {
+    use std::fmt::Write;
+    let all = rounds.concat();
+    let (samples, sizes) = parse(&all)?;
+    let per_round = rounds
+        .iter()
+        .map(|r| parse(r).map(|(s, _)| s))
+        .collect::<Result<Vec<_>>>()?;
+    let get = |samples: &Samples, size: u64, imp: &str, op: &str| {
+        samples
+            .get(&(size, imp.to_string(), op.to_string()))
+            .map_or(f64::NAN, |v| median(v))
+    };
+    let digests = digests(&all);
+    let identical = sizes.keys().all(|&size| {
+        digests.get(&("runtime".to_string(), size)) == digests.get(&("flags".to_string(), size))
+    });
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "\nCPU: {}\n{} rounds x {PASSES} passes; \"run time\": no CPU flags (the CRC-32C paths \
+         detected once at run time, as a dependent crate gets them); \"flags\": built with \
+         {CPU_FLAGS}; logs byte-identical: {}\nns/record: medians over every pass; flags / run \
+         time: the flags build's ns / the run-time build's, paired within each round: median \
+         [min-max] (1.00 = as fast; above, the run-time build is faster)\n",
+        cpu(),
+        rounds.len(),
+        if identical { "yes" } else { "NO" }
+    );
+    let _ = writeln!(
+        out,
+        "{:>8} | {:>12} {:>10} {:>17} | {:>12} {:>10} {:>17}",
+        "size",
+        "write rt ns",
+        "flags ns",
+        "flags / run time",
+        "read rt ns",
+        "flags ns",
+        "flags / run time"
+    );
+    for &size in sizes.keys() {
+        let mut line = format!("{size:>8} |");
+        for op in ["write", "read"] {
+            let r: Vec<f64> = per_round
+                .iter()
+                .map(|s| get(s, size, "flags", op) / get(s, size, "runtime", op))
+                .collect();
+            let (m, lo, hi) = spread(&r);
+            let _ = write!(
+                line,
+                " {:>12.1} {:>10.1} {:>17} |",
+                get(&samples, size, "runtime", op),
+                get(&samples, size, "flags", op),
+                format!("{m:.2} [{lo:.2}-{hi:.2}]")
+            );
+        }
+        let _ = writeln!(out, "{}", line.trim_end_matches(" |"));
+    }
+    Ok(out)
 }
 
 /// The 1-minute load average, from `/proc/loadavg`.

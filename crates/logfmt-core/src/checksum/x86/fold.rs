@@ -25,9 +25,9 @@ use core::arch::x86_64::{
 };
 #[cfg(not(miri))]
 use core::arch::x86_64::{
-    __m256i, __m512i, _mm256_castsi256_si128, _mm256_clmulepi64_epi128, _mm256_extracti128_si256,
-    _mm256_loadu_si256, _mm256_set_epi64x, _mm256_storeu_si256, _mm256_xor_si256,
-    _mm256_zextsi128_si256, _mm512_castsi512_si128, _mm512_clmulepi64_epi128,
+    __m256i, __m512i, _MM_HINT_T0, _mm_prefetch, _mm256_castsi256_si128, _mm256_clmulepi64_epi128,
+    _mm256_extracti128_si256, _mm256_loadu_si256, _mm256_set_epi64x, _mm256_storeu_si256,
+    _mm256_xor_si256, _mm256_zextsi128_si256, _mm512_castsi512_si128, _mm512_clmulepi64_epi128,
     _mm512_extracti32x4_epi32, _mm512_loadu_si512, _mm512_set_epi64, _mm512_storeu_si512,
     _mm512_ternarylogic_epi64, _mm512_xor_si512, _mm512_zextsi128_si512,
 };
@@ -48,10 +48,14 @@ const K384: (i64, i64) = keys(384);
 /// Four lanes (64 bytes): the step of the 128-bit loop, and between the 512-bit registers.
 const K512: (i64, i64) = keys(512);
 /// 128 bytes: the 256-bit loop's step; 768 bits, three 256-bit registers.
+#[cfg(not(miri))]
 const K1024: (i64, i64) = keys(1024);
+#[cfg(not(miri))]
 const K768: (i64, i64) = keys(768);
 /// 256 bytes: the 512-bit loop's step; 1536 bits, three 512-bit registers.
+#[cfg(not(miri))]
 const K2048: (i64, i64) = keys(2048);
+#[cfg(not(miri))]
 const K1536: (i64, i64) = keys(1536);
 
 /// The factors in a 128-bit register, low lane half first.
@@ -189,6 +193,27 @@ fn short<const COPY: bool>(crc: u32, src: &[u8], dst: &mut [u8]) -> u32 {
     finish::<COPY>(_mm_xor_si128(x, initial(crc)), rest, dst_rest)
 }
 
+/// How far ahead of the block being folded [`fold256`] asks for the next lines: far enough
+/// that a record's folding runs over data already on its way from DRAM, past the 4 KiB pages
+/// where the hardware prefetcher stops. Measured (`cargo xtask bench`'s cases, AMD EPYC Zen 3,
+/// logs in DRAM, ns a record, medians of 7 rounds side by side): reading 1 KiB records 94 with
+/// no prefetch, 85 / 81 / 75 / 85 asking 512 / 1024 / 2048 / 4096 bytes ahead; 32 KiB records
+/// 3528, then 3323 / 2938 / 2786 / 2882. Writes (the fused copy reads its source ahead too)
+/// did not move beyond noise.
+#[cfg(not(miri))]
+const AHEAD: usize = 2048;
+
+/// Asks for the two cache lines `AHEAD` bytes past the start of `block` (which may lie past the
+/// input: a prefetch is a hint, which never faults nor reads into the program).
+#[cfg(not(miri))]
+#[target_feature(enable = "avx2,vpclmulqdq,sse4.2,pclmulqdq")]
+#[inline]
+fn prefetch(block: &[u8; 128]) {
+    let at = block.as_ptr().wrapping_add(AHEAD).cast::<i8>();
+    _mm_prefetch::<_MM_HINT_T0>(at);
+    _mm_prefetch::<_MM_HINT_T0>(at.wrapping_add(64));
+}
+
 /// Loads 32 bytes.
 #[cfg(not(miri))]
 #[target_feature(enable = "avx2,vpclmulqdq,sse4.2,pclmulqdq")]
@@ -257,6 +282,7 @@ pub(super) fn fold256<const COPY: bool>(crc: u32, src: &[u8], dst: &mut [u8]) ->
     acc[0] = _mm256_xor_si256(acc[0], _mm256_zextsi128_si256(initial(crc)));
     let k = k256(K1024);
     for (i, block) in rest.iter().enumerate() {
+        prefetch(block);
         let v = lanes(block);
         if COPY {
             put(dst_blocks.get_mut(i + 1), v);

@@ -11,20 +11,27 @@
 //! 7.2 GB/s). Safe Rust has neither the `crc32` instruction nor carry-less multiplication.
 //!
 //! Paths, by input length (the caller of [`short`] and [`long`] picks):
-//! - under [`three_way::THREE_WAY_MIN`] (72 bytes): one chain of `crc32` instructions, inlined
+//! - under [`three_way::THREE_WAY_MIN`] (128 bytes): one chain of `crc32` instructions, inlined
 //!   into the caller;
 //! - up to [`FOLD_MIN`]: three interleaved chains of `crc32` ([`three_way`]);
 //! - from [`FOLD_MIN`] on: folding ([`fold`]), as wide as the CPU has (from 16 KiB on with
 //!   128-bit PCLMULQDQ alone).
 //!
-//! The CPU's features are detected once with `std` (cached), and taken from the build's
-//! target features without it (bare metal: compile-time choice).
+//! The CPU's features are detected once with `std` and cached ([`level`]: after the first
+//! call, a load and a compare), and taken from the build's target features without it (bare
+//! metal: a compile-time choice). No build flag is needed: a crate that depends on this one
+//! gets the same paths. The short chain, which inlines into the record loops of callers built
+//! without SSE 4.2, is inline assembly ([`three_way::finish_inline`]): a `#[target_feature]`
+//! function cannot inline there, and its call cost as much as a 16-byte checksum. Everything
+//! longer runs in `#[target_feature]` functions, out of line (one call a record). `cargo xtask
+//! bench --compare-flags` measures this build against one with SSE 4.2 and PCLMULQDQ compiled
+//! in.
 
 mod fold;
 mod three_way;
 
 #[cfg(all(any(test, feature = "std"), not(miri)))]
-use core::sync::atomic::{AtomicU8, Ordering};
+use core::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 
 use super::Path;
 
@@ -69,6 +76,11 @@ pub(super) const fn times_x(mut r: u32, n: usize) -> u32 {
 /// more loads in flight (12 GB/s with 256 bits, 9.8 with 128). So folding takes over at 256
 /// bytes with VPCLMULQDQ (as fast in cache, faster from DRAM), and only from 16 KiB with
 /// PCLMULQDQ alone (twice as slow in cache, 1.4× as fast from DRAM).
+///
+/// CPUs with AVX-512 take the 512-bit path from the same length, which is not measured: no
+/// machine this was tuned on had AVX-512 (the 512-bit path falls back to the 256-bit one for
+/// inputs under 512 bytes, so up to there they run the same code). `logfmt-bench paths` gives
+/// the figures on a machine that has it.
 pub(super) const FOLD_MIN: usize = 256;
 
 /// [`FOLD_MIN`] on CPUs with 128-bit PCLMULQDQ only.
@@ -88,18 +100,18 @@ pub(super) enum Level {
 }
 
 impl Level {
-    /// The level the build's target features promise.
-    const COMPILED: Self = if cfg!(not(all(
-        target_feature = "sse4.2",
-        target_feature = "pclmulqdq"
-    ))) {
-        Self::Software
-    } else if cfg!(miri)
+    /// The level the build's target features promise. Under Miri, none: it runs the software
+    /// CRC only (it cannot run the inline assembly of the short path).
+    const COMPILED: Self = if cfg!(miri)
         || cfg!(not(all(
-            target_feature = "avx2",
-            target_feature = "vpclmulqdq"
-        )))
-    {
+            target_feature = "sse4.2",
+            target_feature = "pclmulqdq"
+        ))) {
+        Self::Software
+    } else if cfg!(not(all(
+        target_feature = "avx2",
+        target_feature = "vpclmulqdq"
+    ))) {
         Self::Sse
     } else if cfg!(not(target_feature = "avx512f")) {
         Self::Avx2
@@ -108,31 +120,65 @@ impl Level {
     };
 }
 
+/// The detected level plus one; 0 until detected.
+#[cfg(all(any(test, feature = "std"), not(miri)))]
+static LEVEL: AtomicU8 = AtomicU8::new(0);
+
 /// The CPU's level: detected once (with `std`; Miri has no CPU to ask), else what the build
-/// promises.
-#[inline]
+/// promises. Once detected, a load and a compare.
+#[inline(always)]
 pub(super) fn level() -> Level {
     #[cfg(all(any(test, feature = "std"), not(miri)))]
     {
-        /// The detected level plus one; 0 until detected.
-        static LEVEL: AtomicU8 = AtomicU8::new(0);
-        let cached = LEVEL.load(Ordering::Relaxed);
-        let level = match cached {
+        let level = match LEVEL.load(Ordering::Relaxed) {
             1 => Level::Software,
             2 => Level::Sse,
             3 => Level::Avx2,
             4 => Level::Avx512,
-            _ => {
-                let level = detect();
-                LEVEL.store(level as u8 + 1, Ordering::Relaxed);
-                level
-            }
+            _ => detect_once(),
         };
         level.max(Level::COMPILED)
     }
     #[cfg(not(all(any(test, feature = "std"), not(miri))))]
     {
         Level::COMPILED
+    }
+}
+
+/// [`detect`], cached (threads that race here store the same values).
+#[cfg(all(any(test, feature = "std"), not(miri)))]
+#[cold]
+#[inline(never)]
+fn detect_once() -> Level {
+    let level = detect();
+    LEVEL.store(level as u8 + 1, Ordering::Relaxed);
+    if level >= Level::Sse {
+        SHORT_END.store(FOLD_MIN, Ordering::Relaxed);
+    }
+    level
+}
+
+/// [`short_end`] once detected; 0 until then, and on CPUs without SSE 4.2.
+#[cfg(all(any(test, feature = "std"), not(miri)))]
+static SHORT_END: AtomicUsize = AtomicUsize::new(0);
+
+/// Inputs shorter than this take [`short`]: [`FOLD_MIN`] where the `crc32` paths can run, else 0
+/// (and 0 before the first detection, so that the caller's other path detects). One compare of
+/// the length, as the build with SSE 4.2 compiled in makes to choose between [`short`] and
+/// [`long`], against a cached value instead of a constant: the whole cost of detecting at run
+/// time, on the short records' path.
+#[inline(always)]
+pub(super) fn short_end() -> usize {
+    if Level::COMPILED >= Level::Sse {
+        return FOLD_MIN;
+    }
+    #[cfg(all(any(test, feature = "std"), not(miri)))]
+    {
+        SHORT_END.load(Ordering::Relaxed)
+    }
+    #[cfg(not(all(any(test, feature = "std"), not(miri))))]
+    {
+        0
     }
 }
 
@@ -201,29 +247,40 @@ pub(super) fn self_check(level: Level) -> bool {
     })
 }
 
-/// Whether the `crc32` paths can run: known at compile time in this workspace's host builds,
-/// so that the short path costs no check.
+/// Whether the `crc32` paths can run: known at compile time in builds for SSE 4.2, else one
+/// load of the cached level and a branch.
 #[inline(always)]
 pub(super) fn crc32_ready() -> bool {
     Level::COMPILED >= Level::Sse || level() >= Level::Sse
 }
 
 /// CRC-32C of `a ‖ data` given `crc = crc32c(a)`, for inputs under [`FOLD_MIN`]; the caller
-/// checked [`crc32_ready`]. Under 72 bytes, inlined into the caller; longer, the three-way
-/// path, inlined too if `inline_three_way`.
+/// checked [`crc32_ready`]. Under [`three_way::THREE_WAY_MIN`] bytes, one chain inlined into
+/// the caller (in inline assembly, which needs no compile-time feature); longer, the three-way
+/// path, out of line.
 #[inline(always)]
-pub(super) fn short(crc: u32, data: &[u8], inline_three_way: bool) -> u32 {
+pub(super) fn short(crc: u32, data: &[u8]) -> u32 {
     #[allow(unsafe_code)]
     // SAFETY: these functions need SSE 4.2 and PCLMULQDQ, which `crc32_ready` confirmed (at
     // compile time or run time).
     unsafe {
         if data.len() < three_way::THREE_WAY_MIN {
-            !three_way::finish(u64::from(!crc), data)
-        } else if inline_three_way {
-            three_way::three_way(crc, data)
+            !three_way::finish_inline(u64::from(!crc), data)
         } else {
             three_way::three_way_outlined(crc, data)
         }
+    }
+}
+
+/// Copies `src` into `dst` (as long) piece by piece and returns the CRC-32C of `a ‖ src`
+/// given `crc = crc32c(a)`, each piece checksummed by the `crc32` paths right after its copy,
+/// from L1; the caller checked [`crc32_ready`].
+#[inline(never)]
+pub(super) fn copy_pieces(crc: u32, src: &[u8], dst: &mut [u8], piece: usize) -> u32 {
+    #[allow(unsafe_code)]
+    // SAFETY: `crc32_ready` confirmed SSE 4.2 and PCLMULQDQ, the features of `pieces`.
+    unsafe {
+        three_way::pieces(crc, src, dst, piece)
     }
 }
 
