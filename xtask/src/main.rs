@@ -15,6 +15,7 @@ mod firmware;
 mod fuzz;
 mod interop;
 mod man;
+mod package;
 mod soak;
 mod tasks;
 mod toolchain;
