@@ -457,25 +457,43 @@ fn targets() -> Result {
 
 // ---------------------------------------------------------------- msrv
 
-/// `cargo check` on the MSRV toolchain (the workspace's `rust-version`, installed with the
-/// thumb targets if missing): the published crates on the host (libraries and the `logfmt`
-/// binary), and logfmt-core for each thumb target, without features and with every
-/// dependency-bearing one. A dependency that needs a newer Rust fails here: then raise
-/// `rust-version` to what holds.
+/// `cargo check` on the MSRV toolchain (the workspace's `rust-version`, installed if
+/// missing): the published crates on the host (libraries and the `logfmt` binary), and
+/// logfmt-core for each thumb target, without features and with every dependency-bearing
+/// one. A dependency that needs a newer Rust fails here: then raise `rust-version` to what
+/// holds. Where rustup has no prebuilt `core` of the MSRV for the thumb targets (a mirror
+/// may lack them), `core` is built from source for the check (rust-src, `-Zbuild-std=core`
+/// with `RUSTC_BOOTSTRAP=1`), and the step says so.
 fn msrv() -> Result {
-    ensure_toolchain(MSRV, &[], THUMB_TARGETS, "the MSRV toolchain")?;
+    ensure_toolchain(MSRV, &[], &[], "the MSRV toolchain")?;
     let check = || Cmd::new("rustup").args(["run", MSRV, "cargo", "check"]);
     let mut host = check();
     for krate in package::PUBLISHED {
         host = host.args(["-p", krate]);
     }
     host.run()?;
+    let build_std = match ensure_toolchain(MSRV, &[], THUMB_TARGETS, "the thumb targets") {
+        Ok(()) => false,
+        Err(e) => {
+            println!(
+                "msrv: {e}\nmsrv: so the thumb targets are checked with `core` built from \
+                 source (rust-src of {MSRV}, -Zbuild-std=core)"
+            );
+            crate::toolchain::ensure_components(MSRV, &["rust-src"])?;
+            true
+        }
+    };
     for target in THUMB_TARGETS {
-        check().args(["-p", CORE, "--target", target]).run()?;
-        check()
-            .args(["-p", CORE, "--target", target])
-            .args(["--features", "defmt,embedded-storage-async,crc-table-16k"])
-            .run()?;
+        for features in ["", "defmt,embedded-storage-async,crc-table-16k"] {
+            let mut cmd = check().args(["-p", CORE, "--target", target]);
+            if !features.is_empty() {
+                cmd = cmd.args(["--features", features]);
+            }
+            if build_std {
+                cmd = cmd.args(["-Zbuild-std=core"]).env("RUSTC_BOOTSTRAP", "1");
+            }
+            cmd.run()?;
+        }
     }
     Ok(())
 }

@@ -102,13 +102,18 @@ pub(crate) fn ensure_nightly() -> Result {
 /// Adds `components` to the nightly toolchain (rustup skips those already there).
 pub(crate) fn ensure_nightly_components(components: &[&str]) -> Result {
     ensure_nightly()?;
+    ensure_components(NIGHTLY, components)
+}
+
+/// Adds `components` to the installed `toolchain` (rustup skips those already there).
+pub(crate) fn ensure_components(toolchain: &str, components: &[&str]) -> Result {
     Cmd::new("rustup")
-        .args(["component", "add", "--toolchain", NIGHTLY])
+        .args(["component", "add", "--toolchain", toolchain])
         .args(components.iter().copied())
         .run()
         .map_err(|e| {
             Error::Failed(format!(
-                "{e}\n  the nightly components {} could not be installed",
+                "{e}\n  the components {} of {toolchain} could not be installed",
                 components.join(", ")
             ))
         })
