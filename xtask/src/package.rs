@@ -3,10 +3,10 @@
 //! resolved against the others' packages; `--no-verify`: the tests below build them), each
 //! `.crate` is unpacked outside the workspace, and `cargo test` runs in each unpacked crate,
 //! with the other unpacked crates standing in for crates.io (`[patch.crates-io]`, given with
-//! `--config`); logfmt-std also with `--no-default-features`. A file a test needs but the
-//! package lacks, or a path out of the crate, fails here rather than for a packager. Neither
-//! the workspace's `.cargo/config.toml` nor its lock file applies there: each package's own
-//! `Cargo.lock` does.
+//! `--config`). A file a test needs but the package lacks, or a path out of the crate, fails
+//! here rather than for a packager. Neither the workspace's `.cargo/config.toml` nor its lock
+//! file applies there: each package's own `Cargo.lock` does. (logfmt-std without its default
+//! features is tested by `cargo xtask test`, not again here.)
 
 use std::path::{Path, PathBuf};
 
@@ -14,9 +14,6 @@ use crate::cmd::{Cmd, Error, Result, project_root};
 
 /// The crates published to crates.io, each after the crates it depends on.
 pub(crate) const PUBLISHED: &[&str] = &["logfmt-core", "logfmt-std", "logfmt-cli"];
-
-/// The extra `cargo test` runs of an unpacked crate, after the one with default features.
-const EXTRA_RUNS: &[(&str, &[&str])] = &[("logfmt-std", &["--no-default-features"])];
 
 /// `cargo xtask package`.
 pub(crate) fn run() -> Result {
@@ -60,20 +57,15 @@ pub(crate) fn run() -> Result {
                 ))
             })
             .collect::<Result<_>>()?;
-        let extra = EXTRA_RUNS
-            .iter()
-            .filter(|(name, _)| name == krate)
-            .map(|(_, args)| *args);
-        for args in std::iter::once(&[][..]).chain(extra) {
-            let mut test = Cmd::cargo()
-                .dir(&path_str(dir)?)
-                .env("CARGO_TARGET_DIR", &target_dir)
-                .args(["test"]);
-            for patch in &patches {
-                test = test.args(["--config", patch]);
-            }
-            test.args(args.iter().copied()).run()?;
+        let mut test = Cmd::cargo()
+            .dir(&path_str(dir)?)
+            .env("CARGO_TARGET_DIR", &target_dir)
+            .args(["test"]);
+        for patch in &patches {
+            test = test.args(["--config", patch]);
         }
+        println!("testing the package of {krate}");
+        test.run()?;
     }
     remove(&unpacked)?;
     println!(

@@ -187,7 +187,7 @@ pub(crate) const CI_STEPS: &[Step] = &[
     step(
         "msrv",
         msrv,
-        "the MSRV toolchain and its thumbv7 targets (rustup)",
+        "the MSRV toolchain, its thumbv7 targets or its rust-src (rustup)",
     ),
     step("lint", lint, "the thumbv7em target (rustup)"),
     step("test", test, ""),
