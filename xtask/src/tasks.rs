@@ -533,7 +533,7 @@ fn ci(args: &[String]) -> Result {
     }
     let Some((step, took, err)) = failure else {
         for name in &skip {
-            println!("  SKIPPED  {name}  (--skip)");
+            println!("  SKIPPED  {name:width$}  (--skip)");
         }
         if skip.is_empty() {
             println!("ci: {} steps passed in {total}", done.len());
@@ -559,7 +559,7 @@ fn ci(args: &[String]) -> Result {
         println!("  not run  {}", later.title);
     }
     for name in &skip {
-        println!("  SKIPPED  {name}  (--skip)");
+        println!("  SKIPPED  {name:width$}  (--skip)");
     }
     println!("ci: FAILED at step `{}` after {total}", step.title);
     if !step.installs.is_empty() {
