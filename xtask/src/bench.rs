@@ -433,22 +433,58 @@ fn table(rounds: &[String], files: &str, leveldb_built: bool) -> Result<String> 
     Ok(out)
 }
 
-/// `cargo xtask bench pack`: the same records plain and packed (`PACK ...` lines), then a table
-/// of medians: bytes a record, ns a record, and records/s against LevelDB's reference figures.
+/// `cargo xtask bench pack`: the same records plain and packed (`PACK ...` lines) and, in the
+/// same run, LevelDB's C++ writer and reader on the same sizes (`RESULT ...` lines), the two
+/// alternating; then a table of medians: bytes a record, ns a record, and records/s against
+/// LevelDB's.
 fn pack(quick: bool) -> Result {
     banner("bench pack: build logfmt-bench (release)");
     let exe = crate::cmd::build_release_bin("logfmt-bench", "logfmt-bench")?;
+    banner("bench pack: build leveldb-bench (LevelDB 1.23's log::Writer and log::Reader)");
+    let leveldb_bench = match build_leveldb() {
+        Ok(path) => Some(path.to_string_lossy().into_owned()),
+        Err(e) => {
+            println!(
+                "xtask: warning: LevelDB not built ({e}); its figures are reference figures \
+                 from another machine, not this run"
+            );
+            None
+        }
+    };
     let cases: &[&str] = if quick {
         &["16:200000", "100:100000"]
     } else {
         &["16:2000000", "100:1000000"]
     };
     let reps = if quick { "3" } else { REPS };
-    let output = Cmd::new(&exe.to_string_lossy())
-        .args(["pack", "--reps", reps])
-        .args(cases.iter().copied())
-        .read()?;
+    let rounds = if quick { 1 } else { 3 };
+    banner("bench pack: run (all figures from this one run)");
+    let mut output = String::new();
+    let mut leveldb_output = String::new();
+    for round in 0..rounds {
+        let logfmt = || {
+            Cmd::new(&exe.to_string_lossy())
+                .args(["pack", "--reps", reps])
+                .args(cases.iter().copied())
+                .read()
+        };
+        let leveldb = || match &leveldb_bench {
+            Some(path) => Cmd::new(path)
+                .args(["--name", "leveldb", "--reps", reps])
+                .args(cases.iter().copied())
+                .read(),
+            None => Ok(String::new()),
+        };
+        if round % 2 == 0 {
+            output.push_str(&logfmt()?);
+            leveldb_output.push_str(&leveldb()?);
+        } else {
+            leveldb_output.push_str(&leveldb()?);
+            output.push_str(&logfmt()?);
+        }
+    }
     print!("{output}");
+    let (leveldb_samples, _) = parse(&leveldb_output)?;
     /// A case's passes: records, log bytes, ns a record of each pass.
     type Passes = (u64, u64, Vec<f64>);
     // impl, size, op -> its passes.
@@ -482,20 +518,39 @@ fn pack(quick: bool) -> Result {
     for ((imp, size, op), (records, bytes, mut ns)) in passes {
         ns.sort_by(f64::total_cmp);
         let median = ns.get(ns.len() / 2).copied().unwrap_or(f64::NAN);
-        let leveldb = LEVELDB_NS
-            .iter()
-            .find(|(s, ..)| *s == size)
-            .map(|&(_, write, read)| if op == "write" { write } else { read });
+        let measured = leveldb_samples
+            .get(&(size, "leveldb".to_string(), op.clone()))
+            .map(|v| self::median(v));
+        let leveldb = measured.or_else(|| {
+            LEVELDB_NS
+                .iter()
+                .find(|(s, ..)| *s == size)
+                .map(|&(_, write, read)| if op == "write" { write } else { read })
+        });
         let ratio = leveldb.map_or_else(|| "-".to_owned(), |l| format!("{:.2}x", l / median));
         println!(
             "{imp:<14} {size:>5} {op:>6} {:>10.2} {median:>12.2} {ratio:>16}",
             bytes as f64 / records.max(1) as f64
         );
     }
+    for ((size, imp, op), ns) in &leveldb_samples {
+        println!(
+            "{imp:<14} {size:>5} {op:>6} {:>10} {:>12.2} {:>16}",
+            "",
+            self::median(ns),
+            "1.00x"
+        );
+    }
     println!(
-        "(LevelDB's ns a record are the reference figures of this file's LEVELDB_NS, measured on \
-         a 2 vCPU AMD EPYC Zen 4; the issue's targets: packed 16 B records <= 18 bytes each, \
-         >= 10x LevelDB's records/s)"
+        "({}; the issue's targets: packed 16 B records <= 18 bytes each, >= 10x LevelDB's \
+         records/s)",
+        if leveldb_bench.is_some() {
+            "LevelDB 1.23's C++ log::Writer and log::Reader, hardware CRC, in this run, \
+             alternating with logfmt"
+        } else {
+            "LevelDB's ns a record: the reference figures of this file's LEVELDB_NS, from \
+             another machine"
+        }
     );
     Ok(())
 }

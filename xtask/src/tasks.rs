@@ -44,6 +44,14 @@ pub(crate) const TASKS: &[Task] = &[
         run: crate::bench_decode::run,
     },
     Task {
+        name: "bench-threads",
+        aliases: &[],
+        flags: &["--quick"],
+        about: "`logfmt verify`, `stats` and `cat --output json` on a 1 GiB log, one thread \
+                against one per core (`--threads`), alternating in the same run",
+        run: crate::bench_threads::run,
+    },
+    Task {
         name: "fmt",
         aliases: &[],
         flags: &["--check"],

@@ -85,11 +85,14 @@ fn case(dir: &Path, threads: usize, record: usize, time: Duration) -> Result<Dur
                 (Arc::clone(&group), Arc::clone(&stop), Arc::clone(&appends));
             std::thread::spawn(move || -> Result<(), String> {
                 let data = vec![t as u8; record];
-                while !stop.load(Ordering::Relaxed) {
+                // At least one append, however late the thread starts (a loaded machine).
+                loop {
                     group.append_durable(&data).map_err(|e| e.to_string())?;
                     appends.fetch_add(1, Ordering::Relaxed);
+                    if stop.load(Ordering::Relaxed) {
+                        return Ok(());
+                    }
                 }
-                Ok(())
             })
         })
         .collect();

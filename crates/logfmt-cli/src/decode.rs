@@ -155,6 +155,20 @@ impl Tally {
             self.undecoded += 1;
         }
     }
+
+    /// Adds what `other` counted (in a later part of the same log).
+    pub(crate) fn merge(&mut self, other: Self) {
+        self.records += other.records;
+        self.undecoded += other.undecoded;
+        self.sequences = match (self.sequences, other.sequences) {
+            (Some((low, high)), Some((l, h))) => Some((low.min(l), high.max(h))),
+            (one, other) => one.or(other),
+        };
+        for (kind, n) in other.kinds {
+            *self.kinds.entry(kind).or_default() += n;
+        }
+        self.families.extend(other.families);
+    }
 }
 
 /// How decoded records are printed.

@@ -62,6 +62,26 @@ impl Layout {
         StaleTail::new(LogEnd::OldRecord { offset, log_number }, self.bytes)
     }
 
+    /// Adds the counts of `other`, the layout of later blocks of the same log, counted on their
+    /// own: for a log read in parts ([`crate::parallel`]), which is only done where no block
+    /// ends in damage or holds an old record (what a count carries from one block to the next).
+    pub(crate) fn merge(&mut self, other: &Self) {
+        self.bytes += other.bytes;
+        self.blocks += other.blocks;
+        for (mine, theirs) in self.by_type.iter_mut().zip(other.by_type) {
+            *mine += theirs;
+        }
+        self.pack_chunks += other.pack_chunks;
+        self.pack_bytes += other.pack_bytes;
+        self.unknown += other.unknown;
+        self.header_bytes += other.header_bytes;
+        self.trailer_bytes += other.trailer_bytes;
+        self.skipped_bytes += other.skipped_bytes;
+        self.damaged_bytes += other.damaged_bytes;
+        self.damaged_regions += other.damaged_regions;
+        self.torn_bytes += other.torn_bytes;
+    }
+
     /// Counts one item of the block starting at file offset `block_start`.
     pub(crate) fn count(&mut self, block_start: u64, item: &Parsed<'_>) {
         let damage = self.last_damage.take();

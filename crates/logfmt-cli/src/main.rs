@@ -35,6 +35,7 @@ mod input;
 mod layout;
 mod options;
 mod output;
+mod parallel;
 mod progress;
 mod scan;
 mod story;

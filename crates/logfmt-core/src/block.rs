@@ -285,11 +285,12 @@ pub enum Parsed<'a> {
         /// The length the header declares.
         declared: u16,
     },
-    /// The checksum does not match: the rest of the block is dropped.
+    /// The checksum does not match: the rest of the block is dropped (only the chunk, for a
+    /// pack chunk damaged in place: [`damaged_pack_end`]).
     ChecksumMismatch {
         /// Offset of the chunk within the block.
         offset: usize,
-        /// Bytes dropped, to the end of the block.
+        /// Bytes dropped, to the end of the block (or of the chunk).
         len: usize,
         /// The masked checksum in the header.
         stored: u32,
@@ -532,6 +533,51 @@ pub fn flash_gap(
     )
 }
 
+/// Where a [pack](crate::pack) chunk whose checksum does not match ends, when its header is
+/// borne out: the chunk at `offset` in `block` has a pack type (under `rules`), the length it
+/// declares ends inside the block, and there the block goes on with a well-formed chunk, with
+/// zeros to its end, or with a trailer of zeros too short for a header — or the input ends
+/// there. A payload damaged in place leaves exactly this; a damaged type or length almost never
+/// does (the next chunk's own checksum would have to hold at a wrong place).
+///
+/// Readers then drop only that chunk and go on reading after it, so that damage inside a pack
+/// loses at most that pack. `None` otherwise, and for every type of LevelDB's: their damage
+/// drops the rest of the block, as LevelDB's reader does.
+///
+/// ```
+/// use logfmt_core::block::{ChunkRules, damaged_pack_end};
+/// use logfmt_core::ReadOptions;
+///
+/// // A PACK_FULL chunk ("stored", 1 record: "hi") with a bad checksum, then a FULL "foo".
+/// let mut block = vec![0, 0, 0, 0, 8, 0, 0x51, 0, 1, 0, 0, 0, 2, b'h', b'i'];
+/// block.extend_from_slice(&[0xdd, 0x5f, 0xb3, 0x7a, 0x03, 0x00, 0x01, b'f', b'o', b'o']);
+/// let rules = ChunkRules::new(&ReadOptions::new().read_packs(true));
+/// assert_eq!(damaged_pack_end(&block, 0, true, &rules), Some(15));
+/// // Not where a plain chunk is damaged: LevelDB drops the rest of the block.
+/// block[6] = 1;
+/// assert_eq!(damaged_pack_end(&block, 0, true, &rules), None);
+/// ```
+#[must_use]
+pub fn damaged_pack_end(
+    block: &[u8],
+    offset: usize,
+    is_last: bool,
+    rules: &ChunkRules,
+) -> Option<usize> {
+    let header = block.get(offset..offset.checked_add(HEADER_SIZE)?)?;
+    if !matches!(rules.classify(header[TYPE_FIELD]), ChunkClass::Pack(_)) {
+        return None;
+    }
+    let declared = usize::from(u16::from_le_bytes([header[4], header[5]]));
+    let end = offset + HEADER_SIZE + declared;
+    let rest = block.get(end..)?;
+    let zeros = rest.iter().all(|&b| b == 0);
+    let borne_out = (rest.is_empty() && (is_last || end == BLOCK_SIZE))
+        || (zeros && (BLOCK_SIZE - end < HEADER_SIZE || is_last))
+        || matches!(parse_chunk(block, end, is_last, rules), Parsed::Chunk(_));
+    borne_out.then_some(end)
+}
+
 /// Iterates over the chunks of one block, zero-copy.
 ///
 /// Yields [`Parsed::Chunk`] items, then at most one item that ends the block. A block shorter
@@ -621,6 +667,23 @@ impl<'a> Iterator for BlockParser<'a> {
             _ => None,
         };
         let Some(gap) = gap else {
+            // A pack chunk damaged in place: only that chunk is dropped.
+            if let Parsed::ChecksumMismatch {
+                offset,
+                stored,
+                computed,
+                ..
+            } = parsed
+                && let Some(end) = damaged_pack_end(self.block, offset, self.is_last, &self.rules)
+            {
+                self.offset = end;
+                return Some(Parsed::ChecksumMismatch {
+                    offset,
+                    len: end - offset,
+                    stored,
+                    computed,
+                });
+            }
             self.done = true;
             return Some(parsed);
         };

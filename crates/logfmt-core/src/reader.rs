@@ -9,7 +9,7 @@ use crate::error::{Corruption, CorruptionKind};
 use crate::format::{ChunkFormat, FragmentKind, HOT_PATHS};
 use crate::fragments::FragmentReader;
 use crate::options::{LogEnd, ReadOptions};
-use crate::pack::{self, Pack};
+use crate::pack::{self, Pack, Unpacker};
 use crate::source::{BlockSource, SliceSource};
 
 /// A logical record.
@@ -66,7 +66,8 @@ pub struct Oversized {
     pub offset: u64,
     /// File offset just past the record's last chunk.
     pub end: u64,
-    /// The record's length.
+    /// The record's length (a compressed one's, decoded: where it was decoded only as far as
+    /// a limit, that limit and one byte).
     pub len: u64,
     /// The record is a [pack](crate::pack) or a compressed record: read whole or not at all
     /// (it cannot be streamed as it is stored); a pack's records are skipped with it.
@@ -98,17 +99,6 @@ enum Place {
     Buffer,
 }
 
-/// What [`Reader::unpack`] took from the pack being read.
-#[derive(Debug)]
-enum Unpacked {
-    /// A record.
-    Record(UnpackedRecord),
-    /// The pack does not hold together: the rest is lost.
-    Bad(Corruption),
-    /// The pack is read to its end.
-    Done,
-}
-
 /// A record of a pack, located.
 #[derive(Debug)]
 struct UnpackedRecord {
@@ -117,19 +107,6 @@ struct UnpackedRecord {
     index: u32,
     place: Place,
     data: Range<usize>,
-}
-
-/// The pack whose records are being returned.
-#[derive(Debug, Clone)]
-struct Unpacking {
-    offset: u64,
-    end: u64,
-    place: Place,
-    /// What is left of its body.
-    body: Range<usize>,
-    count: u32,
-    /// The index of the next record.
-    index: u32,
 }
 
 /// Reads whole logical records, with exactly the records, offsets and drop reports of LevelDB's
@@ -165,7 +142,7 @@ struct Unpacking {
 pub struct Reader<'b, S> {
     inner: FragmentReader<S>,
     assembler: Assembler<SliceRoom<'b>>,
-    unpacking: Option<Unpacking>,
+    unpacking: Option<Unpacker<Place>>,
     /// A fragment copied into the room while its checksum was checked ([`Self::prefill`]):
     /// its chunk's offset and kind, and where in the room it went.
     placed: Option<(u64, FragmentKind, usize)>,
@@ -210,40 +187,11 @@ impl<'b, S: BlockSource> Reader<'b, S> {
     )]
     #[inline]
     pub fn next(&mut self) -> Result<Option<Item<'_>>, S::Error> {
-        if HOT_PATHS && let Some(unpacking) = self.unpacking.as_mut() {
-            // The next record of a pack, when its length takes one byte (records under 128
-            // bytes): what `unpack` does, inline.
-            let place = unpacking.place;
-            let bytes = match place {
-                Place::Block => self.inner.source.block(),
-                Place::Buffer => self.assembler.record(),
-            };
-            let start = unpacking.body.start;
-            let len = match bytes.get(unpacking.body.clone()) {
-                Some([len, rest @ ..]) if *len < 0x80 && usize::from(*len) <= rest.len() => {
-                    Some(usize::from(*len))
-                }
-                _ => None,
-            };
-            if let Some(len) = len
-                && unpacking.index < unpacking.count
-            {
-                let index = unpacking.index;
-                unpacking.index += 1;
-                unpacking.body.start += 1 + len;
-                let (offset, end) = (unpacking.offset, unpacking.end);
-                let bytes = match place {
-                    Place::Block => self.inner.source.block(),
-                    Place::Buffer => self.assembler.record(),
-                };
-                let data = bytes.get(start + 1..start + 1 + len).unwrap_or_default();
-                return Ok(Some(Item::Record(Record {
-                    offset,
-                    end,
-                    index: Some(index),
-                    data,
-                })));
-            }
+        if HOT_PATHS
+            && self.unpacking.is_some()
+            && let Some(next) = self.unpack()
+        {
+            return Ok(Some(self.unpacked(next)));
         }
         if HOT_PATHS
             && self.unpacking.is_none()
@@ -303,20 +251,10 @@ impl<'b, S: BlockSource> Reader<'b, S> {
     #[cfg_attr(not(target_os = "none"), inline(never))]
     fn next_slow(&mut self) -> Result<Option<Item<'_>>, S::Error> {
         loop {
-            if self.unpacking.is_some() {
-                match self.unpack() {
-                    Unpacked::Done => continue,
-                    Unpacked::Bad(corruption) => return Ok(Some(Item::Corruption(corruption))),
-                    Unpacked::Record(record) => {
-                        let data = self.bytes(record.place, record.data);
-                        return Ok(Some(Item::Record(Record {
-                            offset: record.offset,
-                            end: record.end,
-                            index: Some(record.index),
-                            data,
-                        })));
-                    }
-                }
+            if self.unpacking.is_some()
+                && let Some(next) = self.unpack()
+            {
+                return Ok(Some(self.unpacked(next)));
             }
             if HOT_PATHS {
                 self.prefill();
@@ -416,14 +354,7 @@ impl<'b, S: BlockSource> Reader<'b, S> {
         match Pack::parse(data) {
             Ok(parsed) if parsed.codec() == pack::STORED => {
                 let body = range.end - parsed.body().len()..range.end;
-                self.unpacking = Some(Unpacking {
-                    offset,
-                    end,
-                    place,
-                    body,
-                    count: parsed.count(),
-                    index: 0,
-                });
+                self.unpacking = Some(Unpacker::new(offset, end, place, body, parsed.count()));
                 None
             }
             Ok(_) => None,
@@ -431,41 +362,41 @@ impl<'b, S: BlockSource> Reader<'b, S> {
         }
     }
 
-    /// Takes the next record of the pack being read, or the report that ends it.
-    fn unpack(&mut self) -> Unpacked {
-        let Some(unpacking) = self.unpacking.clone() else {
-            return Unpacked::Done;
+    /// The next record of the pack being read, located, or the report that ends the pack;
+    /// `None` once it is read (the pack is then done).
+    #[inline(always)]
+    fn unpack(&mut self) -> Option<Result<UnpackedRecord, Corruption>> {
+        let unpacking = self.unpacking.as_mut()?;
+        let place = unpacking.place();
+        let bytes = match place {
+            Place::Block => self.inner.source.block(),
+            Place::Buffer => self.assembler.record(),
         };
-        let body = self.bytes(unpacking.place, unpacking.body.clone());
-        let mut records = pack::records_from(body, unpacking.count, unpacking.index);
-        let next = records
-            .next()
-            .map(|next| next.map(|(index, data)| (index, data.len())));
-        let (rest, body_len) = (records.rest().len(), body.len());
-        let Some(next) = next else {
+        let (offset, end) = (unpacking.offset(), unpacking.end());
+        let next = unpacking.next(bytes);
+        if !matches!(next, Some(Ok(_))) {
             self.unpacking = None;
-            return Unpacked::Done;
-        };
+        }
+        Some(next?.map(|(index, data)| UnpackedRecord {
+            offset,
+            end,
+            index,
+            place,
+            data,
+        }))
+    }
+
+    /// The item for what [`unpack`](Self::unpack) found.
+    #[inline(always)]
+    fn unpacked(&self, next: Result<UnpackedRecord, Corruption>) -> Item<'_> {
         match next {
-            Ok((index, len)) => {
-                let start = unpacking.body.end - rest - len;
-                if let Some(state) = self.unpacking.as_mut() {
-                    state.body.start = unpacking.body.end - rest;
-                    state.index = index + 1;
-                }
-                Unpacked::Record(UnpackedRecord {
-                    offset: unpacking.offset,
-                    end: unpacking.end,
-                    index,
-                    place: unpacking.place,
-                    data: start..start + len,
-                })
-            }
-            Err(error) => {
-                self.unpacking = None;
-                let lost = unpacking.count - unpacking.index;
-                Unpacked::Bad(bad_pack(unpacking.offset, body_len, error, lost))
-            }
+            Ok(record) => Item::Record(Record {
+                offset: record.offset,
+                end: record.end,
+                index: Some(record.index),
+                data: self.bytes(record.place, record.data),
+            }),
+            Err(corruption) => Item::Corruption(corruption),
         }
     }
 

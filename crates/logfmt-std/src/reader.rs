@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 use std::ops::Range;
 
 use logfmt_core::assembler::{Assembler, Assembly, Room};
-use logfmt_core::pack::{self, Pack, PackError};
+use logfmt_core::pack::{self, Pack, PackError, Unpacker};
 use logfmt_core::{
     BLOCK_SIZE, BlockSource, ChunkFormat, CorruptionKind, Event, FragmentKind, FragmentReader,
     LogEnd, Oversized, ReadFormat, ReadOptions, Record, SkipKind,
@@ -173,17 +173,18 @@ enum Place {
     Decoded,
 }
 
-/// The pack whose records are being returned.
-#[derive(Debug, Clone)]
-struct Unpacking {
-    offset: u64,
-    end: u64,
-    place: Place,
-    /// What is left of its body.
-    body: Range<usize>,
-    count: u32,
-    /// The index of the next record.
-    index: u32,
+/// What [`LogReader::unpack`] took from the pack being read.
+enum Unpacked {
+    /// Its next record, at `data` of `place`.
+    Record {
+        offset: u64,
+        end: u64,
+        index: u32,
+        place: Place,
+        data: Range<usize>,
+    },
+    /// What the damage that ends it comes to under the recovery mode.
+    Step(Step),
 }
 
 /// Reads whole records and applies a [`RecoveryMode`]: LevelDB's reader, plus policy.
@@ -275,7 +276,7 @@ pub struct LogReader<S> {
     /// reported.
     held: Option<(u64, u64, Range<usize>, Form)>,
     /// The pack being read, record by record.
-    unpacking: Option<Unpacking>,
+    unpacking: Option<Unpacker<Place>>,
     /// The body of the compressed pack being read, decoded.
     decoded: Vec<u8>,
     /// The codec of RocksDB's compression record, once read.
@@ -391,17 +392,14 @@ impl<S: BlockSource> LogReader<S> {
         loop {
             if self.unpacking.is_some() {
                 match self.unpack()? {
-                    Some(Step::Single {
+                    Some(Unpacked::Record {
                         offset,
                         end,
-                        payload,
-                        ..
+                        index,
+                        place,
+                        data,
                     }) => {
-                        let Some(unpacking) = &self.unpacking else {
-                            continue;
-                        };
-                        let index = unpacking.index - 1;
-                        let data = match unpacking.place {
+                        let bytes = match place {
                             Place::Block => self.inner.get_ref().block(),
                             Place::Buffer => self.assembler.record(),
                             Place::Decoded => &self.decoded,
@@ -410,12 +408,14 @@ impl<S: BlockSource> LogReader<S> {
                             offset,
                             end,
                             index: Some(index),
-                            data: data.get(payload).unwrap_or_default(),
+                            data: bytes.get(data).unwrap_or_default(),
                         })));
                     }
-                    Some(Step::Damage(damage)) => return Ok(Some(Bounded::Damage(damage))),
-                    Some(Step::Done) => return Ok(None),
-                    Some(_) | None => continue,
+                    Some(Unpacked::Step(Step::Damage(damage))) => {
+                        return Ok(Some(Bounded::Damage(damage)));
+                    }
+                    Some(Unpacked::Step(Step::Done)) => return Ok(None),
+                    Some(Unpacked::Step(_)) | None => continue,
                 }
             }
             let step = match self.pending.pop_front() {
@@ -524,10 +524,12 @@ impl<S: BlockSource> LogReader<S> {
         match result {
             Ok(true) => Ok(true),
             Ok(false) => {
+                // Decoded as far as the limit: longer than that, by one byte at least.
+                let len = (limit.min(MAX_DECODED) as u64).saturating_add(1);
                 self.pending.push_front(Step::Oversized(Oversized {
                     offset,
                     end,
-                    len: limit as u64 + 1,
+                    len,
                     coded: true,
                 }));
                 Ok(false)
@@ -595,28 +597,16 @@ impl<S: BlockSource> LogReader<S> {
                 self.decoded = decoded;
                 match result {
                     Ok(()) => {
-                        self.unpacking = Some(Unpacking {
-                            offset,
-                            end,
-                            place: Place::Decoded,
-                            body: 0..len,
-                            count,
-                            index: 0,
-                        });
+                        self.unpacking =
+                            Some(Unpacker::new(offset, end, Place::Decoded, 0..len, count));
                         return Ok(());
                     }
                     Err(error) => (error, count),
                 }
             }
             Ok(parsed) if parsed.codec() == pack::STORED => {
-                self.unpacking = Some(Unpacking {
-                    offset,
-                    end,
-                    place,
-                    body: range.end - parsed.body().len()..range.end,
-                    count: parsed.count(),
-                    index: 0,
-                });
+                let body = range.end - parsed.body().len()..range.end;
+                self.unpacking = Some(Unpacker::new(offset, end, place, body, parsed.count()));
                 return Ok(());
             }
             Ok(parsed) => (PackError::UnknownCodec(parsed.codec()), parsed.count()),
@@ -628,57 +618,38 @@ impl<S: BlockSource> LogReader<S> {
         Ok(())
     }
 
-    /// Takes the next record of the pack being read (a `Single` step locating it, the
-    /// pack's `index` moved past it), or the damage (under the recovery mode) that ends it;
-    /// `None` once it is read to its end.
-    fn unpack(&mut self) -> Result<Option<Step>, ReadError<S::Error>> {
-        let Some(unpacking) = self.unpacking.clone() else {
+    /// Takes the next record of the pack being read, located, or the damage (under the
+    /// recovery mode) that ends it; `None` once it is read to its end.
+    fn unpack(&mut self) -> Result<Option<Unpacked>, ReadError<S::Error>> {
+        let Some(unpacking) = self.unpacking.as_mut() else {
             return Ok(None);
         };
-        let bytes = match unpacking.place {
+        let place = unpacking.place();
+        let bytes = match place {
             Place::Block => self.inner.get_ref().block(),
             Place::Buffer => self.assembler.record(),
             Place::Decoded => &self.decoded,
         };
-        let body = bytes.get(unpacking.body.clone()).unwrap_or_default();
-        let mut records = pack::records_in(body, unpacking.count - unpacking.index);
-        let next = records.next().map(|next| next.map(|(_, data)| data.len()));
-        let rest = records.rest().len();
-        let body_len = body.len();
-        match next {
+        let (offset, end) = (unpacking.offset(), unpacking.end());
+        match unpacking.next(bytes) {
             None => {
                 self.unpacking = None;
                 Ok(None)
             }
-            Some(Ok(len)) => {
-                let start = unpacking.body.end - rest - len;
-                if let Some(state) = self.unpacking.as_mut() {
-                    state.body.start = unpacking.body.end - rest;
-                    state.index += 1;
-                }
+            Some(Ok((index, data))) => {
                 self.records += 1;
-                Ok(Some(Step::Single {
-                    offset: unpacking.offset,
-                    end: unpacking.end,
-                    payload: start..start + len,
-                    form: Form::Plain,
+                Ok(Some(Unpacked::Record {
+                    offset,
+                    end,
+                    index,
+                    place,
+                    data,
                 }))
             }
-            Some(Err(error)) => {
+            Some(Err(corruption)) => {
                 self.unpacking = None;
-                let error = match error {
-                    // Counted from this record on: its index in the pack.
-                    PackError::BadLength { index } => PackError::BadLength {
-                        index: index + unpacking.index,
-                    },
-                    PackError::Short { found } => PackError::Short {
-                        found: found + unpacking.index,
-                    },
-                    other => other,
-                };
-                let lost = unpacking.count - unpacking.index;
-                let damage = bad_pack(unpacking.offset, body_len, error, lost);
-                self.damage(damage).map(Some)
+                self.damage(corruption.into())
+                    .map(|step| Some(Unpacked::Step(step)))
             }
         }
     }

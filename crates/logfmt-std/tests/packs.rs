@@ -321,4 +321,33 @@ mod compressed {
             "{item:?}"
         );
     }
+
+    /// A RocksDB-compressed record that decodes to more than any reader holds
+    /// ([`logfmt_std::MAX_DECODED`]), read with no limit of the caller's: skipped as too
+    /// large, its length given as the most that was decoded and one byte more — never an
+    /// overflow.
+    #[test]
+    fn a_compressed_record_larger_than_any_limit_is_oversized() {
+        let huge = vec![0u8; logfmt_std::MAX_DECODED + 10];
+        let log = written(
+            &WriterOptions::new().compress(Compression::rocksdb()),
+            &[huge, b"after".to_vec()],
+        );
+        assert!(log.len() < 100_000, "{}", log.len());
+        let mut reader = logfmt_std::LogReader::from_slice(&log, &ReaderOptions::new());
+        let item = reader.next_bounded(usize::MAX).unwrap();
+        assert!(
+            matches!(
+                item,
+                Some(logfmt_std::Bounded::Oversized(o))
+                    if o.coded && o.len == logfmt_std::MAX_DECODED as u64 + 1
+            ),
+            "{item:?}"
+        );
+        let item = reader.next_bounded(usize::MAX).unwrap();
+        assert!(
+            matches!(item, Some(logfmt_std::Bounded::Record(r)) if r.data == b"after"),
+            "{item:?}"
+        );
+    }
 }

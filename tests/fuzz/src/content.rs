@@ -12,9 +12,7 @@
 
 #![allow(dead_code, unreachable_pub)]
 
-use logfmt_std::content::{
-    BatchError, EditError, Field, FileField, Op, Prepare, VersionEdit, WriteBatch,
-};
+use logfmt_std::content::{BatchError, EditError, Field, FileField, Op, VersionEdit, WriteBatch};
 
 /// Checks one input.
 pub fn check(data: &[u8]) {
@@ -83,7 +81,7 @@ fn check_batch(data: &[u8]) {
     let count = ops.iter().filter(|op| op.is_data()).count() as u32;
     again.extend_from_slice(&count.to_le_bytes());
     for op in &ops {
-        encode_op(op, &mut again);
+        op.encode(&mut again);
     }
     let decoded = WriteBatch::new(&again).expect("a header");
     let reread: Result<Vec<Op<'_>>, _> = decoded.ops().collect();
@@ -161,98 +159,6 @@ fn varint(out: &mut Vec<u8>, mut value: u64) {
 fn bytes(out: &mut Vec<u8>, data: &[u8]) {
     varint(out, data.len() as u64);
     out.extend_from_slice(data);
-}
-
-fn encode_op(op: &Op<'_>, out: &mut Vec<u8>) {
-    let tag = |out: &mut Vec<u8>, plain: u8, family: u8, cf: u32| {
-        if cf == 0 {
-            out.push(plain);
-        } else {
-            out.push(family);
-            varint(out, u64::from(cf));
-        }
-    };
-    match *op {
-        Op::Put { cf, key, value } => {
-            tag(out, 0x01, 0x05, cf);
-            bytes(out, key);
-            bytes(out, value);
-        }
-        Op::Delete { cf, key } => {
-            tag(out, 0x00, 0x04, cf);
-            bytes(out, key);
-        }
-        Op::SingleDelete { cf, key } => {
-            tag(out, 0x07, 0x08, cf);
-            bytes(out, key);
-        }
-        Op::Merge { cf, key, value } => {
-            tag(out, 0x02, 0x06, cf);
-            bytes(out, key);
-            bytes(out, value);
-        }
-        Op::DeleteRange { cf, begin, end } => {
-            tag(out, 0x0f, 0x0e, cf);
-            bytes(out, begin);
-            bytes(out, end);
-        }
-        Op::BlobIndex { cf, key, index } => {
-            tag(out, 0x11, 0x10, cf);
-            bytes(out, key);
-            bytes(out, index);
-        }
-        Op::PutEntity { cf, key, columns } => {
-            tag(out, 0x16, 0x17, cf);
-            bytes(out, key);
-            bytes(out, columns);
-        }
-        Op::TimedPut {
-            cf,
-            key,
-            value,
-            write_time,
-        } => {
-            tag(out, 0x18, 0x19, cf);
-            bytes(out, key);
-            let mut packed = value.to_vec();
-            packed.extend_from_slice(&write_time.to_le_bytes());
-            bytes(out, &packed);
-        }
-        Op::LogData { blob } => {
-            out.push(0x03);
-            bytes(out, blob);
-        }
-        Op::BeginPrepare { kind } => out.push(match kind {
-            Prepare::Committed => 0x09,
-            Prepare::Persisted => 0x12,
-            _ => 0x13,
-        }),
-        Op::EndPrepare { xid } => {
-            out.push(0x0a);
-            bytes(out, xid);
-        }
-        Op::Commit {
-            xid,
-            timestamp: None,
-        } => {
-            out.push(0x0b);
-            bytes(out, xid);
-        }
-        Op::Commit {
-            xid,
-            timestamp: Some(ts),
-        } => {
-            out.push(0x15);
-            bytes(out, ts);
-            bytes(out, xid);
-        }
-        Op::Rollback { xid } => {
-            out.push(0x0c);
-            bytes(out, xid);
-        }
-        Op::Noop => out.push(0x0d),
-        other => panic!("no encoding for {other:?}"),
-    }
 }
 
 /// Whether [`encode_field`] encodes `field`.

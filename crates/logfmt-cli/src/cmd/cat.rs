@@ -79,6 +79,9 @@ pub(crate) struct CatArgs {
     follow: bool,
     #[command(flatten)]
     read: ReadArgs,
+    // Used with --output json, for records printed raw (not decoded).
+    #[command(flatten)]
+    threads: crate::parallel::ThreadsArg,
     /// The log files to read (`-`: standard input; a directory: a database).
     #[arg(value_name = "FILE", required = true)]
     files: Vec<PathBuf>,
@@ -166,6 +169,21 @@ fn cat(
     } else {
         UNLIMITED
     };
+    // JSON lines of raw records: a large clean log is printed on every core.
+    if output == OutputFormat::Json
+        && content == Content::Raw
+        && !follow
+        && crate::parallel::print_clean(
+            &input,
+            &options,
+            args.threads.count(),
+            limit,
+            out,
+            |buffer, offset, index, data| Ok(output.write_record(buffer, offset, index, data)?),
+        )?
+    {
+        return Ok(());
+    }
     let mut printer = crate::decode::Printer::default();
     let shared = std::cell::RefCell::new((&mut *out, None));
     let mut visit = |found: Found<'_>| -> Result<(), CliError> {
@@ -212,15 +230,17 @@ fn cat(
                 data,
             } => output.write_record(out, input.offset(offset), index, data)?,
             Found::Oversized(record) if record.coded => {
-                // A pack is read whole to read its records: not streamed.
+                // A pack, or a compressed record, is decoded whole: not streamed.
                 out.flush()?;
                 super::say(
                     log.path(),
                     &format!(
-                        "offset {}: a pack of {} bytes, more than --buffer-limit: its \
-                             records were not printed",
+                        "offset {}: a pack or compressed record of {} bytes or more once \
+                             decoded, more than --buffer-limit (or the {} MiB any record is \
+                             decoded to): not printed",
                         input.offset(record.offset),
-                        record.len
+                        record.len,
+                        logfmt_std::MAX_DECODED >> 20
                     ),
                 );
             }

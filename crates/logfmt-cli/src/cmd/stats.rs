@@ -59,6 +59,8 @@ pub(crate) struct StatsArgs {
     /// WriteBatches, MANIFEST-NNNNNN VersionEdits), raw (nothing), write-batch, version-edit.
     #[arg(long, value_enum, value_name = "WHAT", default_value_t)]
     decode: crate::decode::Decode,
+    #[command(flatten)]
+    threads: crate::parallel::ThreadsArg,
     /// The log files (`-`: standard input; a directory: a LevelDB or RocksDB database, its
     /// MANIFEST and live write-ahead logs).
     #[arg(value_name = "FILE", required = true)]
@@ -85,18 +87,13 @@ impl BlockSource for Counted<'_> {
         let block = self.source.block();
         let block_start = self.input.block_offset(self.place);
         self.place += 1;
-        if !block.is_empty() {
-            self.layout.blocks += 1;
-            self.layout.bytes += block.len() as u64;
-            if self.ended {
-                return Ok(());
-            }
-            for item in BlockParser::new(block).rules(self.view.rules) {
-                self.view.decide(&item);
-                self.layout.count(block_start, &item);
-                self.ended |= matches!(item, Parsed::OldRecord { .. });
-            }
-        }
+        count_block(
+            &mut self.layout,
+            &mut self.view,
+            &mut self.ended,
+            block_start,
+            block,
+        );
         Ok(())
     }
 
@@ -116,6 +113,64 @@ impl BlockSource for Counted<'_> {
 /// Record sizes, as a histogram: the exact median in memory that grows with the number of
 /// distinct sizes, not of records (a log of n distinct sizes holds at least n²/2 bytes of
 /// payload, so at most about the square root of twice the log's size).
+/// Counts the chunks of the block at file offset `block_start` in `layout` (nothing but its
+/// size once the log has `ended` at an old record), deciding the format in `view`.
+fn count_block(
+    layout: &mut Layout,
+    view: &mut View,
+    ended: &mut bool,
+    block_start: u64,
+    block: &[u8],
+) {
+    if block.is_empty() {
+        return;
+    }
+    layout.blocks += 1;
+    layout.bytes += block.len() as u64;
+    if *ended {
+        return;
+    }
+    for item in BlockParser::new(block).rules(view.rules) {
+        view.decide(&item);
+        layout.count(block_start, &item);
+        *ended |= matches!(item, Parsed::OldRecord { .. });
+    }
+}
+
+/// What `stats` counts of the records of one part of a log read on several threads
+/// ([`crate::parallel`]).
+#[derive(Debug, Default)]
+struct Part {
+    sizes: Sizes,
+    tally: crate::decode::Tally,
+    packed: (u64, u64),
+    /// Whether the part's first record decodes as the content named (see `verify`).
+    first_decodes: Option<bool>,
+}
+
+impl Part {
+    fn add(&mut self, content: crate::decode::Content, confirmed: bool, found: Found<'_>) {
+        use crate::decode::Content;
+        match found {
+            Found::Record { data, index, .. } => {
+                self.sizes.add(data.len() as u64);
+                if !confirmed && self.first_decodes.is_none() {
+                    self.first_decodes = Some(crate::decode::decodes(content, data));
+                }
+                if content != Content::Raw {
+                    self.tally.add(content, data);
+                }
+                if index.is_some() {
+                    self.packed.0 += 1;
+                    self.packed.1 += HEADER_SIZE as u64 + data.len() as u64;
+                }
+            }
+            Found::Oversized(record) => self.sizes.add(record.len),
+            Found::Damage(_) | Found::ReadError { .. } => {}
+        }
+    }
+}
+
 #[derive(Debug, Default)]
 struct Sizes {
     /// How many records have each size.
@@ -132,6 +187,15 @@ impl Sizes {
     }
 
     /// The smallest, the median (the lower one of an even count) and the largest size.
+    /// Adds the sizes `other` counted.
+    fn merge(&mut self, other: Self) {
+        for (size, n) in other.counts {
+            *self.counts.entry(size).or_insert(0) += n;
+        }
+        self.count += other.count;
+        self.total = self.total.saturating_add(other.total);
+    }
+
     fn min_median_max(&self) -> Option<(u64, u64, u64)> {
         let min = *self.counts.keys().next()?;
         let max = *self.counts.keys().next_back()?;
@@ -167,68 +231,107 @@ fn run_one(
     // What the records hold, as `cat` decodes it: by name, confirmed by the first record.
     let mut content = args.decode.content(&target.path, target.kind);
     let mut confirmed = args.decode != Decode::Auto || content == Content::Raw;
-    let mut tally = Tally::default();
     let log = &input.log;
     let (view, read) = View::new(&input, args.erased, &args.format)?;
-    let source = Counted {
-        source: input.source()?,
-        input: &input,
-        view,
-        layout: Layout::default(),
-        place: 0,
-        ended: false,
-    };
     let options = ReaderOptions::new()
         .read(read)
         .recovery(RecoveryMode::SkipAnyCorruptedRecords);
-    let mut reader = LogReader::new(source, &options);
+    let threads = args.threads.count();
+    // A large clean log, on every core: its records by ranges, its chunks by runs of blocks.
+    let in_parts = crate::parallel::scan_clean(
+        &input,
+        &options,
+        threads,
+        COUNTING,
+        |part: &mut Part, found| part.add(content, confirmed, found),
+    )?;
+    let layouts = match in_parts {
+        Some(_) => crate::parallel::blocks(log, threads, |layout: &mut Layout, start, block| {
+            let mut view = view;
+            count_block(layout, &mut view, &mut false, start, block);
+        })?,
+        None => None,
+    };
     let mut sizes = Sizes::default();
+    let mut tally = Tally::default();
     // Records read from packs, and what they would cost as plain records.
     let mut packed = (0u64, 0u64);
     let mut damage: Vec<Damage> = Vec::new();
-    let mut read_error = None;
-    let progress = Progress::bytes("stats", log.len_at_open());
-    // Only sizes are needed: records are held only up to the counting limit (packs are read).
-    let outcome = scan(
-        &mut reader,
-        &progress,
-        COUNTING,
-        |found| -> Result<(), CliError> {
-            match found {
-                Found::Record { data, index, .. } => {
-                    sizes.add(data.len() as u64);
-                    if !confirmed {
-                        confirmed = true;
-                        if !crate::decode::decodes(content, data) {
-                            content = Content::Raw;
+    let (outcome, stale, layout) = if let (Some(clean), Some(layouts)) = (in_parts, layouts) {
+        // The first record decides the content, as below.
+        let decodes = clean.ranges.iter().find_map(|part| part.first_decodes);
+        if decodes == Some(false) {
+            content = Content::Raw;
+        }
+        for part in clean.ranges {
+            sizes.merge(part.sizes);
+            if decodes != Some(false) {
+                tally.merge(part.tally);
+            }
+            packed.0 += part.packed.0;
+            packed.1 += part.packed.1;
+        }
+        let mut layout = Layout::default();
+        for part in &layouts {
+            layout.merge(part);
+        }
+        (clean.outcome, clean.stale, layout)
+    } else {
+        let source = Counted {
+            source: input.source()?,
+            input: &input,
+            view,
+            layout: Layout::default(),
+            place: 0,
+            ended: false,
+        };
+        let mut reader = LogReader::new(source, &options);
+        let mut read_error = None;
+        let progress = Progress::bytes("stats", log.len_at_open());
+        // Only sizes are needed: records are held only up to the counting limit (packs are
+        // read).
+        let outcome = scan(
+            &mut reader,
+            &progress,
+            COUNTING,
+            |found| -> Result<(), CliError> {
+                match found {
+                    Found::Record { data, index, .. } => {
+                        sizes.add(data.len() as u64);
+                        if !confirmed {
+                            confirmed = true;
+                            if !crate::decode::decodes(content, data) {
+                                content = Content::Raw;
+                            }
+                        }
+                        if content != Content::Raw {
+                            tally.add(content, data);
+                        }
+                        if index.is_some() {
+                            // What it would cost as a plain record: a header and its bytes.
+                            packed.0 += 1;
+                            packed.1 += HEADER_SIZE as u64 + data.len() as u64;
                         }
                     }
-                    if content != Content::Raw {
-                        tally.add(content, data);
-                    }
-                    if index.is_some() {
-                        // What it would cost as a plain record: a header and its bytes.
-                        packed.0 += 1;
-                        packed.1 += HEADER_SIZE as u64 + data.len() as u64;
-                    }
+                    Found::Oversized(record) => sizes.add(record.len),
+                    Found::Damage(d) => damage.push(d),
+                    Found::ReadError { error, .. } => read_error = Some(error),
                 }
-                Found::Oversized(record) => sizes.add(record.len),
-                Found::Damage(d) => damage.push(d),
-                Found::ReadError { error, .. } => read_error = Some(error),
-            }
-            Ok(())
-        },
-    )?;
-    drop(progress);
-    if let Some(error) = read_error {
-        return Err(log.read_error(error).into());
-    }
-    // The reader stops at an old record: the rest of the file is read (and its layout
-    // counted) to count the stale bytes.
-    let stale = if input.ring.is_none() {
-        StaleTail::after(&mut reader, None).map_err(|e| log.read_error(e))?
-    } else {
-        None
+                Ok(())
+            },
+        )?;
+        drop(progress);
+        if let Some(error) = read_error {
+            return Err(log.read_error(error).into());
+        }
+        // The reader stops at an old record: the rest of the file is read (and its layout
+        // counted) to count the stale bytes.
+        let stale = if input.ring.is_none() {
+            StaleTail::after(&mut reader, None).map_err(|e| log.read_error(e))?
+        } else {
+            None
+        };
+        (outcome, stale, reader.into_inner().layout)
     };
     let mut tail = outcome.tail.map(|t| input.damage(t));
     // Zeros to the end of the file: neither a torn tail nor damage (told as `verify` and `dump`
@@ -242,7 +345,6 @@ fn run_one(
         tail = None;
     }
     let pebble_eof = stale.is_some_and(|s| crate::story::is_pebble_eof_trailer(log, &s));
-    let layout = reader.into_inner().layout;
     let record_size = sizes.min_median_max();
     let payload = sizes.total;
     let damaged: u64 = damage.iter().map(|d| d.bytes).sum();

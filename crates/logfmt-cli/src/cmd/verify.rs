@@ -72,10 +72,48 @@ pub(crate) struct VerifyArgs {
     summary: bool,
     #[command(flatten)]
     read: ReadArgs,
+    #[command(flatten)]
+    threads: crate::parallel::ThreadsArg,
     /// The log files (`-`: standard input; a directory: a LevelDB or RocksDB database, its
     /// MANIFEST and live write-ahead logs).
     #[arg(value_name = "FILE", required = true)]
     files: Vec<PathBuf>,
+}
+
+/// What `verify` counts in one range of a log read on several threads
+/// ([`crate::parallel`]; no ring image there, so offsets are file offsets).
+#[derive(Debug, Default)]
+struct Tally {
+    records: u64,
+    payload_bytes: u64,
+    /// Records whose content does not decode, as `content` (the first record may yet turn
+    /// it to raw: [`first_decodes`](Self::first_decodes)).
+    undecoded: Vec<(u64, String)>,
+    /// Whether the range's first record decodes as `content`, where the content is not
+    /// confirmed yet: the first range with a record tells it for the log.
+    first_decodes: Option<bool>,
+}
+
+impl Tally {
+    fn add(&mut self, content: Content, confirmed: bool, found: Found<'_>) {
+        let (offset, data) = match found {
+            Found::Record { offset, data, .. } => (offset, data),
+            Found::Oversized(record) => {
+                self.records += 1;
+                self.payload_bytes += record.len;
+                return;
+            }
+            Found::Damage(_) | Found::ReadError { .. } => return,
+        };
+        self.records += 1;
+        self.payload_bytes += data.len() as u64;
+        if !confirmed && self.first_decodes.is_none() {
+            self.first_decodes = Some(crate::decode::decodes(content, data));
+        }
+        if let Some(error) = crate::decode::first_error(content, data) {
+            self.undecoded.push((offset, error.to_string()));
+        }
+    }
 }
 
 /// What `verify` found.
@@ -433,51 +471,75 @@ fn run_one(
     let mut content = args.decode.content(&target.path, target.kind);
     let mut confirmed = args.decode != Decode::Auto || content == Content::Raw;
     let mut read_error = None;
-    let progress = Progress::bytes("verify", log.len_at_open());
-    // Records are only counted: held only up to the counting limit (packs are read).
-    let outcome = scan(
-        &mut reader,
-        &progress,
+    let clean = crate::parallel::scan_clean(
+        &input,
+        &options,
+        args.threads.count(),
         COUNTING,
-        |found| -> Result<(), CliError> {
-            match found {
-                Found::Record { data, offset, .. } => {
-                    summary.records += 1;
-                    summary.payload_bytes += data.len() as u64;
-                    if !confirmed {
-                        confirmed = true;
-                        if !crate::decode::decodes(content, data) {
-                            content = Content::Raw;
+        |tally: &mut Tally, found| tally.add(content, confirmed, found),
+    )?;
+    let (outcome, stale) = if let Some(clean) = clean {
+        // The first record decides the content, as below.
+        let decodes = clean.ranges.iter().find_map(|t| t.first_decodes);
+        for tally in clean.ranges {
+            summary.records += tally.records;
+            summary.payload_bytes += tally.payload_bytes;
+            if decodes != Some(false) {
+                summary.undecoded.extend(tally.undecoded);
+            }
+        }
+        (clean.outcome, Some(clean.stale))
+    } else {
+        let progress = Progress::bytes("verify", log.len_at_open());
+        // Records are only counted: held only up to the counting limit (packs are read).
+        let outcome = scan(
+            &mut reader,
+            &progress,
+            COUNTING,
+            |found| -> Result<(), CliError> {
+                match found {
+                    Found::Record { data, offset, .. } => {
+                        summary.records += 1;
+                        summary.payload_bytes += data.len() as u64;
+                        if !confirmed {
+                            confirmed = true;
+                            if !crate::decode::decodes(content, data) {
+                                content = Content::Raw;
+                            }
+                        }
+                        if let Some(error) = crate::decode::first_error(content, data) {
+                            summary
+                                .undecoded
+                                .push((input.offset(offset), error.to_string()));
                         }
                     }
-                    if let Some(error) = crate::decode::first_error(content, data) {
+                    Found::Oversized(record) => {
+                        summary.records += 1;
+                        summary.payload_bytes += record.len;
+                    }
+                    Found::Damage(damage) => summary.damage.push(input.damage(damage)),
+                    Found::ReadError { error, corruption } => {
                         summary
-                            .undecoded
-                            .push((input.offset(offset), error.to_string()));
+                            .damage
+                            .extend(corruption.map(|c| input.damage(c.into())));
+                        read_error = Some(error);
                     }
                 }
-                Found::Oversized(record) => {
-                    summary.records += 1;
-                    summary.payload_bytes += record.len;
-                }
-                Found::Damage(damage) => summary.damage.push(input.damage(damage)),
-                Found::ReadError { error, corruption } => {
-                    summary
-                        .damage
-                        .extend(corruption.map(|c| input.damage(c.into())));
-                    read_error = Some(error);
-                }
-            }
-            Ok(())
-        },
-    )?;
-    drop(progress);
+                Ok(())
+            },
+        )?;
+        drop(progress);
+        (outcome, None)
+    };
     summary
         .damage
         .extend(outcome.failed_on.map(|d| input.damage(d)));
     summary.tail = outcome.tail.map(|d| input.damage(d));
     if input.ring.is_none() {
-        summary.stale = StaleTail::in_file(log, &mut reader)?;
+        summary.stale = match stale {
+            Some(stale) => stale,
+            None => StaleTail::in_file(log, &mut reader)?,
+        };
         // Zeros to the end of the file are not a torn record, nor damage.
         if let Some(tail) = summary.tail
             && let Some(zeros) = crate::story::classify(log, &tail)

@@ -6,12 +6,14 @@
 use core::ops::Range;
 
 use crate::block::{ChunkRules, Parsed, parse_chunk};
-use crate::block::{FlashGap, chunks_from, flash_gap};
+use crate::block::{FlashGap, chunks_from, damaged_pack_end, flash_gap};
 use crate::error::{Corruption, CorruptionKind};
 use crate::format::{
-    BLOCK_SIZE, HEADER_SIZE, HOT_PATHS, RECYCLABLE_HEADER_SIZE, RESUME_TYPE, RING_TYPE,
+    BLOCK_SIZE, FragmentKind, HEADER_SIZE, HOT_PATHS, RECYCLABLE_HEADER_SIZE, RESUME_TYPE,
+    RING_TYPE, RecordType, TYPE_FIELD,
 };
 use crate::options::ReadOptions;
+use crate::pack::{self, PackError};
 use crate::skip::{Skip, SkipKind};
 
 /// The size of the smallest header a writer of the format would not start in a block's last
@@ -380,9 +382,19 @@ impl Cursor {
             Parsed::BadLength { .. } => Phys::Bad(Some(
                 self.drop_rest(header_offset, CorruptionKind::BadRecordLength),
             )),
-            Parsed::ChecksumMismatch { .. } => Phys::Bad(Some(
-                self.drop_rest(header_offset, CorruptionKind::ChecksumMismatch),
-            )),
+            Parsed::ChecksumMismatch { offset, .. } => {
+                match damaged_pack_end(block, offset, self.eof, rules) {
+                    // A pack chunk damaged in place: only that chunk is dropped.
+                    Some(end) => {
+                        self.pos = end;
+                        let kind = damaged_pack_kind(block, offset, end);
+                        Phys::Bad(Some(self.drop(header_offset, (end - offset) as u64, kind)))
+                    }
+                    None => Phys::Bad(Some(
+                        self.drop_rest(header_offset, CorruptionKind::ChecksumMismatch),
+                    )),
+                }
+            }
         }
     }
 
@@ -555,6 +567,25 @@ impl Cursor {
             }),
             _ => None,
         }
+    }
+}
+
+/// What a pack chunk damaged in place (`offset..end` of `block`) is reported as: the pack lost
+/// with its records if the chunk begins the pack and its count reads as one, a checksum
+/// mismatch otherwise (the records of a pack begun earlier are counted where it is cut).
+fn damaged_pack_kind(block: &[u8], offset: usize, end: usize) -> CorruptionKind {
+    let begins = block
+        .get(offset + TYPE_FIELD)
+        .and_then(|&t| RecordType::try_from(t).ok())
+        .and_then(RecordType::fragment_kind)
+        .is_some_and(|kind| matches!(kind, FragmentKind::Full | FragmentKind::First));
+    let payload = block.get(offset + HEADER_SIZE..end).unwrap_or_default();
+    match pack::declared_count(payload) {
+        Some(lost) if begins => CorruptionKind::BadPack {
+            error: PackError::Checksum,
+            lost,
+        },
+        _ => CorruptionKind::ChecksumMismatch,
     }
 }
 

@@ -23,6 +23,7 @@ use crate::format::{
     LENGTH_FIELD, RecordType, SET_COMPRESSION_TYPE, TYPE_FIELD,
 };
 use crate::options::{LogEnd, ReadOptions};
+use crate::pack::{self, PackError};
 use crate::skip::{Skip, SkipKind};
 
 /// What the driver must do, or what the decoder found.
@@ -97,6 +98,9 @@ enum State {
         len: u64,
         /// It is a [pack](crate::pack).
         pack: bool,
+        /// The record count its first chunk declares, if it is a pack and the count is there:
+        /// reported as lost if the pack is cut.
+        count: Option<u32>,
     },
 }
 
@@ -234,10 +238,21 @@ impl Decoder {
 
     /// Abandons the record in progress, if any, reporting it as `kind` if it had bytes.
     fn abort(&mut self, kind: Option<CorruptionKind>) -> Option<Step> {
-        let State::InRecord { offset, len, .. } = self.state else {
+        let State::InRecord {
+            offset, len, count, ..
+        } = self.state
+        else {
             return None;
         };
         self.state = State::Idle;
+        // A pack cut by damage or by a new record: lost with its records, if its count is known.
+        let kind = match (kind, count) {
+            (Some(_), Some(lost)) => Some(CorruptionKind::BadPack {
+                error: PackError::Incomplete,
+                lost,
+            }),
+            (kind, _) => kind,
+        };
         // As LevelDB: a record cut by damage is reported even when empty (an empty FIRST, then
         // a bad chunk: "error in middle of record", 0 bytes); one cut by a new record only when
         // it had bytes (the tolerance for an old writer bug).
@@ -372,7 +387,16 @@ impl Decoder {
                     .flatten()
                     .filter(|_| payload.len() == 4)
                     .map(u32::from_le_bytes);
-                self.chunk(record_type, log_number, header_offset, payload, codec)
+                // A pack's record count, in its first chunk.
+                let count = block.get(payload.clone()).and_then(pack::declared_count);
+                self.chunk(
+                    record_type,
+                    log_number,
+                    header_offset,
+                    payload,
+                    codec,
+                    count,
+                )
             }
         })
     }
@@ -480,6 +504,7 @@ impl Decoder {
         header_offset: u64,
         payload: Range<usize>,
         codec: Option<u32>,
+        count: Option<u32>,
     ) -> Step {
         self.rules.decide(record_type, log_number);
         let class = self.rules.classify(record_type);
@@ -538,6 +563,7 @@ impl Decoder {
                         offset: header_offset,
                         len,
                         pack,
+                        count: count.filter(|_| pack),
                     };
                 }
                 let step = fragment(kind, header_offset);
@@ -562,6 +588,7 @@ impl Decoder {
                     offset,
                     len: sofar,
                     pack: in_pack,
+                    count,
                 } = self.state
                 else {
                     return without_start(self);
@@ -585,6 +612,7 @@ impl Decoder {
                         offset,
                         len: sofar + len,
                         pack,
+                        count,
                     }
                 };
                 return fragment(kind, offset);

@@ -93,8 +93,7 @@ impl<'a> Cursor<'a> {
     }
 }
 
-/// Appends `value` as a varint (test encoders).
-#[cfg(test)]
+/// Appends `value` as a varint.
 pub(crate) fn put_varint(out: &mut Vec<u8>, mut value: u64) {
     while value >= 0x80 {
         out.push((value as u8) | 0x80);
@@ -103,8 +102,7 @@ pub(crate) fn put_varint(out: &mut Vec<u8>, mut value: u64) {
     out.push(value as u8);
 }
 
-/// Appends a varint32-length-prefixed slice (test encoders).
-#[cfg(test)]
+/// Appends a varint32-length-prefixed slice.
 pub(crate) fn put_slice(out: &mut Vec<u8>, data: &[u8]) {
     put_varint(out, data.len() as u64);
     out.extend_from_slice(data);

@@ -29,7 +29,7 @@
 
 use std::fmt;
 
-use super::coding::Cursor;
+use super::coding::{Cursor, put_slice, put_varint};
 
 /// The bytes of a `WriteBatch` header: the sequence number (fixed64) and the count (fixed32).
 ///
@@ -479,6 +479,110 @@ impl<'a> Op<'a> {
     pub fn is_data(&self) -> bool {
         self.cf().is_some()
     }
+
+    /// Appends the operation's bytes as RocksDB's `WriteBatch` encodes it (LevelDB's, for the
+    /// operations LevelDB has, in column family 0): the tag, with the column family after the
+    /// family tag when `cf` is not 0, then each field (length-prefixed byte strings, a
+    /// `TimedPut`'s write time after its value).
+    ///
+    /// ```
+    /// use logfmt_std::content::Op;
+    ///
+    /// let mut out = Vec::new();
+    /// Op::Put { cf: 0, key: b"k", value: b"v" }.encode(&mut out);
+    /// Op::Delete { cf: 2, key: b"k" }.encode(&mut out);
+    /// assert_eq!(out, b"\x01\x01k\x01v\x04\x02\x01k");
+    /// ```
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        let tagged = |out: &mut Vec<u8>, plain: u8, with_cf: u8, cf: u32| {
+            if cf == 0 {
+                out.push(plain);
+            } else {
+                out.push(with_cf);
+                put_varint(out, u64::from(cf));
+            }
+        };
+        match *self {
+            Op::Put { cf, key, value } => {
+                tagged(out, 0x01, 0x05, cf);
+                put_slice(out, key);
+                put_slice(out, value);
+            }
+            Op::Delete { cf, key } => {
+                tagged(out, 0x00, 0x04, cf);
+                put_slice(out, key);
+            }
+            Op::SingleDelete { cf, key } => {
+                tagged(out, 0x07, 0x08, cf);
+                put_slice(out, key);
+            }
+            Op::Merge { cf, key, value } => {
+                tagged(out, 0x02, 0x06, cf);
+                put_slice(out, key);
+                put_slice(out, value);
+            }
+            Op::DeleteRange { cf, begin, end } => {
+                tagged(out, 0x0f, 0x0e, cf);
+                put_slice(out, begin);
+                put_slice(out, end);
+            }
+            Op::BlobIndex { cf, key, index } => {
+                tagged(out, 0x11, 0x10, cf);
+                put_slice(out, key);
+                put_slice(out, index);
+            }
+            Op::PutEntity { cf, key, columns } => {
+                tagged(out, 0x16, 0x17, cf);
+                put_slice(out, key);
+                put_slice(out, columns);
+            }
+            Op::TimedPut {
+                cf,
+                key,
+                value,
+                write_time,
+            } => {
+                tagged(out, 0x18, 0x19, cf);
+                put_slice(out, key);
+                let mut packed = value.to_vec();
+                packed.extend_from_slice(&write_time.to_le_bytes());
+                put_slice(out, &packed);
+            }
+            Op::LogData { blob } => {
+                out.push(0x03);
+                put_slice(out, blob);
+            }
+            Op::BeginPrepare { kind } => out.push(match kind {
+                Prepare::Committed => 0x09,
+                Prepare::Persisted => 0x12,
+                Prepare::Unprepared => 0x13,
+            }),
+            Op::EndPrepare { xid } => {
+                out.push(0x0a);
+                put_slice(out, xid);
+            }
+            Op::Commit {
+                xid,
+                timestamp: None,
+            } => {
+                out.push(0x0b);
+                put_slice(out, xid);
+            }
+            Op::Commit {
+                xid,
+                timestamp: Some(ts),
+            } => {
+                out.push(0x15);
+                put_slice(out, ts);
+                put_slice(out, xid);
+            }
+            Op::Rollback { xid } => {
+                out.push(0x0c);
+                put_slice(out, xid);
+            }
+            Op::Noop => out.push(0x0d),
+        }
+    }
 }
 
 /// Why a [`WriteBatch`] could not be read in full. Offsets are in bytes from the start of the
@@ -661,7 +765,6 @@ fn read_op<'a>(cursor: &mut Cursor<'a>, offset: usize) -> Result<Op<'a>, BatchEr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::content::coding::{put_slice, put_varint};
     use proptest::prelude::*;
 
     /// A batch of `count` declared operations whose encoded operations are `body`.
@@ -675,99 +778,6 @@ mod tests {
     /// Every operation of `record`, or the first error.
     fn all(record: &[u8]) -> Result<Vec<Op<'_>>, BatchError> {
         WriteBatch::new(record)?.ops().collect()
-    }
-
-    /// Encodes `op` as RocksDB's `WriteBatch` does (an independent test encoder): the
-    /// column-family tag when `cf` is not 0.
-    fn encode(op: &Op<'_>, out: &mut Vec<u8>) {
-        let tagged = |out: &mut Vec<u8>, plain: u8, with_cf: u8, cf: u32| {
-            if cf == 0 {
-                out.push(plain);
-            } else {
-                out.push(with_cf);
-                put_varint(out, u64::from(cf));
-            }
-        };
-        match *op {
-            Op::Put { cf, key, value } => {
-                tagged(out, 0x01, 0x05, cf);
-                put_slice(out, key);
-                put_slice(out, value);
-            }
-            Op::Delete { cf, key } => {
-                tagged(out, 0x00, 0x04, cf);
-                put_slice(out, key);
-            }
-            Op::SingleDelete { cf, key } => {
-                tagged(out, 0x07, 0x08, cf);
-                put_slice(out, key);
-            }
-            Op::Merge { cf, key, value } => {
-                tagged(out, 0x02, 0x06, cf);
-                put_slice(out, key);
-                put_slice(out, value);
-            }
-            Op::DeleteRange { cf, begin, end } => {
-                tagged(out, 0x0f, 0x0e, cf);
-                put_slice(out, begin);
-                put_slice(out, end);
-            }
-            Op::BlobIndex { cf, key, index } => {
-                tagged(out, 0x11, 0x10, cf);
-                put_slice(out, key);
-                put_slice(out, index);
-            }
-            Op::PutEntity { cf, key, columns } => {
-                tagged(out, 0x16, 0x17, cf);
-                put_slice(out, key);
-                put_slice(out, columns);
-            }
-            Op::TimedPut {
-                cf,
-                key,
-                value,
-                write_time,
-            } => {
-                tagged(out, 0x18, 0x19, cf);
-                put_slice(out, key);
-                let mut packed = value.to_vec();
-                packed.extend_from_slice(&write_time.to_le_bytes());
-                put_slice(out, &packed);
-            }
-            Op::LogData { blob } => {
-                out.push(0x03);
-                put_slice(out, blob);
-            }
-            Op::BeginPrepare { kind } => out.push(match kind {
-                Prepare::Committed => 0x09,
-                Prepare::Persisted => 0x12,
-                Prepare::Unprepared => 0x13,
-            }),
-            Op::EndPrepare { xid } => {
-                out.push(0x0a);
-                put_slice(out, xid);
-            }
-            Op::Commit {
-                xid,
-                timestamp: None,
-            } => {
-                out.push(0x0b);
-                put_slice(out, xid);
-            }
-            Op::Commit {
-                xid,
-                timestamp: Some(ts),
-            } => {
-                out.push(0x15);
-                put_slice(out, ts);
-                put_slice(out, xid);
-            }
-            Op::Rollback { xid } => {
-                out.push(0x0c);
-                put_slice(out, xid);
-            }
-            Op::Noop => out.push(0x0d),
-        }
     }
 
     /// Each tag alone, as bytes written out by hand from RocksDB's `WriteBatch` encoding.
@@ -918,7 +928,7 @@ mod tests {
             let record = batch(9, count, bytes);
             assert_eq!(all(&record), Ok(vec![*op]), "{bytes:02x?}");
             let mut encoded = Vec::new();
-            encode(op, &mut encoded);
+            op.encode(&mut encoded);
             assert_eq!(&encoded, bytes, "{op:?}");
         }
     }
@@ -1120,7 +1130,7 @@ mod tests {
             let ops: Vec<Op<'_>> = ops.iter().map(Owned::op).collect();
             let mut body = Vec::new();
             for op in &ops {
-                encode(op, &mut body);
+                op.encode(&mut body);
             }
             let count = ops.iter().filter(|op| op.is_data()).count() as u32;
             let record = batch(sequence, count, &body);
