@@ -2,9 +2,10 @@
 //! `tests/fuzz/` (libFuzzer, nightly), each for N seconds; `--miri` also runs the core's unit
 //! tests under Miri.
 //!
-//! Installs what it needs, loudly failing if it cannot: the nightly toolchain (`rustup toolchain
-//! install nightly --profile minimal`), `cargo-fuzz` (`cargo install cargo-fuzz --locked`) and,
-//! for `--miri`, the `miri` and `rust-src` components.
+//! Installs what it needs, loudly failing if it cannot: a C++ compiler for libFuzzer (Debian's
+//! `g++`), the pinned nightly toolchain with Miri and rust-src ([`NIGHTLY`]: `rustup toolchain
+//! install nightly-YYYY-MM-DD --profile minimal --component miri --component rust-src`) and
+//! `cargo-fuzz` (`cargo install cargo-fuzz --locked`).
 //!
 //! Each target starts from the committed seeds (`tests/fuzz/corpus/<target>/`) and a working
 //! corpus kept between runs in `target/fuzz/corpus/<target>/` (new inputs go there, never into
@@ -99,6 +100,8 @@ pub(crate) fn ci() -> Result {
 
 /// Runs each of `targets` for `seconds`, then prints a summary; fails at the first crash.
 fn fuzz(targets: &[&str], seconds: u64) -> Result {
+    // libfuzzer-sys compiles libFuzzer, which is C++.
+    crate::apt::ensure_commands(&[("c++", "g++")])?;
     ensure_cargo_tool(&CARGO_FUZZ)?;
     let mut done: Vec<(&str, Duration, Option<u64>)> = Vec::new();
     for &target in targets {

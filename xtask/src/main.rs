@@ -16,6 +16,7 @@ mod firmware;
 mod fuzz;
 mod interop;
 mod man;
+mod package;
 mod soak;
 mod tasks;
 mod toolchain;

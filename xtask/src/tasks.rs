@@ -7,9 +7,10 @@ use std::time::{Duration, Instant};
 
 use crate::cmd::{Cmd, Error, Result, banner, fmt_duration};
 use crate::toolchain::{
-    CARGO_SHEAR, THUMB_TARGETS, THUMBV7EM, THUMBV7M, ensure_cargo_tool, ensure_targets,
+    CARGO_SHEAR, MSRV, THUMB_TARGETS, THUMBV7EM, THUMBV7M, ensure_cargo_tool, ensure_targets,
+    ensure_toolchain,
 };
-use crate::{firmware, fuzz, interop, soak};
+use crate::{firmware, fuzz, interop, package, soak};
 
 /// One `cargo xtask <name>` subcommand.
 pub(crate) struct Task {
@@ -75,7 +76,7 @@ pub(crate) const TASKS: &[Task] = &[
         name: "test",
         aliases: &[],
         flags: &[],
-        about: "cargo test --workspace, then logfmt-core with --no-default-features",
+        about: "cargo test --workspace, then logfmt-core and logfmt-std with --no-default-features",
         run: |_| test(),
     },
     Task {
@@ -91,6 +92,22 @@ pub(crate) const TASKS: &[Task] = &[
         flags: &[],
         about: "install the thumbv7 targets if needed; build logfmt-core for them",
         run: |_| targets(),
+    },
+    Task {
+        name: "msrv",
+        aliases: &[],
+        flags: &[],
+        about: "cargo check of logfmt-core, -std and -cli on the MSRV toolchain (installed if \
+                missing), and of logfmt-core for the thumbv7 targets",
+        run: |_| msrv(),
+    },
+    Task {
+        name: "package",
+        aliases: &[],
+        flags: &[],
+        about: "cargo package of logfmt-core, -std and -cli, then cargo test in each unpacked \
+                package against the others",
+        run: |_| package::run(),
     },
     Task {
         name: "qemu",
@@ -146,29 +163,70 @@ pub(crate) const TASKS: &[Task] = &[
     Task {
         name: "ci",
         aliases: &[],
-        flags: &[],
-        about: "everything CI runs: fmt --check, deps, targets, lint, test, interop, qemu, size, doc, fuzz, miri",
-        run: |_| ci(),
+        flags: &["--skip STEP,..."],
+        about: "everything CI runs: fmt --check, deps, targets, msrv, lint, test, interop, qemu, \
+                size, doc, package, fuzz, miri; --skip leaves steps out (a PARTIAL run, and \
+                said so)",
+        run: ci,
     },
 ];
 
-/// A CI step: its title and what it runs.
-pub(crate) type Step = (&'static str, fn() -> Result);
+/// A CI step.
+pub(crate) struct Step {
+    /// Its title; the first word is its name for `--skip`.
+    pub(crate) title: &'static str,
+    pub(crate) run: fn() -> Result,
+    /// What it installs when it is missing, if anything (for the failure message).
+    pub(crate) installs: &'static str,
+}
+
+impl Step {
+    /// Its name for `--skip`: the first word of the title.
+    fn name(&self) -> &'static str {
+        self.title.split(' ').next().unwrap_or(self.title)
+    }
+}
 
 /// What `cargo xtask ci` runs, in order; it stops at the first failure.
 pub(crate) const CI_STEPS: &[Step] = &[
-    ("fmt --check", || fmt(true)),
-    ("deps", deps),
-    ("targets", targets),
-    ("lint", lint),
-    ("test", test),
-    ("interop", interop::run),
-    ("qemu", firmware::qemu::run),
-    ("size --check", || firmware::size::run(true)),
-    ("doc", doc),
-    ("fuzz", fuzz::ci),
-    ("miri", fuzz::miri_ci),
+    step("fmt --check", || fmt(true), ""),
+    step("deps", deps, "cargo-shear (cargo install)"),
+    step("targets", targets, "the thumbv7 targets (rustup)"),
+    step(
+        "msrv",
+        msrv,
+        "the MSRV toolchain, its thumbv7 targets or its rust-src (rustup)",
+    ),
+    step("lint", lint, "the thumbv7em target (rustup)"),
+    step("test", test, ""),
+    step(
+        "interop",
+        interop::run,
+        "libleveldb-dev, librocksdb-dev, rocksdb-tools, g++ (apt-get)",
+    ),
+    step("qemu", firmware::qemu::run, "qemu-system-arm (apt-get)"),
+    step("size --check", || firmware::size::run(true), ""),
+    step("doc", doc, ""),
+    step("package", package::run, ""),
+    step(
+        "fuzz",
+        fuzz::ci,
+        "g++ (apt-get), the pinned nightly (rustup), cargo-fuzz (cargo install)",
+    ),
+    step(
+        "miri",
+        fuzz::miri_ci,
+        "the pinned nightly with Miri (rustup)",
+    ),
 ];
+
+const fn step(title: &'static str, run: fn() -> Result, installs: &'static str) -> Step {
+    Step {
+        title,
+        run,
+        installs,
+    }
+}
 
 /// `cargo xtask targets` builds `logfmt-core` for each (target, features).
 const TARGET_BUILDS: &[(&str, Option<&str>)] = &[
@@ -185,6 +243,8 @@ const TARGET_BUILDS: &[(&str, Option<&str>)] = &[
 /// The only crate that is built for bare-metal targets. Never use
 /// `--workspace` with a thumb target: the other crates need std.
 const CORE: &str = "logfmt-core";
+/// The std layer, whose `parallel` and `mmap` features are on by default.
+const STD: &str = "logfmt-std";
 
 pub(crate) fn find(name: &str) -> Option<&'static Task> {
     TASKS
@@ -291,6 +351,16 @@ fn lint() -> Result {
         ])
         .args(["--", "-D", "warnings"])
         .run()?;
+    Cmd::cargo()
+        .args([
+            "clippy",
+            "-p",
+            STD,
+            "--all-targets",
+            "--no-default-features",
+        ])
+        .args(["--", "-D", "warnings"])
+        .run()?;
     ensure_targets(&[THUMBV7EM])?;
     for features in [&[][..], &["--features", "defmt,embedded-storage"]] {
         Cmd::cargo()
@@ -336,6 +406,10 @@ fn test() -> Result {
     Cmd::cargo().args(["test", "--workspace"]).run()?;
     Cmd::cargo()
         .args(["test", "-p", CORE, "--no-default-features"])
+        .run()?;
+    // Without rayon and memmap2: every writer and reader but `par_scan` and `MappedLog`.
+    Cmd::cargo()
+        .args(["test", "-p", STD, "--no-default-features"])
         .run()?;
     // The flash log and its power-cut tests.
     Cmd::cargo()
@@ -389,18 +463,71 @@ fn targets() -> Result {
     Ok(())
 }
 
+// ---------------------------------------------------------------- msrv
+
+/// `cargo check` on the MSRV toolchain (the workspace's `rust-version`, installed if
+/// missing): the published crates on the host (libraries and the `logfmt` binary), and
+/// logfmt-core for each thumb target, without features and with every dependency-bearing
+/// one. A dependency that needs a newer Rust fails here: then raise `rust-version` to what
+/// holds. Where rustup has no prebuilt `core` of the MSRV for the thumb targets (a mirror
+/// may lack them), `core` is built from source for the check (rust-src, `-Zbuild-std=core`
+/// with `RUSTC_BOOTSTRAP=1`), and the step says so.
+fn msrv() -> Result {
+    ensure_toolchain(MSRV, &[], &[], "the MSRV toolchain")?;
+    let check = || Cmd::new("rustup").args(["run", MSRV, "cargo", "check"]);
+    let mut host = check();
+    for krate in package::PUBLISHED {
+        host = host.args(["-p", krate]);
+    }
+    host.run()?;
+    let build_std = match ensure_toolchain(MSRV, &[], THUMB_TARGETS, "the thumb targets") {
+        Ok(()) => false,
+        Err(e) => {
+            println!(
+                "msrv: {e}\nmsrv: so the thumb targets are checked with `core` built from \
+                 source (rust-src of {MSRV}, -Zbuild-std=core)"
+            );
+            crate::toolchain::ensure_components(MSRV, &["rust-src"])?;
+            true
+        }
+    };
+    for target in THUMB_TARGETS {
+        for features in ["", "defmt,embedded-storage-async,crc-table-16k"] {
+            let mut cmd = check().args(["-p", CORE, "--target", target]);
+            if !features.is_empty() {
+                cmd = cmd.args(["--features", features]);
+            }
+            if build_std {
+                cmd = cmd.args(["-Zbuild-std=core"]).env("RUSTC_BOOTSTRAP", "1");
+            }
+            cmd.run()?;
+        }
+    }
+    Ok(())
+}
+
 // ---------------------------------------------------------------- ci
 
-fn ci() -> Result {
+/// `cargo xtask ci [--skip STEP,...]`: every step of [`CI_STEPS`] but the skipped ones; a run
+/// with skipped steps passes if the others do, and says loudly that it was partial.
+fn ci(args: &[String]) -> Result {
+    let skip = skipped(args)?;
     let start = Instant::now();
     let mut done: Vec<(&str, Duration)> = Vec::new();
     let mut failure = None;
-    for &(name, step) in CI_STEPS {
+    if !skip.is_empty() {
+        println!("ci: a PARTIAL run: skipping {}", skip.join(", "));
+    }
+    let steps: Vec<&Step> = CI_STEPS
+        .iter()
+        .filter(|step| !skip.contains(&step.name()))
+        .collect();
+    for step in &steps {
         let step_start = Instant::now();
-        match run_step(name, step) {
-            Ok(took) => done.push((name, took)),
+        match run_step(step.title, step.run) {
+            Ok(took) => done.push((step.title, took)),
             Err(e) => {
-                failure = Some((name, step_start.elapsed(), e));
+                failure = Some((step, step_start.elapsed(), e));
                 break;
             }
         }
@@ -408,22 +535,108 @@ fn ci() -> Result {
     let total = fmt_duration(start.elapsed());
 
     banner("ci summary");
-    let width = CI_STEPS.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
+    let width = CI_STEPS.iter().map(|s| s.title.len()).max().unwrap_or(0);
     for (name, took) in &done {
         println!("  ok       {name:width$}  {:>9}", fmt_duration(*took));
     }
-    match failure {
-        None => {
-            println!("ci: {} steps passed in {total}", done.len());
-            Ok(())
+    let Some((step, took, err)) = failure else {
+        for name in &skip {
+            println!("  SKIPPED  {name:width$}  (--skip)");
         }
-        Some((name, took, err)) => {
-            println!("  FAILED   {name:width$}  {:>9}", fmt_duration(took));
-            for (skipped, _) in &CI_STEPS[done.len() + 1..] {
-                println!("  skipped  {skipped}");
+        if skip.is_empty() {
+            println!("ci: {} steps passed in {total}", done.len());
+        } else {
+            let line = "!".repeat(78);
+            println!("{line}");
+            println!(
+                "!! ci: PARTIAL RUN: {} steps passed in {total}; NOT RUN (--skip): {}",
+                done.len(),
+                skip.join(", ")
+            );
+            println!("!! This is not a CI pass: a full `cargo xtask ci` must still pass.");
+            println!("{line}");
+        }
+        return Ok(());
+    };
+    println!(
+        "  FAILED   {:width$}  {:>9}",
+        step.title,
+        fmt_duration(took)
+    );
+    for later in &steps[done.len() + 1..] {
+        println!("  not run  {}", later.title);
+    }
+    for name in &skip {
+        println!("  SKIPPED  {name:width$}  (--skip)");
+    }
+    println!("ci: FAILED at step `{}` after {total}", step.title);
+    if !step.installs.is_empty() {
+        println!(
+            "ci: this step installs what it lacks ({}); where that cannot be done, \
+             `cargo xtask ci --skip {}` runs the other steps (a partial run)",
+            step.installs,
+            step.name()
+        );
+    }
+    Err(Error::Failed(format!(
+        "ci step `{}` failed: {err}",
+        step.title
+    )))
+}
+
+/// The step names of `--skip a,b` / `--skip=a,b` (repeatable), checked against [`CI_STEPS`].
+fn skipped(args: &[String]) -> Result<Vec<&'static str>> {
+    let mut skip = Vec::new();
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        let list = if let Some(list) = arg.strip_prefix("--skip=") {
+            list
+        } else if arg == "--skip" {
+            args.next()
+                .ok_or_else(|| Error::Usage("`--skip` needs a list of steps".to_owned()))?
+        } else {
+            return Err(Error::Usage(format!(
+                "unexpected argument `{arg}` for `ci`"
+            )));
+        };
+        for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+            let step = CI_STEPS.iter().find(|s| s.name() == name).ok_or_else(|| {
+                let names: Vec<&str> = CI_STEPS.iter().map(Step::name).collect();
+                Error::Usage(format!("no CI step `{name}` (steps: {})", names.join(", ")))
+            })?;
+            if !skip.contains(&step.name()) {
+                skip.push(step.name());
             }
-            println!("ci: FAILED at step `{name}` after {total}");
-            Err(Error::Failed(format!("ci step `{name}` failed: {err}")))
+        }
+    }
+    Ok(skip)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(list: &[&str]) -> Vec<String> {
+        list.iter().map(|&a| a.to_owned()).collect()
+    }
+
+    #[test]
+    fn skip_lists() {
+        let skip = skipped(&args(&["--skip", "interop,qemu", "--skip=fuzz,miri,qemu"]));
+        assert_eq!(skip.ok(), Some(vec!["interop", "qemu", "fuzz", "miri"]));
+        assert_eq!(skipped(&args(&["--skip=size"])).ok(), Some(vec!["size"]));
+        assert!(matches!(
+            skipped(&args(&["--skip", "nope"])),
+            Err(Error::Usage(_))
+        ));
+        assert!(matches!(skipped(&args(&["--skip"])), Err(Error::Usage(_))));
+        assert!(matches!(skipped(&args(&["--fast"])), Err(Error::Usage(_))));
+    }
+
+    #[test]
+    fn step_names_are_unique() {
+        for (i, step) in CI_STEPS.iter().enumerate() {
+            assert!(CI_STEPS[..i].iter().all(|s| s.name() != step.name()));
         }
     }
 }

@@ -72,7 +72,7 @@ fn hex(data: &[u8]) -> String {
 
 fn leveldb(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/data/leveldb")
+        .join("tests/leveldb")
         .join(name)
 }
 

@@ -1,7 +1,8 @@
 //! Golden outputs: what `logfmt` prints today, pinned byte for byte.
 //!
-//! Every LevelDB vector in `tests/data/leveldb/` and a set of damaged logs made here are read
-//! by `cat` (every output mode, and the recovery modes), `verify` (text and JSON, four recovery
+//! Every LevelDB vector (`tests/leveldb/`, a link to the workspace's `tests/data/leveldb/`, so
+//! that the packaged crate carries them) and a set of damaged logs made here are read by `cat`
+//! (every output mode, and the recovery modes), `verify` (text and JSON, four recovery
 //! modes), `dump`, `stats`, `split --parts 3` and `salvage`; the exit code, standard output,
 //! standard error (and, for `salvage`, the log it writes) of each run are compared with the
 //! files under `tests/golden/`, one file per input. Each stream is pinned by its length and
@@ -73,7 +74,7 @@ impl Case {
 }
 
 fn leveldb_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/leveldb")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/leveldb")
 }
 
 /// The vectors, as `EXPECTED.txt` lists them.

@@ -3,7 +3,7 @@
 //! with no flag, and turned into plain LevelDB logs by `export`.
 
 mod common;
-#[path = "../../logfmt-std/tests/common/ring_image.rs"]
+#[path = "common/ring_image.rs"]
 mod ring_image;
 
 use std::path::{Path, PathBuf};

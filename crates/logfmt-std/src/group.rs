@@ -198,7 +198,7 @@ impl<W: SyncWrite> State<W> {
 ///
 /// ```
 /// use std::sync::Arc;
-/// use logfmt_std::{GroupPolicy, GroupWriter, LogWriter, MappedLog, ReaderOptions, WriterOptions};
+/// use logfmt_std::{GroupPolicy, GroupWriter, LogReader, LogWriter, ReaderOptions, WriterOptions};
 ///
 /// let dir = tempfile::tempdir()?;
 /// let path = dir.path().join("000001.log");
@@ -216,7 +216,13 @@ impl<W: SyncWrite> State<W> {
 /// let log = Arc::into_inner(log).unwrap();
 /// assert!(log.stats().syncs <= 4);
 /// log.close()?;
-/// assert_eq!(MappedLog::open(&path)?.records(&ReaderOptions::new()).count(), 4);
+/// let bytes = std::fs::read(&path)?;
+/// let mut reader = LogReader::from_slice(&bytes, &ReaderOptions::new());
+/// let mut records = 0;
+/// while reader.next()?.is_some() {
+///     records += 1;
+/// }
+/// assert_eq!(records, 4);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug)]

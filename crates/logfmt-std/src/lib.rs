@@ -29,10 +29,10 @@
 //!   even where the earlier use's bytes resume in the middle of a chunk, as RocksDB reads it;
 //!   [`StaleTail`] says where the stale bytes after it begin and how many there are.
 //! - [`split`], [`par_scan`] and [`par_scan_file`] — a log cut into byte ranges read in
-//!   parallel (rayon); the ranges return every record of a sequential read exactly once,
-//!   damaged logs included. A file is read with positioned reads, never mapped.
-//! - [`MappedLog`] — a memory-mapped log (memmap2) whose records in one chunk are slices of the
-//!   map ([`MappedLog::records`] is an [`Iterator`]).
+//!   parallel (rayon, feature `parallel`); the ranges return every record of a sequential read
+//!   exactly once, damaged logs included. A file is read with positioned reads, never mapped.
+//! - [`MappedLog`] — a memory-mapped log (memmap2, feature `mmap`) whose records in one chunk
+//!   are slices of the map ([`MappedLog::records`] is an [`Iterator`]).
 //! - [`StdSource`] — a [`BlockSource`] over any [`std::io::Read`], with an owned 32 KiB block
 //!   buffer. Short reads and [`Interrupted`](std::io::ErrorKind::Interrupted) are retried, so
 //!   a partial read is never taken for the end of the log (google/leveldb#1285); an initial
@@ -92,6 +92,17 @@
 //! instructions, detected once at run time — on x86-64 the core's own engine (SSE 4.2 `crc32`,
 //! PCLMULQDQ / VPCLMULQDQ folding), on ARMv8 the `crc32c` crate's — with a software fallback.
 //! No byte on disk changes.
+//!
+//! # Crate features
+//!
+//! Both are on by default; with `default-features = false` the crate has everything above
+//! except what they add, and does not depend on rayon or memmap2.
+//!
+//! - `parallel` — [`par_scan`], [`par_scan_file`] and [`MappedLog::par_scan`]: ranges of a
+//!   log read in parallel on rayon's thread pool.
+//! - `mmap` — [`MappedLog`]: a log file read through a memory map.
+//!
+//! No feature changes a byte on disk.
 //!
 //! # Examples
 //!
@@ -173,6 +184,7 @@
 //! assert_eq!(streamed, 40_000);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod append;
 mod atomic;
@@ -184,8 +196,11 @@ mod escape;
 mod file;
 mod group;
 mod lock;
+#[cfg(feature = "mmap")]
 mod mmap;
 mod packing;
+#[cfg(feature = "parallel")]
+mod parallel;
 mod reader;
 mod record_stream;
 mod recovery;
@@ -218,7 +233,12 @@ pub use logfmt_core::{
     Aborted, BlockSource, Event, Fragment, FragmentReader, Item, Reader, Skip, SkipKind,
     SliceSource,
 };
+#[cfg(feature = "mmap")]
+#[cfg_attr(docsrs, doc(cfg(feature = "mmap")))]
 pub use mmap::{MappedEntry, MappedLog, MappedRecord, MappedRecords};
+#[cfg(feature = "parallel")]
+#[cfg_attr(docsrs, doc(cfg(feature = "parallel")))]
+pub use parallel::{par_scan, par_scan_file};
 pub use reader::{Bounded, Entry, LogReader, ReaderOptions};
 pub use record_stream::RecordStream;
 pub use recovery::{
@@ -227,6 +247,11 @@ pub use recovery::{
 pub use ring::{BlockRole, RingImage, RingSource};
 pub use sink::StdSink;
 pub use source::StdSource;
-pub use split::{ReadAt, par_scan, par_scan_file, split};
+pub use split::{ReadAt, split};
 pub use stale::StaleTail;
 pub use writer::{FlushPolicy, LogWriter, SyncPolicy, SyncWrite, WriterOptions};
+
+/// The README's example, run as a doc test.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

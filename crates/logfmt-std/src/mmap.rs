@@ -2,7 +2,6 @@
 
 use std::borrow::Cow;
 use std::fs::File;
-use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use logfmt_core::SliceSource;
@@ -12,7 +11,6 @@ use crate::error::{Error, Operation};
 use crate::file::{check_kind, inspect};
 use crate::reader::{Entry, LogReader, ReaderOptions};
 use crate::recovery::{Damage, ReadError};
-use crate::split::{par_scan, split};
 
 /// A log file mapped into memory (`mmap`). Blocks are slices of the map, and a record in one
 /// chunk is a slice of the map too: reading copies only fragmented records.
@@ -102,14 +100,21 @@ impl MappedLog {
     }
 
     /// Splits the log into `parts` byte ranges and calls `scan` on a reader for each, in
-    /// parallel; returns the results in range order. See [`split`] for what each range's
-    /// reader returns.
+    /// parallel; returns the results in range order. See [`split`](crate::split) for what each
+    /// range's reader returns.
+    #[cfg(feature = "parallel")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "parallel")))]
     pub fn par_scan<T, F>(&self, options: &ReaderOptions, parts: usize, scan: F) -> Vec<T>
     where
         T: Send,
-        F: Fn(Range<u64>, LogReader<SliceSource<'_>>) -> T + Sync,
+        F: Fn(std::ops::Range<u64>, LogReader<SliceSource<'_>>) -> T + Sync,
     {
-        par_scan(self.bytes(), options, &split(self.len(), parts), scan)
+        crate::par_scan(
+            self.bytes(),
+            options,
+            &crate::split(self.len(), parts),
+            scan,
+        )
     }
 }
 

@@ -1,9 +1,12 @@
-//! Splitting a log into byte ranges that are read independently, in parallel.
+//! Splitting a log into byte ranges that are read independently (in parallel: `par_scan`,
+//! feature `parallel`), and [`ReadAt`], the positioned reads that let readers of one file
+//! share it.
 //!
 //! The format's blocks make this possible: a reader can start at any block and find the next
-//! record that starts there. A range's reader ([`ReaderOptions::range`]) starts at the block
-//! holding the range's start, skips the records (and continuation chunks) that start before
-//! it, returns every record whose first chunk starts in the range — reading past its end to
+//! record that starts there. A range's reader
+//! ([`ReaderOptions::range`](crate::ReaderOptions::range)) starts at the block holding the
+//! range's start, skips the records (and continuation chunks) that start before it, returns
+//! every record whose first chunk starts in the range — reading past its end to
 //! complete the last one — and stops at the first record that starts at or after its end.
 //! So ranges that cover a log without overlapping return every record a sequential read
 //! returns, exactly once, on damaged logs too.
@@ -11,12 +14,6 @@
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::ops::Range;
-
-use logfmt_core::SliceSource;
-use rayon::prelude::{IntoParallelRefIterator, ParallelIterator};
-
-use crate::reader::{LogReader, ReaderOptions};
-use crate::source::StdSource;
 
 /// Splits `0..len` into `parts` (at least one) consecutive ranges of nearly equal size. With
 /// more parts than bytes, some ranges are empty.
@@ -31,99 +28,8 @@ pub fn split(len: u64, parts: usize) -> Vec<Range<u64>> {
     (0..parts).map(|i| cut(i)..cut(i + 1)).collect()
 }
 
-/// Reads `log` in `ranges` in parallel (rayon): calls `scan` with each range and a reader
-/// limited to it (`options` with that [range](ReaderOptions::range)); returns the results in
-/// the order of `ranges`.
-///
-/// ```
-/// use logfmt_std::{Entry, LogWriter, ReaderOptions, WriterOptions, par_scan, split};
-///
-/// let mut writer = LogWriter::new(Vec::new(), &WriterOptions::new());
-/// for i in 0..1000u32 {
-///     writer.add_record(&i.to_le_bytes().repeat(i as usize % 50))?;
-/// }
-/// let log = writer.close()?;
-/// let counts = par_scan(&log, &ReaderOptions::new(), &split(log.len() as u64, 4), |_, mut reader| {
-///     let mut n = 0;
-///     while let Ok(Some(entry)) = reader.next() {
-///         n += u32::from(matches!(entry, Entry::Record(_)));
-///     }
-///     n
-/// });
-/// assert_eq!(counts.iter().sum::<u32>(), 1000);
-/// # Ok::<(), logfmt_std::LogWriterError>(())
-/// ```
-pub fn par_scan<'a, T, F>(
-    log: &'a [u8],
-    options: &ReaderOptions,
-    ranges: &[Range<u64>],
-    scan: F,
-) -> Vec<T>
-where
-    T: Send,
-    F: Fn(Range<u64>, LogReader<SliceSource<'a>>) -> T + Sync,
-{
-    ranges
-        .par_iter()
-        .map(|range| {
-            let options = options.clone().range(range.clone());
-            scan(range.clone(), LogReader::from_slice(log, &options))
-        })
-        .collect()
-}
-
-/// Reads the log in `file` in `ranges` in parallel (rayon), as [`par_scan`] reads a log in
-/// memory: calls `scan` with each range and a reader limited to it; returns the results in
-/// the order of `ranges`.
-///
-/// Each range is read with positioned reads (`pread`) of its own, so the file is neither
-/// mapped nor held in memory: a file truncated while it is read ends early (the reader sees
-/// a torn tail, or a read error), never a signal.
-///
-/// ```
-/// use logfmt_std::{Entry, LogWriter, ReaderOptions, WriterOptions, par_scan_file, split};
-///
-/// let dir = tempfile::tempdir()?;
-/// let path = dir.path().join("000001.log");
-/// let mut writer = LogWriter::create(&path, &WriterOptions::new())?;
-/// for i in 0..1000u32 {
-///     writer.add_record(&i.to_le_bytes().repeat(i as usize % 50))?;
-/// }
-/// writer.close()?;
-/// let file = std::fs::File::open(&path)?;
-/// let ranges = split(file.metadata()?.len(), 4);
-/// let counts = par_scan_file(&file, &ReaderOptions::new(), &ranges, |_, mut reader| {
-///     let mut n = 0;
-///     while let Ok(Some(entry)) = reader.next() {
-///         n += u32::from(matches!(entry, Entry::Record(_)));
-///     }
-///     n
-/// });
-/// assert_eq!(counts.iter().sum::<u32>(), 1000);
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-pub fn par_scan_file<'f, T, F>(
-    file: &'f File,
-    options: &ReaderOptions,
-    ranges: &[Range<u64>],
-    scan: F,
-) -> Vec<T>
-where
-    T: Send,
-    F: Fn(Range<u64>, LogReader<StdSource<ReadAt<'f>>>) -> T + Sync,
-{
-    ranges
-        .par_iter()
-        .map(|range| {
-            let options = options.clone().range(range.clone());
-            let source = StdSource::seekable(ReadAt::new(file));
-            scan(range.clone(), LogReader::new(source, &options))
-        })
-        .collect()
-}
-
 /// A reader of an open file at a position of its own (`pread`): readers of one file in
-/// several threads do not disturb one another. Made by [`par_scan_file`].
+/// several threads do not disturb one another. Made by `par_scan_file` (feature `parallel`).
 #[derive(Debug)]
 pub struct ReadAt<'f> {
     file: &'f File,

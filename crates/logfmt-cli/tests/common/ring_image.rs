@@ -1,0 +1,1 @@
+../../../logfmt-std/tests/common/ring_image.rs
