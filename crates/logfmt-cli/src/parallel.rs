@@ -205,10 +205,18 @@ where
     let len = log.len_at_open();
     let options = legacy(input, options)?.unwrap_or_else(|| options.clone());
     let parts = split(len, (len / PART).max(threads as u64) as usize);
+    // The parts' buffers, used again from wave to wave: fresh ones would cost a page fault a
+    // page and the copies of their growth (about as much as printing on one thread).
+    let spare = std::sync::Mutex::new(Vec::<Vec<u8>>::new());
     for wave in parts.chunks(threads) {
         let printed = pool.install(|| {
             par_scan_file(log.file(), &options, wave, |range, mut reader| {
-                let mut buffer = Vec::new();
+                let mut buffer = spare
+                    .lock()
+                    .ok()
+                    .and_then(|mut spare| spare.pop())
+                    .unwrap_or_default();
+                buffer.clear();
                 let mut state = State::default();
                 let scanned = scan(&mut reader, &Progress::none(), limit, |found| match found {
                     Found::Record {
@@ -222,7 +230,11 @@ where
             })
         });
         for part in printed {
-            out.write_all(&part?)?;
+            let part = part?;
+            out.write_all(&part)?;
+            if let Ok(mut spare) = spare.lock() {
+                spare.push(part);
+            }
         }
     }
     Ok(true)
@@ -242,7 +254,7 @@ pub(crate) fn first_record(
 }
 
 /// The bytes of log a part printed by [`print_clean`] covers.
-pub(crate) const PART: u64 = 8 << 20;
+pub(crate) const PART: u64 = 1 << 20;
 
 /// The error of a log that changed while it was printed (in the part from `offset`).
 fn changed(input: &Input, offset: u64) -> CliError {
