@@ -1,5 +1,5 @@
 //! Reading a large log on every core: the format's split scan (`logfmt_std::par_scan_file`),
-//! for the commands that read a whole log (`verify`, `stats`, `cat --output json`).
+//! for the commands that read a whole log (`verify`, `stats`, `cat`).
 //!
 //! The ranges of a split scan return exactly the records of a sequential read, but damage at a
 //! range's edge can be told differently (a chunk that continues a record is a "missing start"
@@ -34,10 +34,13 @@ pub(crate) struct ThreadsArg {
     /// Read a large log (32 MiB or more) with N threads, each a part of it (the format's split
     /// scan; the output is the same as with one). Default: the number of cores. A damaged log
     /// is read again by one thread, so that its damage is reported exactly as LevelDB's reader
-    /// reports it.
+    /// reports it. At most 256.
     #[arg(long, value_name = "N")]
     pub(crate) threads: Option<NonZeroUsize>,
 }
+
+/// The most threads `--threads` starts.
+const MAX_THREADS: usize = 256;
 
 impl ThreadsArg {
     /// The number of threads.
@@ -45,6 +48,7 @@ impl ThreadsArg {
         self.threads
             .or_else(|| std::thread::available_parallelism().ok())
             .map_or(1, NonZeroUsize::get)
+            .min(MAX_THREADS)
     }
 }
 
