@@ -210,8 +210,13 @@ const AHEAD: usize = 2048;
 #[inline]
 fn prefetch(block: &[u8; 128]) {
     let at = block.as_ptr().wrapping_add(AHEAD).cast::<i8>();
-    _mm_prefetch::<_MM_HINT_T0>(at);
-    _mm_prefetch::<_MM_HINT_T0>(at.wrapping_add(64));
+    // SAFETY: a prefetch is a hint: it never faults and reads nothing into the program, at any
+    // address. (A safe function from Rust 1.90 on; an unsafe one at this crate's MSRV.)
+    #[allow(unused_unsafe)]
+    unsafe {
+        _mm_prefetch::<_MM_HINT_T0>(at);
+        _mm_prefetch::<_MM_HINT_T0>(at.wrapping_add(64));
+    }
 }
 
 /// Loads 32 bytes.
