@@ -695,5 +695,128 @@ fn pack(quick: bool) -> Result {
              another machine"
         }
     );
+    wal_size(quick)
+}
+
+/// The write-ahead log size part of `cargo xtask bench pack`: the same single-put write
+/// batches (keys and values of 16 to 100 bytes) written by logfmt plain, with RocksDB's WAL
+/// compression and in compressed packs (`logfmt-bench wal-size`), and by RocksDB itself plain
+/// and with `wal_compression = kZSTD` (`cpp/rocksdb_wal_size.cc`, built here against Debian's
+/// RocksDB); a table of bytes, bytes a put, and each against RocksDB's compressed log.
+fn wal_size(quick: bool) -> Result {
+    let puts = if quick { "100000" } else { "1000000" };
+    let root = crate::cmd::project_root();
+    let dir = root.join("target").join("bench-wal-size");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| Error::Failed(format!("cannot create {}: {e}", dir.display())))?;
+    banner(&format!(
+        "bench pack: write-ahead log size, {puts} single-put batches"
+    ));
+    let exe = crate::cmd::build_release_bin("logfmt-bench", "logfmt-bench")?;
+    let mut lines = Cmd::new(&exe.to_string_lossy())
+        .args(["wal-size", "--puts", puts, "--dir"])
+        .args([dir.to_string_lossy()])
+        .read()?;
+    let rocksdb = crate::interop::ensure_libraries().and_then(|()| {
+        let helper = dir.join("rocksdb_wal_size");
+        Cmd::new("c++")
+            .args(["-std=c++17", "-O2", "-o"])
+            .args([helper.to_string_lossy()])
+            .args([root
+                .join("crates/logfmt-bench/cpp/rocksdb_wal_size.cc")
+                .to_string_lossy()])
+            .args(["-lrocksdb"])
+            .run()?;
+        let spec = dir.join("spec");
+        let mut out = String::new();
+        for kind in ["plain", "zstd"] {
+            out.push_str(
+                &Cmd::new(&helper.to_string_lossy())
+                    .args([
+                        spec.to_string_lossy(),
+                        dir.join(format!("rocksdb-{kind}")).to_string_lossy(),
+                    ])
+                    .args([kind])
+                    .read()?,
+            );
+        }
+        Ok(out)
+    });
+    match rocksdb {
+        Ok(out) => {
+            lines.push_str(&out);
+            same_plain_log(&dir)?;
+        }
+        Err(e) => println!("xtask: warning: RocksDB's side not run ({e}): logfmt's sizes only"),
+    }
+    print!("{lines}");
+    let sizes: Vec<(String, u64, u64)> = lines
+        .lines()
+        .filter_map(|line| {
+            let field = |key: &str| {
+                line.split_whitespace()
+                    .find_map(|w| w.strip_prefix(key)?.strip_prefix('='))
+            };
+            Some((
+                field("impl")?.to_owned(),
+                field("puts")?.parse().ok()?,
+                field("bytes")?.parse().ok()?,
+            ))
+        })
+        .collect();
+    let reference = sizes
+        .iter()
+        .find(|(name, ..)| name == "rocksdb-zstd")
+        .map(|&(_, _, bytes)| bytes);
+    println!(
+        "\n{:<22} {:>14} {:>10} {:>18}",
+        "write-ahead log", "bytes", "bytes/put", "vs RocksDB zstd"
+    );
+    for (name, puts, bytes) in &sizes {
+        let ratio = reference.map_or_else(
+            || "-".to_owned(),
+            |r| format!("{:.3}", *bytes as f64 / r as f64),
+        );
+        println!(
+            "{name:<22} {bytes:>14} {:>10.2} {ratio:>18}",
+            *bytes as f64 / (*puts).max(1) as f64
+        );
+    }
+    println!(
+        "(the same puts, each its own WriteBatch, sequence numbers from 1; RocksDB {} by \
+         RocksDB itself in this run; the issue's target: logfmt's compressed log no larger than \
+         RocksDB's)",
+        if reference.is_some() {
+            "7.8's logs written"
+        } else {
+            "not run"
+        }
+    );
+    Ok(())
+}
+
+/// Checks that logfmt's plain log of the puts is byte for byte the log RocksDB wrote of them
+/// (the same batches, the same sequence numbers: the same chunks).
+fn same_plain_log(dir: &std::path::Path) -> Result {
+    let rocksdb_dir = dir.join("rocksdb-plain");
+    let rocksdb_log = std::fs::read_dir(&rocksdb_dir)
+        .map_err(|e| Error::Failed(format!("{}: {e}", rocksdb_dir.display())))?
+        .filter_map(|entry| Some(entry.ok()?.path()))
+        .find(|path| path.extension().is_some_and(|e| e == "log"))
+        .ok_or_else(|| Error::Failed(format!("no .log file in {}", rocksdb_dir.display())))?;
+    let read = |path: &std::path::Path| {
+        std::fs::read(path).map_err(|e| Error::Failed(format!("{}: {e}", path.display())))
+    };
+    if read(&rocksdb_log)? != read(&dir.join("logfmt-plain.log"))? {
+        return Err(Error::Failed(format!(
+            "logfmt's plain log differs from RocksDB's {}",
+            rocksdb_log.display()
+        )));
+    }
+    println!(
+        "logfmt's plain log is byte for byte RocksDB's ({})",
+        rocksdb_log.display()
+    );
     Ok(())
 }

@@ -40,6 +40,14 @@
 //! (see `logfmt_bench::pack`).
 //!
 //! ```text
+//! logfmt-bench wal-size --puts N --dir DIR
+//! ```
+//!
+//! The write-ahead log size comparison: `N` single-put write batches written by logfmt plain,
+//! RocksDB-compressed and in packs, one `WALSIZE ...` line each, and their spec for RocksDB's
+//! side in `DIR/spec` (see `logfmt_bench::wal_size`).
+//!
+//! ```text
 //! logfmt-bench paths [--reps K] [--align A] [LEN ...]
 //! ```
 //!
@@ -154,6 +162,30 @@ fn pack_mode(args: &[String]) -> ExitCode {
     }
 }
 
+/// `logfmt-bench wal-size --puts N --dir DIR`.
+fn wal_size_mode(args: &[String]) -> ExitCode {
+    let (mut puts, mut dir) = (None, None);
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        match (arg.as_str(), args.next()) {
+            ("--puts", Some(n)) => puts = n.parse::<usize>().ok(),
+            ("--dir", Some(d)) => dir = Some(std::path::PathBuf::from(d)),
+            _ => puts = None,
+        }
+    }
+    let (Some(puts), Some(dir)) = (puts, dir) else {
+        eprintln!("usage: logfmt-bench wal-size --puts N --dir DIR");
+        return ExitCode::from(2);
+    };
+    match logfmt_bench::wal_size::run(puts, &dir, &mut |line| println!("{line}")) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("logfmt-bench: wal-size: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 /// `logfmt-bench flash [--reps K] [--reboots N]`.
 fn flash_mode(args: &[String]) -> ExitCode {
     let mut options = logfmt_bench::flash::FlashOptions {
@@ -251,6 +283,9 @@ fn main() -> ExitCode {
     }
     if all.first().is_some_and(|a| a == "pack") {
         return pack_mode(&all[1..]);
+    }
+    if all.first().is_some_and(|a| a == "wal-size") {
+        return wal_size_mode(&all[1..]);
     }
     let args = match parse_args() {
         Ok(args) => args,

@@ -166,7 +166,20 @@ impl<S: Sink, B: BorrowMut<[u8; BLOCK_SIZE]>, const N: usize> PackWriter<S, B, N
     /// # Errors
     /// The writer's errors, when a pack or a plain record is written
     /// ([`WriteError::PackInRecyclableLog`] in a recyclable log).
+    #[inline]
     pub fn add_record(&mut self, data: &[u8]) -> Result<(), WriteError<S::Error>> {
+        // The common case, a small record with room for it, decided and added in one step.
+        if self
+            .pack
+            .push_short(data, self.limit.bytes.min(N), self.limit.records)
+        {
+            return Ok(());
+        }
+        self.add_record_slow(data)
+    }
+
+    /// [`add_record`](Self::add_record) past its fast path: [`take`]'s decision in full.
+    fn add_record_slow(&mut self, data: &[u8]) -> Result<(), WriteError<S::Error>> {
         match self.pack.take(data.len(), self.limit) {
             Take::Add => {}
             Take::EndFirst => {

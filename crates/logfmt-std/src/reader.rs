@@ -279,6 +279,8 @@ pub struct LogReader<S> {
     unpacking: Option<Unpacker<Place>>,
     /// The body of the compressed pack being read, decoded.
     decoded: Vec<u8>,
+    /// zstd's contexts, used again record after record.
+    contexts: compression::Contexts,
     /// The codec of RocksDB's compression record, once read.
     compression: Option<u32>,
     tail: Option<Damage>,
@@ -329,6 +331,7 @@ impl<S: BlockSource> LogReader<S> {
             held: None,
             unpacking: None,
             decoded: Vec::new(),
+            contexts: compression::Contexts::default(),
             compression: None,
             tail: None,
             ending: None,
@@ -518,7 +521,9 @@ impl<S: BlockSource> LogReader<S> {
         };
         let data = bytes.get(range).unwrap_or_default();
         let limit = self.assembler.room().limit;
-        let result = compression::decode_stream(data, codec, &mut decoded, limit);
+        let result = self
+            .contexts
+            .decode_stream(data, codec, &mut decoded, limit);
         let stored = data.len() as u64;
         self.decoded = decoded;
         match result {
@@ -592,7 +597,7 @@ impl<S: BlockSource> LogReader<S> {
                     }));
                     return Ok(());
                 }
-                let result = compression::decode(&parsed, &mut decoded, limit);
+                let result = self.contexts.decode(&parsed, &mut decoded, limit);
                 let len = decoded.len();
                 self.decoded = decoded;
                 match result {

@@ -243,6 +243,8 @@ pub struct LogWriter<W: SyncWrite> {
     pending: Option<Pending>,
     /// RocksDB's compression record is still to be written, before anything else.
     compression_record_due: bool,
+    /// zstd's contexts, used again record after record.
+    contexts: compression::Contexts,
     failure: Option<(WriteOperation, Arc<io::Error>)>,
 }
 
@@ -262,6 +264,7 @@ impl<W: SyncWrite> LogWriter<W> {
             pending: options.pack.map(Pending::new),
             compression_record_due: matches!(options.compress, Compression::Rocksdb { .. })
                 && options.write.start == 0,
+            contexts: compression::Contexts::default(),
             failure: None,
         }
     }
@@ -327,7 +330,7 @@ impl<W: SyncWrite> LogWriter<W> {
             return self.write_rocksdb(data, level);
         }
         let coded = match self.options.compress {
-            Compression::Zstd { level } => compression::encode_record(data, level),
+            Compression::Zstd { level } => self.contexts.encode_record(data, level),
             Compression::None | Compression::Rocksdb { .. } => None,
         };
         if coded.is_some() && self.options.write.format != Format::Legacy {
@@ -348,7 +351,9 @@ impl<W: SyncWrite> LogWriter<W> {
     /// record, if a new log has not written it yet).
     fn write_rocksdb(&mut self, data: &[u8], level: i32) -> Result<Written, LogWriterError> {
         self.compression_record()?;
-        let frame = compression::encode_stream(data, level)
+        let frame = self
+            .contexts
+            .encode_stream(data, level)
             .map_err(|e| self.fail(WriteOperation::Write, e))?;
         let inner = self.usable()?;
         let before = inner.position();
@@ -386,7 +391,7 @@ impl<W: SyncWrite> LogWriter<W> {
             return self.write_plain(&record).map(|_| ());
         }
         let coded = match self.options.compress {
-            Compression::Zstd { level } => compression::encode_pack(bytes, pending.count(), level),
+            Compression::Zstd { level } => self.contexts.encode_pack(bytes, pending.count(), level),
             Compression::None | Compression::Rocksdb { .. } => None,
         };
         let Some(inner) = self.inner.as_mut().filter(|_| self.failure.is_none()) else {
