@@ -1,51 +1,192 @@
-//! QEMU's Arm system emulator: installed (Debian's `qemu-system-arm`) if it is missing, and
-//! run with semihosting, a timeout and its output echoed.
+//! QEMU's Arm system emulator: the one on PATH; else Debian's `qemu-system-arm` installed with
+//! apt-get; else — where installing it would remove a package (this image's backported
+//! `qemu-utils` breaks Debian 12's `qemu-system-common`) or cannot be done — Debian's packages
+//! unpacked into the project's own `target/qemu-system-arm/`, which installs and removes
+//! nothing. It runs with semihosting, a timeout and its output echoed.
 
+use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Read, Write as _};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use crate::cmd::{Error, Result};
+use crate::cmd::{Cmd, Error, Result, project_root};
 
 /// How long one QEMU run may take before it is killed.
 pub(crate) const QEMU_TIMEOUT: Duration = Duration::from_secs(120);
 
-/// `qemu-system-arm --version`'s first line, if it runs.
-fn qemu_version() -> Option<String> {
-    let output = Command::new("qemu-system-arm")
-        .arg("--version")
-        .stdin(Stdio::null())
-        .output()
-        .ok()?;
-    if !output.status.success() {
-        return None;
-    }
-    let text = String::from_utf8_lossy(&output.stdout);
-    Some(
-        text.lines()
-            .next()
-            .unwrap_or("qemu-system-arm")
-            .trim()
-            .to_owned(),
-    )
+/// A QEMU Arm system emulator to run: its program and, for the project's unpacked copy, the
+/// library path its shared libraries are on.
+#[derive(Debug, Clone)]
+struct Qemu {
+    program: PathBuf,
+    library_path: Option<OsString>,
 }
 
-/// Makes sure `qemu-system-arm` runs, installing Debian's package with apt-get if it does not.
-pub(crate) fn ensure_qemu() -> Result<String> {
-    if let Some(version) = qemu_version() {
-        println!("using {version}");
-        return Ok(version);
+/// The emulator [`ensure_qemu`] found.
+static CHOSEN: OnceLock<Qemu> = OnceLock::new();
+
+impl Qemu {
+    /// `qemu-system-arm` on PATH.
+    fn system() -> Self {
+        Self {
+            program: PathBuf::from("qemu-system-arm"),
+            library_path: None,
+        }
     }
-    println!("qemu-system-arm is not installed: installing Debian's `qemu-system-arm` package");
-    crate::apt::install(&["qemu-system-arm"])?;
-    qemu_version().ok_or_else(|| {
-        Error::Failed(
-            "qemu-system-arm still does not run after installing it; \
-             install QEMU's Arm system emulator by hand"
+
+    /// The copy of Debian's packages unpacked under `target/` by [`unpack`].
+    fn local() -> Self {
+        let root = local_dir().join("root");
+        // The libraries' multiarch directories, e.g. `usr/lib/x86_64-linux-gnu`.
+        let mut dirs = Vec::new();
+        for base in ["usr/lib", "lib"] {
+            if let Ok(entries) = std::fs::read_dir(root.join(base)) {
+                dirs.extend(
+                    entries
+                        .filter_map(|e| Some(e.ok()?.path()))
+                        .filter(|p| p.is_dir() && p.to_string_lossy().ends_with("-linux-gnu")),
+                );
+            }
+        }
+        Self {
+            program: root.join("usr/bin/qemu-system-arm"),
+            library_path: std::env::join_paths(dirs).ok(),
+        }
+    }
+
+    /// A command that runs this emulator.
+    fn command(&self) -> Command {
+        let mut command = Command::new(&self.program);
+        if let Some(path) = &self.library_path {
+            command.env("LD_LIBRARY_PATH", path);
+        }
+        command
+    }
+
+    /// `--version`'s first line, if it runs.
+    fn version(&self) -> Option<String> {
+        let output = self
+            .command()
+            .arg("--version")
+            .stdin(Stdio::null())
+            .output()
+            .ok()?;
+        if !output.status.success() {
+            return None;
+        }
+        let text = String::from_utf8_lossy(&output.stdout);
+        Some(
+            text.lines()
+                .next()
+                .unwrap_or("qemu-system-arm")
+                .trim()
                 .to_owned(),
         )
-    })
+    }
+
+    /// Takes this emulator for the runs of this process; its version.
+    fn choose(self, version: String, note: &str) -> String {
+        println!("using {version}{note}");
+        let _ = CHOSEN.set(self);
+        version
+    }
+}
+
+/// Where the project's copy of Debian's QEMU packages is unpacked.
+fn local_dir() -> PathBuf {
+    project_root().join("target").join("qemu-system-arm")
+}
+
+/// Makes sure a QEMU Arm system emulator runs (see the module's documentation); its version.
+pub(crate) fn ensure_qemu() -> Result<String> {
+    const LOCAL: &str = " (Debian's packages unpacked in target/qemu-system-arm)";
+    if let Some(version) = Qemu::system().version() {
+        return Ok(Qemu::system().choose(version, ""));
+    }
+    if let Some(version) = Qemu::local().version() {
+        return Ok(Qemu::local().choose(version, LOCAL));
+    }
+    println!("qemu-system-arm is not installed: installing Debian's `qemu-system-arm` package");
+    match crate::apt::install(&["qemu-system-arm"]) {
+        Ok(()) => {
+            if let Some(version) = Qemu::system().version() {
+                return Ok(Qemu::system().choose(version, ""));
+            }
+        }
+        Err(e) => println!(
+            "{e}\nqemu-system-arm: unpacking Debian's packages into {} instead (nothing is \
+             installed or removed)",
+            local_dir().display()
+        ),
+    }
+    unpack()?;
+    match Qemu::local().version() {
+        Some(version) => Ok(Qemu::local().choose(version, LOCAL)),
+        None => Err(Error::Failed(
+            "qemu-system-arm does not run, installed or unpacked; install QEMU's Arm system \
+             emulator by hand, or leave the step out: `cargo xtask ci --skip qemu`"
+                .to_owned(),
+        )),
+    }
+}
+
+/// Unpacks `qemu-system-arm` and the packages it needs that the machine lacks (as apt-get
+/// would install them: `install -s` lists them) into [`local_dir`], with `apt-get download`
+/// and `dpkg-deb -x`: no root needed once the package lists exist, nothing on the machine
+/// changed.
+fn unpack() -> Result {
+    let dir = local_dir();
+    let (debs, root) = (dir.join("debs"), dir.join("root"));
+    let _ = std::fs::remove_dir_all(&dir);
+    for d in [&debs, &root] {
+        std::fs::create_dir_all(d)
+            .map_err(|e| Error::Failed(format!("cannot create {}: {e}", d.display())))?;
+    }
+    let simulated = Cmd::new("apt-get")
+        .args([
+            "install",
+            "-s",
+            "--no-install-recommends",
+            "qemu-system-arm",
+        ])
+        .read()?;
+    let packages: Vec<&str> = simulated
+        .lines()
+        .filter_map(|line| line.strip_prefix("Inst ")?.split_whitespace().next())
+        .collect();
+    if !packages.contains(&"qemu-system-arm") {
+        return Err(Error::Failed(format!(
+            "apt-get install -s lists no qemu-system-arm to unpack:\n{simulated}"
+        )));
+    }
+    Cmd::new("apt-get")
+        .args(["download"])
+        .args(packages.iter().copied())
+        .dir(&debs.to_string_lossy())
+        .run()?;
+    let mut unpacked = 0;
+    for entry in
+        std::fs::read_dir(&debs).map_err(|e| Error::Failed(format!("{}: {e}", debs.display())))?
+    {
+        let deb = entry
+            .map_err(|e| Error::Failed(format!("{}: {e}", debs.display())))?
+            .path();
+        if deb.extension().is_some_and(|e| e == "deb") {
+            Cmd::new("dpkg-deb")
+                .args(["-x"])
+                .args([deb.to_string_lossy(), root.to_string_lossy()])
+                .run()?;
+            unpacked += 1;
+        }
+    }
+    println!(
+        "unpacked {unpacked} packages ({}) into {}",
+        packages.join(" "),
+        root.display()
+    );
+    Ok(())
 }
 
 /// A finished QEMU run.
@@ -77,15 +218,18 @@ pub(crate) fn run_qemu(
         "enable=on,target=native",
         "-kernel",
     ];
+    let qemu = CHOSEN.get().cloned().unwrap_or_else(Qemu::system);
     println!(
-        "$ qemu-system-arm {} {}   (timeout {}s)",
+        "$ {} {} {}   (timeout {}s)",
+        qemu.program.display(),
         args.join(" "),
         elf.display(),
         timeout.as_secs()
     );
     let _ = std::io::stdout().flush();
     let start = Instant::now();
-    let mut child = Command::new("qemu-system-arm")
+    let mut child = qemu
+        .command()
         .args(args)
         .arg(elf)
         .current_dir(cwd)
