@@ -89,12 +89,11 @@ impl Contexts {
         if !reusable {
             let mut compressor = zstd::bulk::Compressor::new(level)?;
             compressor.include_checksum(checksum)?;
-            self.compressor = None;
-            return Ok(&mut self.compressor.insert((level, checksum, compressor)).2);
+            self.compressor = Some((level, checksum, compressor));
         }
         match &mut self.compressor {
             Some((_, _, compressor)) => Ok(compressor),
-            None => Err(std::io::Error::other("no compressor")),
+            None => Err(std::io::Error::other("no zstd compressor")),
         }
     }
 
