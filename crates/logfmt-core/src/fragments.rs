@@ -226,10 +226,33 @@ impl<S: BlockSource> FragmentReader<S> {
         }
     }
 
-    /// A whole `FULL` record at the current position, by the decoder's hot path: its payload
-    /// range in the current block, offset and end.
+    /// The next event by the decoder's hot path, if it is a whole `FULL` record of a legacy log
+    /// read with nothing in progress, its checksum checked: the range of its payload in the
+    /// current block (`get_ref().block()`), its file offset and its end — what
+    /// [`next`](Self::next) would return as an [`Event::Fragment`] of kind `Full`, with the
+    /// same state after it. Otherwise `None`, and nothing is read: [`next`](Self::next) takes
+    /// every case.
+    ///
+    /// ```
+    /// use logfmt_core::{BlockSource, FragmentReader, SliceWriter};
+    ///
+    /// let mut buffer = [0u8; 64];
+    /// let mut writer = SliceWriter::new(&mut buffer);
+    /// writer.add_record(b"one")?;
+    /// writer.add_record(b"two")?;
+    /// let mut reader = FragmentReader::from_slice(writer.as_bytes());
+    /// // The first block is not loaded yet: the general path first.
+    /// assert!(reader.next_full().is_none());
+    /// assert!(reader.next()?.is_some());
+    /// let (payload, offset, end) = reader.next_full().expect("a FULL record");
+    /// assert_eq!((&reader.get_ref().block()[payload], offset, end), (&b"two"[..], 10, 20));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     #[inline]
-    pub(crate) fn fast_full(&mut self) -> Option<(core::ops::Range<usize>, u64, u64)> {
+    pub fn next_full(&mut self) -> Option<(core::ops::Range<usize>, u64, u64)> {
+        if self.done {
+            return None;
+        }
         let (range, offset) = self.decoder.fast_full(self.source.block())?;
         Some((range, offset, self.decoder.position()))
     }

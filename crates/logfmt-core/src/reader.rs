@@ -195,7 +195,7 @@ impl<'b, S: BlockSource> Reader<'b, S> {
         }
         if HOT_PATHS
             && self.unpacking.is_none()
-            && let Some((range, offset, end)) = self.inner.fast_full()
+            && let Some((range, offset, end)) = self.inner.next_full()
         {
             let data = self.inner.source.block().get(range).unwrap_or_default();
             return Ok(Some(Item::Record(Record {

@@ -392,6 +392,20 @@ impl<S: BlockSource> LogReader<S> {
         limit: usize,
     ) -> Result<Option<Bounded<'_>>, ReadError<S::Error>> {
         self.assembler.room_mut().limit = limit;
+        if let Some((payload, offset, end)) = self.next_full() {
+            let data = self
+                .inner
+                .get_ref()
+                .block()
+                .get(payload)
+                .unwrap_or_default();
+            return Ok(Some(Bounded::Record(Record {
+                offset,
+                end,
+                index: None,
+                data,
+            })));
+        }
         loop {
             if self.unpacking.is_some() {
                 match self.unpack()? {
@@ -786,6 +800,33 @@ impl<S: BlockSource> LogReader<S> {
             index: None,
             data,
         })
+    }
+
+    /// The hot path of [`next_bounded`](Self::next_bounded): a whole `FULL` record next in a
+    /// clean legacy log ([`FragmentReader::next_full`]), with nothing held back, no gap before
+    /// it, within the range — returned as [`step`](Self::step) and
+    /// [`fragment`](Self::fragment) would return it, leaving the state they would leave.
+    #[inline]
+    fn next_full(&mut self) -> Option<(Range<usize>, u64, u64)> {
+        let at = self.inner.position();
+        if self.unpacking.is_some()
+            || self.held.is_some()
+            || self.ending.is_some()
+            || self.compression.is_some()
+            || self.gap_end.is_some()
+            || !self.pending.is_empty()
+            || !self.suspects.is_empty()
+            || at < self.start
+            || self.end.is_some_and(|end| at >= end)
+        {
+            return None;
+        }
+        let (payload, offset, end) = self.inner.next_full()?;
+        self.current = Current::None;
+        self.clean_at(end);
+        self.records += 1;
+        self.settled = Some(end);
+        Some((payload, offset, end))
     }
 
     /// Reads one event and acts on it.
