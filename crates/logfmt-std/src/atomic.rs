@@ -108,6 +108,7 @@ impl AtomicLog {
     /// [`Error::AlreadyExists`] (a destination that is not empty, without
     /// [`replace`](AtomicOptions::replace)); [`Error::Locked`]; [`Error::IsADirectory`],
     /// [`Error::NotAFile`] (a destination that is not a regular file); [`Error::Io`] (with
+    /// [`Operation::Open`] if the destination exists and this user may not write it, with
     /// [`Operation::Create`] if the directory cannot take a new file).
     pub fn create(path: impl AsRef<Path>, options: &AtomicOptions) -> Result<Self, Error> {
         let dest = path.as_ref();
@@ -128,6 +129,11 @@ impl AtomicLog {
                     path: dest.into(),
                     len: meta.len(),
                 });
+            }
+            // A rename needs only the directory's permission: replacing a file this user may
+            // not write would go around its mode. Refused, as writing it in place would be.
+            if let Err(e) = OpenOptions::new().write(true).open(dest) {
+                return Err(Error::io(Operation::Open, dest, e));
             }
             permissions = Some(meta.permissions());
         }
@@ -307,6 +313,38 @@ mod tests {
             .collect::<Result<_, _>>()?;
         names.sort();
         Ok(names)
+    }
+
+    /// A destination this user may not write is not replaced (root may write any file, and
+    /// replaces it).
+    #[test]
+    fn a_file_this_user_may_not_write_is_not_replaced() -> TestResult {
+        use std::os::unix::fs::PermissionsExt;
+
+        let dir = tempfile::tempdir()?;
+        let path = dir.path().join("read-only.log");
+        fs::write(&path, b"not a log, but someone's")?;
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o444))?;
+        let may_write = OpenOptions::new().write(true).open(&path).is_ok();
+        let options = AtomicOptions::new().replace(true);
+        match AtomicLog::create(&path, &options) {
+            Err(Error::Io {
+                operation: Operation::Open,
+                source,
+                ..
+            }) if !may_write => {
+                assert_eq!(source.kind(), io::ErrorKind::PermissionDenied);
+                assert_eq!(fs::read(&path)?, b"not a log, but someone's");
+                assert_eq!(entries(dir.path())?, ["read-only.log"]);
+            }
+            Ok(mut log) if may_write => {
+                log.add_record(b"new")?;
+                log.commit()?;
+                assert_eq!(fs::metadata(&path)?.len(), 10);
+            }
+            other => panic!("may write: {may_write}: {other:?}"),
+        }
+        Ok(())
     }
 
     #[test]
