@@ -118,6 +118,38 @@ impl Room for VecRoom {
     }
 }
 
+/// Follows, past a range's `end`, what the next range's reader skips at its start (see
+/// `LogReader::next_leading`, which `leading` is): whether the chunk at `offset`, of the kind
+/// `seen`, is one it skips.
+fn next_range_skips(end: Option<u64>, leading: &mut bool, offset: u64, seen: Seen) -> bool {
+    let Some(end) = end else {
+        return false;
+    };
+    if !*leading || offset < end - end % BLOCK_SIZE as u64 {
+        return false;
+    }
+    match seen {
+        Seen::Middle => true,
+        Seen::Last => {
+            *leading = false;
+            true
+        }
+        Seen::Other => {
+            *leading = false;
+            false
+        }
+    }
+}
+
+/// A chunk as the next range's resynchronisation sees it ([`next_range_skips`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Seen {
+    Middle,
+    Last,
+    /// Any other chunk: it ends the resynchronisation.
+    Other,
+}
+
 /// Whether the reader is inside a record, and whether that record is returned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Current {
@@ -286,6 +318,14 @@ pub struct LogReader<S> {
     tail: Option<Damage>,
     ending: Option<Ending>,
     records: u64,
+    /// A range reader: the chunks at the start of the next range's first block that the next
+    /// range's reader skips (LevelDB's resynchronisation from an initial offset: `MIDDLE`
+    /// chunks and one `LAST`) are still being read here. Their damage — a continuation whose
+    /// start was dropped — is reported by this range, past its end: no range would otherwise.
+    /// (Not in a flash image: there such damage at a range's start goes unreported.)
+    next_leading: bool,
+    /// The offset of such damage, reported past the range's end.
+    owned: Option<u64>,
 }
 
 impl<'a> LogReader<logfmt_core::SliceSource<'a>> {
@@ -313,11 +353,12 @@ impl<S: BlockSource> LogReader<S> {
         };
         let read = options.read.clone().initial_offset(initial_offset);
         let from_start = initial_offset == 0;
+        let range_end = range.map(|r| r.end);
         Self {
             inner: FragmentReader::with_options(source, &read),
             mode: options.recovery,
             start,
-            end: range.map(|r| r.end),
+            end: range_end,
             erased: options.read.erased.is_some(),
             assembler: Assembler::new(VecRoom::default()),
             format: options.read.format,
@@ -336,6 +377,11 @@ impl<S: BlockSource> LogReader<S> {
             tail: None,
             ending: None,
             records: 0,
+            // Not in a flash image, whose erased bytes end the next range's resynchronisation
+            // in ways this reader does not see.
+            next_leading: options.read.erased.is_none()
+                && range_end.is_some_and(|end| end - end % BLOCK_SIZE as u64 > 0),
+            owned: None,
         }
     }
 
@@ -846,6 +892,17 @@ impl<S: BlockSource> LogReader<S> {
         };
         let step = match event {
             Event::Fragment(fragment) => {
+                let seen = match fragment.kind {
+                    FragmentKind::Middle => Seen::Middle,
+                    FragmentKind::Last => Seen::Last,
+                    FragmentKind::First | FragmentKind::Full => Seen::Other,
+                };
+                next_range_skips(
+                    self.end,
+                    &mut self.next_leading,
+                    fragment.chunk_offset,
+                    seen,
+                );
                 let form = match (fragment.pack, fragment.compressed) {
                     (true, _) => Form::Pack,
                     (false, Some(codec)) => Form::Compressed(codec),
@@ -888,43 +945,61 @@ impl<S: BlockSource> LogReader<S> {
                 self.damages(report, gap)?
             }
             Event::Corruption(corruption) => {
+                let seen = match corruption.kind {
+                    CorruptionKind::MiddleWithoutStart => Seen::Middle,
+                    CorruptionKind::LastWithoutStart => Seen::Last,
+                    _ => Seen::Other,
+                };
+                if next_range_skips(self.end, &mut self.next_leading, corruption.offset, seen) {
+                    self.owned = Some(corruption.offset);
+                }
                 let gap = self.gap(corruption.offset);
                 self.clean_at(self.position());
                 self.damages(gap, Some(corruption.into()))?
             }
-            Event::Skipped(skip) => match skip.kind {
-                // What LevelDB skips from an initial offset (a range reader's first block): a
-                // record's continuation, read, not lost. Its last chunk ends where a record
-                // ends.
-                SkipKind::Resync(FragmentKind::Last) => {
-                    self.clean_at(skip.end());
-                    Step::Continue
+            Event::Skipped(skip) => {
+                // Chunks that end the next range's resynchronisation as they end LevelDB's: a
+                // zero header (a bad chunk there) and chunks of other types.
+                if matches!(
+                    skip.kind,
+                    SkipKind::ZeroHeader | SkipKind::Compression(_) | SkipKind::Ignorable(_)
+                ) {
+                    next_range_skips(self.end, &mut self.next_leading, skip.offset, Seen::Other);
                 }
-                SkipKind::Resync(_) => {
-                    self.written_since_clean = true;
-                    Step::Continue
+                match skip.kind {
+                    // What LevelDB skips from an initial offset (a range reader's first block): a
+                    // record's continuation, read, not lost. Its last chunk ends where a record
+                    // ends.
+                    SkipKind::Resync(FragmentKind::Last) => {
+                        self.clean_at(skip.end());
+                        Step::Continue
+                    }
+                    SkipKind::Resync(_) => {
+                        self.written_since_clean = true;
+                        Step::Continue
+                    }
+                    // Not damage: block trailers, ignorable chunks, a flash image's padding, writes
+                    // torn by a power cut (proved by the writer's resume marker), a ring's block
+                    // headers and RocksDB's compression record.
+                    SkipKind::Compression(codec) => {
+                        self.compression = Some(codec);
+                        return Ok(Step::Continue);
+                    }
+                    SkipKind::Trailer
+                    | SkipKind::Ignorable(_)
+                    | SkipKind::Padding
+                    | SkipKind::Torn
+                    | SkipKind::RingHeader => {
+                        return Ok(Step::Continue);
+                    }
+                    // A zero header: bytes hidden without a report.
+                    _ => {
+                        self.gap_end = Some(skip.end());
+                        self.written_since_clean = true;
+                        return Ok(Step::Continue);
+                    }
                 }
-                // Not damage: block trailers, ignorable chunks, a flash image's padding, writes
-                // torn by a power cut (proved by the writer's resume marker), a ring's block
-                // headers and RocksDB's compression record.
-                SkipKind::Compression(codec) => {
-                    self.compression = Some(codec);
-                    return Ok(Step::Continue);
-                }
-                SkipKind::Trailer
-                | SkipKind::Ignorable(_)
-                | SkipKind::Padding
-                | SkipKind::Torn
-                | SkipKind::RingHeader => {
-                    return Ok(Step::Continue);
-                }
-                // A zero header: bytes hidden without a report.
-                _ => {
-                    self.gap_end = Some(skip.end());
-                    self.written_since_clean = true;
-                    return Ok(Step::Continue);
-                }
-            },
+            }
         };
         self.settled = Some(self.position());
         self.gap_end = None;
@@ -1120,8 +1195,9 @@ impl<S: BlockSource> LogReader<S> {
 
     /// Applies the recovery mode to `damage`.
     fn damage(&mut self, damage: Damage) -> Result<Step, ReadError<S::Error>> {
+        let owned = self.owned.take() == Some(damage.offset);
         let in_range =
-            damage.offset >= self.start && self.end.is_none_or(|end| damage.offset < end);
+            owned || damage.offset >= self.start && self.end.is_none_or(|end| damage.offset < end);
         if !in_range {
             return Ok(Step::Continue);
         }

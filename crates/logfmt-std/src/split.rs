@@ -9,7 +9,11 @@
 //! every record whose first chunk starts in the range — reading past its end to
 //! complete the last one — and stops at the first record that starts at or after its end.
 //! So ranges that cover a log without overlapping return every record a sequential read
-//! returns, exactly once, on damaged logs too.
+//! returns, exactly once, on damaged logs too. Damage is reported once as well: a
+//! continuation chunk whose record's start was dropped, at the start of a range's first
+//! block, is skipped there (as LevelDB skips the continuation of a record begun before an
+//! initial offset) and reported by the range before, which reads on to it (not in a flash
+//! image, where it goes unreported). Only where a torn tail begins depends on the range.
 
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
