@@ -81,6 +81,19 @@ impl LogSource {
         &self.options
     }
 
+    /// Whether a file is cut into byte ranges: not for point-in-time recovery (which stops at
+    /// a file's first damage, seen only by a sequential read), and not for the damage table.
+    ///
+    /// `logfmt_std`'s range readers return every record exactly once, but a damaged region
+    /// that begins exactly at a range's first block with continuation chunks (a `LAST` whose
+    /// start was dropped in the block before) is reported by neither range: the earlier range
+    /// ends at its end, the later one skips a range's leading continuation chunks silently, as
+    /// LevelDB does from an initial offset. So the damage table reads each file whole (in one
+    /// partition; files are still read in parallel), and equals a sequential read.
+    pub fn splittable(&self) -> bool {
+        self.options.splittable() && self.kind != TableKind::Damage
+    }
+
     /// The columns of the table's schema that are built, in output order.
     pub fn file_columns(&self) -> &[usize] {
         &self.projection.file_indices
@@ -153,13 +166,13 @@ impl FileSource for LogSource {
     }
 
     fn supports_repartitioning(&self) -> bool {
-        self.options.splittable()
+        self.splittable()
     }
 
     /// Cuts the files into byte ranges at block boundaries (32 KiB), about the same number
     /// of bytes in each of `target_partitions` groups; `None` if the files hold fewer than
-    /// `repartition_file_min_size` bytes, or the files cannot be split (point-in-time
-    /// recovery).
+    /// `repartition_file_min_size` bytes, or the files are not cut
+    /// ([`splittable`](LogSource::splittable)).
     fn repartitioned(
         &self,
         target_partitions: usize,
@@ -167,7 +180,7 @@ impl FileSource for LogSource {
         _output_ordering: Option<LexOrdering>,
         config: &FileScanConfig,
     ) -> Result<Option<FileScanConfig>> {
-        if !self.options.splittable() || target_partitions <= 1 {
+        if !self.splittable() || target_partitions <= 1 {
             return Ok(None);
         }
         let files: Vec<&PartitionedFile> =

@@ -179,7 +179,10 @@ async fn run(args: &Args) -> Result<(), SqlError> {
     }
     let mut config = SessionConfig::new()
         // Every file of a few blocks or more is cut into ranges.
-        .set_usize("datafusion.optimizer.repartition_file_min_size", 1 << 20);
+        .set_usize("datafusion.optimizer.repartition_file_min_size", 1 << 20)
+        // The generic dialect takes `, offset` for a trailing comma and an OFFSET clause:
+        // PostgreSQL's reads `SELECT file, offset FROM logs` as it is meant.
+        .set_str("datafusion.sql_parser.dialect", "PostgreSQL");
     if let Some(partitions) = args.partitions {
         config = config.with_target_partitions(usize::from(partitions));
     }
@@ -203,7 +206,7 @@ async fn run(args: &Args) -> Result<(), SqlError> {
             out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
         }
         None => {
-            let mut out = io::BufWriter::new(io::stdout().lock());
+            let mut out = io::BufWriter::new(io::stdout());
             write_result(args.output, stream, &mut out).await?;
             out.flush()?;
         }
@@ -224,11 +227,7 @@ async fn write_result<W: Write + Send>(
             while let Some(batch) = stream.next().await {
                 batches.push(batch?);
             }
-            let table = if batches.is_empty() {
-                arrow::util::pretty::pretty_format_batches_with_schema(schema, &batches)?
-            } else {
-                arrow::util::pretty::pretty_format_batches(&batches)?
-            };
+            let table = arrow::util::pretty::pretty_format_batches_with_schema(schema, &batches)?;
             writeln!(out, "{table}")?;
         }
         Output::Csv => {
