@@ -32,12 +32,6 @@ pub struct LogFormat {
     options: LogOptions,
 }
 
-impl Default for TableKind {
-    fn default() -> Self {
-        Self::Records
-    }
-}
-
 impl LogFormat {
     /// The format of the table `kind`, read with `options`.
     pub fn new(kind: TableKind, options: LogOptions) -> Self {
@@ -86,8 +80,8 @@ impl FileFormat for LogFormat {
         object: &ObjectMeta,
     ) -> Result<Statistics> {
         let mut statistics = Statistics::new_unknown(&table_schema);
-        statistics.total_byte_size = usize::try_from(object.size)
-            .map_or(Precision::Absent, Precision::Inexact);
+        statistics.total_byte_size =
+            usize::try_from(object.size).map_or(Precision::Absent, Precision::Inexact);
         Ok(statistics)
     }
 

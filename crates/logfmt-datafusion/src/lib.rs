@@ -93,8 +93,8 @@ pub fn log_table(
         .iter()
         .map(ListingTableUrl::parse)
         .collect::<Result<Vec<_>>>()?;
-    let listing = ListingOptions::new(Arc::new(LogFormat::new(kind, options)))
-        .with_file_extension(extension);
+    let listing =
+        ListingOptions::new(Arc::new(LogFormat::new(kind, options))).with_file_extension(extension);
     let config = ListingTableConfig::new_with_multi_paths(urls)
         .with_listing_options(listing)
         .with_schema(kind.schema());

@@ -24,7 +24,9 @@ impl FromStr for ChunkFormatChoice {
         match s {
             "auto" => Ok(Self::Auto),
             "legacy" => Ok(Self::Legacy),
-            _ => Err(format!("unknown chunk format {s:?}: expected auto or legacy")),
+            _ => Err(format!(
+                "unknown chunk format {s:?}: expected auto or legacy"
+            )),
         }
     }
 }

@@ -13,8 +13,8 @@ use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::record_batch::{RecordBatch, RecordBatchOptions};
 use logfmt_std::content::{Op, WriteBatch};
 use logfmt_std::{
-    Bounded, ChunkFormat, Damage, DamageKind, Event, FragmentReader, LogEnd, LogReader,
-    ReadError, ReadFormat, ReadOptions, ReaderOptions, Record, StdSource, log_number_in_name,
+    Bounded, ChunkFormat, Damage, DamageKind, Event, FragmentReader, LogEnd, LogReader, ReadError,
+    ReadFormat, ReadOptions, ReaderOptions, Record, StdSource, log_number_in_name,
     log_number_of_file,
 };
 
@@ -321,9 +321,14 @@ impl BatchBuilder {
             }
             let i = u32::try_from(i).unwrap_or(u32::MAX);
             match op {
-                Ok(op) => {
-                    self.operation(spec, record, Some(batch.sequence()), Some(i), Some(&op), None)?
-                }
+                Ok(op) => self.operation(
+                    spec,
+                    record,
+                    Some(batch.sequence()),
+                    Some(i),
+                    Some(&op),
+                    None,
+                )?,
                 Err(error) => self.operation(
                     spec,
                     record,
@@ -404,7 +409,10 @@ impl BatchBuilder {
         for &column in &spec.projection {
             let array: Option<ArrayRef> = match (spec.kind, column) {
                 (_, 0) => self.file.as_mut().map(|b| Arc::new(b.finish()) as ArrayRef),
-                (_, 1) => self.offset.as_mut().map(|b| Arc::new(b.finish()) as ArrayRef),
+                (_, 1) => self
+                    .offset
+                    .as_mut()
+                    .map(|b| Arc::new(b.finish()) as ArrayRef),
                 (TableKind::Records, records::LENGTH) => finish(&mut self.length),
                 (TableKind::Records, records::INDEX) => finish(&mut self.index),
                 (TableKind::Records, records::PAYLOAD) => finish_binary(&mut self.payload),

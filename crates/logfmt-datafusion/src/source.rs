@@ -10,6 +10,7 @@ use bytes::Bytes;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::common::Result;
 use datafusion::common::tree_node::TreeNodeRecursion;
+use datafusion::datasource::listing::PartitionedFile;
 use datafusion::datasource::physical_plan::{
     FileGroup, FileOpenFuture, FileOpener, FileScanConfig, FileSource,
 };
@@ -21,7 +22,6 @@ use datafusion::physical_expr::projection::ProjectionExprs;
 use datafusion::physical_expr::{LexOrdering, PhysicalExpr};
 use datafusion::physical_plan::DisplayFormatType;
 use datafusion::physical_plan::metrics::ExecutionPlanMetricsSet;
-use datafusion::datasource::listing::PartitionedFile;
 use futures::StreamExt;
 use logfmt_std::BLOCK_SIZE;
 use object_store::path::Path;
@@ -183,9 +183,13 @@ impl FileSource for LogSource {
         if !self.splittable() || target_partitions <= 1 {
             return Ok(None);
         }
-        let files: Vec<&PartitionedFile> =
-            config.file_groups.iter().flat_map(FileGroup::iter).collect();
-        let Some(groups) = block_aligned_groups(&files, target_partitions, repartition_file_min_size)
+        let files: Vec<&PartitionedFile> = config
+            .file_groups
+            .iter()
+            .flat_map(FileGroup::iter)
+            .collect();
+        let Some(groups) =
+            block_aligned_groups(&files, target_partitions, repartition_file_min_size)
         else {
             return Ok(None);
         };
@@ -221,7 +225,11 @@ pub(crate) fn block_aligned_groups(
     min_size: usize,
 ) -> Option<Vec<FileGroup>> {
     let block = BLOCK_SIZE as u64;
-    let total: u64 = files.iter().map(|f| file_range(f)).map(|r| r.end - r.start).sum();
+    let total: u64 = files
+        .iter()
+        .map(|f| file_range(f))
+        .map(|r| r.end - r.start)
+        .sum();
     if total == 0 || total < min_size as u64 || target <= 1 {
         return None;
     }
@@ -401,8 +409,83 @@ impl Seek for ObjectReader {
             SeekFrom::End(delta) => self.size.checked_add_signed(delta),
         };
         self.pos = target.ok_or_else(|| {
-            io::Error::new(io::ErrorKind::InvalidInput, "seek before the start of the object")
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "seek before the start of the object",
+            )
         })?;
         Ok(self.pos)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn files(sizes: &[u64]) -> Vec<PartitionedFile> {
+        sizes
+            .iter()
+            .enumerate()
+            .map(|(i, &size)| PartitionedFile::new(format!("f{i}"), size))
+            .collect()
+    }
+
+    /// The ranges of each file, in order, and the groups' byte counts.
+    fn cut(sizes: &[u64], target: usize) -> Option<(Vec<Vec<(u64, u64)>>, Vec<u64>)> {
+        let files = files(sizes);
+        let refs: Vec<&PartitionedFile> = files.iter().collect();
+        let groups = block_aligned_groups(&refs, target, 0)?;
+        let mut per_file = vec![Vec::new(); sizes.len()];
+        let mut bytes = Vec::new();
+        for group in &groups {
+            let mut n = 0;
+            for file in group.iter() {
+                let i: usize = file.object_meta.location.as_ref()[1..].parse().unwrap();
+                let range = file_range(file);
+                n += range.end - range.start;
+                per_file[i].push((range.start, range.end));
+            }
+            bytes.push(n);
+        }
+        Some((per_file, bytes))
+    }
+
+    #[test]
+    fn ranges_cover_each_file_at_block_boundaries() {
+        let b = BLOCK_SIZE as u64;
+        for sizes in [
+            vec![10 * b],
+            vec![10 * b + 5],
+            vec![3 * b + 1, 0, 7 * b - 3, b, 1],
+            vec![100 * b + 17, 50 * b],
+        ] {
+            for target in 2..=9 {
+                let Some((per_file, bytes)) = cut(&sizes, target) else {
+                    continue;
+                };
+                assert!(bytes.len() <= target, "{sizes:?} {target}: {bytes:?}");
+                for (ranges, &size) in per_file.iter().zip(&sizes) {
+                    let mut at = 0;
+                    for &(start, end) in ranges {
+                        assert_eq!(start, at, "{sizes:?} {target}: {ranges:?}");
+                        assert!(end > start);
+                        assert!(end == size || end % b == 0, "{ranges:?}");
+                        at = end;
+                    }
+                    assert_eq!(at, size, "{sizes:?} {target}: {ranges:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn small_or_single_partitions_are_not_cut() {
+        assert!(cut(&[5 * BLOCK_SIZE as u64], 1).is_none());
+        assert!(cut(&[0, 0], 4).is_none());
+        let files = files(&[1000]);
+        let refs: Vec<&PartitionedFile> = files.iter().collect();
+        assert!(block_aligned_groups(&refs, 4, 2000).is_none());
+        // Less than a block: one range, so nothing to regroup.
+        assert!(block_aligned_groups(&refs, 4, 0).is_none());
     }
 }

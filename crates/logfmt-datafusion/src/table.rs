@@ -7,9 +7,10 @@ use std::sync::{Arc, LazyLock};
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 
 /// Which table a scan reads from the logs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum TableKind {
-    /// One row per record: [`records`] columns.
+    /// One row per record: [`records`] columns. The default.
+    #[default]
     Records,
     /// One row per damaged region: [`damage`] columns.
     Damage,

@@ -26,13 +26,20 @@ fn stdout(output: &Output) -> String {
 
 /// Per file: records and payload bytes of a sequential read.
 fn per_file(dir: &Path) -> Vec<(String, u64, u64)> {
-    let mut paths: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+    let mut paths: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     paths.sort();
     paths
         .iter()
         .map(|path| {
             let (rows, _) = common::sequential(path, RecoveryMode::SkipAnyCorruptedRecords);
-            (common::name(path), rows.len() as u64, rows.iter().map(|r| r.2).sum())
+            (
+                common::name(path),
+                rows.len() as u64,
+                rows.iter().map(|r| r.2).sum(),
+            )
         })
         .filter(|(_, n, _)| *n > 0)
         .collect()
@@ -45,14 +52,23 @@ const QUERY: &str =
 fn a_text_table() {
     let dir = tempfile::tempdir().unwrap();
     common::corpus(dir.path());
-    let out = stdout(&run(&[QUERY, dir.path().to_str().unwrap(), "--partitions", "3"]));
+    let out = stdout(&run(&[
+        QUERY,
+        dir.path().to_str().unwrap(),
+        "--partitions",
+        "3",
+    ]));
     for (file, n, bytes) in per_file(dir.path()) {
         let line = out
             .lines()
             .find(|line| line.contains(&format!(" {file} ")))
             .unwrap_or_else(|| panic!("{file} not in\n{out}"));
         let cells: Vec<&str> = line.split('|').map(str::trim).collect();
-        assert_eq!(cells[1..4], [file.as_str(), &n.to_string(), &bytes.to_string()], "{line}");
+        assert_eq!(
+            cells[1..4],
+            [file.as_str(), &n.to_string(), &bytes.to_string()],
+            "{line}"
+        );
     }
 }
 
@@ -67,7 +83,10 @@ fn csv_and_json() {
     let mut lines = csv.lines();
     assert_eq!(lines.next(), Some("file,n,bytes"));
     let got: Vec<String> = lines.map(str::to_owned).collect();
-    let expected: Vec<String> = want.iter().map(|(f, n, b)| format!("{f},{n},{b}")).collect();
+    let expected: Vec<String> = want
+        .iter()
+        .map(|(f, n, b)| format!("{f},{n},{b}"))
+        .collect();
     assert_eq!(got, expected);
 
     let json = stdout(&run(&[QUERY, path, "-o", "json"]));
@@ -86,7 +105,12 @@ fn csv_and_json() {
         .collect();
     assert_eq!(got, want);
 
-    let ndjson = stdout(&run(&["SELECT offset FROM logs LIMIT 3", path, "-o", "ndjson"]));
+    let ndjson = stdout(&run(&[
+        "SELECT offset FROM logs LIMIT 3",
+        path,
+        "-o",
+        "ndjson",
+    ]));
     assert_eq!(ndjson.lines().count(), 3, "{ndjson}");
 
     // No rows: `[]`, and a CSV header.
@@ -124,9 +148,12 @@ fn parquet_to_a_file() {
     });
     let mut want = 0;
     for entry in std::fs::read_dir(&logs).unwrap() {
-        want += common::sequential(&entry.unwrap().path(), RecoveryMode::SkipAnyCorruptedRecords)
-            .1
-            .len();
+        want += common::sequential(
+            &entry.unwrap().path(),
+            RecoveryMode::SkipAnyCorruptedRecords,
+        )
+        .1
+        .len();
     }
     assert!(want > 0);
     assert_eq!(rows, want);
@@ -137,10 +164,20 @@ fn single_files_and_the_ops_table() {
     let dir = tempfile::tempdir().unwrap();
     let paths = common::corpus(dir.path());
     let plain = paths[0].to_str().unwrap();
-    let out = stdout(&run(&["SELECT count(*) AS n FROM logs", plain, "-o", "csv"]));
+    let out = stdout(&run(&[
+        "SELECT count(*) AS n FROM logs",
+        plain,
+        "-o",
+        "csv",
+    ]));
     assert_eq!(out, "n\n300\n");
     // Not write batches: an error row for each record.
-    let out = stdout(&run(&["SELECT count(*) AS n FROM ops WHERE error IS NOT NULL", plain, "-o", "csv"]));
+    let out = stdout(&run(&[
+        "SELECT count(*) AS n FROM ops WHERE error IS NOT NULL",
+        plain,
+        "-o",
+        "csv",
+    ]));
     assert_eq!(out, "n\n300\n");
 }
 
@@ -153,7 +190,10 @@ fn errors_are_reported_not_panicked() {
         (vec!["SELECT nothing FROM logs", path], "nothing"),
         (vec!["SELEC 1", path], "SELEC"),
         (vec!["SELECT * FROM nowhere", path], "nowhere"),
-        (vec!["SELECT 1", "/no/such/dir"], "no such file or directory"),
+        (
+            vec!["SELECT 1", "/no/such/dir"],
+            "no such file or directory",
+        ),
     ] {
         let output = run(&args);
         let stderr = String::from_utf8_lossy(&output.stderr);

@@ -46,7 +46,9 @@ fn damage_at_a_range_start() {
             log.truncate(rng.below(log.len() as u64) as usize);
         }
         let len = log.len() as u64;
-        let blocks: Vec<_> = (0..len.div_ceil(32768)).map(|b| b * 32768..((b + 1) * 32768).min(len)).collect();
+        let blocks: Vec<_> = (0..len.div_ceil(32768))
+            .map(|b| b * 32768..((b + 1) * 32768).min(len))
+            .collect();
         let whole = damage(&log, None);
         let split = damage(&log, Some(&blocks));
         assert_eq!(split, whole, "round {round}");

@@ -5,7 +5,7 @@ mod common;
 use std::path::Path;
 use std::sync::Arc;
 
-use common::{DamageRow, Row, Rng};
+use common::{DamageRow, Rng, Row};
 use datafusion::arrow::array::{Array, StringArray, UInt32Array, UInt64Array};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::catalog::TableProvider;
@@ -38,13 +38,20 @@ async fn scan_partitions(
     let ctx = context(partitions);
     let state = ctx.state();
     let table = log_table(&[dir.to_str().unwrap()], "", kind, options).unwrap();
-    let plan = table.scan(&state, projection.as_ref(), &[], limit).await.unwrap();
+    let plan = table
+        .scan(&state, projection.as_ref(), &[], limit)
+        .await
+        .unwrap();
     let plan = plan
         .repartitioned(partitions, state.config_options())
         .unwrap()
         .unwrap_or(plan);
-    let exec = plan.downcast_ref::<DataSourceExec>().expect("a DataSourceExec");
-    let (config, _) = exec.downcast_to_file_source::<LogSource>().expect("a LogSource");
+    let exec = plan
+        .downcast_ref::<DataSourceExec>()
+        .expect("a DataSourceExec");
+    let (config, _) = exec
+        .downcast_to_file_source::<LogSource>()
+        .expect("a LogSource");
     let config = config.clone();
     let mut out = Vec::new();
     for partition in 0..plan.output_partitioning().partition_count() {
@@ -56,8 +63,7 @@ async fn scan_partitions(
 
 /// Checks that the ranges of `config` are cut at block boundaries and cover each file once.
 fn check_ranges(config: &FileScanConfig) {
-    let mut by_file: std::collections::BTreeMap<String, Vec<(u64, u64, u64)>> =
-        Default::default();
+    let mut by_file: std::collections::BTreeMap<String, Vec<(u64, u64, u64)>> = Default::default();
     for group in &config.file_groups {
         for file in group.iter() {
             let size = file.object_meta.size;
@@ -76,18 +82,30 @@ fn check_ranges(config: &FileScanConfig) {
         let mut at = 0;
         for &(start, end, size) in &ranges {
             assert_eq!(start, at, "{file}: ranges {ranges:?}");
-            assert!(end > start || size == 0, "{file}: an empty range in {ranges:?}");
-            assert!(end == size || end % BLOCK_SIZE as u64 == 0, "{file}: {ranges:?}");
+            assert!(
+                end > start || size == 0,
+                "{file}: an empty range in {ranges:?}"
+            );
+            assert!(
+                end == size || end % BLOCK_SIZE as u64 == 0,
+                "{file}: {ranges:?}"
+            );
             at = end;
         }
-        assert_eq!(at, ranges[0].2, "{file}: ranges {ranges:?} do not reach the end");
+        assert_eq!(
+            at, ranges[0].2,
+            "{file}: ranges {ranges:?} do not reach the end"
+        );
     }
 }
 
 fn expected(dir: &Path, recovery: RecoveryMode) -> (Vec<Row>, Vec<DamageRow>) {
     let mut rows = Vec::new();
     let mut damage = Vec::new();
-    let mut paths: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+    let mut paths: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     paths.sort();
     for path in paths {
         let (r, d) = common::sequential(&path, recovery);
@@ -111,22 +129,42 @@ async fn every_partitioning_reads_what_a_sequential_read_does() {
     assert!(want_damage.iter().any(|d| d.3 == "torn_tail"));
     for partitions in [1, 2, 3, 7] {
         let options = LogOptions::new().recovery(recovery);
-        let (batches, config) =
-            scan_partitions(dir.path(), TableKind::Records, options, partitions, None, None).await;
+        let (batches, config) = scan_partitions(
+            dir.path(),
+            TableKind::Records,
+            options,
+            partitions,
+            None,
+            None,
+        )
+        .await;
         // About `partitions` groups of whole blocks: never more, and more than one if asked.
         assert!(batches.len() <= partitions, "{} partitions", batches.len());
-        assert!(batches.len() >= partitions.min(2), "{} partitions", batches.len());
+        assert!(
+            batches.len() >= partitions.min(2),
+            "{} partitions",
+            batches.len()
+        );
         check_ranges(&config);
         let mut got: Vec<Row> = batches.iter().flat_map(|b| common::rows(b)).collect();
         got.sort();
         assert_eq!(got.len(), want_rows.len(), "{partitions} partitions");
         assert!(got == want_rows, "{partitions} partitions: rows differ");
 
-        let (batches, config) =
-            scan_partitions(dir.path(), TableKind::Damage, options, partitions, None, None).await;
+        let (batches, config) = scan_partitions(
+            dir.path(),
+            TableKind::Damage,
+            options,
+            partitions,
+            None,
+            None,
+        )
+        .await;
         check_ranges(&config);
-        let mut got: Vec<DamageRow> =
-            batches.iter().flat_map(|b| common::damage_rows(b)).collect();
+        let mut got: Vec<DamageRow> = batches
+            .iter()
+            .flat_map(|b| common::damage_rows(b))
+            .collect();
         got.sort();
         assert_eq!(got, want_damage, "{partitions} partitions");
     }
@@ -142,12 +180,16 @@ async fn tolerate_mode_reports_what_leveldb_reports() {
     want_damage.sort();
     assert!(!want_damage.iter().any(|d| d.3 == "torn_tail"));
     let options = LogOptions::new().recovery(recovery);
-    let (batches, _) = scan_partitions(dir.path(), TableKind::Records, options, 3, None, None).await;
+    let (batches, _) =
+        scan_partitions(dir.path(), TableKind::Records, options, 3, None, None).await;
     let mut got: Vec<Row> = batches.iter().flat_map(|b| common::rows(b)).collect();
     got.sort();
     assert!(got == want_rows);
     let (batches, _) = scan_partitions(dir.path(), TableKind::Damage, options, 3, None, None).await;
-    let mut got: Vec<DamageRow> = batches.iter().flat_map(|b| common::damage_rows(b)).collect();
+    let mut got: Vec<DamageRow> = batches
+        .iter()
+        .flat_map(|b| common::damage_rows(b))
+        .collect();
     got.sort();
     assert_eq!(got, want_damage);
 }
@@ -184,8 +226,10 @@ async fn random_damage_never_changes_the_rule() {
         assert!(got == want_rows, "round {round}: rows differ");
         let (batches, _) =
             scan_partitions(dir.path(), TableKind::Damage, options, 3, None, None).await;
-        let mut got: Vec<DamageRow> =
-            batches.iter().flat_map(|b| common::damage_rows(b)).collect();
+        let mut got: Vec<DamageRow> = batches
+            .iter()
+            .flat_map(|b| common::damage_rows(b))
+            .collect();
         got.sort();
         assert_eq!(got, want_damage, "round {round}");
     }
@@ -197,19 +241,31 @@ async fn the_payload_is_not_built_unless_selected() {
     common::corpus(dir.path());
     let (want, _) = expected(dir.path(), RecoveryMode::SkipAnyCorruptedRecords);
     let ctx = context(2);
-    register_logs(&ctx, &[dir.path().to_str().unwrap()], "", LogOptions::new()).await.unwrap();
+    register_logs(&ctx, &[dir.path().to_str().unwrap()], "", LogOptions::new())
+        .await
+        .unwrap();
     let frame = ctx.sql("SELECT offset, length FROM logs").await.unwrap();
     let plan = frame.clone().create_physical_plan().await.unwrap();
     let mut columns = None;
-    find_scan(&plan, &mut |source, _| columns = Some(source.file_columns().to_vec()));
+    find_scan(&plan, &mut |source, _| {
+        columns = Some(source.file_columns().to_vec())
+    });
     let columns = columns.expect("a log scan");
     assert!(!columns.contains(&4), "payload built: {columns:?}");
     let batches = frame.collect().await.unwrap();
     let mut got: Vec<(u64, u64)> = Vec::new();
     for batch in &batches {
         assert_eq!(batch.num_columns(), 2);
-        let offset = batch.column(0).as_any().downcast_ref::<UInt64Array>().unwrap();
-        let length = batch.column(1).as_any().downcast_ref::<UInt64Array>().unwrap();
+        let offset = batch
+            .column(0)
+            .as_any()
+            .downcast_ref::<UInt64Array>()
+            .unwrap();
+        let length = batch
+            .column(1)
+            .as_any()
+            .downcast_ref::<UInt64Array>()
+            .unwrap();
         got.extend((0..batch.num_rows()).map(|i| (offset.value(i), length.value(i))));
     }
     let mut want: Vec<(u64, u64)> = want.iter().map(|r| (r.1, r.2)).collect();
@@ -223,8 +279,13 @@ async fn a_limit_is_pushed_to_the_scan() {
     let dir = tempfile::tempdir().unwrap();
     common::corpus(dir.path());
     let ctx = context(2);
-    register_logs(&ctx, &[dir.path().to_str().unwrap()], "", LogOptions::new()).await.unwrap();
-    let frame = ctx.sql("SELECT file, offset FROM logs LIMIT 7").await.unwrap();
+    register_logs(&ctx, &[dir.path().to_str().unwrap()], "", LogOptions::new())
+        .await
+        .unwrap();
+    let frame = ctx
+        .sql("SELECT file, offset FROM logs LIMIT 7")
+        .await
+        .unwrap();
     let plan = frame.clone().create_physical_plan().await.unwrap();
     let mut limit = None;
     find_scan(&plan, &mut |_, config| limit = config.limit);
@@ -277,9 +338,21 @@ async fn sql_aggregates_match_the_sequential_read() {
             .unwrap();
         let mut got = Vec::new();
         for batch in &batches {
-            let file = batch.column(0).as_any().downcast_ref::<StringArray>().unwrap();
-            let n = batch.column(1).as_any().downcast_ref::<datafusion::arrow::array::Int64Array>().unwrap();
-            let bytes = batch.column(2).as_any().downcast_ref::<UInt64Array>().unwrap();
+            let file = batch
+                .column(0)
+                .as_any()
+                .downcast_ref::<StringArray>()
+                .unwrap();
+            let n = batch
+                .column(1)
+                .as_any()
+                .downcast_ref::<datafusion::arrow::array::Int64Array>()
+                .unwrap();
+            let bytes = batch
+                .column(2)
+                .as_any()
+                .downcast_ref::<UInt64Array>()
+                .unwrap();
             for i in 0..batch.num_rows() {
                 got.push((file.value(i).to_owned(), n.value(i) as u64, bytes.value(i)));
             }
@@ -300,13 +373,21 @@ async fn sql_aggregates_match_the_sequential_read() {
             .collect()
             .await
             .unwrap();
-        let n = batches[0].column(0).as_any().downcast_ref::<datafusion::arrow::array::Int64Array>().unwrap().value(0);
+        let n = batches[0]
+            .column(0)
+            .as_any()
+            .downcast_ref::<datafusion::arrow::array::Int64Array>()
+            .unwrap()
+            .value(0);
         assert_eq!(n as usize, want_damage.len());
     }
 }
 
+/// An operation of a `WriteBatch`: tag, column family, key, value.
+type TestOp<'a> = (u8, Option<u32>, &'a [u8], Option<&'a [u8]>);
+
 /// A RocksDB `WriteBatch`: sequence, count, operations.
-fn batch(sequence: u64, ops: &[(u8, Option<u32>, &[u8], Option<&[u8]>)]) -> Vec<u8> {
+fn batch(sequence: u64, ops: &[TestOp<'_>]) -> Vec<u8> {
     let mut out = sequence.to_le_bytes().to_vec();
     out.extend_from_slice(&(ops.len() as u32).to_le_bytes());
     for &(tag, cf, key, value) in ops {
@@ -328,14 +409,23 @@ fn batch(sequence: u64, ops: &[(u8, Option<u32>, &[u8], Option<&[u8]>)]) -> Vec<
 async fn ops_are_the_write_batches_operations() {
     let dir = tempfile::tempdir().unwrap();
     let records = vec![
-        batch(10, &[(0x01, None, b"a", Some(b"1")), (0x00, None, b"b", None)]),
+        batch(
+            10,
+            &[(0x01, None, b"a", Some(b"1")), (0x00, None, b"b", None)],
+        ),
         batch(12, &[(0x05, Some(2), b"c", Some(b"33"))]),
         b"short".to_vec(),
         batch(13, &[(0x01, None, b"d", Some(b"4"))]),
     ];
-    common::write(&dir.path().join("000003.log"), &logfmt_std::WriterOptions::new(), &records);
+    common::write(
+        &dir.path().join("000003.log"),
+        &logfmt_std::WriterOptions::new(),
+        &records,
+    );
     let ctx = context(2);
-    register_logs(&ctx, &[dir.path().to_str().unwrap()], "", LogOptions::new()).await.unwrap();
+    register_logs(&ctx, &[dir.path().to_str().unwrap()], "", LogOptions::new())
+        .await
+        .unwrap();
     let batches = ctx
         .sql("SELECT offset, op_index, sequence, op, cf, key, value, error FROM ops ORDER BY offset, op_index")
         .await
@@ -345,11 +435,31 @@ async fn ops_are_the_write_batches_operations() {
         .unwrap();
     let mut got = Vec::new();
     for batch in &batches {
-        let seq = batch.column(2).as_any().downcast_ref::<UInt64Array>().unwrap();
-        let op = batch.column(3).as_any().downcast_ref::<StringArray>().unwrap();
-        let cf = batch.column(4).as_any().downcast_ref::<UInt32Array>().unwrap();
-        let key = batch.column(5).as_any().downcast_ref::<datafusion::arrow::array::BinaryArray>().unwrap();
-        let error = batch.column(7).as_any().downcast_ref::<StringArray>().unwrap();
+        let seq = batch
+            .column(2)
+            .as_any()
+            .downcast_ref::<UInt64Array>()
+            .unwrap();
+        let op = batch
+            .column(3)
+            .as_any()
+            .downcast_ref::<StringArray>()
+            .unwrap();
+        let cf = batch
+            .column(4)
+            .as_any()
+            .downcast_ref::<UInt32Array>()
+            .unwrap();
+        let key = batch
+            .column(5)
+            .as_any()
+            .downcast_ref::<datafusion::arrow::array::BinaryArray>()
+            .unwrap();
+        let error = batch
+            .column(7)
+            .as_any()
+            .downcast_ref::<StringArray>()
+            .unwrap();
         for i in 0..batch.num_rows() {
             got.push((
                 seq.is_valid(i).then(|| seq.value(i)),
@@ -363,11 +473,35 @@ async fn ops_are_the_write_batches_operations() {
     assert_eq!(
         got,
         [
-            (Some(10), Some("put".to_owned()), Some(0), Some(b"a".to_vec()), false),
-            (Some(10), Some("delete".to_owned()), Some(0), Some(b"b".to_vec()), false),
-            (Some(12), Some("put".to_owned()), Some(2), Some(b"c".to_vec()), false),
+            (
+                Some(10),
+                Some("put".to_owned()),
+                Some(0),
+                Some(b"a".to_vec()),
+                false
+            ),
+            (
+                Some(10),
+                Some("delete".to_owned()),
+                Some(0),
+                Some(b"b".to_vec()),
+                false
+            ),
+            (
+                Some(12),
+                Some("put".to_owned()),
+                Some(2),
+                Some(b"c".to_vec()),
+                false
+            ),
             (None, None, None, None, true),
-            (Some(13), Some("put".to_owned()), Some(0), Some(b"d".to_vec()), false),
+            (
+                Some(13),
+                Some("put".to_owned()),
+                Some(0),
+                Some(b"d".to_vec()),
+                false
+            ),
         ]
     );
 }
@@ -378,7 +512,9 @@ async fn absolute_consistency_fails_the_query_on_damage() {
     common::corpus(dir.path());
     let ctx = context(3);
     let options = LogOptions::new().recovery(RecoveryMode::AbsoluteConsistency);
-    register_logs(&ctx, &[dir.path().to_str().unwrap()], "", options).await.unwrap();
+    register_logs(&ctx, &[dir.path().to_str().unwrap()], "", options)
+        .await
+        .unwrap();
     let error = ctx
         .sql("SELECT count(*) FROM logs")
         .await
@@ -399,7 +535,13 @@ async fn point_in_time_reads_each_file_whole() {
     let options = LogOptions::new().recovery(recovery);
     let (batches, config) =
         scan_partitions(dir.path(), TableKind::Records, options, 7, None, None).await;
-    assert!(config.file_groups.iter().flat_map(|g| g.iter()).all(|f| f.range.is_none()));
+    assert!(
+        config
+            .file_groups
+            .iter()
+            .flat_map(|g| g.iter())
+            .all(|f| f.range.is_none())
+    );
     let mut got: Vec<Row> = batches.iter().flat_map(|b| common::rows(b)).collect();
     got.sort();
     assert!(got == want);

@@ -231,7 +231,9 @@ async fn write_result<W: Write + Send>(
             writeln!(out, "{table}")?;
         }
         Output::Csv => {
-            let mut writer = arrow::csv::WriterBuilder::new().with_header(true).build(out);
+            let mut writer = arrow::csv::WriterBuilder::new()
+                .with_header(true)
+                .build(out);
             let mut wrote = false;
             while let Some(batch) = stream.next().await {
                 writer.write(&batch?)?;

@@ -38,7 +38,11 @@ pub fn records(seed: u64, count: usize, max: u64) -> Vec<Vec<u8>> {
     let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
     (0..count)
         .map(|i| {
-            let len = if i % 17 == 3 { 40_000 + rng.below(max) } else { rng.below(max) };
+            let len = if i % 17 == 3 {
+                40_000 + rng.below(max)
+            } else {
+                rng.below(max)
+            };
             let byte = rng.next() as u8;
             (0..len).map(|j| byte.wrapping_add(j as u8)).collect()
         })
@@ -76,12 +80,18 @@ pub fn corpus(dir: &Path) -> Vec<PathBuf> {
     let plain = WriterOptions::new();
     add("plain.log", write_vec(&plain, &records(1, 300, 3000)));
     let packed = WriterOptions::new().pack(Some(PackLimit::bytes(4096)));
-    let small: Vec<Vec<u8>> = records(2, 2000, 40).into_iter().map(|r| r[..r.len().min(60)].to_vec()).collect();
+    let small: Vec<Vec<u8>> = records(2, 2000, 40)
+        .into_iter()
+        .map(|r| r[..r.len().min(60)].to_vec())
+        .collect();
     add("packed.log", write_vec(&packed, &small));
     let recyclable = |n: u32| {
         WriterOptions::new().write(WriteOptions::new().format(Format::Recyclable { log_number: n }))
     };
-    add("000007.log", write_vec(&recyclable(7), &records(3, 200, 2000)));
+    add(
+        "000007.log",
+        write_vec(&recyclable(7), &records(3, 200, 2000)),
+    );
     // A recycled file: log 9's records over log 8's, whose bytes follow them.
     let mut old = write_vec(&recyclable(8), &records(4, 400, 2000));
     let new = write_vec(&recyclable(9), &records(5, 100, 2000));
@@ -108,7 +118,11 @@ pub fn corpus(dir: &Path) -> Vec<PathBuf> {
 
 /// The `file` column's value for `path`.
 pub fn name(path: &Path) -> String {
-    std::path::absolute(path).unwrap().to_str().unwrap().to_owned()
+    std::path::absolute(path)
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .to_owned()
 }
 
 /// The records and damage of a sequential read of `path` (no range), with `recovery`, in the
@@ -124,9 +138,13 @@ pub fn sequential(path: &Path, recovery: RecoveryMode) -> (Vec<Row>, Vec<DamageR
     let mut damage = Vec::new();
     while let Some(entry) = reader.next().unwrap() {
         match entry {
-            Entry::Record(r) => {
-                rows.push((file.clone(), r.offset, r.data.len() as u64, r.index, r.data.to_vec()))
-            }
+            Entry::Record(r) => rows.push((
+                file.clone(),
+                r.offset,
+                r.data.len() as u64,
+                r.index,
+                r.data.to_vec(),
+            )),
             Entry::Damage(d) => damage.push((file.clone(), d.offset, d.bytes, kind(d.kind))),
         }
     }
