@@ -431,7 +431,9 @@ mod tests {
     }
 
     /// The ranges of each file, in order, and the groups' byte counts.
-    fn cut(sizes: &[u64], target: usize) -> Option<(Vec<Vec<(u64, u64)>>, Vec<u64>)> {
+    type Cut = (Vec<Vec<(u64, u64)>>, Vec<u64>);
+
+    fn cut(sizes: &[u64], target: usize) -> Option<Cut> {
         let files = files(sizes);
         let refs: Vec<&PartitionedFile> = files.iter().collect();
         let groups = block_aligned_groups(&refs, target, 0)?;
