@@ -24,7 +24,16 @@ pub(crate) fn run(args: &[String]) -> Result {
     banner("datafusion: clippy -D warnings");
     Cmd::cargo()
         .dir(DIR)
-        .args(["clippy", "--locked", "-j", "2", "--all-targets", "--", "-D", "warnings"])
+        .args([
+            "clippy",
+            "--locked",
+            "-j",
+            "2",
+            "--all-targets",
+            "--",
+            "-D",
+            "warnings",
+        ])
         .run()?;
     banner("datafusion: test");
     Cmd::cargo()
