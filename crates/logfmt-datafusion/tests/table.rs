@@ -546,3 +546,82 @@ async fn point_in_time_reads_each_file_whole() {
     got.sort();
     assert!(got == want);
 }
+
+/// A store that is not a local file system: its objects are read in windows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn logs_in_an_object_store() {
+    use datafusion::execution::object_store::ObjectStoreUrl;
+    use object_store::ObjectStore;
+    use object_store::memory::InMemory;
+    use object_store::path::Path as StorePath;
+
+    let dir = tempfile::tempdir().unwrap();
+    let paths = common::corpus(dir.path());
+    let store = Arc::new(InMemory::new());
+    let mut want = Vec::new();
+    for path in &paths {
+        let name = path.file_name().unwrap().to_str().unwrap();
+        let bytes = std::fs::read(path).unwrap();
+        store
+            .put_opts(&StorePath::from(format!("wal/{name}")), bytes.into(), Default::default())
+            .await
+            .unwrap();
+        let (rows, _) = common::sequential(path, RecoveryMode::SkipAnyCorruptedRecords);
+        let file = format!("memory:///wal/{name}");
+        want.extend(rows.into_iter().map(|r| (file.clone(), r.1, r.2, r.3, r.4)));
+    }
+    want.sort();
+    for partitions in [1, 3] {
+        let ctx = context(partitions);
+        let url = ObjectStoreUrl::parse("memory://").unwrap();
+        ctx.register_object_store(url.as_ref(), Arc::clone(&store) as Arc<dyn ObjectStore>);
+        register_logs(&ctx, &["memory:///wal/"], "", LogOptions::new()).await.unwrap();
+        let batches = ctx.sql("SELECT * FROM logs").await.unwrap().collect().await.unwrap();
+        let mut got = common::rows(&batches);
+        got.sort();
+        assert_eq!(got.len(), want.len());
+        assert!(got == want, "{partitions} partitions");
+    }
+}
+
+/// A flash image: records at the start of blocks of erased (0xFF) bytes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_erased_flash_image() {
+    let dir = tempfile::tempdir().unwrap();
+    let block = BLOCK_SIZE;
+    let mut image = vec![0xffu8; 8 * block];
+    let a = common::write_vec(&logfmt_std::WriterOptions::new(), &[vec![1; 10], vec![2; 20]]);
+    let b = common::write_vec(&logfmt_std::WriterOptions::new(), &[vec![3; 30_000]]);
+    image[..a.len()].copy_from_slice(&a);
+    image[block..block + b.len()].copy_from_slice(&b);
+    image[5 * block..5 * block + a.len()].copy_from_slice(&a);
+    std::fs::write(dir.path().join("flash.img"), &image).unwrap();
+    let path = dir.path().to_str().unwrap();
+    for partitions in [1, 2, 3, 7] {
+        let ctx = context(partitions);
+        let options = LogOptions::new().erased(Some(0xff));
+        register_logs(&ctx, &[path], ".img", options).await.unwrap();
+        let batches = ctx
+            .sql("SELECT \"offset\", length FROM logs ORDER BY \"offset\"")
+            .await
+            .unwrap()
+            .collect()
+            .await
+            .unwrap();
+        let mut got = Vec::new();
+        for batch in &batches {
+            let offset = batch.column(0).as_any().downcast_ref::<UInt64Array>().unwrap();
+            let length = batch.column(1).as_any().downcast_ref::<UInt64Array>().unwrap();
+            got.extend((0..batch.num_rows()).map(|i| (offset.value(i), length.value(i))));
+        }
+        let b0 = block as u64;
+        assert_eq!(got, [(0, 10), (17, 20), (b0, 30_000), (5 * b0, 10), (5 * b0 + 17, 20)]);
+        let damage = ctx.sql("SELECT * FROM damage").await.unwrap().count().await.unwrap();
+        assert_eq!(damage, 0, "{partitions} partitions");
+    }
+    // Read as a log, the erased bytes are damage.
+    let ctx = context(2);
+    register_logs(&ctx, &[path], "", LogOptions::new()).await.unwrap();
+    let damage = ctx.sql("SELECT * FROM damage").await.unwrap().count().await.unwrap();
+    assert!(damage > 0);
+}
