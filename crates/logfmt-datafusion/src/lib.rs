@@ -118,3 +118,8 @@ pub async fn register_logs(
     }
     Ok(())
 }
+
+/// The README's example, compiled as a doc test.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
