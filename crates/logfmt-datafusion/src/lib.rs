@@ -56,6 +56,7 @@
 //! # }
 //! ```
 
+mod codec;
 mod error;
 mod format;
 mod options;
@@ -71,6 +72,7 @@ use datafusion::datasource::listing::{
 use datafusion::error::Result;
 use datafusion::prelude::SessionContext;
 
+pub use codec::{LogCodec, LogTable};
 pub use error::ScanError;
 pub use format::LogFormat;
 pub use options::{ChunkFormatChoice, LogOptions};
@@ -102,7 +104,8 @@ pub fn log_table(
 }
 
 /// Registers the three tables ([`TableKind`]: `logs`, `damage`, `ops`) over the files at
-/// `paths` whose names end with `extension` (`""`: every file) in `ctx`, read with `options`.
+/// `paths` whose names end with `extension` (`""`: every file) in `ctx`, read with `options`,
+/// as [`LogTable`]s (which [`LogCodec`] serializes).
 ///
 /// # Errors
 /// A path that is not a valid URL or path; a table of that name already registered.
@@ -113,7 +116,7 @@ pub async fn register_logs(
     options: LogOptions,
 ) -> Result<()> {
     for kind in TableKind::ALL {
-        let table = log_table(paths, extension, kind, options)?;
+        let table = LogTable::try_new(paths, extension, kind, options)?;
         ctx.register_table(kind.name(), Arc::new(table))?;
     }
     Ok(())

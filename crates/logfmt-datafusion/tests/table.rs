@@ -563,7 +563,11 @@ async fn logs_in_an_object_store() {
         let name = path.file_name().unwrap().to_str().unwrap();
         let bytes = std::fs::read(path).unwrap();
         store
-            .put_opts(&StorePath::from(format!("wal/{name}")), bytes.into(), Default::default())
+            .put_opts(
+                &StorePath::from(format!("wal/{name}")),
+                bytes.into(),
+                Default::default(),
+            )
             .await
             .unwrap();
         let (rows, _) = common::sequential(path, RecoveryMode::SkipAnyCorruptedRecords);
@@ -575,8 +579,16 @@ async fn logs_in_an_object_store() {
         let ctx = context(partitions);
         let url = ObjectStoreUrl::parse("memory://").unwrap();
         ctx.register_object_store(url.as_ref(), Arc::clone(&store) as Arc<dyn ObjectStore>);
-        register_logs(&ctx, &["memory:///wal/"], "", LogOptions::new()).await.unwrap();
-        let batches = ctx.sql("SELECT * FROM logs").await.unwrap().collect().await.unwrap();
+        register_logs(&ctx, &["memory:///wal/"], "", LogOptions::new())
+            .await
+            .unwrap();
+        let batches = ctx
+            .sql("SELECT * FROM logs")
+            .await
+            .unwrap()
+            .collect()
+            .await
+            .unwrap();
         let mut got = common::rows(&batches);
         got.sort();
         assert_eq!(got.len(), want.len());
@@ -590,7 +602,10 @@ async fn an_erased_flash_image() {
     let dir = tempfile::tempdir().unwrap();
     let block = BLOCK_SIZE;
     let mut image = vec![0xffu8; 8 * block];
-    let a = common::write_vec(&logfmt_std::WriterOptions::new(), &[vec![1; 10], vec![2; 20]]);
+    let a = common::write_vec(
+        &logfmt_std::WriterOptions::new(),
+        &[vec![1; 10], vec![2; 20]],
+    );
     let b = common::write_vec(&logfmt_std::WriterOptions::new(), &[vec![3; 30_000]]);
     image[..a.len()].copy_from_slice(&a);
     image[block..block + b.len()].copy_from_slice(&b);
@@ -610,18 +625,49 @@ async fn an_erased_flash_image() {
             .unwrap();
         let mut got = Vec::new();
         for batch in &batches {
-            let offset = batch.column(0).as_any().downcast_ref::<UInt64Array>().unwrap();
-            let length = batch.column(1).as_any().downcast_ref::<UInt64Array>().unwrap();
+            let offset = batch
+                .column(0)
+                .as_any()
+                .downcast_ref::<UInt64Array>()
+                .unwrap();
+            let length = batch
+                .column(1)
+                .as_any()
+                .downcast_ref::<UInt64Array>()
+                .unwrap();
             got.extend((0..batch.num_rows()).map(|i| (offset.value(i), length.value(i))));
         }
         let b0 = block as u64;
-        assert_eq!(got, [(0, 10), (17, 20), (b0, 30_000), (5 * b0, 10), (5 * b0 + 17, 20)]);
-        let damage = ctx.sql("SELECT * FROM damage").await.unwrap().count().await.unwrap();
+        assert_eq!(
+            got,
+            [
+                (0, 10),
+                (17, 20),
+                (b0, 30_000),
+                (5 * b0, 10),
+                (5 * b0 + 17, 20)
+            ]
+        );
+        let damage = ctx
+            .sql("SELECT * FROM damage")
+            .await
+            .unwrap()
+            .count()
+            .await
+            .unwrap();
         assert_eq!(damage, 0, "{partitions} partitions");
     }
     // Read as a log, the erased bytes are damage.
     let ctx = context(2);
-    register_logs(&ctx, &[path], "", LogOptions::new()).await.unwrap();
-    let damage = ctx.sql("SELECT * FROM damage").await.unwrap().count().await.unwrap();
+    register_logs(&ctx, &[path], "", LogOptions::new())
+        .await
+        .unwrap();
+    let damage = ctx
+        .sql("SELECT * FROM damage")
+        .await
+        .unwrap()
+        .count()
+        .await
+        .unwrap();
     assert!(damage > 0);
 }
