@@ -32,7 +32,8 @@ pub enum ScanError {
         /// Its length.
         len: u64,
     },
-    /// Arrow refused a batch (a bug: the batch does not match its schema).
+    /// A batch could not be built (a bug: Arrow refused it, or a projected column was not
+    /// built).
     Arrow(String),
     /// The scan's thread stopped without a result (it panicked).
     Stopped,

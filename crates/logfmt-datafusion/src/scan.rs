@@ -430,7 +430,9 @@ impl BatchBuilder {
                 _ => None,
             };
             // Every projected column has its builder (made in `new` from the same indices).
-            columns.push(array.ok_or(ScanError::Stopped)?);
+            columns.push(array.ok_or_else(|| {
+                ScanError::Arrow(format!("column {column} of {} was not built", spec.kind))
+            })?);
         }
         let options = RecordBatchOptions::new().with_row_count(Some(self.rows));
         RecordBatch::try_new_with_options(Arc::clone(&spec.schema), columns, &options)
