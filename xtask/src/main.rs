@@ -12,6 +12,7 @@ mod bench_decode;
 mod bench_durable;
 mod bench_threads;
 mod cmd;
+mod datafusion;
 mod firmware;
 mod fuzz;
 mod interop;

@@ -52,6 +52,14 @@ pub(crate) const TASKS: &[Task] = &[
         run: crate::bench_threads::run,
     },
     Task {
+        name: "datafusion",
+        aliases: &[],
+        flags: &[],
+        about: "crates/logfmt-datafusion (not a workspace member: DataFusion, Rust 1.94): fmt \
+                --check, clippy -D warnings, tests",
+        run: crate::datafusion::run,
+    },
+    Task {
         name: "fmt",
         aliases: &[],
         flags: &["--check"],

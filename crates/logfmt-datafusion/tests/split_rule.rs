@@ -1,0 +1,56 @@
+//! The split rule of `logfmt_std` itself (`par_scan`), on the logs of `table.rs`.
+
+mod common;
+
+use common::Rng;
+use logfmt_std::{Entry, LogReader, ReaderOptions, RecoveryMode, par_scan};
+
+fn damage(log: &[u8], ranges: Option<&[std::ops::Range<u64>]>) -> Vec<String> {
+    let options = ReaderOptions::new().recovery(RecoveryMode::SkipAnyCorruptedRecords);
+    let read = |mut reader: LogReader<logfmt_std::SliceSource<'_>>| {
+        let mut out = Vec::new();
+        while let Some(entry) = reader.next().unwrap() {
+            if let Entry::Damage(d) = entry {
+                out.push(format!("{d} ({:?})", d.kind));
+            }
+        }
+        out
+    };
+    match ranges {
+        None => read(LogReader::from_slice(log, &options)),
+        Some(ranges) => par_scan(log, &options, ranges, |_, r| read(r)).concat(),
+    }
+}
+
+/// Known to fail: `logfmt_std`'s range readers lose the report of a damaged continuation chunk
+/// at the start of a range's first block (a `LAST` whose start was dropped in the block
+/// before): the range before ends at its end, the range after skips leading continuation
+/// chunks silently. Records are not affected. This is why the damage table reads files whole
+/// ([`LogSource::splittable`](logfmt_datafusion::LogSource::splittable)); run with `--ignored`
+/// to see it.
+#[test]
+#[ignore = "a limit of logfmt_std's split rule: damage at a range's first block"]
+fn damage_at_a_range_start() {
+    let clean = common::write_vec(
+        &logfmt_std::WriterOptions::new().pack(Some(logfmt_std::PackLimit::bytes(2000))),
+        &common::records(11, 600, 900),
+    );
+    let mut rng = Rng(5);
+    for round in 0..24 {
+        let mut log = clean.clone();
+        for _ in 0..(1 + round % 6) {
+            let at = rng.below(log.len() as u64) as usize;
+            log[at] = rng.next() as u8;
+        }
+        if round % 4 == 1 {
+            log.truncate(rng.below(log.len() as u64) as usize);
+        }
+        let len = log.len() as u64;
+        let blocks: Vec<_> = (0..len.div_ceil(32768))
+            .map(|b| b * 32768..((b + 1) * 32768).min(len))
+            .collect();
+        let whole = damage(&log, None);
+        let split = damage(&log, Some(&blocks));
+        assert_eq!(split, whole, "round {round}");
+    }
+}
