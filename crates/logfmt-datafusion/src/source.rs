@@ -84,12 +84,10 @@ impl LogSource {
     /// Whether a file is cut into byte ranges: not for point-in-time recovery (which stops at
     /// a file's first damage, seen only by a sequential read), and not for the damage table.
     ///
-    /// `logfmt_std`'s range readers return every record exactly once, but a damaged region
-    /// that begins exactly at a range's first block with continuation chunks (a `LAST` whose
-    /// start was dropped in the block before) is reported by neither range: the earlier range
-    /// ends at its end, the later one skips a range's leading continuation chunks silently, as
-    /// LevelDB does from an initial offset. So the damage table reads each file whole (in one
-    /// partition; files are still read in parallel), and equals a sequential read.
+    /// `logfmt_std`'s range readers return every record and report every drop exactly once,
+    /// but across a range boundary a record's drop and the damage that cut it may come in the
+    /// other order. So the damage table reads each file whole (in one partition; files are
+    /// still read in parallel), and equals a sequential read, row for row.
     pub fn splittable(&self) -> bool {
         self.options.splittable() && self.kind != TableKind::Damage
     }
