@@ -1,9 +1,6 @@
 //! The chunk format of a log: `--format`, `--log-number`, `--ignorable-types`.
 
-use logfmt_std::{
-    ChunkFormat, Event, FragmentReader, LogEnd, LogFile, ReadFormat, ReadOptions,
-    log_number_in_name, log_number_of_file,
-};
+use logfmt_std::{LogFile, ReadFormat, ReadOptions, log_number_in_name, log_number_of_file};
 
 use crate::error::CliError;
 
@@ -127,32 +124,11 @@ impl FormatArgs {
 }
 
 /// What `ReadFormat::Auto` decides for `log` (a regular file), read from its start: `None` if
-/// no chunk decides (an empty log, or only damage).
+/// no chunk decides (an empty log, or only damage). See [`logfmt_std::detect_format`].
 pub(crate) fn detect(
     log: &LogFile,
     base: &ReadOptions,
     log_number: Option<u32>,
 ) -> Result<Option<ReadFormat>, logfmt_std::Error> {
-    let options = base
-        .clone()
-        .initial_offset(0)
-        .tailing(false)
-        .format(ReadFormat::Auto { log_number });
-    let mut reader = FragmentReader::with_options(log.reread()?, &options);
-    while let Some(event) = reader.next().map_err(|e| log.read_error(e))? {
-        // The first fragment is read once the format is decided (by its chunk, or an earlier
-        // one).
-        if let Event::Fragment(_) = event
-            && let ChunkFormat::Decided(format) = reader.format()
-        {
-            return Ok(Some(ReadFormat::from(format)));
-        }
-    }
-    // No chunk of this log: with a log number, a file whose first chunk is stale.
-    Ok(match (reader.end(), log_number) {
-        (Some(LogEnd::OldRecord { .. }), Some(log_number)) => {
-            Some(ReadFormat::Recyclable { log_number })
-        }
-        _ => None,
-    })
+    logfmt_std::detect_format(log.reread()?, base, log_number).map_err(|e| log.read_error(e))
 }

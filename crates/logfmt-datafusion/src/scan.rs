@@ -146,31 +146,13 @@ where
 }
 
 /// The format the first chunk of a known type decides, read from the start; `None` if none
-/// does (an empty log, or only damage).
+/// does (an empty log, or only damage). See [`logfmt_std::detect_format`].
 fn detect<R: Read + Seek>(
     log: R,
     base: &ReadOptions,
     log_number: Option<u32>,
 ) -> io::Result<Option<ReadFormat>> {
-    let options = base
-        .clone()
-        .initial_offset(0)
-        .tailing(false)
-        .format(ReadFormat::Auto { log_number });
-    let mut reader = FragmentReader::with_options(StdSource::seekable(log), &options);
-    while let Some(event) = reader.next()? {
-        if let Event::Fragment(_) = event
-            && let ChunkFormat::Decided(format) = reader.format()
-        {
-            return Ok(Some(ReadFormat::from(format)));
-        }
-    }
-    Ok(match (reader.end(), log_number) {
-        (Some(LogEnd::OldRecord { .. }), Some(log_number)) => {
-            Some(ReadFormat::Recyclable { log_number })
-        }
-        _ => None,
-    })
+    logfmt_std::detect_format(StdSource::seekable(log), base, log_number)
 }
 
 /// The short name of a damage's kind, for the `kind` column.

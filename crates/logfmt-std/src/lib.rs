@@ -191,6 +191,7 @@ mod atomic;
 mod compression;
 pub mod content;
 mod create;
+mod detect;
 mod error;
 mod escape;
 mod file;
@@ -229,6 +230,7 @@ pub use logfmt_core::{ReadFormat, ReadOptions, WriteOptions};
 // What reading returns and reports, and where writing put a record.
 pub use logfmt_core::{Corruption, CorruptionKind, LogEnd, Oversized, Record, Written};
 // Sources, and the core readers over them.
+pub use detect::detect_format;
 pub use logfmt_core::{
     Aborted, BlockSource, Event, Fragment, FragmentReader, Item, Reader, Skip, SkipKind,
     SliceSource,
