@@ -13,9 +13,8 @@ use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::record_batch::{RecordBatch, RecordBatchOptions};
 use logfmt_std::content::{Op, WriteBatch};
 use logfmt_std::{
-    Bounded, ChunkFormat, Damage, DamageKind, Event, FragmentReader, LogEnd, LogReader, ReadError,
-    ReadFormat, ReadOptions, ReaderOptions, Record, StdSource, log_number_in_name,
-    log_number_of_file,
+    Bounded, Damage, DamageKind, LogReader, ReadError, ReadFormat, ReadOptions, ReaderOptions,
+    Record, StdSource, log_number_in_name, log_number_of_file,
 };
 
 use crate::error::ScanError;
