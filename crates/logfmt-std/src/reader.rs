@@ -868,6 +868,8 @@ impl<S: BlockSource> LogReader<S> {
             return None;
         }
         let (payload, offset, end) = self.inner.next_full()?;
+        // A FULL chunk ends the next range's resynchronisation, as the general path notes.
+        next_range_skips(self.end, &mut self.next_leading, offset, Seen::Other);
         self.current = Current::None;
         self.clean_at(end);
         self.records += 1;
