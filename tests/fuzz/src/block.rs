@@ -19,7 +19,9 @@
 //! (fused); and `parse_chunk` at each chunk offset returns what the parser returned.
 #![allow(dead_code, unreachable_pub)]
 
-use logfmt_core::block::{BlockParser, ChunkRules, FlashGap, Parsed, flash_gap, parse_chunk};
+use logfmt_core::block::{
+    BlockParser, ChunkRules, FlashGap, Parsed, damaged_pack_end, flash_gap, parse_chunk,
+};
 use logfmt_core::{BLOCK_SIZE, ChunkFormat};
 
 use crate::common::le;
@@ -102,6 +104,30 @@ pub fn check_block(block: &[u8], is_last: bool, rules: &ChunkRules, probe: usize
                 "a flash gap ends at a well-formed chunk"
             );
             pos = to;
+            continue;
+        }
+        // A pack chunk damaged in place whose declared length is borne out: only it is
+        // dropped, and the block goes on after it.
+        if let Parsed::ChecksumMismatch {
+            offset,
+            stored,
+            computed,
+            ..
+        } = direct
+            && let Some(end) = damaged_pack_end(block, pos, is_last, rules)
+        {
+            assert_eq!(
+                item,
+                Parsed::ChecksumMismatch {
+                    offset,
+                    len: end - offset,
+                    stored,
+                    computed,
+                },
+                "a damaged pack chunk at {pos}"
+            );
+            assert!(pos < end && end <= block.len(), "{end} at {pos}");
+            pos = end;
             continue;
         }
         assert_eq!(
