@@ -439,18 +439,7 @@ impl<S: BlockSource> LogReader<S> {
     ) -> Result<Option<Bounded<'_>>, ReadError<S::Error>> {
         self.assembler.room_mut().limit = limit;
         if let Some((payload, offset, end)) = self.next_full() {
-            let data = self
-                .inner
-                .get_ref()
-                .block()
-                .get(payload)
-                .unwrap_or_default();
-            return Ok(Some(Bounded::Record(Record {
-                offset,
-                end,
-                index: None,
-                data,
-            })));
+            return Ok(Some(self.single(offset, end, payload).into()));
         }
         loop {
             if self.unpacking.is_some() {
