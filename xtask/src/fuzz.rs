@@ -193,6 +193,10 @@ fn run_target(target: &str, seconds: u64) -> Result<Option<u64>> {
         }
     });
     let mut tail: Vec<String> = Vec::new();
+    // What a failure is known by, kept for the error itself: a CI log shown by its end alone
+    // still says which check failed and on what input.
+    let mut failure: Vec<String> = Vec::new();
+    let mut after_panic = false;
     let mut runs = None;
     if let Some(err) = child.stderr.take() {
         for line in BufReader::new(err)
@@ -213,6 +217,17 @@ fn run_target(target: &str, seconds: u64) -> Result<Option<u64>> {
             if !noise {
                 eprintln!("{line}");
             }
+            if after_panic {
+                failure.push(line.clone());
+                after_panic = false;
+            }
+            if line.contains("panicked at") {
+                failure.push(line.clone());
+                after_panic = true;
+            } else if line.starts_with("SUMMARY:") || line.starts_with("0x") {
+                // libFuzzer's summary, and a short input printed as bytes.
+                failure.push(line.chars().take(800).collect());
+            }
             tail.push(line);
             if tail.len() > 200 {
                 tail.remove(0);
@@ -228,8 +243,14 @@ fn run_target(target: &str, seconds: u64) -> Result<Option<u64>> {
         for line in &tail {
             eprintln!("{line}");
         }
+        let mut what = String::new();
+        for line in &failure {
+            what.push_str("\n    ");
+            what.push_str(line);
+        }
         return Err(Error::Failed(format!(
-            "fuzz target `{target}` failed ({status}); the input is in {FUZZ_DIR}/artifacts/{target}/"
+            "fuzz target `{target}` failed ({status}); the input is in \
+             {FUZZ_DIR}/artifacts/{target}/{what}"
         )));
     }
     Ok(runs)
