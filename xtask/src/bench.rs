@@ -36,7 +36,7 @@ pub(crate) fn run(args: &[String]) -> Result {
     if let Some(bad) = args.iter().find(|a| {
         !matches!(
             a.as_str(),
-            "--quick" | "--compare-flags" | "flash" | "pack" | "durable"
+            "--quick" | "--compare-flags" | "flash" | "pack" | "durable" | "scan"
         )
     }) {
         return Err(Error::Usage(format!(
@@ -56,6 +56,9 @@ pub(crate) fn run(args: &[String]) -> Result {
     }
     if args.iter().any(|a| a == "pack") {
         return pack(quick);
+    }
+    if args.iter().any(|a| a == "scan") {
+        return crate::bench_scan::run(quick);
     }
     if args.iter().any(|a| a == "durable") {
         return crate::bench_durable::run(quick);

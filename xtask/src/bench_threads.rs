@@ -80,7 +80,7 @@ fn median(times: &mut [Duration]) -> Duration {
 
 /// Writes `log` with `logfmt write --input framed`: records of 16 to 1 015 bytes, and one in
 /// 500 of 40 000 (across blocks), to `bytes` of log.
-fn write_log(logfmt: &Path, log: &Path, bytes: u64) -> Result {
+pub(crate) fn write_log(logfmt: &Path, log: &Path, bytes: u64) -> Result {
     let mut child = Command::new(logfmt)
         .args(["write", "--input", "framed"])
         .arg(log)

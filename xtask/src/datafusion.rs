@@ -10,7 +10,7 @@
 use crate::cmd::{Cmd, Error, Result, banner};
 
 /// The crate's directory, from the project root.
-const DIR: &str = "crates/logfmt-datafusion";
+pub(crate) const DIR: &str = "crates/logfmt-datafusion";
 
 /// `cargo xtask datafusion`.
 pub(crate) fn run(args: &[String]) -> Result {

@@ -10,6 +10,7 @@ mod apt;
 mod bench;
 mod bench_decode;
 mod bench_durable;
+mod bench_scan;
 mod bench_threads;
 mod cmd;
 mod datafusion;

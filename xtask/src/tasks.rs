@@ -29,10 +29,11 @@ pub(crate) const TASKS: &[Task] = &[
     Task {
         name: "bench",
         aliases: &[],
-        flags: &["--quick", "flash", "pack"],
+        flags: &["--quick", "flash", "pack", "durable", "scan"],
         about: "benchmarks: write/read per record size, files, split scan, vs memcpy/CRC bounds; \
                 `flash`: logfmt vs sequential-storage on simulated NOR flash; `pack`: records \
-                plain and packed",
+                plain and packed; `durable`: group commit vs RocksDB; `scan`: SQL over 1 GiB of logs \
+                (1 and 2 partitions) vs `logfmt verify`",
         run: crate::bench::run,
     },
     Task {
