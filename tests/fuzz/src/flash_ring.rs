@@ -405,9 +405,18 @@ impl Unrolled {
     /// behind the last record added (by less than a block: the buffered writer's records not
     /// flushed are lost with its RAM block), or ahead (past a torn write, maybe in the next
     /// block, maybe across the wrap).
-    fn reopened(&mut self, region_offset: u64) -> u64 {
+    ///
+    /// `newest`: where the newest block with a ring header on the flash starts, unrolled (from
+    /// its lap). In a ring of two blocks, going back by less than a block lands where going
+    /// forward by a lap less would (a record in flight crosses into the other block, a torn
+    /// write there sends the writer on into the next): the flash tells them apart, as a writer
+    /// never goes back before a block that holds its ring header.
+    fn reopened(&mut self, region_offset: u64, newest: Option<u64>) -> u64 {
         if region_offset < self.last && self.last - region_offset < BLOCK_SIZE as u64 {
-            self.last = region_offset;
+            let back = self.base + region_offset;
+            if newest.is_none_or(|start| start <= back) {
+                self.last = region_offset;
+            }
         }
         self.at(region_offset)
     }
@@ -690,7 +699,18 @@ fn run<const W: usize, const E: usize>(script: &Script) {
         let what = format!("{what}: {reason:?}");
         writer = open(g.word_writer, Shared(&flash), config, &mut block, &what);
         // Where the log goes on: past anything a torn write took.
-        let resumed = model.unrolled.reopened(writer.position());
+        let newest = {
+            let flash = flash.borrow();
+            Ring::find((0..blocks).map(|b| {
+                let header = RingHeader::parse(&flash.memory()[b * BLOCK_SIZE..]);
+                (b as u32, header)
+            }))
+            .map(|ring| {
+                u64::from(ring.lap().wrapping_sub(g.first_lap)) * len as u64
+                    + u64::from(ring.head()) * BLOCK_SIZE as u64
+            })
+        };
+        let resumed = model.unrolled.reopened(writer.position(), newest);
         assert!(
             resumed >= model.durable,
             "{what}: reopened at {} (unrolled {resumed}), before the end of the acknowledged records ({})",
