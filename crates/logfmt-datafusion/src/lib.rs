@@ -27,6 +27,13 @@
 //! the partitions together return every record and every damaged region of a sequential read
 //! exactly once, damaged logs included.
 //!
+//! # More than one machine
+//!
+//! [`LogCodec`] serializes the tables and their scans (DataFusion's `datafusion-proto`);
+//! [`cluster`] runs them on a [Ballista](https://datafusion.apache.org/ballista/) cluster (a
+//! scheduler and executors, with [`ClusterCodec`]), as the `logfmt-cluster` and `logfmt-sql
+//! --cluster` commands do.
+//!
 //! # Example
 //!
 //! ```
@@ -56,6 +63,7 @@
 //! # }
 //! ```
 
+pub mod cluster;
 mod codec;
 mod error;
 mod format;
@@ -72,6 +80,7 @@ use datafusion::datasource::listing::{
 use datafusion::error::Result;
 use datafusion::prelude::SessionContext;
 
+pub use cluster::ClusterCodec;
 pub use codec::{LogCodec, LogTable};
 pub use error::ScanError;
 pub use format::LogFormat;

@@ -6,6 +6,9 @@
 //!
 //! The tables are `logs` (a row per record), `damage` (a row per damaged region) and `ops` (a
 //! row per `WriteBatch` operation); see the crate's documentation.
+//!
+//! With `--cluster df://HOST:PORT` the query runs on a Ballista cluster (`logfmt-cluster`),
+//! whose scheduler and executors read the logs at the same paths.
 
 use std::fmt;
 use std::io::{self, Write};
@@ -14,6 +17,7 @@ use std::process::ExitCode;
 
 use arrow::datatypes::SchemaRef;
 use arrow::record_batch::RecordBatch;
+use ballista::extension::SessionConfigExt;
 use clap::{Parser, ValueEnum};
 use datafusion::error::DataFusionError;
 use datafusion::execution::SendableRecordBatchStream;
@@ -21,6 +25,7 @@ use datafusion::parquet::arrow::ArrowWriter;
 use datafusion::parquet::errors::ParquetError;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use futures::StreamExt;
+use logfmt_datafusion::cluster::remote_context;
 use logfmt_datafusion::{ChunkFormatChoice, LogOptions, register_logs};
 use logfmt_std::RecoveryMode;
 
@@ -60,6 +65,12 @@ struct Args {
     /// number of CPUs.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
     partitions: Option<u16>,
+    /// Run the query on a Ballista cluster whose scheduler is at this URL
+    /// (df://HOST:PORT; see logfmt-cluster). The paths are sent as they are, made absolute: the
+    /// scheduler and every executor must see the logs there (they are not checked here).
+    /// Default partitions: 16.
+    #[arg(long, value_name = "URL")]
+    cluster: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -167,7 +178,8 @@ fn main() -> ExitCode {
 async fn run(args: &Args) -> Result<(), SqlError> {
     let mut paths = Vec::with_capacity(args.paths.len());
     for path in &args.paths {
-        if !path.exists() {
+        // On a cluster the files are read elsewhere.
+        if args.cluster.is_none() && !path.exists() {
             return Err(SqlError::Missing(path.clone()));
         }
         let absolute = std::path::absolute(path).map_err(SqlError::Write)?;
@@ -177,7 +189,11 @@ async fn run(args: &Args) -> Result<(), SqlError> {
             .to_owned();
         paths.push(text);
     }
-    let mut config = SessionConfig::new()
+    let base = match &args.cluster {
+        Some(_) => SessionConfig::new_with_ballista(),
+        None => SessionConfig::new(),
+    };
+    let mut config = base
         // Every file of a few blocks or more is cut into ranges.
         .set_usize("datafusion.optimizer.repartition_file_min_size", 1 << 20)
         // The generic dialect takes `, offset` for a trailing comma and an OFFSET clause:
@@ -186,7 +202,10 @@ async fn run(args: &Args) -> Result<(), SqlError> {
     if let Some(partitions) = args.partitions {
         config = config.with_target_partitions(usize::from(partitions));
     }
-    let ctx = SessionContext::new_with_config(config);
+    let ctx = match &args.cluster {
+        Some(url) => remote_context(url, config).await?,
+        None => SessionContext::new_with_config(config),
+    };
     let options = LogOptions::new()
         .recovery(args.recovery)
         .format(args.format)
