@@ -16,7 +16,8 @@ pub enum ScanError {
         /// What failed.
         source: std::io::Error,
     },
-    /// [`Recovery::Absolute`](crate::Recovery::Absolute) found damage.
+    /// [`RecoveryMode::AbsoluteConsistency`](logfmt_std::RecoveryMode::AbsoluteConsistency) found
+    /// damage.
     Damaged {
         /// The file.
         file: String,
