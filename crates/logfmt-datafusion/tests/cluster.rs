@@ -429,12 +429,19 @@ fn a_scheduler_and_two_executors_read_what_one_process_reads() {
             lines(&run(&local, query).await, true),
             "{query}"
         );
+        // The table's cells: | file | n | bytes |.
+        let cells = |line: &str| -> Vec<String> {
+            line.split('|').map(|cell| cell.trim().to_owned()).collect()
+        };
         let mut per_file: BTreeMap<String, Verified> = BTreeMap::new();
-        for (file, _, length, _, _) in &got {
-            let entry = per_file.entry(file.clone()).or_default();
-            entry.records += 1;
-            entry.bytes += length;
+        let text = pretty_format_batches(&batches).unwrap().to_string();
+        for line in text.lines().filter(|l| l.starts_with("| /")) {
+            let cells = cells(line);
+            let entry = per_file.entry(cells[1].clone()).or_default();
+            entry.records = cells[2].parse().unwrap();
+            entry.bytes = cells[3].parse().unwrap();
         }
+        assert!(per_file.len() >= 6, "{text}");
         let query = "SELECT file, offset, bytes, reason FROM damage ORDER BY file, offset";
         let damage = run(&remote, query).await;
         assert_eq!(
@@ -445,15 +452,16 @@ fn a_scheduler_and_two_executors_read_what_one_process_reads() {
         let text = pretty_format_batches(&damage).unwrap().to_string();
         let mut regions = 0;
         for line in text.lines().filter(|l| l.starts_with("| /")) {
-            let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+            // | file | offset | bytes | reason |
+            let cells = cells(line);
             per_file
-                .entry(cells[1].to_owned())
+                .entry(cells[1].clone())
                 .or_default()
                 .damage
                 .push((
                     cells[2].parse().unwrap(),
                     cells[3].parse().unwrap(),
-                    cells[4].to_owned(),
+                    cells[4].clone(),
                 ));
             regions += 1;
         }
