@@ -14,7 +14,7 @@ use std::fs::File;
 use std::io::Read;
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, ExitStatus, Output, Stdio};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use ballista::extension::SessionConfigExt;
@@ -27,7 +27,7 @@ use logfmt_std::RecoveryMode;
 
 /// How long a process may take to listen.
 const START: Duration = Duration::from_secs(60);
-/// How long a query may take.
+/// How long a query (or `logfmt verify`, or `logfmt-sql`) may take.
 const QUERY: Duration = Duration::from_secs(120);
 /// How long building the `logfmt` command may take (a first build of the workspace's CLI).
 const BUILD: Duration = Duration::from_secs(20 * 60);
@@ -269,32 +269,23 @@ fn verify(logfmt: &Path, dir: &Path) -> BTreeMap<String, Verified> {
         .map(|entry| entry.unwrap().path())
         .collect();
     files.sort();
-    let Output {
-        status,
-        stdout,
-        stderr,
-    } = Command::new(logfmt)
-        .args([
-            "verify",
-            "--json",
-            "--recovery",
-            "skip",
-            "--format",
-            "auto",
-            "--decode",
-            "raw",
-        ])
-        .args(&files)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8(stdout).unwrap();
-    // 1: damage was found (the corpus has some).
-    assert_eq!(
-        status.code(),
-        Some(1),
-        "logfmt verify: {}\n{stdout}",
-        String::from_utf8_lossy(&stderr)
+    let (status, stdout, stderr) = output_within(
+        Command::new(logfmt)
+            .args([
+                "verify",
+                "--json",
+                "--recovery",
+                "skip",
+                "--format",
+                "auto",
+                "--decode",
+                "raw",
+            ])
+            .args(&files),
+        QUERY,
     );
+    // 1: damage was found (the corpus has some).
+    assert_eq!(status.code(), Some(1), "logfmt verify: {stderr}\n{stdout}");
     let mut out = BTreeMap::new();
     for line in stdout.lines() {
         let report: serde_json::Value = serde_json::from_str(line)
