@@ -217,6 +217,7 @@ pub(crate) const CI_STEPS: &[Step] = &[
     step("size --check", || firmware::size::run(true), ""),
     step("doc", doc, ""),
     step("package", package::run, ""),
+    step("datafusion", || crate::datafusion::run(&[]), ""),
     step(
         "fuzz",
         fuzz::ci,
@@ -405,7 +406,12 @@ fn deps() -> Result {
 
 /// What `cargo xtask deps` checks: the root workspace and the crates it excludes (each a
 /// workspace of its own).
-const DEPS_DIRS: &[&str] = &[".", "tests/firmware", "tests/fuzz"];
+const DEPS_DIRS: &[&str] = &[
+    ".",
+    "tests/firmware",
+    "tests/fuzz",
+    "crates/logfmt-datafusion",
+];
 
 // ---------------------------------------------------------------- test
 

@@ -370,10 +370,19 @@ fn tailing_a_growing_log() {
 
 #[test]
 fn padding_keeps_every_record_visible() {
-    for align in [1usize, 2, 4, 8, 16, 32, 256] {
-        for first_len in [
-            0usize, 1, 5, 100, 32_700, 32_740, 32_748, 32_754, 32_755, 32_761, 40_000,
-        ] {
+    // Under Miri (7 minutes for every case), the alignments and lengths at the edges.
+    let (aligns, lens): (&[usize], &[usize]) = if cfg!(miri) {
+        (&[1, 8, 256], &[0, 32_748, 32_755, 40_000])
+    } else {
+        (
+            &[1, 2, 4, 8, 16, 32, 256],
+            &[
+                0, 1, 5, 100, 32_700, 32_740, 32_748, 32_754, 32_755, 32_761, 40_000,
+            ],
+        )
+    };
+    for &align in aligns {
+        for &first_len in lens {
             let mut log = Vec::new();
             let mut block = [0u8; BLOCK_SIZE];
             let sink = FnSink(|b: &[u8]| {
