@@ -5,9 +5,9 @@
 use std::fs::File;
 use std::io;
 
-use logfmt_std::{Damage, DamageKind, LogFile, RECYCLABLE_HEADER_SIZE, StaleTail};
+use logfmt_std::{Damage, LogFile, RECYCLABLE_HEADER_SIZE, StaleTail, ZeroFill};
 
-/// Bytes read at a time when checking a region.
+/// Bytes read at a time when checking the zeros after Pebble's EOF trailer.
 const CHUNK: usize = 64 * 1024;
 
 /// How a log's end reads, beyond what the reader reports.
@@ -39,37 +39,25 @@ impl Tail {
 }
 
 /// What the torn tail `tail` (as the reader reports it) is: zero fill, if every byte from its
-/// offset to the end of the file is zero. Only a regular file can be read again to tell.
+/// offset to the end of the file is zero ([`logfmt_std::zero_fill`] decides).
 pub(crate) fn classify(log: &LogFile, tail: &Damage) -> Option<Tail> {
-    if tail.kind != DamageKind::TornTail || !log.is_regular() || tail.bytes == 0 {
-        return None;
-    }
-    let end = tail.offset.checked_add(tail.bytes)?;
-    if end != log.len_at_open() {
-        return None;
-    }
-    all_zero(log.file(), tail.offset, tail.bytes)
-        .ok()?
-        .then_some(Tail::ZeroFilled {
-            offset: tail.offset,
-            bytes: tail.bytes,
-        })
+    logfmt_std::zero_fill(log, tail).map(Tail::from)
 }
 
-/// Zero fill from `offset` to the end of `log` (a regular file), if every byte there is zero.
+/// Zero fill from `offset` to the end of `log` (a regular file), if every byte there is zero
+/// ([`logfmt_std::zero_fill_from`] decides).
 pub(crate) fn zero_filled_from(log: &LogFile, offset: u64) -> Option<Tail> {
-    let bytes = log.len_at_open().checked_sub(offset).filter(|&b| b > 0)?;
-    classify(
-        log,
-        &Damage {
-            offset,
-            bytes,
-            kind: DamageKind::TornTail,
-        },
-    )
+    logfmt_std::zero_fill_from(log, offset).map(Tail::from)
 }
 
-/// Whether the `len` bytes at `offset` of `file` are all zero.
+impl From<ZeroFill> for Tail {
+    fn from(ZeroFill { offset, bytes }: ZeroFill) -> Self {
+        Self::ZeroFilled { offset, bytes }
+    }
+}
+
+/// Whether the `len` bytes at `offset` of `file` are all zero (after Pebble's EOF trailer,
+/// whose stale bytes need not run to the length the log had when it was opened).
 fn all_zero(file: &File, offset: u64, len: u64) -> io::Result<bool> {
     use std::os::unix::fs::FileExt;
     let mut buffer = vec![0u8; CHUNK];

@@ -28,6 +28,8 @@
 //!   In a recyclable log, the end of a recycled file's new records is the end of the log,
 //!   even where the earlier use's bytes resume in the middle of a chunk, as RocksDB reads it;
 //!   [`StaleTail`] says where the stale bytes after it begin and how many there are.
+//!   A torn tail of zeros to the end of a regular file is told apart from damage by
+//!   [`zero_fill`]: space preallocated or memory-mapped and never written ([`ZeroFill`]).
 //! - [`split`], [`par_scan`] and [`par_scan_file`] — a log cut into byte ranges read in
 //!   parallel (rayon, feature `parallel`); the ranges return every record of a sequential read
 //!   exactly once, damaged logs included. A file is read with positioned reads, never mapped.
@@ -210,6 +212,7 @@ mod sink;
 mod source;
 mod split;
 mod stale;
+mod tail;
 mod writer;
 
 pub use append::{AppendFormat, AppendOptions, AppendReport, Kept, TornTailPolicy};
@@ -251,6 +254,7 @@ pub use sink::StdSink;
 pub use source::StdSource;
 pub use split::{ReadAt, split};
 pub use stale::StaleTail;
+pub use tail::{ZeroFill, zero_fill, zero_fill_from};
 pub use writer::{FlushPolicy, LogWriter, SyncPolicy, SyncWrite, WriterOptions};
 
 /// The README's example, run as a doc test.

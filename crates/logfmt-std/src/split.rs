@@ -73,11 +73,11 @@ impl Seek for ReadAt<'_> {
 }
 
 #[cfg(unix)]
-fn read_at(file: &File, buf: &mut [u8], pos: u64) -> io::Result<usize> {
+pub(crate) fn read_at(file: &File, buf: &mut [u8], pos: u64) -> io::Result<usize> {
     std::os::unix::fs::FileExt::read_at(file, buf, pos)
 }
 
 #[cfg(windows)]
-fn read_at(file: &File, buf: &mut [u8], pos: u64) -> io::Result<usize> {
+pub(crate) fn read_at(file: &File, buf: &mut [u8], pos: u64) -> io::Result<usize> {
     std::os::windows::fs::FileExt::seek_read(file, buf, pos)
 }
