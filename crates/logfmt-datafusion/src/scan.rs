@@ -13,8 +13,8 @@ use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::record_batch::{RecordBatch, RecordBatchOptions};
 use logfmt_std::content::{Op, WriteBatch};
 use logfmt_std::{
-    Bounded, Damage, DamageKind, LogReader, ReadError, ReadFormat, ReadOptions, ReaderOptions,
-    Record, StdSource, log_number_in_name, log_number_of_file,
+    Bounded, Damage, DamageKind, LogFile, LogReader, ReadError, ReadFormat, ReadOptions,
+    ReaderOptions, Record, StdSource, log_number_in_name, log_number_of_file,
 };
 
 use crate::error::ScanError;
@@ -46,9 +46,23 @@ pub(crate) struct ScanSpec {
     pub(crate) limit: Option<usize>,
 }
 
+/// The `kind` of a torn tail that is zeros to the end of the file ([`logfmt_std::zero_fill`]).
+pub(crate) const ZERO_FILL: &str = "zero_fill";
+
+/// The `reason` of a [`ZERO_FILL`] row.
+pub(crate) const ZERO_FILL_REASON: &str =
+    "zero-filled tail: preallocated or mapped and never written, not damage";
+
 /// Reads the log that `open` opens (each call a new reader of the same file, from its start)
 /// as `spec` says, calling `emit` with each batch; stops early when `emit` returns `false`.
-pub(crate) fn scan<R, O, E>(open: O, spec: &ScanSpec, mut emit: E) -> Result<(), ScanError>
+/// `local` is the file's path when it is a local file: a torn tail of zeros to its end is
+/// then told apart from damage ([`logfmt_std::zero_fill`]), as `logfmt verify` tells it.
+pub(crate) fn scan<R, O, E>(
+    open: O,
+    local: Option<&Path>,
+    spec: &ScanSpec,
+    mut emit: E,
+) -> Result<(), ScanError>
 where
     R: Read + Seek,
     O: Fn() -> io::Result<R>,
@@ -84,7 +98,10 @@ where
         };
         let added = match entry {
             Bounded::Record(record) => batch.record(spec, &record, rows_left)?,
-            Bounded::Damage(damage) => batch.damage(spec, &damage),
+            Bounded::Damage(damage) => {
+                let zeros = is_zero_fill(spec, local, &damage);
+                batch.damage(spec, &damage, zeros)
+            }
             // Not with an unbounded limit.
             Bounded::Oversized(oversized) => {
                 return Err(ScanError::RecordTooLarge {
@@ -152,6 +169,22 @@ fn detect<R: Read + Seek>(
     log_number: Option<u32>,
 ) -> io::Result<Option<ReadFormat>> {
     logfmt_std::detect_format(StdSource::seekable(log), base, log_number)
+}
+
+/// Whether `damage` is a zero-filled tail ([`logfmt_std::zero_fill`]): zeros from its offset
+/// to the end of the file, space preallocated or memory-mapped and never written. Only a
+/// local file read as a log is read again to tell (not a flash image, whose erased bytes are
+/// read as such; nor an object that is not a local file), and only for the `damage` table.
+fn is_zero_fill(spec: &ScanSpec, local: Option<&Path>, damage: &Damage) -> bool {
+    if spec.kind != TableKind::Damage
+        || damage.kind != DamageKind::TornTail
+        || spec.options.erased.is_some()
+    {
+        return false;
+    }
+    local
+        .and_then(|path| LogFile::open(path).ok())
+        .is_some_and(|log| logfmt_std::zero_fill(&log, damage).is_some())
 }
 
 /// The short name of a damage's kind, for the `kind` column.
@@ -360,18 +393,27 @@ impl BatchBuilder {
         Ok(())
     }
 
-    /// Adds a row for `damage` (damage table only); returns the rows added.
-    fn damage(&mut self, spec: &ScanSpec, damage: &Damage) -> usize {
+    /// Adds a row for `damage` (damage table only), a zero-filled tail if `zero_fill`;
+    /// returns the rows added.
+    fn damage(&mut self, spec: &ScanSpec, damage: &Damage, zero_fill: bool) -> usize {
         if spec.kind != TableKind::Damage {
             return 0;
         }
         self.common(spec, damage.offset);
         push(&mut self.bytes_col, Some(damage.bytes));
         if let Some(builder) = &mut self.kind {
-            builder.append_value(damage_kind_name(damage.kind));
+            builder.append_value(if zero_fill {
+                ZERO_FILL
+            } else {
+                damage_kind_name(damage.kind)
+            });
         }
         if let Some(builder) = &mut self.reason {
-            builder.append_value(damage.kind.to_string());
+            if zero_fill {
+                builder.append_value(ZERO_FILL_REASON);
+            } else {
+                builder.append_value(damage.kind.to_string());
+            }
         }
         self.rows += 1;
         1

@@ -313,7 +313,12 @@ impl FileOpener for LogOpener {
             let task = tokio::task::spawn_blocking(move || {
                 let emit = |batch| tx.blocking_send(Ok(batch)).is_ok();
                 let result = match local {
-                    Some(path) => scan(|| std::fs::File::open(&path), &spec, emit),
+                    Some(path) => scan(
+                        || std::fs::File::open(&path),
+                        Some(path.as_path()),
+                        &spec,
+                        emit,
+                    ),
                     None => {
                         let open = || {
                             Ok(ObjectReader {
@@ -326,7 +331,7 @@ impl FileOpener for LogOpener {
                                 handle: handle.clone(),
                             })
                         };
-                        scan(open, &spec, emit)
+                        scan(open, None, &spec, emit)
                     }
                 };
                 if let Err(error) = result {

@@ -137,7 +137,10 @@ pub mod records {
 /// - `file` (utf8);
 /// - `offset` (u64): where the damage begins;
 /// - `bytes` (u64): the bytes concerned ([`logfmt_std::Damage::bytes`]);
-/// - `kind` (utf8): `corruption`, `torn_tail`, `skipped` or `lost_tail`;
+/// - `kind` (utf8): `corruption`, `torn_tail`, `skipped` or `lost_tail`; or `zero_fill`:
+///   a torn tail of zeros to the end of a local file read as a log (space preallocated or
+///   memory-mapped and never written, [`logfmt_std::zero_fill`]), which `logfmt verify`
+///   reports as its tail and not as damage;
 /// - `reason` (utf8): what it is, in words.
 pub mod damage {
     /// `file`.

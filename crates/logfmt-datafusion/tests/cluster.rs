@@ -252,13 +252,15 @@ fn logfmt_command() -> PathBuf {
         .unwrap_or_else(|| panic!("cargo built no logfmt executable:\n{stdout}\n{stderr}"))
 }
 
-/// What `logfmt verify --json` says of a file: records, payload bytes, and each reported
-/// damaged region (offset, bytes, reason).
+/// What `logfmt verify --json` says of a file: records, payload bytes, each reported damaged
+/// region (offset, bytes, reason), and its zero-filled tail (offset, bytes), which is not
+/// damage: the `damage` table's row of kind `zero_fill`.
 #[derive(Debug, Default, PartialEq, Eq)]
 struct Verified {
     records: u64,
     bytes: u64,
     damage: Vec<(u64, u64, String)>,
+    zero_fill: Option<(u64, u64)>,
 }
 
 /// `logfmt verify --json --recovery skip --format auto` of every file of `dir`, by the `file`
@@ -303,16 +305,14 @@ fn verify(logfmt: &Path, dir: &Path) -> BTreeMap<String, Verified> {
             })
             .collect();
         // Zeros to the end of the file (space preallocated and never written): `verify` says
-        // so in its "tail" and does not call it damage; the `damage` table, as logfmt-std's
-        // reader in `skip` recovery, reports it as a torn tail.
+        // so in its "tail" and does not call it damage; the `damage` table's kind `zero_fill`.
         let tail = &report["tail"];
-        if tail["kind"] == "zero_fill" {
-            damage.push((
+        let zero_fill = (tail["kind"] == "zero_fill").then(|| {
+            (
                 tail["offset"].as_u64().unwrap(),
                 tail["bytes"].as_u64().unwrap(),
-                "torn or unwritten tail (no complete record)".to_owned(),
-            ));
-        }
+            )
+        });
         // In offset order (the table's query's order).
         damage.sort();
         let file = common::name(Path::new(report["file"].as_str().unwrap()));
@@ -320,6 +320,7 @@ fn verify(logfmt: &Path, dir: &Path) -> BTreeMap<String, Verified> {
             records: report["records"].as_u64().unwrap(),
             bytes: report["payload_bytes"].as_u64().unwrap(),
             damage,
+            zero_fill,
         };
         out.insert(file, verified);
     }
@@ -433,7 +434,7 @@ fn a_scheduler_and_two_executors_read_what_one_process_reads() {
             entry.bytes = cells[3].parse().unwrap();
         }
         assert!(per_file.len() >= 6, "{text}");
-        let query = "SELECT file, offset, bytes, reason FROM damage ORDER BY file, offset";
+        let query = "SELECT file, offset, bytes, kind, reason FROM damage ORDER BY file, offset";
         let damage = run(&remote, query).await;
         assert_eq!(
             lines(&damage, true),
@@ -443,20 +444,23 @@ fn a_scheduler_and_two_executors_read_what_one_process_reads() {
         let text = pretty_format_batches(&damage).unwrap().to_string();
         let mut regions = 0;
         for line in text.lines().filter(|l| l.starts_with("| /")) {
-            // | file | offset | bytes | reason |
+            // | file | offset | bytes | kind | reason |
             let cells = cells(line);
-            per_file
-                .entry(cells[1].clone())
-                .or_default()
-                .damage
-                .push((
-                    cells[2].parse().unwrap(),
-                    cells[3].parse().unwrap(),
-                    cells[4].clone(),
-                ));
+            let entry = per_file.entry(cells[1].clone()).or_default();
+            let (offset, bytes) = (cells[2].parse().unwrap(), cells[3].parse().unwrap());
+            if cells[4] == "zero_fill" {
+                assert_eq!(entry.zero_fill, None, "{text}");
+                entry.zero_fill = Some((offset, bytes));
+            } else {
+                entry.damage.push((offset, bytes, cells[5].clone()));
+            }
             regions += 1;
         }
         assert!(regions >= 3, "{text}");
+        assert!(
+            per_file.values().any(|f| f.zero_fill.is_some()),
+            "no zero-filled tail: {text}"
+        );
         // Files of no records and no damage (empty.log) are in no table.
         let verified: BTreeMap<String, Verified> = verified
             .into_iter()

@@ -127,6 +127,15 @@ async fn every_partitioning_reads_what_a_sequential_read_does() {
     assert!(want_rows.iter().any(|r| r.3.is_some()), "no packed records");
     assert!(want_damage.iter().any(|d| d.3 == "corruption"));
     assert!(want_damage.iter().any(|d| d.3 == "torn_tail"));
+    // zeros.log: 50,000 zeros after its last record.
+    assert_eq!(
+        want_damage
+            .iter()
+            .filter(|d| d.3 == "zero_fill")
+            .map(|d| (d.0.rsplit('/').next().unwrap(), d.2))
+            .collect::<Vec<_>>(),
+        [("zeros.log", 50_000)]
+    );
     for partitions in [1, 2, 3, 7] {
         let options = LogOptions::new().recovery(recovery);
         let (batches, config) = scan_partitions(
@@ -178,7 +187,11 @@ async fn tolerate_mode_reports_what_leveldb_reports() {
     let (mut want_rows, mut want_damage) = expected(dir.path(), recovery);
     want_rows.sort();
     want_damage.sort();
-    assert!(!want_damage.iter().any(|d| d.3 == "torn_tail"));
+    assert!(
+        !want_damage
+            .iter()
+            .any(|d| d.3 == "torn_tail" || d.3 == "zero_fill")
+    );
     let options = LogOptions::new().recovery(recovery);
     let (batches, _) =
         scan_partitions(dir.path(), TableKind::Records, options, 3, None, None).await;
@@ -670,4 +683,63 @@ async fn an_erased_flash_image() {
         .await
         .unwrap();
     assert!(damage > 0);
+}
+
+/// A log whose end is zeros to the end of the file (space preallocated or mapped and never
+/// written): a `zero_fill` row, as `logfmt verify` calls it, in every partitioning; a flash
+/// image read with `--erased ff` is not read again to tell, and the same bytes with a byte not
+/// zero are a torn tail.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_zero_filled_tail_is_not_a_torn_tail() {
+    let records = common::write_vec(
+        &logfmt_std::WriterOptions::new(),
+        &common::records(3, 20, 1000),
+    );
+    let zeros = 3 * BLOCK_SIZE + 100;
+    let mut log = records.clone();
+    log.resize(records.len() + zeros, 0);
+    let query = "SELECT \"offset\", bytes, kind, reason FROM damage";
+    let damage = |dir: &Path, partitions: usize, options: LogOptions| {
+        let path = dir.to_str().unwrap().to_owned();
+        async move {
+            let ctx = context(partitions);
+            register_logs(&ctx, &[&path], "", options).await.unwrap();
+            let batches = ctx.sql(query).await.unwrap().collect().await.unwrap();
+            datafusion::arrow::util::pretty::pretty_format_batches(&batches)
+                .unwrap()
+                .to_string()
+        }
+    };
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("000001.log"), &log).unwrap();
+    let skip = LogOptions::new().recovery(RecoveryMode::SkipAnyCorruptedRecords);
+    let row = format!(
+        "| {} | {zeros} | zero_fill | zero-filled tail: preallocated or mapped and never \
+         written, not damage |",
+        records.len()
+    );
+    for partitions in [1, 3] {
+        let text = damage(dir.path(), partitions, skip).await;
+        let rows: Vec<&str> = text.lines().filter(|l| l.starts_with("| ")).collect();
+        let rows: Vec<String> = rows[1..]
+            .iter()
+            .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+            .collect();
+        assert_eq!(
+            rows,
+            std::slice::from_ref(&row),
+            "{partitions} partitions:\n{text}"
+        );
+    }
+    // Read as a flash image: not told apart.
+    let text = damage(dir.path(), 1, skip.erased(Some(0xff))).await;
+    assert!(!text.contains("zero_fill"), "{text}");
+    // A byte not zero: a torn tail.
+    *log.last_mut().unwrap() = 1;
+    std::fs::write(dir.path().join("000001.log"), &log).unwrap();
+    let text = damage(dir.path(), 1, skip).await;
+    assert!(
+        text.contains("torn_tail") && !text.contains("zero_fill"),
+        "{text}"
+    );
 }
