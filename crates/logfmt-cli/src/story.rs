@@ -2,13 +2,7 @@
 //! zero-filled tail (space a writer preallocated or mapped and never wrote: not a torn
 //! record, nothing lost), Pebble's EOF trailer, and a file that is not a log at all.
 
-use std::fs::File;
-use std::io;
-
 use logfmt_std::{Damage, LogFile, RECYCLABLE_HEADER_SIZE, StaleTail, ZeroFill};
-
-/// Bytes read at a time when checking the zeros after Pebble's EOF trailer.
-const CHUNK: usize = 64 * 1024;
 
 /// How a log's end reads, beyond what the reader reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,27 +50,6 @@ impl From<ZeroFill> for Tail {
     }
 }
 
-/// Whether the `len` bytes at `offset` of `file` are all zero (after Pebble's EOF trailer,
-/// whose stale bytes need not run to the length the log had when it was opened).
-fn all_zero(file: &File, offset: u64, len: u64) -> io::Result<bool> {
-    use std::os::unix::fs::FileExt;
-    let mut buffer = vec![0u8; CHUNK];
-    let mut at = offset;
-    let end = offset.saturating_add(len);
-    while at < end {
-        let want = usize::try_from((end - at).min(CHUNK as u64)).unwrap_or(CHUNK);
-        let read = file.read_at(&mut buffer[..want], at)?;
-        if read == 0 {
-            return Ok(false);
-        }
-        if buffer[..read].iter().any(|&b| b != 0) {
-            return Ok(false);
-        }
-        at += read as u64;
-    }
-    Ok(true)
-}
-
 /// Whether the stale bytes after a recyclable log's end are Pebble's EOF trailer: the empty
 /// recyclable FULL chunk that Pebble writes when it closes a log (checksum 0, length 0, type
 /// 5, the log number after the log's own), followed by nothing but zeros. A chunk of an
@@ -96,7 +69,8 @@ pub(crate) fn is_pebble_eof_trailer(log: &LogFile, stale: &StaleTail) -> bool {
     let number = u32::from_le_bytes([header[7], header[8], header[9], header[10]]);
     let eof = header[..6] == [0; 6] && header[6] == 5 && number == stale.log_number;
     let rest = stale.bytes - RECYCLABLE_HEADER_SIZE as u64;
-    eof && all_zero(
+    // The stale bytes need not run to the length the log had when it was opened.
+    eof && logfmt_std::all_zero(
         log.file(),
         stale.offset + RECYCLABLE_HEADER_SIZE as u64,
         rest,

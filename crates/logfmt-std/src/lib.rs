@@ -254,7 +254,7 @@ pub use sink::StdSink;
 pub use source::StdSource;
 pub use split::{ReadAt, split};
 pub use stale::StaleTail;
-pub use tail::{ZeroFill, zero_fill, zero_fill_from};
+pub use tail::{ZeroFill, all_zero, zero_fill, zero_fill_from};
 pub use writer::{FlushPolicy, LogWriter, SyncPolicy, SyncWrite, WriterOptions};
 
 /// The README's example, run as a doc test.

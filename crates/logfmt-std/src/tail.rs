@@ -108,8 +108,22 @@ pub fn zero_fill_from(log: &LogFile, offset: u64) -> Option<ZeroFill> {
 }
 
 /// Whether the `len` bytes at `offset` of `file` are all zero: `false` if the file ends
-/// before them.
-fn all_zero(file: &File, offset: u64, len: u64) -> io::Result<bool> {
+/// before them. Reads 64 KiB at a time, at the offset (the file's position is not used).
+///
+/// ```
+/// use std::io::Write;
+///
+/// let mut file = tempfile::tempfile()?;
+/// file.write_all(b"log\0\0\0\0")?;
+/// assert!(logfmt_std::all_zero(&file, 3, 4)?);
+/// assert!(!logfmt_std::all_zero(&file, 2, 5)?); // a byte of the log
+/// assert!(!logfmt_std::all_zero(&file, 3, 5)?); // past the end
+/// # Ok::<(), std::io::Error>(())
+/// ```
+///
+/// # Errors
+/// An I/O error reading the file.
+pub fn all_zero(file: &File, offset: u64, len: u64) -> io::Result<bool> {
     let mut buffer = vec![0u8; CHUNK];
     let mut at = offset;
     let end = offset.saturating_add(len);
