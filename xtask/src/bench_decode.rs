@@ -8,7 +8,7 @@
 
 use std::fs::{self, File};
 use std::io::{BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -31,13 +31,7 @@ pub(crate) fn run(args: &[String]) -> Result {
     let batches = if quick { BATCHES / 10 } else { BATCHES };
     banner("bench-decode: build logfmt (release)");
     let logfmt = build_release_bin("logfmt-cli", "logfmt")?;
-    let dir = if Path::new("/dev/shm").is_dir() {
-        PathBuf::from("/dev/shm/logfmt-bench-decode")
-    } else {
-        std::env::temp_dir().join("logfmt-bench-decode")
-    };
-    let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).map_err(|e| Error::Failed(format!("{}: {e}", dir.display())))?;
+    let dir = crate::cmd::fresh_bench_dir("logfmt-bench-decode")?;
     let wal = dir.join("000007.log");
     banner(&format!("bench-decode: write {batches} single-put batches"));
     write_wal(&logfmt, &dir, &wal, batches)?;

@@ -50,13 +50,7 @@ pub(crate) fn run(quick: bool) -> Result {
         .map(|(_, path)| path)
         .ok_or_else(|| Error::Failed("cargo built no executable named `logfmt-sql`".into()))?;
 
-    let dir = if Path::new("/dev/shm").is_dir() {
-        PathBuf::from("/dev/shm/logfmt-bench-scan")
-    } else {
-        std::env::temp_dir().join("logfmt-bench-scan")
-    };
-    let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).map_err(|e| Error::Failed(format!("{}: {e}", dir.display())))?;
+    let dir = crate::cmd::fresh_bench_dir("logfmt-bench-scan")?;
     banner(&format!(
         "bench scan: write {FILES} logs of {} bytes",
         total / FILES
@@ -103,7 +97,11 @@ pub(crate) fn run(quick: bool) -> Result {
         one.push(timed(&mut sql_command(&sql, &dir, 1))?);
         two.push(timed(&mut sql_command(&sql, &dir, 2))?);
     }
-    let (cli, one, two) = (median(&mut cli), median(&mut one), median(&mut two));
+    let (cli, one, two) = (
+        crate::cmd::median_duration(&mut cli),
+        crate::cmd::median_duration(&mut one),
+        crate::cmd::median_duration(&mut two),
+    );
     let rate = |d: Duration| bytes as f64 / d.as_secs_f64() / f64::from(1u32 << 30);
     for (name, d) in [
         ("logfmt verify --threads 1", cli),
@@ -218,9 +216,4 @@ fn timed(command: &mut Command) -> Result<Duration> {
         return Err(Error::Failed(format!("{command:?} failed: {status}")));
     }
     Ok(wall)
-}
-
-fn median(times: &mut [Duration]) -> Duration {
-    times.sort();
-    times[times.len() / 2]
 }

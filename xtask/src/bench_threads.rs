@@ -4,7 +4,7 @@
 
 use std::fs::{self, File};
 use std::io::{BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -29,13 +29,7 @@ pub(crate) fn run(args: &[String]) -> Result {
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     banner("bench-threads: build logfmt (release)");
     let logfmt = build_release_bin("logfmt-cli", "logfmt")?;
-    let dir = if Path::new("/dev/shm").is_dir() {
-        PathBuf::from("/dev/shm/logfmt-bench-threads")
-    } else {
-        std::env::temp_dir().join("logfmt-bench-threads")
-    };
-    let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).map_err(|e| Error::Failed(format!("{}: {e}", dir.display())))?;
+    let dir = crate::cmd::fresh_bench_dir("logfmt-bench-threads")?;
     let log = dir.join("big.log");
     banner(&format!("bench-threads: write a log of {bytes} bytes"));
     write_log(&logfmt, &log, bytes)?;
@@ -59,7 +53,10 @@ pub(crate) fn run(args: &[String]) -> Result {
             one.push(timed(&logfmt, command, 1, &log)?);
             many.push(timed(&logfmt, command, cores, &log)?);
         }
-        let (one, many) = (median(&mut one), median(&mut many));
+        let (one, many) = (
+            crate::cmd::median_duration(&mut one),
+            crate::cmd::median_duration(&mut many),
+        );
         let name = command.join(" ");
         println!(
             "THREADS cmd=\"{name}\" threads=1 median={:.3}s threads={cores} median={:.3}s \
@@ -71,11 +68,6 @@ pub(crate) fn run(args: &[String]) -> Result {
     }
     let _ = fs::remove_dir_all(&dir);
     Ok(())
-}
-
-fn median(times: &mut [Duration]) -> Duration {
-    times.sort();
-    times[times.len() / 2]
 }
 
 /// Writes `log` with `logfmt write --input framed`: records of 16 to 1 015 bytes, and one in

@@ -260,6 +260,25 @@ pub(crate) fn build_release_bin(package: &str, bin: &str) -> Result<PathBuf> {
         .ok_or_else(|| Error::Failed(format!("cargo built no executable named `{bin}`")))
 }
 
+/// A new, empty scratch directory `name` for a benchmark's files: in `/dev/shm` where there is
+/// one (memory, so that the disk is not what is timed), else in the temporary directory.
+pub(crate) fn fresh_bench_dir(name: &str) -> Result<PathBuf> {
+    let dir = if Path::new("/dev/shm").is_dir() {
+        Path::new("/dev/shm").join(name)
+    } else {
+        std::env::temp_dir().join(name)
+    };
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).map_err(|e| Error::Failed(format!("{}: {e}", dir.display())))?;
+    Ok(dir)
+}
+
+/// The median of `times` (sorted in place); `times` is not empty.
+pub(crate) fn median_duration(times: &mut [Duration]) -> Duration {
+    times.sort();
+    times[times.len() / 2]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
