@@ -278,8 +278,15 @@ impl<W: SyncWrite> LogWriter<W> {
     /// # Errors
     /// [`LogWriterError::Failed`] if the destination fails (the writer is then poisoned),
     /// [`LogWriterError::Poisoned`] after an earlier failure,
-    /// [`LogWriterError::PackInRecyclableLog`] when packing in a recyclable log.
+    /// [`LogWriterError::PackInRecyclableLog`] when packing in a recyclable log,
+    /// [`LogWriterError::NeedsFeature`] when compressing in a build without the `zstd`
+    /// feature.
     pub fn add_record(&mut self, data: &[u8]) -> Result<Written, LogWriterError> {
+        if !compression::BUILT && self.options.compress != Compression::None {
+            return Err(LogWriterError::NeedsFeature {
+                feature: compression::FEATURE,
+            });
+        }
         let written = match self.pending.as_ref().map(|p| p.take(data.len())) {
             None => self.write_plain(data)?,
             Some(Take::Plain) => {
