@@ -262,8 +262,10 @@ impl<W: SyncWrite> LogWriter<W> {
             unsynced_bytes: 0,
             unsynced_records: 0,
             pending: options.pack.map(Pending::new),
+            // Not in a build without the codec: its writer refuses every record.
             compression_record_due: matches!(options.compress, Compression::Rocksdb { .. })
-                && options.write.start == 0,
+                && options.write.start == 0
+                && compression::BUILT,
             contexts: compression::Contexts::default(),
             failure: None,
         }
