@@ -299,6 +299,30 @@ fn ring_image_with_ring_headers() {
     assert_eq!(word_reader_records(image, 4, true), kept);
 }
 
+/// The examples FORMAT.md gives are the bytes of these files and of today's writers.
+#[test]
+fn format_md_examples() {
+    let ring = std::fs::read(golden_path("ring.img")).expect("reads ring.img");
+    let documented = [
+        0xaa, 0x15, 0x52, 0xbf, 0x0c, 0x00, 0xb0, 0x08, 0x00, 0x00, 0x00, 0x49, 0x02, 0x00, 0x00,
+        0x04, 0x00, 0x01, 0x03,
+    ];
+    assert_eq!(ring[..19], documented);
+    let mut pack = logfmt_core::pack::PackBuffer::<64>::new();
+    pack.push(b"t=21.5").expect("fits");
+    pack.push(b"t=21.6").expect("fits");
+    let mut stored = vec![0, 2, 0, 0, 0, 6];
+    stored.extend_from_slice(b"t=21.5");
+    stored.push(6);
+    stored.extend_from_slice(b"t=21.6");
+    assert_eq!(pack.as_bytes(), stored);
+    let mut log = logfmt_std::LogWriter::new(Vec::new(), &WriterOptions::new());
+    log.add_record(b"x").expect("writes");
+    log.pad_to(16).expect("pads");
+    let log = log.close().expect("closes");
+    assert_eq!(log[8..15], [0x64, 0x51, 0xd0, 0xe9, 0x00, 0x00, 0x02]);
+}
+
 /// The records of a ring image, by the core's block reader over `FlashSource::ring`.
 fn ring_records(image: &[u8]) -> Vec<Vec<u8>> {
     let (mut memory, mut programmed) = flash_memory(image.len() / BLOCK_SIZE);
