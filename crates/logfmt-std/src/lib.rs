@@ -97,12 +97,17 @@
 //!
 //! # Crate features
 //!
-//! Both are on by default; with `default-features = false` the crate has everything above
-//! except what they add, and does not depend on rayon or memmap2.
+//! `parallel` and `mmap` are on by default, `zstd` is not; with `default-features = false` the
+//! crate has everything above except what they add, does not depend on rayon or memmap2, and
+//! compiles no C.
 //!
 //! - `parallel` — [`par_scan`], [`par_scan_file`] and [`MappedLog::par_scan`]: ranges of a
 //!   log read in parallel on rayon's thread pool.
 //! - `mmap` — [`MappedLog`]: a log file read through a memory map.
+//! - `zstd` — compressed packs and RocksDB's WAL compression ([`Compression`]), written and
+//!   read with zstd (a C library). Without it a compressed record or pack is an error naming
+//!   the feature ([`ReadError::NeedsFeature`]), never a record, and a writer asked to compress
+//!   refuses ([`LogWriterError::NeedsFeature`]).
 //!
 //! No feature changes a byte on disk.
 //!
