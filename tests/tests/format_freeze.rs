@@ -22,8 +22,7 @@ use logfmt_core::pack::Pack;
 use logfmt_core::ring::RingHeader;
 use logfmt_core::{Format, Item, ReadFormat, ReadOptions, Reader, WriteOptions};
 use logfmt_std::{
-    Compression, Entry, LogReader, LogWriter, PackLimit, ReaderOptions, RecoveryMode,
-    WriterOptions,
+    Compression, Entry, LogReader, LogWriter, PackLimit, ReaderOptions, RecoveryMode, WriterOptions,
 };
 
 /// The flash geometry of the flash images: 8-byte words, 4 KiB erase units.
@@ -34,7 +33,9 @@ const ERASE: usize = 4096;
 /// block boundary.
 fn sample(i: usize) -> Vec<u8> {
     if i % 13 == 12 {
-        (0..20_000 + i).map(|j| b'a' + ((i + j) % 26) as u8).collect()
+        (0..20_000 + i)
+            .map(|j| b'a' + ((i + j) % 26) as u8)
+            .collect()
     } else {
         format!("sample {i:04}: t={}.{}", 18 + i % 7, i % 10).into_bytes()
     }
@@ -124,7 +125,10 @@ fn recyclable_log_with_log_number() {
     let records = samples(14);
     let made = write_log(&recyclable_options(), &records);
     let log = golden("recyclable-7.log", &made);
-    assert_eq!(log, made, "today's writer writes the recyclable format differently");
+    assert_eq!(
+        log, made,
+        "today's writer writes the recyclable format differently"
+    );
     // Header: crc, length, type 5 (recyclable FULL), log number 7 (u32 LE).
     assert_eq!(&log[4..11], &[19, 0, 5, 7, 0, 0, 0]);
     let read = ReadOptions::new().format(ReadFormat::Recyclable { log_number: 7 });
@@ -183,7 +187,9 @@ fn rocksdb_wal_compression() {
     let made = write_log(&options, &records);
     let log = golden("rocksdb-wal-compression.log", &made);
     // RocksDB's kSetCompressionType record first, byte for byte: zstd (7).
-    let set_compression = [0xe1, 0x2c, 0x08, 0xf8, 0x04, 0x00, 0x09, 0x07, 0x00, 0x00, 0x00];
+    let set_compression = [
+        0xe1, 0x2c, 0x08, 0xf8, 0x04, 0x00, 0x09, 0x07, 0x00, 0x00, 0x00,
+    ];
     assert_eq!(&log[..11], &set_compression);
     assert_eq!(&made[..11], &set_compression);
     assert_eq!(data(&std_records(&log, ReadOptions::new())), records);
@@ -193,7 +199,10 @@ fn rocksdb_wal_compression() {
 
 /// A flash region of `blocks` blocks, as a `MockFlash` over `memory` (and its word flags).
 fn flash_memory(blocks: usize) -> (Vec<u8>, Vec<bool>) {
-    (vec![0xFF; blocks * BLOCK_SIZE], vec![false; blocks * BLOCK_SIZE / WRITE])
+    (
+        vec![0xFF; blocks * BLOCK_SIZE],
+        vec![false; blocks * BLOCK_SIZE / WRITE],
+    )
 }
 
 /// A flash log written with a power cut in the middle of a record and reopened: the records
@@ -285,13 +294,21 @@ fn ring_image_with_ring_headers() {
             assert_eq!(block[6], RING_TYPE);
             let header = RingHeader::parse(block).expect("an intact ring header");
             assert_eq!(
-                (header.blocks, header.group, header.write_size, header.erased),
+                (
+                    header.blocks,
+                    header.group,
+                    header.write_size,
+                    header.erased
+                ),
                 (4, 1, 8, 0xFF)
             );
             header.lap
         })
         .collect();
-    assert!(laps.iter().any(|&lap| lap > 2), "the ring wrapped: {laps:?}");
+    assert!(
+        laps.iter().any(|&lap| lap > 2),
+        "the ring wrapped: {laps:?}"
+    );
     // The kept records are the newest ones, in order, ending with the last one written.
     let kept = ring_records(&image);
     assert!(kept.len() > 10 && kept.len() < written.len());
