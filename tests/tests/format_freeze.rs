@@ -234,7 +234,6 @@ fn flash_log() -> (Vec<u8>, Vec<Vec<u8>>) {
         writer.flush().expect("flushes");
         kept.push(sample(i));
     }
-    drop(writer);
     (flash.memory().to_vec(), kept)
 }
 
@@ -271,7 +270,6 @@ fn ring_image() -> (Vec<u8>, Vec<Vec<u8>>) {
         }
     }
     writer.flush().expect("flushes");
-    drop(writer);
     (flash.memory().to_vec(), written)
 }
 
