@@ -10,7 +10,11 @@
 //!   byte as LevelDB would;
 //! - it ends in a torn or unwritten tail: refused ([`Error::TornTail`]), unless
 //!   [`TornTailPolicy::Truncate`] is given; then exactly those bytes are cut off
-//!   (`set_len`) and the writer continues there;
+//!   (`set_len`) and the writer continues there. Bytes other than zeros in the last 7 to 10
+//!   bytes of a block (a recyclable log's trailer) are such a tail too: a reader passes over
+//!   them at the end of the file, but once the block is complete LevelDB's and RocksDB's
+//!   readers take them for a header, and a point-in-time recovery would stop there, before
+//!   every appended record;
 //! - a recyclable log that ends at a record of an earlier use of the file (a recycled file,
 //!   or a file of another log number) is treated the same way: refused
 //!   ([`Error::StaleTail`]) or, with [`TornTailPolicy::Truncate`], cut off there — records
