@@ -730,14 +730,23 @@ fn verify_counts_the_records_leveldb_and_rocksdb_drop_from_packs() {
     let log_str = log.to_str().expect("a UTF-8 path");
     let all = numbered(
         &(0..60)
-            .map(|i| vec![Op::Put(format!("key-{i:03}").into_bytes(), bytes(20 + i, i as u64))])
+            .map(|i| {
+                vec![Op::Put(
+                    format!("key-{i:03}").into_bytes(),
+                    bytes(20 + i, i as u64),
+                )]
+            })
             .collect::<Vec<_>>(),
         1,
     );
     let (first, rest) = all.split_at(10);
     let (packed, last) = rest.split_at(40);
     let write = logfmt_fed(&["write", "--input", "framed", log_str], &framed(first));
-    assert!(write.status.success(), "{}", String::from_utf8_lossy(&write.stderr));
+    assert!(
+        write.status.success(),
+        "{}",
+        String::from_utf8_lossy(&write.stderr)
+    );
     let before = fs::read(&log).unwrap_or_else(|e| panic!("{e}"));
 
     // Refused: one line, nothing written.
@@ -764,17 +773,36 @@ fn verify_counts_the_records_leveldb_and_rocksdb_drop_from_packs() {
         ],
         &framed(packed),
     );
-    assert!(allowed.status.success(), "{}", String::from_utf8_lossy(&allowed.stderr));
-    let plain = logfmt_fed(&["write", "--append", "--input", "framed", log_str], &framed(last));
-    assert!(plain.status.success(), "{}", String::from_utf8_lossy(&plain.stderr));
+    assert!(
+        allowed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&allowed.stderr)
+    );
+    let plain = logfmt_fed(
+        &["write", "--append", "--input", "framed", log_str],
+        &framed(last),
+    );
+    assert!(
+        plain.status.success(),
+        "{}",
+        String::from_utf8_lossy(&plain.stderr)
+    );
 
     let verify = logfmt_fed(&["verify", "--json", log_str], b"");
-    assert!(verify.status.success(), "{}", String::from_utf8_lossy(&verify.stdout));
+    assert!(
+        verify.status.success(),
+        "{}",
+        String::from_utf8_lossy(&verify.stdout)
+    );
     let doc: serde_json::Value =
         serde_json::from_slice(&verify.stdout).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(doc["records"], 60);
-    let dropped = doc["logfmt_only"]["records"].as_u64().expect("logfmt_only.records");
-    let packs = doc["logfmt_only"]["packs"].as_u64().expect("logfmt_only.packs");
+    let dropped = doc["logfmt_only"]["records"]
+        .as_u64()
+        .expect("logfmt_only.records");
+    let packs = doc["logfmt_only"]["packs"]
+        .as_u64()
+        .expect("logfmt_only.packs");
     // A pack of one record is written plain: most of the 40, not necessarily all.
     assert!((30..=40).contains(&dropped), "{doc}");
     assert!(packs > 1, "{doc}");
@@ -789,7 +817,10 @@ fn verify_counts_the_records_leveldb_and_rocksdb_drop_from_packs() {
     let out = log.with_extension("dump");
     leveldb(&[Path::new("dump"), &log, &out]);
     let dump = fs::read_to_string(&out).unwrap_or_else(|e| panic!("{e}"));
-    let listed = dump.lines().filter(|l| l.starts_with("--- offset ")).count() as u64;
+    let listed = dump
+        .lines()
+        .filter(|l| l.starts_with("--- offset "))
+        .count() as u64;
     assert_eq!(listed, 60 - dropped, "{dump}");
     let unknown = dump.matches("unknown record type").count() as u64;
     assert_eq!(unknown, packs, "{dump}");
@@ -799,7 +830,11 @@ fn verify_counts_the_records_leveldb_and_rocksdb_drop_from_packs() {
     let rows = String::from_utf8_lossy(&out.stdout).lines().skip(1).count() as u64;
     assert_eq!(rows, 60 - dropped);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(stderr.matches("unknown record type").count() as u64, packs, "{stderr}");
+    assert_eq!(
+        stderr.matches("unknown record type").count() as u64,
+        packs,
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -497,11 +497,13 @@ fn rocksdb_recovers_every_batch_of_a_log_appended_after_trailer_garbage() {
             if in_trailer {
                 // Continued at the file's length, after the garbage: RocksDB loses the new
                 // batches.
-                let options =
-                    WriterOptions::new().write(WriteOptions::new().format(format).start(log.len() as u64));
+                let options = WriterOptions::new()
+                    .write(WriteOptions::new().format(format).start(log.len() as u64));
                 let mut writer = LogWriter::new(Vec::new(), &options);
                 for batch in &more {
-                    writer.add_record(&encode(batch)).unwrap_or_else(|e| panic!("{e}"));
+                    writer
+                        .add_record(&encode(batch))
+                        .unwrap_or_else(|e| panic!("{e}"));
                 }
                 let mut after = log.clone();
                 after.extend(writer.close().unwrap_or_else(|e| panic!("{e}")));
@@ -517,7 +519,8 @@ fn rocksdb_recovers_every_batch_of_a_log_appended_after_trailer_garbage() {
             // logfmt refuses to continue after garbage a reader would take for a header, and
             // cuts it off when asked.
             let writer_options = WriterOptions::new().write(WriteOptions::new().format(format));
-            let refused = LogWriter::append(&wal, &AppendOptions::new().writer(writer_options.clone()));
+            let refused =
+                LogWriter::append(&wal, &AppendOptions::new().writer(writer_options.clone()));
             let mut writer = match refused {
                 Ok((writer, report)) => {
                     assert!(!in_trailer, "{name}: continued after the garbage");
@@ -526,19 +529,24 @@ fn rocksdb_recovers_every_batch_of_a_log_appended_after_trailer_garbage() {
                 }
                 Err(logfmt_std::Error::TornTail { offset, bytes, .. }) => {
                     assert_eq!(fs::read(&wal).ok().as_deref(), Some(&log[..]), "{name}");
-                    assert_eq!((offset, bytes), ((BLOCK_SIZE - left) as u64, garbage as u64));
+                    assert_eq!(
+                        (offset, bytes),
+                        ((BLOCK_SIZE - left) as u64, garbage as u64)
+                    );
                     let truncate = AppendOptions::new()
                         .writer(writer_options)
                         .torn_tail(TornTailPolicy::Truncate);
-                    let (writer, report) =
-                        LogWriter::append(&wal, &truncate).unwrap_or_else(|e| panic!("{name}: {e}"));
+                    let (writer, report) = LogWriter::append(&wal, &truncate)
+                        .unwrap_or_else(|e| panic!("{name}: {e}"));
                     assert_eq!(report.start, (BLOCK_SIZE - left) as u64, "{name}");
                     writer
                 }
                 Err(e) => panic!("{name}: {e}"),
             };
             for batch in &more {
-                writer.add_record(&encode(batch)).unwrap_or_else(|e| panic!("{e}"));
+                writer
+                    .add_record(&encode(batch))
+                    .unwrap_or_else(|e| panic!("{e}"));
             }
             writer.close().unwrap_or_else(|e| panic!("{e}"));
             for mode in ["point-in-time", "absolute"] {

@@ -35,7 +35,14 @@ fn an_append_after_recyclable_trailer_garbage_keeps_the_new_records() -> TestRes
     let mut line = vec![b'a'; 32_750];
     line.push(b'\n');
     let out = logfmt(
-        &["write", "--format", "recyclable", "--log-number", "7", p(&log)],
+        &[
+            "write",
+            "--format",
+            "recyclable",
+            "--log-number",
+            "7",
+            p(&log),
+        ],
         &line,
     );
     assert_eq!(status(&out), 0, "{}", stderr(&out));
@@ -61,7 +68,13 @@ fn an_append_after_recyclable_trailer_garbage_keeps_the_new_records() -> TestRes
     for mode in ["tolerate", "point-in-time", "skip", "absolute"] {
         let cat = logfmt(
             &[
-                "cat", "--format", "auto", "--decode", "raw", "--recovery", mode,
+                "cat",
+                "--format",
+                "auto",
+                "--decode",
+                "raw",
+                "--recovery",
+                mode,
                 p(&log),
             ],
             b"",
@@ -182,7 +195,11 @@ fn verify_says_leveldb_drops_the_records_of_packs() -> TestResult {
     let plain = framed(&[batch(1, b"a", b"1")]);
     let out = logfmt(&["write", "--input", "framed", p(&log)], &plain);
     assert_eq!(status(&out), 0, "{}", stderr(&out));
-    let packed = framed(&[batch(2, b"b", b"2"), batch(3, b"c", b"3"), batch(4, b"d", b"4")]);
+    let packed = framed(&[
+        batch(2, b"b", b"2"),
+        batch(3, b"c", b"3"),
+        batch(4, b"d", b"4"),
+    ]);
     let out = logfmt(
         &[
             "write",

@@ -166,7 +166,10 @@ fn append_and_check(
     assert!(got == expected, "{what}, auto: other records");
     let (got, drops) = read_core(&log, ReadFormat::from(format));
     assert_eq!(drops, 0, "{what}: LevelDB's rules report drops");
-    assert!(got == expected, "{what}: LevelDB's rules read other records");
+    assert!(
+        got == expected,
+        "{what}: LevelDB's rules read other records"
+    );
     Ok(match report.truncated {
         Some(_) => Outcome::Truncated,
         None => Outcome::Appended,
