@@ -18,6 +18,9 @@ use logfmt_core::{ReadFormat, ReadOptions};
 /// larger than this is not looked at (the file's name may still tell).
 const FIRST_RECORD_LIMIT: usize = 1 << 20;
 
+/// How far into the file [`database_log`] looks for a first record past damage.
+const SEARCH_LIMIT: u64 = 4 << 20;
+
 /// Why a file is taken for a log that LevelDB or RocksDB reads ([`database_log`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -45,7 +48,8 @@ impl fmt::Display for DatabaseLog {
 
 /// Whether the file at `path` is a log LevelDB or RocksDB reads, and why: by its name
 /// (`NNNNNN.log`, `MANIFEST-NNNNNN`), or, for a regular file that exists, by its first
-/// record, which decodes whole as a `WriteBatch` or a `VersionEdit`. `None` for any other
+/// record (looked for in its first 4 MiB), which decodes whole as a `WriteBatch` or a
+/// `VersionEdit`. `None` for any other
 /// file, and for a path that does not exist yet under another name.
 ///
 /// Such a file must hold only the chunks LevelDB and RocksDB read: their readers report a
@@ -109,6 +113,10 @@ fn first_record_decodes(file: &File) -> io::Result<Option<DatabaseLog>> {
         .recovery(RecoveryMode::SkipAnyCorruptedRecords);
     let mut reader = LogReader::new(StdSource::new(file), &options);
     loop {
+        // Only damage so far, far into the file: not read to its end.
+        if reader.position() > SEARCH_LIMIT {
+            return Ok(None);
+        }
         match reader.next_bounded(FIRST_RECORD_LIMIT) {
             Ok(Some(Bounded::Record(record))) => return Ok(decodes_as(record.data)),
             Ok(Some(Bounded::Oversized(_) | Bounded::Damage(_))) => {}
