@@ -198,6 +198,7 @@ mod atomic;
 mod compression;
 pub mod content;
 mod create;
+mod database_log;
 mod detect;
 mod error;
 mod escape;
@@ -238,6 +239,7 @@ pub use logfmt_core::{ReadFormat, ReadOptions, WriteOptions};
 // What reading returns and reports, and where writing put a record.
 pub use logfmt_core::{Corruption, CorruptionKind, LogEnd, Oversized, Record, Written};
 // Sources, and the core readers over them.
+pub use database_log::{DatabaseLog, database_log};
 pub use detect::detect_format;
 pub use logfmt_core::{
     Aborted, BlockSource, Event, Fragment, FragmentReader, Item, Reader, Skip, SkipKind,

@@ -24,8 +24,11 @@ use crate::scan::{COUNTING, Found, scan};
 /// log (--format recyclable or auto) that ends at a record of an earlier use of a recycled
 /// file ends there cleanly: the stale bytes after it are mentioned, and are not corruption.
 /// Exit status:
-/// 0 if nothing was reported, 1 if damage was found, 2 on a usage or I/O error (a read error
-/// is also reported as LevelDB reports it: a drop of 32768 bytes).
+/// 0 if nothing was reported, 1 if damage was found or records are known lost, 2 on a usage
+/// or I/O error (a read error is also reported as LevelDB reports it: a drop of 32768 bytes).
+/// A log that ends in damage with well-formed chunks after it has lost records even where
+/// LevelDB's reader ends the log there without a report: the status is 1, and --json lists
+/// the damage among the "corruptions".
 ///
 /// --json prints one JSON object with these keys, always in this order:
 /// "records" (count), "payload_bytes", "dropped_bytes" (sum of the reports' bytes),
@@ -40,7 +43,14 @@ use crate::scan::{COUNTING, Found, scan};
 /// "stopped_at" (where point-in-time or absolute stopped: null or {"offset", "bytes",
 /// "reason"}); then, only when there are some, "undecoded" (the records whose content does
 /// not decode, see --decode: [{"offset", "reason"}]); and for a ring image only, "ring" ({"blocks", "group", "newest", "lap",
-/// "oldest", "blocks_read", "erased"}: see `logfmt stats`).
+/// "oldest", "blocks_read", "erased"}: see `logfmt stats`); and for a log that holds logfmt's
+/// packs only, "logfmt_only" ({"records", "packs", "offset"}: the records in packs, the packs,
+/// the first one's offset).
+///
+/// Records in logfmt's packs (`logfmt write --pack`, `--compress zstd`) are read here, but
+/// LevelDB's and RocksDB's readers report a pack as a chunk of an unknown record type and
+/// drop its records: the report says how many records that is (not damage: the status is
+/// unchanged).
 ///
 /// A ring image (a dump of a flash region holding a ring log) is read from its oldest block
 /// to its newest; offsets are offsets in the image.
@@ -92,12 +102,52 @@ struct Tally {
     /// Whether the range's first record decodes as `content`, where the content is not
     /// confirmed yet: the first range with a record tells it for the log.
     first_decodes: Option<bool>,
+    /// Records in logfmt's packs.
+    packed: Packed,
+}
+
+/// Records read from logfmt's packs (compressed or not): chunks LevelDB's and RocksDB's
+/// readers report as unknown record types, dropping their records.
+#[derive(Debug, Default, Clone, Copy, serde::Serialize)]
+struct Packed {
+    /// Records in packs.
+    records: u64,
+    /// Packs.
+    packs: u64,
+    /// File offset of the first pack.
+    offset: Option<u64>,
+}
+
+impl Packed {
+    /// Counts a record at `offset` (its pack's, for a record from a pack), with its index in
+    /// its pack.
+    fn add(&mut self, offset: u64, index: Option<u32>) {
+        let Some(index) = index else { return };
+        self.records += 1;
+        if index == 0 {
+            self.packs += 1;
+        }
+        self.offset.get_or_insert(offset);
+    }
+
+    fn merge(&mut self, other: Self) {
+        self.records += other.records;
+        self.packs += other.packs;
+        self.offset = self.offset.or(other.offset);
+    }
 }
 
 impl Tally {
     fn add(&mut self, content: Content, confirmed: bool, found: Found<'_>) {
         let (offset, data) = match found {
-            Found::Record { offset, data, .. } => (offset, data),
+            Found::Record {
+                offset,
+                data,
+                index,
+            } => {
+                self.packed.add(offset, index);
+                (offset, data)
+            }
             Found::Oversized(record) => {
                 self.records += 1;
                 self.payload_bytes += record.len;
@@ -124,6 +174,9 @@ struct Summary {
     damage: Vec<Damage>,
     recovery: RecoveryMode,
     tail: Option<Damage>,
+    /// Damage that loses records the recovery mode does not report (the tail, where
+    /// well-formed chunks follow it): a corruption in the status and the JSON.
+    lost: Option<Damage>,
     stale: Option<StaleTail>,
     stopped_at: Option<Damage>,
     ring: Option<RingImage>,
@@ -136,11 +189,18 @@ struct Summary {
     /// Records whose content (a WriteBatch, a VersionEdit) could not be decoded: where, and
     /// why.
     undecoded: Vec<(u64, String)>,
+    /// Records in logfmt's packs, which LevelDB and RocksDB drop.
+    packed: Packed,
 }
 
 impl Summary {
     fn dropped_bytes(&self) -> u64 {
-        self.damage.iter().map(|c| c.bytes).sum()
+        self.damage.iter().chain(&self.lost).map(|c| c.bytes).sum()
+    }
+
+    /// Whether records are known lost, or do not decode: the exit status is 1.
+    fn damaged(&self) -> bool {
+        !self.damage.is_empty() || self.lost.is_some() || !self.undecoded.is_empty()
     }
 
     fn write_json(&self, out: &mut impl Write, file: Option<String>) -> io::Result<()> {
@@ -159,6 +219,8 @@ impl Summary {
             ring: Option<super::RingJson>,
             #[serde(skip_serializing_if = "Vec::is_empty")]
             undecoded: Vec<Undecoded<'a>>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            logfmt_only: Option<Packed>,
             #[serde(skip_serializing_if = "Option::is_none")]
             file: Option<String>,
         }
@@ -234,7 +296,12 @@ impl Summary {
             records: self.records,
             payload_bytes: self.payload_bytes,
             dropped_bytes: self.dropped_bytes(),
-            corruptions: self.damage.iter().map(DamageJson::from).collect(),
+            corruptions: self
+                .damage
+                .iter()
+                .chain(&self.lost)
+                .map(DamageJson::from)
+                .collect(),
             recovery: self.recovery.name(),
             tail,
             stopped_at: self.stopped_at.as_ref().map(DamageJson::from),
@@ -247,6 +314,7 @@ impl Summary {
                     reason,
                 })
                 .collect(),
+            logfmt_only: (self.packed.records > 0).then_some(self.packed),
             file,
         };
         write_json_line(out, &doc)
@@ -268,7 +336,14 @@ impl Summary {
             plural(self.records, "record"),
             plural(self.payload_bytes, "byte"),
         )?;
-        if self.damage.is_empty() {
+        if let (true, Some(lost)) = (self.damage.is_empty(), self.lost) {
+            writeln!(
+                out,
+                "{} lost at offset {} (damage LevelDB's reader does not report)",
+                plural(lost.bytes, "byte"),
+                lost.offset
+            )?;
+        } else if self.damage.is_empty() {
             writeln!(out, "no corruption")?;
         } else {
             let only_corruption = self
@@ -289,6 +364,15 @@ impl Summary {
         }
         if let Some(ring) = &self.ring {
             writeln!(out, "  a ring image: {ring}")?;
+        }
+        if let Some(first) = self.packed.offset {
+            writeln!(
+                out,
+                "  {} in {} (from offset {first}): LevelDB and RocksDB report these \
+                 chunks as unknown record types and drop their records",
+                plural(self.packed.records, "record"),
+                plural(self.packed.packs, "logfmt pack"),
+            )?;
         }
         let width = self
             .damage
@@ -458,6 +542,7 @@ fn run_one(
         damage: Vec::new(),
         recovery: options.recovery,
         tail: None,
+        lost: None,
         stale: None,
         stopped_at: None,
         ring: input.ring.clone(),
@@ -465,6 +550,7 @@ fn run_one(
         pebble_eof: false,
         not_a_log: None,
         undecoded: Vec::new(),
+        packed: Packed::default(),
     };
     // The records' content is checked as `cat` decodes it: by the file's name (or a
     // database's listing), confirmed by the first record.
@@ -487,6 +573,7 @@ fn run_one(
             if decodes != Some(false) {
                 summary.undecoded.extend(tally.undecoded);
             }
+            summary.packed.merge(tally.packed);
         }
         (clean.outcome, Some(clean.stale))
     } else {
@@ -498,7 +585,12 @@ fn run_one(
             COUNTING,
             |found| -> Result<(), CliError> {
                 match found {
-                    Found::Record { data, offset, .. } => {
+                    Found::Record {
+                        data,
+                        offset,
+                        index,
+                    } => {
+                        summary.packed.add(input.offset(offset), index);
                         summary.records += 1;
                         summary.payload_bytes += data.len() as u64;
                         if !confirmed {
@@ -535,6 +627,10 @@ fn run_one(
         .damage
         .extend(outcome.failed_on.map(|d| input.damage(d)));
     summary.tail = outcome.tail.map(|d| input.damage(d));
+    // Records known lost are damage, even where the mode (LevelDB's own reading) is silent.
+    summary.lost = summary
+        .tail
+        .filter(|t| t.kind.loses_records() && !summary.damage.contains(t));
     if input.ring.is_none() {
         summary.stale = match stale {
             Some(stale) => stale,
@@ -601,10 +697,10 @@ fn run_one(
         Err(e) => return Err(e.into()),
         Ok(()) => {}
     }
-    let status = if summary.damage.is_empty() && summary.undecoded.is_empty() {
-        EXIT_OK
-    } else {
+    let status = if summary.damaged() {
         EXIT_BAD_DATA
+    } else {
+        EXIT_OK
     };
     Ok(status)
 }

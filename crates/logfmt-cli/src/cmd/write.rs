@@ -47,7 +47,10 @@ use crate::options::WaitArgs;
 /// bytes instead of 23), of at most LIMIT bytes each (default 4096): logfmt reads them back
 /// record by record; LevelDB's and RocksDB's readers report each pack as a chunk of an unknown
 /// type and read the plain records around it. Legacy logs only. A record too large for a
-/// pack, and a pack of one record, are written plain.
+/// pack, and a pack of one record, are written plain. A file that looks like a LevelDB or
+/// RocksDB log (named NNNNNN.log or MANIFEST-NNNNNN, or whose records are WriteBatches or
+/// VersionEdits) is refused, nothing written (exit status 2), unless --allow-logfmt-chunks
+/// is given: LevelDB and RocksDB would drop the packed records.
 ///
 /// --compress zstd compresses each pack, and each record too large for a pack, when that makes
 /// it smaller (logfmt's compressed packs: every logfmt command reads them; LevelDB and RocksDB
@@ -100,6 +103,12 @@ pub(crate) struct WriteArgs {
     /// that makes them smaller); rocksdb (RocksDB's WAL compression).
     #[arg(long, value_enum, value_name = "CODEC", default_value_t)]
     compress: CodecName,
+    /// Write logfmt's own chunks (--pack, --compress zstd) even into a file that looks like a
+    /// LevelDB or RocksDB log (named NNNNNN.log or MANIFEST-NNNNNN, or whose records are
+    /// WriteBatches or VersionEdits): LevelDB and RocksDB report those chunks as unknown
+    /// record types and drop their records. Without it, such a file is refused.
+    #[arg(long)]
+    allow_logfmt_chunks: bool,
     #[command(flatten)]
     wait: WaitArgs,
     /// The log file to write (`-`: standard output, which must not be a terminal).
@@ -143,6 +152,9 @@ pub(crate) fn run(args: &WriteArgs) -> Result<(), CliError> {
         return Err(CliError::Usage(
             "--pack and --compress write legacy logs only (packs carry no log number)".into(),
         ));
+    }
+    if packs && !to_stdout && !args.allow_logfmt_chunks {
+        refuse_logfmt_chunks(&args.file)?;
     }
     let options = WriterOptions::new()
         .lock_wait(args.wait.lock_wait())
@@ -363,6 +375,22 @@ fn append(
         source,
     })?;
     Ok(read?)
+}
+
+/// Refuses to put logfmt's own chunks into a log LevelDB or RocksDB reads (they would drop
+/// those records): one line, nothing written.
+fn refuse_logfmt_chunks(path: &Path) -> Result<(), CliError> {
+    let found = logfmt_std::database_log(path)
+        .map_err(|e| logfmt_std::Error::io(logfmt_std::Operation::Read, path, e))?;
+    match found {
+        None => Ok(()),
+        Some(why) => Err(CliError::Usage(format!(
+            "{}: {why}: --pack and --compress zstd write logfmt's packs, which LevelDB and \
+             RocksDB report as unknown record types and drop; --allow-logfmt-chunks writes \
+             them anyway",
+            logfmt_std::EscapedPath::new(path)
+        ))),
+    }
 }
 
 /// Refuses to write the file standard input reads: appending to it would read its own
