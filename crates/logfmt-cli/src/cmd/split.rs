@@ -22,9 +22,9 @@ use crate::output::write_json_line;
 /// with "file" (its path).
 #[derive(Debug, clap::Args)]
 pub(crate) struct SplitArgs {
-    /// How many ranges: at most one per 32 KiB block of the file (a range's reader reads the
-    /// block its range starts in, so smaller ranges would read the same block again and
-    /// again); a smaller file is split into fewer.
+    /// How many ranges: at most 64 per 32 KiB block of the file (each range's reader reads
+    /// the whole block its range starts in, so ranges past that would read the same blocks
+    /// over and over); a smaller file is split into fewer.
     #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     parts: u32,
     /// One JSON object (keys above).
@@ -51,10 +51,16 @@ struct Part {
     error: Option<std::io::Error>,
 }
 
-/// How many ranges `asked` for comes to on a file of `len` bytes: at most one per block.
+/// The most ranges `split` makes per block of the file: reading them all reads the file at
+/// most this many times over.
+const PARTS_PER_BLOCK: u64 = 64;
+
+/// How many ranges `asked` for comes to on a file of `len` bytes: at most
+/// [`PARTS_PER_BLOCK`] per block (a file of less than a block counts as one).
 fn parts(asked: u32, len: u64) -> usize {
     let blocks = len.div_ceil(logfmt_std::BLOCK_SIZE as u64).max(1);
-    usize::try_from(u64::from(asked).min(blocks)).unwrap_or(usize::MAX)
+    let most = blocks.saturating_mul(PARTS_PER_BLOCK);
+    usize::try_from(u64::from(asked).min(most)).unwrap_or(usize::MAX)
 }
 
 /// Runs `split`.
@@ -199,14 +205,14 @@ mod tests {
     use super::parts;
 
     #[test]
-    fn at_most_one_part_per_block() {
-        assert_eq!(parts(4, 0), 1);
-        assert_eq!(parts(4, 1), 1);
-        assert_eq!(parts(1_000_000, 108_000), 4);
+    fn at_most_64_parts_per_block() {
+        assert_eq!(parts(4, 0), 4);
+        assert_eq!(parts(100, 1), 64);
+        assert_eq!(parts(1_000_000, 108_000), 256);
         assert_eq!(parts(3, 108_000), 3);
         assert_eq!(parts(1_000_000, 1 << 40), 1_000_000);
-        assert_eq!(parts(5, 5 * 32_768), 5);
-        assert_eq!(parts(6, 5 * 32_768), 5);
-        assert_eq!(parts(6, 5 * 32_768 + 1), 6);
+        assert_eq!(parts(320, 5 * 32_768), 320);
+        assert_eq!(parts(321, 5 * 32_768), 320);
+        assert_eq!(parts(330, 5 * 32_768 + 1), 330);
     }
 }
