@@ -3,7 +3,8 @@
 //!
 //! ```text
 //! logfmt write [--append [--truncate-torn-tail]] [--force] [--wait[=SECONDS]]
-//!              [--input lines|framed] [--format legacy|recyclable] [--log-number N] FILE
+//!              [--input lines|framed] [--line-limit BYTES] [--format legacy|recyclable]
+//!              [--log-number N] FILE
 //! logfmt cat [--output lines|hex|json|framed] [--offset N | --range A..B]
 //!            [--buffer-limit BYTES] [READ] FILE
 //! logfmt verify [--json] [--offset N] [READ] FILE

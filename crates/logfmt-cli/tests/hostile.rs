@@ -1385,28 +1385,48 @@ fn force_writes_through_a_symbolic_link_as_append_does() -> TestResult {
 }
 
 /// A database directory whose write-ahead log is a link to `/dev/zero` is refused at once
-/// (one line, exit 2), not read without end.
+/// (one line, exit 2), not read without end; so is one whose MANIFEST is a FIFO, or whose
+/// CURRENT is a link to `/dev/zero`.
 #[cfg(unix)]
 #[test]
-fn a_database_log_that_is_a_device_is_refused() -> TestResult {
-    let dir = tempfile::tempdir()?;
-    fs::write(dir.path().join("CURRENT"), "MANIFEST-000001\n")?;
-    fs::write(dir.path().join("MANIFEST-000001"), b"")?;
-    std::os::unix::fs::symlink("/dev/zero", dir.path().join("000003.log"))?;
-    for args in READERS {
-        let run = run_with(
-            &[args, &[p(dir.path())][..]].concat(),
-            &Opts {
-                timeout: Some(Duration::from_secs(20)),
-                ..Opts::default()
-            },
-        );
-        assert_eq!(run.code(), EXIT_ERROR, "{args:?}: {run:?}");
-        let line = run.one_line_error();
-        assert!(
-            line.contains("not a regular file") && line.contains("000003.log"),
-            "{line}"
-        );
+fn a_database_file_that_is_not_regular_is_refused() -> TestResult {
+    for (case, culprit) in [
+        ("log", "000003.log"),
+        ("manifest", "MANIFEST-000001"),
+        ("current", "CURRENT"),
+    ] {
+        let dir = tempfile::tempdir()?;
+        let db = dir.path();
+        if case == "current" {
+            std::os::unix::fs::symlink("/dev/zero", db.join("CURRENT"))?;
+        } else {
+            fs::write(db.join("CURRENT"), "MANIFEST-000001\n")?;
+        }
+        if case == "manifest" {
+            fifo(db, "MANIFEST-000001")?;
+        } else {
+            fs::write(db.join("MANIFEST-000001"), b"")?;
+        }
+        if case == "log" {
+            std::os::unix::fs::symlink("/dev/zero", db.join("000003.log"))?;
+        } else {
+            fs::write(db.join("000003.log"), log_of(&[b"one".to_vec()]))?;
+        }
+        for args in READERS {
+            let run = run_with(
+                &[args, &[p(db)][..]].concat(),
+                &Opts {
+                    timeout: Some(Duration::from_secs(20)),
+                    ..Opts::default()
+                },
+            );
+            assert_eq!(run.code(), EXIT_ERROR, "{case}: {args:?}: {run:?}");
+            let line = run.one_line_error();
+            assert!(
+                line.contains("not a regular file") && line.contains(culprit),
+                "{case}: {line}"
+            );
+        }
     }
     Ok(())
 }

@@ -28,8 +28,9 @@ use crate::options::WaitArgs;
 /// (exit status 1, FILE unchanged) unless --truncate-torn-tail is given; a damaged log is
 /// always refused (use `logfmt salvage`). Records are flushed a block at a time and synced
 /// at the end: a write that is killed leaves the records it had flushed, then at most a
-/// torn tail. If writing fails (a full disk), the message says how many of the new records
-/// the log holds and where they end.
+/// torn tail. If writing fails (a full disk, or the file-size limit of `ulimit -f`: EFBIG,
+/// not a SIGXFSZ that kills the process), the message says how many of the new records the
+/// log holds and where they end. Standard input that is FILE itself is refused.
 ///
 /// One writer at a time: every write takes an exclusive lock on FILE (flock) while it
 /// writes; a second writer fails at once (exit status 2) unless --wait is given. Readers
