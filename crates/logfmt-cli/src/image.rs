@@ -5,13 +5,12 @@
 //! [`LogFile::ring`]); then the erased value comes from the headers, the blocks are read in
 //! the ring's order, and every offset shown is an offset in the image.
 
-use std::fs::File;
 use std::io;
 use std::path::Path;
 
 use logfmt_std::{
-    BlockSource, Damage, EscapedPath, LogFile, ReadOptions, Reread, RingImage, RingSource,
-    StdSource,
+    BlockSource, Damage, EscapedPath, LogBytes, LogFile, ReadOptions, Reread, RingImage,
+    RingSource, StdSource,
 };
 
 use crate::error::CliError;
@@ -72,11 +71,21 @@ impl Input {
         Ok(())
     }
 
-    /// The blocks to read: the file's, or the ring's in order.
+    /// The blocks to read: the file's (up to its length when it was opened), or the ring's in
+    /// order.
     pub(crate) fn source(&self) -> Result<Source<'_>, CliError> {
         Ok(match &self.ring {
             Some(ring) => Source::Ring(self.log.ring_source(ring)?),
             None => Source::Log(self.log.source()),
+        })
+    }
+
+    /// The blocks of a log that a writer appends to, read to its end as it grows (`cat
+    /// --follow`); a ring's as [`source`](Self::source).
+    pub(crate) fn growing_source(&self) -> Result<Source<'_>, CliError> {
+        Ok(match &self.ring {
+            Some(ring) => Source::Ring(self.log.ring_source(ring)?),
+            None => Source::Log(self.log.growing_source()),
         })
     }
 
@@ -104,7 +113,7 @@ impl Input {
 #[derive(Debug)]
 pub(crate) enum Source<'a> {
     /// A log file, in file order.
-    Log(StdSource<&'a File>),
+    Log(StdSource<LogBytes<'a>>),
     /// A ring image, in the ring's order.
     Ring(RingSource<Reread<'a>>),
 }

@@ -226,7 +226,7 @@ pub use atomic::{AtomicLog, AtomicOptions};
 pub use compression::{Compression, MAX_DECODED};
 pub use error::{Error, LogWriterError, Operation, WriteOperation};
 pub use escape::{Escaped, EscapedPath};
-pub use file::{LogFile, Reread, log_number_in_name, log_number_of_file};
+pub use file::{LogBytes, LogFile, Reread, log_number_in_name, log_number_of_file};
 pub use group::{GroupPolicy, GroupStats, GroupWriter, SyncHandle};
 pub use lock::{LockWait, is_same_file};
 // The format.
