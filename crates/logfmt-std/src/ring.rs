@@ -18,8 +18,12 @@ use crate::recovery::{Damage, DamageKind};
 /// (geometry, newest block, lap), its oldest block and the value erased flash reads as (from
 /// the newest block's header).
 ///
-/// An image is a ring image when it is a whole number of 32 KiB blocks and at least one block
-/// begins with an intact ring header ([`RingHeader::parse`]). Read it with the reader options
+/// An image is a ring image when at least one of its blocks begins with an intact ring header
+/// ([`RingHeader::parse`]). An image cut short of a whole number of 32 KiB blocks is one too
+/// if it begins as a ring image does (with a ring header or erased flash): it is read in the
+/// ring's order, the bytes it lacks read as erased flash, and the shortfall is reported
+/// ([`disagreements`](Self::disagreements)), as is every header that disagrees with the ring
+/// the newest block's header describes. Read it with the reader options
 /// of [`read_options`](Self::read_options) over a [`RingSource`]: records and damage come in
 /// the ring's order, at offsets counted from the oldest block, which
 /// [`region_offset`](Self::region_offset) turns into image offsets.
@@ -50,9 +54,123 @@ pub struct RingImage {
     oldest: u32,
     /// The intact ring headers, by block index (ascending).
     headers: Vec<(u32, RingHeader)>,
-    /// Blocks in the image.
+    /// Blocks in the image (a last block cut short counted).
     blocks: u32,
+    /// Bytes in the image.
+    len: u64,
     erased: u8,
+}
+
+/// What in a ring image disagrees with the ring its newest block's header describes: reported
+/// (one line each, [`Display`](fmt::Display)), never resolved silently
+/// ([`RingImage::disagreements`]).
+///
+/// ```
+/// use logfmt_core::ring::RingHeader;
+/// use logfmt_std::{BLOCK_SIZE, RingDisagreement, RingImage};
+///
+/// // Four blocks; block 1 holds lap 5 among blocks of lap 9.
+/// let mut image = vec![0xFF; 4 * BLOCK_SIZE];
+/// for (block, lap) in [(0, 9), (1, 5), (2, 9)] {
+///     let header = RingHeader { lap, records: 0, blocks: 4, group: 1, write_size: 8, erased: 0xFF };
+///     image[block * BLOCK_SIZE..][..19].copy_from_slice(&header.encode());
+/// }
+/// let ring = RingImage::find(&image).expect("a ring image");
+/// let found: Vec<_> = ring.disagreements().collect();
+/// assert_eq!(found, [RingDisagreement::Lap { index: 1, lap: 5, expected: 9, read: true }]);
+/// assert_eq!(
+///     found[0].to_string(),
+///     "block 1 holds lap 5 where the ring's order needs lap 9: not part of the log, its \
+///      records are not read (read as erased flash)"
+/// );
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum RingDisagreement {
+    /// Block `index`'s ring header describes another ring than the newest block's: another
+    /// number of blocks, blocks per erase group, write size or erased value.
+    Geometry {
+        /// The block.
+        index: u32,
+        /// Its header.
+        header: RingHeader,
+        /// The newest block's header.
+        newest: RingHeader,
+    },
+    /// Block `index` holds a lap other than the one the ring's order gives it: what it holds
+    /// is not part of the log and is not read.
+    Lap {
+        /// The block.
+        index: u32,
+        /// The lap its header gives.
+        lap: u32,
+        /// The lap the ring's order gives it.
+        expected: u32,
+        /// Whether it is on the way from the oldest block to the newest (read as erased
+        /// flash), rather than not read at all.
+        read: bool,
+    },
+    /// Block `index`, beyond the ring's blocks, begins with a ring header.
+    Outside {
+        /// The block.
+        index: u32,
+        /// The blocks in the ring.
+        blocks: u32,
+    },
+    /// The image ends before the ring its headers describe does: the bytes it lacks are read
+    /// as erased flash.
+    Short {
+        /// Bytes in the image.
+        len: u64,
+        /// Bytes in the ring.
+        ring_len: u64,
+    },
+}
+
+impl fmt::Display for RingDisagreement {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let geometry = |h: &RingHeader| {
+            format!(
+                "{} blocks, {} per erase group, write size {}, erased {:#04x}",
+                h.blocks, h.group, h.write_size, h.erased
+            )
+        };
+        match self {
+            Self::Geometry {
+                index,
+                header,
+                newest,
+            } => write!(
+                f,
+                "block {index}'s ring header disagrees with the newest block's: {} there, {} \
+                 in the newest",
+                geometry(header),
+                geometry(newest)
+            ),
+            Self::Lap {
+                index,
+                lap,
+                expected,
+                read,
+            } => write!(
+                f,
+                "block {index} holds lap {lap} where the ring's order needs lap {expected}: not \
+                 part of the log, its records are not read{}",
+                if *read { " (read as erased flash)" } else { "" }
+            ),
+            Self::Outside { index, blocks } => write!(
+                f,
+                "block {index} begins with a ring header but lies beyond the ring's {blocks} \
+                 blocks: not read"
+            ),
+            Self::Short { len, ring_len } => write!(
+                f,
+                "the image is {len} bytes, {} short of the {ring_len} bytes of the ring its \
+                 headers describe: the missing bytes are read as erased flash",
+                ring_len.saturating_sub(*len)
+            ),
+        }
+    }
 }
 
 /// What a block of a ring image is to the log.
@@ -115,16 +233,15 @@ fn ordinal(place: u32) -> String {
 impl RingImage {
     /// The ring log in `image` (a whole flash region in memory), if it is a ring image.
     pub fn find(image: &[u8]) -> Option<Self> {
-        if image.is_empty() || !image.len().is_multiple_of(BLOCK_SIZE) {
+        if !begins_as_a_ring(image.len() as u64, image) {
             return None;
         }
-        let blocks = u32::try_from(image.len() / BLOCK_SIZE).ok()?;
         let headers = image
             .chunks(BLOCK_SIZE)
             .zip(0u32..)
             .filter_map(|(block, index)| RingHeader::parse(block).map(|h| (index, h)))
             .collect();
-        Self::from_headers(blocks, headers)
+        Self::from_headers(image.len() as u64, headers)
     }
 
     /// The ring log in the image `image` of `len` bytes, if it is a ring image: reads the
@@ -135,32 +252,38 @@ impl RingImage {
     /// A read or seek error; [`ErrorKind::UnexpectedEof`] if the image is shorter than `len`.
     pub fn read<R: Read + Seek>(image: &mut R, len: u64) -> io::Result<Option<Self>> {
         let block = BLOCK_SIZE as u64;
-        if len == 0 || !len.is_multiple_of(block) {
-            return Ok(None);
-        }
-        let Ok(blocks) = u32::try_from(len / block) else {
+        let Ok(blocks) = u32::try_from(len.div_ceil(block)) else {
             return Ok(None);
         };
         let mut headers = Vec::new();
         let mut bytes = [0u8; RING_HEADER_SIZE];
         for index in 0..blocks {
-            image.seek(SeekFrom::Start(u64::from(index) * block))?;
+            let at = u64::from(index) * block;
+            if len - at < RING_HEADER_SIZE as u64 {
+                break;
+            }
+            image.seek(SeekFrom::Start(at))?;
             image.read_exact(&mut bytes)?;
+            if index == 0 && !begins_as_a_ring(len, &bytes) {
+                return Ok(None);
+            }
             if let Some(header) = RingHeader::parse(&bytes) {
                 headers.push((index, header));
             }
         }
-        Ok(Self::from_headers(blocks, headers))
+        Ok(Self::from_headers(len, headers))
     }
 
-    /// The ring these headers make, in an image of `blocks` blocks.
-    fn from_headers(blocks: u32, headers: Vec<(u32, RingHeader)>) -> Option<Self> {
+    /// The ring these headers make, in an image of `len` bytes.
+    fn from_headers(len: u64, headers: Vec<(u32, RingHeader)>) -> Option<Self> {
         let ring = Ring::find(headers.iter().map(|&(index, header)| (index, Some(header))))?;
+        let blocks = u32::try_from(len.div_ceil(BLOCK_SIZE as u64)).ok()?;
         let mut image = Self {
             ring,
             oldest: ring.head(),
             headers,
             blocks,
+            len,
             erased: 0xFF,
         };
         image.oldest = ring
@@ -185,9 +308,52 @@ impl RingImage {
         self.erased
     }
 
-    /// Blocks in the image.
+    /// Blocks in the image (a last block cut short counted).
     pub fn image_blocks(&self) -> u32 {
         self.blocks
+    }
+
+    /// Bytes in the image.
+    pub fn image_len(&self) -> u64 {
+        self.len
+    }
+
+    /// What in the image disagrees with the ring its newest block's header describes, in
+    /// block order, the shortfall of an image cut short last: headers of another geometry,
+    /// blocks of a lap the ring's order has no place for, ring headers beyond the ring. An
+    /// image the ring's writer left (power cuts included) has none.
+    pub fn disagreements(&self) -> impl Iterator<Item = RingDisagreement> + '_ {
+        let newest = self.header(self.ring.head());
+        let in_headers = self.headers.iter().filter_map(move |&(index, header)| {
+            let newest = newest?;
+            let geometry = |h: &RingHeader| (h.blocks, h.group, h.write_size, h.erased);
+            if geometry(&header) != geometry(&newest) {
+                return Some(RingDisagreement::Geometry {
+                    index,
+                    header,
+                    newest,
+                });
+            }
+            if index >= self.ring.blocks() {
+                return Some(RingDisagreement::Outside {
+                    index,
+                    blocks: self.ring.blocks(),
+                });
+            }
+            let expected = self.ring.expected_lap(index);
+            (header.lap != expected).then(|| RingDisagreement::Lap {
+                index,
+                lap: header.lap,
+                expected,
+                read: self.order().any(|b| b == index),
+            })
+        });
+        let ring_len = u64::from(self.ring.blocks()) * BLOCK_SIZE as u64;
+        let short = (self.len < ring_len).then_some(RingDisagreement::Short {
+            len: self.len,
+            ring_len,
+        });
+        in_headers.chain(short)
     }
 
     /// The intact ring header of block `index`, if it has one.
@@ -270,7 +436,7 @@ impl RingImage {
             ring: self.ring,
             oldest: self.oldest,
             count: u32::try_from(self.order().count()).unwrap_or(u32::MAX),
-            blocks: self.blocks,
+            image_len: self.len,
             erased: self.erased,
             buffer: Box::new([0; BLOCK_SIZE]),
             next: 0,
@@ -315,8 +481,8 @@ pub struct RingSource<R> {
     oldest: u32,
     /// Blocks in the reading order.
     count: u32,
-    /// Blocks in the image.
-    blocks: u32,
+    /// Bytes in the image.
+    image_len: u64,
     erased: u8,
     buffer: Box<[u8; BLOCK_SIZE]>,
     /// Blocks of the order loaded so far.
@@ -348,13 +514,18 @@ impl<R: Read + Seek> BlockSource for RingSource<R> {
             return Ok(());
         };
         let buffer = &mut *self.buffer;
-        if index < self.blocks {
-            self.image
-                .seek(SeekFrom::Start(u64::from(index) * BLOCK_SIZE as u64))?;
-            read_full(&mut self.image, buffer)?;
+        let at = u64::from(index) * BLOCK_SIZE as u64;
+        // What the image holds of the block (all of it unless the image is cut short).
+        let held = usize::try_from(self.image_len.saturating_sub(at))
+            .unwrap_or(BLOCK_SIZE)
+            .min(BLOCK_SIZE);
+        buffer.fill(self.erased);
+        if held > 0 {
+            self.image.seek(SeekFrom::Start(at))?;
+            read_full(&mut self.image, &mut buffer[..held])?;
         }
         // Nothing of this log (or beyond the image): read as erased.
-        if index >= self.blocks || !self.ring.holds(index, RingHeader::parse(buffer)) {
+        if !self.ring.holds(index, RingHeader::parse(&buffer[..])) {
             buffer.fill(self.erased);
         }
         self.next += 1;
@@ -375,6 +546,21 @@ impl<R: Read + Seek> BlockSource for RingSource<R> {
     fn is_last(&self) -> bool {
         self.len > 0 && self.next == self.count
     }
+}
+
+/// Whether an image of `len` bytes that begins with `first` (its first bytes) may be a ring
+/// image: one of whole blocks may (any block may hold the ring's headers); one cut short must
+/// begin with a ring header or with erased flash, as every block of a ring does.
+fn begins_as_a_ring(len: u64, first: &[u8]) -> bool {
+    let Some(first) = first.get(..RING_HEADER_SIZE) else {
+        return false;
+    };
+    if len.is_multiple_of(BLOCK_SIZE as u64) {
+        return true;
+    }
+    RingHeader::parse(first).is_some()
+        || first.iter().all(|&b| b == 0xFF)
+        || first.iter().all(|&b| b == 0x00)
 }
 
 /// Fills `buffer` from `reader`, retrying interrupted reads.
