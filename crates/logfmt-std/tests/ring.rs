@@ -10,8 +10,8 @@ use std::io::Cursor;
 
 use logfmt_core::ring::RingHeader;
 use logfmt_std::{
-    BLOCK_SIZE, BlockRole, RingDisagreement, CorruptionKind, Damage, DamageKind, Entry, LogFile, LogReader,
-    ReadOptions, ReaderOptions, RecoveryMode, RingImage,
+    BLOCK_SIZE, BlockRole, CorruptionKind, Damage, DamageKind, Entry, LogFile, LogReader,
+    ReadOptions, ReaderOptions, RecoveryMode, RingDisagreement, RingImage,
 };
 use ring_image::{Run, Spec, check, run, sample};
 
@@ -403,10 +403,9 @@ fn mixed_laps_and_group_sizes_are_reported() {
     // Another block count in one header.
     image[3 * BLOCK_SIZE..][..19].copy_from_slice(&header(8, 7, 1).encode());
     let ring = RingImage::find(&image).expect("a ring image");
-    assert!(
-        ring.disagreements()
-            .any(|d| matches!(d, RingDisagreement::Geometry { index: 3, header, .. } if header.blocks == 7))
-    );
+    assert!(ring.disagreements().any(
+        |d| matches!(d, RingDisagreement::Geometry { index: 3, header, .. } if header.blocks == 7)
+    ));
 }
 
 /// An image cut short by 1000 bytes reads in the ring's order as the whole image does, but
@@ -417,7 +416,11 @@ fn an_image_cut_short_reads_in_ring_order() -> TestResult {
         let whole = RingImage::find(&run.image).expect("a ring image");
         let cut = &run.image[..run.image.len() - 1000];
         let ring = RingImage::find(cut).expect("still a ring image");
-        assert_eq!((ring.ring(), ring.oldest()), (whole.ring(), whole.oldest()), "{what}");
+        assert_eq!(
+            (ring.ring(), ring.oldest()),
+            (whole.ring(), whole.oldest()),
+            "{what}"
+        );
         assert_eq!(
             ring.disagreements().collect::<Vec<_>>(),
             [RingDisagreement::Short {
@@ -447,10 +450,17 @@ fn an_image_cut_short_reads_in_ring_order() -> TestResult {
         assert!(!records.is_empty() && records.len() <= all.len(), "{what}");
         let mut rest = all.iter();
         for record in &records {
-            assert!(rest.any(|r| r == record), "{what}: a record not in the ring");
+            assert!(
+                rest.any(|r| r == record),
+                "{what}: a record not in the ring"
+            );
         }
         // In memory too.
-        assert_eq!(data(&read(cut, RecoveryMode::SkipAnyCorruptedRecords)), records, "{what}");
+        assert_eq!(
+            data(&read(cut, RecoveryMode::SkipAnyCorruptedRecords)),
+            records,
+            "{what}"
+        );
     }
     Ok(())
 }

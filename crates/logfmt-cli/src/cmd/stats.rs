@@ -665,6 +665,9 @@ fn run_one(
                 plural(u64::from(image.records_aged_out()), "record")
             ),
         ));
+        for disagreement in image.disagreements() {
+            rows.push(("disagrees", disagreement.to_string()));
+        }
     }
     writeln!(out, "{}", logfmt_std::EscapedPath::new(log.path()))?;
     let width = rows.iter().map(|(k, _)| k.len()).max().unwrap_or(0);

@@ -45,7 +45,9 @@ use crate::scan::{COUNTING, Found, scan};
 /// "lap", "oldest", "blocks_read", "erased"}: see `logfmt stats`).
 ///
 /// A ring image (a dump of a flash region holding a ring log) is read from its oldest block
-/// to its newest; offsets are offsets in the image.
+/// to its newest; offsets are offsets in the image. What in it disagrees with the ring its
+/// newest block's header describes (a block of another lap or geometry, an image cut short)
+/// is reported, one line each, and sets exit status 1.
 ///
 /// Several files are checked one after the other, each reported on its own (in JSON, one
 /// object per file, ending with "file": its path), then a line counting the files with
@@ -300,6 +302,9 @@ impl Summary {
         }
         if let Some(ring) = &self.ring {
             writeln!(out, "  a ring image: {ring}")?;
+            for disagreement in ring.disagreements() {
+                writeln!(out, "  the ring image disagrees: {disagreement}")?;
+            }
         }
         let width = self
             .damage
@@ -628,7 +633,12 @@ fn run_one(
         Err(e) => return Err(e.into()),
         Ok(()) => {}
     }
-    let status = if summary.damage.is_empty() && summary.undecoded.is_empty() {
+    // A ring image whose headers disagree was not read as its writer left it.
+    let disagrees = summary
+        .ring
+        .as_ref()
+        .is_some_and(|ring| ring.disagreements().next().is_some());
+    let status = if summary.damage.is_empty() && summary.undecoded.is_empty() && !disagrees {
         EXIT_OK
     } else {
         EXIT_BAD_DATA
