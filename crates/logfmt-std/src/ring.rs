@@ -9,6 +9,8 @@
 use std::fmt;
 use std::io::{self, ErrorKind, Read, Seek, SeekFrom};
 
+use logfmt_core::block::{BlockParser, ChunkRules, Parsed};
+use logfmt_core::format::{HEADER_SIZE, RING_TYPE};
 use logfmt_core::ring::{RING_HEADER_SIZE, Ring, RingHeader};
 use logfmt_core::{BLOCK_SIZE, BlockSource, ReadOptions};
 
@@ -59,6 +61,9 @@ pub struct RingImage {
     /// Bytes in the image.
     len: u64,
     erased: u8,
+    /// Blocks not read, without an intact ring header, that hold well-formed chunks all the
+    /// same: (block, chunks).
+    unread: Vec<(u32, u32)>,
 }
 
 /// What in a ring image disagrees with the ring its newest block's header describes: reported
@@ -117,6 +122,17 @@ pub enum RingDisagreement {
         /// The blocks in the ring.
         blocks: u32,
     },
+    /// Block `index` has no intact ring header, so it is not part of the log, yet it holds
+    /// well-formed chunks: records that are not read.
+    Unread {
+        /// The block.
+        index: u32,
+        /// Well-formed chunks in it.
+        chunks: u32,
+        /// Whether it is on the way from the oldest block to the newest (read as erased
+        /// flash), rather than not read at all.
+        read: bool,
+    },
     /// The image ends before the ring its headers describe does: the bytes it lacks are read
     /// as erased flash.
     Short {
@@ -156,6 +172,17 @@ impl fmt::Display for RingDisagreement {
                 f,
                 "block {index} holds lap {lap} where the ring's order needs lap {expected}: not \
                  part of the log, its records are not read{}",
+                if *read { " (read as erased flash)" } else { "" }
+            ),
+            Self::Unread {
+                index,
+                chunks,
+                read,
+            } => write!(
+                f,
+                "block {index} has no intact ring header yet holds {chunks} well-formed \
+                 chunk{}: not part of the log, its records are not read{}",
+                if *chunks == 1 { "" } else { "s" },
                 if *read { " (read as erased flash)" } else { "" }
             ),
             Self::Outside { index, blocks } => write!(
@@ -241,7 +268,16 @@ impl RingImage {
             .zip(0u32..)
             .filter_map(|(block, index)| RingHeader::parse(block).map(|h| (index, h)))
             .collect();
-        Self::from_headers(image.len() as u64, headers)
+        let mut ring = Self::from_headers(image.len() as u64, headers)?;
+        let load = |at: u64, buffer: &mut [u8]| {
+            let from = usize::try_from(at).unwrap_or(usize::MAX);
+            let bytes = image.get(from..).unwrap_or_default();
+            let n = buffer.len().min(bytes.len());
+            buffer[..n].copy_from_slice(&bytes[..n]);
+            Ok::<(), io::Error>(())
+        };
+        ring.find_unread(load).ok()?;
+        Some(ring)
     }
 
     /// The ring log in the image `image` of `len` bytes, if it is a ring image: reads the
@@ -271,7 +307,92 @@ impl RingImage {
                 headers.push((index, header));
             }
         }
-        Ok(Self::from_headers(len, headers))
+        let Some(mut ring) = Self::from_headers(len, headers) else {
+            return Ok(None);
+        };
+        ring.find_unread(|at, buffer| {
+            image.seek(SeekFrom::Start(at))?;
+            image.read_exact(buffer)
+        })?;
+        Ok(Some(ring))
+    }
+
+    /// Looks at the blocks not read that have no intact ring header for well-formed chunks
+    /// (records the ring does not read), `load` filling a buffer from an image offset. Reads
+    /// 26 bytes of each such block, and the whole block only if a chunk header may follow
+    /// where the ring header would end.
+    fn find_unread<E>(
+        &mut self,
+        mut load: impl FnMut(u64, &mut [u8]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let rules = ChunkRules::new(&ReadOptions::new().erased(Some(self.erased)));
+        let mut buffer = vec![0u8; BLOCK_SIZE];
+        let peek = RING_HEADER_SIZE + HEADER_SIZE;
+        for index in 0..self.blocks.min(self.ring.blocks()) {
+            // A block with an intact header is read, or reported by its header.
+            if self.header(index).is_some() {
+                continue;
+            }
+            // Only blocks read as erased, or before the oldest: the group ahead of the newest
+            // block is being erased and may hold anything.
+            let read = self.place(index).is_some();
+            if !read && !self.is_candidate(index) {
+                continue;
+            }
+            let at = u64::from(index) * BLOCK_SIZE as u64;
+            let held = usize::try_from(self.len.saturating_sub(at))
+                .unwrap_or(BLOCK_SIZE)
+                .min(BLOCK_SIZE);
+            if held < peek {
+                continue;
+            }
+            load(at, &mut buffer[..peek])?;
+            if buffer[RING_HEADER_SIZE..peek]
+                .iter()
+                .all(|&b| b == self.erased)
+            {
+                continue;
+            }
+            load(at, &mut buffer[..held])?;
+            let chunks = BlockParser::new(&buffer[..held])
+                .rules(rules)
+                .last_block(held < BLOCK_SIZE)
+                .filter(|item| matches!(item, Parsed::Chunk(c) if c.record_type != RING_TYPE))
+                .count();
+            if chunks > 0 {
+                let chunks = u32::try_from(chunks).unwrap_or(u32::MAX);
+                self.unread.push((index, chunks));
+            }
+        }
+        Ok(())
+    }
+
+    /// The place of block `index` in the reading order, if it is on the way from the oldest
+    /// block to the newest.
+    fn place(&self, index: u32) -> Option<u32> {
+        let blocks = self.ring.blocks();
+        if index >= blocks {
+            return None;
+        }
+        let place = (index + blocks - self.oldest % blocks) % blocks;
+        let last = (self.ring.head() + blocks - self.oldest % blocks) % blocks;
+        (place <= last).then_some(place)
+    }
+
+    /// Whether block `index` may be the oldest: after the group erased ahead of the newest
+    /// block, up to the newest ([`Ring::candidates`]).
+    fn is_candidate(&self, index: u32) -> bool {
+        let blocks = self.ring.blocks();
+        let Some(first) = self.ring.candidates().next() else {
+            return false;
+        };
+        index < blocks
+            && (index + blocks - first) % blocks <= (self.ring.head() + blocks - first) % blocks
+    }
+
+    /// Whether block `index` holds part of the log (by its header).
+    fn holds(&self, index: u32) -> bool {
+        self.ring.holds(index, self.header(index))
     }
 
     /// The ring these headers make, in an image of `len` bytes.
@@ -285,6 +406,7 @@ impl RingImage {
             blocks,
             len,
             erased: 0xFF,
+            unread: Vec::new(),
         };
         image.oldest = ring
             .candidates()
@@ -318,10 +440,11 @@ impl RingImage {
         self.len
     }
 
-    /// What in the image disagrees with the ring its newest block's header describes, in
-    /// block order, the shortfall of an image cut short last: headers of another geometry,
-    /// blocks of a lap the ring's order has no place for, ring headers beyond the ring. An
-    /// image the ring's writer left (power cuts included) has none.
+    /// What in the image disagrees with the ring its newest block's header describes: headers
+    /// of another geometry, blocks of a lap the ring's order has no place for and ring headers
+    /// beyond the ring (in block order), then blocks not read that hold well-formed chunks
+    /// without an intact ring header, then the shortfall of an image cut short. An image the
+    /// ring's writer left (power cuts included) has none.
     pub fn disagreements(&self) -> impl Iterator<Item = RingDisagreement> + '_ {
         let newest = self.header(self.ring.head());
         let in_headers = self.headers.iter().filter_map(move |&(index, header)| {
@@ -345,15 +468,23 @@ impl RingImage {
                 index,
                 lap: header.lap,
                 expected,
-                read: self.order().any(|b| b == index),
+                read: self.place(index).is_some(),
             })
         });
+        let unread = self
+            .unread
+            .iter()
+            .map(|&(index, chunks)| RingDisagreement::Unread {
+                index,
+                chunks,
+                read: self.place(index).is_some(),
+            });
         let ring_len = u64::from(self.ring.blocks()) * BLOCK_SIZE as u64;
         let short = (self.len < ring_len).then_some(RingDisagreement::Short {
             len: self.len,
             ring_len,
         });
-        in_headers.chain(short)
+        in_headers.chain(unread).chain(short)
     }
 
     /// The intact ring header of block `index`, if it has one.
@@ -375,15 +506,14 @@ impl RingImage {
         if index >= self.ring.blocks() {
             return BlockRole::Outside;
         }
-        if let Some(place) = self.order().position(|b| b == index) {
-            let place = u32::try_from(place).unwrap_or(u32::MAX);
-            return if self.ring.holds(index, self.header(index)) {
+        if let Some(place) = self.place(index) {
+            return if self.holds(index) {
                 BlockRole::Read { place }
             } else {
                 BlockRole::ReadAsErased { place }
             };
         }
-        if self.ring.candidates().any(|b| b == index) {
+        if self.is_candidate(index) {
             BlockRole::NotInLog
         } else {
             BlockRole::Ahead

@@ -464,3 +464,32 @@ fn an_image_cut_short_reads_in_ring_order() -> TestResult {
     }
     Ok(())
 }
+
+/// A block whose ring header a bit flip damaged holds records all the same: reported, on the
+/// way from the oldest block or before it, never left unread silently.
+#[test]
+fn a_block_of_records_without_its_ring_header_is_reported() {
+    let (what, run) = runs().swap_remove(0);
+    let ring = RingImage::find(&run.image).expect("a ring image");
+    let order: Vec<u32> = ring.order().collect();
+    for (victim, read) in [(order[1], true), (order[0], false)] {
+        let mut image = run.image.clone();
+        image[victim as usize * BLOCK_SIZE + 9] ^= 0x10;
+        let changed = RingImage::find(&image).expect("a ring image");
+        let found: Vec<_> = changed.disagreements().collect();
+        assert!(
+            matches!(
+                found.as_slice(),
+                [RingDisagreement::Unread { index, chunks, read: r }]
+                    if *index == victim && *chunks > 0 && *r == read
+            ),
+            "{what}: {found:?}"
+        );
+        // Through a file: the same.
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let path = dir.path().join("flipped.img");
+        std::fs::write(&path, &image).expect("writes");
+        let log = LogFile::open(&path).expect("opens");
+        assert_eq!(log.ring().expect("reads").as_ref(), Some(&changed));
+    }
+}
