@@ -479,7 +479,12 @@ fn blocks_of_another_lap_or_geometry_are_reported_not_resolved() -> TestResult {
     // export too, and what it writes is what cat prints.
     let exported = dir.path().join("mixed.log");
     let out = logfmt(&["export", p(&mixed), p(&exported)], b"");
-    assert_eq!(stderr(&out).matches("ring image: block").count(), 1, "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out).matches("ring image: block").count(),
+        1,
+        "{}",
+        stderr(&out)
+    );
     // dump and stats too.
     let out = logfmt(&["dump", p(&mixed)], b"");
     assert!(stdout(&out).contains("the ring image disagrees: block"));

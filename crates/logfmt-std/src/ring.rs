@@ -281,8 +281,9 @@ impl RingImage {
     }
 
     /// The ring log in the image `image` of `len` bytes, if it is a ring image: reads the
-    /// first bytes of each block (19 bytes a block, with one seek each), leaving the reader's
-    /// position anywhere.
+    /// first bytes of each block (19 bytes a block, with one seek each; 26 of a block not read
+    /// that has no intact ring header, and all of it if a chunk may begin after where its
+    /// header would end), leaving the reader's position anywhere.
     ///
     /// # Errors
     /// A read or seek error; [`ErrorKind::UnexpectedEof`] if the image is shorter than `len`.
