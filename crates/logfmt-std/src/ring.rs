@@ -329,15 +329,16 @@ impl RingImage {
         let rules = ChunkRules::new(&ReadOptions::new().erased(Some(self.erased)));
         let mut buffer = vec![0u8; BLOCK_SIZE];
         let peek = RING_HEADER_SIZE + HEADER_SIZE;
-        for index in 0..self.blocks.min(self.ring.blocks()) {
+        for index in 0..self.blocks {
             // A block with an intact header is read, or reported by its header.
             if self.header(index).is_some() {
                 continue;
             }
-            // Only blocks read as erased, or before the oldest: the group ahead of the newest
-            // block is being erased and may hold anything.
+            // Only blocks read as erased, before the oldest or beyond the ring: the group
+            // ahead of the newest block is being erased and may hold anything.
             let read = self.place(index).is_some();
-            if !read && !self.is_candidate(index) {
+            let outside = index >= self.ring.blocks();
+            if !read && !outside && !self.is_candidate(index) {
                 continue;
             }
             let at = u64::from(index) * BLOCK_SIZE as u64;

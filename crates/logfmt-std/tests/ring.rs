@@ -493,3 +493,33 @@ fn a_block_of_records_without_its_ring_header_is_reported() {
         assert_eq!(log.ring().expect("reads").as_ref(), Some(&changed));
     }
 }
+
+/// An image larger than its ring, with a block of records beyond the ring's blocks: reported.
+#[test]
+fn records_beyond_the_rings_blocks_are_reported() {
+    let (what, run) = runs().swap_remove(0);
+    let ring = RingImage::find(&run.image).expect("a ring image");
+    let blocks = ring.ring().blocks();
+    // One more block: a copy of the oldest, its ring header erased.
+    let oldest = ring.oldest() as usize * BLOCK_SIZE;
+    let mut image = run.image.clone();
+    let mut extra = run.image[oldest..oldest + BLOCK_SIZE].to_vec();
+    extra[..19].fill(0xFF);
+    image.extend_from_slice(&extra);
+    let larger = RingImage::find(&image).expect("a ring image");
+    assert_eq!(larger.role(blocks), BlockRole::Outside, "{what}");
+    let found: Vec<_> = larger.disagreements().collect();
+    assert!(
+        matches!(
+            found.as_slice(),
+            [RingDisagreement::Unread { index, chunks, read: false }]
+                if *index == blocks && *chunks > 0
+        ),
+        "{what}: {found:?}"
+    );
+    // An erased block beyond the ring is nothing to report.
+    let mut image = run.image.clone();
+    image.extend_from_slice(&vec![0xFF; BLOCK_SIZE]);
+    let larger = RingImage::find(&image).expect("a ring image");
+    assert_eq!(larger.disagreements().count(), 0, "{what}");
+}
