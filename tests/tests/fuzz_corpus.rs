@@ -323,6 +323,24 @@ fn seeds() -> BTreeMap<(&'static str, String), Vec<u8>> {
     slice(&mut edit, b"cf");
     edit.extend_from_slice(&[202, 1, 203, 1, 4]);
     seeds.insert(("content", "seed-version-edit".into()), edit);
+    // Pebble's tags: backing tables (106, 105), a new file (103) with Pebble's custom fields
+    // (creation time, virtual backing, synthetic prefix and suffix, blob references), a table
+    // with range keys (104, point and range bounds), blob files (107, 108).
+    let mut pebble = vec![106, 17, 105, 21, 0x80, 0x20, 103, 5, 22, 0x80, 0x10];
+    slice(&mut pebble, &key);
+    slice(&mut pebble, &key);
+    pebble.extend_from_slice(&[3, 3, 6, 1, 9, 66, 21, 67]);
+    slice(&mut pebble, b"/t1");
+    pebble.push(68);
+    slice(&mut pebble, &[9, 1]);
+    pebble.extend_from_slice(&[69, 1, 2, 3, 0x80, 0x04, 4, 7, 1, 104, 6, 23, 100, 0b111]);
+    for _ in 0..4 {
+        slice(&mut pebble, &key);
+    }
+    pebble.extend_from_slice(&[
+        3, 3, 6, 1, 9, 1, 107, 3, 24, 0x90, 0x4e, 0xa8, 0x46, 7, 108, 2, 19,
+    ]);
+    seeds.insert(("content", "seed-pebble-edit".into()), pebble);
     // decompress: a zstd pack and a RocksDB-compressed record, as logfmt-std writes them.
     for (kind, compress) in [
         (0u8, logfmt_std::Compression::zstd()),
