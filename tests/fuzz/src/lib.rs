@@ -36,8 +36,6 @@ pub mod writer;
 #[path = "../../../crates/logfmt-core/src/flash/reference.rs"]
 pub mod reference;
 
-pub use flash_read::read_flash;
-
 /// The workspace's independent model of the format (`tests/src/model.rs`).
 #[path = "../../src/model.rs"]
 #[allow(dead_code, unreachable_pub)]
