@@ -60,13 +60,13 @@ pub(crate) struct Target {
 pub(crate) const TARGETS: &[Target] = &[
     target("reader", 200_000, 20_000),
     target("block", 32_800, 50_000),
-    target("writer", 4_096, 20_000),
+    target("writer", 4_096, 16_000),
     target("flash_reader", 140_000, 2_000),
     target("flash_writer", 4_096, 2_000),
     target("flash_ring", 2_048, 1_000),
-    target("pack", 8_192, 300_000),
+    target("pack", 8_192, 500_000),
     target("content", 4_096, 1_500_000),
-    target("decompress", 16_384, 500_000),
+    target("decompress", 16_384, 700_000),
 ];
 
 const fn target(name: &'static str, max_len: usize, ci_runs: u64) -> Target {
