@@ -142,8 +142,8 @@ pub(crate) const TASKS: &[Task] = &[
     Task {
         name: "fuzz",
         aliases: &[],
-        flags: &["--seconds N", "--miri", "TARGET"],
-        about: "each cargo-fuzz target for N s (default 60; installs nightly, cargo-fuzz); --miri: also Miri",
+        flags: &["--seconds N", "--seed N", "--miri", "TARGET"],
+        about: "each cargo-fuzz target for N s (default 60; or --runs N executions), from a new seed or --seed's (installs nightly, cargo-fuzz); --miri: also Miri",
         run: fuzz::run,
     },
     Task {
