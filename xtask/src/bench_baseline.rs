@@ -7,7 +7,8 @@
 //! baseline). Each round runs four programs, in an order that turns by one every round: today's
 //! `logfmt-bench`, the baseline's, LevelDB 1.23's C++ writer and reader reading the log as a
 //! file is read (each block copied into the reader's buffer; `leveldb`) and reading slices of it
-//! without a copy (`leveldb-zc`). A ratio is paired within a round; the table gives each size's
+//! without a copy (`leveldb-zc`); today's program measures the bounds too (a `memcpy` of the
+//! payloads, the checksum alone). A ratio is paired within a round; the table gives each size's
 //! median and [min–max] over the rounds, so a change shows against the rounds' own spread.
 
 use std::fmt::Write as _;
@@ -50,7 +51,7 @@ pub(crate) fn run(rev: &str, quick: bool) -> Result {
     };
     let rounds = if quick { 3 } else { 7 };
     let programs: [(&Path, &str, &[&str]); 4] = [
-        (&today, TODAY, &[]),
+        (&today, TODAY, &["--limits"]),
         (&baseline, BASELINE, &[]),
         (&leveldb, LEVELDB, &["--copy"]),
         (&leveldb, LEVELDB_ZC, &[]),
@@ -215,6 +216,24 @@ fn table(
                 ratio(size, LEVELDB_ZC, op),
             );
         }
+    }
+    let _ = writeln!(
+        out,
+        "\nbounds, today's program in the same rounds (ns/record): a `memcpy` of every payload, \
+         logfmt's checksum alone over every payload, and today's read as a multiple of each \
+         (1.00 = at the bound)\n{:>8} | {:>10} {:>10} | {:>10} {:>10}",
+        "size", "copy", "checksum", "read/copy", "read/crc"
+    );
+    for &size in sizes.keys() {
+        let read = get(&samples, size, TODAY, "read");
+        let copy = get(&samples, size, "memcpy", "copy");
+        let crc = get(&samples, size, "logfmt-crc", "crc");
+        let _ = writeln!(
+            out,
+            "{size:>8} | {copy:>10.1} {crc:>10.1} | {:>10.2} {:>10.2}",
+            read / copy,
+            read / crc
+        );
     }
     Ok(out)
 }

@@ -252,13 +252,8 @@ impl<S: BlockSource> FragmentReader<S> {
     pub fn next_full(&mut self) -> Option<(core::ops::Range<usize>, u64, u64)> {
         // After the end of the log the decoder's hot path is off: `None`, as `next` returns.
         let (payload, offset) = self.decoder.fast_full(self.source.block())?;
-        let len = payload.len();
-        let start = self.decoder.block_pos() - len;
-        Some((
-            start..start + len,
-            offset,
-            offset + (crate::format::HEADER_SIZE + len) as u64,
-        ))
+        let end = offset + (crate::format::HEADER_SIZE + payload.len()) as u64;
+        Some((payload, offset, end))
     }
 
     /// The chunk at the current position if the reader may verify it while copying it

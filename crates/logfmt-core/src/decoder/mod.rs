@@ -408,7 +408,7 @@ impl Decoder {
 
     /// The hot path of [`step`](Self::step): a well-formed legacy `FULL` chunk at the current
     /// position while no record is in progress and nothing else is pending. Returns its
-    /// payload (a slice of `block`) and its offset, with exactly the state changes `step` would
+    /// payload's range in `block` and its offset, with exactly the state changes `step` would
     /// make; `None` sends the caller to `step` (which handles every case, this one included).
     ///
     /// Per record: the header's length and type, the checksum, the position and the last
@@ -416,7 +416,7 @@ impl Decoder {
     /// [`Self::settle`]): idle, nothing pending, a legacy log not ended, no erased-flash rules,
     /// no compression, past the initial offset.
     #[cfg_attr(not(target_os = "none"), inline(always))]
-    pub(crate) fn fast_full<'b>(&mut self, block: &'b [u8]) -> Option<(&'b [u8], u64)> {
+    pub(crate) fn fast_full(&mut self, block: &[u8]) -> Option<(Range<usize>, u64)> {
         if !self.fast {
             return None;
         }
@@ -445,15 +445,11 @@ impl Decoder {
             }
         }
         let header_offset = cursor.position();
-        cursor.pos += HEADER_SIZE + len;
+        let start = cursor.pos + HEADER_SIZE;
+        cursor.pos = start + payload.len();
         self.last_record_offset = header_offset;
         self.last_record_end = header_offset + (HEADER_SIZE + len) as u64;
-        Some((payload, header_offset))
-    }
-
-    /// The position in the current block (just past the last chunk read).
-    pub(crate) fn block_pos(&self) -> usize {
-        self.cursor.pos
+        Some((start..cursor.pos, header_offset))
     }
 
     /// The chunk at the current position if a reader may check its checksum while it copies
