@@ -29,7 +29,14 @@ pub(crate) const TASKS: &[Task] = &[
     Task {
         name: "bench",
         aliases: &[],
-        flags: &["--quick", "--baseline REV", "flash", "pack", "durable", "scan"],
+        flags: &[
+            "--quick",
+            "--baseline REV",
+            "flash",
+            "pack",
+            "durable",
+            "scan",
+        ],
         about: "benchmarks: write/read per record size, files, split scan, vs memcpy/CRC bounds; \
                 `--baseline REV`: today against commit REV's benchmark and LevelDB (copying and \
                 zero-copy reads) in the same rounds; \
