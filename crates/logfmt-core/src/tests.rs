@@ -720,3 +720,36 @@ proptest::proptest! {
         proptest::prop_assert_eq!(read_fused(&log, scratch, true), read_fused(&log, scratch, false));
     }
 }
+
+/// The hot path of whole `FULL` records returns none that begins before the initial offset
+/// (small records in one block, read from their middle: the records before it are passed over
+/// by the general path, and the hot path takes over after them), and none once the log has
+/// ended.
+#[test]
+fn the_hot_path_starts_at_the_initial_offset_and_stops_at_the_end() {
+    let records: Vec<Vec<u8>> = (0u8..8).map(|i| std::vec![i; 10]).collect();
+    let refs: Vec<&[u8]> = records.iter().map(Vec::as_slice).collect();
+    let log = write(&refs, &WriteOptions::new());
+    // Each record is a 7-byte header and 10 bytes: record `k` begins at `17 k`.
+    for k in 1..8u64 {
+        for initial in [17 * k - 16, 17 * k] {
+            let mut scratch = std::vec![0u8; 64];
+            let options = ReadOptions::new().initial_offset(initial);
+            let mut reader = Reader::with_options(SliceSource::new(&log), &mut scratch, &options);
+            let mut seen = Vec::new();
+            while let Ok(Some(item)) = reader.next() {
+                match item {
+                    Item::Record(r) => seen.push((r.offset, r.data.to_vec())),
+                    other => panic!("initial offset {initial}: unexpected {other:?}"),
+                }
+            }
+            let expected: Vec<(u64, Vec<u8>)> = (k..8)
+                .map(|i| (17 * i, std::vec![i as u8; 10]))
+                .collect();
+            assert_eq!(seen, expected, "initial offset {initial}");
+            assert_eq!(reader.end(), Some(LogEnd::Clean { offset: 8 * 17 }));
+            assert_eq!(reader.next(), Ok(None));
+            assert_eq!(reader.next(), Ok(None));
+        }
+    }
+}
