@@ -29,8 +29,17 @@ pub(crate) const TASKS: &[Task] = &[
     Task {
         name: "bench",
         aliases: &[],
-        flags: &["--quick", "flash", "pack", "durable", "scan"],
+        flags: &[
+            "--quick",
+            "--baseline REV",
+            "flash",
+            "pack",
+            "durable",
+            "scan",
+        ],
         about: "benchmarks: write/read per record size, files, split scan, vs memcpy/CRC bounds; \
+                `--baseline REV`: today against commit REV's benchmark and LevelDB (copying and \
+                zero-copy reads) in the same rounds; \
                 `flash`: logfmt vs sequential-storage on simulated NOR flash; `pack`: records \
                 plain and packed; `durable`: group commit vs RocksDB; `scan`: SQL over 1 GiB of logs \
                 (1 and 2 partitions) vs `logfmt verify`",
