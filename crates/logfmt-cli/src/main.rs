@@ -27,6 +27,7 @@
 //! writer.
 
 mod cmd;
+mod copy;
 mod decode;
 mod error;
 mod format;
@@ -37,6 +38,7 @@ mod options;
 mod output;
 mod parallel;
 mod progress;
+mod reports;
 mod scan;
 mod story;
 mod targets;

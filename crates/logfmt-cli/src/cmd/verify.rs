@@ -15,6 +15,7 @@ use crate::image::Input;
 use crate::options::ReadArgs;
 use crate::output::write_json_line;
 use crate::progress::Progress;
+use crate::reports::{DEFAULT_SHOWN, DamageReports, Reports};
 use crate::scan::{COUNTING, Found, scan};
 
 /// Read a whole log and report its records and every drop.
@@ -42,6 +43,11 @@ use crate::scan::{COUNTING, Found, scan};
 /// not decode, see --decode: [{"offset", "reason"}]); and for a ring image only, "ring" ({"blocks", "group", "newest", "lap",
 /// "oldest", "blocks_read", "erased"}: see `logfmt stats`).
 ///
+/// "corruptions" and "undecoded" list at most --max-errors reports each (1000 by default,
+/// none with --summary), so that memory stays bounded whatever the damage; when some are
+/// left out, "corruptions_total" and "corruptions_not_shown" (or "undecoded_total" and
+/// "undecoded_not_shown") follow the list, counting them all and those not listed.
+///
 /// A ring image (a dump of a flash region holding a ring log) is read from its oldest block
 /// to its newest; offsets are offsets in the image.
 ///
@@ -64,7 +70,8 @@ pub(crate) struct VerifyArgs {
     /// A record that does not decode is reported (exit status 1).
     #[arg(long, value_enum, value_name = "WHAT", default_value_t)]
     decode: Decode,
-    /// Show at most N damaged regions per file (the summary line counts them all).
+    /// Show at most N damaged regions, and N records that do not decode, per file (the
+    /// summary line counts them all). Default: 1000.
     #[arg(long, value_name = "N")]
     max_errors: Option<usize>,
     /// Show only the summary line of each file, no damaged regions.
@@ -87,15 +94,15 @@ struct Tally {
     records: u64,
     payload_bytes: u64,
     /// Records whose content does not decode, as `content` (the first record may yet turn
-    /// it to raw: [`first_decodes`](Self::first_decodes)).
-    undecoded: Vec<(u64, String)>,
+    /// it to raw: [`first_decodes`](Self::first_decodes)): the first ones, and a count.
+    undecoded: Reports<(u64, String)>,
     /// Whether the range's first record decodes as `content`, where the content is not
     /// confirmed yet: the first range with a record tells it for the log.
     first_decodes: Option<bool>,
 }
 
 impl Tally {
-    fn add(&mut self, content: Content, confirmed: bool, found: Found<'_>) {
+    fn add(&mut self, content: Content, confirmed: bool, keep: usize, found: Found<'_>) {
         let (offset, data) = match found {
             Found::Record { offset, data, .. } => (offset, data),
             Found::Oversized(record) => {
@@ -111,6 +118,9 @@ impl Tally {
             self.first_decodes = Some(crate::decode::decodes(content, data));
         }
         if let Some(error) = crate::decode::first_error(content, data) {
+            if self.undecoded.is_empty() {
+                self.undecoded = Reports::new(keep);
+            }
             self.undecoded.push((offset, error.to_string()));
         }
     }
@@ -121,7 +131,8 @@ impl Tally {
 struct Summary {
     records: u64,
     payload_bytes: u64,
-    damage: Vec<Damage>,
+    /// The damage reported: the first ones, and a count.
+    damage: DamageReports,
     recovery: RecoveryMode,
     tail: Option<Damage>,
     stale: Option<StaleTail>,
@@ -134,13 +145,13 @@ struct Summary {
     /// No record, only damage or a torn tail: why this may not be a log at all.
     not_a_log: Option<&'static str>,
     /// Records whose content (a WriteBatch, a VersionEdit) could not be decoded: where, and
-    /// why.
-    undecoded: Vec<(u64, String)>,
+    /// why (the first ones, and a count).
+    undecoded: Reports<(u64, String)>,
 }
 
 impl Summary {
     fn dropped_bytes(&self) -> u64 {
-        self.damage.iter().map(|c| c.bytes).sum()
+        self.damage.bytes()
     }
 
     fn write_json(&self, out: &mut impl Write, file: Option<String>) -> io::Result<()> {
@@ -152,6 +163,10 @@ impl Summary {
             payload_bytes: u64,
             dropped_bytes: u64,
             corruptions: Vec<DamageJson>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            corruptions_total: Option<u64>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            corruptions_not_shown: Option<u64>,
             recovery: &'static str,
             tail: Option<Tail>,
             stopped_at: Option<DamageJson>,
@@ -159,6 +174,10 @@ impl Summary {
             ring: Option<super::RingJson>,
             #[serde(skip_serializing_if = "Vec::is_empty")]
             undecoded: Vec<Undecoded<'a>>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            undecoded_total: Option<u64>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            undecoded_not_shown: Option<u64>,
             #[serde(skip_serializing_if = "Option::is_none")]
             file: Option<String>,
         }
@@ -234,31 +253,35 @@ impl Summary {
             records: self.records,
             payload_bytes: self.payload_bytes,
             dropped_bytes: self.dropped_bytes(),
-            corruptions: self.damage.iter().map(DamageJson::from).collect(),
+            corruptions: self.damage.kept().iter().map(DamageJson::from).collect(),
+            corruptions_total: (self.damage.left_out() > 0).then(|| self.damage.count()),
+            corruptions_not_shown: Some(self.damage.left_out()).filter(|&n| n > 0),
             recovery: self.recovery.name(),
             tail,
             stopped_at: self.stopped_at.as_ref().map(DamageJson::from),
             ring: self.ring.as_ref().map(super::RingJson::from),
             undecoded: self
                 .undecoded
+                .kept()
                 .iter()
                 .map(|(offset, reason)| Undecoded {
                     offset: *offset,
                     reason,
                 })
                 .collect(),
+            undecoded_total: (self.undecoded.left_out() > 0).then(|| self.undecoded.count()),
+            undecoded_not_shown: Some(self.undecoded.left_out()).filter(|&n| n > 0),
             file,
         };
         write_json_line(out, &doc)
     }
 
-    /// The text report; at most `shown` damaged regions are listed (`None`: the summary
-    /// only).
+    /// The text report; the damaged regions kept are listed, unless `summary`.
     fn write_text(
         &self,
         out: &mut impl Write,
         file: &std::path::Path,
-        shown: Option<usize>,
+        summary: bool,
     ) -> io::Result<()> {
         use super::plural;
         write!(
@@ -271,11 +294,7 @@ impl Summary {
         if self.damage.is_empty() {
             writeln!(out, "no corruption")?;
         } else {
-            let only_corruption = self
-                .damage
-                .iter()
-                .all(|d| matches!(d.kind, logfmt_std::DamageKind::Corruption(_)));
-            let what = if only_corruption {
+            let what = if self.damage.only_corruption() {
                 "corruption"
             } else {
                 "damaged region"
@@ -284,19 +303,21 @@ impl Summary {
                 out,
                 "{} dropped in {}",
                 plural(self.dropped_bytes(), "byte"),
-                plural(self.damage.len() as u64, what)
+                plural(self.damage.count(), what)
             )?;
         }
         if let Some(ring) = &self.ring {
             writeln!(out, "  a ring image: {ring}")?;
         }
+        let shown = if summary { 0 } else { usize::MAX };
         let width = self
             .damage
+            .kept()
             .iter()
             .map(|d| d.offset.to_string().len())
             .max()
             .unwrap_or(0);
-        for d in self.damage.iter().take(shown.unwrap_or(0)) {
+        for d in self.damage.kept().iter().take(shown) {
             let verb = match d.kind {
                 DamageKind::Corruption(_) => "dropped",
                 DamageKind::TornTail => "torn",
@@ -311,8 +332,8 @@ impl Summary {
                 d.kind
             )?;
         }
-        let mut undecoded = self.undecoded.iter();
-        for (offset, reason) in undecoded.by_ref().take(shown.unwrap_or(0)) {
+        let mut undecoded = self.undecoded.kept().iter();
+        for (offset, reason) in undecoded.by_ref().take(shown) {
             writeln!(
                 out,
                 "  offset {offset}: the record does not decode: {reason}"
@@ -322,17 +343,14 @@ impl Summary {
             writeln!(
                 out,
                 "  {} whose content does not decode{}",
-                plural(self.undecoded.len() as u64, "record"),
-                match undecoded.count() {
+                plural(self.undecoded.count(), "record"),
+                match undecoded.count() as u64 + self.undecoded.left_out() {
                     0 => String::new(),
                     hidden => format!(" ({hidden} not shown)"),
                 }
             )?;
         }
-        if let Some(hidden) = shown
-            .and_then(|shown| self.damage.len().checked_sub(shown))
-            .filter(|&n| n > 0)
-        {
+        if let Some(hidden) = Some(self.damage.left_out()).filter(|&n| n > 0 && !summary) {
             writeln!(out, "  ... and {hidden} more not shown (--max-errors)")?;
         }
         if let Some(stop) = self.stopped_at {
@@ -452,10 +470,15 @@ fn run_one(
     let log = &input.log;
     let options = read.options(&input, args.offset, None)?;
     let mut reader = LogReader::new(input.source()?, &options);
+    // What is kept of the reports, to be shown; the rest are counted.
+    let keep = match (args.summary, args.max_errors) {
+        (true, _) => 0,
+        (false, max) => max.unwrap_or(DEFAULT_SHOWN),
+    };
     let mut summary = Summary {
         records: 0,
         payload_bytes: 0,
-        damage: Vec::new(),
+        damage: DamageReports::new(keep),
         recovery: options.recovery,
         tail: None,
         stale: None,
@@ -464,7 +487,7 @@ fn run_one(
         zero_fill: None,
         pebble_eof: false,
         not_a_log: None,
-        undecoded: Vec::new(),
+        undecoded: Reports::new(keep),
     };
     // The records' content is checked as `cat` decodes it: by the file's name (or a
     // database's listing), confirmed by the first record.
@@ -476,7 +499,7 @@ fn run_one(
         &options,
         args.threads.count(),
         COUNTING,
-        |tally: &mut Tally, found| tally.add(content, confirmed, found),
+        |tally: &mut Tally, found| tally.add(content, confirmed, keep, found),
     )?;
     let (outcome, stale) = if let Some(clean) = clean {
         // The first record decides the content, as below.
@@ -485,7 +508,7 @@ fn run_one(
             summary.records += tally.records;
             summary.payload_bytes += tally.payload_bytes;
             if decodes != Some(false) {
-                summary.undecoded.extend(tally.undecoded);
+                summary.undecoded.append(tally.undecoded);
             }
         }
         (clean.outcome, Some(clean.stale))
@@ -519,9 +542,9 @@ fn run_one(
                     }
                     Found::Damage(damage) => summary.damage.push(input.damage(damage)),
                     Found::ReadError { error, corruption } => {
-                        summary
-                            .damage
-                            .extend(corruption.map(|c| input.damage(c.into())));
+                        if let Some(c) = corruption {
+                            summary.damage.push(input.damage(c.into()));
+                        }
                         read_error = Some(error);
                     }
                 }
@@ -531,9 +554,9 @@ fn run_one(
         drop(progress);
         (outcome, None)
     };
-    summary
-        .damage
-        .extend(outcome.failed_on.map(|d| input.damage(d)));
+    if let Some(d) = outcome.failed_on {
+        summary.damage.push(input.damage(d));
+    }
     summary.tail = outcome.tail.map(|d| input.damage(d));
     if input.ring.is_none() {
         summary.stale = match stale {
@@ -548,9 +571,7 @@ fn run_one(
             summary.tail = None;
             // Absolute consistency still fails on any end but a clean one.
             if summary.recovery != RecoveryMode::AbsoluteConsistency {
-                summary
-                    .damage
-                    .retain(|d| !(d.kind == DamageKind::TornTail && d.offset == tail.offset));
+                summary.damage.withdraw_tail(tail.offset);
             }
         }
         summary.pebble_eof = summary
@@ -573,13 +594,8 @@ fn run_one(
             several.then(|| log.path().to_string_lossy().into_owned()),
         )
     } else {
-        let shown = match (args.summary, args.max_errors) {
-            (true, _) => None,
-            (false, Some(n)) => Some(n),
-            (false, None) => Some(usize::MAX),
-        };
         summary
-            .write_text(&mut out, log.path(), shown)
+            .write_text(&mut out, log.path(), args.summary)
             .and_then(|()| {
                 if summary.not_a_log.is_none() && recyclable_hint(args, &input, &summary) {
                     writeln!(
