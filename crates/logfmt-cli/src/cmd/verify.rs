@@ -15,6 +15,7 @@ use crate::image::Input;
 use crate::options::ReadArgs;
 use crate::output::write_json_line;
 use crate::progress::Progress;
+use crate::reports::{DEFAULT_SHOWN, DamageReports, Reports};
 use crate::scan::{COUNTING, Found, scan};
 
 /// Read a whole log and report its records and every drop.
@@ -54,6 +55,11 @@ use crate::scan::{COUNTING, Found, scan};
 /// drop its records: the report says how many records that is (not damage: the status is
 /// unchanged).
 ///
+/// "corruptions" and "undecoded" list at most --max-errors reports each (1000 by default,
+/// none with --summary), so that memory stays bounded whatever the damage; when some are
+/// left out, "corruptions_total" and "corruptions_not_shown" (or "undecoded_total" and
+/// "undecoded_not_shown") follow the list, counting them all and those not listed.
+///
 /// A ring image (a dump of a flash region holding a ring log) is read from its oldest block
 /// to its newest; offsets are offsets in the image. What in it disagrees with the ring its
 /// newest block's header describes (a block of another lap or geometry, an image cut short)
@@ -80,7 +86,8 @@ pub(crate) struct VerifyArgs {
     /// is not damage.
     #[arg(long, value_enum, value_name = "WHAT", default_value_t)]
     decode: Decode,
-    /// Show at most N damaged regions per file (the summary line counts them all).
+    /// Show at most N damaged regions, and N records that do not decode, per file (the
+    /// summary line counts them all). Default: 1000.
     #[arg(long, value_name = "N")]
     max_errors: Option<usize>,
     /// Show only the summary line of each file, no damaged regions.
@@ -103,8 +110,10 @@ struct Tally {
     records: u64,
     payload_bytes: u64,
     /// Records whose content does not decode, as `content` (the first record may yet turn
-    /// it to raw: [`first_decodes`](Self::first_decodes)).
-    undecoded: Vec<(u64, Undecoded)>,
+    /// it to raw: [`first_decodes`](Self::first_decodes)): the first ones, and a count.
+    undecoded: Reports<(u64, Undecoded)>,
+    /// Records intact but for a tag unknown to this version: the first ones, and a count.
+    unknown: Reports<(u64, Undecoded)>,
     /// Whether the range's first record decodes as `content`, where the content is not
     /// confirmed yet: the first range with a record tells it for the log.
     first_decodes: Option<bool>,
@@ -144,7 +153,7 @@ impl Packed {
 }
 
 impl Tally {
-    fn add(&mut self, content: Content, confirmed: bool, found: Found<'_>) {
+    fn add(&mut self, content: Content, confirmed: bool, auto: bool, keep: usize, found: Found<'_>) {
         let (offset, data) = match found {
             Found::Record {
                 offset,
@@ -167,8 +176,28 @@ impl Tally {
             self.first_decodes = Some(crate::decode::decodes(content, data));
         }
         if let Some(error) = crate::decode::first_error(content, data) {
-            self.undecoded.push((offset, error));
+            if self.undecoded.is_empty() && self.unknown.is_empty() {
+                self.undecoded = Reports::new(keep);
+                self.unknown = Reports::new(keep);
+            }
+            undecodable(&mut self.undecoded, &mut self.unknown, auto, offset, error);
         }
+    }
+}
+
+/// Files a record whose content does not decode: as unknown to this version (not damage)
+/// where `auto` and the only fault is a tag this version does not know, else as undecoded.
+fn undecodable(
+    undecoded: &mut Reports<(u64, Undecoded)>,
+    unknown: &mut Reports<(u64, Undecoded)>,
+    auto: bool,
+    offset: u64,
+    error: Undecoded,
+) {
+    if auto && error.is_unknown() {
+        unknown.push((offset, error));
+    } else {
+        undecoded.push((offset, error));
     }
 }
 
@@ -177,7 +206,8 @@ impl Tally {
 struct Summary {
     records: u64,
     payload_bytes: u64,
-    damage: Vec<Damage>,
+    /// The damage reported: the first ones, and a count.
+    damage: DamageReports,
     recovery: RecoveryMode,
     tail: Option<Damage>,
     /// Damage that loses records the recovery mode does not report (the tail, where
@@ -193,18 +223,18 @@ struct Summary {
     /// No record, only damage or a torn tail: why this may not be a log at all.
     not_a_log: Option<&'static str>,
     /// Records whose content (a WriteBatch, a VersionEdit) could not be decoded: where, and
-    /// why.
-    undecoded: Vec<(u64, Undecoded)>,
+    /// why (the first ones, and a count).
+    undecoded: Reports<(u64, Undecoded)>,
     /// Records intact but for a tag unknown to this version (a newer writer's), with the
-    /// content decoded by the file's name: reported, not damage.
-    unknown: Vec<(u64, Undecoded)>,
+    /// content decoded by the file's name: reported, not damage (the first ones, and a count).
+    unknown: Reports<(u64, Undecoded)>,
     /// Records in logfmt's packs, which LevelDB and RocksDB drop.
     packed: Packed,
 }
 
 impl Summary {
     fn dropped_bytes(&self) -> u64 {
-        self.damage.iter().chain(&self.lost).map(|c| c.bytes).sum()
+        self.damage.bytes() + self.lost.map_or(0, |lost| lost.bytes)
     }
 
     /// Whether records are known lost, or do not decode, or a ring image was not read as its
@@ -226,6 +256,10 @@ impl Summary {
             payload_bytes: u64,
             dropped_bytes: u64,
             corruptions: Vec<DamageJson>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            corruptions_total: Option<u64>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            corruptions_not_shown: Option<u64>,
             recovery: &'static str,
             tail: Option<Tail>,
             stopped_at: Option<DamageJson>,
@@ -235,6 +269,10 @@ impl Summary {
             undecoded: Vec<UndecodedJson>,
             #[serde(skip_serializing_if = "Vec::is_empty")]
             unknown_tags: Vec<UndecodedJson>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            undecoded_total: Option<u64>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            undecoded_not_shown: Option<u64>,
             #[serde(skip_serializing_if = "Option::is_none")]
             logfmt_only: Option<Packed>,
             #[serde(skip_serializing_if = "Option::is_none")]
@@ -322,29 +360,33 @@ impl Summary {
             dropped_bytes: self.dropped_bytes(),
             corruptions: self
                 .damage
+                .kept()
                 .iter()
                 .chain(&self.lost)
                 .map(DamageJson::from)
                 .collect(),
+            corruptions_total: (self.damage.left_out() > 0).then(|| self.damage.count()),
+            corruptions_not_shown: Some(self.damage.left_out()).filter(|&n| n > 0),
             recovery: self.recovery.name(),
             tail,
             stopped_at: self.stopped_at.as_ref().map(DamageJson::from),
             ring: self.ring.as_ref().map(super::RingJson::from),
-            undecoded: listed(&self.undecoded),
-            unknown_tags: listed(&self.unknown),
+            undecoded: listed(self.undecoded.kept()),
+            unknown_tags: listed(self.unknown.kept()),
+            undecoded_total: (self.undecoded.left_out() > 0).then(|| self.undecoded.count()),
+            undecoded_not_shown: Some(self.undecoded.left_out()).filter(|&n| n > 0),
             logfmt_only: (self.packed.records > 0).then_some(self.packed),
             file,
         };
         write_json_line(out, &doc)
     }
 
-    /// The text report; at most `shown` damaged regions are listed (`None`: the summary
-    /// only).
+    /// The text report; the damaged regions kept are listed, unless `summary`.
     fn write_text(
         &self,
         out: &mut impl Write,
         file: &std::path::Path,
-        shown: Option<usize>,
+        summary: bool,
     ) -> io::Result<()> {
         use super::plural;
         write!(
@@ -364,11 +406,7 @@ impl Summary {
         } else if self.damage.is_empty() {
             writeln!(out, "no corruption")?;
         } else {
-            let only_corruption = self
-                .damage
-                .iter()
-                .all(|d| matches!(d.kind, logfmt_std::DamageKind::Corruption(_)));
-            let what = if only_corruption {
+            let what = if self.damage.only_corruption() {
                 "corruption"
             } else {
                 "damaged region"
@@ -377,7 +415,7 @@ impl Summary {
                 out,
                 "{} dropped in {}",
                 plural(self.dropped_bytes(), "byte"),
-                plural(self.damage.len() as u64, what)
+                plural(self.damage.count(), what)
             )?;
         }
         if let Some(ring) = &self.ring {
@@ -395,13 +433,15 @@ impl Summary {
                 plural(self.packed.packs, "logfmt pack"),
             )?;
         }
+        let shown = if summary { 0 } else { usize::MAX };
         let width = self
             .damage
+            .kept()
             .iter()
             .map(|d| d.offset.to_string().len())
             .max()
             .unwrap_or(0);
-        for d in self.damage.iter().take(shown.unwrap_or(0)) {
+        for d in self.damage.kept().iter().take(shown) {
             let verb = match d.kind {
                 DamageKind::Corruption(_) => "dropped",
                 DamageKind::TornTail => "torn",
@@ -416,14 +456,14 @@ impl Summary {
                 d.kind
             )?;
         }
-        let mut undecoded = self.undecoded.iter();
-        for (offset, reason) in undecoded.by_ref().take(shown.unwrap_or(0)) {
+        let mut undecoded = self.undecoded.kept().iter();
+        for (offset, reason) in undecoded.by_ref().take(shown) {
             writeln!(
                 out,
                 "  offset {offset}: the record does not decode: {reason}"
             )?;
         }
-        for (offset, reason) in self.unknown.iter().take(shown.unwrap_or(0)) {
+        for (offset, reason) in self.unknown.kept().iter().take(shown) {
             writeln!(
                 out,
                 "  offset {offset}: unknown to this version (written by a newer LevelDB, RocksDB \
@@ -435,17 +475,14 @@ impl Summary {
             writeln!(
                 out,
                 "  {} whose content does not decode{}",
-                plural(self.undecoded.len() as u64, "record"),
-                match undecoded.count() {
+                plural(self.undecoded.count(), "record"),
+                match undecoded.count() as u64 + self.undecoded.left_out() {
                     0 => String::new(),
                     hidden => format!(" ({hidden} not shown)"),
                 }
             )?;
         }
-        if let Some(hidden) = shown
-            .and_then(|shown| self.damage.len().checked_sub(shown))
-            .filter(|&n| n > 0)
-        {
+        if let Some(hidden) = Some(self.damage.left_out()).filter(|&n| n > 0 && !summary) {
             writeln!(out, "  ... and {hidden} more not shown (--max-errors)")?;
         }
         if let Some(stop) = self.stopped_at {
@@ -565,10 +602,15 @@ fn run_one(
     let log = &input.log;
     let options = read.options(&input, args.offset, None)?;
     let mut reader = LogReader::new(input.source()?, &options);
+    // What is kept of the reports, to be shown; the rest are counted.
+    let keep = match (args.summary, args.max_errors) {
+        (true, _) => 0,
+        (false, max) => max.unwrap_or(DEFAULT_SHOWN),
+    };
     let mut summary = Summary {
         records: 0,
         payload_bytes: 0,
-        damage: Vec::new(),
+        damage: DamageReports::new(keep),
         recovery: options.recovery,
         tail: None,
         lost: None,
@@ -578,13 +620,16 @@ fn run_one(
         zero_fill: None,
         pebble_eof: false,
         not_a_log: None,
-        undecoded: Vec::new(),
-        unknown: Vec::new(),
+        undecoded: Reports::new(keep),
+        unknown: Reports::new(keep),
         packed: Packed::default(),
     };
     // The records' content is checked as `cat` decodes it: by the file's name (or a
     // database's listing), confirmed by the first record.
     let mut content = args.decode.content(&target.path, target.kind);
+    // A tag unknown to this version in an intact record is not damage unless the content was
+    // asked for by name.
+    let auto = args.decode == Decode::Auto;
     let mut confirmed = args.decode != Decode::Auto || content == Content::Raw;
     let mut read_error = None;
     let clean = crate::parallel::scan_clean(
@@ -592,7 +637,7 @@ fn run_one(
         &options,
         args.threads.count(),
         COUNTING,
-        |tally: &mut Tally, found| tally.add(content, confirmed, found),
+        |tally: &mut Tally, found| tally.add(content, confirmed, auto, keep, found),
     )?;
     let (outcome, stale) = if let Some(clean) = clean {
         // The first record decides the content, as below.
@@ -601,7 +646,8 @@ fn run_one(
             summary.records += tally.records;
             summary.payload_bytes += tally.payload_bytes;
             if decodes != Some(false) {
-                summary.undecoded.extend(tally.undecoded);
+                summary.undecoded.append(tally.undecoded);
+                summary.unknown.append(tally.unknown);
             }
             summary.packed.merge(tally.packed);
         }
@@ -630,7 +676,13 @@ fn run_one(
                             }
                         }
                         if let Some(error) = crate::decode::first_error(content, data) {
-                            summary.undecoded.push((input.offset(offset), error));
+                            undecodable(
+                                &mut summary.undecoded,
+                                &mut summary.unknown,
+                                auto,
+                                input.offset(offset),
+                                error,
+                            );
                         }
                     }
                     Found::Oversized(record) => {
@@ -639,9 +691,9 @@ fn run_one(
                     }
                     Found::Damage(damage) => summary.damage.push(input.damage(damage)),
                     Found::ReadError { error, corruption } => {
-                        summary
-                            .damage
-                            .extend(corruption.map(|c| input.damage(c.into())));
+                        if let Some(c) = corruption {
+                            summary.damage.push(input.damage(c.into()));
+                        }
                         read_error = Some(error);
                     }
                 }
@@ -651,14 +703,14 @@ fn run_one(
         drop(progress);
         (outcome, None)
     };
-    summary
-        .damage
-        .extend(outcome.failed_on.map(|d| input.damage(d)));
+    if let Some(d) = outcome.failed_on {
+        summary.damage.push(input.damage(d));
+    }
     summary.tail = outcome.tail.map(|d| input.damage(d));
     // Records known lost are damage, even where the mode (LevelDB's own reading) is silent.
     summary.lost = summary
         .tail
-        .filter(|t| t.kind.loses_records() && !summary.damage.contains(t));
+        .filter(|t| t.kind.loses_records() && !summary.damage.kept().contains(t));
     if input.ring.is_none() {
         summary.stale = match stale {
             Some(stale) => stale,
@@ -672,9 +724,7 @@ fn run_one(
             summary.tail = None;
             // Absolute consistency still fails on any end but a clean one.
             if summary.recovery != RecoveryMode::AbsoluteConsistency {
-                summary
-                    .damage
-                    .retain(|d| !(d.kind == DamageKind::TornTail && d.offset == tail.offset));
+                summary.damage.withdraw_tail(tail.offset);
             }
         }
         summary.pebble_eof = summary
@@ -690,15 +740,6 @@ fn run_one(
         Some(Ending::Stopped(damage)) => Some(input.damage(damage)),
         _ => None,
     };
-    // A tag unknown to this version in an intact record is not damage unless the content was
-    // asked for by name.
-    if args.decode == Decode::Auto {
-        let (unknown, undecoded) = std::mem::take(&mut summary.undecoded)
-            .into_iter()
-            .partition(|(_, error)| error.is_unknown());
-        summary.unknown = unknown;
-        summary.undecoded = undecoded;
-    }
     let mut out = io::stdout().lock();
     let printed = if args.json {
         summary.write_json(
@@ -706,13 +747,8 @@ fn run_one(
             several.then(|| log.path().to_string_lossy().into_owned()),
         )
     } else {
-        let shown = match (args.summary, args.max_errors) {
-            (true, _) => None,
-            (false, Some(n)) => Some(n),
-            (false, None) => Some(usize::MAX),
-        };
         summary
-            .write_text(&mut out, log.path(), shown)
+            .write_text(&mut out, log.path(), args.summary)
             .and_then(|()| {
                 if summary.not_a_log.is_none() && recyclable_hint(args, &input, &summary) {
                     writeln!(
