@@ -170,7 +170,7 @@
 //!   that still fail for written bytes that are no chunk's (bytes of value `0x80 | !erased`:
 //!   a chunk header made of them declares a length past the block, so it looks cut short):
 //!   a torn write, after which the log resumes with the resume marker; readers drop it
-//!   silently before the marker, as any torn write. A read error never fails `open`. Only
+//!   silently before the marker, as any torn write. Such an error never fails `open`. Only
 //!   errors of kind `Other` are taken so (`NotAligned` and `OutOfBounds` are returned); a HAL
 //!   whose ECC error raises a fault instead of returning an error must turn it into one.
 //! - **A word that reads erased** after the cut is covered by the extra word above when it is
@@ -191,7 +191,8 @@
 //!   first program. An erase can be repeated, so a boot that picks the same place as the one
 //!   before erases that word again first: no word is ever programmed twice, whatever the cuts
 //!   (the brown-out tests cut every boot's first program, leaving it erased-looking, an ECC
-//!   error or arbitrary bits, on every geometry, bounded and ring). The cost, per reboot: a
+//!   error or arbitrary bits, from byte-programmable parts to 32-byte words and 128 KiB
+//!   sectors, bounded and ring). The cost, per reboot: a
 //!   session that ended at `e` resumes at `roundup(e + W, E)` instead of `e + W` — the rest
 //!   of the erase unit (of a block, in a ring whose units are smaller), up to `E` bytes and
 //!   nearly all of it after a short session (2 KiB pages and a few records a boot: about
