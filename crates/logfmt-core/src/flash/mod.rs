@@ -192,8 +192,8 @@
 //!   before erases that word again first: no word is ever programmed twice, whatever the cuts
 //!   (the brown-out tests cut every boot's first program, leaving it erased-looking, an ECC
 //!   error or arbitrary bits, from byte-programmable parts to 32-byte words and 128 KiB
-//!   sectors, bounded and ring). The cost, per reboot: a
-//!   session that ended at `e` resumes at `roundup(e + W, E)` instead of `e + W` — the rest
+//!   sectors, bounded and ring). The cost, per reboot: a session that ended at `e` resumes
+//!   at `roundup(e + W, E)` instead of `e + W` — the rest
 //!   of the erase unit (of a block, in a ring whose units are smaller), up to `E` bytes and
 //!   nearly all of it after a short session (2 KiB pages and a few records a boot: about
 //!   1.7 KiB a reboot) — and one erase of a unit. It suits small units and rare reboots; with
@@ -212,9 +212,12 @@
 //! any point — or, for `AsyncWordWriter`, a future dropped before it completes — and a reopen,
 //! reading the region returns every acknowledged record, in order, possibly followed by records
 //! that were being written, and nothing else; and no word is programmed twice, except in the
-//! one case above without [`FlashConfig::fresh_unit_on_reopen`] (where the flash refuses or
-//! spoils that one word: the records acknowledged before are kept). (The small-RAM writer
-//! programs words as soon as they are complete, so unacknowledged records may survive too.)
+//! one case above without [`FlashConfig::fresh_unit_on_reopen`]. There, a part that checks
+//! refuses the second program (the writer fails with the driver's error and is poisoned);
+//! one that does not spoils that word, and the record whose bytes it holds is lost, reported
+//! as damage (or its read faults, on parts that fault on ECC errors); every record
+//! acknowledged before that boot is kept. (The small-RAM writer programs words as soon as they
+//! are complete, so unacknowledged records may survive too.)
 //!
 //! This holds **up to checksum collisions**: torn bytes that happen to form a chunk header (a
 //! record type, a length that fits in the block) whose extent reaches past the resume marker
