@@ -162,7 +162,8 @@ fn compare_flags(quick: bool) -> Result {
     Cmd::cargo()
         .args([
             "build",
-            "--release",
+            "--profile",
+            "profiling",
             "-p",
             "logfmt-bench",
             "--bin",
@@ -172,7 +173,7 @@ fn compare_flags(quick: bool) -> Result {
         .env("CARGO_TARGET_DIR", &target.to_string_lossy())
         .run()?;
     let flags = target
-        .join("release")
+        .join("profiling")
         .join(format!("logfmt-bench{}", std::env::consts::EXE_SUFFIX));
     let cases: &[&str] = if quick {
         &["16:200000", "100:100000", "1024:16384", "32768:512"]

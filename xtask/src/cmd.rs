@@ -238,13 +238,15 @@ pub(crate) fn json_string<'a>(line: &'a str, key: &str) -> Option<&'a str> {
     value.get(..end)
 }
 
-/// Builds binary `bin` of package `package` (release) and returns its path, wherever cargo put
-/// it (`CARGO_TARGET_DIR` included).
+/// Builds binary `bin` of package `package` (the `profiling` profile: release code with its
+/// symbols, for the benchmarks and profilers) and returns its path, wherever cargo put it
+/// (`CARGO_TARGET_DIR` included).
 pub(crate) fn build_release_bin(package: &str, bin: &str) -> Result<PathBuf> {
     let json = Cmd::cargo()
         .args([
             "build",
-            "--release",
+            "--profile",
+            "profiling",
             "-p",
             package,
             "--bin",

@@ -415,8 +415,46 @@ fn deps() -> Result {
                 ))
             })?;
     }
-    Ok(())
+    no_c_without_features()
 }
+
+/// `logfmt-std` with `default-features = false` compiles no C: no `*-sys` crate and no `cc` in
+/// its normal and build dependencies (zstd, the one C library, is behind its `zstd` feature).
+fn no_c_without_features() -> Result {
+    let tree = Cmd::cargo()
+        .args([
+            "tree",
+            "-p",
+            STD,
+            "--no-default-features",
+            "-e",
+            "normal,build",
+            "--prefix",
+            "none",
+            "--format",
+            "{p}",
+        ])
+        .read()?;
+    let c: Vec<&str> = tree
+        .lines()
+        .filter(|line| {
+            let name = line.split_whitespace().next().unwrap_or_default();
+            name == "cc" || (name.ends_with("-sys") && !PURE_RUST_SYS.contains(&name))
+        })
+        .collect();
+    if c.is_empty() {
+        return Ok(());
+    }
+    Err(Error::Failed(format!(
+        "{STD} with default-features = false depends on crates that compile C:\n  {}\n  \
+         put them behind a feature",
+        c.join("\n  ")
+    )))
+}
+
+/// Crates named `*-sys` that compile no C: `linux-raw-sys` (rustix's Linux system-call
+/// bindings, generated Rust, no build script).
+const PURE_RUST_SYS: &[&str] = &["linux-raw-sys"];
 
 /// What `cargo xtask deps` checks: the root workspace and the crates it excludes (each a
 /// workspace of its own).

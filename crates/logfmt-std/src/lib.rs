@@ -63,8 +63,8 @@
 //!
 //! - **One writer at a time.** Every way of writing a log file — [`LogWriter::create`],
 //!   [`LogWriter::overwrite`], [`LogWriter::append`] and [`AtomicLog`] — takes an exclusive
-//!   advisory lock on the log (`flock`, through the `fs4` crate, since the MSRV predates
-//!   `File::try_lock`) before it reads or changes anything, and holds it for as long as it
+//!   advisory lock on the log ([`File::try_lock`](std::fs::File::try_lock): `flock` on Unix)
+//!   before it reads or changes anything, and holds it for as long as it
 //!   has the file open. A second writer is refused at once ([`Error::Locked`]) or waits
 //!   ([`WriterOptions::lock_wait`], [`LockWait`]). Readers never take it and are never
 //!   blocked: a log being appended to reads as a prefix, possibly ending in a torn tail (the

@@ -1,8 +1,8 @@
 //! One writer at a time: an exclusive advisory lock on the log file for as long as a writer
 //! holds it open.
 //!
-//! The lock is `flock(LOCK_EX)` on the open log (through the `fs4` crate, chosen when the
-//! MSRV, 1.88, predated `std::fs::File::try_lock`). It belongs to the open file, so it lasts until the
+//! The lock is the standard library's [`File::try_lock`] on the open log (`flock(LOCK_EX)` on
+//! Unix, `LockFileEx` on Windows). It belongs to the open file, so it lasts until the
 //! last handle to it is closed, and a process killed in any way loses it. A path is locked by
 //! opening it, locking the open file, and checking that the path still names that file (a
 //! writer that replaced it by renaming a new file over it had the lock until it was done):
@@ -13,13 +13,12 @@
 //! file systems may grant it on each machine alone). A file system that refuses locks makes
 //! writing fail ([`Operation::Lock`]) rather than go on unguarded. Readers never take it.
 
-use std::fs::File;
+use std::fs::{File, TryLockError};
 use std::io;
 use std::path::Path;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use fs4::fs_std::FileExt;
 use same_file::Handle;
 
 use crate::error::{Error, Operation};
@@ -69,8 +68,11 @@ pub(crate) fn open_locked(
         let Some(file) = open()? else {
             return Ok(None);
         };
-        let locked =
-            FileExt::try_lock_exclusive(&file).map_err(|e| Error::io(Operation::Lock, path, e))?;
+        let locked = match file.try_lock() {
+            Ok(()) => true,
+            Err(TryLockError::WouldBlock) => false,
+            Err(TryLockError::Error(e)) => return Err(Error::io(Operation::Lock, path, e)),
+        };
         if locked {
             if still_named(&file, path).map_err(|e| Error::io(Operation::Inspect, path, e))? {
                 return Ok(Some(file));

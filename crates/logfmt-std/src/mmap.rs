@@ -160,6 +160,16 @@ pub enum MappedEntry<'m> {
     Record(MappedRecord<'m>),
     /// Damage the recovery mode reports.
     Damage(Damage),
+    /// A compressed record or pack this build cannot decode (as
+    /// [`ReadError::NeedsFeature`]): it is not returned as a record; the records after it are.
+    NeedsFeature {
+        /// Where it starts.
+        offset: u64,
+        /// Where it ends.
+        end: u64,
+        /// The crate feature that decodes it (`zstd`).
+        feature: &'static str,
+    },
 }
 
 /// The records of a [`MappedLog`], as an [`Iterator`]; made by [`MappedLog::records`].
@@ -208,6 +218,15 @@ impl<'m> Iterator for MappedRecords<'m> {
             Err(ReadError::Io(never)) => match never {},
             // Only `next_bounded` leaves records unassembled, and it is never called here.
             Err(ReadError::NotAssembled(_)) => None,
+            Err(ReadError::NeedsFeature {
+                offset,
+                end,
+                feature,
+            }) => Some(Ok(MappedEntry::NeedsFeature {
+                offset,
+                end,
+                feature,
+            })),
         }
     }
 }

@@ -179,6 +179,11 @@ enum Step {
     },
     /// A record longer than the limit: not assembled.
     Oversized(Oversized),
+    /// A compressed record or pack this build has no codec for.
+    NeedsFeature {
+        offset: u64,
+        end: u64,
+    },
     Damage(Damage),
     Done,
 }
@@ -495,6 +500,13 @@ impl<S: BlockSource> LogReader<S> {
                 Step::Done => return Ok(None),
                 Step::Damage(damage) => return Ok(Some(Bounded::Damage(damage))),
                 Step::Oversized(oversized) => return Ok(Some(Bounded::Oversized(oversized))),
+                Step::NeedsFeature { offset, end } => {
+                    return Err(ReadError::NeedsFeature {
+                        offset,
+                        end,
+                        feature: compression::FEATURE,
+                    });
+                }
                 Step::Single {
                     offset,
                     end,
@@ -562,6 +574,10 @@ impl<S: BlockSource> LogReader<S> {
         range: Range<usize>,
         codec: u32,
     ) -> Result<bool, ReadError<S::Error>> {
+        if !compression::BUILT {
+            self.pending.push_front(Step::NeedsFeature { offset, end });
+            return Ok(false);
+        }
         let mut decoded = std::mem::take(&mut self.decoded);
         let bytes = match place {
             Place::Block => self.inner.get_ref().block(),
@@ -631,6 +647,11 @@ impl<S: BlockSource> LogReader<S> {
         let data = bytes.get(range.clone()).unwrap_or_default();
         let limit = self.assembler.room().limit;
         let error = match Pack::parse(data) {
+            Ok(parsed) if parsed.codec() == pack::ZSTD && !compression::BUILT => {
+                self.decoded = decoded;
+                self.pending.push_front(Step::NeedsFeature { offset, end });
+                return Ok(());
+            }
             Ok(parsed) if parsed.codec() == pack::ZSTD => {
                 let count = parsed.count();
                 let declared = parsed.decoded_len().unwrap_or(0);

@@ -214,6 +214,17 @@ pub enum ReadError<E> {
     /// [`next_bounded`](crate::LogReader::next_bounded) call stopped assembling (it outgrew
     /// that call's limit): its data was not kept. Reading goes on after it.
     NotAssembled(Oversized),
+    /// A compressed record or pack (RocksDB's WAL compression, or a compressed pack) that
+    /// this build cannot decode: `logfmt-std` was built without the feature named here
+    /// (`zstd`). It is not returned as a record, in any form; reading goes on after it.
+    NeedsFeature {
+        /// Where the record (or pack) starts.
+        offset: u64,
+        /// Where it ends.
+        end: u64,
+        /// The crate feature that decodes it.
+        feature: &'static str,
+    },
 }
 
 impl<E: fmt::Display> fmt::Display for ReadError<E> {
@@ -226,6 +237,13 @@ impl<E: fmt::Display> fmt::Display for ReadError<E> {
                 "the record at offset {} ({} bytes) was not assembled: it outgrew an earlier limit",
                 record.offset, record.len
             ),
+            Self::NeedsFeature {
+                offset, feature, ..
+            } => write!(
+                f,
+                "the record at offset {offset} is compressed: reading it needs logfmt-std's \
+                 `{feature}` feature"
+            ),
         }
     }
 }
@@ -235,7 +253,7 @@ impl<E: std::error::Error + 'static> std::error::Error for ReadError<E> {
         match self {
             Self::Io(e) => Some(e),
             Self::Damaged(d) => Some(d),
-            Self::NotAssembled(_) => None,
+            Self::NotAssembled(_) | Self::NeedsFeature { .. } => None,
         }
     }
 }

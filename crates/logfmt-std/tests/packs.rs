@@ -236,6 +236,7 @@ mod writer {
     }
 }
 
+#[cfg(feature = "zstd")]
 mod compressed {
     use logfmt_core::{Item, Reader};
     use logfmt_std::{Compression, LogWriter, PackLimit, ReaderOptions, WriterOptions};

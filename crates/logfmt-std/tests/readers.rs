@@ -95,6 +95,7 @@ fn a_mapped_log_reads_like_a_file() -> TestResult {
                 seen.push(Seen::Record(record.offset, record.data.into_owned()));
             }
             MappedEntry::Damage(d) => seen.push(Seen::Damage(d)),
+            other => panic!("{other:?}"),
         }
     }
     assert_eq!(seen, expected);
