@@ -109,10 +109,17 @@ fn ensure_wasm_bindgen() -> Result<PathBuf> {
         return Ok(installed);
     }
     println!("installing wasm-bindgen-cli {version} (the version of Cargo.lock's wasm-bindgen)");
-    Cmd::cargo()
-        .args(["install", "wasm-bindgen-cli", "--version", &version, "--locked", "--root"])
-        .args([root.to_string_lossy()])
-        .run()
+    let install = |locked: &[&str]| {
+        Cmd::cargo()
+            .args(["install", "wasm-bindgen-cli", "--version", &version, "--root"])
+            .args([root.to_string_lossy()])
+            .args(locked.iter().copied())
+            .run()
+    };
+    // Its own lock file first; a dependency it pins can be gone from the registry (yanked), and
+    // then the newest compatible versions are taken.
+    install(&["--locked"])
+        .or_else(|_| install(&[]))
         .map_err(|e| {
             Error::Failed(format!(
                 "{e}\n  wasm-bindgen-cli {version} (crates.io) makes the page's bindings and could \

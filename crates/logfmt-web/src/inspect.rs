@@ -3,13 +3,14 @@
 
 use std::io::{self, Read, Seek, SeekFrom};
 
-use logfmt_core::{BLOCK_SIZE, BlockSource, ReadOptions};
+use logfmt_core::{BlockSource, ReadOptions};
+use logfmt_std::layout::{BlockState, Marks};
 use logfmt_std::{
     Bounded, Damage, DamageKind, Ending, LogReader, ReadError, ReaderOptions, RingImage, StdSource,
 };
 
 use crate::content::{self, ContentKind, describe, holds_key};
-use crate::report::{BlockState, Corruption, Hit, RecordView, Report, RingView, Tail};
+use crate::report::{Corruption, Hit, RecordView, Report, RingView, Tail};
 use crate::spans::gloss;
 
 /// What an inspection keeps and how it reads.
@@ -144,13 +145,12 @@ struct Scan<'a> {
     options: &'a Options,
     ring: Option<&'a RingImage>,
     report: Report,
-    /// The rank of each block's state so far (see [`rank`]).
-    blocks: Vec<BlockState>,
+    /// Each block's state so far.
+    marks: Marks,
 }
 
 impl<'a> Scan<'a> {
     fn new(len: u64, options: &'a Options, ring: Option<&'a RingImage>) -> Self {
-        let count = usize::try_from(len.div_ceil(BLOCK_SIZE as u64)).unwrap_or(0);
         Self {
             options,
             ring,
@@ -159,7 +159,7 @@ impl<'a> Scan<'a> {
                 content: options.content.name(),
                 ..Report::default()
             },
-            blocks: vec![BlockState::Empty; count],
+            marks: Marks::new(len),
         }
     }
 
@@ -220,13 +220,8 @@ impl<'a> Scan<'a> {
             }
         }
         tail.kind = "zero_fill";
-        let block = BLOCK_SIZE as u64;
-        let first = usize::try_from(tail.offset / block).unwrap_or(usize::MAX);
-        for slot in self.blocks.iter_mut().skip(first) {
-            if *slot == BlockState::Torn {
-                *slot = BlockState::Zero;
-            }
-        }
+        let from = tail.offset;
+        self.marks.zero_fill(from);
         Ok(())
     }
 
@@ -298,69 +293,25 @@ impl<'a> Scan<'a> {
         });
     }
 
-    /// Raises the state of every block of `[from, to)` to `state` where it ranks higher.
     fn mark(&mut self, from: u64, to: u64, state: BlockState) {
-        let block = BLOCK_SIZE as u64;
-        let first = usize::try_from(from / block).unwrap_or(usize::MAX);
-        let last = usize::try_from(to.saturating_sub(1) / block).unwrap_or(usize::MAX);
-        let last = last.min(self.blocks.len().saturating_sub(1));
-        for slot in self.blocks.iter_mut().take(last + 1).skip(first) {
-            if rank(state) > rank(*slot) {
-                *slot = state;
-            }
-        }
+        self.marks.mark(from, to, state);
     }
 
     fn finish(mut self) -> Report {
-        if let Some(ring) = self.ring {
-            self.ring_roles(ring);
+        if let Some(image) = self.ring {
+            self.marks.ring(image);
+            let ring = image.ring();
+            self.report.ring = Some(RingView {
+                blocks: ring.blocks(),
+                group: ring.group(),
+                newest: ring.head(),
+                lap: ring.lap(),
+                oldest: image.oldest(),
+                order: image.order().collect(),
+                erased: image.erased(),
+            });
         }
-        self.report.blocks = self.blocks;
+        self.report.blocks = self.marks.states().iter().map(|s| s.name()).collect();
         self.report
-    }
-
-    /// A ring image's blocks: those not read, the newest and the oldest.
-    fn ring_roles(&mut self, image: &RingImage) {
-        let ring = image.ring();
-        let order: Vec<u32> = image.order().collect();
-        for index in 0..image.image_blocks() {
-            let Some(slot) = self.blocks.get_mut(index as usize) else {
-                break;
-            };
-            let read = matches!(
-                image.role(index),
-                logfmt_std::BlockRole::Read { .. } | logfmt_std::BlockRole::ReadAsErased { .. }
-            );
-            if !read {
-                *slot = BlockState::RingAhead;
-            } else if matches!(slot, BlockState::Clean | BlockState::Empty) {
-                if index == ring.head() {
-                    *slot = BlockState::RingHead;
-                } else if index == image.oldest() {
-                    *slot = BlockState::RingTail;
-                }
-            }
-        }
-        self.report.ring = Some(RingView {
-            blocks: ring.blocks(),
-            group: ring.group(),
-            newest: ring.head(),
-            lap: ring.lap(),
-            oldest: image.oldest(),
-            order,
-            erased: image.erased(),
-        });
-    }
-}
-
-/// How much a state says: a block shows the highest of what was found in it.
-fn rank(state: BlockState) -> u8 {
-    match state {
-        BlockState::Empty => 0,
-        BlockState::Clean => 1,
-        BlockState::Zero => 2,
-        BlockState::Torn => 3,
-        BlockState::Damaged => 4,
-        BlockState::RingHead | BlockState::RingTail | BlockState::RingAhead => 5,
     }
 }

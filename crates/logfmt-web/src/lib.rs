@@ -37,10 +37,10 @@ mod spans;
 mod window;
 
 #[cfg(target_arch = "wasm32")]
-mod wasm;
+pub mod wasm;
 
 pub use content::{ContentKind, describe};
 pub use inspect::{Options, inspect, search};
-pub use report::{BlockState, Corruption, Hit, RecordView, Report, RingView, Tail};
+pub use report::{Corruption, Hit, RecordView, Report, RingView, Tail};
 pub use spans::{Span, block_spans, gloss};
 pub use window::{ReadAt, Window};

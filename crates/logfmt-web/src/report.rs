@@ -27,8 +27,9 @@ pub struct Report {
     pub first_records: Vec<RecordView>,
     /// Records whose content did not decode.
     pub undecoded: u64,
-    /// One state per 32 KiB block of the file, in file order: the map.
-    pub blocks: Vec<BlockState>,
+    /// One state per 32 KiB block of the file, in file order: the map
+    /// ([`BlockState::name`](logfmt_std::layout::BlockState::name)).
+    pub blocks: Vec<&'static str>,
     /// A ring image's layout, if the file is one.
     pub ring: Option<RingView>,
 }
@@ -80,29 +81,6 @@ pub struct Hit {
     pub offset: u64,
     /// The record, described as in [`RecordView::text`].
     pub text: String,
-}
-
-/// What a block is, for the map.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum BlockState {
-    /// Records read, nothing dropped.
-    Clean,
-    /// Bytes dropped by a corruption.
-    Damaged,
-    /// The torn end of the log.
-    Torn,
-    /// Zeros: a zero header, or space preallocated and never written.
-    Zero,
-    /// No record read here and nothing reported: erased flash, or past the log's end.
-    Empty,
-    /// A ring image's newest block (where the writer is).
-    RingHead,
-    /// A ring image's oldest block read (where reading starts).
-    RingTail,
-    /// A ring image's block erased ahead of the writer, or not part of the log.
-    RingAhead,
 }
 
 /// A ring image's layout.

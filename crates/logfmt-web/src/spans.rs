@@ -1,7 +1,9 @@
-//! One block's bytes, span by span: what the map's detail view draws.
+//! One block's bytes, span by span: what the map's detail view draws, from the layout model
+//! of [`logfmt_std::layout`].
 
-use logfmt_core::block::{BlockParser, ChunkRules, Parsed};
-use logfmt_core::{BLOCK_SIZE, ReadOptions, RecordType};
+use logfmt_core::block::ChunkRules;
+use logfmt_core::{BLOCK_SIZE, ReadOptions};
+use logfmt_std::layout::{self, ChunkRole, SpanKind};
 use serde::Serialize;
 
 /// A byte range of a block and what it is.
@@ -24,23 +26,9 @@ pub struct Span {
     /// For a chunk: whether its checksum was checked and matched.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub checksum_ok: Option<bool>,
-    /// For damage: what the reader does, in plain words.
+    /// What the reader does with it, in plain words (none for a record's chunk).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
-}
-
-impl Span {
-    fn region(offset: u64, len: usize, kind: &'static str, note: Option<String>) -> Self {
-        Self {
-            offset,
-            len: len as u64,
-            kind,
-            chunk_type: None,
-            type_byte: None,
-            checksum_ok: None,
-            note,
-        }
-    }
 }
 
 /// The spans of `block`, the block at file offset `block_offset`, read with `read`'s rules
@@ -59,89 +47,77 @@ impl Span {
 #[must_use]
 pub fn block_spans(block: &[u8], block_offset: u64, read: &ReadOptions) -> Vec<Span> {
     let block = block.get(..BLOCK_SIZE).unwrap_or(block);
-    let at = |offset: usize| block_offset + offset as u64;
     let mut rules = ChunkRules::new(read);
-    let mut spans = Vec::new();
-    for item in BlockParser::new(block).rules(rules) {
-        let span = match item {
-            Parsed::Chunk(chunk) => {
-                rules.decide(chunk.record_type, chunk.log_number);
-                Span {
-                    offset: at(chunk.offset),
-                    len: (chunk.header_len + chunk.payload.len()) as u64,
-                    kind: "chunk",
-                    chunk_type: Some(
-                        RecordType::try_from(chunk.record_type).map_or("unknown", RecordType::name),
-                    ),
-                    type_byte: Some(chunk.record_type),
-                    checksum_ok: Some(chunk.checksum_verified),
-                    note: None,
-                }
-            }
-            Parsed::Trailer { offset, len } => Span::region(at(offset), len, "trailer", None),
-            Parsed::Truncated { offset, len } => Span::region(
-                at(offset),
-                len,
-                "torn",
-                Some("a chunk cut short by the end of the file: a torn write".into()),
-            ),
-            Parsed::Torn { offset, len } => Span::region(
-                at(offset),
-                len,
-                "torn",
-                Some("bytes torn by a power cut, up to where the writer went on".into()),
-            ),
-            Parsed::Padding { offset, len } => Span::region(at(offset), len, "padding", None),
-            Parsed::ZeroHeader { offset, len } => Span::region(
-                at(offset),
-                len,
-                "zero_header",
-                Some("zeros: the rest of the block is skipped without a report".into()),
-            ),
-            Parsed::Erased { offset, len } => Span::region(at(offset), len, "erased", None),
-            Parsed::OldRecord {
-                offset,
-                len,
-                log_number,
-            } => Span::region(
-                at(offset),
-                len,
-                "old_record",
-                Some(format!(
-                    "a record of log number {log_number}, left by an earlier use of a recycled file: the log ends here"
-                )),
-            ),
-            Parsed::BadLength {
-                offset,
-                len,
-                declared,
-            } => Span::region(
-                at(offset),
-                len,
-                "bad_length",
-                Some(format!(
-                    "bad record length: the header says {declared} bytes, past the block's end; {}",
-                    gloss("bad record length")
-                )),
-            ),
-            Parsed::ChecksumMismatch {
-                offset,
-                len,
-                stored,
-                computed,
-            } => Span::region(
-                at(offset),
-                len,
-                "checksum_mismatch",
-                Some(format!(
-                    "checksum mismatch (stored {stored:#010x}, computed {computed:#010x}); {}",
-                    gloss("checksum mismatch")
-                )),
-            ),
-        };
-        spans.push(span);
+    layout::block_spans(block, block_offset, &mut rules)
+        .into_iter()
+        .map(view)
+        .collect()
+}
+
+fn view(span: layout::Span) -> Span {
+    let (chunk_type, type_byte, checksum_ok) = match span.kind {
+        SpanKind::Chunk {
+            record_type,
+            checked,
+            ..
+        } => (
+            Some(layout::type_name(record_type)),
+            Some(record_type),
+            Some(checked),
+        ),
+        _ => (None, None, None),
+    };
+    Span {
+        offset: span.offset,
+        len: span.len,
+        kind: span.kind.name(),
+        chunk_type,
+        type_byte,
+        checksum_ok,
+        note: note(&span.kind),
     }
-    spans
+}
+
+/// What the reader does with a span, in plain words; `None` for a record's chunk.
+fn note(kind: &SpanKind) -> Option<String> {
+    Some(match *kind {
+        SpanKind::Chunk { role, .. } => match role {
+            ChunkRole::RingHeader => {
+                "a ring header: the block's lap and the records begun before it".into()
+            }
+            ChunkRole::ResumeMarker => {
+                "the flash writer's resume marker: it went on here after a power cut".into()
+            }
+            ChunkRole::SetCompression => {
+                "RocksDB's compression record: the records after it are compressed".into()
+            }
+            ChunkRole::Ignorable => {
+                "a type with bit 7 set: skipped without a report (RocksDB's rule)".into()
+            }
+            ChunkRole::Dropped => {
+                "a type this reader does not know: dropped (LevelDB drops it too)".into()
+            }
+            _ => return None,
+        },
+        SpanKind::Trailer => "too few bytes for a header: skipped, as LevelDB does".into(),
+        SpanKind::Padding => "erased flash up to the next chunk".into(),
+        SpanKind::ZeroHeader => "zeros: the rest of the block is skipped without a report".into(),
+        SpanKind::Erased => "erased flash: nothing written from here to the end of the block".into(),
+        SpanKind::Torn => "a chunk cut short: a torn write (or bytes torn by a power cut)".into(),
+        SpanKind::OldRecord { log_number } => format!(
+            "a record of log number {log_number}, left by an earlier use of a recycled file: \
+             the log ends here"
+        ),
+        SpanKind::BadLength { declared } => format!(
+            "bad record length: the header says {declared} bytes, past the block's end; {}",
+            gloss("bad record length")
+        ),
+        SpanKind::ChecksumMismatch { stored, computed } => format!(
+            "checksum mismatch (stored {stored:#010x}, computed {computed:#010x}); {}",
+            gloss("checksum mismatch")
+        ),
+        _ => return None,
+    })
 }
 
 /// LevelDB's terse reason for a drop, in plain words.
