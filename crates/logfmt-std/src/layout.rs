@@ -27,6 +27,8 @@ use logfmt_core::block::{BlockParser, ChunkClass, ChunkRules, Parsed};
 use logfmt_core::format::RESUME_TYPE;
 use logfmt_core::{BLOCK_SIZE, FragmentKind, ReadOptions, RecordType};
 
+use crate::reader::Bounded;
+use crate::recovery::{Damage, DamageKind, Ending, ReadError};
 use crate::ring::{BlockRole, RingImage};
 
 /// A byte range of a block and what it is.
@@ -550,5 +552,125 @@ impl<R: Read + Seek> Iterator for BlockMap<R> {
 
     fn next(&mut self) -> Option<Self::Item> {
         self.next_block().transpose()
+    }
+}
+
+/// What a reader found in a whole file, with each block's state: the counts and damage
+/// `logfmt verify` reports and the [`Marks`] a map draws. Memory: one byte a block, the
+/// corruptions kept (at most `keep`), and a record of at most `limit` bytes assembled at a time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Survey {
+    /// Complete records read.
+    pub records: u64,
+    /// Their payload bytes.
+    pub payload_bytes: u64,
+    /// Corruptions reported, kept or not.
+    pub corruption_count: u64,
+    /// The bytes of every corruption.
+    pub dropped_bytes: u64,
+    /// The first corruptions (offsets in the file), at most the number asked for.
+    pub corruptions: Vec<Damage>,
+    /// The torn or unwritten end of the log, if any (offsets in the file).
+    pub tail: Option<Damage>,
+    /// Each block's state.
+    pub marks: Marks,
+}
+
+impl Survey {
+    /// Reads every entry of `reader` over a file of `len` bytes (a ring image's, when `ring`
+    /// is given: offsets are mapped back to the image), keeping the first `keep` corruptions and
+    /// assembling records of at most `limit` bytes; `on_record` sees each record's index, file
+    /// offset, length and data (`None` for one larger than `limit`).
+    ///
+    /// ```
+    /// use logfmt_std::layout::{BlockState, Survey};
+    /// use logfmt_std::{LogReader, ReaderOptions};
+    ///
+    /// let log = [0, 0, 0, 0, 2, 0, 1, b'h', b'i']; // a checksum that does not match
+    /// let mut reader = LogReader::from_slice(&log, &ReaderOptions::new());
+    /// let survey = Survey::read(&mut reader, log.len() as u64, None, 10, 1 << 20, |_, _, _, _| {});
+    /// assert_eq!((survey.records, survey.corruption_count, survey.dropped_bytes), (0, 1, 9));
+    /// assert_eq!(survey.marks.states(), [BlockState::Damaged]);
+    /// ```
+    pub fn read<S: logfmt_core::BlockSource>(
+        reader: &mut crate::LogReader<S>,
+        len: u64,
+        ring: Option<&RingImage>,
+        keep: usize,
+        limit: usize,
+        mut on_record: impl FnMut(u64, u64, u64, Option<&[u8]>),
+    ) -> Self {
+        let mut survey = Self {
+            records: 0,
+            payload_bytes: 0,
+            corruption_count: 0,
+            dropped_bytes: 0,
+            corruptions: Vec::new(),
+            tail: None,
+            marks: Marks::new(len),
+        };
+        let place = |offset: u64| ring.map_or(offset, |ring| ring.region_offset(offset));
+        loop {
+            let (offset, end, data, bytes) = match reader.next_bounded(limit) {
+                Ok(Some(Bounded::Record(record))) => (
+                    record.offset,
+                    record.end,
+                    Some(record.data),
+                    record.data.len() as u64,
+                ),
+                Ok(Some(Bounded::Oversized(record))) => {
+                    (record.offset, record.end, None, record.len)
+                }
+                Ok(Some(Bounded::Damage(damage))) => {
+                    survey.damage(ring, damage, keep);
+                    continue;
+                }
+                Ok(None) => break,
+                Err(ReadError::Damaged(damage)) => {
+                    survey.damage(ring, damage, keep);
+                    break;
+                }
+                Err(_) => {
+                    if let Some(dropped) = reader.ending().and_then(Ending::read_error) {
+                        survey.damage(ring, dropped.into(), keep);
+                    }
+                    break;
+                }
+            };
+            let (start, stop) = (place(offset), place(end.saturating_sub(1)));
+            survey
+                .marks
+                .mark(start, stop.saturating_add(1).max(start + 1), BlockState::Clean);
+            on_record(survey.records, start, bytes, data);
+            survey.records += 1;
+            survey.payload_bytes += bytes;
+        }
+        if let Some(tail) = reader.tail() {
+            survey.damage(ring, tail, keep);
+        }
+        survey
+    }
+
+    fn damage(&mut self, ring: Option<&RingImage>, damage: Damage, keep: usize) {
+        let damage = ring.map_or(damage, |ring| ring.region_damage(damage));
+        let end = damage.offset.saturating_add(damage.bytes.max(1));
+        match damage.kind {
+            DamageKind::Skipped => self.marks.mark(damage.offset, end, BlockState::Zero),
+            DamageKind::TornTail => {
+                if self.tail.is_none() {
+                    self.marks.mark(damage.offset, end, BlockState::Torn);
+                    self.tail = Some(damage);
+                }
+            }
+            _ => {
+                self.corruption_count += 1;
+                self.dropped_bytes += damage.bytes;
+                self.marks.mark(damage.offset, end, BlockState::Damaged);
+                if self.corruptions.len() < keep {
+                    self.corruptions.push(damage);
+                }
+            }
+        }
     }
 }

@@ -4,10 +4,8 @@
 use std::io::{self, Read, Seek, SeekFrom};
 
 use logfmt_core::{BlockSource, ReadOptions};
-use logfmt_std::layout::{BlockState, Marks};
-use logfmt_std::{
-    Bounded, Damage, DamageKind, Ending, LogReader, ReadError, ReaderOptions, RingImage, StdSource,
-};
+use logfmt_std::layout::Survey;
+use logfmt_std::{Bounded, LogReader, ReaderOptions, RingImage, StdSource};
 
 use crate::content::{self, ContentKind, describe, holds_key};
 use crate::report::{Corruption, Hit, RecordView, Report, RingView, Tail};
@@ -140,13 +138,12 @@ fn line(kind: ContentKind, data: &[u8]) -> String {
         .unwrap_or_else(|reason| format!("does not decode ({reason}): {}", content::bytes(data)))
 }
 
-/// The state of one inspection as it reads.
+/// One inspection: the survey of the file, its first records, and the report made of them.
 struct Scan<'a> {
     options: &'a Options,
     ring: Option<&'a RingImage>,
     report: Report,
-    /// Each block's state so far.
-    marks: Marks,
+    survey: Option<Survey>,
 }
 
 impl<'a> Scan<'a> {
@@ -159,49 +156,44 @@ impl<'a> Scan<'a> {
                 content: options.content.name(),
                 ..Report::default()
             },
-            marks: Marks::new(len),
+            survey: None,
         }
     }
 
     /// Reads every entry of `reader`; returns its source.
     fn run<S: BlockSource>(&mut self, mut reader: LogReader<S>) -> S {
-        loop {
-            match reader.next_bounded(self.options.record_limit) {
-                Ok(Some(Bounded::Record(record))) => {
-                    self.record(record.offset, record.end, Some(record.data));
+        let (options, first) = (self.options, &mut self.report.first_records);
+        let survey = Survey::read(
+            &mut reader,
+            self.report.bytes,
+            self.ring,
+            options.max_damage,
+            options.record_limit,
+            |index, offset, length, data| {
+                if first.len() < options.max_records {
+                    first.push(RecordView {
+                        index,
+                        offset,
+                        length,
+                        text: data.map_or_else(
+                            || "(too large to show)".to_owned(),
+                            |d| line(options.content, d),
+                        ),
+                    });
                 }
-                Ok(Some(Bounded::Oversized(record))) => {
-                    self.record(record.offset, record.end, None);
-                    self.report.payload_bytes += record.len;
-                }
-                Ok(Some(Bounded::Damage(damage))) => self.damage(damage),
-                Ok(Some(_)) => {}
-                Ok(None) => break,
-                Err(ReadError::Io(_)) => {
-                    if let Some(Ending::Failed { offset }) = reader.ending()
-                        && let Some(dropped) = (Ending::Failed { offset }).read_error()
-                    {
-                        self.damage(dropped.into());
-                    }
-                    break;
-                }
-                Err(ReadError::Damaged(damage)) => {
-                    self.damage(damage);
-                    break;
-                }
-                Err(_) => break,
-            }
-        }
-        if let Some(tail) = reader.tail() {
-            self.tail(tail);
-        }
+            },
+        );
+        self.survey = Some(survey);
         reader.into_inner()
     }
 
     /// Calls a torn tail of zeros to the end of the file what it is: space preallocated or
     /// mapped and never written (`zero_fill`), as `logfmt verify` does.
     fn zero_fill<R: Read + Seek>(&mut self, file: &mut R) -> io::Result<()> {
-        let Some(tail) = &mut self.report.tail else {
+        let Some(survey) = &mut self.survey else {
+            return Ok(());
+        };
+        let Some(tail) = survey.tail else {
             return Ok(());
         };
         if tail.bytes == 0 || tail.offset.saturating_add(tail.bytes) != self.report.bytes {
@@ -219,89 +211,48 @@ impl<'a> Scan<'a> {
                 return Ok(());
             }
         }
-        tail.kind = "zero_fill";
-        let from = tail.offset;
-        self.marks.zero_fill(from);
-        Ok(())
-    }
-
-    fn place(&self, offset: u64) -> u64 {
-        self.ring.map_or(offset, |ring| ring.region_offset(offset))
-    }
-
-    fn record(&mut self, offset: u64, end: u64, data: Option<&[u8]>) {
-        let index = self.report.records;
-        self.report.records += 1;
-        if let Some(data) = data {
-            self.report.payload_bytes += data.len() as u64;
-        }
-        let (start, stop) = (self.place(offset), self.place(end.saturating_sub(1)));
-        self.mark(start, stop.saturating_add(1).max(start + 1), BlockState::Clean);
-        if self.report.first_records.len() < self.options.max_records {
-            let length = data.map_or(end - offset, |d| d.len() as u64);
-            let text = data.map_or_else(
-                || format!("({} bytes: too large to show)", end - offset),
-                |d| line(self.options.content, d),
-            );
-            self.report.first_records.push(RecordView {
-                index,
-                offset: start,
-                length,
-                text,
-            });
-        }
-    }
-
-    fn damage(&mut self, damage: Damage) {
-        let damage = self.ring.map_or(damage, |ring| ring.region_damage(damage));
-        let end = damage.offset.saturating_add(damage.bytes.max(1));
-        match damage.kind {
-            DamageKind::Corruption(_) | DamageKind::LostTail { .. } => {
-                self.report.corruption_count += 1;
-                self.report.dropped_bytes += damage.bytes;
-                self.mark(damage.offset, end, BlockState::Damaged);
-                if self.report.corruptions.len() < self.options.max_damage {
-                    let reason = damage.kind.to_string();
-                    self.report.corruptions.push(Corruption {
-                        offset: damage.offset,
-                        bytes: damage.bytes,
-                        gloss: gloss(&reason),
-                        reason,
-                    });
-                }
-            }
-            DamageKind::Skipped => self.mark(damage.offset, end, BlockState::Zero),
-            DamageKind::TornTail => self.tail(damage),
-            _ => {}
-        }
-    }
-
-    fn tail(&mut self, tail: Damage) {
-        if self.report.tail.is_some() || tail.kind != DamageKind::TornTail {
-            return;
-        }
-        let tail = self.ring.map_or(tail, |ring| ring.region_damage(tail));
-        self.mark(
-            tail.offset,
-            tail.offset.saturating_add(tail.bytes.max(1)),
-            BlockState::Torn,
-        );
+        survey.marks.zero_fill(tail.offset);
         self.report.tail = Some(Tail {
             offset: tail.offset,
             bytes: tail.bytes,
-            kind: "torn",
+            kind: "zero_fill",
         });
-    }
-
-    fn mark(&mut self, from: u64, to: u64, state: BlockState) {
-        self.marks.mark(from, to, state);
+        Ok(())
     }
 
     fn finish(mut self) -> Report {
+        let Some(mut survey) = self.survey.take() else {
+            return self.report;
+        };
+        let report = &mut self.report;
+        report.records = survey.records;
+        report.payload_bytes = survey.payload_bytes;
+        report.corruption_count = survey.corruption_count;
+        report.dropped_bytes = survey.dropped_bytes;
+        report.corruptions = survey
+            .corruptions
+            .iter()
+            .map(|damage| {
+                let reason = damage.kind.to_string();
+                Corruption {
+                    offset: damage.offset,
+                    bytes: damage.bytes,
+                    gloss: gloss(&reason),
+                    reason,
+                }
+            })
+            .collect();
+        if report.tail.is_none() {
+            report.tail = survey.tail.map(|tail| Tail {
+                offset: tail.offset,
+                bytes: tail.bytes,
+                kind: "torn",
+            });
+        }
         if let Some(image) = self.ring {
-            self.marks.ring(image);
+            survey.marks.ring(image);
             let ring = image.ring();
-            self.report.ring = Some(RingView {
+            report.ring = Some(RingView {
                 blocks: ring.blocks(),
                 group: ring.group(),
                 newest: ring.head(),
@@ -311,7 +262,7 @@ impl<'a> Scan<'a> {
                 erased: image.erased(),
             });
         }
-        self.report.blocks = self.marks.states().iter().map(|s| s.name()).collect();
+        report.blocks = survey.marks.states().iter().map(|s| s.name()).collect();
         self.report
     }
 }
