@@ -42,5 +42,6 @@ pub mod wasm;
 pub use content::{ContentKind, describe};
 pub use inspect::{Options, inspect, search};
 pub use report::{Corruption, Hit, RecordView, Report, RingView, Tail};
-pub use spans::{Span, block_spans, gloss};
+pub use logfmt_std::layout::gloss;
+pub use spans::{Span, block_spans};
 pub use window::{ReadAt, Window};
