@@ -8,9 +8,11 @@
 //       phase, `crash` ends the process without closing the database (as a crash would: the
 //       recycled file keeps the bytes of its earlier use after the new records; RocksDB trims
 //       them only when it closes a log); `close` closes the database without a flush.
-//   wal_writer read DIR OUT
+//   wal_writer read DIR OUT [MODE]
 //       Opens the database in DIR (paranoid checks, absolute consistency: any damage in a
-//       log it recovers is an error) and writes every key and value to OUT.
+//       log it recovers is an error) and writes every key and value to OUT. MODE names
+//       another WAL recovery mode: point-in-time (RocksDB's default: recovery stops at the
+//       first damage, and the records after it are lost), tolerate or skip.
 //
 // SPEC: a u32 phase count; per phase a u32 batch count; per batch a u32 op count, then per op
 // a u8 tag (1 put, 0 delete), a u32 key length and the key, and for a put a u32 value length
@@ -49,7 +51,7 @@ int fail(const std::string& what, const rocksdb::Status& status) {
 }
 
 int usage() {
-    std::cerr << "usage: wal_writer write DIR SPEC crash|close | read DIR OUT\n";
+    std::cerr << "usage: wal_writer write DIR SPEC crash|close | read DIR OUT [MODE]\n";
     return 2;
 }
 
@@ -176,9 +178,19 @@ int write(const std::string& dir, const std::string& spec_path, const std::strin
     return 0;
 }
 
-int read(const std::string& dir, const std::string& out_path) {
+int read(const std::string& dir, const std::string& out_path, const std::string& mode) {
+    rocksdb::Options options = strict();
+    if (mode == "point-in-time") {
+        options.wal_recovery_mode = rocksdb::WALRecoveryMode::kPointInTimeRecovery;
+    } else if (mode == "tolerate") {
+        options.wal_recovery_mode = rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords;
+    } else if (mode == "skip") {
+        options.wal_recovery_mode = rocksdb::WALRecoveryMode::kSkipAnyCorruptedRecords;
+    } else if (mode != "absolute") {
+        return usage();
+    }
     rocksdb::DB* raw = nullptr;
-    rocksdb::Status s = rocksdb::DB::Open(strict(), dir, &raw);
+    rocksdb::Status s = rocksdb::DB::Open(options, dir, &raw);
     if (!s.ok()) return fail("open " + dir, s);
     std::unique_ptr<rocksdb::DB> db(raw);
     std::string out;
@@ -200,6 +212,7 @@ int main(int argc, char** argv) {
     if (argc < 2) return usage();
     std::string command = argv[1];
     if (command == "write" && argc == 5) return write(argv[2], argv[3], argv[4]);
-    if (command == "read" && argc == 4) return read(argv[2], argv[3]);
+    if (command == "read" && argc == 4) return read(argv[2], argv[3], "absolute");
+    if (command == "read" && argc == 5) return read(argv[2], argv[3], argv[4]);
     return usage();
 }

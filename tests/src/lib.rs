@@ -421,3 +421,9 @@ impl embedded_io::Read for Dribble<'_> {
         Ok(n)
     }
 }
+
+/// The project README's Rust examples, run as doc tests (the README's shell sessions are run
+/// by `crates/logfmt-cli/tests/readme.rs`).
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeExamples;

@@ -22,8 +22,7 @@ use logfmt_core::pack::Pack;
 use logfmt_core::ring::RingHeader;
 use logfmt_core::{Format, Item, ReadFormat, ReadOptions, Reader, WriteOptions};
 use logfmt_std::{
-    Compression, Entry, LogReader, LogWriter, PackLimit, ReaderOptions, RecoveryMode,
-    WriterOptions,
+    Compression, Entry, LogReader, LogWriter, PackLimit, ReaderOptions, RecoveryMode, WriterOptions,
 };
 
 /// The flash geometry of the flash images: 8-byte words, 4 KiB erase units.
@@ -34,7 +33,9 @@ const ERASE: usize = 4096;
 /// block boundary.
 fn sample(i: usize) -> Vec<u8> {
     if i % 13 == 12 {
-        (0..20_000 + i).map(|j| b'a' + ((i + j) % 26) as u8).collect()
+        (0..20_000 + i)
+            .map(|j| b'a' + ((i + j) % 26) as u8)
+            .collect()
     } else {
         format!("sample {i:04}: t={}.{}", 18 + i % 7, i % 10).into_bytes()
     }
@@ -124,7 +125,10 @@ fn recyclable_log_with_log_number() {
     let records = samples(14);
     let made = write_log(&recyclable_options(), &records);
     let log = golden("recyclable-7.log", &made);
-    assert_eq!(log, made, "today's writer writes the recyclable format differently");
+    assert_eq!(
+        log, made,
+        "today's writer writes the recyclable format differently"
+    );
     // Header: crc, length, type 5 (recyclable FULL), log number 7 (u32 LE).
     assert_eq!(&log[4..11], &[19, 0, 5, 7, 0, 0, 0]);
     let read = ReadOptions::new().format(ReadFormat::Recyclable { log_number: 7 });
@@ -183,7 +187,9 @@ fn rocksdb_wal_compression() {
     let made = write_log(&options, &records);
     let log = golden("rocksdb-wal-compression.log", &made);
     // RocksDB's kSetCompressionType record first, byte for byte: zstd (7).
-    let set_compression = [0xe1, 0x2c, 0x08, 0xf8, 0x04, 0x00, 0x09, 0x07, 0x00, 0x00, 0x00];
+    let set_compression = [
+        0xe1, 0x2c, 0x08, 0xf8, 0x04, 0x00, 0x09, 0x07, 0x00, 0x00, 0x00,
+    ];
     assert_eq!(&log[..11], &set_compression);
     assert_eq!(&made[..11], &set_compression);
     assert_eq!(data(&std_records(&log, ReadOptions::new())), records);
@@ -193,7 +199,10 @@ fn rocksdb_wal_compression() {
 
 /// A flash region of `blocks` blocks, as a `MockFlash` over `memory` (and its word flags).
 fn flash_memory(blocks: usize) -> (Vec<u8>, Vec<bool>) {
-    (vec![0xFF; blocks * BLOCK_SIZE], vec![false; blocks * BLOCK_SIZE / WRITE])
+    (
+        vec![0xFF; blocks * BLOCK_SIZE],
+        vec![false; blocks * BLOCK_SIZE / WRITE],
+    )
 }
 
 /// A flash log written with a power cut in the middle of a record and reopened: the records
@@ -225,7 +234,6 @@ fn flash_log() -> (Vec<u8>, Vec<Vec<u8>>) {
         writer.flush().expect("flushes");
         kept.push(sample(i));
     }
-    drop(writer);
     (flash.memory().to_vec(), kept)
 }
 
@@ -262,7 +270,6 @@ fn ring_image() -> (Vec<u8>, Vec<Vec<u8>>) {
         }
     }
     writer.flush().expect("flushes");
-    drop(writer);
     (flash.memory().to_vec(), written)
 }
 
@@ -285,18 +292,50 @@ fn ring_image_with_ring_headers() {
             assert_eq!(block[6], RING_TYPE);
             let header = RingHeader::parse(block).expect("an intact ring header");
             assert_eq!(
-                (header.blocks, header.group, header.write_size, header.erased),
+                (
+                    header.blocks,
+                    header.group,
+                    header.write_size,
+                    header.erased
+                ),
                 (4, 1, 8, 0xFF)
             );
             header.lap
         })
         .collect();
-    assert!(laps.iter().any(|&lap| lap > 2), "the ring wrapped: {laps:?}");
+    assert!(
+        laps.iter().any(|&lap| lap > 2),
+        "the ring wrapped: {laps:?}"
+    );
     // The kept records are the newest ones, in order, ending with the last one written.
     let kept = ring_records(&image);
     assert!(kept.len() > 10 && kept.len() < written.len());
     assert_eq!(kept[..], written[written.len() - kept.len()..]);
     assert_eq!(word_reader_records(image, 4, true), kept);
+}
+
+/// The examples FORMAT.md gives are the bytes of these files and of today's writers.
+#[test]
+fn format_md_examples() {
+    let ring = std::fs::read(golden_path("ring.img")).expect("reads ring.img");
+    let documented = [
+        0xaa, 0x15, 0x52, 0xbf, 0x0c, 0x00, 0xb0, 0x08, 0x00, 0x00, 0x00, 0x49, 0x02, 0x00, 0x00,
+        0x04, 0x00, 0x01, 0x03,
+    ];
+    assert_eq!(ring[..19], documented);
+    let mut pack = logfmt_core::pack::PackBuffer::<64>::new();
+    pack.push(b"t=21.5").expect("fits");
+    pack.push(b"t=21.6").expect("fits");
+    let mut stored = vec![0, 2, 0, 0, 0, 6];
+    stored.extend_from_slice(b"t=21.5");
+    stored.push(6);
+    stored.extend_from_slice(b"t=21.6");
+    assert_eq!(pack.as_bytes(), stored);
+    let mut log = logfmt_std::LogWriter::new(Vec::new(), &WriterOptions::new());
+    log.add_record(b"x").expect("writes");
+    log.pad_to(16).expect("pads");
+    let log = log.close().expect("closes");
+    assert_eq!(log[8..15], [0x64, 0x51, 0xd0, 0xe9, 0x00, 0x00, 0x02]);
 }
 
 /// The records of a ring image, by the core's block reader over `FlashSource::ring`.

@@ -699,6 +699,144 @@ fn logfmt_write_append_killed_at_random_moments_leveldb_reads_the_same() {
     );
 }
 
+/// Runs `logfmt args…` with `input` on standard input: its output, whatever its status.
+fn logfmt_fed(args: &[&str], input: &[u8]) -> Output {
+    let mut child = Command::new(logfmt_bin())
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("running logfmt: {e}"));
+    let mut stdin = child.stdin.take().expect("a pipe");
+    stdin
+        .write_all(input)
+        .unwrap_or_else(|e| panic!("feeding logfmt: {e}"));
+    drop(stdin);
+    child
+        .wait_with_output()
+        .unwrap_or_else(|e| panic!("running logfmt: {e}"))
+}
+
+/// `logfmt write --pack` refuses a LevelDB write-ahead log; told to write packs anyway, it
+/// does, and `logfmt verify` says how many records LevelDB and RocksDB will drop: exactly the
+/// records LevelDB's own log reader and RocksDB's `ldb dump_wal` do not return, each pack
+/// chunk reported as an unknown record type.
+#[test]
+#[ignore = "needs LevelDB and RocksDB: run with cargo xtask interop"]
+fn verify_counts_the_records_leveldb_and_rocksdb_drop_from_packs() {
+    let dir = scratch("packs_dropped");
+    let log = dir.join("000009.log");
+    let log_str = log.to_str().expect("a UTF-8 path");
+    let all = numbered(
+        &(0..60)
+            .map(|i| {
+                vec![Op::Put(
+                    format!("key-{i:03}").into_bytes(),
+                    bytes(20 + i, i as u64),
+                )]
+            })
+            .collect::<Vec<_>>(),
+        1,
+    );
+    let (first, rest) = all.split_at(10);
+    let (packed, last) = rest.split_at(40);
+    let write = logfmt_fed(&["write", "--input", "framed", log_str], &framed(first));
+    assert!(
+        write.status.success(),
+        "{}",
+        String::from_utf8_lossy(&write.stderr)
+    );
+    let before = fs::read(&log).unwrap_or_else(|e| panic!("{e}"));
+
+    // Refused: one line, nothing written.
+    let refused = logfmt_fed(
+        &["write", "--append", "--input", "framed", "--pack", log_str],
+        &framed(packed),
+    );
+    assert_eq!(refused.status.code(), Some(2));
+    let message = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(message.lines().count(), 1, "{message}");
+    assert!(message.contains("--allow-logfmt-chunks"), "{message}");
+    assert_eq!(fs::read(&log).ok(), Some(before));
+
+    // Told to: 40 batches in packs (of at most 512 bytes: several packs), then plain ones.
+    let allowed = logfmt_fed(
+        &[
+            "write",
+            "--append",
+            "--input",
+            "framed",
+            "--pack=512",
+            "--allow-logfmt-chunks",
+            log_str,
+        ],
+        &framed(packed),
+    );
+    assert!(
+        allowed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&allowed.stderr)
+    );
+    let plain = logfmt_fed(
+        &["write", "--append", "--input", "framed", log_str],
+        &framed(last),
+    );
+    assert!(
+        plain.status.success(),
+        "{}",
+        String::from_utf8_lossy(&plain.stderr)
+    );
+
+    let verify = logfmt_fed(&["verify", "--json", log_str], b"");
+    assert!(
+        verify.status.success(),
+        "{}",
+        String::from_utf8_lossy(&verify.stdout)
+    );
+    let doc: serde_json::Value =
+        serde_json::from_slice(&verify.stdout).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(doc["records"], 60);
+    let dropped = doc["logfmt_only"]["records"]
+        .as_u64()
+        .expect("logfmt_only.records");
+    let packs = doc["logfmt_only"]["packs"]
+        .as_u64()
+        .expect("logfmt_only.packs");
+    // A pack of one record is written plain: most of the 40, not necessarily all.
+    assert!((30..=40).contains(&dropped), "{doc}");
+    assert!(packs > 1, "{doc}");
+    let text = logfmt_fed(&["verify", log_str], b"");
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains(&format!("{dropped} records in {packs} logfmt packs")),
+        "{text}"
+    );
+
+    // LevelDB's own reader: the plain batches, one unknown type per pack (one chunk each).
+    let out = log.with_extension("dump");
+    leveldb(&[Path::new("dump"), &log, &out]);
+    let dump = fs::read_to_string(&out).unwrap_or_else(|e| panic!("{e}"));
+    let listed = dump
+        .lines()
+        .filter(|l| l.starts_with("--- offset "))
+        .count() as u64;
+    assert_eq!(listed, 60 - dropped, "{dump}");
+    let unknown = dump.matches("unknown record type").count() as u64;
+    assert_eq!(unknown, packs, "{dump}");
+
+    // RocksDB's: the same.
+    let out = interop_tools::ldb_dump_wal(&log);
+    let rows = String::from_utf8_lossy(&out.stdout).lines().skip(1).count() as u64;
+    assert_eq!(rows, 60 - dropped);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr.matches("unknown record type").count() as u64,
+        packs,
+        "{stderr}"
+    );
+}
+
 #[test]
 fn write_batches_round_trip() {
     // The encoding used above, checked without LevelDB.

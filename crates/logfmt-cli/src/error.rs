@@ -120,6 +120,11 @@ impl CliError {
             Self::Input(e) if e.is_malformed() => {
                 Some("the complete records before it were written")
             }
+            Self::Input(InputError::LineTooLong { .. }) => Some(
+                "the file was left as it was, except with --append (or to standard output), \
+                 where the records before that line were written; --line-limit BYTES raises \
+                 the limit",
+            ),
             _ => None,
         }
     }

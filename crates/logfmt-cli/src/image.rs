@@ -5,13 +5,12 @@
 //! [`LogFile::ring`]); then the erased value comes from the headers, the blocks are read in
 //! the ring's order, and every offset shown is an offset in the image.
 
-use std::fs::File;
 use std::io;
 use std::path::Path;
 
 use logfmt_std::{
-    BlockSource, Damage, EscapedPath, LogFile, ReadOptions, Reread, RingImage, RingSource,
-    StdSource,
+    BlockSource, Damage, EscapedPath, LogBytes, LogFile, ReadOptions, Reread, RingImage,
+    RingSource, StdSource,
 };
 
 use crate::error::CliError;
@@ -40,6 +39,15 @@ impl Input {
             )));
         }
         Ok(Self { log, ring })
+    }
+
+    /// What in a ring image disagrees with its ring ([`RingImage::disagreements`]), one line
+    /// each on standard error: what reads it in the ring's order says so, never resolving it
+    /// silently.
+    pub(crate) fn say_disagreements(&self) {
+        for disagreement in self.ring.iter().flat_map(RingImage::disagreements) {
+            crate::cmd::say(self.log.path(), &format!("ring image: {disagreement}"));
+        }
     }
 
     /// The erased value to read with: a ring's, or `--erased`.
@@ -72,11 +80,21 @@ impl Input {
         Ok(())
     }
 
-    /// The blocks to read: the file's, or the ring's in order.
+    /// The blocks to read: the file's (up to its length when it was opened), or the ring's in
+    /// order.
     pub(crate) fn source(&self) -> Result<Source<'_>, CliError> {
         Ok(match &self.ring {
             Some(ring) => Source::Ring(self.log.ring_source(ring)?),
             None => Source::Log(self.log.source()),
+        })
+    }
+
+    /// The blocks of a log that a writer appends to, read to its end as it grows (`cat
+    /// --follow`); a ring's as [`source`](Self::source).
+    pub(crate) fn growing_source(&self) -> Result<Source<'_>, CliError> {
+        Ok(match &self.ring {
+            Some(ring) => Source::Ring(self.log.ring_source(ring)?),
+            None => Source::Log(self.log.growing_source()),
         })
     }
 
@@ -104,7 +122,7 @@ impl Input {
 #[derive(Debug)]
 pub(crate) enum Source<'a> {
     /// A log file, in file order.
-    Log(StdSource<&'a File>),
+    Log(StdSource<LogBytes<'a>>),
     /// A ring image, in the ring's order.
     Ring(RingSource<Reread<'a>>),
 }

@@ -18,6 +18,10 @@ pub(crate) enum InputFormat {
 /// Bytes in a frame header.
 const FRAME_HEADER: usize = 4;
 
+/// The longest line read as a record by default (`--line-limit`): 64 MiB. A line is held
+/// whole in memory until it ends.
+pub(crate) const LINE_LIMIT: usize = 64 << 20;
+
 /// Why the input could not be read as records.
 #[derive(Debug)]
 pub(crate) enum InputError {
@@ -39,12 +43,22 @@ pub(crate) enum InputError {
         /// Payload bytes present.
         got: u64,
     },
+    /// A line is longer than the limit (`--line-limit`).
+    LineTooLong {
+        /// Input offset of the line.
+        offset: u64,
+        /// The limit, in bytes.
+        limit: usize,
+    },
 }
 
 impl InputError {
     /// Whether the input itself is malformed (rather than unreadable).
     pub(crate) fn is_malformed(&self) -> bool {
-        !matches!(self, Self::Read(_))
+        matches!(
+            self,
+            Self::TruncatedHeader { .. } | Self::TruncatedFrame { .. }
+        )
     }
 }
 
@@ -65,6 +79,11 @@ impl fmt::Display for InputError {
                 f,
                 "framed input ends inside the frame at byte offset {offset}: \
                  it declares {declared} bytes, only {got} follow"
+            ),
+            Self::LineTooLong { offset, limit } => write!(
+                f,
+                "the line at byte offset {offset} of standard input is longer than \
+                 {limit} bytes"
             ),
         }
     }
@@ -92,16 +111,26 @@ pub(crate) struct Records<R> {
     format: InputFormat,
     /// Input bytes consumed so far.
     offset: u64,
+    /// The longest line read as a record.
+    line_limit: usize,
 }
 
 impl<R: BufRead> Records<R> {
-    /// Records of `format` from `input`.
+    /// Records of `format` from `input`, lines of at most [`LINE_LIMIT`] bytes.
     pub(crate) fn new(input: R, format: InputFormat) -> Self {
         Self {
             input,
             format,
             offset: 0,
+            line_limit: LINE_LIMIT,
         }
+    }
+
+    /// Lines longer than `limit` bytes (without their newline) are an error
+    /// ([`InputError::LineTooLong`]), found once `limit` bytes of the line are held.
+    pub(crate) fn line_limit(mut self, limit: usize) -> Self {
+        self.line_limit = limit;
+        self
     }
 
     /// Reads the next record into `record` (replacing its contents); `false` at the end of the
@@ -115,15 +144,39 @@ impl<R: BufRead> Records<R> {
     }
 
     fn next_line(&mut self, record: &mut Vec<u8>) -> Result<bool, InputError> {
-        let read = self.input.read_until(b'\n', record)?;
-        self.offset += read as u64;
-        if read == 0 {
-            return Ok(false);
+        let start = self.offset;
+        loop {
+            let available = match self.input.fill_buf() {
+                Ok(available) => available,
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e.into()),
+            };
+            if available.is_empty() {
+                // A last line without a newline is a record too.
+                return Ok(self.offset > start);
+            }
+            let newline = available.iter().position(|&b| b == b'\n');
+            let data = newline.map_or(available, |at| available.get(..at).unwrap_or_default());
+            if data.len() > self.line_limit.saturating_sub(record.len()) {
+                return Err(InputError::LineTooLong {
+                    offset: start,
+                    limit: self.line_limit,
+                });
+            }
+            // Grown by doubling, but never past the limit.
+            let needed = record.len() + data.len();
+            if needed > record.capacity() {
+                let grown = needed.max(record.capacity() * 2).min(self.line_limit);
+                record.reserve_exact(grown - record.len());
+            }
+            record.extend_from_slice(data);
+            let used = newline.map_or(available.len(), |at| at + 1);
+            self.input.consume(used);
+            self.offset += used as u64;
+            if newline.is_some() {
+                return Ok(true);
+            }
         }
-        if record.last() == Some(&b'\n') {
-            record.pop();
-        }
-        Ok(true)
     }
 
     fn next_frame(&mut self, record: &mut Vec<u8>) -> Result<bool, InputError> {
@@ -279,6 +332,60 @@ mod tests {
             "{err:?}"
         );
         assert!(record.capacity() < 1 << 20);
+    }
+
+    #[test]
+    fn lines_are_limited() {
+        let limited = |input: &[u8], limit: usize| {
+            let mut records = Records::new(input, InputFormat::Lines).line_limit(limit);
+            let mut out = Vec::new();
+            let mut record = Vec::new();
+            loop {
+                match records.next_into(&mut record) {
+                    Ok(true) => out.push(record.clone()),
+                    Ok(false) => return Ok(out),
+                    Err(e) => return Err((out, e, record.capacity())),
+                }
+            }
+        };
+        // The newline is not counted; a line of exactly the limit is a record.
+        assert_eq!(
+            limited(b"abc\nd\nabc", 3).ok(),
+            Some(vec![b"abc".to_vec(), b"d".to_vec(), b"abc".to_vec()])
+        );
+        let Err((before, err, _)) = limited(b"ab\nabcd\nx\n", 3) else {
+            panic!("a line of 4 bytes passed a limit of 3")
+        };
+        assert_eq!(before, [b"ab".to_vec()]);
+        assert!(
+            matches!(
+                err,
+                InputError::LineTooLong {
+                    offset: 3,
+                    limit: 3
+                }
+            ),
+            "{err:?}"
+        );
+        assert!(!err.is_malformed());
+        assert!(err.to_string().contains("byte offset 3"), "{err}");
+        // A line without an end is refused once it passes the limit, not held whole.
+        let endless = vec![b'x'; 1 << 20];
+        let reader = BufReader::with_capacity(4096, &endless[..]);
+        let mut records = Records::new(reader, InputFormat::Lines).line_limit(10_000);
+        let mut record = Vec::new();
+        let err = records.next_into(&mut record).err();
+        assert!(
+            matches!(
+                err,
+                Some(InputError::LineTooLong {
+                    offset: 0,
+                    limit: 10_000
+                })
+            ),
+            "{err:?}"
+        );
+        assert!(record.len() <= 10_000);
     }
 
     /// Hands out at most 3 bytes per read, interrupted before each.

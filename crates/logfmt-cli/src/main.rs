@@ -3,7 +3,8 @@
 //!
 //! ```text
 //! logfmt write [--append [--truncate-torn-tail]] [--force] [--wait[=SECONDS]]
-//!              [--input lines|framed] [--format legacy|recyclable] [--log-number N] FILE
+//!              [--input lines|framed] [--line-limit BYTES] [--format legacy|recyclable]
+//!              [--log-number N] FILE
 //! logfmt cat [--output lines|hex|json|framed] [--offset N | --range A..B]
 //!            [--buffer-limit BYTES] [READ] FILE
 //! logfmt verify [--json] [--offset N] [READ] FILE
@@ -144,8 +145,12 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    ignore_file_size_signal();
     // Usage errors exit with status 2 here, `--help` and `--version` with 0.
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => return usage_error(&error),
+    };
     let result = match &cli.command {
         Command::Write(args) => cmd::write::run(args).map(|()| ExitCode::from(EXIT_OK)),
         Command::Cat(args) => cmd::cat::run(args).map(|()| ExitCode::from(EXIT_OK)),
@@ -201,14 +206,65 @@ fn generate(args: &Generate) -> Result<(), CliError> {
     }
 }
 
-/// Prints `error` as one line on standard error and gives its exit status.
+/// Prints `error` as one line on standard error and gives its exit status. Control
+/// characters in it (from a file's contents or the command line) are shown escaped.
 fn report(error: &CliError) -> ExitCode {
     if error.is_broken_pipe() {
         // `logfmt cat log | head`: the reader has seen enough.
         return ExitCode::from(EXIT_OK);
     }
-    let _ = writeln!(std::io::stderr().lock(), "logfmt: error: {error}");
+    let text = error.to_string();
+    let _ = writeln!(
+        std::io::stderr().lock(),
+        "logfmt: error: {}",
+        logfmt_std::Escaped::new(&text)
+    );
     error.exit_code()
+}
+
+/// Prints clap's message for a command line it refused (or its `--help`, `--version`) and
+/// gives its exit status (2, or 0). A refused value is quoted in the message: its control
+/// characters are shown escaped (`--offset $'\e[31m'` must not colour the terminal).
+fn usage_error(error: &clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    let code = u8::try_from(error.exit_code()).unwrap_or(error::EXIT_ERROR);
+    if matches!(
+        error.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        // Only this program's own text.
+        let _ = error.print();
+        return ExitCode::from(code);
+    }
+    // Rendered plain, it is clap's text as it is, the refused value included; shown with
+    // its styles, or with `to_string`, escape sequences in the value would be passed on, or
+    // silently dropped.
+    use clap::CommandFactory;
+    let plain = Cli::command()
+        .styles(clap::builder::Styles::plain())
+        .try_get_matches()
+        .err();
+    let text = plain.as_ref().unwrap_or(error).render().ansi().to_string();
+    let mut stderr = std::io::stderr().lock();
+    for line in text.lines() {
+        let _ = writeln!(stderr, "{}", logfmt_std::Escaped::new(line));
+    }
+    ExitCode::from(code)
+}
+
+/// A write past the file-size limit (`ulimit -f`) fails with EFBIG, reported as any failed
+/// write is, instead of the process being killed by SIGXFSZ with no message and a temporary
+/// file left behind.
+fn ignore_file_size_signal() {
+    #[cfg(unix)]
+    {
+        // A handler that only sets a flag: the write that raised the signal fails with
+        // EFBIG. If it cannot be installed, the signal keeps its default action.
+        let raised = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let _ = signal_hook::flag::register(signal_hook::consts::SIGXFSZ, raised);
+    }
 }
 
 #[cfg(test)]

@@ -49,7 +49,8 @@ pub(crate) const STDIN: &str = "/dev/stdin";
 
 /// The files `args` name, in order: `-` is standard input; a directory is a LevelDB or
 /// RocksDB database, read as its MANIFEST and then its live logs in log-number order (the
-/// logs older than the MANIFEST's oldest needed log are noted on standard error, not read).
+/// logs older than the MANIFEST's oldest needed log are noted on standard error, not read);
+/// a database's file that is not a regular file is refused.
 pub(crate) fn expand(args: &[PathBuf]) -> Result<Vec<Target>, CliError> {
     let mut targets = Vec::new();
     for arg in args {
@@ -77,10 +78,20 @@ pub(crate) fn expand(args: &[PathBuf]) -> Result<Vec<Target>, CliError> {
                     ),
                 );
             }
-            targets.extend(db.files().map(|file| Target {
-                path: file.path.clone(),
-                kind: Some(file.kind),
-            }));
+            for file in db.files() {
+                // A log is read to its end: a name that leads to a device or a FIFO (a
+                // link to /dev/zero) would be read without end, or wait for a writer.
+                if std::fs::metadata(&file.path).is_ok_and(|meta| !meta.is_file()) {
+                    return Err(logfmt_std::Error::NotAFile {
+                        path: file.path.clone(),
+                    }
+                    .into());
+                }
+                targets.push(Target {
+                    path: file.path.clone(),
+                    kind: Some(file.kind),
+                });
+            }
         } else {
             targets.push(Target {
                 path: arg.clone(),

@@ -37,9 +37,10 @@ fn a_bad_length_in_the_last_block_is_damage_not_a_torn_tail() {
     // The length of the chunk at 100009 (record 9192), in the last block.
     patch(&log, 100_009 + 4, &[0xff, 0xff]);
 
-    // LevelDB's reading is unchanged: 9191 records, no drop reported, exit 0; the story is not.
+    // LevelDB's reading is unchanged: 9191 records, no drop reported; the story is not, and
+    // records are known lost: exit 1.
     let verify = logfmt(&["verify", p(&log)], b"");
-    assert_eq!(status(&verify), 0, "{}", stderr(&verify));
+    assert_eq!(status(&verify), 1, "{}", stderr(&verify));
     let text = stdout(&verify);
     assert!(text.contains("9191 records"), "{text}");
     assert!(text.contains("not a torn write"), "{text}");
@@ -85,8 +86,9 @@ fn a_zero_window_in_the_last_block_is_damage_too() {
     let log = seq_log(dir.path(), "zw.log");
     patch(&log, 100_009, &[0u8; 8000]);
     let verify = logfmt(&["verify", "--json", p(&log)], b"");
-    assert_eq!(status(&verify), 0);
+    assert_eq!(status(&verify), 1);
     let doc = json(&verify);
+    assert_eq!(doc["corruptions"][0]["offset"], 100_009);
     assert_eq!(doc["tail"]["kind"], "damage");
     assert_eq!(doc["tail"]["offset"], 100_009);
     assert!(doc["tail"]["chunks_after"].as_u64().is_some_and(|n| n > 0));

@@ -830,12 +830,12 @@ fn the_file_system_refuses_mid_write() -> TestResult {
     let records: Vec<Vec<u8>> = (0..40).map(|i| record(100 + i * 2017, i as u64)).collect();
     let limit = 100_000;
     let run = run_with(
-        &["write", "--input", "framed", p(&path)],
+        &["write", "--append", "--input", "framed", p(&path)],
         &Opts {
             stdin: Some(&framed(&records)),
             // SIGXFSZ ignored, so the write fails with EFBIG instead of killing the process.
             shell_prefix: Some(&format!(
-                "trap '' XFSZ; exec prlimit --fsize={limit}:{limit}"
+                "trap '' XFSZ; prlimit --pid $$ --fsize={limit}:{limit} &&"
             )),
             ..Opts::default()
         },
@@ -955,5 +955,506 @@ fn framed_input_round_trips_whatever_the_frames() -> TestResult {
             "case {case}: LevelDB's bytes"
         );
     }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// FIFOs as outputs, pipelines into the log they read, standard input's limits, SIGXFSZ.
+
+/// A FIFO at `dir/name`.
+#[cfg(unix)]
+fn fifo(dir: &Path, name: &str) -> std::io::Result<std::path::PathBuf> {
+    let path = dir.join(name);
+    let made = Command::new("mkfifo").arg(&path).status()?;
+    assert!(made.success(), "mkfifo");
+    Ok(path)
+}
+
+/// An output that is a FIFO (nobody reading it) is refused at once, with one line, not opened:
+/// opening it would wait for a reader. `split` of a FIFO too (it needs a regular file).
+#[cfg(unix)]
+#[test]
+fn fifo_outputs_are_refused_at_once() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let log = dir.path().join("in.log");
+    fs::write(&log, log_of(&[b"one".to_vec(), record(40_000, 2)]))?;
+    let out = fifo(dir.path(), "out")?;
+    let quick = |args: &[&str], stdin: Option<&[u8]>| {
+        run_with(
+            args,
+            &Opts {
+                stdin,
+                timeout: Some(Duration::from_secs(20)),
+                ..Opts::default()
+            },
+        )
+    };
+    for args in [
+        &["salvage", p(&log), p(&out)][..],
+        &["salvage", "--force", p(&log), p(&out)],
+        &["export", p(&log), p(&out)],
+        &["export", "--force", p(&log), p(&out)],
+        &["split", p(&out)],
+        &["split", "--parts", "2", p(&log), p(&out)],
+    ] {
+        let run = quick(args, None);
+        assert_eq!(run.code(), EXIT_ERROR, "{args:?}: {run:?}");
+        let line = run.one_line_error();
+        assert!(
+            line.contains("not a regular file") && line.contains("out"),
+            "{line}"
+        );
+        assert!(run.elapsed < Duration::from_secs(10), "{args:?}: {run:?}");
+    }
+    // Standard input a regular file (the same-file check looks at the FIFO too).
+    let run = run_with(
+        &["write", "--append", p(&out)],
+        &Opts {
+            shell_prefix: Some(&format!("exec < '{}';", p(&log))),
+            timeout: Some(Duration::from_secs(20)),
+            ..Opts::default()
+        },
+    );
+    assert_eq!(run.code(), EXIT_ERROR, "{run:?}");
+    assert!(run.one_line_error().contains("not a regular file"));
+    use std::os::unix::fs::FileTypeExt;
+    assert!(fs::symlink_metadata(&out)?.file_type().is_fifo());
+    Ok(())
+}
+
+/// `logfmt cat a.log | logfmt write --append a.log` ends: `cat` reads the log up to the length
+/// it had when it was opened, not what `write` appends meanwhile. The log then holds its
+/// records twice, on one thread and on several.
+#[cfg(unix)]
+#[test]
+fn a_pipeline_into_the_log_it_reads_ends() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let records: Vec<Vec<u8>> = (0..60_000).map(|i| record(30 + i % 20, i as u64)).collect();
+    let bin = env!("CARGO_BIN_EXE_logfmt");
+    for threads in ["1", "4"] {
+        let path = dir.path().join(format!("a{threads}.log"));
+        fs::write(&path, log_of(&records))?;
+        let mut cat = Command::new(bin)
+            .args(["cat", "--threads", threads, "--output", "framed", p(&path)])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()?;
+        let pipe = cat.stdout.take().ok_or("cat's standard output")?;
+        let mut write = Command::new(bin)
+            .args(["write", "--input", "framed", "--append", p(&path)])
+            .stdin(Stdio::from(pipe))
+            .stderr(Stdio::null())
+            .spawn()?;
+        let start = Instant::now();
+        let mut codes = [None, None];
+        while codes.iter().any(Option::is_none) {
+            for (code, child) in codes.iter_mut().zip([&mut cat, &mut write]) {
+                if code.is_none() {
+                    *code = child.try_wait()?.map(|s| s.code());
+                }
+            }
+            if start.elapsed() > Duration::from_secs(60) {
+                let _ = cat.kill();
+                let _ = write.kill();
+                let _ = cat.wait();
+                let _ = write.wait();
+                panic!(
+                    "the pipeline did not end: the log grew to {} bytes",
+                    fs::metadata(&path)?.len()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert_eq!(codes, [Some(Some(0)), Some(Some(0))], "threads {threads}");
+        let run = logfmt(&["cat", "--output", "framed", p(&path)], b"");
+        assert_eq!(run.code(), EXIT_OK, "{run:?}");
+        let twice = [records.clone(), records.clone()].concat();
+        assert!(
+            unframe(&run.stdout) == twice,
+            "threads {threads}: not the records twice"
+        );
+    }
+    Ok(())
+}
+
+/// `write --append a.log < a.log` is refused with one line, the log unchanged (it would read
+/// its own records back without end); through a symbolic link too.
+#[cfg(unix)]
+#[test]
+fn standard_input_that_is_the_log_is_refused() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("a.log");
+    let log = log_of(&[b"one".to_vec(), b"two".to_vec()]);
+    fs::write(&path, &log)?;
+    let link = dir.path().join("link.log");
+    std::os::unix::fs::symlink(&path, &link)?;
+    for (stdin, target) in [(&path, &path), (&path, &link), (&link, &path)] {
+        for mode in ["--append", "--force"] {
+            let run = run_with(
+                &["write", mode, p(target)],
+                &Opts {
+                    shell_prefix: Some(&format!("exec < '{}';", p(stdin))),
+                    timeout: Some(Duration::from_secs(20)),
+                    ..Opts::default()
+                },
+            );
+            assert_eq!(
+                run.code(),
+                EXIT_ERROR,
+                "{mode} {target:?} < {stdin:?}: {run:?}"
+            );
+            assert!(
+                run.one_line_error().contains("the output is the input"),
+                "{}",
+                run.stderr
+            );
+            assert_eq!(fs::read(&path)?, log);
+        }
+    }
+    Ok(())
+}
+
+/// The names in `dir`, sorted.
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = fs::read_dir(dir)
+        .map(|d| {
+            d.filter_map(Result::ok)
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+/// A line of standard input longer than --line-limit (64 MiB by default) is an error on one
+/// line, exit 2: a new log is not written and no temporary file is left; the line is not held
+/// whole (the peak memory stays near the limit). A line of exactly the limit is a record.
+#[test]
+fn an_endless_line_is_refused_in_bounded_memory() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("x.log");
+    // The default limit, passed by one byte: 64 MiB of zeros and no newline.
+    let endless = vec![0u8; (64 << 20) + 1];
+    let run = logfmt(&["write", p(&path)], &endless);
+    assert_eq!(run.code(), EXIT_ERROR, "{run:?}");
+    let line = run.one_line_error();
+    assert!(
+        line.contains("longer than 67108864 bytes") && line.contains("--line-limit"),
+        "{line}"
+    );
+    assert_eq!(names_in(dir.path()), Vec::<String>::new());
+    assert!(
+        run.peak_rss_kib < 100 << 10,
+        "peak RSS {} KiB for a line limited to 64 MiB",
+        run.peak_rss_kib
+    );
+    // --force over a log: the log is kept.
+    let old = log_of(&[b"old".to_vec()]);
+    fs::write(&path, &old)?;
+    let run = logfmt(
+        &["write", "--force", "--line-limit", "1000", p(&path)],
+        &[b'x'; 5000],
+    );
+    assert_eq!(run.code(), EXIT_ERROR, "{run:?}");
+    assert!(run.one_line_error().contains("longer than 1000 bytes"));
+    assert_eq!(fs::read(&path)?, old);
+    assert_eq!(names_in(dir.path()), ["x.log"]);
+    // --append: the records before the line are appended, the line is not.
+    let run = logfmt(
+        &["write", "--append", "--line-limit", "3", p(&path)],
+        b"abc\nd\nabcd\nlast\n",
+    );
+    assert_eq!(run.code(), EXIT_ERROR, "{run:?}");
+    assert!(
+        run.one_line_error().contains("byte offset 6"),
+        "{}",
+        run.stderr
+    );
+    let run = logfmt(&["cat", "--output", "framed", p(&path)], b"");
+    let want: Vec<Vec<u8>> = vec![b"old".to_vec(), b"abc".to_vec(), b"d".to_vec()];
+    assert_eq!(unframe(&run.stdout), want);
+    // A line of exactly the limit is a record.
+    let exact = dir.path().join("exact.log");
+    let run = logfmt(&["write", "--line-limit", "3", p(&exact)], b"abc\nab\nabc");
+    assert_eq!(run.code(), EXIT_OK, "{run:?}");
+    let run = logfmt(&["cat", "--output", "framed", p(&exact)], b"");
+    let want: Vec<Vec<u8>> = vec![b"abc".to_vec(), b"ab".to_vec(), b"abc".to_vec()];
+    assert_eq!(unframe(&run.stdout), want);
+    Ok(())
+}
+
+/// Under a file-size limit (`ulimit -f`) with SIGXFSZ at its default action, `write` is not
+/// killed: the write fails with EFBIG, reported on one line (exit 2); a new log is not put in
+/// place and no temporary file is left, with or without --force.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_file_size_limit_is_an_error_not_a_signal() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let records: Vec<Vec<u8>> = (0..40).map(|i| record(100 + i * 2017, i as u64)).collect();
+    let limit = 100_000;
+    let old = log_of(&[record(150_000, 7)]);
+    for force in [false, true] {
+        let path = dir.path().join("limited.log");
+        if force {
+            fs::write(&path, &old)?;
+        }
+        let mut args = vec!["write", "--input", "framed"];
+        if force {
+            args.push("--force");
+        }
+        args.push(p(&path));
+        let run = run_with(
+            &args,
+            &Opts {
+                stdin: Some(&framed(&records)),
+                // SIGXFSZ back at its default action (killing), whatever the caller set.
+                shell_prefix: Some(&format!(
+                    "trap - XFSZ; prlimit --pid $$ --fsize={limit}:{limit} &&"
+                )),
+                ..Opts::default()
+            },
+        );
+        if run.stderr.contains("prlimit:") {
+            println!(
+                "SKIPPED a_file_size_limit_is_an_error_not_a_signal: {}",
+                run.stderr
+            );
+            return Ok(());
+        }
+        assert!(run.status.code().is_some(), "killed by a signal: {run:?}");
+        assert_eq!(run.code(), EXIT_ERROR, "{run:?}");
+        let line = run.one_line_error();
+        assert!(line.contains("File too large"), "{line}");
+        if force {
+            assert_eq!(fs::read(&path)?, old, "--force: the old log is kept");
+            assert_eq!(names_in(dir.path()), ["limited.log"]);
+        } else {
+            assert_eq!(names_in(dir.path()), Vec::<String>::new());
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Smaller things: terminal bytes in clap's errors, `cat --follow` on a truncated or replaced
+// log, `write --force` on a symbolic link, a database log that is a device, `split` with more
+// parts than blocks.
+
+/// A value clap refuses is quoted in its message with its control characters escaped: an
+/// escape sequence on the command line does not reach the terminal.
+#[test]
+fn refused_values_are_shown_escaped() {
+    for args in [
+        &["cat", "--offset", "x\x1b[31m", "f"][..],
+        &["cat", "--range", "\x1b]0;title\x07..", "f"],
+        &["write", "--wait=\x1b[2J", "f"],
+        &["cat", "--bogus\x1b[31m", "f"],
+    ] {
+        let run = logfmt(args, b"");
+        assert_eq!(run.code(), EXIT_ERROR, "{args:?}: {run:?}");
+        assert!(
+            !run.stderr.chars().any(|c| c.is_control() && c != '\n'),
+            "{:?}",
+            run.stderr
+        );
+        assert!(run.stderr.contains(r"\u{1b}"), "{:?}", run.stderr);
+        assert!(run.stderr.starts_with("error: "), "{:?}", run.stderr);
+    }
+    // Help is as it was.
+    let run = logfmt(&["cat", "--help"], b"");
+    assert_eq!(run.code(), EXIT_OK);
+    assert!(run.stdout().contains("--follow"));
+}
+
+/// `cat --follow` notes on standard error that the log was truncated, or replaced by a new
+/// file (as `tail -f` says "file truncated"), and prints the log again from its start.
+#[cfg(unix)]
+#[test]
+fn follow_notes_truncation_and_replacement() -> TestResult {
+    use std::sync::{Arc, Mutex};
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("f.log");
+    fs::write(&path, log_of(&[b"one".to_vec(), b"two".to_vec()]))?;
+    /// Killed when dropped: a failed assertion does not leave it running.
+    struct Follower(std::process::Child);
+    impl Drop for Follower {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let mut child = Follower(
+        Command::new(env!("CARGO_BIN_EXE_logfmt"))
+            .args(["cat", "--follow", "--decode", "raw", p(&path)])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()?,
+    );
+    let collect = |mut from: Box<dyn Read + Send>| {
+        let seen = Arc::new(Mutex::new(String::new()));
+        let into = Arc::clone(&seen);
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = from.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                if let Ok(mut text) = into.lock() {
+                    text.push_str(&String::from_utf8_lossy(&buf[..n]));
+                }
+            }
+        });
+        seen
+    };
+    let out = collect(Box::new(child.0.stdout.take().ok_or("stdout")?));
+    let err = collect(Box::new(child.0.stderr.take().ok_or("stderr")?));
+    let wait_for = |what: &Arc<Mutex<String>>, text: &str| {
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(20) {
+            if what.lock().is_ok_and(|t| t.contains(text)) {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        false
+    };
+    assert!(
+        wait_for(&out, "one\ntwo\n"),
+        "{:?}",
+        out.lock().map(|t| t.clone())
+    );
+    // Truncated, then written again.
+    fs::write(&path, log_of(&[b"three".to_vec()]))?;
+    assert!(
+        wait_for(&err, "file truncated"),
+        "{:?}",
+        err.lock().map(|t| t.clone())
+    );
+    assert!(
+        wait_for(&out, "two\nthree\n"),
+        "{:?}",
+        out.lock().map(|t| t.clone())
+    );
+    // Replaced by a new file (renamed over it).
+    let new = dir.path().join("new.log");
+    fs::write(
+        &new,
+        log_of(&[b"four".to_vec(), b"five".to_vec(), b"six".to_vec()]),
+    )?;
+    fs::rename(&new, &path)?;
+    assert!(
+        wait_for(&err, "replaced by a new file"),
+        "{:?}",
+        err.lock().map(|t| t.clone())
+    );
+    assert!(
+        wait_for(&out, "three\nfour\nfive\nsix\n"),
+        "{:?}",
+        out.lock().map(|t| t.clone())
+    );
+    drop(child);
+    let notes = err.lock().map(|t| t.clone()).unwrap_or_default();
+    assert_eq!(notes.lines().count(), 2, "{notes}");
+    Ok(())
+}
+
+/// `write --force` on a symbolic link writes through it, as `write --append` does: the link
+/// stays, the file it points to gets the new log.
+#[cfg(unix)]
+#[test]
+fn force_writes_through_a_symbolic_link_as_append_does() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let target = dir.path().join("real.log");
+    let link = dir.path().join("link.log");
+    fs::write(&target, log_of(&[b"old".to_vec()]))?;
+    std::os::unix::fs::symlink("real.log", &link)?;
+    let run = logfmt(&["write", "--force", p(&link)], b"new\n");
+    assert_eq!(run.code(), EXIT_OK, "{run:?}");
+    assert!(fs::symlink_metadata(&link)?.file_type().is_symlink());
+    assert_eq!(fs::read(&target)?, log_of(&[b"new".to_vec()]));
+    let run = logfmt(&["write", "--append", p(&link)], b"more\n");
+    assert_eq!(run.code(), EXIT_OK, "{run:?}");
+    assert!(fs::symlink_metadata(&link)?.file_type().is_symlink());
+    assert_eq!(
+        fs::read(&target)?,
+        log_of(&[b"new".to_vec(), b"more".to_vec()])
+    );
+    assert_eq!(names_in(dir.path()), ["link.log", "real.log"]);
+    Ok(())
+}
+
+/// A database directory whose write-ahead log is a link to `/dev/zero` is refused at once
+/// (one line, exit 2), not read without end; so is one whose MANIFEST is a FIFO, or whose
+/// CURRENT is a link to `/dev/zero`.
+#[cfg(unix)]
+#[test]
+fn a_database_file_that_is_not_regular_is_refused() -> TestResult {
+    for (case, culprit) in [
+        ("log", "000003.log"),
+        ("manifest", "MANIFEST-000001"),
+        ("current", "CURRENT"),
+    ] {
+        let dir = tempfile::tempdir()?;
+        let db = dir.path();
+        if case == "current" {
+            std::os::unix::fs::symlink("/dev/zero", db.join("CURRENT"))?;
+        } else {
+            fs::write(db.join("CURRENT"), "MANIFEST-000001\n")?;
+        }
+        if case == "manifest" {
+            fifo(db, "MANIFEST-000001")?;
+        } else {
+            fs::write(db.join("MANIFEST-000001"), b"")?;
+        }
+        if case == "log" {
+            std::os::unix::fs::symlink("/dev/zero", db.join("000003.log"))?;
+        } else {
+            fs::write(db.join("000003.log"), log_of(&[b"one".to_vec()]))?;
+        }
+        for args in READERS {
+            let run = run_with(
+                &[args, &[p(db)][..]].concat(),
+                &Opts {
+                    timeout: Some(Duration::from_secs(20)),
+                    ..Opts::default()
+                },
+            );
+            assert_eq!(run.code(), EXIT_ERROR, "{case}: {args:?}: {run:?}");
+            let line = run.one_line_error();
+            assert!(
+                line.contains("not a regular file") && line.contains(culprit),
+                "{case}: {line}"
+            );
+        }
+    }
+    Ok(())
+}
+
+/// `split --parts 1000000` of a 108 KB log is quick: at most 64 ranges per block (256 here).
+#[test]
+fn more_parts_than_blocks_are_quick() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("small.log");
+    let records: Vec<Vec<u8>> = (0..3375).map(|i| record(25, i)).collect();
+    let log = log_of(&records);
+    assert!(
+        log.len() > 100_000 && log.len() <= 4 * BLOCK_SIZE,
+        "{}",
+        log.len()
+    );
+    fs::write(&path, &log)?;
+    let run = run_with(
+        &["split", "--json", "--parts", "1000000", p(&path)],
+        &Opts {
+            timeout: Some(Duration::from_secs(30)),
+            ..Opts::default()
+        },
+    );
+    assert_eq!(run.code(), EXIT_OK, "{run:?}");
+    let doc: serde_json::Value = serde_json::from_slice(&run.stdout)?;
+    assert_eq!(doc["records"], 3375);
+    assert_eq!(doc["ranges"].as_array().map(Vec::len), Some(256));
+    assert!(run.elapsed < Duration::from_secs(10), "{:?}", run.elapsed);
     Ok(())
 }

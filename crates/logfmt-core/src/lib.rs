@@ -29,6 +29,11 @@ mod skip;
 mod source;
 mod writer;
 
+/// The on-disk promise: every byte logfmt writes beyond LevelDB's format, how each structure
+/// and its version is recognised, and what every 1.x reader reads (`FORMAT.md`).
+#[doc = include_str!("../FORMAT.md")]
+pub mod on_disk {}
+
 #[cfg(test)]
 mod pack_tests;
 #[cfg(test)]

@@ -10,7 +10,11 @@
 //!   byte as LevelDB would;
 //! - it ends in a torn or unwritten tail: refused ([`Error::TornTail`]), unless
 //!   [`TornTailPolicy::Truncate`] is given; then exactly those bytes are cut off
-//!   (`set_len`) and the writer continues there;
+//!   (`set_len`) and the writer continues there. Bytes other than zeros in the last 7 to 10
+//!   bytes of a block (a recyclable log's trailer) are such a tail too: a reader passes over
+//!   them at the end of the file, but once the block is complete LevelDB's and RocksDB's
+//!   readers take them for a header, and a point-in-time recovery would stop there, before
+//!   every appended record;
 //! - a recyclable log that ends at a record of an earlier use of the file (a recycled file,
 //!   or a file of another log number) is treated the same way: refused
 //!   ([`Error::StaleTail`]) or, with [`TornTailPolicy::Truncate`], cut off there — records
@@ -26,7 +30,9 @@
 use std::fs::{File, OpenOptions};
 use std::path::Path;
 
-use logfmt_core::{ChunkFormat, Format, ReadFormat, ReadOptions};
+use logfmt_core::{
+    BLOCK_SIZE, ChunkFormat, Format, HEADER_SIZE, RECYCLABLE_HEADER_SIZE, ReadFormat, ReadOptions,
+};
 
 use crate::compression::Compression;
 use crate::create::missing;
@@ -447,11 +453,15 @@ fn survey(file: &File, len: u64) -> std::io::Result<Survey> {
         }
     }
     let stale = StaleTail::after(&mut reader, Some(len))?;
+    let tail = match (reader.tail(), &stale) {
+        (None, None) => trailer_garbage(file, reader.last_clean_end(), len)?,
+        (tail, _) => tail,
+    };
     Ok(Survey {
         records: reader.records(),
         first_damage,
         damages,
-        tail: reader.tail(),
+        tail,
         stale,
         own: match reader.format() {
             ChunkFormat::Decided(format) => Some(format),
@@ -459,4 +469,31 @@ fn survey(file: &File, len: u64) -> std::io::Result<Survey> {
         },
         compression: reader.compression(),
     })
+}
+
+/// The bytes from `from` (where the last complete record ends) to the end of the file
+/// (`len`), if they are a block trailer that is not zeros and that a reader would read as a
+/// chunk header once the block is complete: a torn tail.
+///
+/// A recyclable log's writer pads a block whose last 1 to 10 bytes cannot hold an 11-byte
+/// header; a reader at the end of the file passes over those bytes as the trailer they were
+/// to become. But once a continued log completes the block, LevelDB's and RocksDB's readers
+/// read any 7 or more of them as a legacy header: zeros are skipped silently, anything else
+/// is a bad record length or an unknown type that drops the rest of the block — and stops a
+/// point-in-time recovery there, losing every record appended after it. Such bytes hold no
+/// record (nothing fits in them), so they are a torn tail: refused, or cut off. Trailers of
+/// fewer than 7 bytes are never read as a header, and are left as they are.
+fn trailer_garbage(file: &File, from: u64, len: u64) -> std::io::Result<Option<Damage>> {
+    let block = BLOCK_SIZE as u64;
+    let room = block - from % block;
+    let read_as_header = (HEADER_SIZE as u64..RECYCLABLE_HEADER_SIZE as u64).contains(&room);
+    if !read_as_header || len <= from || len - from > room {
+        return Ok(None);
+    }
+    let zeros = crate::tail::all_zero(file, from, len - from)?;
+    Ok((!zeros).then_some(Damage {
+        offset: from,
+        bytes: len - from,
+        kind: DamageKind::TornTail,
+    }))
 }

@@ -29,6 +29,11 @@ use crate::writer::{LogWriter, WriterOptions};
 ///   refuses to replace a file: if another writer created it meanwhile, the commit is
 ///   refused ([`Error::AlreadyExists`]) and that writer's log is kept.
 ///
+/// A destination that is a symbolic link is written through: the new log is put in place of
+/// the file the link points to (created there if the link dangles), beside it, and the link
+/// is kept, as [`LogWriter::append`] writes through it. A hard link's other names keep the
+/// old file (the new log is a new file).
+///
 /// ```
 /// use logfmt_std::{AtomicLog, AtomicOptions, Error, LogFile};
 ///
@@ -111,7 +116,7 @@ impl AtomicLog {
     /// [`Operation::Open`] if the destination exists and this user may not write it, with
     /// [`Operation::Create`] if the directory cannot take a new file).
     pub fn create(path: impl AsRef<Path>, options: &AtomicOptions) -> Result<Self, Error> {
-        let dest = path.as_ref();
+        let dest = &link_target(path.as_ref())?;
         check_writable_kind(dest)?;
         let held = open_locked(dest, options.writer.lock_wait, || {
             match OpenOptions::new().read(true).open(dest) {
@@ -251,6 +256,39 @@ impl AtomicLog {
     }
 }
 
+/// Symbolic links followed at most this many times (Linux's `MAXSYMLINKS`).
+const MAX_LINKS: usize = 40;
+
+/// The file `path` names once symbolic links are followed: `path` itself unless it is a
+/// symbolic link; the file a link points to (whether it exists or not), its relative target
+/// taken from the link's directory. Only the last component is followed: the directories on
+/// the way stay as they are named.
+///
+/// # Errors
+/// [`Error::Io`] with [`Operation::Inspect`] if a link cannot be read, or more than
+/// [`MAX_LINKS`] are chained (a loop).
+fn link_target(path: &Path) -> Result<PathBuf, Error> {
+    let mut at = path.to_path_buf();
+    for _ in 0..=MAX_LINKS {
+        match fs::symlink_metadata(&at) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                let target =
+                    fs::read_link(&at).map_err(|e| Error::io(Operation::Inspect, path, e))?;
+                at = match at.parent() {
+                    Some(dir) if target.is_relative() => dir.join(target),
+                    _ => target,
+                };
+            }
+            _ => return Ok(at),
+        }
+    }
+    Err(Error::io(
+        Operation::Inspect,
+        path,
+        io::Error::other("too many levels of symbolic links"),
+    ))
+}
+
 /// The operating system's error inside one that `tempfile` decorated with the temporary
 /// file's name (the message names the destination instead).
 fn without_path(error: io::Error) -> io::Error {
@@ -381,6 +419,57 @@ mod tests {
         );
         assert_eq!(fs::read(&path)?, b"first");
         assert_eq!(entries(dir.path())?, ["raced.log"]);
+        Ok(())
+    }
+
+    /// A symbolic link is written through, as an append writes through it: the link stays,
+    /// its target is replaced (or created, if the link dangles), beside the target.
+    #[cfg(unix)]
+    #[test]
+    fn a_symbolic_link_is_written_through() -> TestResult {
+        let dir = tempfile::tempdir()?;
+        let logs = dir.path().join("logs");
+        fs::create_dir(&logs)?;
+        let target = logs.join("real.log");
+        fs::write(&target, b"old")?;
+        let link = dir.path().join("link.log");
+        std::os::unix::fs::symlink("logs/real.log", &link)?;
+        let mut log = AtomicLog::create(&link, &AtomicOptions::new().replace(true))?;
+        assert_eq!(log.path(), target);
+        assert!(log.temporary_path().starts_with(&logs));
+        log.add_record(b"new")?;
+        log.commit()?;
+        assert!(fs::symlink_metadata(&link)?.file_type().is_symlink());
+        assert_eq!(fs::read(&target)?.len(), 10);
+        assert_eq!(entries(dir.path())?, ["link.log", "logs"]);
+        assert_eq!(entries(&logs)?, ["real.log"]);
+
+        // A dangling link: its target is created.
+        let dangling = dir.path().join("dangling.log");
+        std::os::unix::fs::symlink("logs/new.log", &dangling)?;
+        let mut log = AtomicLog::create(&dangling, &AtomicOptions::new())?;
+        log.add_record(b"first")?;
+        log.commit()?;
+        assert!(fs::symlink_metadata(&dangling)?.file_type().is_symlink());
+        assert_eq!(fs::read(logs.join("new.log"))?.len(), 12);
+
+        // A loop is an error, and nothing is created.
+        let a = dir.path().join("a.log");
+        let b = dir.path().join("b.log");
+        std::os::unix::fs::symlink(&b, &a)?;
+        std::os::unix::fs::symlink(&a, &b)?;
+        let refused = AtomicLog::create(&a, &AtomicOptions::new()).err();
+        assert!(
+            matches!(
+                refused,
+                Some(Error::Io {
+                    operation: Operation::Inspect,
+                    ..
+                })
+            ),
+            "{refused:?}"
+        );
+        assert_eq!(entries(&logs)?, ["new.log", "real.log"]);
         Ok(())
     }
 

@@ -7,7 +7,6 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, Operation};
 use crate::ring::{RingImage, RingSource};
 use crate::source::StdSource;
-#[cfg(unix)]
 use crate::split::ReadAt;
 
 /// A log opened to read it, with its path (for error messages) and its length when opened.
@@ -90,13 +89,49 @@ impl LogFile {
         self.file
     }
 
-    /// A block source reading the log from its current position; an initial offset is reached
-    /// by seeking when it is a regular file, by reading otherwise.
-    pub fn source(&self) -> StdSource<&File> {
+    /// A block source reading the log from its start up to its length when it was opened
+    /// ([`len_at_open`](Self::len_at_open)): what is appended meanwhile is not read, so a
+    /// command that reads a log and one that appends what it reads to the same log both end.
+    /// A pipe or a device is read as it comes, to its end. An initial offset is reached by
+    /// seeking when it is a regular file, by reading otherwise.
+    ///
+    /// ```
+    /// use std::io::Write;
+    /// use logfmt_std::{BlockSource, LogFile, LogWriter, WriterOptions};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("000001.log");
+    /// let mut writer = LogWriter::create(&path, &WriterOptions::new())?;
+    /// writer.add_record(b"hello")?;
+    /// writer.close()?;
+    ///
+    /// let log = LogFile::open(&path)?;
+    /// std::fs::OpenOptions::new().append(true).open(&path)?.write_all(b"appended")?;
+    /// let mut source = log.source();
+    /// source.load_next()?;
+    /// assert_eq!(source.block().len(), 12); // the record, not what came after
+    /// let mut growing = log.growing_source();
+    /// growing.load_next()?;
+    /// assert_eq!(growing.block().len(), 20);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn source(&self) -> StdSource<LogBytes<'_>> {
+        self.source_to(self.len)
+    }
+
+    /// A block source reading the log from its start to its end, whatever its length now: for
+    /// a reader that follows a log a writer appends to
+    /// ([`ReadOptions::tailing`](logfmt_core::ReadOptions::tailing)). Otherwise as
+    /// [`source`](Self::source).
+    pub fn growing_source(&self) -> StdSource<LogBytes<'_>> {
+        self.source_to(u64::MAX)
+    }
+
+    fn source_to(&self, end: u64) -> StdSource<LogBytes<'_>> {
         if self.regular {
-            StdSource::seekable(&self.file)
+            StdSource::seekable(LogBytes::File(ReadAt::up_to(&self.file, end)))
         } else {
-            StdSource::new(&self.file)
+            StdSource::new(LogBytes::Stream(&self.file))
         }
     }
 
@@ -147,9 +182,10 @@ impl LogFile {
         Ok(StdSource::seekable(reader))
     }
 
-    /// The ring log this file holds, if it is a ring image (a regular file of whole blocks, one
-    /// at least beginning with a ring header: see [`RingImage`]). Reads the first bytes of each
-    /// block with positioned reads (on Unix; elsewhere the file opened again), not disturbing
+    /// The ring log this file holds, if it is a ring image (a regular file with one block at
+    /// least beginning with a ring header, or cut short of whole blocks but beginning as a
+    /// ring image does: see [`RingImage`]). Reads the first bytes of each block with
+    /// positioned reads (on Unix; elsewhere the file opened again), not disturbing
     /// [`source`](Self::source). A pipe or a device is never a ring image.
     ///
     /// # Errors
@@ -198,6 +234,39 @@ impl LogFile {
     pub fn is_same_file(&self, path: &Path) -> Result<bool, Error> {
         crate::lock::is_same_file(&self.file, path)
             .map_err(|e| Error::io(Operation::Inspect, path, e))
+    }
+}
+
+/// The bytes of a [`LogFile`] as its [`source`](LogFile::source) reads them: a regular file
+/// with positioned reads of its own, up to an end; a pipe or a device as it comes.
+#[derive(Debug)]
+pub enum LogBytes<'f> {
+    /// A regular file.
+    File(ReadAt<'f>),
+    /// A pipe or a device: read in order, never sought.
+    Stream(&'f File),
+}
+
+impl Read for LogBytes<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Self::File(file) => file.read(buf),
+            Self::Stream(stream) => {
+                let mut stream: &File = stream;
+                stream.read(buf)
+            }
+        }
+    }
+}
+
+impl Seek for LogBytes<'_> {
+    /// Moves a regular file's position; a pipe or a device cannot be sought
+    /// ([`io::ErrorKind::Unsupported`]).
+    fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
+        match self {
+            Self::File(file) => file.seek(to),
+            Self::Stream(_) => Err(io::ErrorKind::Unsupported.into()),
+        }
     }
 }
 

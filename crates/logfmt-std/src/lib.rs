@@ -97,12 +97,17 @@
 //!
 //! # Crate features
 //!
-//! Both are on by default; with `default-features = false` the crate has everything above
-//! except what they add, and does not depend on rayon or memmap2.
+//! `parallel` and `mmap` are on by default, `zstd` is not; with `default-features = false` the
+//! crate has everything above except what they add, does not depend on rayon or memmap2, and
+//! compiles no C.
 //!
 //! - `parallel` — [`par_scan`], [`par_scan_file`] and [`MappedLog::par_scan`]: ranges of a
 //!   log read in parallel on rayon's thread pool.
 //! - `mmap` — [`MappedLog`]: a log file read through a memory map.
+//! - `zstd` — compressed packs and RocksDB's WAL compression ([`Compression`]), written and
+//!   read with zstd (a C library). Without it a compressed record or pack is an error naming
+//!   the feature ([`ReadError::NeedsFeature`]), never a record, and a writer asked to compress
+//!   refuses ([`LogWriterError::NeedsFeature`]).
 //!
 //! No feature changes a byte on disk.
 //!
@@ -193,6 +198,7 @@ mod atomic;
 mod compression;
 pub mod content;
 mod create;
+mod database_log;
 mod detect;
 mod error;
 mod escape;
@@ -221,7 +227,7 @@ pub use atomic::{AtomicLog, AtomicOptions};
 pub use compression::{Compression, MAX_DECODED};
 pub use error::{Error, LogWriterError, Operation, WriteOperation};
 pub use escape::{Escaped, EscapedPath};
-pub use file::{LogFile, Reread, log_number_in_name, log_number_of_file};
+pub use file::{LogBytes, LogFile, Reread, log_number_in_name, log_number_of_file};
 pub use group::{GroupPolicy, GroupStats, GroupWriter, SyncHandle};
 pub use lock::{LockWait, is_same_file};
 // The format.
@@ -234,6 +240,7 @@ pub use logfmt_core::{ReadFormat, ReadOptions, WriteOptions};
 // What reading returns and reports, and where writing put a record.
 pub use logfmt_core::{Corruption, CorruptionKind, LogEnd, Oversized, Record, Written};
 // Sources, and the core readers over them.
+pub use database_log::{DatabaseLog, database_log};
 pub use detect::detect_format;
 pub use logfmt_core::{
     Aborted, BlockSource, Event, Fragment, FragmentReader, Item, Reader, Skip, SkipKind,
@@ -250,7 +257,7 @@ pub use record_stream::RecordStream;
 pub use recovery::{
     Action, Damage, DamageKind, Ending, ReadError, RecoveryMode, UnknownRecoveryMode,
 };
-pub use ring::{BlockRole, RingImage, RingSource};
+pub use ring::{BlockRole, RingDisagreement, RingImage, RingSource};
 pub use sink::StdSink;
 pub use source::StdSource;
 pub use split::{ReadAt, split};

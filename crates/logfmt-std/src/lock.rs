@@ -19,6 +19,7 @@ use std::path::Path;
 use std::thread;
 use std::time::{Duration, Instant};
 
+#[cfg(not(unix))]
 use same_file::Handle;
 
 use crate::error::{Error, Operation};
@@ -101,8 +102,22 @@ pub(crate) fn open_locked(
     }
 }
 
-/// Whether `path` names the open `file` (same device and inode).
+/// Whether `path` names the open `file` (same device and inode). On Unix the path is only
+/// inspected (`stat`), never opened: opening a FIFO blocks until it has a writer.
 pub(crate) fn still_named(file: &File, path: &Path) -> io::Result<bool> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        match std::fs::metadata(path) {
+            Ok(named) => {
+                let open = file.metadata()?;
+                Ok(named.dev() == open.dev() && named.ino() == open.ino())
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+    #[cfg(not(unix))]
     match Handle::from_path(path) {
         Ok(named) => Ok(named == Handle::from_file(file.try_clone()?)?),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
@@ -112,7 +127,7 @@ pub(crate) fn still_named(file: &File, path: &Path) -> io::Result<bool> {
 
 /// Whether the open `file` and the file at `path` are one file (same device and inode: hard
 /// links, symbolic links, bind mounts and `/proc/self/fd/N` included). A missing `path` is
-/// not.
+/// not. `path` is not opened (on Unix), so a FIFO there is answered at once.
 ///
 /// # Errors
 /// The operating system's, inspecting either.
@@ -238,6 +253,26 @@ mod tests {
         std::fs::write(&other, b"x")?;
         assert!(!is_same_file(&file, &other)?);
         assert!(!is_same_file(&file, &dir.path().join("missing"))?);
+        Ok(())
+    }
+
+    /// A FIFO is inspected, not opened: opening it would wait for a writer.
+    #[cfg(unix)]
+    #[test]
+    fn same_file_does_not_open_a_fifo() -> TestResult {
+        let dir = tempfile::tempdir()?;
+        let path = dir.path().join("in.log");
+        std::fs::write(&path, b"x")?;
+        let fifo = dir.path().join("fifo");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status()?;
+        assert!(made.success(), "mkfifo");
+        let file = File::open(&path)?;
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (f, p) = (file.try_clone()?, fifo.clone());
+        // On a thread: a regression blocks there, and the test fails instead of hanging.
+        thread::spawn(move || tx.send(is_same_file(&f, &p).map_err(|e| e.kind())));
+        let answer = rx.recv_timeout(Duration::from_secs(10))?;
+        assert_eq!(answer, Ok(false));
         Ok(())
     }
 }

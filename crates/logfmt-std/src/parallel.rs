@@ -58,7 +58,9 @@ where
 ///
 /// Each range is read with positioned reads (`pread`) of its own, so the file is neither
 /// mapped nor held in memory: a file truncated while it is read ends early (the reader sees
-/// a torn tail, or a read error), never a signal.
+/// a torn tail, or a read error), never a signal. The file is read up to the length it has
+/// when the scan starts: what is appended to it meanwhile is not read (a record that a range
+/// begins is completed with the bytes before that length only).
 ///
 /// ```
 /// use logfmt_std::{Entry, LogWriter, ReaderOptions, WriterOptions, par_scan_file, split};
@@ -92,11 +94,13 @@ where
     T: Send,
     F: Fn(Range<u64>, LogReader<StdSource<ReadAt<'f>>>) -> T + Sync,
 {
+    // A file that cannot be inspected is read to its end (reading it then fails, or not).
+    let end = file.metadata().map_or(u64::MAX, |meta| meta.len());
     ranges
         .par_iter()
         .map(|range| {
             let options = options.clone().range(range.clone());
-            let source = StdSource::seekable(ReadAt::new(file));
+            let source = StdSource::seekable(ReadAt::up_to(file, end));
             scan(range.clone(), LogReader::new(source, &options))
         })
         .collect()

@@ -140,6 +140,25 @@ pub enum DamageKind {
     },
 }
 
+impl DamageKind {
+    /// Whether records are known to be lost to damage of this kind, whatever a recovery mode
+    /// reports: bytes LevelDB drops and reports, and the end of a log where well-formed chunks
+    /// follow the damage ([`LostTail`](Self::LostTail): LevelDB's reader ends the log there
+    /// silently, and every record after it is lost to it). Not a torn tail (it holds no
+    /// complete record) nor bytes skipped without a report (zeros, which may hide nothing).
+    ///
+    /// ```
+    /// use logfmt_std::{CorruptionKind, DamageKind};
+    ///
+    /// assert!(DamageKind::LostTail { chunks: 49, next: 32_768 }.loses_records());
+    /// assert!(DamageKind::Corruption(CorruptionKind::BadRecordLength).loses_records());
+    /// assert!(!DamageKind::TornTail.loses_records());
+    /// ```
+    pub const fn loses_records(self) -> bool {
+        matches!(self, Self::Corruption(_) | Self::LostTail { .. })
+    }
+}
+
 impl fmt::Display for DamageKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

@@ -34,21 +34,54 @@ pub fn split(len: u64, parts: usize) -> Vec<Range<u64>> {
 
 /// A reader of an open file at a position of its own (`pread`): readers of one file in
 /// several threads do not disturb one another. Made by `par_scan_file` (feature `parallel`).
+///
+/// It may stop at an end of its own ([`up_to`](Self::up_to)): the file then reads as if it
+/// ended there, whatever is appended to it meanwhile.
+///
+/// ```
+/// use std::io::{Read, Write};
+///
+/// let mut file = tempfile::tempfile()?;
+/// file.write_all(b"0123456789")?;
+/// let mut first = String::new();
+/// logfmt_std::ReadAt::up_to(&file, 4).read_to_string(&mut first)?;
+/// assert_eq!(first, "0123");
+/// let mut all = String::new();
+/// logfmt_std::ReadAt::new(&file).read_to_string(&mut all)?;
+/// assert_eq!(all, "0123456789");
+/// # Ok::<(), std::io::Error>(())
+/// ```
 #[derive(Debug)]
 pub struct ReadAt<'f> {
     file: &'f File,
     pos: u64,
+    /// Where reading ends (`u64::MAX`: at the file's end).
+    end: u64,
 }
 
 impl<'f> ReadAt<'f> {
-    /// A reader of `file` from its start, not moving the file's own offset.
+    /// A reader of `file` from its start to its end, not moving the file's own offset.
     pub fn new(file: &'f File) -> Self {
-        Self { file, pos: 0 }
+        Self::up_to(file, u64::MAX)
+    }
+
+    /// A reader of the first `end` bytes of `file` (fewer if it is shorter), from its start,
+    /// not moving the file's own offset: what is written past `end` is not read.
+    pub fn up_to(file: &'f File, end: u64) -> Self {
+        Self { file, pos: 0, end }
     }
 }
 
 impl Read for ReadAt<'_> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let left = self.end.saturating_sub(self.pos);
+        let want = usize::try_from(left).map_or(buf.len(), |left| left.min(buf.len()));
+        let Some(buf) = buf.get_mut(..want) else {
+            return Ok(0);
+        };
+        if buf.is_empty() {
+            return Ok(0);
+        }
         let n = read_at(self.file, buf, self.pos)?;
         self.pos += n as u64;
         Ok(n)
@@ -56,11 +89,18 @@ impl Read for ReadAt<'_> {
 }
 
 impl Seek for ReadAt<'_> {
+    /// Moves the position; [`SeekFrom::End`] counts from the file's end, or from the end
+    /// given to [`up_to`](ReadAt::up_to) if that comes first.
     fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
         let target = match to {
             SeekFrom::Start(at) => Some(at),
             SeekFrom::Current(delta) => self.pos.checked_add_signed(delta),
-            SeekFrom::End(delta) => self.file.metadata()?.len().checked_add_signed(delta),
+            SeekFrom::End(delta) => self
+                .file
+                .metadata()?
+                .len()
+                .min(self.end)
+                .checked_add_signed(delta),
         };
         self.pos = target.ok_or_else(|| {
             io::Error::new(

@@ -74,7 +74,10 @@ pub(crate) struct CatArgs {
     hex: bool,
     /// After the last record, wait for more, as `tail -f` does: the records a writer appends
     /// are printed as each is completed. Runs until interrupted. With several files, the last
-    /// one is followed; standard input and pipes end with their writer.
+    /// one is followed; standard input and pipes end with their writer. A file that shrinks
+    /// ("file truncated"), or whose name is given to a new file (a log rotated or replaced), is
+    /// noted on standard error and read again from its start (the new file's). Without it, a
+    /// file is read up to the length it had when it was opened.
     #[arg(long)]
     follow: bool,
     #[command(flatten)]
@@ -116,10 +119,35 @@ pub(crate) fn run(args: &CatArgs) -> Result<(), CliError> {
     let mut out = BufWriter::with_capacity(64 * 1024, stdout.lock());
     for (i, target) in targets.iter().enumerate() {
         let follow = args.follow && i + 1 == targets.len();
-        cat(args, target, several, terminal, follow, &mut out)?;
+        while cat(args, target, several, terminal, follow, &mut out)? == Followed::Again {}
     }
     out.flush()?;
     Ok(())
+}
+
+/// How printing a file ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Followed {
+    /// At its end (or, followed, with its writer gone: a pipe).
+    Done,
+    /// Followed, it was truncated or replaced: it is to be read again from its start.
+    Again,
+}
+
+/// Whether the followed `log` was truncated (it is shorter than the `seen` length) or its
+/// name now belongs to another file, as `tail -f` notices it; the note to make if so.
+/// Updates `seen` to the length now.
+fn follow_change(log: &logfmt_std::LogFile, seen: &mut u64) -> Option<&'static str> {
+    // A name that does not resolve (the log deleted, not yet replaced) is waited on.
+    if log.is_same_file(log.path()).ok() == Some(false) && log.path().exists() {
+        return Some("replaced by a new file: reading the new file from its start");
+    }
+    let len = log.file().metadata().ok()?.len();
+    if len < *seen {
+        return Some("file truncated: reading it again from its start");
+    }
+    *seen = len;
+    None
 }
 
 /// Prints the records of one file; `several` when more files are printed.
@@ -130,9 +158,10 @@ fn cat(
     terminal: bool,
     follow: bool,
     out: &mut impl Write,
-) -> Result<(), CliError> {
+) -> Result<Followed, CliError> {
     let read = target.read_args(&args.read);
     let input = Input::open(&target.path, read.erased)?;
+    input.say_disagreements();
     let log = &input.log;
     let mut options = read.options(&input, args.offset, args.range.clone())?;
     // A pipe ends when its writer is done: only a file is waited on.
@@ -140,7 +169,13 @@ fn cat(
     if follow {
         options.read = options.read.clone().tailing(true);
     }
-    let mut reader = LogReader::new(input.source()?, &options);
+    // Read up to its length at open, unless followed.
+    let source = if follow {
+        input.growing_source()?
+    } else {
+        input.source()?
+    };
+    let mut reader = LogReader::new(source, &options);
     let progress = Progress::none();
     let mut content = match args.output {
         OutputFormat::Framed => Content::Raw,
@@ -197,7 +232,7 @@ fn cat(
             },
         )?;
         if printed {
-            return Ok(());
+            return Ok(Followed::Done);
         }
         if decoded && header && style != Style::Json {
             // Printed above: the reader below does not print it again.
@@ -289,10 +324,15 @@ fn cat(
         Ok(())
     };
     let mut outcome = scan(&mut reader, &progress, limit, &mut visit)?;
+    let mut seen = log.len_at_open();
     while follow && shared.borrow().1.is_none() && outcome.failed_on.is_none() {
         // Nothing more yet: print what was read, wait, read on.
         shared.borrow_mut().0.flush()?;
         std::thread::sleep(std::time::Duration::from_millis(200));
+        if let Some(change) = follow_change(log, &mut seen) {
+            super::say(log.path(), change);
+            return Ok(Followed::Again);
+        }
         outcome = scan(&mut reader, &progress, limit, &mut visit)?;
     }
     let (out, read_error) = shared.into_inner();
@@ -320,5 +360,5 @@ fn cat(
             ),
         );
     }
-    Ok(())
+    Ok(Followed::Done)
 }

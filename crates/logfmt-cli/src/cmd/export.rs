@@ -24,7 +24,8 @@ use crate::scan::{Found, UNLIMITED, scan};
 /// temporary file beside OUT, which is synced and renamed over OUT (and the directory synced):
 /// OUT is replaced whole, or left as it was if anything fails. OUT is refused if it exists and
 /// is not empty (exit status 1) unless --force is given, and always if it is IN itself (the
-/// same file under any name). While it writes, export holds OUT's writer lock (if OUT
+/// same file under any name); an OUT that is not a regular file (a FIFO, a device) is refused
+/// at once (exit status 2), without opening it. While it writes, export holds OUT's writer lock (if OUT
 /// exists), as `write` does.
 ///
 /// --json prints one JSON object: {"records": n, "payload_bytes": n, "dropped_bytes": n,
@@ -52,6 +53,7 @@ pub(crate) struct ExportArgs {
 /// Runs `export`.
 pub(crate) fn run(args: &ExportArgs) -> Result<(), CliError> {
     let input = Input::open(&args.input, args.read.erased)?;
+    input.say_disagreements();
     let log = &input.log;
     if log.is_same_file(&args.output)? {
         return Err(CliError::SameFile {

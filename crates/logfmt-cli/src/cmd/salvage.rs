@@ -23,7 +23,10 @@ use crate::scan::{Found, UNLIMITED, scan};
 /// synced and then renamed over OUT (and the directory synced): OUT is replaced whole, or
 /// left as it was if anything fails, with no temporary file left behind. OUT is refused if
 /// it exists and is not empty (exit status 1) unless --force is given, and always if it is
-/// IN itself (the same file under any name: a hard link, a symbolic link, /proc/self/fd/N).
+/// IN itself (the same file under any name: a hard link, a symbolic link, /proc/self/fd/N);
+/// an OUT that is not a regular file (a FIFO, a device) is refused at once (exit status 2),
+/// without opening it. An OUT that is a symbolic link is written through: the file it points
+/// to is replaced.
 /// Where LevelDB's reader takes damage in the last block for the end of the log but
 /// well-formed chunks follow it, salvage reads on from the first of them. What was lost is
 /// reported: each damaged region with its offset, size and reason. Exit
@@ -68,6 +71,7 @@ pub(crate) struct SalvageArgs {
 /// Runs `salvage`.
 pub(crate) fn run(args: &SalvageArgs) -> Result<(), CliError> {
     let input = Input::open(&args.input, args.erased)?;
+    input.say_disagreements();
     let log = &input.log;
     if log.is_same_file(&args.output)? {
         return Err(CliError::SameFile {

@@ -22,7 +22,9 @@ use crate::output::write_json_line;
 /// with "file" (its path).
 #[derive(Debug, clap::Args)]
 pub(crate) struct SplitArgs {
-    /// How many ranges.
+    /// How many ranges: at most 64 per 32 KiB block of the file (each range's reader reads
+    /// the whole block its range starts in, so ranges past that would read the same blocks
+    /// over and over); a smaller file is split into fewer.
     #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     parts: u32,
     /// One JSON object (keys above).
@@ -49,6 +51,18 @@ struct Part {
     error: Option<std::io::Error>,
 }
 
+/// The most ranges `split` makes per block of the file: reading them all reads the file at
+/// most this many times over.
+const PARTS_PER_BLOCK: u64 = 64;
+
+/// How many ranges `asked` for comes to on a file of `len` bytes: at most
+/// [`PARTS_PER_BLOCK`] per block (a file of less than a block counts as one).
+fn parts(asked: u32, len: u64) -> usize {
+    let blocks = len.div_ceil(logfmt_std::BLOCK_SIZE as u64).max(1);
+    let most = blocks.saturating_mul(PARTS_PER_BLOCK);
+    usize::try_from(u64::from(asked).min(most)).unwrap_or(usize::MAX)
+}
+
 /// Runs `split`.
 pub(crate) fn run(args: &SplitArgs) -> Result<(), CliError> {
     crate::targets::each(&args.files, args.json, |target, several| {
@@ -58,6 +72,11 @@ pub(crate) fn run(args: &SplitArgs) -> Result<(), CliError> {
 
 /// Splits one file; `several` when more are split.
 fn run_one(args: &SplitArgs, path: &std::path::Path, several: bool) -> Result<(), CliError> {
+    // Opening a FIFO waits for a writer: what is not a regular file is refused before it is
+    // opened (and again after, in case the name was given to another file meanwhile).
+    if std::fs::metadata(path).is_ok_and(|meta| !meta.is_file() && !meta.is_dir()) {
+        return Err(logfmt_std::Error::NotAFile { path: path.into() }.into());
+    }
     let log = LogFile::open(path)?;
     if !log.is_regular() {
         return Err(logfmt_std::Error::NotAFile { path: path.into() }.into());
@@ -73,9 +92,8 @@ fn run_one(args: &SplitArgs, path: &std::path::Path, several: bool) -> Result<()
     let read = ReadOptions::new().erased(args.erased.map(Erased::byte));
     let read = args.format.read_options(&log, read)?;
     let options = ReaderOptions::new().read(read);
-    let parts = usize::try_from(args.parts).unwrap_or(usize::MAX);
     let len = log.len_at_open();
-    let ranges = logfmt_std::split(len, parts);
+    let ranges = logfmt_std::split(len, parts(args.parts, len));
     let results = par_scan_file(log.file(), &options, &ranges, |range, mut reader| {
         let mut part = Part::default();
         // Records are only counted: none is assembled.
@@ -180,4 +198,21 @@ fn run_one(args: &SplitArgs, path: &std::path::Path, several: bool) -> Result<()
     }
     writeln!(out, "{:<width$}  {total:>records_width$}", "total")?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parts;
+
+    #[test]
+    fn at_most_64_parts_per_block() {
+        assert_eq!(parts(4, 0), 4);
+        assert_eq!(parts(100, 1), 64);
+        assert_eq!(parts(1_000_000, 108_000), 256);
+        assert_eq!(parts(3, 108_000), 3);
+        assert_eq!(parts(1_000_000, 1 << 40), 1_000_000);
+        assert_eq!(parts(320, 5 * 32_768), 320);
+        assert_eq!(parts(321, 5 * 32_768), 320);
+        assert_eq!(parts(330, 5 * 32_768 + 1), 330);
+    }
 }

@@ -9,7 +9,7 @@ use logfmt_std::{
     RingImage, StaleTail,
 };
 
-use crate::decode::{Content, Decode};
+use crate::decode::{Content, Decode, Undecoded};
 use crate::error::{CliError, EXIT_BAD_DATA, EXIT_OK};
 use crate::image::Input;
 use crate::options::ReadArgs;
@@ -24,8 +24,11 @@ use crate::scan::{COUNTING, Found, scan};
 /// log (--format recyclable or auto) that ends at a record of an earlier use of a recycled
 /// file ends there cleanly: the stale bytes after it are mentioned, and are not corruption.
 /// Exit status:
-/// 0 if nothing was reported, 1 if damage was found, 2 on a usage or I/O error (a read error
-/// is also reported as LevelDB reports it: a drop of 32768 bytes).
+/// 0 if nothing was reported, 1 if damage was found or records are known lost, 2 on a usage
+/// or I/O error (a read error is also reported as LevelDB reports it: a drop of 32768 bytes).
+/// A log that ends in damage with well-formed chunks after it has lost records even where
+/// LevelDB's reader ends the log there without a report: the status is 1, and --json lists
+/// the damage among the "corruptions".
 ///
 /// --json prints one JSON object with these keys, always in this order:
 /// "records" (count), "payload_bytes", "dropped_bytes" (sum of the reports' bytes),
@@ -39,11 +42,22 @@ use crate::scan::{COUNTING, Found, scan};
 /// never written, not a torn record and not damage — {"offset", "bytes", "kind": "zero_fill"}),
 /// "stopped_at" (where point-in-time or absolute stopped: null or {"offset", "bytes",
 /// "reason"}); then, only when there are some, "undecoded" (the records whose content does
-/// not decode, see --decode: [{"offset", "reason"}]); and for a ring image only, "ring" ({"blocks", "group", "newest", "lap",
-/// "oldest", "blocks_read", "erased"}: see `logfmt stats`).
+/// not decode, see --decode: [{"offset", "reason"}]) and "unknown_tags" (with --decode auto,
+/// the records intact but for a VersionEdit tag unknown to this version: [{"offset",
+/// "reason"}], not damage); for a ring image only, "ring" ({"blocks", "group", "newest",
+/// "lap", "oldest", "blocks_read", "erased"}: see `logfmt stats`); and for a log that holds
+/// logfmt's packs only, "logfmt_only" ({"records", "packs", "offset"}: the records in packs,
+/// the packs, the first one's offset).
+///
+/// Records in logfmt's packs (`logfmt write --pack`, `--compress zstd`) are read here, but
+/// LevelDB's and RocksDB's readers report a pack as a chunk of an unknown record type and
+/// drop its records: the report says how many records that is (not damage: the status is
+/// unchanged).
 ///
 /// A ring image (a dump of a flash region holding a ring log) is read from its oldest block
-/// to its newest; offsets are offsets in the image.
+/// to its newest; offsets are offsets in the image. What in it disagrees with the ring its
+/// newest block's header describes (a block of another lap or geometry, an image cut short)
+/// is reported, one line each, and sets exit status 1.
 ///
 /// Several files are checked one after the other, each reported on its own (in JSON, one
 /// object per file, ending with "file": its path), then a line counting the files with
@@ -61,7 +75,9 @@ pub(crate) struct VerifyArgs {
     offset: u64,
     /// Also check what the records hold: auto (by the file's name: NNNNNN.log holds
     /// WriteBatches, MANIFEST-NNNNNN VersionEdits), raw (nothing), write-batch, version-edit.
-    /// A record that does not decode is reported (exit status 1).
+    /// A record that does not decode is reported (exit status 1); with auto, a record intact
+    /// but for a VersionEdit tag unknown to this version (a newer writer's) is reported and
+    /// is not damage.
     #[arg(long, value_enum, value_name = "WHAT", default_value_t)]
     decode: Decode,
     /// Show at most N damaged regions per file (the summary line counts them all).
@@ -88,16 +104,56 @@ struct Tally {
     payload_bytes: u64,
     /// Records whose content does not decode, as `content` (the first record may yet turn
     /// it to raw: [`first_decodes`](Self::first_decodes)).
-    undecoded: Vec<(u64, String)>,
+    undecoded: Vec<(u64, Undecoded)>,
     /// Whether the range's first record decodes as `content`, where the content is not
     /// confirmed yet: the first range with a record tells it for the log.
     first_decodes: Option<bool>,
+    /// Records in logfmt's packs.
+    packed: Packed,
+}
+
+/// Records read from logfmt's packs (compressed or not): chunks LevelDB's and RocksDB's
+/// readers report as unknown record types, dropping their records.
+#[derive(Debug, Default, Clone, Copy, serde::Serialize)]
+struct Packed {
+    /// Records in packs.
+    records: u64,
+    /// Packs.
+    packs: u64,
+    /// File offset of the first pack.
+    offset: Option<u64>,
+}
+
+impl Packed {
+    /// Counts a record at `offset` (its pack's, for a record from a pack), with its index in
+    /// its pack.
+    fn add(&mut self, offset: u64, index: Option<u32>) {
+        let Some(index) = index else { return };
+        self.records += 1;
+        if index == 0 {
+            self.packs += 1;
+        }
+        self.offset.get_or_insert(offset);
+    }
+
+    fn merge(&mut self, other: Self) {
+        self.records += other.records;
+        self.packs += other.packs;
+        self.offset = self.offset.or(other.offset);
+    }
 }
 
 impl Tally {
     fn add(&mut self, content: Content, confirmed: bool, found: Found<'_>) {
         let (offset, data) = match found {
-            Found::Record { offset, data, .. } => (offset, data),
+            Found::Record {
+                offset,
+                data,
+                index,
+            } => {
+                self.packed.add(offset, index);
+                (offset, data)
+            }
             Found::Oversized(record) => {
                 self.records += 1;
                 self.payload_bytes += record.len;
@@ -111,7 +167,7 @@ impl Tally {
             self.first_decodes = Some(crate::decode::decodes(content, data));
         }
         if let Some(error) = crate::decode::first_error(content, data) {
-            self.undecoded.push((offset, error.to_string()));
+            self.undecoded.push((offset, error));
         }
     }
 }
@@ -124,6 +180,9 @@ struct Summary {
     damage: Vec<Damage>,
     recovery: RecoveryMode,
     tail: Option<Damage>,
+    /// Damage that loses records the recovery mode does not report (the tail, where
+    /// well-formed chunks follow it): a corruption in the status and the JSON.
+    lost: Option<Damage>,
     stale: Option<StaleTail>,
     stopped_at: Option<Damage>,
     ring: Option<RingImage>,
@@ -135,19 +194,34 @@ struct Summary {
     not_a_log: Option<&'static str>,
     /// Records whose content (a WriteBatch, a VersionEdit) could not be decoded: where, and
     /// why.
-    undecoded: Vec<(u64, String)>,
+    undecoded: Vec<(u64, Undecoded)>,
+    /// Records intact but for a tag unknown to this version (a newer writer's), with the
+    /// content decoded by the file's name: reported, not damage.
+    unknown: Vec<(u64, Undecoded)>,
+    /// Records in logfmt's packs, which LevelDB and RocksDB drop.
+    packed: Packed,
 }
 
 impl Summary {
     fn dropped_bytes(&self) -> u64 {
-        self.damage.iter().map(|c| c.bytes).sum()
+        self.damage.iter().chain(&self.lost).map(|c| c.bytes).sum()
+    }
+
+    /// Whether records are known lost, or do not decode, or a ring image was not read as its
+    /// writer left it (its headers disagree): the exit status is 1.
+    fn damaged(&self) -> bool {
+        let disagrees = self
+            .ring
+            .as_ref()
+            .is_some_and(|ring| ring.disagreements().next().is_some());
+        !self.damage.is_empty() || self.lost.is_some() || !self.undecoded.is_empty() || disagrees
     }
 
     fn write_json(&self, out: &mut impl Write, file: Option<String>) -> io::Result<()> {
         use super::{DamageJson, SpanJson};
         /// `--json`: the keys documented on [`VerifyArgs`], in that order.
         #[derive(serde::Serialize)]
-        struct Doc<'a> {
+        struct Doc {
             records: u64,
             payload_bytes: u64,
             dropped_bytes: u64,
@@ -158,16 +232,28 @@ impl Summary {
             #[serde(skip_serializing_if = "Option::is_none")]
             ring: Option<super::RingJson>,
             #[serde(skip_serializing_if = "Vec::is_empty")]
-            undecoded: Vec<Undecoded<'a>>,
+            undecoded: Vec<UndecodedJson>,
+            #[serde(skip_serializing_if = "Vec::is_empty")]
+            unknown_tags: Vec<UndecodedJson>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            logfmt_only: Option<Packed>,
             #[serde(skip_serializing_if = "Option::is_none")]
             file: Option<String>,
         }
         /// A record whose content does not decode.
         #[derive(serde::Serialize)]
-        struct Undecoded<'a> {
+        struct UndecodedJson {
             offset: u64,
-            reason: &'a str,
+            reason: String,
         }
+        let listed = |list: &[(u64, Undecoded)]| -> Vec<UndecodedJson> {
+            list.iter()
+                .map(|(offset, reason)| UndecodedJson {
+                    offset: *offset,
+                    reason: reason.to_string(),
+                })
+                .collect()
+        };
         /// A torn or unwritten tail, or the stale bytes after a recycled log's end.
         #[derive(serde::Serialize)]
         #[serde(untagged)]
@@ -234,19 +320,19 @@ impl Summary {
             records: self.records,
             payload_bytes: self.payload_bytes,
             dropped_bytes: self.dropped_bytes(),
-            corruptions: self.damage.iter().map(DamageJson::from).collect(),
+            corruptions: self
+                .damage
+                .iter()
+                .chain(&self.lost)
+                .map(DamageJson::from)
+                .collect(),
             recovery: self.recovery.name(),
             tail,
             stopped_at: self.stopped_at.as_ref().map(DamageJson::from),
             ring: self.ring.as_ref().map(super::RingJson::from),
-            undecoded: self
-                .undecoded
-                .iter()
-                .map(|(offset, reason)| Undecoded {
-                    offset: *offset,
-                    reason,
-                })
-                .collect(),
+            undecoded: listed(&self.undecoded),
+            unknown_tags: listed(&self.unknown),
+            logfmt_only: (self.packed.records > 0).then_some(self.packed),
             file,
         };
         write_json_line(out, &doc)
@@ -268,7 +354,14 @@ impl Summary {
             plural(self.records, "record"),
             plural(self.payload_bytes, "byte"),
         )?;
-        if self.damage.is_empty() {
+        if let (true, Some(lost)) = (self.damage.is_empty(), self.lost) {
+            writeln!(
+                out,
+                "{} lost at offset {} (damage LevelDB's reader does not report)",
+                plural(lost.bytes, "byte"),
+                lost.offset
+            )?;
+        } else if self.damage.is_empty() {
             writeln!(out, "no corruption")?;
         } else {
             let only_corruption = self
@@ -289,6 +382,18 @@ impl Summary {
         }
         if let Some(ring) = &self.ring {
             writeln!(out, "  a ring image: {ring}")?;
+            for disagreement in ring.disagreements() {
+                writeln!(out, "  the ring image disagrees: {disagreement}")?;
+            }
+        }
+        if let Some(first) = self.packed.offset {
+            writeln!(
+                out,
+                "  {} in {} (from offset {first}): LevelDB and RocksDB report these \
+                 chunks as unknown record types and drop their records",
+                plural(self.packed.records, "record"),
+                plural(self.packed.packs, "logfmt pack"),
+            )?;
         }
         let width = self
             .damage
@@ -316,6 +421,14 @@ impl Summary {
             writeln!(
                 out,
                 "  offset {offset}: the record does not decode: {reason}"
+            )?;
+        }
+        for (offset, reason) in self.unknown.iter().take(shown.unwrap_or(0)) {
+            writeln!(
+                out,
+                "  offset {offset}: unknown to this version (written by a newer LevelDB, RocksDB \
+                 or Pebble?), not damage: {reason}; `--decode version-edit` counts it as \
+                 undecoded"
             )?;
         }
         if !self.undecoded.is_empty() {
@@ -458,6 +571,7 @@ fn run_one(
         damage: Vec::new(),
         recovery: options.recovery,
         tail: None,
+        lost: None,
         stale: None,
         stopped_at: None,
         ring: input.ring.clone(),
@@ -465,6 +579,8 @@ fn run_one(
         pebble_eof: false,
         not_a_log: None,
         undecoded: Vec::new(),
+        unknown: Vec::new(),
+        packed: Packed::default(),
     };
     // The records' content is checked as `cat` decodes it: by the file's name (or a
     // database's listing), confirmed by the first record.
@@ -487,6 +603,7 @@ fn run_one(
             if decodes != Some(false) {
                 summary.undecoded.extend(tally.undecoded);
             }
+            summary.packed.merge(tally.packed);
         }
         (clean.outcome, Some(clean.stale))
     } else {
@@ -498,7 +615,12 @@ fn run_one(
             COUNTING,
             |found| -> Result<(), CliError> {
                 match found {
-                    Found::Record { data, offset, .. } => {
+                    Found::Record {
+                        data,
+                        offset,
+                        index,
+                    } => {
+                        summary.packed.add(input.offset(offset), index);
                         summary.records += 1;
                         summary.payload_bytes += data.len() as u64;
                         if !confirmed {
@@ -508,9 +630,7 @@ fn run_one(
                             }
                         }
                         if let Some(error) = crate::decode::first_error(content, data) {
-                            summary
-                                .undecoded
-                                .push((input.offset(offset), error.to_string()));
+                            summary.undecoded.push((input.offset(offset), error));
                         }
                     }
                     Found::Oversized(record) => {
@@ -535,6 +655,10 @@ fn run_one(
         .damage
         .extend(outcome.failed_on.map(|d| input.damage(d)));
     summary.tail = outcome.tail.map(|d| input.damage(d));
+    // Records known lost are damage, even where the mode (LevelDB's own reading) is silent.
+    summary.lost = summary
+        .tail
+        .filter(|t| t.kind.loses_records() && !summary.damage.contains(t));
     if input.ring.is_none() {
         summary.stale = match stale {
             Some(stale) => stale,
@@ -566,6 +690,15 @@ fn run_one(
         Some(Ending::Stopped(damage)) => Some(input.damage(damage)),
         _ => None,
     };
+    // A tag unknown to this version in an intact record is not damage unless the content was
+    // asked for by name.
+    if args.decode == Decode::Auto {
+        let (unknown, undecoded) = std::mem::take(&mut summary.undecoded)
+            .into_iter()
+            .partition(|(_, error)| error.is_unknown());
+        summary.unknown = unknown;
+        summary.undecoded = undecoded;
+    }
     let mut out = io::stdout().lock();
     let printed = if args.json {
         summary.write_json(
@@ -601,10 +734,10 @@ fn run_one(
         Err(e) => return Err(e.into()),
         Ok(()) => {}
     }
-    let status = if summary.damage.is_empty() && summary.undecoded.is_empty() {
-        EXIT_OK
-    } else {
+    let status = if summary.damaged() {
         EXIT_BAD_DATA
+    } else {
+        EXIT_OK
     };
     Ok(status)
 }

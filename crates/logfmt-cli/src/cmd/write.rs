@@ -11,7 +11,7 @@ use logfmt_std::{
 
 use crate::error::CliError;
 use crate::format::WriteFormatName;
-use crate::input::{InputFormat, Records};
+use crate::input::{InputFormat, LINE_LIMIT, Records};
 use crate::options::WaitArgs;
 
 /// Write records read from standard input to a log file.
@@ -28,8 +28,9 @@ use crate::options::WaitArgs;
 /// (exit status 1, FILE unchanged) unless --truncate-torn-tail is given; a damaged log is
 /// always refused (use `logfmt salvage`). Records are flushed a block at a time and synced
 /// at the end: a write that is killed leaves the records it had flushed, then at most a
-/// torn tail. If writing fails (a full disk), the message says how many of the new records
-/// the log holds and where they end.
+/// torn tail. If writing fails (a full disk, or the file-size limit of `ulimit -f`: EFBIG,
+/// not a SIGXFSZ that kills the process), the message says how many of the new records the
+/// log holds and where they end. Standard input that is FILE itself is refused.
 ///
 /// One writer at a time: every write takes an exclusive lock on FILE (flock) while it
 /// writes; a second writer fails at once (exit status 2) unless --wait is given. Readers
@@ -47,7 +48,10 @@ use crate::options::WaitArgs;
 /// bytes instead of 23), of at most LIMIT bytes each (default 4096): logfmt reads them back
 /// record by record; LevelDB's and RocksDB's readers report each pack as a chunk of an unknown
 /// type and read the plain records around it. Legacy logs only. A record too large for a
-/// pack, and a pack of one record, are written plain.
+/// pack, and a pack of one record, are written plain. A file that looks like a LevelDB or
+/// RocksDB log (named NNNNNN.log or MANIFEST-NNNNNN, or whose records are WriteBatches or
+/// VersionEdits) is refused, nothing written (exit status 2), unless --allow-logfmt-chunks
+/// is given: LevelDB and RocksDB would drop the packed records.
 ///
 /// --compress zstd compresses each pack, and each record too large for a pack, when that makes
 /// it smaller (logfmt's compressed packs: every logfmt command reads them; LevelDB and RocksDB
@@ -72,12 +76,19 @@ pub(crate) struct WriteArgs {
     #[arg(long, value_name = "N", requires = "append",
           value_parser = clap::value_parser!(u64).range(1..))]
     sync_every: Option<u64>,
-    /// Replace FILE even if it is not empty (once the new log is complete).
+    /// Replace FILE even if it is not empty (once the new log is complete). A FILE that is a
+    /// symbolic link is written through, as --append writes through it: the file it points to
+    /// is replaced, and the link kept.
     #[arg(long, conflicts_with = "append")]
     force: bool,
     /// How records are read from standard input.
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t)]
     input: InputFormat,
+    /// The longest line read as a record (--input lines), in bytes, without its newline: a
+    /// line is held whole in memory until it ends. A longer line is an error (exit status 2):
+    /// FILE is left as it was (with --append, it holds the records before that line).
+    #[arg(long, value_name = "BYTES", default_value_t = LINE_LIMIT)]
+    line_limit: usize,
     /// The chunk format: legacy (LevelDB) or recyclable (RocksDB's recyclable WAL). Default:
     /// legacy, or recyclable with --log-number; with --append, the existing log's.
     #[arg(long, value_enum, value_name = "FORMAT")]
@@ -100,6 +111,12 @@ pub(crate) struct WriteArgs {
     /// that makes them smaller); rocksdb (RocksDB's WAL compression).
     #[arg(long, value_enum, value_name = "CODEC", default_value_t)]
     compress: CodecName,
+    /// Write logfmt's own chunks (--pack, --compress zstd) even into a file that looks like a
+    /// LevelDB or RocksDB log (named NNNNNN.log or MANIFEST-NNNNNN, or whose records are
+    /// WriteBatches or VersionEdits): LevelDB and RocksDB report those chunks as unknown
+    /// record types and drop their records. Without it, such a file is refused.
+    #[arg(long)]
+    allow_logfmt_chunks: bool,
     #[command(flatten)]
     wait: WaitArgs,
     /// The log file to write (`-`: standard output, which must not be a terminal).
@@ -144,6 +161,9 @@ pub(crate) fn run(args: &WriteArgs) -> Result<(), CliError> {
             "--pack and --compress write legacy logs only (packs carry no log number)".into(),
         ));
     }
+    if packs && !to_stdout && !args.allow_logfmt_chunks {
+        refuse_logfmt_chunks(&args.file)?;
+    }
     let options = WriterOptions::new()
         .lock_wait(args.wait.lock_wait())
         .pack(args.pack.map(|bytes| PackLimit::bytes(bytes as usize)))
@@ -161,7 +181,7 @@ pub(crate) fn run(args: &WriteArgs) -> Result<(), CliError> {
         };
         eprintln!("logfmt: reading records from standard input ({how}); end with Ctrl-D");
     }
-    let records = Records::new(stdin.lock(), args.input);
+    let records = Records::new(stdin.lock(), args.input).line_limit(args.line_limit);
     if to_stdout {
         to_standard_output(args, options, format, records)
     } else if args.append {
@@ -363,6 +383,22 @@ fn append(
         source,
     })?;
     Ok(read?)
+}
+
+/// Refuses to put logfmt's own chunks into a log LevelDB or RocksDB reads (they would drop
+/// those records): one line, nothing written.
+fn refuse_logfmt_chunks(path: &Path) -> Result<(), CliError> {
+    let found = logfmt_std::database_log(path)
+        .map_err(|e| logfmt_std::Error::io(logfmt_std::Operation::Read, path, e))?;
+    match found {
+        None => Ok(()),
+        Some(why) => Err(CliError::Usage(format!(
+            "{}: {why}: --pack and --compress zstd write logfmt's packs, which LevelDB and \
+             RocksDB report as unknown record types and drop; --allow-logfmt-chunks writes \
+             them anyway",
+            logfmt_std::EscapedPath::new(path)
+        ))),
+    }
 }
 
 /// Refuses to write the file standard input reads: appending to it would read its own

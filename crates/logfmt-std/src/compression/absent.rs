@@ -9,7 +9,7 @@ pub(crate) const BUILT: bool = false;
 
 /// No contexts: there is no codec to hold them for.
 #[derive(Debug, Default)]
-pub(crate) struct Contexts;
+pub(crate) struct Contexts {}
 
 impl Contexts {
     /// Nothing is coded: the pack stays stored.

@@ -102,7 +102,7 @@ impl Database {
     pub fn open(dir: impl AsRef<Path>) -> Result<Self, DatabaseError> {
         let dir = dir.as_ref();
         let current = dir.join("CURRENT");
-        let text = match fs::read(&current) {
+        let text = match regular(&current).and_then(|_| fs::read(&current)) {
             Ok(text) => text,
             Err(e) if e.kind() == io::ErrorKind::NotFound && dir.is_dir() => {
                 return Err(DatabaseError::NoCurrent { dir: dir.into() });
@@ -152,7 +152,10 @@ impl Database {
             });
         }
         logs.sort_by_key(|log| log.number);
-        let needed = File::open(&manifest.path).ok().map(oldest_needed);
+        let needed = regular(&manifest.path)
+            .and_then(|()| File::open(&manifest.path))
+            .ok()
+            .map(oldest_needed);
         let floor = needed.map(|n| n.floor);
         let (wals, obsolete) = logs.into_iter().partition(|log| match needed {
             Some(needed) => log.number >= needed.floor || Some(log.number) == needed.prev,
@@ -303,6 +306,19 @@ pub enum DatabaseError {
         /// The `CURRENT` file.
         path: PathBuf,
     },
+}
+
+/// Refuses what is not a regular file before it is opened: a FIFO would wait for a writer,
+/// a device (a link to `/dev/zero`) would be read without end.
+fn regular(path: &Path) -> io::Result<()> {
+    if fs::metadata(path)?.is_file() {
+        Ok(())
+    } else {
+        Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ))
+    }
 }
 
 impl fmt::Display for DatabaseError {
