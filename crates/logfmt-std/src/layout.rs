@@ -652,7 +652,8 @@ pub struct Survey {
     pub dropped_bytes: u64,
     /// The first corruptions (offsets in the file), at most the number asked for.
     pub corruptions: Vec<Damage>,
-    /// The torn or unwritten end of the log, if any (offsets in the file).
+    /// The torn or unwritten end of the log, if any (offsets in the file); a damaged end with
+    /// well-formed chunks after it is also a corruption.
     pub tail: Option<Damage>,
     /// Each block's state.
     pub marks: Marks,
@@ -745,6 +746,11 @@ impl Survey {
                 }
             }
             _ => {
+                // A damaged end with well-formed chunks after it is the log's end, and records
+                // lost there: both.
+                if matches!(damage.kind, DamageKind::LostTail { .. }) && self.tail.is_none() {
+                    self.tail = Some(damage);
+                }
                 self.corruption_count += 1;
                 self.dropped_bytes += damage.bytes;
                 self.marks.mark(damage.offset, end, BlockState::Damaged);

@@ -12,21 +12,30 @@ const STATE_TEXT = {
 const RANK = { empty: 0, clean: 1, zero: 2, torn: 3, damaged: 4, ring_head: 5, ring_tail: 5, ring_ahead: 5 };
 const colour = (state) => getComputedStyle(document.documentElement).getPropertyValue(`--${state}`).trim();
 
-const worker = new Worker(URL.createObjectURL(new Blob(
-  [document.getElementById("worker-src").textContent], { type: "text/javascript" })));
+const workerSource = document.getElementById("worker-src").textContent;
+// ?inline=1 (the tests' screenshots): the reader runs on the page itself, over files fetched
+// whole, so that a screenshot taken when the page settles shows the result.
+const inline = new URLSearchParams(location.search).get("inline") === "1";
+if (inline) {
+  const script = document.createElement("script");
+  script.textContent = workerSource;
+  document.head.append(script);
+}
+const worker = inline ? null : new Worker(URL.createObjectURL(new Blob([workerSource], { type: "text/javascript" })));
 const pending = new Map();
 let nextId = 1;
-worker.onmessage = (event) => {
+if (worker) worker.onmessage = (event) => {
   const { id } = event.data;
   const done = pending.get(id);
   pending.delete(id);
   if (done) done(event.data);
 };
-worker.onerror = (event) => {
+if (worker) worker.onerror = (event) => {
   for (const done of pending.values()) done({ ok: false, error: event.message || "the worker failed" });
   pending.clear();
 };
 function call(message) {
+  if (inline) return handle(message);
   return new Promise((resolve) => {
     const id = nextId++;
     pending.set(id, resolve);
@@ -50,8 +59,9 @@ const format = () => document.getElementById("format").value;
 // ---- the map: one cell per block (or per group of blocks, showing the worst of them)
 function drawMap(report) {
   const blocks = report.blocks;
-  const width = 960, cell = blocks.length <= 2400 ? 12 : blocks.length <= 9600 ? 6 : 4;
-  const cols = Math.floor(width / cell), maxRows = 60;
+  const width = 960;
+  const cell = blocks.length <= 80 ? 24 : blocks.length <= 2400 ? 12 : blocks.length <= 9600 ? 6 : 4;
+  const cols = Math.max(1, Math.min(blocks.length, Math.floor(width / cell))), maxRows = 60;
   const perCell = Math.max(1, Math.ceil(blocks.length / (cols * maxRows)));
   const cells = Math.ceil(blocks.length / perCell);
   const rows = Math.max(1, Math.ceil(cells / cols));
@@ -238,9 +248,11 @@ document.addEventListener("drop", (e) => {
   const base = params.get("base") || "";
   const listed = [];
   for (const name of params.get("files").split(",")) {
-    const url = base + encodeURIComponent(name);
+    // Absolute: the worker, made from a blob, has no base to resolve a relative URL against.
+    const url = new URL(base + encodeURIComponent(name), location.href).href;
     const head = await fetch(url, { method: "HEAD" });
-    listed.push({ name, size: Number(head.headers.get("content-length") || 0), source: { url },
+    const source = inline ? { bytes: new Uint8Array(await (await fetch(url)).arrayBuffer()) } : { url };
+    listed.push({ name, size: Number(head.headers.get("content-length") || 0), source,
       text: async () => (await fetch(url)).text() });
   }
   const checks = await openAll(await databaseFiles(listed));

@@ -15,6 +15,15 @@ const ready = wasm_bindgen({ module_or_path: bytesOf(WASM_BASE64) });
 // A function (offset, len) => Uint8Array over the source, and the bytes it has read.
 function reader(source) {
   const counter = { bytes: 0 };
+  if (source.bytes) {
+    // Bytes already in memory (the page's screenshot mode for small test files).
+    const read = (offset, len) => {
+      const bytes = source.bytes.subarray(offset, offset + len);
+      counter.bytes += bytes.length;
+      return bytes;
+    };
+    return [read, counter];
+  }
   if (source.file) {
     const sync = new FileReaderSync();
     const read = (offset, len) => {
@@ -41,8 +50,8 @@ function reader(source) {
   return [read, counter];
 }
 
-onmessage = async (event) => {
-  const message = event.data;
+// Carries out one message of the page; in the worker, each message that arrives.
+async function handle(message) {
   try {
     await ready;
     const [read, counter] = reader(message.source);
@@ -59,8 +68,12 @@ onmessage = async (event) => {
       throw new Error(`unknown operation ${message.op}`);
     }
     const ms = performance.now() - started;
-    postMessage({ id: message.id, ok: true, json, ms, read: counter.bytes });
+    return { id: message.id, ok: true, json, ms, read: counter.bytes };
   } catch (error) {
-    postMessage({ id: message.id, ok: false, error: String(error && error.message || error) });
+    return { id: message.id, ok: false, error: String(error && error.message || error) };
   }
-};
+}
+
+if (typeof WorkerGlobalScope !== "undefined" && self instanceof WorkerGlobalScope) {
+  onmessage = async (event) => postMessage(await handle(event.data));
+}

@@ -9,7 +9,7 @@ use logfmt_std::{Bounded, LogReader, ReaderOptions, RingImage, StdSource};
 
 use crate::content::{self, ContentKind, describe, holds_key};
 use crate::report::{Corruption, Hit, RecordView, Report, RingView, Tail};
-use crate::spans::gloss;
+use logfmt_std::layout::gloss;
 
 /// What an inspection keeps and how it reads.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -246,7 +246,11 @@ impl<'a> Scan<'a> {
             report.tail = survey.tail.map(|tail| Tail {
                 offset: tail.offset,
                 bytes: tail.bytes,
-                kind: "torn",
+                kind: if matches!(tail.kind, logfmt_std::DamageKind::LostTail { .. }) {
+                    "lost"
+                } else {
+                    "torn"
+                },
             });
         }
         if let Some(image) = self.ring {

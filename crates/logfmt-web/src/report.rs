@@ -54,7 +54,8 @@ pub struct Tail {
     pub offset: u64,
     /// Its bytes, to the end of the file.
     pub bytes: u64,
-    /// `torn`, or `zero_fill` for zeros to the end of the file.
+    /// `torn`; `zero_fill` for zeros to the end of the file; `lost` for damage with
+    /// well-formed chunks after it (also listed as a corruption).
     pub kind: &'static str,
 }
 

@@ -267,20 +267,17 @@ fn chromium(url: &str, profile: &Path, extra: &[String]) -> Command {
     command
 }
 
-/// Kills the browser (its whole process group) when dropped.
+/// Ends the browser when dropped (its helper processes end with it).
 struct Browser(Child);
 
 impl Drop for Browser {
     fn drop(&mut self) {
-        let _ = Command::new("kill").args(["-9", &format!("-{}", self.0.id())]).status();
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
 }
 
 fn spawn_in_group(mut command: Command) -> Browser {
-    use std::os::unix::process::CommandExt;
-    command.process_group(0);
     Browser(command.spawn().expect("Chromium starts"))
 }
 
@@ -377,6 +374,7 @@ fn browser() {
         let started = Instant::now();
         let query = format!("files={}&base=/files/{case}/&report=/report", names.join(","));
         let profile = tempfile_dir(&format!("logfmt-web-profile-{case}"));
+        eprintln!("{case}: opening the page");
         let (report, browser) = page_report(&server, &server.url(&query), &profile, Duration::from_secs(120));
         drop(browser);
         let checks = report["files"].as_array().unwrap();
@@ -390,9 +388,10 @@ fn browser() {
         if matches!(*case, "damaged" | "vectors") {
             assert!(damaged > 0, "{case}: a damaged block drawn");
         }
+        eprintln!("{case}: the page agrees; a screenshot");
         let shot = shots.join(format!("{case}.png"));
         let profile = tempfile_dir(&format!("logfmt-web-shot-{case}"));
-        screenshot(&server.url(&query.replace("&report=/report", "")), &profile, &shot);
+        screenshot(&server.url(&query.replace("&report=/report", "&inline=1")), &profile, &shot);
         println!("{case}: {} files agree with logfmt verify and cat ({:.1?}); screenshot {}", checks.len(), started.elapsed(), shot.display());
     }
 }
