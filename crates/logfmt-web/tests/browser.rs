@@ -196,30 +196,36 @@ fn serve(stream: TcpStream, page: &Path, files: &Path, reports: &Sender<String>)
         "/" | "/index.html" => Some(page.to_path_buf()),
         p => p.strip_prefix("/files/").map(|rest| files.join(percent_decode(rest))),
     };
-    let Some(bytes) = file.and_then(|f| std::fs::read(f).ok()) else {
+    let Some(mut file) = file.and_then(|f| std::fs::File::open(f).ok()) else {
         return out.write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
     };
+    let len = file.metadata()?.len();
     let kind = if path.ends_with(".html") { "text/html; charset=utf-8" } else { "application/octet-stream" };
     let range = headers.get("range").and_then(|r| r.strip_prefix("bytes=")).and_then(|r| {
         let (a, b) = r.split_once('-')?;
-        Some((a.parse::<usize>().ok()?, b.parse::<usize>().ok()?))
+        Some((a.parse::<u64>().ok()?, b.parse::<u64>().ok()?))
     });
-    let (status, body, extra) = match range {
-        Some((from, to)) if from < bytes.len() => {
-            let to = to.min(bytes.len() - 1);
-            let extra = format!("Content-Range: bytes {from}-{to}/{}\r\n", bytes.len());
-            ("206 Partial Content", &bytes[from..=to], extra)
+    let (status, from, count, extra) = match range {
+        Some((from, to)) if from < len => {
+            let to = to.min(len - 1);
+            (
+                "206 Partial Content",
+                from,
+                to - from + 1,
+                format!("Content-Range: bytes {from}-{to}/{len}\r\n"),
+            )
         }
-        Some(_) => ("206 Partial Content", &bytes[..0], format!("Content-Range: bytes */{}\r\n", bytes.len())),
-        None => ("200 OK", &bytes[..], String::new()),
+        Some(_) => ("206 Partial Content", 0, 0, format!("Content-Range: bytes */{len}\r\n")),
+        None => ("200 OK", 0, len, String::new()),
     };
     let head = format!(
-        "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\n{extra}Accept-Ranges: bytes\r\nConnection: close\r\n\r\n",
-        body.len()
+        "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {count}\r\n{extra}Accept-Ranges: bytes\r\nConnection: close\r\n\r\n"
     );
     out.write_all(head.as_bytes())?;
     if method != "HEAD" {
-        out.write_all(body)?;
+        use std::io::{Seek, SeekFrom};
+        file.seek(SeekFrom::Start(from))?;
+        std::io::copy(&mut file.take(count), &mut out)?;
     }
     Ok(())
 }
@@ -401,4 +407,106 @@ fn tempfile_dir(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
+}
+
+/// The resident memory of every process whose command line names `profile` (one browser's
+/// processes), in bytes.
+fn browser_memory(profile: &Path) -> u64 {
+    let needle = profile.to_string_lossy().into_owned();
+    let mut total = 0;
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let dir = entry.path();
+        let Ok(cmdline) = std::fs::read(dir.join("cmdline")) else { continue };
+        if !String::from_utf8_lossy(&cmdline).contains(&needle) {
+            continue;
+        }
+        let status = std::fs::read_to_string(dir.join("status")).unwrap_or_default();
+        if let Some(kb) = status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        {
+            total += kb * 1024;
+        }
+    }
+    total
+}
+
+/// Reads a log of `mib` MiB in the page (the worker, ranged reads from 127.0.0.1): its time and
+/// the browser's peak memory.
+fn page_run(server: &Server, root: &Path, name: &str) -> (f64, u64) {
+    let profile = tempfile_dir(&format!("logfmt-web-bench-{name}"));
+    let url = server.url(&format!("files={name}&base=/files/&report=/report"));
+    let browser = spawn_in_group(chromium(&url, &profile, &["--remote-debugging-port=0".into()]));
+    let mut peak = 0;
+    let started = Instant::now();
+    let report = loop {
+        peak = peak.max(browser_memory(&profile));
+        if let Ok(report) = server.reports.try_recv() {
+            break report;
+        }
+        assert!(started.elapsed() < Duration::from_secs(600), "no report from the page");
+        thread::sleep(Duration::from_millis(50));
+    };
+    drop(browser);
+    let report: Value = serde_json::from_str(&report).unwrap();
+    let check = &report["files"][0];
+    assert!(check.get("error").is_none(), "{check}");
+    let _ = root;
+    (check["ms"].as_f64().unwrap() / 1000.0, peak)
+}
+
+#[test]
+#[ignore = "a benchmark: cargo xtask web --bench"]
+fn bench() {
+    let root = tempfile_dir("logfmt-web-bench");
+    let record = vec![b'x'; 1000];
+    let mut sizes = Vec::new();
+    for (name, mib) in [("small.log", 256u64), ("big.log", 1024)] {
+        let count = mib * (1 << 20) / 1007;
+        let log = log_of((0..count).map(|_| record.clone()));
+        std::fs::write(root.join(name), &log).unwrap();
+        sizes.push((name, log.len() as u64));
+    }
+    let server = Server::start(env_path("LOGFMT_WEB_PAGE"), root.clone());
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("model name").map(|m| m.trim_start_matches([' ', '\t', ':']).to_owned()))
+        .unwrap_or_default();
+    println!("CPU: {cpu}; page read through ranged requests from 127.0.0.1, 1 MiB a request");
+    for (name, bytes) in sizes {
+        let file = root.join(name);
+        let mut native = Vec::new();
+        let mut page = Vec::new();
+        let mut peaks = Vec::new();
+        for _ in 0..3 {
+            let started = Instant::now();
+            let status = Command::new(env_path("LOGFMT_CLI"))
+                .args(["verify", "--threads", "1"])
+                .arg(&file)
+                .stdout(Stdio::null())
+                .status()
+                .unwrap();
+            assert!(status.success());
+            native.push(started.elapsed().as_secs_f64());
+            let (seconds, peak) = page_run(&server, &root, name);
+            page.push(seconds);
+            peaks.push(peak);
+        }
+        let median = |v: &mut Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        };
+        let (native, page) = (median(&mut native), median(&mut page));
+        let mb = bytes as f64 / 1e6;
+        println!(
+            "{name} ({} MiB): logfmt verify --threads 1 {:.0} MB/s; the page {:.0} MB/s ({:.0} % of native); browser peak memory {} MiB",
+            bytes >> 20,
+            mb / native,
+            mb / page,
+            100.0 * native / page,
+            peaks.iter().max().copied().unwrap_or(0) >> 20
+        );
+    }
 }
