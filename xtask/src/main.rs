@@ -23,6 +23,7 @@ mod package;
 mod soak;
 mod tasks;
 mod toolchain;
+mod web;
 
 use std::process::ExitCode;
 

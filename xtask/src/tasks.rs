@@ -179,6 +179,15 @@ pub(crate) const TASKS: &[Task] = &[
         run: soak::run,
     },
     Task {
+        name: "web",
+        aliases: &[],
+        flags: &["--test", "--bench"],
+        about: "the inspector page (logfmt-web in WebAssembly) in target/web/index.html; --test: \
+                drive it in headless Chromium against `logfmt verify`/`cat`; --bench: a 1 GiB \
+                log read in the page against `logfmt verify --threads 1`",
+        run: crate::web::run,
+    },
+    Task {
         name: "ci",
         aliases: &[],
         flags: &["--skip STEP,..."],
@@ -225,6 +234,11 @@ pub(crate) const CI_STEPS: &[Step] = &[
     step("qemu", firmware::qemu::run, "qemu-system-arm (apt-get)"),
     step("size --check", || firmware::size::run(true), ""),
     step("doc", doc, ""),
+    step(
+        "web",
+        crate::web::ci,
+        "the wasm32 target (rustup), wasm-bindgen-cli (cargo install), chromium (apt-get)",
+    ),
     step("package", package::run, ""),
     step("datafusion", || crate::datafusion::run(&[]), ""),
     step(

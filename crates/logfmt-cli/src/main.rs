@@ -38,6 +38,7 @@ mod layout;
 mod options;
 mod output;
 mod parallel;
+mod picture;
 mod progress;
 mod reports;
 mod scan;
@@ -123,6 +124,12 @@ enum Command {
     ))]
     Stats(cmd::stats::StatsArgs),
     #[command(after_help = examples!(
+        "logfmt map 000042.log                      one cell per block: where the damage is"
+        "logfmt map --html map.html flash.img       a picture: every block's byte spans"
+        "logfmt map --json a.log                    the model, as JSON"
+    ))]
+    Map(cmd::map::MapArgs),
+    #[command(after_help = examples!(
         "logfmt salvage damaged.log repaired.log    every record that can be read, in a new log"
     ))]
     Salvage(cmd::salvage::SalvageArgs),
@@ -152,6 +159,7 @@ fn main() -> ExitCode {
         Command::Verify(args) => cmd::verify::run(args),
         Command::Dump(args) => cmd::dump::run(args).map(|()| ExitCode::from(EXIT_OK)),
         Command::Stats(args) => cmd::stats::run(args).map(|()| ExitCode::from(EXIT_OK)),
+        Command::Map(args) => cmd::map::run(args).map(|()| ExitCode::from(EXIT_OK)),
         Command::Salvage(args) => cmd::salvage::run(args).map(|()| ExitCode::from(EXIT_OK)),
         Command::Split(args) => cmd::split::run(args).map(|()| ExitCode::from(EXIT_OK)),
         Command::Export(args) => cmd::export::run(args).map(|()| ExitCode::from(EXIT_OK)),

@@ -204,6 +204,7 @@ mod error;
 mod escape;
 mod file;
 mod group;
+pub mod layout;
 mod lock;
 #[cfg(feature = "mmap")]
 mod mmap;

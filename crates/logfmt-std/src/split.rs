@@ -121,3 +121,13 @@ pub(crate) fn read_at(file: &File, buf: &mut [u8], pos: u64) -> io::Result<usize
 pub(crate) fn read_at(file: &File, buf: &mut [u8], pos: u64) -> io::Result<usize> {
     std::os::windows::fs::FileExt::seek_read(file, buf, pos)
 }
+
+/// Elsewhere (WebAssembly, where there are no files: the browser inspector reads through its
+/// own source) a positioned read is an error, never a wrong byte.
+#[cfg(not(any(unix, windows)))]
+pub(crate) fn read_at(_file: &File, _buf: &mut [u8], _pos: u64) -> io::Result<usize> {
+    Err(io::Error::new(
+        io::ErrorKind::Unsupported,
+        "positioned reads are not supported on this platform",
+    ))
+}

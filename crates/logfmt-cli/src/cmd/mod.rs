@@ -3,6 +3,7 @@
 pub(crate) mod cat;
 pub(crate) mod dump;
 pub(crate) mod export;
+pub(crate) mod map;
 pub(crate) mod salvage;
 pub(crate) mod split;
 pub(crate) mod stats;

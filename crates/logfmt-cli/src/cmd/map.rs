@@ -1,0 +1,314 @@
+//! `logfmt map`: where a log is damaged, at a glance — one cell per block.
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+
+use logfmt_std::layout::{BlockState, Survey};
+use logfmt_std::{EscapedPath, LogReader, ReadOptions, ReaderOptions};
+
+use crate::error::CliError;
+use crate::format::FormatArgs;
+use crate::image::Input;
+use crate::options::Erased;
+
+/// Draw the block map of a log, a flash image or a ring image.
+///
+/// One cell per 32 KiB block (or per group of blocks, the worst of them shown, when the file
+/// has more blocks than the terminal has room for), a colour and a letter per state: `.`
+/// clean, `X` damaged (bytes LevelDB's reader drops), `T` the torn end, `0` zeros
+/// (preallocated, or a zero header), blank for nothing read (erased flash, past the end), and
+/// for a ring image `H` its newest block, `O` its oldest and `-` the blocks not read (erased
+/// ahead of the writer). A legend and a one-line summary follow. Colours only on a terminal,
+/// and never with NO_COLOR set: letters only otherwise.
+///
+/// --json prints the model instead, one object per file: "file", "bytes", "blocks" (a string
+/// of one letter per block, as above), "records", "payload_bytes", "corruptions" (count),
+/// "dropped_bytes", "damage" (the first --max-errors corruptions: [{"offset", "bytes",
+/// "reason", "gloss"}]), "tail" (null or {"offset", "bytes", "kind": "torn" or "zero_fill"}),
+/// "ring" (null, or the ring's "blocks", "group", "newest", "lap", "oldest").
+///
+/// --html OUT also writes a picture: one self-contained HTML file (no script or font from
+/// elsewhere) with every block as a row of its byte spans, the details of each on hover
+/// (offset, length, chunk type, checksum, what the reader does, in plain words) and the damage
+/// list linked to its place. OUT is written to a temporary file and renamed; an existing OUT
+/// is replaced only with --force, and never when it is one of the files read.
+#[derive(Debug, clap::Args)]
+pub(crate) struct MapArgs {
+    /// Print the model as JSON (keys above).
+    #[arg(long)]
+    json: bool,
+    /// Also write the picture to this HTML file.
+    #[arg(long, value_name = "OUT")]
+    html: Option<PathBuf>,
+    /// Replace OUT if it exists.
+    #[arg(long)]
+    force: bool,
+    /// Cells per line (default: the terminal's width, or 64).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(8..))]
+    width: Option<u16>,
+    /// Corruptions listed in the picture and the JSON (the rest are counted).
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    max_errors: usize,
+    /// Read a flash image whose erased bytes are 0xFF (ff) or 0x00 (00).
+    #[arg(long, value_enum, value_name = "BYTE")]
+    erased: Option<Erased>,
+    #[command(flatten)]
+    format: FormatArgs,
+    /// The files (a directory: a database's MANIFEST and live write-ahead logs).
+    #[arg(value_name = "FILE", required = true)]
+    files: Vec<PathBuf>,
+}
+
+/// Largest record assembled while mapping: a larger one is counted, not held.
+const RECORD_LIMIT: usize = 1 << 20;
+/// Lines of cells at most: a larger file gets several blocks per cell.
+const MAX_LINES: u64 = 32;
+
+pub(crate) fn run(args: &MapArgs) -> Result<(), CliError> {
+    let mut pictures = Vec::new();
+    crate::targets::each(&args.files, args.json, |target, _| {
+        let (report, input, read) = gather(args, &target.path)?;
+        if args.json {
+            let mut out = std::io::stdout().lock();
+            serde_json::to_writer(&mut out, &report).map_err(std::io::Error::other)?;
+            writeln!(out)?;
+        } else {
+            render(&report, args.width)?;
+        }
+        if args.html.is_some() {
+            pictures.push(crate::picture::Picture {
+                report,
+                input,
+                read,
+            });
+        }
+        Ok(())
+    })?;
+    if let Some(out) = &args.html {
+        crate::picture::write(out, &pictures, args.force)?;
+    }
+    Ok(())
+}
+
+/// What `map` shows of one file.
+#[derive(Debug, serde::Serialize)]
+pub(crate) struct MapReport {
+    pub(crate) file: String,
+    pub(crate) bytes: u64,
+    /// One letter per block.
+    pub(crate) blocks: String,
+    pub(crate) records: u64,
+    pub(crate) payload_bytes: u64,
+    pub(crate) corruptions: u64,
+    pub(crate) dropped_bytes: u64,
+    pub(crate) damage: Vec<DamageLine>,
+    pub(crate) tail: Option<TailLine>,
+    pub(crate) ring: Option<RingLine>,
+    /// The states, one per block (for the picture).
+    #[serde(skip)]
+    pub(crate) states: Vec<BlockState>,
+}
+
+/// A corruption, with its reason in plain words.
+#[derive(Debug, serde::Serialize)]
+pub(crate) struct DamageLine {
+    pub(crate) offset: u64,
+    pub(crate) bytes: u64,
+    pub(crate) reason: String,
+    pub(crate) gloss: &'static str,
+}
+
+/// The torn or zero-filled end.
+#[derive(Debug, serde::Serialize)]
+pub(crate) struct TailLine {
+    pub(crate) offset: u64,
+    pub(crate) bytes: u64,
+    pub(crate) kind: &'static str,
+}
+
+/// A ring image's geometry and position.
+#[derive(Debug, serde::Serialize)]
+pub(crate) struct RingLine {
+    pub(crate) blocks: u32,
+    pub(crate) group: u32,
+    pub(crate) newest: u32,
+    pub(crate) lap: u32,
+    pub(crate) oldest: u32,
+}
+
+/// Reads `path` once with the reader, marking each block with what it found.
+fn gather(args: &MapArgs, path: &Path) -> Result<(MapReport, Input, ReadOptions), CliError> {
+    let input = Input::open(path, args.erased)?;
+    let read = ReadOptions::new().erased(input.erased(args.erased));
+    let read = input.read_options(args.format.read_options(&input.log, read)?);
+    let len = input.log.len_at_open();
+    let mut reader = LogReader::new(input.source()?, &ReaderOptions::new().read(read.clone()));
+    let mut survey = Survey::read(
+        &mut reader,
+        len,
+        input.ring.as_ref(),
+        args.max_errors,
+        RECORD_LIMIT,
+        |_, _, _, _| {},
+    );
+    drop(reader);
+    let mut tail = survey.tail.map(|t| TailLine {
+        offset: t.offset,
+        bytes: t.bytes,
+        kind: "torn",
+    });
+    if input.ring.is_none()
+        && let Some(torn) = &survey.tail
+        && let Some(zeros) = logfmt_std::zero_fill(&input.log, torn)
+    {
+        survey.marks.zero_fill(zeros.offset);
+        tail = tail.map(|t| TailLine {
+            kind: "zero_fill",
+            ..t
+        });
+    }
+    if let Some(ring) = &input.ring {
+        survey.marks.ring(ring);
+    }
+    let states = survey.marks.into_states();
+    let report = MapReport {
+        file: EscapedPath::new(path).to_string(),
+        bytes: len,
+        blocks: states.iter().map(|s| s.letter()).collect(),
+        records: survey.records,
+        payload_bytes: survey.payload_bytes,
+        corruptions: survey.corruption_count,
+        dropped_bytes: survey.dropped_bytes,
+        damage: survey
+            .corruptions
+            .iter()
+            .map(|d| {
+                let reason = d.kind.to_string();
+                DamageLine {
+                    offset: d.offset,
+                    bytes: d.bytes,
+                    gloss: logfmt_std::layout::gloss(&reason),
+                    reason,
+                }
+            })
+            .collect(),
+        tail,
+        ring: input.ring.as_ref().map(|image| {
+            let ring = image.ring();
+            RingLine {
+                blocks: ring.blocks(),
+                group: ring.group(),
+                newest: ring.head(),
+                lap: ring.lap(),
+                oldest: image.oldest(),
+            }
+        }),
+        states,
+    };
+    Ok((report, input, read))
+}
+
+/// The map, its legend and its summary, on standard output.
+fn render(report: &MapReport, width: Option<u16>) -> Result<(), CliError> {
+    let stdout = std::io::stdout();
+    let colour = stdout.is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    let columns = width.map_or_else(terminal_width, usize::from).max(8);
+    let blocks = report.states.len() as u64;
+    let per = blocks.div_ceil(columns as u64 * MAX_LINES).max(1);
+    let cells: Vec<BlockState> = report
+        .states
+        .chunks(usize::try_from(per).unwrap_or(usize::MAX))
+        .map(|group| {
+            group
+                .iter()
+                .copied()
+                .max_by_key(|s| s.rank())
+                .unwrap_or(BlockState::Empty)
+        })
+        .collect();
+    let mut out = stdout.lock();
+    for line in cells.chunks(columns) {
+        let mut text = String::new();
+        for &cell in line {
+            text.push_str(&paint(cell, colour));
+        }
+        writeln!(out, "{text}")?;
+    }
+    let cell = if per == 1 {
+        "one cell per 32 KiB block".to_owned()
+    } else {
+        format!("one cell per {per} blocks of 32 KiB (the worst shown)")
+    };
+    let present: Vec<String> = BlockState::ALL
+        .iter()
+        .filter(|s| report.states.contains(s))
+        .map(|&s| format!("{} {}", paint(s, colour), s.meaning()))
+        .collect();
+    writeln!(out, "{cell}: {}", present.join("; "))?;
+    writeln!(out, "{}", summary(report))?;
+    Ok(())
+}
+
+/// The one-line summary.
+fn summary(report: &MapReport) -> String {
+    let blocks = report.states.len() as u64;
+    let mut line = format!(
+        "{}: {}, {}, {} bytes of payload",
+        report.file,
+        super::plural(blocks, "block"),
+        super::plural(report.records, "record"),
+        report.payload_bytes
+    );
+    if report.corruptions > 0 {
+        let damaged = report.states.iter().filter(|&&s| s == BlockState::Damaged).count();
+        line += &format!(
+            ", {} bytes dropped in {} ({} damaged)",
+            report.dropped_bytes,
+            super::plural(report.corruptions, "corruption"),
+            super::plural(damaged as u64, "block")
+        );
+    } else {
+        line += ", no corruption";
+    }
+    if let Some(tail) = &report.tail {
+        let what = if tail.kind == "zero_fill" { "zero-filled" } else { "torn" };
+        line += &format!("; {what} tail of {} bytes at offset {}", tail.bytes, tail.offset);
+    }
+    if let Some(ring) = &report.ring {
+        line += &format!(
+            "; ring of {} blocks, newest {} (lap {}), oldest {}",
+            ring.blocks, ring.newest, ring.lap, ring.oldest
+        );
+    }
+    line
+}
+
+/// A cell: its letter, on its colour where colour is wanted.
+fn paint(state: BlockState, colour: bool) -> String {
+    let letter = state.letter();
+    if !colour {
+        return letter.to_string();
+    }
+    // Background, foreground (ANSI 256-colour).
+    let (bg, fg) = match state {
+        BlockState::Clean => (28, 15),
+        BlockState::Damaged => (160, 15),
+        BlockState::Torn => (208, 0),
+        BlockState::Zero => (245, 0),
+        BlockState::Empty => (254, 0),
+        BlockState::RingHead => (25, 15),
+        BlockState::RingTail => (37, 0),
+        _ => (183, 0),
+    };
+    format!("\x1b[48;5;{bg};38;5;{fg}m{letter}\x1b[0m")
+}
+
+/// Standard output's width in columns (`COLUMNS`, or the terminal's), or 64.
+fn terminal_width() -> usize {
+    std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.parse::<usize>().ok())
+        .or_else(|| console::Term::stdout().size_checked().map(|(_, cols)| usize::from(cols)))
+        .filter(|&c| c >= 8)
+        .unwrap_or(64)
+}

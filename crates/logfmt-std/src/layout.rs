@@ -1,0 +1,763 @@
+//! The layout of a log, block by block: every byte range of every block and what it is — the
+//! model the block map (`logfmt map`), its picture and the browser inspector draw from.
+//!
+//! [`block_spans`] parses one block as the reader does (LevelDB's rules, or a flash image's
+//! with [`ReadOptions::erased`]); [`BlockMap`] walks a whole file, a ring image included,
+//! block by block in file order, with each block's [`BlockState`] and, for a ring image, its
+//! [`BlockRole`] and place in the reading order. Memory is one block at a time.
+//!
+//! ```
+//! use std::io::Cursor;
+//! use logfmt_std::layout::{BlockMap, BlockState, SpanKind};
+//! use logfmt_std::ReadOptions;
+//!
+//! // One FULL chunk of "hi" (its checksum is not LevelDB's: a damaged block).
+//! let log = [0, 0, 0, 0, 2, 0, 1, b'h', b'i'];
+//! let mut map = BlockMap::new(Cursor::new(&log[..]), log.len() as u64, &ReadOptions::default())?;
+//! let block = map.next_block()?.expect("one block");
+//! assert_eq!(block.state, BlockState::Damaged);
+//! assert!(matches!(block.spans[0].kind, SpanKind::ChecksumMismatch { .. }));
+//! assert!(map.next_block()?.is_none());
+//! # Ok::<(), std::io::Error>(())
+//! ```
+
+use std::io::{self, Read, Seek, SeekFrom};
+
+use logfmt_core::block::{BlockParser, ChunkClass, ChunkRules, Parsed};
+use logfmt_core::format::RESUME_TYPE;
+use logfmt_core::{BLOCK_SIZE, FragmentKind, ReadOptions, RecordType};
+
+use crate::reader::Bounded;
+use crate::recovery::{Damage, DamageKind, Ending, ReadError};
+use crate::ring::{BlockRole, RingImage};
+
+/// A byte range of a block and what it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Span {
+    /// File offset where it begins.
+    pub offset: u64,
+    /// Its length in bytes (a chunk's: header and payload).
+    pub len: u64,
+    /// What it is.
+    pub kind: SpanKind,
+}
+
+/// What a [`Span`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SpanKind {
+    /// A well-formed chunk.
+    Chunk {
+        /// Its type byte.
+        record_type: u8,
+        /// What the reader makes of it.
+        role: ChunkRole,
+        /// Its log number, in a recyclable log.
+        log_number: Option<u32>,
+        /// Whether its checksum was checked (and matched).
+        checked: bool,
+    },
+    /// Too few bytes for a header at the end of a block: skipped.
+    Trailer,
+    /// Erased flash up to a chunk (a flash image).
+    Padding,
+    /// A zero header: the rest of the block is skipped without a report.
+    ZeroHeader,
+    /// Erased flash to the end of the block: nothing written there.
+    Erased,
+    /// A chunk cut short by the end of the file, or bytes torn by a power cut up to where
+    /// the flash writer went on.
+    Torn,
+    /// A recyclable chunk of another log number: an earlier use's bytes, the end of the log.
+    OldRecord {
+        /// The log number it carries.
+        log_number: u32,
+    },
+    /// A length that runs past the block's end: dropped.
+    BadLength {
+        /// The length the header declares.
+        declared: u16,
+    },
+    /// A checksum that does not match: dropped.
+    ChecksumMismatch {
+        /// The masked checksum stored.
+        stored: u32,
+        /// The masked checksum of the bytes.
+        computed: u32,
+    },
+}
+
+impl SpanKind {
+    /// A short name: `chunk`, `trailer`, `padding`, `zero_header`, `erased`, `torn`,
+    /// `old_record`, `bad_length`, `checksum_mismatch`.
+    #[must_use]
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Chunk { .. } => "chunk",
+            Self::Trailer => "trailer",
+            Self::Padding => "padding",
+            Self::ZeroHeader => "zero_header",
+            Self::Erased => "erased",
+            Self::Torn => "torn",
+            Self::OldRecord { .. } => "old_record",
+            Self::BadLength { .. } => "bad_length",
+            Self::ChecksumMismatch { .. } => "checksum_mismatch",
+        }
+    }
+
+    /// What the reader does with these bytes, in plain words; `None` for a record's chunk.
+    #[must_use]
+    pub fn note(&self) -> Option<String> {
+            Some(match *self {
+            SpanKind::Chunk { role, .. } => match role {
+                ChunkRole::RingHeader => {
+                    "a ring header: the block's lap and the records begun before it".into()
+                }
+                ChunkRole::ResumeMarker => {
+                    "the flash writer's resume marker: it went on here after a power cut".into()
+                }
+                ChunkRole::SetCompression => {
+                    "RocksDB's compression record: the records after it are compressed".into()
+                }
+                ChunkRole::Ignorable => {
+                    "a type with bit 7 set: skipped without a report (RocksDB's rule)".into()
+                }
+                ChunkRole::Dropped => {
+                    "a type this reader does not know: dropped (LevelDB drops it too)".into()
+                }
+                _ => return None,
+            },
+            SpanKind::Trailer => "too few bytes for a header: skipped, as LevelDB does".into(),
+            SpanKind::Padding => "erased flash up to the next chunk".into(),
+            SpanKind::ZeroHeader => "zeros: the rest of the block is skipped without a report".into(),
+            SpanKind::Erased => "erased flash: nothing written from here to the end of the block".into(),
+            SpanKind::Torn => "a chunk cut short: a torn write (or bytes torn by a power cut)".into(),
+            SpanKind::OldRecord { log_number } => format!(
+                "a record of log number {log_number}, left by an earlier use of a recycled file: \
+                 the log ends here"
+            ),
+            SpanKind::BadLength { declared } => format!(
+                "bad record length: the header says {declared} bytes, past the block's end; {}",
+                gloss("bad record length")
+            ),
+            SpanKind::ChecksumMismatch { stored, computed } => format!(
+                "checksum mismatch (stored {stored:#010x}, computed {computed:#010x}); {}",
+                gloss("checksum mismatch")
+            ),
+        })
+    }
+
+    /// Whether the reader drops these bytes with a report (LevelDB's corruption).
+    #[must_use]
+    pub fn is_damage(&self) -> bool {
+        matches!(
+            self,
+            Self::BadLength { .. }
+                | Self::ChecksumMismatch { .. }
+                | Self::Chunk {
+                    role: ChunkRole::Dropped,
+                    ..
+                }
+        )
+    }
+}
+
+/// What the reader makes of a well-formed chunk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ChunkRole {
+    /// A fragment of a record (FULL, FIRST, MIDDLE, LAST).
+    Fragment(FragmentKind),
+    /// A fragment of a pack of small records.
+    Pack(FragmentKind),
+    /// A ring header (a flash ring's block header), not a record.
+    RingHeader,
+    /// The flash writer's resume marker, not a record.
+    ResumeMarker,
+    /// RocksDB's compression record.
+    SetCompression,
+    /// A type with bit 7 set, skipped without a report.
+    Ignorable,
+    /// Dropped with a report: a type the reader does not know, or of the other format.
+    Dropped,
+}
+
+impl ChunkRole {
+    fn of(class: ChunkClass, record_type: u8) -> Self {
+        match class {
+            ChunkClass::Fragment(kind) => Self::Fragment(kind),
+            ChunkClass::Pack(kind) => Self::Pack(kind),
+            ChunkClass::RingHeader => Self::RingHeader,
+            ChunkClass::SetCompression => Self::SetCompression,
+            ChunkClass::Ignorable if record_type == RESUME_TYPE => Self::ResumeMarker,
+            ChunkClass::Ignorable => Self::Ignorable,
+            _ => Self::Dropped,
+        }
+    }
+}
+
+/// The name of a chunk type: `FULL`, `FIRST`, …, `RECYCLABLE_LAST`, `PACK_…`, or `unknown`.
+#[must_use]
+pub fn type_name(record_type: u8) -> &'static str {
+    if record_type == logfmt_core::format::SET_COMPRESSION_TYPE {
+        return "SET_COMPRESSION";
+    }
+    RecordType::try_from(record_type).map_or("unknown", RecordType::name)
+}
+
+/// The spans of `block`, the block at file offset `block_offset`, parsed with `rules` (which
+/// an `auto` format's first chunk decides): every byte of the block in exactly one span, in
+/// order.
+///
+/// ```
+/// use logfmt_core::block::ChunkRules;
+/// use logfmt_std::ReadOptions;
+/// use logfmt_std::layout::{SpanKind, block_spans};
+///
+/// let block = [0u8; 40];
+/// let spans = block_spans(&block, 0, &mut ChunkRules::new(&ReadOptions::default()));
+/// assert_eq!(spans.len(), 1);
+/// assert_eq!((spans[0].kind, spans[0].len), (SpanKind::ZeroHeader, 40));
+/// ```
+#[must_use]
+pub fn block_spans(block: &[u8], block_offset: u64, rules: &mut ChunkRules) -> Vec<Span> {
+    let at = |offset: usize| block_offset + offset as u64;
+    let region = |offset: usize, len: usize, kind: SpanKind| Span {
+        offset: at(offset),
+        len: len as u64,
+        kind,
+    };
+    let mut spans = Vec::new();
+    for item in BlockParser::new(block).rules(*rules) {
+        let span = match item {
+            Parsed::Chunk(chunk) => {
+                rules.decide(chunk.record_type, chunk.log_number);
+                region(
+                    chunk.offset,
+                    chunk.header_len + chunk.payload.len(),
+                    SpanKind::Chunk {
+                        record_type: chunk.record_type,
+                        role: ChunkRole::of(rules.classify(chunk.record_type), chunk.record_type),
+                        log_number: chunk.log_number,
+                        checked: chunk.checksum_verified,
+                    },
+                )
+            }
+            Parsed::Trailer { offset, len } => region(offset, len, SpanKind::Trailer),
+            Parsed::Truncated { offset, len } | Parsed::Torn { offset, len } => {
+                region(offset, len, SpanKind::Torn)
+            }
+            Parsed::Padding { offset, len } => region(offset, len, SpanKind::Padding),
+            Parsed::ZeroHeader { offset, len } => region(offset, len, SpanKind::ZeroHeader),
+            Parsed::Erased { offset, len } => region(offset, len, SpanKind::Erased),
+            Parsed::OldRecord {
+                offset,
+                len,
+                log_number,
+            } => region(offset, len, SpanKind::OldRecord { log_number }),
+            Parsed::BadLength {
+                offset,
+                len,
+                declared,
+            } => region(offset, len, SpanKind::BadLength { declared }),
+            Parsed::ChecksumMismatch {
+                offset,
+                len,
+                stored,
+                computed,
+            } => region(offset, len, SpanKind::ChecksumMismatch { stored, computed }),
+        };
+        spans.push(span);
+    }
+    spans
+}
+
+/// LevelDB's terse reason for a drop, in plain words.
+///
+/// ```
+/// use logfmt_std::layout::gloss;
+/// assert_eq!(
+///     gloss("missing start of fragmented record(2)"),
+///     "a record's first part was lost, so its later parts are skipped"
+/// );
+/// ```
+#[must_use]
+pub fn gloss(reason: &str) -> &'static str {
+    match reason {
+        "checksum mismatch" => "the bytes changed after they were written; the rest of the block is dropped",
+        "bad record length" => "a chunk's length runs past its block; the rest of the block is dropped",
+        "partial record without end(1)" => {
+            "a record was begun but never finished before a whole record came"
+        }
+        "partial record without end(2)" => {
+            "a record was begun but never finished before another record began"
+        }
+        "missing start of fragmented record(1)" | "missing start of fragmented record(2)" => {
+            "a record's first part was lost, so its later parts are skipped"
+        }
+        "error in middle of record" => "damage inside a record that spans blocks: the whole record is lost",
+        "read error" => "the file could not be read here; one block is counted as lost",
+        r if r.starts_with("unknown record type") => {
+            "a chunk of a type this reader does not know (LevelDB drops it)"
+        }
+        r if r.starts_with("unexpected legacy record type") => {
+            "a LevelDB-format chunk inside a RocksDB recyclable log (RocksDB drops it)"
+        }
+        r if r.starts_with("bad pack") => "a pack of small records is damaged: its records are lost",
+        r if r.starts_with("compressed record does not decompress") => {
+            "a compressed record's bytes do not decompress: its records are lost"
+        }
+        _ => "bytes the reader could not read",
+    }
+}
+
+/// What a block is, for a map: the most telling of what was found in it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum BlockState {
+    /// Records (or chunks), nothing dropped.
+    Clean,
+    /// Nothing here: erased flash, or no chunk at all.
+    Empty,
+    /// Zeros: a zero header, or space preallocated and never written.
+    Zero,
+    /// A torn end: a chunk cut short by the end of the file, or torn by a power cut.
+    Torn,
+    /// Bytes dropped with a report.
+    Damaged,
+    /// A ring image's newest block, where the writer is.
+    RingHead,
+    /// A ring image's oldest block, where reading starts.
+    RingTail,
+    /// A ring image's block that is not read: erased ahead of the writer, not part of the
+    /// log, or beyond the ring.
+    NotRead,
+}
+
+impl BlockState {
+    /// Every state, in the order a legend lists them.
+    pub const ALL: [Self; 8] = [
+        Self::Clean,
+        Self::Damaged,
+        Self::Torn,
+        Self::Zero,
+        Self::Empty,
+        Self::RingHead,
+        Self::RingTail,
+        Self::NotRead,
+    ];
+
+    /// The state of a block of these spans, as its bytes alone tell it.
+    #[must_use]
+    pub fn of(spans: &[Span]) -> Self {
+        let any = |f: fn(&SpanKind) -> bool| spans.iter().any(|s| f(&s.kind));
+        if any(SpanKind::is_damage) {
+            Self::Damaged
+        } else if any(|k| matches!(k, SpanKind::Torn | SpanKind::OldRecord { .. })) {
+            Self::Torn
+        } else if any(|k| matches!(k, SpanKind::Chunk { .. })) {
+            Self::Clean
+        } else if any(|k| matches!(k, SpanKind::ZeroHeader)) {
+            Self::Zero
+        } else {
+            Self::Empty
+        }
+    }
+
+    /// A short name: `clean`, `damaged`, `torn`, `zero`, `empty`, `ring_head`, `ring_tail`,
+    /// `not_read`.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Clean => "clean",
+            Self::Empty => "empty",
+            Self::Zero => "zero",
+            Self::Torn => "torn",
+            Self::Damaged => "damaged",
+            Self::RingHead => "ring_head",
+            Self::RingTail => "ring_tail",
+            Self::NotRead => "not_read",
+        }
+    }
+
+    /// One letter for a map without colour: `.` clean, `X` damaged, `T` torn, `0` zero,
+    /// ` ` empty, `H` ring head, `O` ring tail (oldest), `-` not read.
+    #[must_use]
+    pub fn letter(self) -> char {
+        match self {
+            Self::Clean => '.',
+            Self::Damaged => 'X',
+            Self::Torn => 'T',
+            Self::Zero => '0',
+            Self::Empty => ' ',
+            Self::RingHead => 'H',
+            Self::RingTail => 'O',
+            Self::NotRead => '-',
+        }
+    }
+
+    /// What it means, for a legend.
+    #[must_use]
+    pub fn meaning(self) -> &'static str {
+        match self {
+            Self::Clean => "records, nothing dropped",
+            Self::Damaged => "damaged: bytes dropped",
+            Self::Torn => "torn end of the log",
+            Self::Zero => "zeros (preallocated, or a zero header)",
+            Self::Empty => "nothing read here (erased, or past the end)",
+            Self::RingHead => "ring: newest block",
+            Self::RingTail => "ring: oldest block",
+            Self::NotRead => "ring: not read (erased ahead, not in the log)",
+        }
+    }
+
+    /// How much it says: a block (or a cell of several) shows the highest of what was found.
+    #[must_use]
+    pub fn rank(self) -> u8 {
+        match self {
+            Self::Empty => 0,
+            Self::Clean => 1,
+            Self::Zero => 2,
+            Self::Torn => 3,
+            Self::Damaged => 4,
+            Self::RingHead | Self::RingTail | Self::NotRead => 5,
+        }
+    }
+}
+
+/// The state of every block of a file as a reader reads it: records, damage and the torn end,
+/// marked where they lie (offsets in the file, a ring image's too), the highest of them kept
+/// per block; then a ring image's roles. Memory: one byte a block.
+///
+/// ```
+/// use logfmt_std::layout::{BlockState, Marks};
+///
+/// let mut marks = Marks::new(3 * 32_768);
+/// marks.mark(0, 40_000, BlockState::Clean);
+/// marks.mark(70_000, 70_010, BlockState::Damaged);
+/// assert_eq!(marks.states(), [BlockState::Clean, BlockState::Clean, BlockState::Damaged]);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Marks {
+    states: Vec<BlockState>,
+}
+
+impl Marks {
+    /// Every block of a file of `len` bytes, nothing found yet.
+    #[must_use]
+    pub fn new(len: u64) -> Self {
+        let count = usize::try_from(len.div_ceil(BLOCK_SIZE as u64)).unwrap_or(0);
+        Self {
+            states: vec![BlockState::Empty; count],
+        }
+    }
+
+    /// Raises every block of `[from, to)` (at least the block of `from`) to `state` where it
+    /// ranks higher.
+    pub fn mark(&mut self, from: u64, to: u64, state: BlockState) {
+        let block = BLOCK_SIZE as u64;
+        let Ok(first) = usize::try_from(from / block) else {
+            return;
+        };
+        let last = usize::try_from(to.max(from + 1).saturating_sub(1) / block).unwrap_or(usize::MAX);
+        let end = last.saturating_add(1).min(self.states.len());
+        for slot in self.states.iter_mut().take(end).skip(first) {
+            if state.rank() > slot.rank() {
+                *slot = state;
+            }
+        }
+    }
+
+    /// Marks the torn blocks from `from` on as zeros: a torn end found to be all zeros.
+    pub fn zero_fill(&mut self, from: u64) {
+        let first = usize::try_from(from / BLOCK_SIZE as u64).unwrap_or(usize::MAX);
+        for slot in self.states.iter_mut().skip(first) {
+            if *slot == BlockState::Torn {
+                *slot = BlockState::Zero;
+            }
+        }
+    }
+
+    /// A ring image's roles: its blocks that are not read, its newest and its oldest (where
+    /// nothing worse was found).
+    pub fn ring(&mut self, image: &RingImage) {
+        let ring = image.ring();
+        for (index, slot) in (0u32..).zip(self.states.iter_mut()) {
+            let read = matches!(
+                image.role(index),
+                BlockRole::Read { .. } | BlockRole::ReadAsErased { .. }
+            );
+            if !read {
+                *slot = BlockState::NotRead;
+            } else if matches!(slot, BlockState::Clean | BlockState::Empty) {
+                if index == ring.head() {
+                    *slot = BlockState::RingHead;
+                } else if index == image.oldest() {
+                    *slot = BlockState::RingTail;
+                }
+            }
+        }
+    }
+
+    /// The states, one a block, in file order.
+    #[must_use]
+    pub fn states(&self) -> &[BlockState] {
+        &self.states
+    }
+
+    /// The states, one a block.
+    #[must_use]
+    pub fn into_states(self) -> Vec<BlockState> {
+        self.states
+    }
+}
+
+/// One block of a file, as [`BlockMap`] walks it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Block {
+    /// Its index in the file (from 0).
+    pub index: u64,
+    /// Its file offset.
+    pub offset: u64,
+    /// Its length (the last block may be short).
+    pub len: u64,
+    /// What it is, in one word.
+    pub state: BlockState,
+    /// In a ring image: what the block is to the log.
+    pub role: Option<BlockRole>,
+    /// Its spans (none for a ring image's block that is not read).
+    pub spans: Vec<Span>,
+}
+
+/// A file walked block by block, in file order: a plain log, a flash image, or a ring image
+/// (found from its ring headers; its blocks that are read are parsed with the erased value
+/// its headers give, and carry their [`BlockRole`]).
+#[derive(Debug)]
+pub struct BlockMap<R> {
+    file: R,
+    len: u64,
+    next: u64,
+    rules: ChunkRules,
+    ring: Option<RingImage>,
+    buffer: Vec<u8>,
+}
+
+impl<R: Read + Seek> BlockMap<R> {
+    /// The walk of `file`, `len` bytes long, read with `read`'s rules.
+    ///
+    /// # Errors
+    /// Reading the ring headers failed.
+    pub fn new(mut file: R, len: u64, read: &ReadOptions) -> io::Result<Self> {
+        let ring = RingImage::read(&mut file, len)?;
+        let read = match &ring {
+            Some(ring) => ring.read_options(read.clone()),
+            None => read.clone(),
+        };
+        Ok(Self {
+            file,
+            len,
+            next: 0,
+            rules: ChunkRules::new(&read),
+            ring,
+            buffer: vec![0; BLOCK_SIZE],
+        })
+    }
+
+    /// The ring image the file is, if it is one.
+    pub fn ring(&self) -> Option<&RingImage> {
+        self.ring.as_ref()
+    }
+
+    /// The file's length.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether the file is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Blocks in the file.
+    pub fn blocks(&self) -> u64 {
+        self.len.div_ceil(BLOCK_SIZE as u64)
+    }
+
+    /// The next block, or `None` after the last.
+    ///
+    /// # Errors
+    /// Reading the file failed.
+    pub fn next_block(&mut self) -> io::Result<Option<Block>> {
+        let offset = self.next * BLOCK_SIZE as u64;
+        if offset >= self.len {
+            return Ok(None);
+        }
+        let index = self.next;
+        self.next += 1;
+        let len = (self.len - offset).min(BLOCK_SIZE as u64);
+        let role = self
+            .ring
+            .as_ref()
+            .map(|ring| ring.role(u32::try_from(index).unwrap_or(u32::MAX)));
+        if matches!(
+            role,
+            Some(BlockRole::Ahead | BlockRole::NotInLog | BlockRole::Outside)
+        ) {
+            return Ok(Some(Block {
+                index,
+                offset,
+                len,
+                state: BlockState::NotRead,
+                role,
+                spans: Vec::new(),
+            }));
+        }
+        let block = &mut self.buffer[..usize::try_from(len).unwrap_or(BLOCK_SIZE)];
+        self.file.seek(SeekFrom::Start(offset))?;
+        self.file.read_exact(block)?;
+        let spans = block_spans(block, offset, &mut self.rules);
+        Ok(Some(Block {
+            index,
+            offset,
+            len,
+            state: BlockState::of(&spans),
+            role,
+            spans,
+        }))
+    }
+}
+
+impl<R: Read + Seek> Iterator for BlockMap<R> {
+    type Item = io::Result<Block>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.next_block().transpose()
+    }
+}
+
+/// What a reader found in a whole file, with each block's state: the counts and damage
+/// `logfmt verify` reports and the [`Marks`] a map draws. Memory: one byte a block, the
+/// corruptions kept (at most `keep`), and a record of at most `limit` bytes assembled at a time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Survey {
+    /// Complete records read.
+    pub records: u64,
+    /// Their payload bytes.
+    pub payload_bytes: u64,
+    /// Corruptions reported, kept or not.
+    pub corruption_count: u64,
+    /// The bytes of every corruption.
+    pub dropped_bytes: u64,
+    /// The first corruptions (offsets in the file), at most the number asked for.
+    pub corruptions: Vec<Damage>,
+    /// The torn or unwritten end of the log, if any (offsets in the file); a damaged end with
+    /// well-formed chunks after it is also a corruption.
+    pub tail: Option<Damage>,
+    /// Each block's state.
+    pub marks: Marks,
+}
+
+impl Survey {
+    /// Reads every entry of `reader` over a file of `len` bytes (a ring image's, when `ring`
+    /// is given: offsets are mapped back to the image), keeping the first `keep` corruptions and
+    /// assembling records of at most `limit` bytes; `on_record` sees each record's index, file
+    /// offset, length and data (`None` for one larger than `limit`).
+    ///
+    /// ```
+    /// use logfmt_std::layout::{BlockState, Survey};
+    /// use logfmt_std::{LogReader, ReaderOptions};
+    ///
+    /// let log = [0, 0, 0, 0, 2, 0, 1, b'h', b'i']; // a checksum that does not match
+    /// let mut reader = LogReader::from_slice(&log, &ReaderOptions::new());
+    /// let survey = Survey::read(&mut reader, log.len() as u64, None, 10, 1 << 20, |_, _, _, _| {});
+    /// assert_eq!((survey.records, survey.corruption_count, survey.dropped_bytes), (0, 1, 9));
+    /// assert_eq!(survey.marks.states(), [BlockState::Damaged]);
+    /// ```
+    pub fn read<S: logfmt_core::BlockSource>(
+        reader: &mut crate::LogReader<S>,
+        len: u64,
+        ring: Option<&RingImage>,
+        keep: usize,
+        limit: usize,
+        mut on_record: impl FnMut(u64, u64, u64, Option<&[u8]>),
+    ) -> Self {
+        let mut survey = Self {
+            records: 0,
+            payload_bytes: 0,
+            corruption_count: 0,
+            dropped_bytes: 0,
+            corruptions: Vec::new(),
+            tail: None,
+            marks: Marks::new(len),
+        };
+        let place = |offset: u64| ring.map_or(offset, |ring| ring.region_offset(offset));
+        loop {
+            let (offset, end, data, bytes) = match reader.next_bounded(limit) {
+                Ok(Some(Bounded::Record(record))) => (
+                    record.offset,
+                    record.end,
+                    Some(record.data),
+                    record.data.len() as u64,
+                ),
+                Ok(Some(Bounded::Oversized(record))) => {
+                    (record.offset, record.end, None, record.len)
+                }
+                Ok(Some(Bounded::Damage(damage))) => {
+                    survey.damage(ring, damage, keep);
+                    continue;
+                }
+                Ok(None) => break,
+                Err(ReadError::Damaged(damage)) => {
+                    survey.damage(ring, damage, keep);
+                    break;
+                }
+                Err(_) => {
+                    if let Some(dropped) = reader.ending().and_then(Ending::read_error) {
+                        survey.damage(ring, dropped.into(), keep);
+                    }
+                    break;
+                }
+            };
+            let (start, stop) = (place(offset), place(end.saturating_sub(1)));
+            survey
+                .marks
+                .mark(start, stop.saturating_add(1).max(start + 1), BlockState::Clean);
+            on_record(survey.records, start, bytes, data);
+            survey.records += 1;
+            survey.payload_bytes += bytes;
+        }
+        if let Some(tail) = reader.tail() {
+            survey.damage(ring, tail, keep);
+        }
+        survey
+    }
+
+    fn damage(&mut self, ring: Option<&RingImage>, damage: Damage, keep: usize) {
+        let damage = ring.map_or(damage, |ring| ring.region_damage(damage));
+        let end = damage.offset.saturating_add(damage.bytes.max(1));
+        match damage.kind {
+            DamageKind::Skipped => self.marks.mark(damage.offset, end, BlockState::Zero),
+            DamageKind::TornTail => {
+                if self.tail.is_none() {
+                    self.marks.mark(damage.offset, end, BlockState::Torn);
+                    self.tail = Some(damage);
+                }
+            }
+            _ => {
+                // A damaged end with well-formed chunks after it is the log's end, and records
+                // lost there: both.
+                if matches!(damage.kind, DamageKind::LostTail { .. }) && self.tail.is_none() {
+                    self.tail = Some(damage);
+                }
+                self.corruption_count += 1;
+                self.dropped_bytes += damage.bytes;
+                self.marks.mark(damage.offset, end, BlockState::Damaged);
+                if self.corruptions.len() < keep {
+                    self.corruptions.push(damage);
+                }
+            }
+        }
+    }
+}

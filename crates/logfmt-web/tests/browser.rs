@@ -1,0 +1,512 @@
+//! The inspector page in a real browser (headless Chromium), against the `logfmt` command line:
+//! for the LevelDB vectors, a damaged log, a ring image, a database directory and hostile
+//! files, the records, offsets and damage the page shows are those `logfmt verify --json` and
+//! `logfmt cat --output json` print, and the map draws the damage's colour at the damaged
+//! block. A screenshot of each case is written for people to look at.
+//!
+//! These tests need the built page and Chromium: `cargo xtask web --test` builds the page,
+//! installs Chromium where it is missing, and runs them (`--bench`: the benchmark).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "../../logfmt-cli/tests/common/ring_image.rs"]
+mod ring_image;
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use logfmt_core::{BLOCK_SIZE, FnSink, Writer};
+use serde_json::Value;
+
+fn env_path(name: &str) -> PathBuf {
+    PathBuf::from(std::env::var_os(name).unwrap_or_else(|| {
+        panic!("{name} is not set: run these tests with `cargo xtask web --test`")
+    }))
+}
+
+/// A log of `records`, written by the core writer.
+fn log_of(records: impl IntoIterator<Item = Vec<u8>>) -> Vec<u8> {
+    let mut log = Vec::new();
+    let mut writer = Writer::new(
+        FnSink(|bytes: &[u8]| {
+            log.extend_from_slice(bytes);
+            Ok::<(), std::convert::Infallible>(())
+        }),
+        [0u8; BLOCK_SIZE],
+    );
+    for record in records {
+        writer.add_record(&record).unwrap();
+    }
+    writer.flush().unwrap();
+    drop(writer);
+    log
+}
+
+/// A small xorshift generator: the hostile files are the same at every run.
+struct Random(u64);
+
+impl Random {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn bytes(&mut self, len: usize) -> Vec<u8> {
+        (0..len).map(|_| self.next() as u8).collect()
+    }
+}
+
+/// A `WriteBatch` of one put.
+fn batch(sequence: u64, key: &[u8], value: &[u8]) -> Vec<u8> {
+    let mut out = sequence.to_le_bytes().to_vec();
+    out.extend_from_slice(&1u32.to_le_bytes());
+    out.push(1);
+    for part in [key, value] {
+        out.push(u8::try_from(part.len()).unwrap());
+        out.extend_from_slice(part);
+    }
+    out
+}
+
+/// The files of every case, under `root/CASE/`; returns the cases and their file names.
+fn make_cases(root: &Path) -> Vec<(&'static str, Vec<String>)> {
+    let write = |case: &str, name: &str, bytes: &[u8]| {
+        let dir = root.join(case);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(name), bytes).unwrap();
+        name.to_owned()
+    };
+    let mut cases = Vec::new();
+
+    let vectors = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/leveldb");
+    let mut names: Vec<String> = std::fs::read_dir(&vectors)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.ends_with(".log"))
+        .collect();
+    names.sort();
+    for name in &names {
+        write("vectors", name, &std::fs::read(vectors.join(name)).unwrap());
+    }
+    assert_eq!(names.len(), 27, "the 27 LevelDB vectors");
+    cases.push(("vectors", names));
+
+    // Six blocks of records with one byte flipped in the third block.
+    let mut log = log_of((0..2000u32).map(|i| format!("record {i:05} {}", "x".repeat((i % 97) as usize)).into_bytes()));
+    log[2 * BLOCK_SIZE + 1000] ^= 0x40;
+    cases.push(("damaged", vec![write("damaged", "damaged.log", &log)]));
+
+    let spec = ring_image::Spec::new(4, 1_500, 11);
+    let ring = ring_image::run::<4096>(&spec, ring_image::sample);
+    cases.push(("ring", vec![write("ring", "sensor.img", &ring.image)]));
+
+    // A LevelDB database directory: CURRENT, its MANIFEST and a write-ahead log.
+    let manifest = log_of([
+        [&[1u8, 26][..], b"leveldb.BytewiseComparator"].concat(),
+        vec![2, 3, 3, 4, 4, 0],
+    ]);
+    let wal = log_of((0..300u64).map(|i| batch(i + 1, format!("key{i:04}").as_bytes(), b"value")));
+    let db = vec![
+        write("db", "CURRENT", b"MANIFEST-000002\n"),
+        write("db", "MANIFEST-000002", &manifest),
+        write("db", "000003.log", &wal),
+    ];
+    cases.push(("db", db));
+
+    let mut random = Random(0x9e37_79b9_7f4a_7c15);
+    let mut lengths = Vec::new();
+    while lengths.len() < 3 * BLOCK_SIZE {
+        lengths.extend_from_slice(&[0xde, 0xad, 0xbe, 0xef, 0xff, 0xff, 1]);
+    }
+    let hostile = vec![
+        write("hostile", "random.bin", &random.bytes(256 << 10)),
+        write("hostile", "lengths.bin", &lengths),
+        write("hostile", "empty.log", b""),
+        write("hostile", "erased.bin", &[0xff; 64 << 10]),
+        write("hostile", "text.txt", "root:x:0:0:root:/root:/bin/bash\n".repeat(100).as_bytes()),
+    ];
+    cases.push(("hostile", hostile));
+    cases
+}
+
+// ---------------------------------------------------------------- a server on 127.0.0.1
+
+/// Serves the page, the case files (with ranged reads) and takes the page's report.
+struct Server {
+    port: u16,
+    reports: Receiver<String>,
+}
+
+impl Server {
+    fn start(page: PathBuf, files: PathBuf) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let (send, reports) = mpsc::channel();
+        thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let (page, files, send) = (page.clone(), files.clone(), send.clone());
+                thread::spawn(move || {
+                    let _ = serve(stream, &page, &files, &send);
+                });
+            }
+        });
+        Self { port, reports }
+    }
+
+    fn url(&self, query: &str) -> String {
+        format!("http://127.0.0.1:{}/index.html?{query}", self.port)
+    }
+}
+
+fn serve(stream: TcpStream, page: &Path, files: &Path, reports: &Sender<String>) -> std::io::Result<()> {
+    stream.set_read_timeout(Some(Duration::from_secs(30)))?;
+    let mut reader = BufReader::new(stream.try_clone()?);
+    let mut line = String::new();
+    reader.read_line(&mut line)?;
+    let mut parts = line.split_whitespace();
+    let (method, target) = (parts.next().unwrap_or(""), parts.next().unwrap_or("/"));
+    let mut headers = HashMap::new();
+    loop {
+        let mut header = String::new();
+        if reader.read_line(&mut header)? == 0 || header.trim().is_empty() {
+            break;
+        }
+        if let Some((name, value)) = header.split_once(':') {
+            headers.insert(name.trim().to_ascii_lowercase(), value.trim().to_owned());
+        }
+    }
+    let mut out = stream;
+    let path = target.split('?').next().unwrap_or("/");
+    if method == "POST" {
+        let len: usize = headers.get("content-length").and_then(|l| l.parse().ok()).unwrap_or(0);
+        let mut body = vec![0; len];
+        reader.read_exact(&mut body)?;
+        let _ = reports.send(String::from_utf8_lossy(&body).into_owned());
+        return out.write_all(b"HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n");
+    }
+    let file = match path {
+        "/" | "/index.html" => Some(page.to_path_buf()),
+        p => p.strip_prefix("/files/").map(|rest| files.join(percent_decode(rest))),
+    };
+    let Some(mut file) = file.and_then(|f| std::fs::File::open(f).ok()) else {
+        return out.write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+    };
+    let len = file.metadata()?.len();
+    let kind = if path.ends_with(".html") { "text/html; charset=utf-8" } else { "application/octet-stream" };
+    let range = headers.get("range").and_then(|r| r.strip_prefix("bytes=")).and_then(|r| {
+        let (a, b) = r.split_once('-')?;
+        Some((a.parse::<u64>().ok()?, b.parse::<u64>().ok()?))
+    });
+    let (status, from, count, extra) = match range {
+        Some((from, to)) if from < len => {
+            let to = to.min(len - 1);
+            (
+                "206 Partial Content",
+                from,
+                to - from + 1,
+                format!("Content-Range: bytes {from}-{to}/{len}\r\n"),
+            )
+        }
+        Some(_) => ("206 Partial Content", 0, 0, format!("Content-Range: bytes */{len}\r\n")),
+        None => ("200 OK", 0, len, String::new()),
+    };
+    let head = format!(
+        "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {count}\r\n{extra}Accept-Ranges: bytes\r\nConnection: close\r\n\r\n"
+    );
+    out.write_all(head.as_bytes())?;
+    if method != "HEAD" {
+        use std::io::{Seek, SeekFrom};
+        file.seek(SeekFrom::Start(from))?;
+        std::io::copy(&mut file.take(count), &mut out)?;
+    }
+    Ok(())
+}
+
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' && i + 2 < bytes.len() {
+            if let Ok(b) = u8::from_str_radix(&s[i + 1..i + 3], 16) {
+                out.push(b);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+// ---------------------------------------------------------------- Chromium
+
+fn chromium(url: &str, profile: &Path, extra: &[String]) -> Command {
+    let mut command = Command::new(env_path("CHROMIUM"));
+    command
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--window-size=1280,2400",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(extra)
+        .arg(url)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    command
+}
+
+/// Ends the browser when dropped (its helper processes end with it).
+struct Browser(Child);
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn spawn_in_group(mut command: Command) -> Browser {
+    Browser(command.spawn().expect("Chromium starts"))
+}
+
+/// Opens `url` in headless Chromium and waits for the page's report.
+fn page_report(server: &Server, url: &str, profile: &Path, within: Duration) -> (Value, Browser) {
+    let browser = spawn_in_group(chromium(url, profile, &["--remote-debugging-port=0".into()]));
+    let report = server
+        .reports
+        .recv_timeout(within)
+        .unwrap_or_else(|_| panic!("the page sent no report within {within:?}: {url}"));
+    (serde_json::from_str(&report).unwrap(), browser)
+}
+
+/// A screenshot of `url` once it has drawn (Chromium's own `--screenshot`).
+fn screenshot(url: &str, profile: &Path, path: &Path) {
+    let mut browser = spawn_in_group(chromium(
+        url,
+        profile,
+        &[format!("--screenshot={}", path.display()), "--virtual-time-budget=20000".into()],
+    ));
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(90) {
+        if let Ok(Some(_)) = browser.0.try_wait() {
+            break;
+        }
+        thread::sleep(Duration::from_millis(100));
+    }
+    assert!(path.is_file(), "no screenshot at {}", path.display());
+}
+
+// ---------------------------------------------------------------- the command line
+
+fn logfmt(args: &[&str], file: &Path) -> String {
+    let output = Command::new(env_path("LOGFMT_CLI")).args(args).arg(file).output().unwrap();
+    String::from_utf8(output.stdout).unwrap()
+}
+
+fn verify(file: &Path) -> Value {
+    serde_json::from_str(&logfmt(&["verify", "--json"], file)).unwrap()
+}
+
+fn cat_offsets(file: &Path) -> Vec<u64> {
+    logfmt(&["cat", "--output", "json"], file)
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap()["offset"].as_u64().unwrap())
+        .collect()
+}
+
+fn rgb(hex: &str) -> String {
+    let hex = hex.trim_start_matches('#');
+    let c = |i: usize| u8::from_str_radix(&hex[i..i + 2], 16).unwrap();
+    format!("rgb({}, {}, {})", c(0), c(2), c(4))
+}
+
+/// The page's report of one file agrees with the command line's.
+fn agrees(check: &Value, file: &Path, colours: &Value) {
+    let name = file.display();
+    assert!(check.get("error").is_none(), "{name}: the page failed: {check}");
+    let page = &check["report"];
+    let cli = verify(file);
+    for key in ["records", "payload_bytes", "dropped_bytes"] {
+        assert_eq!(page[key], cli[key], "{name}: {key}");
+    }
+    let damage = |list: &Value| -> Vec<(u64, u64, String)> {
+        list.as_array()
+            .unwrap()
+            .iter()
+            .map(|c| (c["offset"].as_u64().unwrap(), c["bytes"].as_u64().unwrap(), c["reason"].as_str().unwrap().to_owned()))
+            .collect()
+    };
+    assert_eq!(damage(&page["corruptions"]), damage(&cli["corruptions"]), "{name}: corruptions");
+    let tail = |t: &Value| t.as_object().map(|t| (t["offset"].clone(), t["bytes"].clone()));
+    assert_eq!(tail(&page["tail"]), tail(&cli["tail"]), "{name}: tail");
+    let shown: Vec<u64> = page["first_records"].as_array().unwrap().iter().map(|r| r["offset"].as_u64().unwrap()).collect();
+    let offsets = cat_offsets(file);
+    assert_eq!(shown, offsets[..shown.len().min(offsets.len())], "{name}: record offsets");
+    if let Some(colour) = check.get("drawn_colour") {
+        assert_eq!(colour.as_str().unwrap(), rgb(colours["damaged"].as_str().unwrap()), "{name}: the damaged block's colour");
+        assert!(!check["spans"].as_array().unwrap().is_empty(), "{name}: the damaged block's spans");
+    }
+}
+
+#[test]
+#[ignore = "needs the built page and Chromium: cargo xtask web --test"]
+fn browser() {
+    let page = env_path("LOGFMT_WEB_PAGE");
+    let out = env_path("LOGFMT_WEB_OUT");
+    let root = tempfile_dir("logfmt-web-cases");
+    let cases = make_cases(&root);
+    let server = Server::start(page, root.clone());
+    let shots = out.join("shots");
+    std::fs::create_dir_all(&shots).unwrap();
+    for (case, names) in &cases {
+        let started = Instant::now();
+        let query = format!("files={}&base=/files/{case}/&report=/report", names.join(","));
+        let profile = tempfile_dir(&format!("logfmt-web-profile-{case}"));
+        eprintln!("{case}: opening the page");
+        let (report, browser) = page_report(&server, &server.url(&query), &profile, Duration::from_secs(120));
+        drop(browser);
+        let checks = report["files"].as_array().unwrap();
+        let expected = if *case == "db" { names.len() - 1 } else { names.len() };
+        assert_eq!(checks.len(), expected, "{case}: files shown");
+        for check in checks {
+            let file = root.join(case).join(check["name"].as_str().unwrap());
+            agrees(check, &file, &report["colours"]);
+        }
+        let damaged = checks.iter().filter(|c| c.get("drawn_colour").is_some()).count();
+        if matches!(*case, "damaged" | "vectors") {
+            assert!(damaged > 0, "{case}: a damaged block drawn");
+        }
+        eprintln!("{case}: the page agrees; a screenshot");
+        let shot = shots.join(format!("{case}.png"));
+        let profile = tempfile_dir(&format!("logfmt-web-shot-{case}"));
+        screenshot(&server.url(&query.replace("&report=/report", "&inline=1")), &profile, &shot);
+        println!("{case}: {} files agree with logfmt verify and cat ({:.1?}); screenshot {}", checks.len(), started.elapsed(), shot.display());
+    }
+}
+
+fn tempfile_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The resident memory of every process whose command line names `profile` (one browser's
+/// processes), in bytes.
+fn browser_memory(profile: &Path) -> u64 {
+    let needle = profile.to_string_lossy().into_owned();
+    let mut total = 0;
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let dir = entry.path();
+        let Ok(cmdline) = std::fs::read(dir.join("cmdline")) else { continue };
+        if !String::from_utf8_lossy(&cmdline).contains(&needle) {
+            continue;
+        }
+        let status = std::fs::read_to_string(dir.join("status")).unwrap_or_default();
+        if let Some(kb) = status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        {
+            total += kb * 1024;
+        }
+    }
+    total
+}
+
+/// Reads a log of `mib` MiB in the page (the worker, ranged reads from 127.0.0.1): its time and
+/// the browser's peak memory.
+fn page_run(server: &Server, root: &Path, name: &str) -> (f64, u64) {
+    let profile = tempfile_dir(&format!("logfmt-web-bench-{name}"));
+    let url = server.url(&format!("files={name}&base=/files/&report=/report"));
+    let browser = spawn_in_group(chromium(&url, &profile, &["--remote-debugging-port=0".into()]));
+    let mut peak = 0;
+    let started = Instant::now();
+    let report = loop {
+        peak = peak.max(browser_memory(&profile));
+        if let Ok(report) = server.reports.try_recv() {
+            break report;
+        }
+        assert!(started.elapsed() < Duration::from_secs(600), "no report from the page");
+        thread::sleep(Duration::from_millis(50));
+    };
+    drop(browser);
+    let report: Value = serde_json::from_str(&report).unwrap();
+    let check = &report["files"][0];
+    assert!(check.get("error").is_none(), "{check}");
+    let _ = root;
+    (check["ms"].as_f64().unwrap() / 1000.0, peak)
+}
+
+#[test]
+#[ignore = "a benchmark: cargo xtask web --bench"]
+fn bench() {
+    let root = tempfile_dir("logfmt-web-bench");
+    let record = vec![b'x'; 1000];
+    let mut sizes = Vec::new();
+    for (name, mib) in [("small.log", 256u64), ("big.log", 1024)] {
+        let count = mib * (1 << 20) / 1007;
+        let log = log_of((0..count).map(|_| record.clone()));
+        std::fs::write(root.join(name), &log).unwrap();
+        sizes.push((name, log.len() as u64));
+    }
+    let server = Server::start(env_path("LOGFMT_WEB_PAGE"), root.clone());
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("model name").map(|m| m.trim_start_matches([' ', '\t', ':']).to_owned()))
+        .unwrap_or_default();
+    println!("CPU: {cpu}; page read through ranged requests from 127.0.0.1, 1 MiB a request");
+    for (name, bytes) in sizes {
+        let file = root.join(name);
+        let mut native = Vec::new();
+        let mut page = Vec::new();
+        let mut peaks = Vec::new();
+        for _ in 0..3 {
+            let started = Instant::now();
+            let status = Command::new(env_path("LOGFMT_CLI"))
+                .args(["verify", "--threads", "1"])
+                .arg(&file)
+                .stdout(Stdio::null())
+                .status()
+                .unwrap();
+            assert!(status.success());
+            native.push(started.elapsed().as_secs_f64());
+            let (seconds, peak) = page_run(&server, &root, name);
+            page.push(seconds);
+            peaks.push(peak);
+        }
+        let median = |v: &mut Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        };
+        let (native, page) = (median(&mut native), median(&mut page));
+        let mb = bytes as f64 / 1e6;
+        println!(
+            "{name} ({} MiB): logfmt verify --threads 1 {:.0} MB/s; the page {:.0} MB/s ({:.0} % of native); browser peak memory {} MiB",
+            bytes >> 20,
+            mb / native,
+            mb / page,
+            100.0 * native / page,
+            peaks.iter().max().copied().unwrap_or(0) >> 20
+        );
+    }
+}
