@@ -20,7 +20,9 @@ const PAGE: &str = "crates/logfmt-web/page";
 pub(crate) fn run(args: &[String]) -> Result {
     for arg in args {
         if !matches!(arg.as_str(), "--test" | "--bench") {
-            return Err(Error::Usage(format!("unexpected argument `{arg}` for `web`")));
+            return Err(Error::Usage(format!(
+                "unexpected argument `{arg}` for `web`"
+            )));
         }
     }
     let page = build()?;
@@ -50,7 +52,15 @@ fn target_dir() -> PathBuf {
 fn build() -> Result<PathBuf> {
     ensure_targets(&[WASM])?;
     Cmd::cargo()
-        .args(["build", "-p", "logfmt-web", "--lib", "--release", "--target", WASM])
+        .args([
+            "build",
+            "-p",
+            "logfmt-web",
+            "--lib",
+            "--release",
+            "--target",
+            WASM,
+        ])
         .run()?;
     let target = target_dir();
     let wasm = target.join(WASM).join("release").join("logfmt_web.wasm");
@@ -62,9 +72,8 @@ fn build() -> Result<PathBuf> {
         .args(["--target", "no-modules", "--no-typescript", "--out-dir"])
         .args([pkg.to_string_lossy(), wasm.to_string_lossy()])
         .run()?;
-    let read = |path: &Path| {
-        fs::read(path).map_err(|e| Error::Failed(format!("{}: {e}", path.display())))
-    };
+    let read =
+        |path: &Path| fs::read(path).map_err(|e| Error::Failed(format!("{}: {e}", path.display())));
     let text = |path: &Path| read(path).map(|b| String::from_utf8_lossy(&b).into_owned());
     let page = project_root().join(PAGE);
     let worker = format!(
@@ -111,7 +120,13 @@ fn ensure_wasm_bindgen() -> Result<PathBuf> {
     println!("installing wasm-bindgen-cli {version} (the version of Cargo.lock's wasm-bindgen)");
     let install = |locked: &[&str]| {
         Cmd::cargo()
-            .args(["install", "wasm-bindgen-cli", "--version", &version, "--root"])
+            .args([
+                "install",
+                "wasm-bindgen-cli",
+                "--version",
+                &version,
+                "--root",
+            ])
             .args([root.to_string_lossy()])
             .args(locked.iter().copied())
             .run()
@@ -169,24 +184,36 @@ fn browser_test(page: &Path, bench: bool) -> Result {
     let logfmt = if bench {
         crate::cmd::build_release_bin("logfmt-cli", "logfmt")?
     } else {
-        Cmd::cargo().args(["build", "-p", "logfmt-cli", "--bin", "logfmt"]).run()?;
+        Cmd::cargo()
+            .args(["build", "-p", "logfmt-cli", "--bin", "logfmt"])
+            .run()?;
         target_dir().join("debug").join("logfmt")
     };
     let test = if bench { "bench" } else { "browser" };
     Cmd::cargo()
-        .args(["test", "--release", "-p", "logfmt-web", "--test", "browser", test])
+        .args([
+            "test",
+            "--release",
+            "-p",
+            "logfmt-web",
+            "--test",
+            "browser",
+            test,
+        ])
         .args(["--", "--ignored", "--nocapture", "--test-threads=1"])
         .env("LOGFMT_WEB_PAGE", &page.to_string_lossy())
         .env("LOGFMT_CLI", &logfmt.to_string_lossy())
         .env("CHROMIUM", &chromium.to_string_lossy())
-        .env("LOGFMT_WEB_OUT", &target_dir().join("web").to_string_lossy())
+        .env(
+            "LOGFMT_WEB_OUT",
+            &target_dir().join("web").to_string_lossy(),
+        )
         .run()
 }
 
 /// Standard base64 with padding.
 fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] =
-        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
     for group in bytes.chunks(3) {
         let word = group

@@ -29,11 +29,7 @@ pub(crate) struct Picture {
 /// Writes the picture of `pictures` to `out`: to a temporary file beside it, renamed over it.
 /// An existing `out` is replaced only with `force`, never when it is one of the files read,
 /// and never when it is not a regular file.
-pub(crate) fn write(
-    out: &Path,
-    pictures: &[Picture],
-    force: bool,
-) -> Result<(), CliError> {
+pub(crate) fn write(out: &Path, pictures: &[Picture], force: bool) -> Result<(), CliError> {
     if let Ok(meta) = fs::symlink_metadata(out) {
         if !meta.is_file() {
             return Err(CliError::Usage(format!(
@@ -58,10 +54,15 @@ pub(crate) fn write(
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let name = out.file_name().map_or_else(|| "map".into(), |n| n.to_string_lossy().into_owned());
+    let name = out
+        .file_name()
+        .map_or_else(|| "map".into(), |n| n.to_string_lossy().into_owned());
     let temporary = dir.join(format!(".{name}.{}.tmp", std::process::id()));
     let result = (|| -> Result<(), CliError> {
-        let file = OpenOptions::new().write(true).create_new(true).open(&temporary)?;
+        let file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temporary)?;
         let mut html = BufWriter::new(file);
         page(&mut html, pictures)?;
         let file = html.into_inner().map_err(|e| e.into_error())?;
@@ -87,7 +88,11 @@ fn page(html: &mut impl Write, pictures: &[Picture]) -> Result<(), CliError> {
 fn file(html: &mut impl Write, index: usize, picture: &Picture) -> Result<(), CliError> {
     let report = &picture.report;
     writeln!(html, "<section><h2>{}</h2>", escape(&report.file))?;
-    writeln!(html, "<p class=\"summary\">{}</p>", escape(&summary(report)))?;
+    writeln!(
+        html,
+        "<p class=\"summary\">{}</p>",
+        escape(&summary(report))
+    )?;
     legend(html, &report.states)?;
     damage(html, index, report)?;
     writeln!(html, "<h3>Blocks</h3><div class=\"blocks\">")?;
@@ -102,7 +107,8 @@ fn file(html: &mut impl Write, index: usize, picture: &Picture) -> Result<(), Cl
             .copied()
             .unwrap_or(block.state);
         if block.index >= FIRST_BLOCKS && state == BlockState::Clean {
-            clean_run = Some(clean_run.map_or((block.index, block.index), |(a, _)| (a, block.index)));
+            clean_run =
+                Some(clean_run.map_or((block.index, block.index), |(a, _)| (a, block.index)));
             continue;
         }
         if let Some(run) = clean_run.take() {
@@ -110,7 +116,10 @@ fn file(html: &mut impl Write, index: usize, picture: &Picture) -> Result<(), Cl
             rows += 1;
         }
         if rows >= MAX_ROWS {
-            writeln!(html, "<p class=\"muted\">… the rest of the file is not drawn (more than {MAX_ROWS} rows)</p>")?;
+            writeln!(
+                html,
+                "<p class=\"muted\">… the rest of the file is not drawn (more than {MAX_ROWS} rows)</p>"
+            )?;
             break;
         }
         row(html, index, block.index, state, &block.spans)?;
@@ -179,11 +188,19 @@ fn details(span: &Span) -> String {
             checked,
             ..
         } => {
-            let _ = write!(text, "{} chunk (type {record_type})", type_name(record_type));
+            let _ = write!(
+                text,
+                "{} chunk (type {record_type})",
+                type_name(record_type)
+            );
             if let Some(n) = log_number {
                 let _ = write!(text, ", log number {n}");
             }
-            text += if checked { ", checksum ok" } else { ", checksum not checked" };
+            text += if checked {
+                ", checksum ok"
+            } else {
+                ", checksum not checked"
+            };
         }
         other => text += &other.name().replace('_', " "),
     }
@@ -197,7 +214,12 @@ fn details(span: &Span) -> String {
 fn legend(html: &mut impl Write, states: &[BlockState]) -> Result<(), CliError> {
     write!(html, "<p class=\"legend\">")?;
     for state in BlockState::ALL.iter().filter(|s| states.contains(s)) {
-        write!(html, "<span><i class=\"s-{}\"></i>{}</span>", state.name(), state.meaning())?;
+        write!(
+            html,
+            "<span><i class=\"s-{}\"></i>{}</span>",
+            state.name(),
+            state.meaning()
+        )?;
     }
     writeln!(html, "</p>")?;
     Ok(())
@@ -209,7 +231,10 @@ fn damage(html: &mut impl Write, file: usize, report: &MapReport) -> Result<(), 
         writeln!(html, "<p>none</p>")?;
         return Ok(());
     }
-    writeln!(html, "<table><tr><th>offset</th><th>bytes</th><th>LevelDB's reason</th><th>what it means</th></tr>")?;
+    writeln!(
+        html,
+        "<table><tr><th>offset</th><th>bytes</th><th>LevelDB's reason</th><th>what it means</th></tr>"
+    )?;
     for line in &report.damage {
         let block = line.offset / BLOCK_SIZE as u64;
         writeln!(
@@ -223,7 +248,11 @@ fn damage(html: &mut impl Write, file: usize, report: &MapReport) -> Result<(), 
     }
     writeln!(html, "</table>")?;
     if report.corruptions > report.damage.len() as u64 {
-        writeln!(html, "<p class=\"muted\">… and {} more (--max-errors)</p>", report.corruptions - report.damage.len() as u64)?;
+        writeln!(
+            html,
+            "<p class=\"muted\">… and {} more (--max-errors)</p>",
+            report.corruptions - report.damage.len() as u64
+        )?;
     }
     Ok(())
 }
@@ -237,15 +266,29 @@ fn summary(report: &MapReport) -> String {
         report.payload_bytes
     );
     if report.corruptions > 0 {
-        let _ = write!(line, ", {} bytes dropped in {} corruptions", report.dropped_bytes, report.corruptions);
+        let _ = write!(
+            line,
+            ", {} bytes dropped in {} corruptions",
+            report.dropped_bytes, report.corruptions
+        );
     } else {
         line += ", no corruption";
     }
     if let Some(tail) = &report.tail {
-        let _ = write!(line, "; {} tail of {} bytes at offset {}", tail.kind.replace('_', "-"), tail.bytes, tail.offset);
+        let _ = write!(
+            line,
+            "; {} tail of {} bytes at offset {}",
+            tail.kind.replace('_', "-"),
+            tail.bytes,
+            tail.offset
+        );
     }
     if let Some(ring) = &report.ring {
-        let _ = write!(line, "; a ring of {} blocks (groups of {}), newest block {} (lap {}), oldest {}", ring.blocks, ring.group, ring.newest, ring.lap, ring.oldest);
+        let _ = write!(
+            line,
+            "; a ring of {} blocks (groups of {}), newest block {} (lap {}), oldest {}",
+            ring.blocks, ring.group, ring.newest, ring.lap, ring.oldest
+        );
     }
     line
 }

@@ -108,7 +108,7 @@ impl SpanKind {
     /// What the reader does with these bytes, in plain words; `None` for a record's chunk.
     #[must_use]
     pub fn note(&self) -> Option<String> {
-            Some(match *self {
+        Some(match *self {
             SpanKind::Chunk { role, .. } => match role {
                 ChunkRole::RingHeader => {
                     "a ring header: the block's lap and the records begun before it".into()
@@ -129,9 +129,15 @@ impl SpanKind {
             },
             SpanKind::Trailer => "too few bytes for a header: skipped, as LevelDB does".into(),
             SpanKind::Padding => "erased flash up to the next chunk".into(),
-            SpanKind::ZeroHeader => "zeros: the rest of the block is skipped without a report".into(),
-            SpanKind::Erased => "erased flash: nothing written from here to the end of the block".into(),
-            SpanKind::Torn => "a chunk cut short: a torn write (or bytes torn by a power cut)".into(),
+            SpanKind::ZeroHeader => {
+                "zeros: the rest of the block is skipped without a report".into()
+            }
+            SpanKind::Erased => {
+                "erased flash: nothing written from here to the end of the block".into()
+            }
+            SpanKind::Torn => {
+                "a chunk cut short: a torn write (or bytes torn by a power cut)".into()
+            }
             SpanKind::OldRecord { log_number } => format!(
                 "a record of log number {log_number}, left by an earlier use of a recycled file: \
                  the log ends here"
@@ -284,8 +290,12 @@ pub fn block_spans(block: &[u8], block_offset: u64, rules: &mut ChunkRules) -> V
 #[must_use]
 pub fn gloss(reason: &str) -> &'static str {
     match reason {
-        "checksum mismatch" => "the bytes changed after they were written; the rest of the block is dropped",
-        "bad record length" => "a chunk's length runs past its block; the rest of the block is dropped",
+        "checksum mismatch" => {
+            "the bytes changed after they were written; the rest of the block is dropped"
+        }
+        "bad record length" => {
+            "a chunk's length runs past its block; the rest of the block is dropped"
+        }
         "partial record without end(1)" => {
             "a record was begun but never finished before a whole record came"
         }
@@ -295,7 +305,9 @@ pub fn gloss(reason: &str) -> &'static str {
         "missing start of fragmented record(1)" | "missing start of fragmented record(2)" => {
             "a record's first part was lost, so its later parts are skipped"
         }
-        "error in middle of record" => "damage inside a record that spans blocks: the whole record is lost",
+        "error in middle of record" => {
+            "damage inside a record that spans blocks: the whole record is lost"
+        }
         "read error" => "the file could not be read here; one block is counted as lost",
         r if r.starts_with("unknown record type") => {
             "a chunk of a type this reader does not know (LevelDB drops it)"
@@ -303,7 +315,9 @@ pub fn gloss(reason: &str) -> &'static str {
         r if r.starts_with("unexpected legacy record type") => {
             "a LevelDB-format chunk inside a RocksDB recyclable log (RocksDB drops it)"
         }
-        r if r.starts_with("bad pack") => "a pack of small records is damaged: its records are lost",
+        r if r.starts_with("bad pack") => {
+            "a pack of small records is damaged: its records are lost"
+        }
         r if r.starts_with("compressed record does not decompress") => {
             "a compressed record's bytes do not decompress: its records are lost"
         }
@@ -459,7 +473,8 @@ impl Marks {
         let Ok(first) = usize::try_from(from / block) else {
             return;
         };
-        let last = usize::try_from(to.max(from + 1).saturating_sub(1) / block).unwrap_or(usize::MAX);
+        let last =
+            usize::try_from(to.max(from + 1).saturating_sub(1) / block).unwrap_or(usize::MAX);
         let end = last.saturating_add(1).min(self.states.len());
         for slot in self.states.iter_mut().take(end).skip(first) {
             if state.rank() > slot.rank() {
@@ -721,9 +736,11 @@ impl Survey {
                 }
             };
             let (start, stop) = (place(offset), place(end.saturating_sub(1)));
-            survey
-                .marks
-                .mark(start, stop.saturating_add(1).max(start + 1), BlockState::Clean);
+            survey.marks.mark(
+                start,
+                stop.saturating_add(1).max(start + 1),
+                BlockState::Clean,
+            );
             on_record(survey.records, start, bytes, data);
             survey.records += 1;
             survey.payload_bytes += bytes;

@@ -22,7 +22,7 @@
 //! writer.add_record(b"hello").unwrap();
 //! writer.add_record(b"world").unwrap();
 //! writer.flush().unwrap();
-//! drop(writer);
+//! let _ = writer.into_parts();
 //!
 //! let report = inspect(Cursor::new(&log), log.len() as u64, &Options::default())?;
 //! assert_eq!(report.records, 2);
@@ -41,7 +41,7 @@ pub mod wasm;
 
 pub use content::{ContentKind, describe};
 pub use inspect::{Options, inspect, search};
-pub use report::{Corruption, Hit, RecordView, Report, RingView, Tail};
 pub use logfmt_std::layout::gloss;
+pub use report::{Corruption, Hit, RecordView, Report, RingView, Tail};
 pub use spans::{Span, block_spans};
 pub use window::{ReadAt, Window};

@@ -41,7 +41,11 @@ fn options(name: &str, format: &str) -> Options {
 }
 
 fn file(len: f64, read: Function) -> (Window<JsRead>, u64) {
-    let len = if len.is_finite() && len > 0.0 { len as u64 } else { 0 };
+    let len = if len.is_finite() && len > 0.0 {
+        len as u64
+    } else {
+        0
+    };
     (Window::new(JsRead(read), len, WINDOW), len)
 }
 
@@ -80,7 +84,12 @@ pub fn search_file(
 /// # Errors
 /// Never in practice (the spans serialise).
 #[wasm_bindgen]
-pub fn block_spans(block: &[u8], offset: f64, format: &str, erased: i32) -> Result<String, JsError> {
+pub fn block_spans(
+    block: &[u8],
+    offset: f64,
+    format: &str,
+    erased: i32,
+) -> Result<String, JsError> {
     let mut read = options("", format).read;
     read.erased = u8::try_from(erased).ok().filter(|&e| e == 0 || e == 0xFF);
     let spans = crate::block_spans(block, offset.max(0.0) as u64, &read);

@@ -92,9 +92,12 @@ impl<R: ReadAt> Read for Window<R> {
         }
         if self.position < self.start || self.position >= self.held_end() {
             // A small read (a ring header) fetches a little; a block read, a whole window.
-            let size = if buf.len() < SMALL { SMALL } else { self.window };
-            let want = usize::try_from((self.len - self.position).min(size as u64))
-                .unwrap_or(size);
+            let size = if buf.len() < SMALL {
+                SMALL
+            } else {
+                self.window
+            };
+            let want = usize::try_from((self.len - self.position).min(size as u64)).unwrap_or(size);
             self.held = self.source.read_at(self.position, want)?;
             self.held.truncate(want);
             self.start = self.position;
@@ -122,7 +125,10 @@ impl<R: ReadAt> Seek for Window<R> {
             SeekFrom::Current(delta) => self.position.checked_add_signed(delta),
         };
         let target = target.ok_or_else(|| {
-            io::Error::new(io::ErrorKind::InvalidInput, "seek before the start of the file")
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "seek before the start of the file",
+            )
         })?;
         self.position = target;
         Ok(target)

@@ -44,7 +44,7 @@ fn log_of(records: impl IntoIterator<Item = Vec<u8>>) -> Vec<u8> {
         writer.add_record(&record).unwrap();
     }
     writer.flush().unwrap();
-    drop(writer);
+    let _ = writer.into_parts();
     log
 }
 
@@ -100,7 +100,10 @@ fn make_cases(root: &Path) -> Vec<(&'static str, Vec<String>)> {
     cases.push(("vectors", names));
 
     // Six blocks of records with one byte flipped in the third block.
-    let mut log = log_of((0..2000u32).map(|i| format!("record {i:05} {}", "x".repeat((i % 97) as usize)).into_bytes()));
+    let mut log = log_of(
+        (0..2000u32)
+            .map(|i| format!("record {i:05} {}", "x".repeat((i % 97) as usize)).into_bytes()),
+    );
     log[2 * BLOCK_SIZE + 1000] ^= 0x40;
     cases.push(("damaged", vec![write("damaged", "damaged.log", &log)]));
 
@@ -131,7 +134,11 @@ fn make_cases(root: &Path) -> Vec<(&'static str, Vec<String>)> {
         write("hostile", "lengths.bin", &lengths),
         write("hostile", "empty.log", b""),
         write("hostile", "erased.bin", &[0xff; 64 << 10]),
-        write("hostile", "text.txt", "root:x:0:0:root:/root:/bin/bash\n".repeat(100).as_bytes()),
+        write(
+            "hostile",
+            "text.txt",
+            "root:x:0:0:root:/root:/bin/bash\n".repeat(100).as_bytes(),
+        ),
     ];
     cases.push(("hostile", hostile));
     cases
@@ -166,7 +173,12 @@ impl Server {
     }
 }
 
-fn serve(stream: TcpStream, page: &Path, files: &Path, reports: &Sender<String>) -> std::io::Result<()> {
+fn serve(
+    stream: TcpStream,
+    page: &Path,
+    files: &Path,
+    reports: &Sender<String>,
+) -> std::io::Result<()> {
     stream.set_read_timeout(Some(Duration::from_secs(30)))?;
     let mut reader = BufReader::new(stream.try_clone()?);
     let mut line = String::new();
@@ -186,7 +198,10 @@ fn serve(stream: TcpStream, page: &Path, files: &Path, reports: &Sender<String>)
     let mut out = stream;
     let path = target.split('?').next().unwrap_or("/");
     if method == "POST" {
-        let len: usize = headers.get("content-length").and_then(|l| l.parse().ok()).unwrap_or(0);
+        let len: usize = headers
+            .get("content-length")
+            .and_then(|l| l.parse().ok())
+            .unwrap_or(0);
         let mut body = vec![0; len];
         reader.read_exact(&mut body)?;
         let _ = reports.send(String::from_utf8_lossy(&body).into_owned());
@@ -194,17 +209,28 @@ fn serve(stream: TcpStream, page: &Path, files: &Path, reports: &Sender<String>)
     }
     let file = match path {
         "/" | "/index.html" => Some(page.to_path_buf()),
-        p => p.strip_prefix("/files/").map(|rest| files.join(percent_decode(rest))),
+        p => p
+            .strip_prefix("/files/")
+            .map(|rest| files.join(percent_decode(rest))),
     };
     let Some(mut file) = file.and_then(|f| std::fs::File::open(f).ok()) else {
-        return out.write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+        return out.write_all(
+            b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+        );
     };
     let len = file.metadata()?.len();
-    let kind = if path.ends_with(".html") { "text/html; charset=utf-8" } else { "application/octet-stream" };
-    let range = headers.get("range").and_then(|r| r.strip_prefix("bytes=")).and_then(|r| {
-        let (a, b) = r.split_once('-')?;
-        Some((a.parse::<u64>().ok()?, b.parse::<u64>().ok()?))
-    });
+    let kind = if path.ends_with(".html") {
+        "text/html; charset=utf-8"
+    } else {
+        "application/octet-stream"
+    };
+    let range = headers
+        .get("range")
+        .and_then(|r| r.strip_prefix("bytes="))
+        .and_then(|r| {
+            let (a, b) = r.split_once('-')?;
+            Some((a.parse::<u64>().ok()?, b.parse::<u64>().ok()?))
+        });
     let (status, from, count, extra) = match range {
         Some((from, to)) if from < len => {
             let to = to.min(len - 1);
@@ -215,7 +241,12 @@ fn serve(stream: TcpStream, page: &Path, files: &Path, reports: &Sender<String>)
                 format!("Content-Range: bytes {from}-{to}/{len}\r\n"),
             )
         }
-        Some(_) => ("206 Partial Content", 0, 0, format!("Content-Range: bytes */{len}\r\n")),
+        Some(_) => (
+            "206 Partial Content",
+            0,
+            0,
+            format!("Content-Range: bytes */{len}\r\n"),
+        ),
         None => ("200 OK", 0, len, String::new()),
     };
     let head = format!(
@@ -235,12 +266,13 @@ fn percent_decode(s: &str) -> String {
     let mut out = Vec::new();
     let mut i = 0;
     while i < bytes.len() {
-        if bytes[i] == b'%' && i + 2 < bytes.len() {
-            if let Ok(b) = u8::from_str_radix(&s[i + 1..i + 3], 16) {
-                out.push(b);
-                i += 3;
-                continue;
-            }
+        if bytes[i] == b'%'
+            && i + 2 < bytes.len()
+            && let Ok(b) = u8::from_str_radix(&s[i + 1..i + 3], 16)
+        {
+            out.push(b);
+            i += 3;
+            continue;
         }
         out.push(bytes[i]);
         i += 1;
@@ -289,7 +321,11 @@ fn spawn_in_group(mut command: Command) -> Browser {
 
 /// Opens `url` in headless Chromium and waits for the page's report.
 fn page_report(server: &Server, url: &str, profile: &Path, within: Duration) -> (Value, Browser) {
-    let browser = spawn_in_group(chromium(url, profile, &["--remote-debugging-port=0".into()]));
+    let browser = spawn_in_group(chromium(
+        url,
+        profile,
+        &["--remote-debugging-port=0".into()],
+    ));
     let report = server
         .reports
         .recv_timeout(within)
@@ -302,7 +338,10 @@ fn screenshot(url: &str, profile: &Path, path: &Path) {
     let mut browser = spawn_in_group(chromium(
         url,
         profile,
-        &[format!("--screenshot={}", path.display()), "--virtual-time-budget=20000".into()],
+        &[
+            format!("--screenshot={}", path.display()),
+            "--virtual-time-budget=20000".into(),
+        ],
     ));
     let started = Instant::now();
     while started.elapsed() < Duration::from_secs(90) {
@@ -317,7 +356,11 @@ fn screenshot(url: &str, profile: &Path, path: &Path) {
 // ---------------------------------------------------------------- the command line
 
 fn logfmt(args: &[&str], file: &Path) -> String {
-    let output = Command::new(env_path("LOGFMT_CLI")).args(args).arg(file).output().unwrap();
+    let output = Command::new(env_path("LOGFMT_CLI"))
+        .args(args)
+        .arg(file)
+        .output()
+        .unwrap();
     String::from_utf8(output.stdout).unwrap()
 }
 
@@ -328,7 +371,11 @@ fn verify(file: &Path) -> Value {
 fn cat_offsets(file: &Path) -> Vec<u64> {
     logfmt(&["cat", "--output", "json"], file)
         .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap()["offset"].as_u64().unwrap())
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["offset"]
+                .as_u64()
+                .unwrap()
+        })
         .collect()
 }
 
@@ -341,7 +388,10 @@ fn rgb(hex: &str) -> String {
 /// The page's report of one file agrees with the command line's.
 fn agrees(check: &Value, file: &Path, colours: &Value) {
     let name = file.display();
-    assert!(check.get("error").is_none(), "{name}: the page failed: {check}");
+    assert!(
+        check.get("error").is_none(),
+        "{name}: the page failed: {check}"
+    );
     let page = &check["report"];
     let cli = verify(file);
     for key in ["records", "payload_bytes", "dropped_bytes"] {
@@ -351,18 +401,47 @@ fn agrees(check: &Value, file: &Path, colours: &Value) {
         list.as_array()
             .unwrap()
             .iter()
-            .map(|c| (c["offset"].as_u64().unwrap(), c["bytes"].as_u64().unwrap(), c["reason"].as_str().unwrap().to_owned()))
+            .map(|c| {
+                (
+                    c["offset"].as_u64().unwrap(),
+                    c["bytes"].as_u64().unwrap(),
+                    c["reason"].as_str().unwrap().to_owned(),
+                )
+            })
             .collect()
     };
-    assert_eq!(damage(&page["corruptions"]), damage(&cli["corruptions"]), "{name}: corruptions");
-    let tail = |t: &Value| t.as_object().map(|t| (t["offset"].clone(), t["bytes"].clone()));
+    assert_eq!(
+        damage(&page["corruptions"]),
+        damage(&cli["corruptions"]),
+        "{name}: corruptions"
+    );
+    let tail = |t: &Value| {
+        t.as_object()
+            .map(|t| (t["offset"].clone(), t["bytes"].clone()))
+    };
     assert_eq!(tail(&page["tail"]), tail(&cli["tail"]), "{name}: tail");
-    let shown: Vec<u64> = page["first_records"].as_array().unwrap().iter().map(|r| r["offset"].as_u64().unwrap()).collect();
+    let shown: Vec<u64> = page["first_records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["offset"].as_u64().unwrap())
+        .collect();
     let offsets = cat_offsets(file);
-    assert_eq!(shown, offsets[..shown.len().min(offsets.len())], "{name}: record offsets");
+    assert_eq!(
+        shown,
+        offsets[..shown.len().min(offsets.len())],
+        "{name}: record offsets"
+    );
     if let Some(colour) = check.get("drawn_colour") {
-        assert_eq!(colour.as_str().unwrap(), rgb(colours["damaged"].as_str().unwrap()), "{name}: the damaged block's colour");
-        assert!(!check["spans"].as_array().unwrap().is_empty(), "{name}: the damaged block's spans");
+        assert_eq!(
+            colour.as_str().unwrap(),
+            rgb(colours["damaged"].as_str().unwrap()),
+            "{name}: the damaged block's colour"
+        );
+        assert!(
+            !check["spans"].as_array().unwrap().is_empty(),
+            "{name}: the damaged block's spans"
+        );
     }
 }
 
@@ -378,27 +457,51 @@ fn browser() {
     std::fs::create_dir_all(&shots).unwrap();
     for (case, names) in &cases {
         let started = Instant::now();
-        let query = format!("files={}&base=/files/{case}/&report=/report", names.join(","));
+        let query = format!(
+            "files={}&base=/files/{case}/&report=/report",
+            names.join(",")
+        );
         let profile = tempfile_dir(&format!("logfmt-web-profile-{case}"));
         eprintln!("{case}: opening the page");
-        let (report, browser) = page_report(&server, &server.url(&query), &profile, Duration::from_secs(120));
+        let (report, browser) = page_report(
+            &server,
+            &server.url(&query),
+            &profile,
+            Duration::from_secs(120),
+        );
         drop(browser);
         let checks = report["files"].as_array().unwrap();
-        let expected = if *case == "db" { names.len() - 1 } else { names.len() };
+        let expected = if *case == "db" {
+            names.len() - 1
+        } else {
+            names.len()
+        };
         assert_eq!(checks.len(), expected, "{case}: files shown");
         for check in checks {
             let file = root.join(case).join(check["name"].as_str().unwrap());
             agrees(check, &file, &report["colours"]);
         }
-        let damaged = checks.iter().filter(|c| c.get("drawn_colour").is_some()).count();
+        let damaged = checks
+            .iter()
+            .filter(|c| c.get("drawn_colour").is_some())
+            .count();
         if matches!(*case, "damaged" | "vectors") {
             assert!(damaged > 0, "{case}: a damaged block drawn");
         }
         eprintln!("{case}: the page agrees; a screenshot");
         let shot = shots.join(format!("{case}.png"));
         let profile = tempfile_dir(&format!("logfmt-web-shot-{case}"));
-        screenshot(&server.url(&query.replace("&report=/report", "&inline=1")), &profile, &shot);
-        println!("{case}: {} files agree with logfmt verify and cat ({:.1?}); screenshot {}", checks.len(), started.elapsed(), shot.display());
+        screenshot(
+            &server.url(&query.replace("&report=/report", "&inline=1")),
+            &profile,
+            &shot,
+        );
+        println!(
+            "{case}: {} files agree with logfmt verify and cat ({:.1?}); screenshot {}",
+            checks.len(),
+            started.elapsed(),
+            shot.display()
+        );
     }
 }
 
@@ -416,7 +519,9 @@ fn browser_memory(profile: &Path) -> u64 {
     let mut total = 0;
     for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
         let dir = entry.path();
-        let Ok(cmdline) = std::fs::read(dir.join("cmdline")) else { continue };
+        let Ok(cmdline) = std::fs::read(dir.join("cmdline")) else {
+            continue;
+        };
         if !String::from_utf8_lossy(&cmdline).contains(&needle) {
             continue;
         }
@@ -437,7 +542,11 @@ fn browser_memory(profile: &Path) -> u64 {
 fn page_run(server: &Server, root: &Path, name: &str) -> (f64, u64) {
     let profile = tempfile_dir(&format!("logfmt-web-bench-{name}"));
     let url = server.url(&format!("files={name}&base=/files/&report=/report"));
-    let browser = spawn_in_group(chromium(&url, &profile, &["--remote-debugging-port=0".into()]));
+    let browser = spawn_in_group(chromium(
+        &url,
+        &profile,
+        &["--remote-debugging-port=0".into()],
+    ));
     let mut peak = 0;
     let started = Instant::now();
     let report = loop {
@@ -445,7 +554,10 @@ fn page_run(server: &Server, root: &Path, name: &str) -> (f64, u64) {
         if let Ok(report) = server.reports.try_recv() {
             break report;
         }
-        assert!(started.elapsed() < Duration::from_secs(600), "no report from the page");
+        assert!(
+            started.elapsed() < Duration::from_secs(600),
+            "no report from the page"
+        );
         thread::sleep(Duration::from_millis(50));
     };
     drop(browser);
@@ -472,7 +584,10 @@ fn bench() {
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .unwrap_or_default()
         .lines()
-        .find_map(|l| l.strip_prefix("model name").map(|m| m.trim_start_matches([' ', '\t', ':']).to_owned()))
+        .find_map(|l| {
+            l.strip_prefix("model name")
+                .map(|m| m.trim_start_matches([' ', '\t', ':']).to_owned())
+        })
         .unwrap_or_default();
     println!("CPU: {cpu}; page read through ranged requests from 127.0.0.1, 1 MiB a request");
     for (name, bytes) in sizes {

@@ -7,7 +7,9 @@ use std::path::PathBuf;
 use logfmt_web::{Options, Report, inspect};
 
 fn vector(name: &str) -> Report {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/leveldb").join(name);
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/data/leveldb")
+        .join(name);
     let file = File::open(&path).unwrap();
     let len = file.metadata().unwrap().len();
     inspect(file, len, &Options::default()).unwrap()
@@ -40,7 +42,11 @@ fn every_vector_reads() {
             report.records,
             report.payload_bytes,
             report.corruption_count,
-            report.corruptions.iter().map(|c| (c.offset, c.bytes)).collect::<Vec<_>>(),
+            report
+                .corruptions
+                .iter()
+                .map(|c| (c.offset, c.bytes))
+                .collect::<Vec<_>>(),
             report.tail,
             report.blocks.len()
         );

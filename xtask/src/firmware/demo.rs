@@ -116,6 +116,14 @@ pub(crate) fn run(host: bool) -> Result {
     if verify == 1 {
         println!("(verify exits 1: it reports damage)");
     }
+    // The block map, in the terminal and as a picture beside the image.
+    let picture = out_dir.join("flash-map.html");
+    let picture_arg = relative(&picture);
+    show(
+        &logfmt,
+        &with_erased(&["map", "--force", "--html", &picture_arg]),
+        &[0],
+    )?;
     let json = run_capture(&logfmt, &with_erased(&["cat", "--output", "json"]))?;
     let records: Vec<(u64, String)> = json
         .lines()
@@ -167,6 +175,10 @@ pub(crate) fn run(host: bool) -> Result {
         retained.must_sample,
         ring.keep / 1024,
         acked.len() - retained.acked
+    );
+    println!(
+        "\nthe picture of the flash image, every block and its byte spans: {}",
+        relative(&picture)
     );
     Ok(())
 }

@@ -260,7 +260,11 @@ fn summary(report: &MapReport) -> String {
         report.payload_bytes
     );
     if report.corruptions > 0 {
-        let damaged = report.states.iter().filter(|&&s| s == BlockState::Damaged).count();
+        let damaged = report
+            .states
+            .iter()
+            .filter(|&&s| s == BlockState::Damaged)
+            .count();
         line += &format!(
             ", {} bytes dropped in {} ({} damaged)",
             report.dropped_bytes,
@@ -271,8 +275,15 @@ fn summary(report: &MapReport) -> String {
         line += ", no corruption";
     }
     if let Some(tail) = &report.tail {
-        let what = if tail.kind == "zero_fill" { "zero-filled" } else { "torn" };
-        line += &format!("; {what} tail of {} bytes at offset {}", tail.bytes, tail.offset);
+        let what = if tail.kind == "zero_fill" {
+            "zero-filled"
+        } else {
+            "torn"
+        };
+        line += &format!(
+            "; {what} tail of {} bytes at offset {}",
+            tail.bytes, tail.offset
+        );
     }
     if let Some(ring) = &report.ring {
         line += &format!(
@@ -308,7 +319,11 @@ fn terminal_width() -> usize {
     std::env::var("COLUMNS")
         .ok()
         .and_then(|c| c.parse::<usize>().ok())
-        .or_else(|| console::Term::stdout().size_checked().map(|(_, cols)| usize::from(cols)))
+        .or_else(|| {
+            console::Term::stdout()
+                .size_checked()
+                .map(|(_, cols)| usize::from(cols))
+        })
         .filter(|&c| c >= 8)
         .unwrap_or(64)
 }

@@ -153,7 +153,14 @@ impl Packed {
 }
 
 impl Tally {
-    fn add(&mut self, content: Content, confirmed: bool, auto: bool, keep: usize, found: Found<'_>) {
+    fn add(
+        &mut self,
+        content: Content,
+        confirmed: bool,
+        auto: bool,
+        keep: usize,
+        found: Found<'_>,
+    ) {
         let (offset, data) = match found {
             Found::Record {
                 offset,
