@@ -192,8 +192,8 @@ pub(crate) const TASKS: &[Task] = &[
         aliases: &[],
         flags: &["--skip STEP,..."],
         about: "everything CI runs: fmt --check, deps, targets, msrv, lint, test, interop, qemu, \
-                size, doc, package, fuzz, miri; --skip leaves steps out (a PARTIAL run, and \
-                said so)",
+                size, doc, web, package, datafusion, fuzz, miri; --skip leaves steps out (a \
+                PARTIAL run, and said so)",
         run: ci,
     },
 ];
