@@ -26,7 +26,16 @@ pub enum PowerCut {
         /// Seed of the pseudo-random bits.
         seed: u64,
     },
+    /// What parts with per-word ECC usually leave of an interrupted program: the bytes before
+    /// the cut are programmed (as [`Partial`](Self::Partial)) and every read of the word
+    /// fails with [`MockError::Ecc`] until its unit is erased. (An erase cut this way is
+    /// [`Partial`](Self::Partial).) The flash remembers up to [`MAX_ECC_WORDS`] such words at
+    /// a time; a cut past that leaves its word as [`Partial`](Self::Partial) does.
+    EccError,
 }
+
+/// How many words that read as ECC errors ([`PowerCut::EccError`]) a [`MockFlash`] keeps.
+pub const MAX_ECC_WORDS: usize = 16;
 
 /// xorshift64: the arbitrary bits of [`PowerCut::Arbitrary`].
 fn next_random(state: &mut u64) -> u64 {
@@ -53,6 +62,12 @@ pub enum MockError {
     },
     /// The power failed during (or before) the operation.
     PowerCut,
+    /// A read of a word whose program a power cut interrupted ([`PowerCut::EccError`]): its
+    /// ECC does not match its bits.
+    Ecc {
+        /// Offset of the word.
+        offset: u32,
+    },
 }
 
 impl NorFlashError for MockError {
@@ -60,7 +75,9 @@ impl NorFlashError for MockError {
         match self {
             Self::NotAligned => NorFlashErrorKind::NotAligned,
             Self::OutOfBounds => NorFlashErrorKind::OutOfBounds,
-            Self::WrittenTwice { .. } | Self::PowerCut => NorFlashErrorKind::Other,
+            Self::WrittenTwice { .. } | Self::PowerCut | Self::Ecc { .. } => {
+                NorFlashErrorKind::Other
+            }
         }
     }
 }
@@ -72,6 +89,7 @@ impl fmt::Display for MockError {
             Self::OutOfBounds => f.write_str("out of bounds"),
             Self::WrittenTwice { offset } => write!(f, "word at {offset} programmed twice"),
             Self::PowerCut => f.write_str("power cut"),
+            Self::Ecc { offset } => write!(f, "ECC error in the word at {offset}"),
         }
     }
 }
@@ -109,6 +127,8 @@ pub struct MockFlash<'a, const WRITE: usize, const ERASE: usize> {
     cut: PowerCut,
     powered: bool,
     ecc: bool,
+    /// Words (their indices) that read as ECC errors until erased.
+    ecc_words: [Option<u32>; MAX_ECC_WORDS],
     /// Operation counts.
     pub stats: MockStats,
 }
@@ -143,6 +163,7 @@ impl<'a, const WRITE: usize, const ERASE: usize> MockFlash<'a, WRITE, ERASE> {
             cut: PowerCut::Partial,
             powered: true,
             ecc: true,
+            ecc_words: [None; MAX_ECC_WORDS],
             stats: MockStats::default(),
         })
     }
@@ -202,6 +223,35 @@ impl<'a, const WRITE: usize, const ERASE: usize> MockFlash<'a, WRITE, ERASE> {
         }
     }
 
+    /// The first word of `start..end` that reads as an ECC error.
+    fn ecc_word_in(&self, start: usize, end: usize) -> Option<u32> {
+        let words = (start / WRITE) as u32..end.div_ceil(WRITE) as u32;
+        self.ecc_words
+            .iter()
+            .flatten()
+            .copied()
+            .filter(|word| words.contains(word))
+            .min()
+    }
+
+    /// The word at index `word` reads as an ECC error from now on (if there is room to
+    /// remember it).
+    fn spoil(&mut self, word: usize) {
+        if let Some(slot) = self.ecc_words.iter_mut().find(|slot| slot.is_none()) {
+            *slot = Some(word as u32);
+        }
+    }
+
+    /// The words of `start..end` (whole words) read right again: erased.
+    fn clear_ecc(&mut self, start: usize, end: usize) {
+        let words = start.div_ceil(WRITE) as u32..(end / WRITE) as u32;
+        for slot in &mut self.ecc_words {
+            if slot.is_some_and(|word| words.contains(&word)) {
+                *slot = None;
+            }
+        }
+    }
+
     fn program_byte(&mut self, at: usize, value: u8) {
         let erased = self.erased;
         if let Some(byte) = self.memory.get_mut(at) {
@@ -232,6 +282,11 @@ impl<const WRITE: usize, const ERASE: usize> ReadNorFlash for MockFlash<'_, WRIT
         self.check_power()?;
         check_read(self, offset, bytes.len()).map_err(kind_to_mock)?;
         let start = offset as usize;
+        if let Some(word) = self.ecc_word_in(start, start + bytes.len()) {
+            return Err(MockError::Ecc {
+                offset: word * WRITE as u32,
+            });
+        }
         let src = self
             .memory
             .get(start..start + bytes.len())
@@ -261,7 +316,7 @@ impl<const WRITE: usize, const ERASE: usize> NorFlash for MockFlash<'_, WRITE, E
             _ if !cut => to,
             PowerCut::Complete => to,
             PowerCut::Untouched => from,
-            PowerCut::Partial => from + done,
+            PowerCut::Partial | PowerCut::EccError => from + done,
             // Units before the one in flight are erased; that one is scrambled below.
             PowerCut::Arbitrary { .. } => (from + done) / ERASE * ERASE,
         };
@@ -269,6 +324,7 @@ impl<const WRITE: usize, const ERASE: usize> NorFlash for MockFlash<'_, WRITE, E
         if let Some(range) = self.memory.get_mut(from..end) {
             range.fill(erased);
         }
+        self.clear_ecc(from, end);
         // A word is programmable again only once all of it is erased.
         for word in from.div_ceil(WRITE)..end / WRITE {
             if let Some(flag) = self.programmed.get_mut(word) {
@@ -337,6 +393,7 @@ impl<const WRITE: usize, const ERASE: usize> NorFlash for MockFlash<'_, WRITE, E
                 }
             }
             PowerCut::Partial => {}
+            PowerCut::EccError => self.spoil(word_start / WRITE),
             PowerCut::Arbitrary { seed } => {
                 // Each bit of the word's untouched bytes: programmed or not.
                 let mut state = seed;

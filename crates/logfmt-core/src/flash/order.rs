@@ -3,6 +3,7 @@
 //! [`FlashSource`](super::FlashSource) and the small-RAM [`WordReader`](super::WordReader).
 
 use embedded_storage::nor_flash::ReadNorFlash as ReadFlashSync;
+use embedded_storage::nor_flash::{NorFlashError, NorFlashErrorKind};
 #[cfg(feature = "embedded-storage-async")]
 use embedded_storage_async::nor_flash::ReadNorFlash as ReadFlashAsync;
 
@@ -113,8 +114,14 @@ async fn ring_header<R: ReadFlash>(
     let mut bytes = [0u8; 64];
     let len = RING_HEADER_SIZE.next_multiple_of(R::READ_SIZE.clamp(1, 32));
     let at = config.start + index * BLOCK_SIZE as u32;
-    flash
+    match flash
         .read(at, bytes.get_mut(..len).unwrap_or_default())
-        .await?;
-    Ok(RingHeader::parse(&bytes))
+        .await
+    {
+        Ok(()) => Ok(RingHeader::parse(&bytes)),
+        // A header that cannot be read (an ECC error: its program was interrupted) is not
+        // intact.
+        Err(e) if e.kind() == NorFlashErrorKind::Other => Ok(None),
+        Err(e) => Err(e),
+    }
 }

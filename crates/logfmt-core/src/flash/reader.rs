@@ -10,7 +10,7 @@
 //! same place, and nothing is lost or returned twice.
 
 use embedded_storage::nor_flash::ReadNorFlash as ReadFlashSync;
-use embedded_storage::nor_flash::ReadNorFlash;
+use embedded_storage::nor_flash::{NorFlashError, NorFlashErrorKind, ReadNorFlash};
 #[cfg(feature = "embedded-storage-async")]
 use embedded_storage_async::nor_flash::ReadNorFlash as ReadFlashAsync;
 
@@ -164,6 +164,7 @@ pub(super) struct Walk {
         find_written(fn),
         last_written(fn),
         read_at(fn),
+        read_raw(fn),
         resume(fn),
         walk_tail(fn),
     ),
@@ -630,9 +631,43 @@ impl Walk {
         Ok(None)
     }
 
+    /// Reads `out.len()` (at most 32) bytes at `at` in the current block. A read that fails
+    /// with an error of kind `Other` (an ECC error: a word whose program a power cut
+    /// interrupted, on parts with per-word ECC) is read again a `READ_SIZE` piece at a time;
+    /// a piece that still fails holds unknown bytes, taken as written bytes that are no
+    /// chunk's ([`unreadable`](super::unreadable)). Other errors are returned.
+    async fn read_at<R: ReadFlash>(
+        &self,
+        flash: &mut R,
+        at: u32,
+        out: &mut [u8],
+    ) -> Result<(), R::Error> {
+        match Self::read_raw(self, flash, at, out).await {
+            Err(e) if e.kind() == NorFlashErrorKind::Other => {}
+            done => return done,
+        }
+        let size = R::READ_SIZE.clamp(1, 32) as u32;
+        let end = at + out.len() as u32;
+        let mut pos = at;
+        while pos < end {
+            let abs = self.config.start + self.region(pos);
+            let piece_end = end.min(pos + size - abs % size);
+            let range = (pos - at) as usize..(piece_end - at) as usize;
+            let piece = out.get_mut(range).unwrap_or_default();
+            match Self::read_raw(self, flash, pos, piece).await {
+                Err(e) if e.kind() == NorFlashErrorKind::Other => {
+                    piece.fill(super::unreadable(self.config.erased))
+                }
+                done => done?,
+            }
+            pos = piece_end;
+        }
+        Ok(())
+    }
+
     /// Reads `out.len()` (at most 32) bytes at `at` in the current block, aligned to the
     /// flash's `READ_SIZE`.
-    async fn read_at<R: ReadFlash>(
+    async fn read_raw<R: ReadFlash>(
         &self,
         flash: &mut R,
         at: u32,
@@ -833,7 +868,8 @@ impl<F: ReadNorFlash> WordReader<F> {
     /// found by reading each block's ring header) if `config.ring`, else the region in order.
     ///
     /// # Errors
-    /// A read error.
+    /// A read error (one of kind `Other` while reading a ring header: that header is taken as
+    /// missing).
     pub fn open(mut flash: F, config: FlashConfig) -> Result<Self, F::Error> {
         let walk = Walk::open_sync(&mut flash, config)?;
         Ok(Self { flash, walk })
@@ -843,7 +879,9 @@ impl<F: ReadNorFlash> WordReader<F> {
     /// the log's end.
     ///
     /// # Errors
-    /// A read error; the next call reads again from where it failed.
+    /// A read error; the next call reads again from where it failed. (A read that fails
+    /// with an error of kind `Other`, an ECC error, is read again in smaller pieces, and the
+    /// pieces that still fail read as unknown bytes: a torn write, or damage.)
     pub fn next(&mut self, buffer: &mut [u8]) -> Result<Option<FlashItem>, F::Error> {
         self.walk.next_item_sync(&mut self.flash, buffer)
     }
@@ -902,7 +940,8 @@ impl<F: embedded_storage_async::nor_flash::ReadNorFlash> AsyncWordReader<F> {
     /// A reader of the log in region `config` of `flash`, as [`WordReader::open`].
     ///
     /// # Errors
-    /// A read error.
+    /// A read error (one of kind `Other` while reading a ring header: that header is taken as
+    /// missing).
     pub async fn open(mut flash: F, config: FlashConfig) -> Result<Self, F::Error> {
         let walk = Walk::open_async(&mut flash, config).await?;
         Ok(Self { flash, walk })
@@ -911,7 +950,9 @@ impl<F: embedded_storage_async::nor_flash::ReadNorFlash> AsyncWordReader<F> {
     /// The next record, damage report or oversized record, as [`WordReader::next`].
     ///
     /// # Errors
-    /// A read error; the next call reads again from where it failed.
+    /// A read error; the next call reads again from where it failed. (A read that fails
+    /// with an error of kind `Other`, an ECC error, is read again in smaller pieces, and the
+    /// pieces that still fail read as unknown bytes: a torn write, or damage.)
     pub async fn next(&mut self, buffer: &mut [u8]) -> Result<Option<FlashItem>, F::Error> {
         self.walk.next_item_async(&mut self.flash, buffer).await
     }

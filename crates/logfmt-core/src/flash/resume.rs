@@ -26,6 +26,15 @@
 //!    Also if the block holds written bytes beyond what a torn write explains (`l` past the
 //!    torn chunk's declared end and one word): garbage, which could hide what follows it.
 //!
+//! 5. With [`FlashConfig::fresh_unit_on_reopen`], a log that would continue inside an erase
+//!    unit (a ring: erase group) it does not erase first continues at the start of the next
+//!    one instead, erased before the first program: a boot that picks the same place as the
+//!    one before, after a power cut that left its first program reading erased, erases that
+//!    word again before programming it.
+//!
+//! A word whose reads fail with an ECC error (a program a power cut interrupted) reads as
+//! written bytes that are no chunk's: a torn write (the walk's reads, in `reader`).
+//!
 //! The flash after the log's end is erased (the region was erased before its first use, and a
 //! block's erase units are erased before it is first programmed): where the log continues at
 //! the start of an erase unit, the writer erases it first; elsewhere the rest of the unit is
@@ -115,7 +124,7 @@ impl Geometry {
             lap,
             records,
         };
-        if tail.torn && base + tail.written_end > explained {
+        let resumed = if tail.torn && base + tail.written_end > explained {
             // Written bytes beyond what a torn write explains (the torn chunk as far as its
             // header reaches, and the word in flight): not this log's, or an interrupted erase.
             // A fresh block, where no chunk of theirs can hide what follows.
@@ -129,7 +138,18 @@ impl Geometry {
             self.fresh(config, block_end + BLOCK_SIZE as u32, here)
         } else {
             self.fresh(config, block_end, here)
+        };
+        if config.fresh_unit_on_reopen && resumed.ready_to > resumed.pos {
+            // The first program after the reopening goes to a word erased just before it
+            // (rule 5): the next unit (a ring's group).
+            let unit = if config.ring {
+                FlashConfig::group_bytes(self.erase_size)
+            } else {
+                self.erase_size
+            };
+            return self.fresh(config, resumed.pos.next_multiple_of(unit), resumed);
         }
+        resumed
     }
 
     /// Continues in a fresh block at region offset `start`: erased first if it begins an

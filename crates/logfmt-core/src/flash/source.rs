@@ -3,7 +3,7 @@
 
 use core::borrow::BorrowMut;
 
-use embedded_storage::nor_flash::ReadNorFlash;
+use embedded_storage::nor_flash::{NorFlashError, NorFlashErrorKind, ReadNorFlash};
 
 use super::FlashConfig;
 use super::order::Order;
@@ -18,6 +18,11 @@ use crate::source::BlockSource;
 /// For a ring ([`FlashSource::ring`]), the blocks come from the oldest to the newest: read
 /// with [`ReadOptions::starts_mid_log`](crate::ReadOptions::starts_mid_log) too, and map the
 /// offsets the reader reports to region offsets with [`FlashSource::region_offset`].
+///
+/// A block read that fails with an error of kind `Other` (an ECC error: a word whose program
+/// a power cut interrupted) is read again in smaller pieces; the bytes that still fail read as
+/// unknown bytes that are no chunk's (a torn write before a resume marker, or damage), as the
+/// small-RAM reader reads them.
 #[derive(Debug)]
 pub struct FlashSource<F, B> {
     flash: F,
@@ -52,7 +57,8 @@ impl<F: ReadNorFlash, B: BorrowMut<[u8; BLOCK_SIZE]>> FlashSource<F, B> {
     /// gives nothing.
     ///
     /// # Errors
-    /// A read error.
+    /// A read error (one of kind `Other`, an ECC error, while reading a ring header: that
+    /// header is taken as missing).
     pub fn ring(mut flash: F, config: FlashConfig, buffer: B) -> Result<Self, F::Error> {
         let order = super::order::find_ring_sync(&mut flash, &config)?;
         Ok(Self {
@@ -98,8 +104,8 @@ impl<F: ReadNorFlash, B: BorrowMut<[u8; BLOCK_SIZE]>> BlockSource for FlashSourc
             return Ok(());
         };
         let buffer: &mut [u8; BLOCK_SIZE] = self.buffer.borrow_mut();
-        self.flash
-            .read(self.config.start + index * BLOCK_SIZE as u32, buffer)?;
+        let at = self.config.start + index * BLOCK_SIZE as u32;
+        read_or_unknown(&mut self.flash, at, buffer, self.config.erased)?;
         if !self.order.holds(index, buffer) {
             // Nothing of this log: read as erased.
             buffer.fill(self.config.erased);
@@ -124,4 +130,43 @@ impl<F: ReadNorFlash, B: BorrowMut<[u8; BLOCK_SIZE]>> BlockSource for FlashSourc
         self.next = self.next.saturating_add(blocks);
         Ok(())
     }
+}
+
+/// Reads `buffer` at `at`. A read that fails with an error of kind `Other` (an ECC error: a
+/// word whose program a power cut interrupted, on parts with per-word ECC) is read again in
+/// pieces of 32 bytes, and a piece that fails a `READ_SIZE` unit at a time; a unit that still
+/// fails holds unknown bytes, taken as written bytes that are no chunk's
+/// ([`unreadable`](super::unreadable)), as the small-RAM reader takes them. Other errors are
+/// returned.
+fn read_or_unknown<F: ReadNorFlash>(
+    flash: &mut F,
+    at: u32,
+    buffer: &mut [u8],
+    erased: u8,
+) -> Result<(), F::Error> {
+    match flash.read(at, buffer) {
+        Err(e) if e.kind() == NorFlashErrorKind::Other => {}
+        done => return done,
+    }
+    let unit = F::READ_SIZE.max(1);
+    let piece = 32usize.next_multiple_of(unit);
+    for (i, chunk) in buffer.chunks_mut(piece).enumerate() {
+        let chunk_at = at + (i * piece) as u32;
+        match flash.read(chunk_at, chunk) {
+            Err(e) if e.kind() == NorFlashErrorKind::Other => {}
+            done => {
+                done?;
+                continue;
+            }
+        }
+        for (j, bytes) in chunk.chunks_mut(unit).enumerate() {
+            match flash.read(chunk_at + (j * unit) as u32, bytes) {
+                Err(e) if e.kind() == NorFlashErrorKind::Other => {
+                    bytes.fill(super::unreadable(erased));
+                }
+                done => done?,
+            }
+        }
+    }
+    Ok(())
 }

@@ -66,7 +66,9 @@ impl<F: NorFlash> WordWriter<F> {
     ///
     /// # Errors
     /// [`FlashError::BadRegion`] if the region does not fit the flash's geometry (or its
-    /// `WRITE_SIZE` or `READ_SIZE` is over 32 bytes); a read error.
+    /// `WRITE_SIZE` or `READ_SIZE` is over 32 bytes); a read error of kind `NotAligned` or
+    /// `OutOfBounds` (one of kind `Other`, such as an ECC error, reads as unknown bytes:
+    /// see [the module docs](super#power-cuts-on-parts-with-per-word-ecc)).
     pub fn open(mut flash: F, config: FlashConfig) -> Result<Self, FlashError<F::Error>> {
         let engine = open(&mut flash, config)?;
         Ok(Self { flash, engine })

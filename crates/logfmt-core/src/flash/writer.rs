@@ -162,7 +162,9 @@ impl<F: NorFlash, B: BorrowMut<[u8; BLOCK_SIZE]>> FlashWriter<F, B> {
     ///
     /// # Errors
     /// [`FlashError::BadRegion`] if the region does not fit the flash's geometry (or its
-    /// `WRITE_SIZE` or `READ_SIZE` is over 32 bytes); a read error.
+    /// `WRITE_SIZE` or `READ_SIZE` is over 32 bytes); a read error of kind `NotAligned` or
+    /// `OutOfBounds` (one of kind `Other`, such as an ECC error, reads as unknown bytes:
+    /// see [the module docs](super#power-cuts-on-parts-with-per-word-ecc)).
     pub fn open(mut flash: F, config: FlashConfig, block: B) -> Result<Self, FlashError<F::Error>> {
         let engine = open(&mut flash, config)?;
         let pending = Pending {

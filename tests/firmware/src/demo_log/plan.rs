@@ -64,6 +64,7 @@ pub fn mode_name(mode: PowerCut) -> &'static str {
         PowerCut::Partial => "Partial",
         PowerCut::Complete => "Complete",
         PowerCut::Arbitrary { .. } => "Arbitrary",
+        PowerCut::EccError => "EccError",
     }
 }
 

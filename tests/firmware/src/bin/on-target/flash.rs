@@ -1,12 +1,13 @@
 //! The flash log on target: power cuts in a bounded region with each writer (buffered,
-//! small-RAM, async), read back with the flash tests' reference reader; the three writers
-//! behind one enum, for these tests and the ring's; and the demo's scenario, run quietly.
+//! small-RAM, async), read back with the flash tests' reference reader; brown-out loops (every
+//! boot cut at its first program), bounded and ring; the three writers behind one enum, for
+//! these tests and the ring's; and the demo's scenario, run quietly.
 
 use logfmt_core::BLOCK_SIZE;
 use logfmt_core::checksum::{self, crc32c};
 use logfmt_core::flash::{
-    AsyncWordWriter, FlashConfig, FlashError, FlashStats, FlashWriter, MockError, MockFlash,
-    PowerCut, WordWriter,
+    AsyncWordWriter, FlashConfig, FlashError, FlashItem, FlashStats, FlashWriter, MockError,
+    MockFlash, PowerCut, WordReader, WordWriter,
 };
 use logfmt_firmware::demo_log::{self, Buffers};
 use logfmt_firmware::fmtbuf::FmtBuf;
@@ -366,4 +367,192 @@ pub(crate) fn flash_demo_scenario(ram: &mut Ram<'_>) -> TestResult {
     let _ = demo_log::ack_line(&acks[0], &mut line);
     ensure!(line.as_str().starts_with("19\t0\tt=0ms "), "{line}");
     TestResult::Ok(())
+}
+
+/// Which boots of a brown-out loop are cut at their first program; the others log and flush.
+const BROWNOUT_BOOTS: [bool; 7] = [false, true, true, true, false, true, false];
+
+/// Records a boot of a brown-out loop logs.
+const BROWNOUT_RECORDS: usize = 3;
+
+/// Record `i` of a brown-out loop: its length, and its bytes (its number first, then bytes
+/// with runs of erased-looking ones).
+fn brownout_len(i: usize) -> usize {
+    2 + (i * 37) % 150
+}
+
+fn brownout_byte(i: usize, j: usize) -> u8 {
+    match j {
+        0 => i as u8,
+        1 => (i >> 8) as u8,
+        _ if (j / 9) % 4 == 3 => 0xFF,
+        _ => (i * 31 + j * 7) as u8,
+    }
+}
+
+/// Where a reopened writer at `position` programs first: before the resume marker it still
+/// has to lay out, if any (the marker's 7 bytes after a word boundary).
+fn first_program(position: u64) -> usize {
+    (position - position % demo_log::WRITE_SIZE as u64) as usize
+}
+
+/// Bytes erased before a boot's first program at `at`: the rest of the block, where the boot
+/// begins a block or continues in a fresh erase unit (the demo's units are smaller than a
+/// block: a ring's erase group is one block).
+fn erased_before(at: usize, fresh: bool) -> usize {
+    let in_block = at % BLOCK_SIZE;
+    if fresh || in_block == 0 {
+        BLOCK_SIZE - in_block
+    } else {
+        0
+    }
+}
+
+/// Reads the region with `WordReader` (through the flash's ECC errors): the records must be
+/// brown-out records `first..acked`, each as written — `first` 0 in a bounded log (nothing
+/// lost), and in a ring at most `acked - last_session` (the ring keeps the newest) — and no
+/// damage reported.
+fn read_brownout(
+    flash: &mut Flash<'_>,
+    config: FlashConfig,
+    buffer: &mut [u8],
+    (acked, last_session): (usize, usize),
+) -> TestResult {
+    let Ok(mut reader) = WordReader::open(&mut *flash, config) else {
+        fail!("WordReader: cannot open");
+    };
+    let (mut first, mut read) = (None, 0);
+    loop {
+        let len = match reader.next(buffer) {
+            Ok(None) => break,
+            Ok(Some(FlashItem::Record { len, .. })) => len,
+            Ok(Some(item)) => fail!("damage: {item:?}"),
+            Err(e) => fail!("read error {e:?}"),
+        };
+        let data = &buffer[..len];
+        let number = usize::from(data[0]) | usize::from(data[1]) << 8;
+        let i = *first.get_or_insert(number) + read;
+        let same = len == brownout_len(i)
+            && data
+                .iter()
+                .enumerate()
+                .all(|(j, &b)| b == brownout_byte(i, j));
+        ensure!(same, "record {read} read is not record {i}");
+        read += 1;
+    }
+    let first = first.unwrap_or(acked);
+    ensure!(
+        first + read == acked,
+        "records {first}..{} read, {acked} acknowledged",
+        first + read
+    );
+    ensure!(
+        if config.ring {
+            read >= last_session
+        } else {
+            first == 0
+        },
+        "acknowledged records lost: {first}..{acked} read"
+    );
+    Ok(())
+}
+
+/// One brown-out loop: [`BROWNOUT_BOOTS`] with the writer `which` on a fresh flash, each cut
+/// boot cut `bytes` into its first program as `mode` says; the region read back after each
+/// boot.
+fn brownout_loop(
+    ram: &mut Ram<'_>,
+    which: Which,
+    config: FlashConfig,
+    (bytes, mode): (usize, PowerCut),
+) -> TestResult {
+    let Ok(mut flash) = Flash::new(
+        &mut ram.flash[..demo_log::REGION],
+        &mut ram.words[..demo_log::WORDS],
+        0xFF,
+    ) else {
+        fail!("flash geometry");
+    };
+    let (mut acked, mut last_session) = (0, 0);
+    let mut next = 0;
+    for (n, &cut) in BROWNOUT_BOOTS.iter().enumerate() {
+        // Opening does no flash work: where this boot programs first.
+        let at = match AnyWriter::open(which, &mut flash, config, &mut *ram.block) {
+            Ok(writer) => first_program(writer.position()),
+            Err(e) => fail!("boot {n}: open: {e:?}"),
+        };
+        if cut {
+            let erase = erased_before(at, config.fresh_unit_on_reopen);
+            flash.cut_power_after(erase + bytes, mode);
+        }
+        let result = {
+            let mut writer = match AnyWriter::open(which, &mut flash, config, &mut *ram.block) {
+                Ok(w) => w,
+                Err(e) => fail!("boot {n}: open: {e:?}"),
+            };
+            let mut result = Ok(());
+            for i in next..next + BROWNOUT_RECORDS {
+                let data = &mut ram.scratch[..brownout_len(i)];
+                for (j, b) in data.iter_mut().enumerate() {
+                    *b = brownout_byte(i, j);
+                }
+                result = writer.add_record(data).map(drop);
+                if result.is_err() {
+                    break;
+                }
+            }
+            result.and_then(|()| writer.flush())
+        };
+        flash.power_on();
+        match result {
+            Ok(()) if !cut => (acked, last_session) = (next + BROWNOUT_RECORDS, BROWNOUT_RECORDS),
+            Err(FlashError::Flash(MockError::PowerCut)) if cut => {}
+            other => fail!("{which:?} {mode:?}: boot {n}: {other:?}"),
+        }
+        if !cut {
+            next += BROWNOUT_RECORDS;
+        }
+        read_brownout(
+            &mut flash,
+            config,
+            &mut *ram.read_block,
+            (acked, last_session),
+        )?;
+    }
+    ensure!(
+        acked >= 3 * BROWNOUT_RECORDS,
+        "{acked} records acknowledged"
+    );
+    Ok(())
+}
+
+/// Brown-out loops: boot after boot cut at its first program after a reopen — leaving a word
+/// whose reads report an ECC error (the default rules take it for a torn write), or, with a
+/// fresh erase unit after each reopening, a word that reads erased yet may not be programmed
+/// again, or arbitrary bits — bounded and ring, with each writer. The simulated flash refuses
+/// a second program of a word; every acknowledged record reads back.
+pub(crate) fn flash_brownout_loops(ram: &mut Ram<'_>) -> TestResult {
+    let half = demo_log::WRITE_SIZE / 2;
+    let cuts = [
+        (false, (0, PowerCut::EccError)),
+        (false, (half, PowerCut::EccError)),
+        (true, (0, PowerCut::Partial)),
+        (true, (0, PowerCut::EccError)),
+        (true, (0, PowerCut::Arbitrary { seed: 0xB20 })),
+    ];
+    for ring in [false, true] {
+        for (fresh, cut) in cuts {
+            let config = flash_config();
+            let config = if ring { config.ring() } else { config };
+            let config = if fresh {
+                config.fresh_unit_on_reopen()
+            } else {
+                config
+            };
+            for which in WRITERS {
+                brownout_loop(ram, which, config, cut)?;
+            }
+        }
+    }
+    Ok(())
 }

@@ -55,7 +55,7 @@ const FLASH: usize = 6 * BLOCK_SIZE;
 const FLASH_WORDS: usize = FLASH / 8;
 
 /// The tests, in order.
-fn cases<'a>() -> [Case<Ram<'a>>; 14] {
+fn cases<'a>() -> [Case<Ram<'a>>; 15] {
     [
         Case {
             name: "crc32c_check_values",
@@ -92,6 +92,10 @@ fn cases<'a>() -> [Case<Ram<'a>>; 14] {
         Case {
             name: "flash_log_power_cut_and_reboot_buffered_small_ram_and_async",
             run: flash::flash_power_cuts,
+        },
+        Case {
+            name: "flash_brownout_loops_cut_at_the_first_program_after_each_reopen",
+            run: flash::flash_brownout_loops,
         },
         Case {
             name: "ring_wraps_3_laps_lap_counter_through_0_all_writers_and_64k_erase_units",
