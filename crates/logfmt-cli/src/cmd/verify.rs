@@ -9,7 +9,7 @@ use logfmt_std::{
     RingImage, StaleTail,
 };
 
-use crate::decode::{Content, Decode};
+use crate::decode::{Content, Decode, Undecoded};
 use crate::error::{CliError, EXIT_BAD_DATA, EXIT_OK};
 use crate::image::Input;
 use crate::options::ReadArgs;
@@ -42,10 +42,12 @@ use crate::scan::{COUNTING, Found, scan};
 /// never written, not a torn record and not damage — {"offset", "bytes", "kind": "zero_fill"}),
 /// "stopped_at" (where point-in-time or absolute stopped: null or {"offset", "bytes",
 /// "reason"}); then, only when there are some, "undecoded" (the records whose content does
-/// not decode, see --decode: [{"offset", "reason"}]); and for a ring image only, "ring" ({"blocks", "group", "newest", "lap",
-/// "oldest", "blocks_read", "erased"}: see `logfmt stats`); and for a log that holds logfmt's
-/// packs only, "logfmt_only" ({"records", "packs", "offset"}: the records in packs, the packs,
-/// the first one's offset).
+/// not decode, see --decode: [{"offset", "reason"}]) and "unknown_tags" (with --decode auto,
+/// the records intact but for a VersionEdit tag unknown to this version: [{"offset",
+/// "reason"}], not damage); for a ring image only, "ring" ({"blocks", "group", "newest",
+/// "lap", "oldest", "blocks_read", "erased"}: see `logfmt stats`); and for a log that holds
+/// logfmt's packs only, "logfmt_only" ({"records", "packs", "offset"}: the records in packs,
+/// the packs, the first one's offset).
 ///
 /// Records in logfmt's packs (`logfmt write --pack`, `--compress zstd`) are read here, but
 /// LevelDB's and RocksDB's readers report a pack as a chunk of an unknown record type and
@@ -53,7 +55,9 @@ use crate::scan::{COUNTING, Found, scan};
 /// unchanged).
 ///
 /// A ring image (a dump of a flash region holding a ring log) is read from its oldest block
-/// to its newest; offsets are offsets in the image.
+/// to its newest; offsets are offsets in the image. What in it disagrees with the ring its
+/// newest block's header describes (a block of another lap or geometry, an image cut short)
+/// is reported, one line each, and sets exit status 1.
 ///
 /// Several files are checked one after the other, each reported on its own (in JSON, one
 /// object per file, ending with "file": its path), then a line counting the files with
@@ -71,7 +75,9 @@ pub(crate) struct VerifyArgs {
     offset: u64,
     /// Also check what the records hold: auto (by the file's name: NNNNNN.log holds
     /// WriteBatches, MANIFEST-NNNNNN VersionEdits), raw (nothing), write-batch, version-edit.
-    /// A record that does not decode is reported (exit status 1).
+    /// A record that does not decode is reported (exit status 1); with auto, a record intact
+    /// but for a VersionEdit tag unknown to this version (a newer writer's) is reported and
+    /// is not damage.
     #[arg(long, value_enum, value_name = "WHAT", default_value_t)]
     decode: Decode,
     /// Show at most N damaged regions per file (the summary line counts them all).
@@ -98,7 +104,7 @@ struct Tally {
     payload_bytes: u64,
     /// Records whose content does not decode, as `content` (the first record may yet turn
     /// it to raw: [`first_decodes`](Self::first_decodes)).
-    undecoded: Vec<(u64, String)>,
+    undecoded: Vec<(u64, Undecoded)>,
     /// Whether the range's first record decodes as `content`, where the content is not
     /// confirmed yet: the first range with a record tells it for the log.
     first_decodes: Option<bool>,
@@ -161,7 +167,7 @@ impl Tally {
             self.first_decodes = Some(crate::decode::decodes(content, data));
         }
         if let Some(error) = crate::decode::first_error(content, data) {
-            self.undecoded.push((offset, error.to_string()));
+            self.undecoded.push((offset, error));
         }
     }
 }
@@ -188,7 +194,10 @@ struct Summary {
     not_a_log: Option<&'static str>,
     /// Records whose content (a WriteBatch, a VersionEdit) could not be decoded: where, and
     /// why.
-    undecoded: Vec<(u64, String)>,
+    undecoded: Vec<(u64, Undecoded)>,
+    /// Records intact but for a tag unknown to this version (a newer writer's), with the
+    /// content decoded by the file's name: reported, not damage.
+    unknown: Vec<(u64, Undecoded)>,
     /// Records in logfmt's packs, which LevelDB and RocksDB drop.
     packed: Packed,
 }
@@ -198,16 +207,21 @@ impl Summary {
         self.damage.iter().chain(&self.lost).map(|c| c.bytes).sum()
     }
 
-    /// Whether records are known lost, or do not decode: the exit status is 1.
+    /// Whether records are known lost, or do not decode, or a ring image was not read as its
+    /// writer left it (its headers disagree): the exit status is 1.
     fn damaged(&self) -> bool {
-        !self.damage.is_empty() || self.lost.is_some() || !self.undecoded.is_empty()
+        let disagrees = self
+            .ring
+            .as_ref()
+            .is_some_and(|ring| ring.disagreements().next().is_some());
+        !self.damage.is_empty() || self.lost.is_some() || !self.undecoded.is_empty() || disagrees
     }
 
     fn write_json(&self, out: &mut impl Write, file: Option<String>) -> io::Result<()> {
         use super::{DamageJson, SpanJson};
         /// `--json`: the keys documented on [`VerifyArgs`], in that order.
         #[derive(serde::Serialize)]
-        struct Doc<'a> {
+        struct Doc {
             records: u64,
             payload_bytes: u64,
             dropped_bytes: u64,
@@ -218,7 +232,9 @@ impl Summary {
             #[serde(skip_serializing_if = "Option::is_none")]
             ring: Option<super::RingJson>,
             #[serde(skip_serializing_if = "Vec::is_empty")]
-            undecoded: Vec<Undecoded<'a>>,
+            undecoded: Vec<UndecodedJson>,
+            #[serde(skip_serializing_if = "Vec::is_empty")]
+            unknown_tags: Vec<UndecodedJson>,
             #[serde(skip_serializing_if = "Option::is_none")]
             logfmt_only: Option<Packed>,
             #[serde(skip_serializing_if = "Option::is_none")]
@@ -226,10 +242,18 @@ impl Summary {
         }
         /// A record whose content does not decode.
         #[derive(serde::Serialize)]
-        struct Undecoded<'a> {
+        struct UndecodedJson {
             offset: u64,
-            reason: &'a str,
+            reason: String,
         }
+        let listed = |list: &[(u64, Undecoded)]| -> Vec<UndecodedJson> {
+            list.iter()
+                .map(|(offset, reason)| UndecodedJson {
+                    offset: *offset,
+                    reason: reason.to_string(),
+                })
+                .collect()
+        };
         /// A torn or unwritten tail, or the stale bytes after a recycled log's end.
         #[derive(serde::Serialize)]
         #[serde(untagged)]
@@ -306,14 +330,8 @@ impl Summary {
             tail,
             stopped_at: self.stopped_at.as_ref().map(DamageJson::from),
             ring: self.ring.as_ref().map(super::RingJson::from),
-            undecoded: self
-                .undecoded
-                .iter()
-                .map(|(offset, reason)| Undecoded {
-                    offset: *offset,
-                    reason,
-                })
-                .collect(),
+            undecoded: listed(&self.undecoded),
+            unknown_tags: listed(&self.unknown),
             logfmt_only: (self.packed.records > 0).then_some(self.packed),
             file,
         };
@@ -364,6 +382,9 @@ impl Summary {
         }
         if let Some(ring) = &self.ring {
             writeln!(out, "  a ring image: {ring}")?;
+            for disagreement in ring.disagreements() {
+                writeln!(out, "  the ring image disagrees: {disagreement}")?;
+            }
         }
         if let Some(first) = self.packed.offset {
             writeln!(
@@ -400,6 +421,14 @@ impl Summary {
             writeln!(
                 out,
                 "  offset {offset}: the record does not decode: {reason}"
+            )?;
+        }
+        for (offset, reason) in self.unknown.iter().take(shown.unwrap_or(0)) {
+            writeln!(
+                out,
+                "  offset {offset}: unknown to this version (written by a newer LevelDB, RocksDB \
+                 or Pebble?), not damage: {reason}; `--decode version-edit` counts it as \
+                 undecoded"
             )?;
         }
         if !self.undecoded.is_empty() {
@@ -550,6 +579,7 @@ fn run_one(
         pebble_eof: false,
         not_a_log: None,
         undecoded: Vec::new(),
+        unknown: Vec::new(),
         packed: Packed::default(),
     };
     // The records' content is checked as `cat` decodes it: by the file's name (or a
@@ -600,9 +630,7 @@ fn run_one(
                             }
                         }
                         if let Some(error) = crate::decode::first_error(content, data) {
-                            summary
-                                .undecoded
-                                .push((input.offset(offset), error.to_string()));
+                            summary.undecoded.push((input.offset(offset), error));
                         }
                     }
                     Found::Oversized(record) => {
@@ -662,6 +690,15 @@ fn run_one(
         Some(Ending::Stopped(damage)) => Some(input.damage(damage)),
         _ => None,
     };
+    // A tag unknown to this version in an intact record is not damage unless the content was
+    // asked for by name.
+    if args.decode == Decode::Auto {
+        let (unknown, undecoded) = std::mem::take(&mut summary.undecoded)
+            .into_iter()
+            .partition(|(_, error)| error.is_unknown());
+        summary.unknown = unknown;
+        summary.undecoded = undecoded;
+    }
     let mut out = io::stdout().lock();
     let printed = if args.json {
         summary.write_json(
