@@ -204,7 +204,9 @@ fn flash_mode(args: &[String]) -> ExitCode {
             }
         }
     }
-    match logfmt_bench::flash::run(options, &mut |line| println!("{line}")) {
+    let run = logfmt_bench::flash::run(options, &mut |line| println!("{line}"))
+        .and_then(|()| logfmt_bench::flash::read_costs(&mut |line| println!("{line}")));
+    match run {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
             eprintln!("logfmt-bench: flash: {message}");
