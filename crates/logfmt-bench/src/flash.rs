@@ -38,6 +38,21 @@
 //!   plus the buffered writer's block; sequential-storage needs no buffer to push.
 //! - `ns_per_sample`: wall time per stored sample over the fill, mock flash included (median
 //!   of `--reps` fills).
+//!
+//! Then one line per word size and implementation (`logfmt`: the bounded log; `logfmt-ring`:
+//! the ring, filled up to the sample before its wrap; `sequential-storage`: its queue), over a
+//! region filled with 30-byte samples, each durable:
+//!
+//! ```text
+//! FLASH-READ impl=I write_size=W sample=30 region=B open_read=B full_read=B records=N returned=B read_per_returned=F
+//! ```
+//!
+//! - `open_read`: flash bytes read to open the full region for appending (`WordWriter::open`;
+//!   sequential-storage's `QueueStorage::new` reads nothing, its first operation searches);
+//! - `full_read`: flash bytes read to read every record (`WordReader`, no block buffer;
+//!   sequential-storage's iterator), `records` of them;
+//! - `returned`: the records' bytes and a 7-byte chunk header each; `read_per_returned`:
+//!   `full_read` over it.
 
 use std::fmt;
 use std::time::Instant;
