@@ -60,7 +60,8 @@ pub(crate) fn run(args: &[String]) -> Result {
         return compare_flags(quick);
     }
     if args.iter().any(|a| a == "flash") {
-        // logfmt and sequential-storage on the same simulated flash: `FLASH ...` lines.
+        // logfmt and sequential-storage on the same simulated flash: `FLASH ...` lines, then
+        // the read costs (bytes read to open a full region and to read it whole): `FLASH-READ ...`.
         let exe = crate::cmd::build_release_bin("logfmt-bench", "logfmt-bench")?;
         let reps = if quick { "1" } else { "5" };
         let cmd = Cmd::new(&exe.to_string_lossy()).args(["flash", "--reps", reps]);

@@ -38,17 +38,34 @@
 //!   plus the buffered writer's block; sequential-storage needs no buffer to push.
 //! - `ns_per_sample`: wall time per stored sample over the fill, mock flash included (median
 //!   of `--reps` fills).
+//!
+//! Then one line per word size and implementation (`logfmt`: the bounded log; `logfmt-ring`:
+//! the ring, filled up to the sample before its wrap; `sequential-storage`: its queue), over a
+//! region filled with 30-byte samples, each durable:
+//!
+//! ```text
+//! FLASH-READ impl=I write_size=W sample=30 region=B open_read=B full_read=B records=N returned=B read_per_returned=F
+//! ```
+//!
+//! - `open_read`: flash bytes read to open the full region for appending (`WordWriter::open`;
+//!   sequential-storage's `QueueStorage::new` reads nothing, its first operation searches);
+//! - `full_read`: flash bytes read to read every record (`WordReader`, no block buffer;
+//!   sequential-storage's iterator), `records` of them;
+//! - `returned`: the records' bytes and a 7-byte chunk header each; `read_per_returned`:
+//!   `full_read` over it.
 
 use std::fmt;
 use std::time::Instant;
 
 use embassy_futures::block_on;
+use embedded_storage::nor_flash::{ErrorType, NorFlash, ReadNorFlash};
 use logfmt_core::flash::{
-    FlashConfig, FlashError, FlashStats, FlashWriter, MockError, MockFlash, PowerCut, WordWriter,
+    FlashConfig, FlashError, FlashItem, FlashStats, FlashWriter, MockError, MockFlash, PowerCut,
+    WordReader, WordWriter,
 };
 use logfmt_core::pack::PackBuffer;
 use logfmt_core::packing::PackLimit;
-use logfmt_core::{BLOCK_SIZE, Written};
+use logfmt_core::{BLOCK_SIZE, HEADER_SIZE, Written};
 use sequential_storage::Error as SeqError;
 use sequential_storage::cache::{Cache, Uncached};
 use sequential_storage::mock_flash::{MockFlashBase, WriteCountCheck};
@@ -599,6 +616,239 @@ fn seq_reboots<const W: usize, const PAGE_WORDS: usize>(
     Ok((per(wasted), per(lost)))
 }
 
+/// The sample size of the read-cost lines (the case the figures in the docs were first measured
+/// on).
+pub const READ_SAMPLE: usize = 30;
+
+/// What opening a full region and reading it whole cost in flash reads, for one implementation
+/// and word size: a `FLASH-READ` line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReadCost {
+    /// `logfmt`, `logfmt-ring` or `sequential-storage`.
+    pub implementation: &'static str,
+    /// Flash word size.
+    pub write_size: usize,
+    /// Sample size.
+    pub sample: usize,
+    /// Flash bytes read to open the full region for appending (logfmt: `WordWriter::open`;
+    /// sequential-storage: `QueueStorage::new`, which reads nothing until its first operation).
+    pub open_read: u64,
+    /// Flash bytes read to read every record (logfmt: `WordReader`, its caller's buffer the
+    /// only RAM; sequential-storage: its queue's iterator).
+    pub full_read: u64,
+    /// Records the full read returned.
+    pub records: u64,
+    /// The bytes the full read returned as records, plus a 7-byte chunk header each (the
+    /// yardstick of `full_read`).
+    pub returned: u64,
+}
+
+impl fmt::Display for ReadCost {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "FLASH-READ impl={} write_size={} sample={} region={} open_read={} full_read={} records={} returned={} read_per_returned={:.2}",
+            self.implementation,
+            self.write_size,
+            self.sample,
+            REGION,
+            self.open_read,
+            self.full_read,
+            self.records,
+            self.returned,
+            self.full_read as f64 / self.returned.max(1) as f64
+        )
+    }
+}
+
+/// A flash that counts the bytes read through it.
+struct Counting<F> {
+    flash: F,
+    read: u64,
+}
+
+impl<F: ErrorType> ErrorType for Counting<F> {
+    type Error = F::Error;
+}
+
+impl<F: ReadNorFlash> ReadNorFlash for Counting<F> {
+    const READ_SIZE: usize = F::READ_SIZE;
+
+    fn read(&mut self, offset: u32, bytes: &mut [u8]) -> Result<(), F::Error> {
+        self.read += bytes.len() as u64;
+        self.flash.read(offset, bytes)
+    }
+
+    fn capacity(&self) -> usize {
+        self.flash.capacity()
+    }
+}
+
+impl<F: NorFlash> NorFlash for Counting<F> {
+    const WRITE_SIZE: usize = F::WRITE_SIZE;
+    const ERASE_SIZE: usize = F::ERASE_SIZE;
+
+    fn erase(&mut self, from: u32, to: u32) -> Result<(), F::Error> {
+        self.flash.erase(from, to)
+    }
+
+    fn write(&mut self, offset: u32, bytes: &[u8]) -> Result<(), F::Error> {
+        self.flash.write(offset, bytes)
+    }
+}
+
+/// The read costs at every word size: logfmt's bounded log and ring and sequential-storage's
+/// queue, each over a region filled with [`READ_SAMPLE`]-byte samples, each durable.
+///
+/// # Errors
+/// A message if an implementation fails.
+pub fn read_costs(emit: &mut dyn FnMut(&ReadCost)) -> Result<(), String> {
+    read_costs_at::<4, { ERASE / 4 }>(emit)?;
+    read_costs_at::<8, { ERASE / 8 }>(emit)?;
+    read_costs_at::<16, { ERASE / 16 }>(emit)?;
+    read_costs_at::<32, { ERASE / 32 }>(emit)
+}
+
+fn read_costs_at<const W: usize, const PAGE_WORDS: usize>(
+    emit: &mut dyn FnMut(&ReadCost),
+) -> Result<(), String> {
+    let samples = make_samples(READ_SAMPLE);
+    for kind in [Kind::Word, Kind::Ring] {
+        emit(&logfmt_read_cost::<W>(kind, &samples)?);
+    }
+    emit(&seq_read_cost::<W, PAGE_WORDS>(&samples)?);
+    Ok(())
+}
+
+/// logfmt: the region filled (a ring: for one lap, up to the sample before the one that begins
+/// the next), then reopened and read whole through a counting flash.
+fn logfmt_read_cost<const W: usize>(kind: Kind, samples: &[Vec<u8>]) -> Result<ReadCost, String> {
+    let config = FlashConfig::new(0, REGION as u32);
+    let config = if kind == Kind::Ring {
+        config.ring()
+    } else {
+        config
+    };
+    // A ring's lap: the samples up to the one that wraps, then a fresh region with one less.
+    let lap = logfmt_fill_durable::<W>(config, samples, usize::MAX)?;
+    let mut memory = Memory::new::<W>();
+    let mut flash = memory.flash::<W>()?;
+    {
+        let mut flash = &mut flash;
+        let count = lap.saturating_sub(usize::from(kind == Kind::Ring));
+        fill_durable(&mut flash, config, samples, count)?;
+    }
+    let mut counting = Counting {
+        flash: &mut flash,
+        read: 0,
+    };
+    WordWriter::open(&mut counting, config).map_err(|e| unexpected("reopen", e))?;
+    let open_read = counting.read;
+    counting.read = 0;
+    let mut reader = WordReader::open(&mut counting, config).map_err(|e| unexpected("read", e))?;
+    let mut buffer = [0u8; 256];
+    let (mut records, mut returned) = (0u64, 0u64);
+    while let Some(item) = reader
+        .next(&mut buffer)
+        .map_err(|e| unexpected("next", e))?
+    {
+        match item {
+            FlashItem::Record { len, .. } => {
+                records += 1;
+                returned += (len + HEADER_SIZE) as u64;
+            }
+            other => return Err(unexpected("full read", other)),
+        }
+    }
+    Ok(ReadCost {
+        implementation: kind.name(),
+        write_size: W,
+        sample: READ_SAMPLE,
+        open_read,
+        full_read: counting.read,
+        records,
+        returned,
+    })
+}
+
+/// Fills a fresh region with up to `count` samples, each durable, stopping at a full region
+/// or a ring's wrap: the samples added.
+fn logfmt_fill_durable<const W: usize>(
+    config: FlashConfig,
+    samples: &[Vec<u8>],
+    count: usize,
+) -> Result<usize, String> {
+    let mut memory = Memory::new::<W>();
+    let mut flash = memory.flash::<W>()?;
+    let mut flash = &mut flash;
+    fill_durable(&mut flash, config, samples, count)
+}
+
+/// Adds up to `count` samples to the log in `flash`, each durable, stopping at a full region or
+/// a ring's wrap: the samples added.
+fn fill_durable<F: NorFlash>(
+    flash: &mut F,
+    config: FlashConfig,
+    samples: &[Vec<u8>],
+    count: usize,
+) -> Result<usize, String>
+where
+    F::Error: fmt::Debug,
+{
+    let mut writer = WordWriter::open(flash, config).map_err(|e| unexpected("open", e))?;
+    let mut added = 0;
+    while added < count && writer.stats().laps == 0 {
+        match writer.add_record(&samples[added % samples.len()]) {
+            Ok(_) => added += 1,
+            Err(FlashError::Full) => break,
+            Err(e) => return Err(unexpected("add", e)),
+        }
+        writer.flush().map_err(|e| unexpected("flush", e))?;
+    }
+    Ok(added)
+}
+
+/// sequential-storage: the queue filled, then a new queue over it (a reboot) read whole.
+fn seq_read_cost<const W: usize, const PAGE_WORDS: usize>(
+    samples: &[Vec<u8>],
+) -> Result<ReadCost, String> {
+    let mut flash = seq_flash::<W, PAGE_WORDS>();
+    {
+        let mut queue = seq_queue(&mut flash)?;
+        let mut stored = 0;
+        loop {
+            match block_on(queue.push(&samples[stored % samples.len()], false)) {
+                Ok(()) => stored += 1,
+                Err(SeqError::FullStorage) => break,
+                Err(e) => return Err(unexpected("push", e)),
+            }
+        }
+    }
+    let before = flash.stats_snapshot();
+    let mut queue = seq_queue(&mut flash)?;
+    let mut buffer = [0u8; 256];
+    let (mut records, mut returned) = (0u64, 0u64);
+    {
+        let mut iter = block_on(queue.iter()).map_err(|e| unexpected("iter", e))?;
+        while let Some(entry) =
+            block_on(iter.next(&mut buffer)).map_err(|e| unexpected("next", e))?
+        {
+            records += 1;
+            returned += (entry.len() + HEADER_SIZE) as u64;
+        }
+    }
+    let stats = before.compare_to(flash.stats_snapshot());
+    Ok(ReadCost {
+        implementation: "sequential-storage",
+        write_size: W,
+        sample: READ_SAMPLE,
+        open_read: 0,
+        full_read: stats.bytes_read,
+        records,
+        returned,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -643,6 +893,57 @@ mod tests {
             assert!(waste <= (2 * 8 + 7) as f64, "{kind:?}: {waste}");
             // With the torn sample's place (a 37-byte chunk in 40 bytes): at most that more.
             assert!(loss >= waste && loss <= waste + 40.0, "{kind:?}: {loss}");
+        }
+    }
+
+    #[test]
+    fn read_cost_lines_count_every_record() {
+        let samples = make_samples(READ_SAMPLE);
+        let mut lines = Vec::new();
+        read_costs_at::<16, { ERASE / 16 }>(&mut |cost| lines.push(cost.clone()))
+            .expect("read costs");
+        let names: Vec<_> = lines.iter().map(|c| c.implementation).collect();
+        assert_eq!(names, ["logfmt", "logfmt-ring", "sequential-storage"]);
+        // The bounded log holds as many samples as its fill stores.
+        let (stored, _) = logfmt_fill::<16>(Kind::Word, &samples, 1).expect("fill");
+        assert_eq!(lines[0].records, stored as u64);
+        for cost in &lines {
+            // A full region: thousands of samples (a ring keeps a group erased ahead).
+            assert!(cost.records > 3000, "{cost}");
+            assert_eq!(
+                cost.returned,
+                cost.records * (READ_SAMPLE + HEADER_SIZE) as u64
+            );
+            // A full read reads every returned byte at least once.
+            assert!(
+                cost.full_read >= cost.records * READ_SAMPLE as u64,
+                "{cost}"
+            );
+        }
+    }
+
+    /// Opening a full region reads one block and the ring headers at most, and a full read
+    /// at most 1.25 times what it returns, at every word size.
+    #[test]
+    #[ignore = "not met yet: at W = 4 and 8 a header read across flush padding is checked over \
+                the length it declares, at W = 16 and 32 a record is read about three times (see \
+                the flash section of logfmt-core's README)"]
+    fn reading_a_full_region_costs_little_more_than_what_it_returns() {
+        let samples = make_samples(READ_SAMPLE);
+        let costs = [
+            logfmt_read_cost::<4>(Kind::Ring, &samples),
+            logfmt_read_cost::<8>(Kind::Ring, &samples),
+            logfmt_read_cost::<16>(Kind::Ring, &samples),
+            logfmt_read_cost::<32>(Kind::Ring, &samples),
+        ];
+        let costs: Vec<_> = costs.into_iter().map(|c| c.expect("read cost")).collect();
+        for cost in &costs {
+            eprintln!("{cost}");
+        }
+        for cost in &costs {
+            let headers = (REGION / BLOCK_SIZE * 19) as u64;
+            assert!(cost.open_read <= BLOCK_SIZE as u64 + headers, "{cost}");
+            assert!(cost.full_read * 4 <= cost.returned * 5, "{cost}");
         }
     }
 }

@@ -23,7 +23,8 @@
 //! ```
 //!
 //! The flash comparison: logfmt's flash writers and `sequential-storage`'s queue on the same
-//! simulated NOR flash, one `FLASH ...` line per case (see `logfmt_bench::flash`).
+//! simulated NOR flash, one `FLASH ...` line per case, then the read costs, one `FLASH-READ ...`
+//! line per word size and implementation (see `logfmt_bench::flash`).
 //!
 //! ```text
 //! logfmt-bench durable --dir DIR [--seconds S] [--record BYTES] THREADS [THREADS ...]
@@ -204,7 +205,9 @@ fn flash_mode(args: &[String]) -> ExitCode {
             }
         }
     }
-    match logfmt_bench::flash::run(options, &mut |line| println!("{line}")) {
+    let run = logfmt_bench::flash::run(options, &mut |line| println!("{line}"))
+        .and_then(|()| logfmt_bench::flash::read_costs(&mut |line| println!("{line}")));
+    match run {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
             eprintln!("logfmt-bench: flash: {message}");
