@@ -28,6 +28,7 @@
 //! writer.
 
 mod cmd;
+mod copy;
 mod decode;
 mod error;
 mod format;
@@ -38,6 +39,7 @@ mod options;
 mod output;
 mod parallel;
 mod progress;
+mod reports;
 mod scan;
 mod story;
 mod targets;

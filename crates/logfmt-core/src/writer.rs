@@ -342,6 +342,52 @@ impl Layout {
         }
     }
 
+    /// [`add`](Self::add) for a record of `len` bytes that `fill` lays out straight into the
+    /// block, chunk by chunk (see [`Writer::add_record_with`]): the same chunks.
+    fn add_with<T: Blocks>(
+        &mut self,
+        out: &mut T,
+        len: u64,
+        fill: &mut impl FnMut(&mut [u8]) -> Result<(), T::Error>,
+    ) -> Result<Written, T::Error> {
+        let header_size = self.format.header_size();
+        let mut left = len;
+        let mut begin = true;
+        let mut record_offset = self.position;
+        loop {
+            if BLOCK_SIZE - self.offset < header_size {
+                // Too little room for a header: zero trailer, next block.
+                self.zero_rest(out)?;
+            }
+            if begin {
+                record_offset = self.position;
+            }
+            let available = BLOCK_SIZE - self.offset - header_size;
+            // At most `available`: fits in a usize.
+            let size = left.min(available as u64) as usize;
+            left -= size as u64;
+            let kind = match (begin, left == 0) {
+                (true, true) => FragmentKind::Full,
+                (true, false) => FragmentKind::First,
+                (false, false) => FragmentKind::Middle,
+                (false, true) => FragmentKind::Last,
+            };
+            let start = self.offset + header_size;
+            if let Some(body) = out.block().get_mut(start..start + size) {
+                fill(body)?;
+            }
+            self.emit_filled(out.block(), kind, size);
+            self.finish_block(out)?;
+            begin = false;
+            if left == 0 {
+                return Ok(Written {
+                    offset: record_offset,
+                    end: self.position,
+                });
+            }
+        }
+    }
+
     /// See [`Writer::pad_to`]; `align` is already checked.
     fn pad_to<T: Blocks>(&mut self, out: &mut T, align: usize) -> Result<usize, T::Error> {
         let header_size = self.format.header_size();
@@ -389,17 +435,43 @@ impl Layout {
                 self.prefix_crc[kind as usize]
             };
             let crc = checksum::mask(checksum::extend_copy(prefix, payload, body));
-            let mut header = [0u8; RECYCLABLE_HEADER_SIZE];
-            header[..4].copy_from_slice(&crc.to_le_bytes());
-            header[4..6].copy_from_slice(&(payload.len() as u16).to_le_bytes());
-            header[6] = record_type as u8;
-            header[7..11].copy_from_slice(&log_number.to_le_bytes());
-            if let Some(header) = header.get(..header_size) {
-                head.copy_from_slice(header);
-            }
+            write_header(head, crc, payload.len(), record_type as u8, log_number);
         }
         self.offset += header_size + payload.len();
         self.position += (header_size + payload.len()) as u64;
+    }
+
+    /// [`emit`](Self::emit) for a chunk whose `size` bytes of payload are already in place
+    /// after its header: lays out the header.
+    fn emit_filled(&mut self, block: &mut [u8], kind: FragmentKind, size: usize) {
+        let start = self.offset;
+        let header_size = self.format.header_size();
+        let (recyclable, log_number) = match self.format {
+            Format::Legacy => (false, 0u32),
+            Format::Recyclable { log_number } => (true, log_number),
+        };
+        if let Some(chunk) = block.get_mut(start..start + header_size + size) {
+            let (head, body) = chunk.split_at_mut(header_size);
+            let record_type = RecordType::for_fragment(kind, recyclable);
+            let crc = checksum::mask(checksum::extend(self.prefix_crc[kind as usize], body));
+            write_header(head, crc, size, record_type as u8, log_number);
+        }
+        self.offset += header_size + size;
+        self.position += (header_size + size) as u64;
+    }
+}
+
+/// Writes a chunk header into `head` (7 bytes, or 11 in the recyclable format, where the log
+/// number follows): the masked checksum, the payload's length (less than a block), the type.
+fn write_header(head: &mut [u8], crc: u32, len: usize, record_type: u8, log_number: u32) {
+    let mut header = [0u8; RECYCLABLE_HEADER_SIZE];
+    header[..4].copy_from_slice(&crc.to_le_bytes());
+    // A chunk's payload is shorter than a block: its length fits in 16 bits.
+    header[4..6].copy_from_slice(&(len as u16).to_le_bytes());
+    header[6] = record_type;
+    header[7..11].copy_from_slice(&log_number.to_le_bytes());
+    if let Some(header) = header.get(..head.len()) {
+        head.copy_from_slice(header);
     }
 }
 
@@ -531,6 +603,60 @@ impl<S: Sink, B: BorrowMut<[u8; BLOCK_SIZE]>> Writer<S, B> {
         }
         let (layout, mut blocks) = self.parts();
         layout.add(&mut blocks, data)
+    }
+
+    /// Appends one record of `len` bytes without holding it: `fill` is called with the payload
+    /// of each of its chunks in turn (a slice of the block buffer, at most a block) and fills
+    /// it with the record's next bytes. The log is byte for byte what
+    /// [`add_record`](Self::add_record) writes for the same bytes; a record of any length
+    /// takes no more memory than the block.
+    ///
+    /// ```
+    /// use logfmt_core::{FnSink, Writer, BLOCK_SIZE};
+    ///
+    /// let record = vec![7u8; 100_000];
+    /// let mut whole = Vec::new();
+    /// let mut block = [0u8; BLOCK_SIZE];
+    /// let sink = FnSink(|b: &[u8]| { whole.extend_from_slice(b); Ok::<_, core::convert::Infallible>(()) });
+    /// let mut writer = Writer::new(sink, &mut block);
+    /// writer.add_record(&record)?;
+    /// writer.flush()?;
+    /// drop(writer);
+    ///
+    /// let mut streamed = Vec::new();
+    /// let mut block = [0u8; BLOCK_SIZE];
+    /// let sink = FnSink(|b: &[u8]| { streamed.extend_from_slice(b); Ok::<_, core::convert::Infallible>(()) });
+    /// let mut writer = Writer::new(sink, &mut block);
+    /// let mut next = 0;
+    /// writer.add_record_with(record.len() as u64, |payload| {
+    ///     payload.copy_from_slice(&record[next..next + payload.len()]);
+    ///     next += payload.len();
+    ///     Ok(())
+    /// })?;
+    /// writer.flush()?;
+    /// drop(writer);
+    /// assert_eq!(streamed, whole);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As for [`add_record`](Self::add_record). An error of `fill` is returned as
+    /// [`WriteError::Sink`] and poisons the writer: the record is incomplete.
+    pub fn add_record_with(
+        &mut self,
+        len: u64,
+        mut fill: impl FnMut(&mut [u8]) -> Result<(), S::Error>,
+    ) -> Result<Written, WriteError<S::Error>> {
+        if self.poisoned {
+            return Err(WriteError::Poisoned);
+        }
+        let (layout, mut blocks) = self.parts();
+        let mut fill = |payload: &mut [u8]| fill(payload).map_err(WriteError::Sink);
+        let written = layout.add_with(&mut blocks, len, &mut fill);
+        if written.is_err() {
+            self.poisoned = true;
+        }
+        written
     }
 
     /// Appends RocksDB's compression record ([`SET_COMPRESSION_TYPE`], a 7-byte header in any
@@ -942,5 +1068,57 @@ mod tests {
             }
             proptest::prop_assert_eq!(&sunk[..], d.as_bytes());
         }
+
+        /// A record laid out piece by piece (`add_record_with`) is byte for byte the record
+        /// laid out whole, in both formats, at every block offset the lengths lead to.
+        #[test]
+        fn a_record_filled_in_place_is_the_record_added_whole(
+            lengths in proptest::collection::vec(
+                proptest::prop_oneof![0usize..40, 32_730usize..32_768, 0usize..70_000], 1..12),
+            start in 0u64..(2 * BLOCK_SIZE as u64),
+            recyclable in proptest::bool::ANY,
+        ) {
+            let format = if recyclable {
+                Format::Recyclable { log_number: 7 }
+            } else {
+                Format::Legacy
+            };
+            let options = WriteOptions::new().start(start).format(format);
+            let mut logs = [std::vec::Vec::new(), std::vec::Vec::new()];
+            for (streamed, log) in logs.iter_mut().enumerate() {
+                let mut block = [0u8; BLOCK_SIZE];
+                let sink = FnSink(|bytes: &[u8]| {
+                    log.extend_from_slice(bytes);
+                    Ok::<_, core::convert::Infallible>(())
+                });
+                let mut writer = Writer::with_options(sink, &mut block, &options);
+                for (i, &len) in lengths.iter().enumerate() {
+                    let data: std::vec::Vec<u8> = (0..len).map(|j| (i * 31 + j) as u8).collect();
+                    let written = if streamed == 1 {
+                        let mut next = 0;
+                        writer.add_record_with(len as u64, |payload| {
+                            payload.copy_from_slice(&data[next..next + payload.len()]);
+                            next += payload.len();
+                            Ok(())
+                        })
+                    } else {
+                        writer.add_record(&data)
+                    };
+                    proptest::prop_assert!(written.is_ok());
+                }
+                proptest::prop_assert!(writer.flush().is_ok());
+            }
+            proptest::prop_assert_eq!(&logs[0], &logs[1]);
+        }
+    }
+
+    #[test]
+    fn a_failed_fill_poisons_the_writer() {
+        let mut block = [0u8; BLOCK_SIZE];
+        let sink = FnSink(|_: &[u8]| Ok::<_, ()>(()));
+        let mut writer = Writer::new(sink, &mut block);
+        let failed = writer.add_record_with(100_000, |_| Err(()));
+        assert_eq!(failed, Err(WriteError::Sink(())));
+        assert_eq!(writer.add_record(b"after"), Err(WriteError::Poisoned));
     }
 }

@@ -180,6 +180,25 @@ impl AtomicLog {
         })
     }
 
+    /// Appends one record of `len` bytes without holding it whole (see
+    /// [`LogWriter::add_record_with`]).
+    ///
+    /// # Errors
+    /// [`Error::Write`] naming the destination (also for an error of `fill`). The destination
+    /// is untouched.
+    pub fn add_record_with(
+        &mut self,
+        len: u64,
+        fill: impl FnMut(&mut [u8]) -> std::io::Result<()>,
+    ) -> Result<Written, Error> {
+        self.writer
+            .add_record_with(len, fill)
+            .map_err(|source| Error::Write {
+                path: self.dest.clone(),
+                source,
+            })
+    }
+
     /// The writer, for its other calls ([`pad_to`](LogWriter::pad_to),
     /// [`position`](LogWriter::position), ...).
     pub fn writer(&mut self) -> &mut LogWriter<File> {

@@ -317,6 +317,62 @@ impl<W: SyncWrite> LogWriter<W> {
                 }
             }
         };
+        self.record_added()?;
+        Ok(written)
+    }
+
+    /// Appends one record of `len` bytes without holding it whole: `fill` is called with
+    /// slices of the block buffer in turn (at most a block each) and fills each with the
+    /// record's next bytes (see [`Writer::add_record_with`]); then flushes or syncs as
+    /// [`add_record`](Self::add_record) does. The log is the one `add_record` writes for the
+    /// same bytes, except when packing or compressing: the record is then written as it is, on
+    /// its own — or, with RocksDB's WAL compression (every record compressed), gathered whole
+    /// and added with `add_record`.
+    ///
+    /// ```
+    /// use logfmt_std::{LogWriter, WriterOptions};
+    ///
+    /// let mut writer = LogWriter::new(Vec::new(), &WriterOptions::new());
+    /// let written = writer.add_record_with(100_000, |payload| {
+    ///     payload.fill(b'x');
+    ///     Ok(())
+    /// })?;
+    /// assert_eq!((written.offset, written.end), (0, 100_000 + 4 * 7));
+    /// # Ok::<(), logfmt_std::LogWriterError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As for [`add_record`](Self::add_record); an error of `fill` is returned as
+    /// [`LogWriterError::Failed`] and poisons the writer (the record is incomplete).
+    ///
+    /// [`Writer::add_record_with`]: logfmt_core::Writer::add_record_with
+    pub fn add_record_with(
+        &mut self,
+        len: u64,
+        mut fill: impl FnMut(&mut [u8]) -> io::Result<()>,
+    ) -> Result<Written, LogWriterError> {
+        if let Compression::Rocksdb { .. } = self.options.compress {
+            let mut whole = match usize::try_from(len) {
+                Ok(len) => vec![0; len],
+                Err(e) => return Err(self.fail(WriteOperation::Write, io::Error::other(e))),
+            };
+            if let Err(e) = fill(&mut whole) {
+                return Err(self.fail(WriteOperation::Write, e));
+            }
+            return self.add_record(&whole);
+        }
+        self.end_pack()?;
+        let inner = self.usable()?;
+        let before = inner.position();
+        let result = inner.add_record_with(len, fill);
+        let written = self.check(result, WriteOperation::Write)?;
+        self.unsynced_bytes += written.end - before;
+        self.record_added()?;
+        Ok(written)
+    }
+
+    /// Counts a record added, then flushes or syncs if the policies say so.
+    fn record_added(&mut self) -> Result<(), LogWriterError> {
         self.unsynced_records += 1;
         let sync_now = match self.options.sync {
             SyncPolicy::Manual => false,
@@ -329,7 +385,7 @@ impl<W: SyncWrite> LogWriter<W> {
         } else if self.options.flush == FlushPolicy::EveryRecord {
             self.flush()?;
         }
-        Ok(written)
+        Ok(())
     }
 
     /// Lays out a record on its own: as it is, or as a compressed pack of one when that is

@@ -18,6 +18,10 @@ use crate::targets::Target;
 /// Records assembled from more bytes than this are not held in memory by default.
 const BUFFER_LIMIT: usize = 4 << 20;
 
+/// A record to decode (a WriteBatch, a VersionEdit) is held whole, up to this many bytes (or
+/// --buffer-limit, if more); a longer one is noted on standard error and not printed.
+const DECODE_LIMIT: usize = 16 << 20;
+
 /// Print the logical records of a log, in order.
 ///
 /// Records are read exactly as LevelDB's log reader reads them. Damaged parts are skipped; each
@@ -29,7 +33,10 @@ const BUFFER_LIMIT: usize = 4 << 20;
 /// Records of any size are printed in bounded memory: a record longer than --buffer-limit is
 /// not held; once its last fragment has been read (so it is known to be complete), it is read
 /// again from the file and streamed out. A log read from a pipe (standard input, a FIFO)
-/// cannot be read twice: its records are held in memory whole, whatever their size.
+/// cannot be read twice: its records are held in memory whole, whatever their size. A record
+/// that is decoded (see --decode) is held whole, up to 16 MiB or --buffer-limit if that is
+/// more: a longer one is noted on standard error (its offset and length) and not printed;
+/// --decode raw prints it.
 ///
 /// A ring image (a dump of a flash region holding a ring log: its blocks begin with ring
 /// headers) is read from its oldest block to its newest, with the erased value its headers
@@ -196,8 +203,10 @@ fn cat(
     let name = log.path().to_string_lossy();
     let label = several.then_some(name.as_ref());
     // Only a regular file read in file order can be read a second time from a record's
-    // offset; a record is decoded whole.
-    let limit = if log.is_regular() && input.ring.is_none() && args.decode == Decode::Raw {
+    // offset; a record is decoded whole, up to its own limit.
+    let limit = if content != Content::Raw {
+        DECODE_LIMIT.max(args.buffer_limit)
+    } else if log.is_regular() && input.ring.is_none() {
         args.buffer_limit
     } else {
         UNLIMITED
@@ -295,6 +304,19 @@ fn cat(
                         input.offset(record.offset),
                         record.len,
                         logfmt_std::MAX_DECODED >> 20
+                    ),
+                );
+            }
+            Found::Oversized(record) if content != Content::Raw => {
+                out.flush()?;
+                super::say(
+                    log.path(),
+                    &format!(
+                        "offset {}: a record of {} bytes, more than the {limit} bytes a record \
+                         is decoded in (see --buffer-limit): not printed (--decode raw prints \
+                         it)",
+                        input.offset(record.offset),
+                        record.len,
                     ),
                 );
             }

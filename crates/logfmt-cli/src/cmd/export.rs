@@ -3,14 +3,15 @@
 use std::io::{self, Write};
 use std::path::PathBuf;
 
-use logfmt_std::{AtomicLog, AtomicOptions, Damage, Ending, EscapedPath, LogReader, WriterOptions};
+use logfmt_std::{AtomicLog, AtomicOptions, Ending, EscapedPath, LogReader, WriterOptions};
 
 use crate::error::CliError;
 use crate::image::Input;
 use crate::options::{ReadArgs, WaitArgs};
 use crate::output::write_json_line;
 use crate::progress::Progress;
-use crate::scan::{Found, UNLIMITED, scan};
+use crate::reports::{DEFAULT_SHOWN, DamageReports};
+use crate::scan::{Found, scan};
 
 /// Turn a flash image (a ring image, or one read with --erased) or any log into a plain
 /// LevelDB log: its records, oldest to newest, in chunks of types 1-4 that LevelDB's and
@@ -28,8 +29,16 @@ use crate::scan::{Found, UNLIMITED, scan};
 /// at once (exit status 2), without opening it. While it writes, export holds OUT's writer lock (if OUT
 /// exists), as `write` does.
 ///
+/// Records of any size are copied in bounded memory: a record longer than 16 MiB is not held;
+/// it is read a second time from IN and streamed into OUT, a block at a time. A pack or a
+/// compressed record longer than that once decoded is noted on standard error and not copied.
+/// From a pipe or a ring image, which cannot be read a second time, records are held whole.
+///
 /// --json prints one JSON object: {"records": n, "payload_bytes": n, "dropped_bytes": n,
-/// "corruptions": [{"offset", "bytes", "reason"}]} (what was dropped, at IN's offsets).
+/// "corruptions": [{"offset", "bytes", "reason"}]} (what was dropped, at IN's offsets). At
+/// most --max-errors are listed (1000 by default), so that memory stays bounded whatever the
+/// damage; when some are left out, "corruptions_total" and "corruptions_not_shown" follow the
+/// list, counting them all and those not listed.
 #[derive(Debug, clap::Args)]
 pub(crate) struct ExportArgs {
     /// One JSON object (keys above).
@@ -38,6 +47,10 @@ pub(crate) struct ExportArgs {
     /// Replace OUT even if it is not empty (once the new log is complete).
     #[arg(long)]
     force: bool,
+    /// List at most N damaged regions in --json (each is noted on standard error as it is
+    /// found). Default: 1000.
+    #[arg(long, value_name = "N")]
+    max_errors: Option<usize>,
     #[command(flatten)]
     wait: WaitArgs,
     #[command(flatten)]
@@ -69,14 +82,14 @@ pub(crate) fn run(args: &ExportArgs) -> Result<(), CliError> {
     })?;
     let mut reader = LogReader::new(input.source()?, &options);
     let (mut records, mut payload) = (0u64, 0u64);
-    let mut dropped: Vec<Damage> = Vec::new();
+    let mut dropped = DamageReports::new(args.max_errors.unwrap_or(DEFAULT_SHOWN));
     let mut read_error = None;
     let progress = Progress::bytes("export", log.len_at_open());
-    // Every record is written whole: the writer takes a record at once.
+    // A record is held up to a limit, and streamed from the file past it.
     let outcome = scan(
         &mut reader,
         &progress,
-        UNLIMITED,
+        crate::copy::limit(&input),
         |found| -> Result<(), CliError> {
             match found {
                 Found::Record { data, .. } => {
@@ -84,8 +97,23 @@ pub(crate) fn run(args: &ExportArgs) -> Result<(), CliError> {
                     records += 1;
                     payload += data.len() as u64;
                 }
-                // Not with an unlimited buffer.
-                Found::Oversized(_) => {}
+                Found::Oversized(record) if record.coded => {
+                    super::say(
+                        log.path(),
+                        &format!(
+                            "offset {}: a pack or compressed record of {} bytes or more once \
+                             decoded, more than the {} MiB export decodes: not copied",
+                            input.offset(record.offset),
+                            record.len,
+                            crate::copy::HELD >> 20
+                        ),
+                    );
+                }
+                Found::Oversized(record) => {
+                    crate::copy::streamed(&mut writer, log, &options.read, &record)?;
+                    records += 1;
+                    payload += record.len;
+                }
                 Found::Damage(damage) => {
                     let damage = input.damage(damage);
                     super::note(log.path(), &damage);
@@ -130,7 +158,7 @@ pub(crate) fn run(args: &ExportArgs) -> Result<(), CliError> {
             ),
         );
     }
-    let dropped_bytes: u64 = dropped.iter().map(|d| d.bytes).sum();
+    let dropped_bytes = dropped.bytes();
     let mut out = io::stdout().lock();
     if args.json {
         use super::DamageJson;
@@ -141,12 +169,18 @@ pub(crate) fn run(args: &ExportArgs) -> Result<(), CliError> {
             payload_bytes: u64,
             dropped_bytes: u64,
             corruptions: Vec<DamageJson>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            corruptions_total: Option<u64>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            corruptions_not_shown: Option<u64>,
         }
         let doc = Doc {
             records,
             payload_bytes: payload,
             dropped_bytes,
-            corruptions: dropped.iter().map(DamageJson::from).collect(),
+            corruptions: dropped.kept().iter().map(DamageJson::from).collect(),
+            corruptions_total: (dropped.left_out() > 0).then(|| dropped.count()),
+            corruptions_not_shown: Some(dropped.left_out()).filter(|&n| n > 0),
         };
         write_json_line(&mut out, &doc)?;
     } else {
@@ -164,7 +198,7 @@ pub(crate) fn run(args: &ExportArgs) -> Result<(), CliError> {
                 format!(
                     "; {} dropped in {} (noted above)",
                     plural(dropped_bytes, "byte"),
-                    plural(dropped.len() as u64, "damaged region")
+                    plural(dropped.count(), "damaged region")
                 )
             }
         )?;

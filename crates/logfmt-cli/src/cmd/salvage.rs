@@ -4,7 +4,7 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 
 use logfmt_std::{
-    AtomicLog, AtomicOptions, Damage, EscapedPath, Format, LogReader, ReadFormat, ReadOptions,
+    AtomicLog, AtomicOptions, EscapedPath, Format, LogReader, ReadFormat, ReadOptions,
     ReaderOptions, RecoveryMode, WriteOptions, WriterOptions,
 };
 
@@ -14,7 +14,8 @@ use crate::image::Input;
 use crate::options::{Erased, WaitArgs};
 use crate::output::write_json_line;
 use crate::progress::Progress;
-use crate::scan::{Found, UNLIMITED, scan};
+use crate::reports::{DEFAULT_SHOWN, DamageReports};
+use crate::scan::{Found, scan};
 
 /// Copy every record that can be recovered from a log into a new, clean log.
 ///
@@ -43,8 +44,16 @@ use crate::scan::{Found, UNLIMITED, scan};
 /// A ring image (a dump of a flash region holding a ring log) is read from its oldest block
 /// to its newest, as `logfmt export` reads it.
 ///
+/// Records of any size are copied in bounded memory: a record longer than 16 MiB is not held;
+/// it is read a second time from IN and streamed into OUT, a block at a time. A pack or a
+/// compressed record longer than that once decoded is noted on standard error and not copied.
+/// From a pipe or a ring image, which cannot be read a second time, records are held whole.
+///
 /// --json prints one JSON object: {"records": n, "payload_bytes": n, "lost_bytes": n,
-/// "lost": [{"offset", "bytes", "reason"}]}.
+/// "lost": [{"offset", "bytes", "reason"}]}. At most --max-errors damaged regions are listed
+/// (1000 by default), so that memory stays bounded whatever the damage; when some are left
+/// out, "lost_total" and "lost_not_shown" follow the list, counting them all and those not
+/// listed.
 #[derive(Debug, clap::Args)]
 pub(crate) struct SalvageArgs {
     /// One JSON object (keys above).
@@ -53,6 +62,9 @@ pub(crate) struct SalvageArgs {
     /// Replace OUT even if it is not empty (once the new log is complete).
     #[arg(long)]
     force: bool,
+    /// List at most N damaged regions (the summary counts them all). Default: 1000.
+    #[arg(long, value_name = "N")]
+    max_errors: Option<usize>,
     #[command(flatten)]
     wait: WaitArgs,
     /// Read a flash image whose erased bytes are 0xFF (ff) or 0x00 (00).
@@ -101,14 +113,14 @@ pub(crate) fn run(args: &SalvageArgs) -> Result<(), CliError> {
     })?;
     let mut reader = LogReader::new(input.source()?, &options);
     let (mut records, mut payload) = (0u64, 0u64);
-    let mut lost: Vec<Damage> = Vec::new();
+    let mut lost = DamageReports::new(args.max_errors.unwrap_or(DEFAULT_SHOWN));
     let mut read_error = None;
     let progress = Progress::bytes("salvage", log.len_at_open());
-    // Every record is written whole: the writer takes a record at once.
+    // A record is held up to a limit, and streamed from the file past it.
     scan(
         &mut reader,
         &progress,
-        UNLIMITED,
+        crate::copy::limit(&input),
         |found| -> Result<(), CliError> {
             match found {
                 Found::Record { data, .. } => {
@@ -116,11 +128,28 @@ pub(crate) fn run(args: &SalvageArgs) -> Result<(), CliError> {
                     records += 1;
                     payload += data.len() as u64;
                 }
-                // Not with an unlimited buffer.
-                Found::Oversized(_) => {}
+                Found::Oversized(record) if record.coded => {
+                    super::say(
+                        log.path(),
+                        &format!(
+                            "offset {}: a pack or compressed record of {} bytes or more once \
+                             decoded, more than the {} MiB salvage decodes: not copied",
+                            input.offset(record.offset),
+                            record.len,
+                            crate::copy::HELD >> 20
+                        ),
+                    );
+                }
+                Found::Oversized(record) => {
+                    crate::copy::streamed(&mut writer, log, &options.read, &record)?;
+                    records += 1;
+                    payload += record.len;
+                }
                 Found::Damage(d) => lost.push(input.damage(d)),
                 Found::ReadError { error, corruption } => {
-                    lost.extend(corruption.map(|c| input.damage(c.into())));
+                    if let Some(c) = corruption {
+                        lost.push(input.damage(c.into()));
+                    }
                     read_error = Some(error);
                 }
             }
@@ -130,7 +159,7 @@ pub(crate) fn run(args: &SalvageArgs) -> Result<(), CliError> {
     drop(progress);
     // A read error ends IN there: what was read before it is kept, as for damage.
     writer.commit().map_err(CliError::unchanged)?;
-    let lost_bytes: u64 = lost.iter().map(|d| d.bytes).sum();
+    let lost_bytes = lost.bytes();
     let mut out = io::stdout().lock();
     if args.json {
         use super::DamageJson;
@@ -141,12 +170,18 @@ pub(crate) fn run(args: &SalvageArgs) -> Result<(), CliError> {
             payload_bytes: u64,
             lost_bytes: u64,
             lost: Vec<DamageJson>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            lost_total: Option<u64>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            lost_not_shown: Option<u64>,
         }
         let doc = Doc {
             records,
             payload_bytes: payload,
             lost_bytes,
-            lost: lost.iter().map(DamageJson::from).collect(),
+            lost: lost.kept().iter().map(DamageJson::from).collect(),
+            lost_total: (lost.left_out() > 0).then(|| lost.count()),
+            lost_not_shown: Some(lost.left_out()).filter(|&n| n > 0),
         };
         write_json_line(&mut out, &doc)?;
     } else {
@@ -166,20 +201,28 @@ pub(crate) fn run(args: &SalvageArgs) -> Result<(), CliError> {
                 out,
                 "lost: {} in {}:",
                 plural(lost_bytes, "byte"),
-                plural(lost.len() as u64, "damaged region")
+                plural(lost.count(), "damaged region")
             )?;
             let width = lost
+                .kept()
                 .iter()
                 .map(|d| d.offset.to_string().len())
                 .max()
                 .unwrap_or(0);
-            for d in &lost {
+            for d in lost.kept() {
                 writeln!(
                     out,
                     "  offset {:>width$}: {}: {}",
                     d.offset,
                     plural(d.bytes, "byte"),
                     d.kind
+                )?;
+            }
+            if lost.left_out() > 0 {
+                writeln!(
+                    out,
+                    "  ... and {} more not shown (--max-errors)",
+                    lost.left_out()
                 )?;
             }
         }

@@ -5,9 +5,7 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 
 use logfmt_core::block::{BlockParser, Parsed};
-use logfmt_std::{
-    BlockSource, Damage, HEADER_SIZE, LogReader, ReaderOptions, RecoveryMode, StaleTail,
-};
+use logfmt_std::{BlockSource, HEADER_SIZE, LogReader, ReaderOptions, RecoveryMode, StaleTail};
 
 use crate::error::CliError;
 use crate::format::FormatArgs;
@@ -16,6 +14,7 @@ use crate::layout::{Layout, View};
 use crate::options::Erased;
 use crate::output::write_json_line;
 use crate::progress::Progress;
+use crate::reports::DamageReports;
 use crate::scan::{COUNTING, Found, scan};
 
 /// Print statistics about a log: records and their sizes, chunks per type, blocks, the space
@@ -256,7 +255,8 @@ fn run_one(
     let mut tally = Tally::default();
     // Records read from packs, and what they would cost as plain records.
     let mut packed = (0u64, 0u64);
-    let mut damage: Vec<Damage> = Vec::new();
+    // Damage is only counted (its regions are not listed).
+    let mut damage = DamageReports::new(0);
     let (outcome, stale, layout) = if let (Some(clean), Some(layouts)) = (in_parts, layouts) {
         // The first record decides the content, as below.
         let decodes = clean.ranges.iter().find_map(|part| part.first_decodes);
@@ -341,13 +341,13 @@ fn run_one(
         _ => None,
     };
     if let (Some(t), Some(_)) = (tail, zero_fill) {
-        damage.retain(|d| !(d.kind == logfmt_std::DamageKind::TornTail && d.offset == t.offset));
+        damage.withdraw_tail(t.offset);
         tail = None;
     }
     let pebble_eof = stale.is_some_and(|s| crate::story::is_pebble_eof_trailer(log, &s));
     let record_size = sizes.min_median_max();
     let payload = sizes.total;
-    let damaged: u64 = damage.iter().map(|d| d.bytes).sum();
+    let damaged: u64 = damage.bytes();
     let [full, first, middle, last] = layout.by_type;
     let mut out = io::stdout().lock();
     if args.json {
@@ -449,7 +449,7 @@ fn run_one(
             trailer_bytes: layout.trailer_bytes,
             skipped_bytes: layout.skipped_bytes,
             damage: DamageCount {
-                regions: damage.len() as u64,
+                regions: damage.count(),
                 bytes: damaged,
             },
             tail: tail.map(|t| SpanJson {
@@ -563,7 +563,7 @@ fn run_one(
             } else {
                 format!(
                     "{}, {} (see `logfmt verify --recovery skip`)",
-                    plural(damage.len() as u64, "region"),
+                    plural(damage.count(), "region"),
                     plural(damaged, "byte")
                 )
             },

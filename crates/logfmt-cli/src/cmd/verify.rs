@@ -15,6 +15,7 @@ use crate::image::Input;
 use crate::options::ReadArgs;
 use crate::output::write_json_line;
 use crate::progress::Progress;
+use crate::reports::{DEFAULT_SHOWN, DamageReports, Reports};
 use crate::scan::{COUNTING, Found, scan};
 
 /// Read a whole log and report its records and every drop.
@@ -52,6 +53,11 @@ use crate::scan::{COUNTING, Found, scan};
 /// drop its records: the report says how many records that is (not damage: the status is
 /// unchanged).
 ///
+/// "corruptions" and "undecoded" list at most --max-errors reports each (1000 by default,
+/// none with --summary), so that memory stays bounded whatever the damage; when some are
+/// left out, "corruptions_total" and "corruptions_not_shown" (or "undecoded_total" and
+/// "undecoded_not_shown") follow the list, counting them all and those not listed.
+///
 /// A ring image (a dump of a flash region holding a ring log) is read from its oldest block
 /// to its newest; offsets are offsets in the image.
 ///
@@ -74,7 +80,8 @@ pub(crate) struct VerifyArgs {
     /// A record that does not decode is reported (exit status 1).
     #[arg(long, value_enum, value_name = "WHAT", default_value_t)]
     decode: Decode,
-    /// Show at most N damaged regions per file (the summary line counts them all).
+    /// Show at most N damaged regions, and N records that do not decode, per file (the
+    /// summary line counts them all). Default: 1000.
     #[arg(long, value_name = "N")]
     max_errors: Option<usize>,
     /// Show only the summary line of each file, no damaged regions.
@@ -97,8 +104,8 @@ struct Tally {
     records: u64,
     payload_bytes: u64,
     /// Records whose content does not decode, as `content` (the first record may yet turn
-    /// it to raw: [`first_decodes`](Self::first_decodes)).
-    undecoded: Vec<(u64, String)>,
+    /// it to raw: [`first_decodes`](Self::first_decodes)): the first ones, and a count.
+    undecoded: Reports<(u64, String)>,
     /// Whether the range's first record decodes as `content`, where the content is not
     /// confirmed yet: the first range with a record tells it for the log.
     first_decodes: Option<bool>,
@@ -138,7 +145,7 @@ impl Packed {
 }
 
 impl Tally {
-    fn add(&mut self, content: Content, confirmed: bool, found: Found<'_>) {
+    fn add(&mut self, content: Content, confirmed: bool, keep: usize, found: Found<'_>) {
         let (offset, data) = match found {
             Found::Record {
                 offset,
@@ -161,6 +168,9 @@ impl Tally {
             self.first_decodes = Some(crate::decode::decodes(content, data));
         }
         if let Some(error) = crate::decode::first_error(content, data) {
+            if self.undecoded.is_empty() {
+                self.undecoded = Reports::new(keep);
+            }
             self.undecoded.push((offset, error.to_string()));
         }
     }
@@ -171,7 +181,8 @@ impl Tally {
 struct Summary {
     records: u64,
     payload_bytes: u64,
-    damage: Vec<Damage>,
+    /// The damage reported: the first ones, and a count.
+    damage: DamageReports,
     recovery: RecoveryMode,
     tail: Option<Damage>,
     /// Damage that loses records the recovery mode does not report (the tail, where
@@ -187,15 +198,15 @@ struct Summary {
     /// No record, only damage or a torn tail: why this may not be a log at all.
     not_a_log: Option<&'static str>,
     /// Records whose content (a WriteBatch, a VersionEdit) could not be decoded: where, and
-    /// why.
-    undecoded: Vec<(u64, String)>,
+    /// why (the first ones, and a count).
+    undecoded: Reports<(u64, String)>,
     /// Records in logfmt's packs, which LevelDB and RocksDB drop.
     packed: Packed,
 }
 
 impl Summary {
     fn dropped_bytes(&self) -> u64 {
-        self.damage.iter().chain(&self.lost).map(|c| c.bytes).sum()
+        self.damage.bytes() + self.lost.map_or(0, |lost| lost.bytes)
     }
 
     /// Whether records are known lost, or do not decode: the exit status is 1.
@@ -212,6 +223,10 @@ impl Summary {
             payload_bytes: u64,
             dropped_bytes: u64,
             corruptions: Vec<DamageJson>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            corruptions_total: Option<u64>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            corruptions_not_shown: Option<u64>,
             recovery: &'static str,
             tail: Option<Tail>,
             stopped_at: Option<DamageJson>,
@@ -219,6 +234,10 @@ impl Summary {
             ring: Option<super::RingJson>,
             #[serde(skip_serializing_if = "Vec::is_empty")]
             undecoded: Vec<Undecoded<'a>>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            undecoded_total: Option<u64>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            undecoded_not_shown: Option<u64>,
             #[serde(skip_serializing_if = "Option::is_none")]
             logfmt_only: Option<Packed>,
             #[serde(skip_serializing_if = "Option::is_none")]
@@ -298,35 +317,40 @@ impl Summary {
             dropped_bytes: self.dropped_bytes(),
             corruptions: self
                 .damage
+                .kept()
                 .iter()
                 .chain(&self.lost)
                 .map(DamageJson::from)
                 .collect(),
+            corruptions_total: (self.damage.left_out() > 0).then(|| self.damage.count()),
+            corruptions_not_shown: Some(self.damage.left_out()).filter(|&n| n > 0),
             recovery: self.recovery.name(),
             tail,
             stopped_at: self.stopped_at.as_ref().map(DamageJson::from),
             ring: self.ring.as_ref().map(super::RingJson::from),
             undecoded: self
                 .undecoded
+                .kept()
                 .iter()
                 .map(|(offset, reason)| Undecoded {
                     offset: *offset,
                     reason,
                 })
                 .collect(),
+            undecoded_total: (self.undecoded.left_out() > 0).then(|| self.undecoded.count()),
+            undecoded_not_shown: Some(self.undecoded.left_out()).filter(|&n| n > 0),
             logfmt_only: (self.packed.records > 0).then_some(self.packed),
             file,
         };
         write_json_line(out, &doc)
     }
 
-    /// The text report; at most `shown` damaged regions are listed (`None`: the summary
-    /// only).
+    /// The text report; the damaged regions kept are listed, unless `summary`.
     fn write_text(
         &self,
         out: &mut impl Write,
         file: &std::path::Path,
-        shown: Option<usize>,
+        summary: bool,
     ) -> io::Result<()> {
         use super::plural;
         write!(
@@ -346,11 +370,7 @@ impl Summary {
         } else if self.damage.is_empty() {
             writeln!(out, "no corruption")?;
         } else {
-            let only_corruption = self
-                .damage
-                .iter()
-                .all(|d| matches!(d.kind, logfmt_std::DamageKind::Corruption(_)));
-            let what = if only_corruption {
+            let what = if self.damage.only_corruption() {
                 "corruption"
             } else {
                 "damaged region"
@@ -359,7 +379,7 @@ impl Summary {
                 out,
                 "{} dropped in {}",
                 plural(self.dropped_bytes(), "byte"),
-                plural(self.damage.len() as u64, what)
+                plural(self.damage.count(), what)
             )?;
         }
         if let Some(ring) = &self.ring {
@@ -374,13 +394,15 @@ impl Summary {
                 plural(self.packed.packs, "logfmt pack"),
             )?;
         }
+        let shown = if summary { 0 } else { usize::MAX };
         let width = self
             .damage
+            .kept()
             .iter()
             .map(|d| d.offset.to_string().len())
             .max()
             .unwrap_or(0);
-        for d in self.damage.iter().take(shown.unwrap_or(0)) {
+        for d in self.damage.kept().iter().take(shown) {
             let verb = match d.kind {
                 DamageKind::Corruption(_) => "dropped",
                 DamageKind::TornTail => "torn",
@@ -395,8 +417,8 @@ impl Summary {
                 d.kind
             )?;
         }
-        let mut undecoded = self.undecoded.iter();
-        for (offset, reason) in undecoded.by_ref().take(shown.unwrap_or(0)) {
+        let mut undecoded = self.undecoded.kept().iter();
+        for (offset, reason) in undecoded.by_ref().take(shown) {
             writeln!(
                 out,
                 "  offset {offset}: the record does not decode: {reason}"
@@ -406,17 +428,14 @@ impl Summary {
             writeln!(
                 out,
                 "  {} whose content does not decode{}",
-                plural(self.undecoded.len() as u64, "record"),
-                match undecoded.count() {
+                plural(self.undecoded.count(), "record"),
+                match undecoded.count() as u64 + self.undecoded.left_out() {
                     0 => String::new(),
                     hidden => format!(" ({hidden} not shown)"),
                 }
             )?;
         }
-        if let Some(hidden) = shown
-            .and_then(|shown| self.damage.len().checked_sub(shown))
-            .filter(|&n| n > 0)
-        {
+        if let Some(hidden) = Some(self.damage.left_out()).filter(|&n| n > 0 && !summary) {
             writeln!(out, "  ... and {hidden} more not shown (--max-errors)")?;
         }
         if let Some(stop) = self.stopped_at {
@@ -536,10 +555,15 @@ fn run_one(
     let log = &input.log;
     let options = read.options(&input, args.offset, None)?;
     let mut reader = LogReader::new(input.source()?, &options);
+    // What is kept of the reports, to be shown; the rest are counted.
+    let keep = match (args.summary, args.max_errors) {
+        (true, _) => 0,
+        (false, max) => max.unwrap_or(DEFAULT_SHOWN),
+    };
     let mut summary = Summary {
         records: 0,
         payload_bytes: 0,
-        damage: Vec::new(),
+        damage: DamageReports::new(keep),
         recovery: options.recovery,
         tail: None,
         lost: None,
@@ -549,7 +573,7 @@ fn run_one(
         zero_fill: None,
         pebble_eof: false,
         not_a_log: None,
-        undecoded: Vec::new(),
+        undecoded: Reports::new(keep),
         packed: Packed::default(),
     };
     // The records' content is checked as `cat` decodes it: by the file's name (or a
@@ -562,7 +586,7 @@ fn run_one(
         &options,
         args.threads.count(),
         COUNTING,
-        |tally: &mut Tally, found| tally.add(content, confirmed, found),
+        |tally: &mut Tally, found| tally.add(content, confirmed, keep, found),
     )?;
     let (outcome, stale) = if let Some(clean) = clean {
         // The first record decides the content, as below.
@@ -571,7 +595,7 @@ fn run_one(
             summary.records += tally.records;
             summary.payload_bytes += tally.payload_bytes;
             if decodes != Some(false) {
-                summary.undecoded.extend(tally.undecoded);
+                summary.undecoded.append(tally.undecoded);
             }
             summary.packed.merge(tally.packed);
         }
@@ -611,9 +635,9 @@ fn run_one(
                     }
                     Found::Damage(damage) => summary.damage.push(input.damage(damage)),
                     Found::ReadError { error, corruption } => {
-                        summary
-                            .damage
-                            .extend(corruption.map(|c| input.damage(c.into())));
+                        if let Some(c) = corruption {
+                            summary.damage.push(input.damage(c.into()));
+                        }
                         read_error = Some(error);
                     }
                 }
@@ -623,14 +647,14 @@ fn run_one(
         drop(progress);
         (outcome, None)
     };
-    summary
-        .damage
-        .extend(outcome.failed_on.map(|d| input.damage(d)));
+    if let Some(d) = outcome.failed_on {
+        summary.damage.push(input.damage(d));
+    }
     summary.tail = outcome.tail.map(|d| input.damage(d));
     // Records known lost are damage, even where the mode (LevelDB's own reading) is silent.
     summary.lost = summary
         .tail
-        .filter(|t| t.kind.loses_records() && !summary.damage.contains(t));
+        .filter(|t| t.kind.loses_records() && !summary.damage.kept().contains(t));
     if input.ring.is_none() {
         summary.stale = match stale {
             Some(stale) => stale,
@@ -644,9 +668,7 @@ fn run_one(
             summary.tail = None;
             // Absolute consistency still fails on any end but a clean one.
             if summary.recovery != RecoveryMode::AbsoluteConsistency {
-                summary
-                    .damage
-                    .retain(|d| !(d.kind == DamageKind::TornTail && d.offset == tail.offset));
+                summary.damage.withdraw_tail(tail.offset);
             }
         }
         summary.pebble_eof = summary
@@ -669,13 +691,8 @@ fn run_one(
             several.then(|| log.path().to_string_lossy().into_owned()),
         )
     } else {
-        let shown = match (args.summary, args.max_errors) {
-            (true, _) => None,
-            (false, Some(n)) => Some(n),
-            (false, None) => Some(usize::MAX),
-        };
         summary
-            .write_text(&mut out, log.path(), shown)
+            .write_text(&mut out, log.path(), args.summary)
             .and_then(|()| {
                 if summary.not_a_log.is_none() && recyclable_hint(args, &input, &summary) {
                     writeln!(
