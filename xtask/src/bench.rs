@@ -33,15 +33,28 @@ const REPS: &str = "7";
 
 pub(crate) fn run(args: &[String]) -> Result {
     let quick = args.iter().any(|a| a == "--quick");
+    // `--baseline REV`: the commit to compare with.
+    let baseline = args
+        .iter()
+        .position(|a| a == "--baseline")
+        .map(|at| {
+            args.get(at + 1)
+                .filter(|rev| !rev.starts_with('-'))
+                .ok_or_else(|| Error::Usage("`--baseline` needs a commit".into()))
+        })
+        .transpose()?;
     if let Some(bad) = args.iter().find(|a| {
         !matches!(
             a.as_str(),
-            "--quick" | "--compare-flags" | "flash" | "pack" | "durable" | "scan"
-        )
+            "--quick" | "--compare-flags" | "flash" | "pack" | "durable" | "scan" | "--baseline"
+        ) && Some(*a) != baseline
     }) {
         return Err(Error::Usage(format!(
             "unexpected argument `{bad}` for `bench`"
         )));
+    }
+    if let Some(rev) = baseline {
+        return crate::bench_baseline::run(rev, quick);
     }
     if args.iter().any(|a| a == "--compare-flags") {
         return compare_flags(quick);
@@ -279,7 +292,7 @@ fn flags_table(rounds: &[String]) -> Result<String> {
 }
 
 /// The 1-minute load average, from `/proc/loadavg`.
-fn load_average() -> String {
+pub(crate) fn load_average() -> String {
     std::fs::read_to_string("/proc/loadavg")
         .ok()
         .and_then(|l| l.split(' ').next().map(str::to_owned))
@@ -288,7 +301,7 @@ fn load_average() -> String {
 
 /// Builds `leveldb-bench` from `crates/logfmt-bench/cpp/leveldb_bench.cc` against Debian's
 /// `libleveldb.a` (installing `libleveldb-dev` and `g++` if missing); returns its path.
-fn build_leveldb() -> Result<PathBuf> {
+pub(crate) fn build_leveldb() -> Result<PathBuf> {
     if !cfg!(target_arch = "x86_64") {
         return Err(Error::Failed(
             "leveldb-bench's CRC-32C needs SSE 4.2: x86-64 only".into(),
@@ -329,7 +342,7 @@ fn build_leveldb() -> Result<PathBuf> {
 }
 
 /// The CPU's model, family and vector features, from `/proc/cpuinfo`.
-fn cpu() -> String {
+pub(crate) fn cpu() -> String {
     let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
     let field = |key: &str| {
         info.lines()
@@ -361,9 +374,9 @@ fn cpu() -> String {
 }
 
 /// Per (size, impl, op): every pass's ns per record.
-type Samples = BTreeMap<(u64, String, String), Vec<f64>>;
+pub(crate) type Samples = BTreeMap<(u64, String, String), Vec<f64>>;
 
-fn parse(output: &str) -> Result<(Samples, BTreeMap<u64, u64>)> {
+pub(crate) fn parse(output: &str) -> Result<(Samples, BTreeMap<u64, u64>)> {
     let mut samples = Samples::new();
     let mut sizes = BTreeMap::new();
     for line in output.lines().filter(|l| l.starts_with("RESULT ")) {
@@ -387,7 +400,7 @@ fn parse(output: &str) -> Result<(Samples, BTreeMap<u64, u64>)> {
     Ok((samples, sizes))
 }
 
-fn median(values: &[f64]) -> f64 {
+pub(crate) fn median(values: &[f64]) -> f64 {
     let mut v = values.to_vec();
     v.sort_by(f64::total_cmp);
     match v.len() {
@@ -398,7 +411,7 @@ fn median(values: &[f64]) -> f64 {
 }
 
 /// The `DIGEST` line of each (impl, size): what the round trip checked, to compare the logs.
-fn digests(output: &str) -> BTreeMap<(String, u64), String> {
+pub(crate) fn digests(output: &str) -> BTreeMap<(String, u64), String> {
     output
         .lines()
         .filter_map(|l| l.strip_prefix("DIGEST "))
@@ -415,7 +428,7 @@ fn digests(output: &str) -> BTreeMap<(String, u64), String> {
 }
 
 /// Median, min and max.
-fn spread(values: &[f64]) -> (f64, f64, f64) {
+pub(crate) fn spread(values: &[f64]) -> (f64, f64, f64) {
     let min = values.iter().copied().fold(f64::INFINITY, f64::min);
     let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     (median(values), min, max)

@@ -8,6 +8,7 @@
 
 mod apt;
 mod bench;
+mod bench_baseline;
 mod bench_decode;
 mod bench_durable;
 mod bench_scan;

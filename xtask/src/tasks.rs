@@ -29,8 +29,17 @@ pub(crate) const TASKS: &[Task] = &[
     Task {
         name: "bench",
         aliases: &[],
-        flags: &["--quick", "flash", "pack", "durable", "scan"],
+        flags: &[
+            "--quick",
+            "--baseline REV",
+            "flash",
+            "pack",
+            "durable",
+            "scan",
+        ],
         about: "benchmarks: write/read per record size, files, split scan, vs memcpy/CRC bounds; \
+                `--baseline REV`: today against commit REV's benchmark and LevelDB (copying and \
+                zero-copy reads) in the same rounds; \
                 `flash`: logfmt vs sequential-storage on simulated NOR flash; `pack`: records \
                 plain and packed; `durable`: group commit vs RocksDB; `scan`: SQL over 1 GiB of logs \
                 (1 and 2 partitions) vs `logfmt verify`",
@@ -142,8 +151,8 @@ pub(crate) const TASKS: &[Task] = &[
     Task {
         name: "fuzz",
         aliases: &[],
-        flags: &["--seconds N", "--miri", "TARGET"],
-        about: "each cargo-fuzz target for N s (default 60; installs nightly, cargo-fuzz); --miri: also Miri",
+        flags: &["--seconds N", "--seed N", "--miri", "TARGET"],
+        about: "each cargo-fuzz target for N s (default 60; or --runs N executions), from a new seed or --seed's (installs nightly, cargo-fuzz); --miri: also Miri",
         run: fuzz::run,
     },
     Task {

@@ -68,7 +68,7 @@ pub(crate) fn by_name(path: &Path) -> Content {
 }
 
 /// Whether `data` decodes as `content` without an error (a MANIFEST record holds at least one
-/// field).
+/// field it knows, and maybe a tag unknown to this version after it).
 pub(crate) fn decodes(content: Content, data: &[u8]) -> bool {
     match content {
         Content::Raw => true,
@@ -76,7 +76,15 @@ pub(crate) fn decodes(content: Content, data: &[u8]) -> bool {
             WriteBatch::new(data).is_ok_and(|batch| batch.ops().all(|op| op.is_ok()))
         }
         Content::VersionEdit => {
-            !data.is_empty() && VersionEdit::new(data).fields().all(|field| field.is_ok())
+            // A tag unknown to this version after known fields: a newer writer's edit.
+            let mut known = false;
+            for field in VersionEdit::new(data).fields() {
+                match field {
+                    Ok(_) => known = true,
+                    Err(e) => return known && e.is_unknown(),
+                }
+            }
+            known
         }
     }
 }
@@ -190,6 +198,14 @@ pub(crate) enum Undecoded {
     Batch(BatchError),
     /// A version edit.
     Edit(EditError),
+}
+
+impl Undecoded {
+    /// Whether the record is intact but for a tag this version does not know (a newer
+    /// writer's): see [`EditError::is_unknown`].
+    pub(crate) fn is_unknown(&self) -> bool {
+        matches!(self, Self::Edit(e) if e.is_unknown())
+    }
 }
 
 impl fmt::Display for Undecoded {
@@ -752,6 +768,18 @@ fn write_field_text(out: &mut impl Write, field: &Field<'_>, hex: bool) -> io::R
             write_key_text(out, &file.smallest, hex)?;
             out.write_all(b" .. ")?;
             write_key_text(out, &file.largest, hex)?;
+            if let Some(bounds) = &file.range_keys {
+                out.write_all(b" range_keys ")?;
+                write_key_text(out, &bounds.smallest, hex)?;
+                out.write_all(b" .. ")?;
+                write_key_text(out, &bounds.largest, hex)?;
+                if let Some((smallest, largest)) = &bounds.point {
+                    out.write_all(b" point_keys ")?;
+                    write_key_text(out, smallest, hex)?;
+                    out.write_all(b" .. ")?;
+                    write_key_text(out, largest, hex)?;
+                }
+            }
             if let Some((low, high)) = file.seqnos {
                 write!(out, " seqnos {low}..{high}")?;
             }
@@ -766,6 +794,12 @@ fn write_field_text(out: &mut impl Write, field: &Field<'_>, hex: bool) -> io::R
                     CustomValue::Bytes(data) => {
                         write!(out, " {name} ")?;
                         write_bytes(out, data.0, hex)?;
+                    }
+                    CustomValue::Blobs { depth, files } => {
+                        write!(out, " {name} depth {depth}")?;
+                        for file in files {
+                            write!(out, " blob {} bytes {}", file.id, file.value_size)?;
+                        }
                     }
                 }
             }
@@ -803,6 +837,20 @@ fn write_field_text(out: &mut impl Write, field: &Field<'_>, hex: bool) -> io::R
             write!(out, " tag {tag} ")?;
             write_bytes(out, data, hex)?;
         }
+        Field::CreatedBackingTable { number, size } => write!(out, " file {number} size {size}")?,
+        Field::RemovedBackingTable(number) => write!(out, " file {number}")?,
+        Field::NewBlobFile {
+            id,
+            number,
+            size,
+            value_size,
+            creation_time,
+        } => write!(
+            out,
+            " id {id} file {number} size {size} value_size {value_size} creation_time \
+             {creation_time}"
+        )?,
+        Field::DeletedBlobFile { id, number } => write!(out, " id {id} file {number}")?,
         // Fields added later: the name says what it is.
         _ => {}
     }
@@ -816,6 +864,19 @@ enum CustomValue<'a> {
     Number(u64),
     Flag(bool),
     Bytes(Hex<'a>),
+    /// Pebble's blob references: the depth, and each blob file's id and value bytes.
+    Blobs {
+        depth: u64,
+        files: Vec<BlobJson>,
+    },
+}
+
+/// A blob file a Pebble table refers to: its id and the bytes of values it holds for the
+/// table.
+#[derive(Serialize)]
+struct BlobJson {
+    id: u64,
+    value_size: u64,
 }
 
 /// A custom field's name (RocksDB's, lower case) and value.
@@ -843,6 +904,19 @@ fn custom_value<'a>(field: &FileField<'a>) -> (Cow<'static, str>, CustomValue<'a
         }
         FileField::FileOpenMetadata(d) => ("file_open_metadata", Bytes(Hex(d))),
         FileField::PathId(id) => ("path_id", Number(u64::from(id))),
+        FileField::Virtual { backing } => ("virtual_backing", Number(backing)),
+        FileField::SyntheticPrefix(d) => ("synthetic_prefix", Bytes(Hex(d))),
+        FileField::SyntheticSuffix(d) => ("synthetic_suffix", Bytes(Hex(d))),
+        FileField::BlobReferences(refs) => (
+            "blob_references",
+            CustomValue::Blobs {
+                depth: refs.depth(),
+                files: refs
+                    .iter()
+                    .map(|(id, value_size)| BlobJson { id, value_size })
+                    .collect(),
+            },
+        ),
         FileField::Unknown { tag, data } => {
             return (Cow::Owned(format!("tag_{tag}")), Bytes(Hex(data)));
         }
@@ -869,6 +943,19 @@ impl<'a> From<&InternalKey<'a>> for KeyJson<'a> {
             kind: key.kind,
         }
     }
+}
+
+/// Pebble's range key bounds of a new file in JSON: the bounds marker, the range key bounds,
+/// and the point key bounds if the table has point keys.
+#[derive(Serialize)]
+struct RangeKeysJson<'a> {
+    marker: u8,
+    smallest: KeyJson<'a>,
+    largest: KeyJson<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    point_smallest: Option<KeyJson<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    point_largest: Option<KeyJson<'a>>,
 }
 
 /// A custom field of a new file in JSON.
@@ -918,6 +1005,26 @@ enum FieldJson<'a> {
         largest_seqno: Option<u64>,
         #[serde(skip_serializing_if = "Vec::is_empty")]
         custom: Vec<CustomJson<'a>>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        range_keys: Option<Box<RangeKeysJson<'a>>>,
+    },
+    CreatedBackingTable {
+        number: u64,
+        size: u64,
+    },
+    RemovedBackingTable {
+        number: u64,
+    },
+    NewBlobFile {
+        id: u64,
+        number: u64,
+        size: u64,
+        value_size: u64,
+        creation_time: u64,
+    },
+    DeletedBlobFile {
+        id: u64,
+        number: u64,
     },
     PrevLogNumber {
         value: u64,
@@ -1014,6 +1121,37 @@ impl<'a> From<&Field<'a>> for FieldJson<'a> {
                         CustomJson { name, value }
                     })
                     .collect(),
+                range_keys: f.range_keys.as_ref().map(|b| {
+                    Box::new(RangeKeysJson {
+                        marker: b.marker,
+                        smallest: (&b.smallest).into(),
+                        largest: (&b.largest).into(),
+                        point_smallest: b.point.as_ref().map(|p| (&p.0).into()),
+                        point_largest: b.point.as_ref().map(|p| (&p.1).into()),
+                    })
+                }),
+            },
+            Field::CreatedBackingTable { number, size } => Self::CreatedBackingTable {
+                number: *number,
+                size: *size,
+            },
+            Field::RemovedBackingTable(number) => Self::RemovedBackingTable { number: *number },
+            Field::NewBlobFile {
+                id,
+                number,
+                size,
+                value_size,
+                creation_time,
+            } => Self::NewBlobFile {
+                id: *id,
+                number: *number,
+                size: *size,
+                value_size: *value_size,
+                creation_time: *creation_time,
+            },
+            Field::DeletedBlobFile { id, number } => Self::DeletedBlobFile {
+                id: *id,
+                number: *number,
             },
             Field::PrevLogNumber(value) => Self::PrevLogNumber { value: *value },
             Field::MinLogNumberToKeep(value) => Self::MinLogNumberToKeep { value: *value },

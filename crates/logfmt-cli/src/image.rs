@@ -41,6 +41,15 @@ impl Input {
         Ok(Self { log, ring })
     }
 
+    /// What in a ring image disagrees with its ring ([`RingImage::disagreements`]), one line
+    /// each on standard error: what reads it in the ring's order says so, never resolving it
+    /// silently.
+    pub(crate) fn say_disagreements(&self) {
+        for disagreement in self.ring.iter().flat_map(RingImage::disagreements) {
+            crate::cmd::say(self.log.path(), &format!("ring image: {disagreement}"));
+        }
+    }
+
     /// The erased value to read with: a ring's, or `--erased`.
     pub(crate) fn erased(&self, flag: Option<Erased>) -> Option<u8> {
         match &self.ring {

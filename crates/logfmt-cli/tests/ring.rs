@@ -422,3 +422,157 @@ fn salvage_reads_a_ring_image_in_ring_order() -> TestResult {
     assert_eq!(plain_records(&target), run.reference);
     Ok(())
 }
+
+/// The ring header of `block` in `image`, rewritten by `change`.
+fn rewrite_header(
+    image: &mut [u8],
+    block: u32,
+    change: impl FnOnce(&mut logfmt_core::ring::RingHeader),
+) {
+    let at = block as usize * BLOCK_SIZE;
+    let mut header =
+        logfmt_core::ring::RingHeader::parse(&image[at..at + 19]).expect("a ring header");
+    change(&mut header);
+    image[at..at + 19].copy_from_slice(&header.encode());
+}
+
+#[test]
+fn blocks_of_another_lap_or_geometry_are_reported_not_resolved() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let (path, run) = images(dir.path()).swap_remove(0);
+    let ring = RingImage::find(&run.image).expect("a ring image");
+    let order: Vec<u32> = ring.order().collect();
+    let lap = ring.ring().lap();
+    // Block order[1] says it was written four laps earlier: its records are not read.
+    let mut image = run.image.clone();
+    let victim = order[1];
+    rewrite_header(&mut image, victim, |h| h.lap = h.lap.wrapping_sub(4));
+    let mixed = dir.path().join("mixed.img");
+    std::fs::write(&mixed, &image)?;
+    let out = logfmt(&["verify", p(&mixed)], b"");
+    let text = stdout(&out);
+    assert_eq!(status(&out), 1, "{text}");
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("the ring image disagrees"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{text}");
+    let expected = ring.ring().expected_lap(victim);
+    assert!(
+        lines[0].contains(&format!(
+            "block {victim} holds lap {} where the ring's order needs lap {expected}",
+            expected.wrapping_sub(4)
+        )),
+        "{text}"
+    );
+    let out = logfmt(&["verify", "--json", p(&mixed)], b"");
+    assert_eq!(status(&out), 1);
+    let doc = json(&out);
+    assert_eq!(
+        doc["ring"]["disagreements"].as_array().map(Vec::len),
+        Some(1)
+    );
+    // cat says so on standard error, once.
+    let out = logfmt(&["cat", "--output", "framed", p(&mixed)], b"");
+    let said = stderr(&out);
+    assert_eq!(said.matches("ring image: block").count(), 1, "{said}");
+    // export too, and what it writes is what cat prints.
+    let exported = dir.path().join("mixed.log");
+    let out = logfmt(&["export", p(&mixed), p(&exported)], b"");
+    assert_eq!(
+        stderr(&out).matches("ring image: block").count(),
+        1,
+        "{}",
+        stderr(&out)
+    );
+    // dump and stats too.
+    let out = logfmt(&["dump", p(&mixed)], b"");
+    assert!(stdout(&out).contains("the ring image disagrees: block"));
+    let out = logfmt(&["stats", p(&mixed)], b"");
+    assert!(stdout(&out).contains("disagrees"), "{}", stdout(&out));
+
+    // A block whose header gives other erase groups, and one of another ring size.
+    let mut image = run.image.clone();
+    rewrite_header(&mut image, order[0], |h| h.group = 2);
+    rewrite_header(&mut image, order[2], |h| h.blocks += 3);
+    let groups = dir.path().join("groups.img");
+    std::fs::write(&groups, &image)?;
+    let out = logfmt(&["verify", p(&groups)], b"");
+    let text = stdout(&out);
+    assert_eq!(status(&out), 1, "{text}");
+    assert_eq!(
+        text.matches("ring header disagrees with the newest block's")
+            .count(),
+        2,
+        "{text}"
+    );
+    assert!(text.contains("2 per erase group"), "{text}");
+    assert!(
+        text.contains(&format!("{} blocks", ring.ring().blocks() + 3)),
+        "{text}"
+    );
+    // The writer's own image: nothing disagrees.
+    let out = logfmt(&["verify", p(&path)], b"");
+    assert_eq!(status(&out), 0);
+    assert!(!stdout(&out).contains("disagrees"));
+    assert_eq!(lap, ring.ring().lap());
+    Ok(())
+}
+
+#[test]
+fn an_image_cut_short_is_read_in_ring_order_and_its_shortfall_reported() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    for (path, run) in images(dir.path()) {
+        let ring = RingImage::find(&run.image).expect("a ring image");
+        let cut = dir.path().join("cut.img");
+        std::fs::write(&cut, &run.image[..run.image.len() - 1000])?;
+        let out = logfmt(&["verify", p(&cut)], b"");
+        let text = stdout(&out);
+        assert_eq!(status(&out), 1, "{text}");
+        assert!(
+            text.contains(&format!(
+                "a ring image: ring of {} blocks",
+                ring.ring().blocks()
+            )),
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!(
+                "the image is {} bytes, 1000 short of the {} bytes",
+                run.image.len() - 1000,
+                run.image.len()
+            )),
+            "{text}"
+        );
+        assert!(!text.contains("unknown record type"), "{text}");
+        // cat: the records in the ring's order, those of the whole image less what the cut
+        // took; the shortfall said on standard error.
+        let out = logfmt(&["cat", "--output", "framed", p(&cut)], b"");
+        assert!(stderr(&out).contains("1000 short"), "{}", stderr(&out));
+        assert!(
+            !stderr(&out).contains("unknown record type"),
+            "{}",
+            stderr(&out)
+        );
+        let records = unframe(&out.stdout);
+        assert!(
+            records.len() + 40 >= run.reference.len() && !records.is_empty(),
+            "{} of {}",
+            records.len(),
+            run.reference.len()
+        );
+        let mut rest = run.reference.iter();
+        for record in &records {
+            assert!(
+                rest.any(|r| r == record),
+                "{}: out of order",
+                path.display()
+            );
+        }
+        let out = logfmt(&["dump", p(&cut)], b"");
+        assert!(stdout(&out).contains("reading order: blocks"));
+        assert!(stdout(&out).contains("the ring image disagrees: the image is"));
+        assert!(!stdout(&out).contains("unknown"), "{}", stdout(&out));
+    }
+    Ok(())
+}

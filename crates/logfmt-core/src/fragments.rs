@@ -248,13 +248,12 @@ impl<S: BlockSource> FragmentReader<S> {
     /// assert_eq!((&reader.get_ref().block()[payload], offset, end), (&b"two"[..], 10, 20));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    #[inline]
+    #[inline(always)]
     pub fn next_full(&mut self) -> Option<(core::ops::Range<usize>, u64, u64)> {
-        if self.done {
-            return None;
-        }
-        let (range, offset) = self.decoder.fast_full(self.source.block())?;
-        Some((range, offset, self.decoder.position()))
+        // After the end of the log the decoder's hot path is off: `None`, as `next` returns.
+        let (payload, offset) = self.decoder.fast_full(self.source.block())?;
+        let end = offset + (crate::format::HEADER_SIZE + payload.len()) as u64;
+        Some((payload, offset, end))
     }
 
     /// The chunk at the current position if the reader may verify it while copying it

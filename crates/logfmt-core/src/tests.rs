@@ -720,3 +720,56 @@ proptest::proptest! {
         proptest::prop_assert_eq!(read_fused(&log, scratch, true), read_fused(&log, scratch, false));
     }
 }
+
+/// The hot path of whole `FULL` records returns none that begins before the initial offset
+/// (small records in one block, read from their middle: the records before it are passed over
+/// by the general path, and the hot path takes over after them), and none once the log has
+/// ended; through [`Reader`], and through [`FragmentReader`], whose caller sees each record
+/// passed over as a skip and may try the hot path right after it.
+#[test]
+fn the_hot_path_starts_at_the_initial_offset_and_stops_at_the_end() {
+    let records: Vec<Vec<u8>> = (0u8..8).map(|i| std::vec![i; 10]).collect();
+    let refs: Vec<&[u8]> = records.iter().map(Vec::as_slice).collect();
+    let log = write(&refs, &WriteOptions::new());
+    // Each record is a 7-byte header and 10 bytes: record `k` begins at `17 k`.
+    for k in 1..8u64 {
+        for initial in [17 * k - 16, 17 * k] {
+            let options = ReadOptions::new().initial_offset(initial);
+            let expected: Vec<(u64, Vec<u8>)> =
+                (k..8).map(|i| (17 * i, std::vec![i as u8; 10])).collect();
+
+            let mut scratch = std::vec![0u8; 64];
+            let mut reader = Reader::with_options(SliceSource::new(&log), &mut scratch, &options);
+            let mut seen = Vec::new();
+            while let Ok(Some(item)) = reader.next() {
+                match item {
+                    Item::Record(r) => seen.push((r.offset, r.data.to_vec())),
+                    other => panic!("initial offset {initial}: unexpected {other:?}"),
+                }
+            }
+            assert_eq!(seen, expected, "Reader, initial offset {initial}");
+            assert_eq!(reader.end(), Some(LogEnd::Clean { offset: 8 * 17 }));
+            assert_eq!(reader.next(), Ok(None));
+
+            let mut reader = FragmentReader::with_options(SliceSource::new(&log), &options);
+            let mut seen = Vec::new();
+            loop {
+                if let Some((range, offset, end)) = reader.next_full() {
+                    assert_eq!(end, offset + 17);
+                    seen.push((offset, reader.get_ref().block()[range].to_vec()));
+                    continue;
+                }
+                match reader.next() {
+                    Ok(Some(Event::Fragment(f))) => seen.push((f.record_offset, f.data.to_vec())),
+                    Ok(Some(Event::Skipped(skip))) => {
+                        assert_eq!(skip.kind, SkipKind::BeforeInitialOffset);
+                    }
+                    Ok(None) => break,
+                    other => panic!("initial offset {initial}: unexpected {other:?}"),
+                }
+            }
+            assert_eq!(seen, expected, "FragmentReader, initial offset {initial}");
+            assert_eq!(reader.next_full(), None, "after the end");
+        }
+    }
+}

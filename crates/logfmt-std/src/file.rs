@@ -182,9 +182,10 @@ impl LogFile {
         Ok(StdSource::seekable(reader))
     }
 
-    /// The ring log this file holds, if it is a ring image (a regular file of whole blocks, one
-    /// at least beginning with a ring header: see [`RingImage`]). Reads the first bytes of each
-    /// block with positioned reads (on Unix; elsewhere the file opened again), not disturbing
+    /// The ring log this file holds, if it is a ring image (a regular file with one block at
+    /// least beginning with a ring header, or cut short of whole blocks but beginning as a
+    /// ring image does: see [`RingImage`]). Reads the first bytes of each block with
+    /// positioned reads (on Unix; elsewhere the file opened again), not disturbing
     /// [`source`](Self::source). A pipe or a device is never a ring image.
     ///
     /// # Errors

@@ -256,7 +256,7 @@ pub use record_stream::RecordStream;
 pub use recovery::{
     Action, Damage, DamageKind, Ending, ReadError, RecoveryMode, UnknownRecoveryMode,
 };
-pub use ring::{BlockRole, RingImage, RingSource};
+pub use ring::{BlockRole, RingDisagreement, RingImage, RingSource};
 pub use sink::StdSink;
 pub use source::StdSource;
 pub use split::{ReadAt, split};

@@ -11,7 +11,7 @@ use std::io::Cursor;
 use logfmt_core::ring::RingHeader;
 use logfmt_std::{
     BLOCK_SIZE, BlockRole, CorruptionKind, Damage, DamageKind, Entry, LogFile, LogReader,
-    ReadOptions, ReaderOptions, RecoveryMode, RingImage,
+    ReadOptions, ReaderOptions, RecoveryMode, RingDisagreement, RingImage,
 };
 use ring_image::{Run, Spec, check, run, sample};
 
@@ -277,11 +277,22 @@ fn images_without_ring_headers_are_not_ring_images() -> TestResult {
     let mut image = vec![0xFF; 2 * BLOCK_SIZE];
     image[..19].copy_from_slice(&header.encode());
     assert!(RingImage::find(&image).is_some());
-    assert_eq!(RingImage::find(&image[..BLOCK_SIZE + 1]), None);
+    // Cut short, it is still a ring image (its headers say so), the shortfall reported.
+    let short = RingImage::find(&image[..BLOCK_SIZE + 1]).expect("a ring image cut short");
+    assert_eq!(
+        short.disagreements().collect::<Vec<_>>(),
+        [RingDisagreement::Short {
+            len: BLOCK_SIZE as u64 + 1,
+            ring_len: 2 * BLOCK_SIZE as u64
+        }]
+    );
     let dir = tempfile::tempdir()?;
     let path = dir.path().join("short.img");
     std::fs::write(&path, &image[..BLOCK_SIZE + 1])?;
-    assert_eq!(LogFile::open(&path)?.ring()?, None);
+    assert_eq!(LogFile::open(&path)?.ring()?, Some(short));
+    // A plain log cut short of whole blocks is not one, nor is a file too short for a header.
+    assert_eq!(RingImage::find(&log[..log.len() - 1000]), None);
+    assert_eq!(RingImage::find(&image[..18]), None);
     assert_eq!(LogFile::open("/dev/null")?.ring()?, None);
     Ok(())
 }
@@ -302,6 +313,17 @@ fn a_block_of_another_lap_on_the_way_reads_as_erased() {
     let changed = RingImage::find(&image).expect("a ring image");
     assert_eq!(changed.oldest(), ring.oldest(), "{what}");
     assert_eq!(changed.role(victim), BlockRole::ReadAsErased { place: 1 });
+    // Not silently: the block is reported.
+    assert_eq!(
+        changed.disagreements().collect::<Vec<_>>(),
+        [RingDisagreement::Lap {
+            index: victim,
+            lap: header.lap,
+            expected: header.lap.wrapping_add(5),
+            read: true
+        }],
+        "{what}"
+    );
     let damaged = read(&image, RecoveryMode::SkipAnyCorruptedRecords);
     // The records that start in the other blocks read; none is invented.
     let all = data(&read(&run.image, RecoveryMode::SkipAnyCorruptedRecords));
@@ -317,4 +339,187 @@ fn a_block_of_another_lap_on_the_way_reads_as_erased() {
     for (offset, _) in &damaged.records {
         assert_ne!(offset / BLOCK_SIZE as u64, u64::from(victim), "{what}");
     }
+}
+
+/// The writer's images, power cuts included, have nothing that disagrees.
+#[test]
+fn the_writers_images_have_no_disagreement() {
+    for (what, run) in runs() {
+        let ring = RingImage::find(&run.image).expect("a ring image");
+        assert_eq!(ring.disagreements().count(), 0, "{what}");
+    }
+}
+
+/// A ring header of four blocks, erased to 0xFF.
+fn header(lap: u32, blocks: u16, group: u8) -> RingHeader {
+    RingHeader {
+        lap,
+        records: 0,
+        blocks,
+        group,
+        write_size: 8,
+        erased: 0xFF,
+    }
+}
+
+/// Blocks of laps 5 and 9 mixed, and one whose header gives other groups: each reported,
+/// none resolved silently.
+#[test]
+fn mixed_laps_and_group_sizes_are_reported() {
+    let mut image = vec![0xFF; 6 * BLOCK_SIZE];
+    for (block, lap, group) in [(0, 9, 1), (1, 5, 1), (2, 9, 1), (4, 5, 1), (5, 8, 2)] {
+        image[block * BLOCK_SIZE..][..19].copy_from_slice(&header(lap, 6, group).encode());
+    }
+    let ring = RingImage::find(&image).expect("a ring image");
+    assert_eq!((ring.ring().head(), ring.ring().lap()), (2, 9));
+    let found: Vec<_> = ring.disagreements().collect();
+    assert_eq!(
+        found,
+        [
+            RingDisagreement::Lap {
+                index: 1,
+                lap: 5,
+                expected: 9,
+                read: true
+            },
+            RingDisagreement::Lap {
+                index: 4,
+                lap: 5,
+                expected: 8,
+                read: false
+            },
+            RingDisagreement::Geometry {
+                index: 5,
+                header: header(8, 6, 2),
+                newest: header(9, 6, 1)
+            },
+        ]
+    );
+    for line in &found {
+        let text = line.to_string();
+        assert!(text.starts_with("block "), "{text}");
+        assert!(!text.contains('\n'), "{text}");
+    }
+    // Another block count in one header.
+    image[3 * BLOCK_SIZE..][..19].copy_from_slice(&header(8, 7, 1).encode());
+    let ring = RingImage::find(&image).expect("a ring image");
+    assert!(ring.disagreements().any(
+        |d| matches!(d, RingDisagreement::Geometry { index: 3, header, .. } if header.blocks == 7)
+    ));
+}
+
+/// An image cut short by 1000 bytes reads in the ring's order as the whole image does, but
+/// for the records in the bytes it lacks; the shortfall is reported.
+#[test]
+fn an_image_cut_short_reads_in_ring_order() -> TestResult {
+    for (what, run) in runs() {
+        let whole = RingImage::find(&run.image).expect("a ring image");
+        let cut = &run.image[..run.image.len() - 1000];
+        let ring = RingImage::find(cut).expect("still a ring image");
+        assert_eq!(
+            (ring.ring(), ring.oldest()),
+            (whole.ring(), whole.oldest()),
+            "{what}"
+        );
+        assert_eq!(
+            ring.disagreements().collect::<Vec<_>>(),
+            [RingDisagreement::Short {
+                len: cut.len() as u64,
+                ring_len: run.image.len() as u64
+            }],
+            "{what}"
+        );
+        // Read from a file: the same ring, the same records as in memory.
+        let dir = tempfile::tempdir()?;
+        let path = dir.path().join("cut.img");
+        std::fs::write(&path, cut)?;
+        let log = LogFile::open(&path)?;
+        assert_eq!(log.ring()?.as_ref(), Some(&ring), "{what}");
+        let options = ReaderOptions::new()
+            .read(ring.read_options(ReadOptions::new()))
+            .recovery(RecoveryMode::SkipAnyCorruptedRecords);
+        let mut reader = LogReader::new(log.ring_source(&ring)?, &options);
+        let mut records = Vec::new();
+        while let Some(entry) = reader.next()? {
+            if let Entry::Record(r) = entry {
+                records.push(r.data.to_vec());
+            }
+        }
+        // The records of the whole image, in order, less those the cut took.
+        let all = data(&read(&run.image, RecoveryMode::SkipAnyCorruptedRecords));
+        assert!(!records.is_empty() && records.len() <= all.len(), "{what}");
+        let mut rest = all.iter();
+        for record in &records {
+            assert!(
+                rest.any(|r| r == record),
+                "{what}: a record not in the ring"
+            );
+        }
+        // In memory too.
+        assert_eq!(
+            data(&read(cut, RecoveryMode::SkipAnyCorruptedRecords)),
+            records,
+            "{what}"
+        );
+    }
+    Ok(())
+}
+
+/// A block whose ring header a bit flip damaged holds records all the same: reported, on the
+/// way from the oldest block or before it, never left unread silently.
+#[test]
+fn a_block_of_records_without_its_ring_header_is_reported() {
+    let (what, run) = runs().swap_remove(0);
+    let ring = RingImage::find(&run.image).expect("a ring image");
+    let order: Vec<u32> = ring.order().collect();
+    for (victim, read) in [(order[1], true), (order[0], false)] {
+        let mut image = run.image.clone();
+        image[victim as usize * BLOCK_SIZE + 9] ^= 0x10;
+        let changed = RingImage::find(&image).expect("a ring image");
+        let found: Vec<_> = changed.disagreements().collect();
+        assert!(
+            matches!(
+                found.as_slice(),
+                [RingDisagreement::Unread { index, chunks, read: r }]
+                    if *index == victim && *chunks > 0 && *r == read
+            ),
+            "{what}: {found:?}"
+        );
+        // Through a file: the same.
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let path = dir.path().join("flipped.img");
+        std::fs::write(&path, &image).expect("writes");
+        let log = LogFile::open(&path).expect("opens");
+        assert_eq!(log.ring().expect("reads").as_ref(), Some(&changed));
+    }
+}
+
+/// An image larger than its ring, with a block of records beyond the ring's blocks: reported.
+#[test]
+fn records_beyond_the_rings_blocks_are_reported() {
+    let (what, run) = runs().swap_remove(0);
+    let ring = RingImage::find(&run.image).expect("a ring image");
+    let blocks = ring.ring().blocks();
+    // One more block: a copy of the oldest, its ring header erased.
+    let oldest = ring.oldest() as usize * BLOCK_SIZE;
+    let mut image = run.image.clone();
+    let mut extra = run.image[oldest..oldest + BLOCK_SIZE].to_vec();
+    extra[..19].fill(0xFF);
+    image.extend_from_slice(&extra);
+    let larger = RingImage::find(&image).expect("a ring image");
+    assert_eq!(larger.role(blocks), BlockRole::Outside, "{what}");
+    let found: Vec<_> = larger.disagreements().collect();
+    assert!(
+        matches!(
+            found.as_slice(),
+            [RingDisagreement::Unread { index, chunks, read: false }]
+                if *index == blocks && *chunks > 0
+        ),
+        "{what}: {found:?}"
+    );
+    // An erased block beyond the ring is nothing to report.
+    let mut image = run.image.clone();
+    image.extend_from_slice(&vec![0xFF; BLOCK_SIZE]);
+    let larger = RingImage::find(&image).expect("a ring image");
+    assert_eq!(larger.disagreements().count(), 0, "{what}");
 }

@@ -103,6 +103,7 @@ fn check_edit(data: &[u8]) {
                 let offset = match *error {
                     EditError::UnknownTag { offset, .. }
                     | EditError::InvalidTag { offset }
+                    | EditError::UnknownFileField { offset, .. }
                     | EditError::BadField { offset, .. } => offset,
                     other => panic!("unexpected {other:?}"),
                 };
@@ -211,16 +212,54 @@ fn encode_field(field: &Field<'_>, out: &mut Vec<u8>) {
                 varint(out, u64::from(file.path_id));
             }
             varint(out, file.size);
-            internal_key(out, &file.smallest);
-            internal_key(out, &file.largest);
+            match &file.range_keys {
+                // Pebble's 104: the marker, point bounds if it says so, range bounds.
+                Some(bounds) => {
+                    out.push(bounds.marker);
+                    if let Some((smallest, largest)) = &bounds.point {
+                        internal_key(out, smallest);
+                        internal_key(out, largest);
+                    }
+                    internal_key(out, &bounds.smallest);
+                    internal_key(out, &bounds.largest);
+                }
+                None => {
+                    internal_key(out, &file.smallest);
+                    internal_key(out, &file.largest);
+                }
+            }
             if let Some((low, high)) = file.seqnos {
                 varint(out, low);
                 varint(out, high);
             }
-            if file.tag == NewFileTag::NewFile4 {
+            if matches!(file.tag, NewFileTag::NewFile4 | NewFileTag::NewFile5) {
                 for custom in &file.custom {
                     let mut value = Vec::new();
                     let tag = match *custom {
+                        // Pebble's fields that are not length-prefixed.
+                        FileField::Virtual { backing } => {
+                            varint(out, 66);
+                            varint(out, backing);
+                            continue;
+                        }
+                        FileField::BlobReferences(refs) => {
+                            varint(out, 69);
+                            varint(out, refs.depth());
+                            varint(out, refs.len());
+                            for (id, size) in refs.iter() {
+                                varint(out, id);
+                                varint(out, size);
+                            }
+                            continue;
+                        }
+                        FileField::SyntheticPrefix(d) => {
+                            value.extend_from_slice(d);
+                            67
+                        }
+                        FileField::SyntheticSuffix(d) => {
+                            value.extend_from_slice(d);
+                            68
+                        }
                         FileField::NeedCompaction(b) => {
                             value.push(u8::from(b));
                             2
@@ -299,6 +338,27 @@ fn encode_field(field: &Field<'_>, out: &mut Vec<u8>) {
                     bytes(out, &value);
                 }
                 varint(out, 1);
+            }
+        }
+        Field::CreatedBackingTable { number: n, size } => {
+            number(out, 105, *n);
+            varint(out, *size);
+        }
+        Field::RemovedBackingTable(n) => number(out, 106, *n),
+        Field::NewBlobFile {
+            id,
+            number: n,
+            size,
+            value_size,
+            creation_time,
+        } => {
+            for value in [107, *id, *n, *size, *value_size, *creation_time] {
+                varint(out, value);
+            }
+        }
+        Field::DeletedBlobFile { id, number: n } => {
+            for value in [108, *id, *n] {
+                varint(out, value);
             }
         }
         Field::PrevLogNumber(n) => number(out, 9, *n),

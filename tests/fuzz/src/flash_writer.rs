@@ -17,7 +17,7 @@ use logfmt_core::BLOCK_SIZE;
 use logfmt_core::flash::{FlashConfig, FlashError, FlashWriter, MockError, MockFlash, PowerCut};
 
 use crate::common::record_content;
-use crate::read_flash;
+use crate::flash_read::read_flash;
 
 /// The flash geometry: program word and erase unit.
 #[derive(Debug, Clone, Copy, Arbitrary)]

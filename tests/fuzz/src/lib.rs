@@ -2,8 +2,8 @@
 //!
 //! Each module has a `check(data: &[u8])` that decodes the fuzzer's bytes into an input and
 //! panics if a property fails. The fuzz targets (`fuzz_targets/*.rs`) call them; the test
-//! `tests/tests/fuzz_corpus.rs` of `logfmt-tests` replays the committed corpus through the same
-//! modules (all but the flash ones) in a plain `cargo test`, without nightly or libFuzzer.
+//! `tests/tests/fuzz_corpus.rs` of `logfmt-tests` replays the committed corpus of every target
+//! through the same modules in a plain `cargo test`, without nightly or libFuzzer.
 //!
 //! | target | module | input |
 //! |---|---|---|
@@ -23,6 +23,7 @@ pub mod block;
 pub mod common;
 pub mod content;
 pub mod decompress;
+pub mod flash_read;
 pub mod flash_reader;
 pub mod flash_ring;
 pub mod flash_writer;
@@ -34,30 +35,6 @@ pub mod writer;
 /// rules written out plainly (padding, torn writes before a resume marker).
 #[path = "../../../crates/logfmt-core/src/flash/reference.rs"]
 pub mod reference;
-
-/// Reads a flash image with [`reference`]: the records, and whether damage was reported.
-pub fn read_flash(image: &[u8], erased: u8, word: usize) -> (Vec<Vec<u8>>, usize) {
-    let crc = |kind: u8, payload: &[u8]| {
-        use logfmt_core::checksum::{crc32c, extend, mask};
-        mask(extend(crc32c(&[kind]), payload))
-    };
-    let mut scratch = vec![0u8; image.len()];
-    let (mut records, mut damage) = (Vec::new(), 0);
-    reference::walk(
-        image,
-        erased,
-        word,
-        crc,
-        &mut scratch,
-        |event| match event {
-            reference::Event::Record { data, .. } => records.push(data.to_vec()),
-            reference::Event::Damage { .. } => damage += 1,
-            reference::Event::Oversized { offset } => panic!("oversized record at {offset}"),
-            reference::Event::Torn { .. } | reference::Event::TornTail { .. } => {}
-        },
-    );
-    (records, damage)
-}
 
 /// The workspace's independent model of the format (`tests/src/model.rs`).
 #[path = "../../src/model.rs"]

@@ -168,6 +168,7 @@ fn cat(
 ) -> Result<Followed, CliError> {
     let read = target.read_args(&args.read);
     let input = Input::open(&target.path, read.erased)?;
+    input.say_disagreements();
     let log = &input.log;
     let mut options = read.options(&input, args.offset, args.range.clone())?;
     // A pipe ends when its writer is done: only a file is waited on.

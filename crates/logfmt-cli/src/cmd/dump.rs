@@ -425,6 +425,9 @@ fn run_one(args: &DumpArgs, path: &std::path::Path, several: bool) -> Result<(),
             let order: Vec<String> = ring.order().map(|b| b.to_string()).collect();
             writeln!(out, "a ring image: {ring}")?;
             writeln!(out, "reading order: blocks {}", order.join(", "))?;
+            for disagreement in ring.disagreements() {
+                writeln!(out, "the ring image disagrees: {disagreement}")?;
+            }
         }
     }
     if !args.json {

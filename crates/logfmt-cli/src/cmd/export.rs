@@ -66,6 +66,7 @@ pub(crate) struct ExportArgs {
 /// Runs `export`.
 pub(crate) fn run(args: &ExportArgs) -> Result<(), CliError> {
     let input = Input::open(&args.input, args.read.erased)?;
+    input.say_disagreements();
     let log = &input.log;
     if log.is_same_file(&args.output)? {
         return Err(CliError::SameFile {

@@ -64,7 +64,9 @@ struct SpanJson {
 /// A ring image in JSON: `{"blocks", "group", "newest", "lap", "oldest", "blocks_read",
 /// "erased"}` — the blocks in the ring, blocks per erase group, the newest block and its lap,
 /// the oldest block (where reading starts), the blocks read from it to the newest, and the
-/// erased value its headers give ("ff" or "00", as `--erased` names it).
+/// erased value its headers give ("ff" or "00", as `--erased` names it); then, only when
+/// there are some, "disagreements": what in the image disagrees with the ring (blocks of
+/// another lap or geometry, an image cut short), one line each.
 #[derive(Debug, serde::Serialize)]
 struct RingJson {
     blocks: u32,
@@ -74,6 +76,9 @@ struct RingJson {
     oldest: u32,
     blocks_read: u64,
     erased: String,
+    /// What in the image disagrees with the ring, one line each (only when there is some).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    disagreements: Vec<String>,
 }
 
 impl From<&RingImage> for RingJson {
@@ -87,6 +92,7 @@ impl From<&RingImage> for RingJson {
             oldest: image.oldest(),
             blocks_read: image.order().count() as u64,
             erased: format!("{:02x}", image.erased()),
+            disagreements: image.disagreements().map(|d| d.to_string()).collect(),
         }
     }
 }

@@ -83,6 +83,7 @@ pub(crate) struct SalvageArgs {
 /// Runs `salvage`.
 pub(crate) fn run(args: &SalvageArgs) -> Result<(), CliError> {
     let input = Input::open(&args.input, args.erased)?;
+    input.say_disagreements();
     let log = &input.log;
     if log.is_same_file(&args.output)? {
         return Err(CliError::SameFile {

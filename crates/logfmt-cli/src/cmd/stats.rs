@@ -31,11 +31,12 @@ use crate::scan::{COUNTING, Found, scan};
 /// that ends at a record of an earlier use of the file, {"offset", "bytes", "log_number"}:
 /// the stale bytes from the end of the log to the end of the file); and for a ring image only,
 /// "ring" ({"blocks", "group", "newest", "lap", "oldest", "blocks_read", "erased",
-/// "records_aged_out"}: the blocks in the ring, blocks per erase group, the newest block and
-/// its lap, the oldest block, the blocks read from it to the newest, the erased value its
-/// headers give, and the records begun before the oldest block, from its ring header: the
-/// records that aged out, the one whose start was erased and whose end the oldest block
-/// begins with included).
+/// "records_aged_out"}, with "disagreements" before "records_aged_out" when something in the
+/// image disagrees with its ring, one line each: see `logfmt verify`; the blocks in the
+/// ring, blocks per erase group, the newest block and its lap, the oldest block, the blocks
+/// read from it to the newest, the erased value its headers give, and the records begun
+/// before the oldest block, from its ring header: the records that aged out, the one whose
+/// start was erased and whose end the oldest block begins with included).
 ///
 /// A ring image (a dump of a flash region holding a ring log) is read from its oldest block
 /// to its newest; "bytes" and "blocks" count the blocks read. A log that ends in zeros to
@@ -665,6 +666,9 @@ fn run_one(
                 plural(u64::from(image.records_aged_out()), "record")
             ),
         ));
+        for disagreement in image.disagreements() {
+            rows.push(("disagrees", disagreement.to_string()));
+        }
     }
     writeln!(out, "{}", logfmt_std::EscapedPath::new(log.path()))?;
     let width = rows.iter().map(|(k, _)| k.len()).max().unwrap_or(0);

@@ -9,7 +9,7 @@ use logfmt_std::{
     RingImage, StaleTail,
 };
 
-use crate::decode::{Content, Decode};
+use crate::decode::{Content, Decode, Undecoded};
 use crate::error::{CliError, EXIT_BAD_DATA, EXIT_OK};
 use crate::image::Input;
 use crate::options::ReadArgs;
@@ -43,10 +43,12 @@ use crate::scan::{COUNTING, Found, scan};
 /// never written, not a torn record and not damage — {"offset", "bytes", "kind": "zero_fill"}),
 /// "stopped_at" (where point-in-time or absolute stopped: null or {"offset", "bytes",
 /// "reason"}); then, only when there are some, "undecoded" (the records whose content does
-/// not decode, see --decode: [{"offset", "reason"}]); and for a ring image only, "ring" ({"blocks", "group", "newest", "lap",
-/// "oldest", "blocks_read", "erased"}: see `logfmt stats`); and for a log that holds logfmt's
-/// packs only, "logfmt_only" ({"records", "packs", "offset"}: the records in packs, the packs,
-/// the first one's offset).
+/// not decode, see --decode: [{"offset", "reason"}]) and "unknown_tags" (with --decode auto,
+/// the records intact but for a VersionEdit tag unknown to this version: [{"offset",
+/// "reason"}], not damage); for a ring image only, "ring" ({"blocks", "group", "newest",
+/// "lap", "oldest", "blocks_read", "erased"}: see `logfmt stats`); and for a log that holds
+/// logfmt's packs only, "logfmt_only" ({"records", "packs", "offset"}: the records in packs,
+/// the packs, the first one's offset).
 ///
 /// Records in logfmt's packs (`logfmt write --pack`, `--compress zstd`) are read here, but
 /// LevelDB's and RocksDB's readers report a pack as a chunk of an unknown record type and
@@ -59,7 +61,9 @@ use crate::scan::{COUNTING, Found, scan};
 /// "undecoded_not_shown") follow the list, counting them all and those not listed.
 ///
 /// A ring image (a dump of a flash region holding a ring log) is read from its oldest block
-/// to its newest; offsets are offsets in the image.
+/// to its newest; offsets are offsets in the image. What in it disagrees with the ring its
+/// newest block's header describes (a block of another lap or geometry, an image cut short)
+/// is reported, one line each, and sets exit status 1.
 ///
 /// Several files are checked one after the other, each reported on its own (in JSON, one
 /// object per file, ending with "file": its path), then a line counting the files with
@@ -77,7 +81,9 @@ pub(crate) struct VerifyArgs {
     offset: u64,
     /// Also check what the records hold: auto (by the file's name: NNNNNN.log holds
     /// WriteBatches, MANIFEST-NNNNNN VersionEdits), raw (nothing), write-batch, version-edit.
-    /// A record that does not decode is reported (exit status 1).
+    /// A record that does not decode is reported (exit status 1); with auto, a record intact
+    /// but for a VersionEdit tag unknown to this version (a newer writer's) is reported and
+    /// is not damage.
     #[arg(long, value_enum, value_name = "WHAT", default_value_t)]
     decode: Decode,
     /// Show at most N damaged regions, and N records that do not decode, per file (the
@@ -105,7 +111,9 @@ struct Tally {
     payload_bytes: u64,
     /// Records whose content does not decode, as `content` (the first record may yet turn
     /// it to raw: [`first_decodes`](Self::first_decodes)): the first ones, and a count.
-    undecoded: Reports<(u64, String)>,
+    undecoded: Reports<(u64, Undecoded)>,
+    /// Records intact but for a tag unknown to this version: the first ones, and a count.
+    unknown: Reports<(u64, Undecoded)>,
     /// Whether the range's first record decodes as `content`, where the content is not
     /// confirmed yet: the first range with a record tells it for the log.
     first_decodes: Option<bool>,
@@ -145,7 +153,7 @@ impl Packed {
 }
 
 impl Tally {
-    fn add(&mut self, content: Content, confirmed: bool, keep: usize, found: Found<'_>) {
+    fn add(&mut self, content: Content, confirmed: bool, auto: bool, keep: usize, found: Found<'_>) {
         let (offset, data) = match found {
             Found::Record {
                 offset,
@@ -168,11 +176,28 @@ impl Tally {
             self.first_decodes = Some(crate::decode::decodes(content, data));
         }
         if let Some(error) = crate::decode::first_error(content, data) {
-            if self.undecoded.is_empty() {
+            if self.undecoded.is_empty() && self.unknown.is_empty() {
                 self.undecoded = Reports::new(keep);
+                self.unknown = Reports::new(keep);
             }
-            self.undecoded.push((offset, error.to_string()));
+            undecodable(&mut self.undecoded, &mut self.unknown, auto, offset, error);
         }
+    }
+}
+
+/// Files a record whose content does not decode: as unknown to this version (not damage)
+/// where `auto` and the only fault is a tag this version does not know, else as undecoded.
+fn undecodable(
+    undecoded: &mut Reports<(u64, Undecoded)>,
+    unknown: &mut Reports<(u64, Undecoded)>,
+    auto: bool,
+    offset: u64,
+    error: Undecoded,
+) {
+    if auto && error.is_unknown() {
+        unknown.push((offset, error));
+    } else {
+        undecoded.push((offset, error));
     }
 }
 
@@ -199,7 +224,10 @@ struct Summary {
     not_a_log: Option<&'static str>,
     /// Records whose content (a WriteBatch, a VersionEdit) could not be decoded: where, and
     /// why (the first ones, and a count).
-    undecoded: Reports<(u64, String)>,
+    undecoded: Reports<(u64, Undecoded)>,
+    /// Records intact but for a tag unknown to this version (a newer writer's), with the
+    /// content decoded by the file's name: reported, not damage (the first ones, and a count).
+    unknown: Reports<(u64, Undecoded)>,
     /// Records in logfmt's packs, which LevelDB and RocksDB drop.
     packed: Packed,
 }
@@ -209,16 +237,21 @@ impl Summary {
         self.damage.bytes() + self.lost.map_or(0, |lost| lost.bytes)
     }
 
-    /// Whether records are known lost, or do not decode: the exit status is 1.
+    /// Whether records are known lost, or do not decode, or a ring image was not read as its
+    /// writer left it (its headers disagree): the exit status is 1.
     fn damaged(&self) -> bool {
-        !self.damage.is_empty() || self.lost.is_some() || !self.undecoded.is_empty()
+        let disagrees = self
+            .ring
+            .as_ref()
+            .is_some_and(|ring| ring.disagreements().next().is_some());
+        !self.damage.is_empty() || self.lost.is_some() || !self.undecoded.is_empty() || disagrees
     }
 
     fn write_json(&self, out: &mut impl Write, file: Option<String>) -> io::Result<()> {
         use super::{DamageJson, SpanJson};
         /// `--json`: the keys documented on [`VerifyArgs`], in that order.
         #[derive(serde::Serialize)]
-        struct Doc<'a> {
+        struct Doc {
             records: u64,
             payload_bytes: u64,
             dropped_bytes: u64,
@@ -233,7 +266,9 @@ impl Summary {
             #[serde(skip_serializing_if = "Option::is_none")]
             ring: Option<super::RingJson>,
             #[serde(skip_serializing_if = "Vec::is_empty")]
-            undecoded: Vec<Undecoded<'a>>,
+            undecoded: Vec<UndecodedJson>,
+            #[serde(skip_serializing_if = "Vec::is_empty")]
+            unknown_tags: Vec<UndecodedJson>,
             #[serde(skip_serializing_if = "Option::is_none")]
             undecoded_total: Option<u64>,
             #[serde(skip_serializing_if = "Option::is_none")]
@@ -245,10 +280,18 @@ impl Summary {
         }
         /// A record whose content does not decode.
         #[derive(serde::Serialize)]
-        struct Undecoded<'a> {
+        struct UndecodedJson {
             offset: u64,
-            reason: &'a str,
+            reason: String,
         }
+        let listed = |list: &[(u64, Undecoded)]| -> Vec<UndecodedJson> {
+            list.iter()
+                .map(|(offset, reason)| UndecodedJson {
+                    offset: *offset,
+                    reason: reason.to_string(),
+                })
+                .collect()
+        };
         /// A torn or unwritten tail, or the stale bytes after a recycled log's end.
         #[derive(serde::Serialize)]
         #[serde(untagged)]
@@ -328,15 +371,8 @@ impl Summary {
             tail,
             stopped_at: self.stopped_at.as_ref().map(DamageJson::from),
             ring: self.ring.as_ref().map(super::RingJson::from),
-            undecoded: self
-                .undecoded
-                .kept()
-                .iter()
-                .map(|(offset, reason)| Undecoded {
-                    offset: *offset,
-                    reason,
-                })
-                .collect(),
+            undecoded: listed(self.undecoded.kept()),
+            unknown_tags: listed(self.unknown.kept()),
             undecoded_total: (self.undecoded.left_out() > 0).then(|| self.undecoded.count()),
             undecoded_not_shown: Some(self.undecoded.left_out()).filter(|&n| n > 0),
             logfmt_only: (self.packed.records > 0).then_some(self.packed),
@@ -384,6 +420,9 @@ impl Summary {
         }
         if let Some(ring) = &self.ring {
             writeln!(out, "  a ring image: {ring}")?;
+            for disagreement in ring.disagreements() {
+                writeln!(out, "  the ring image disagrees: {disagreement}")?;
+            }
         }
         if let Some(first) = self.packed.offset {
             writeln!(
@@ -422,6 +461,14 @@ impl Summary {
             writeln!(
                 out,
                 "  offset {offset}: the record does not decode: {reason}"
+            )?;
+        }
+        for (offset, reason) in self.unknown.kept().iter().take(shown) {
+            writeln!(
+                out,
+                "  offset {offset}: unknown to this version (written by a newer LevelDB, RocksDB \
+                 or Pebble?), not damage: {reason}; `--decode version-edit` counts it as \
+                 undecoded"
             )?;
         }
         if !self.undecoded.is_empty() {
@@ -574,11 +621,15 @@ fn run_one(
         pebble_eof: false,
         not_a_log: None,
         undecoded: Reports::new(keep),
+        unknown: Reports::new(keep),
         packed: Packed::default(),
     };
     // The records' content is checked as `cat` decodes it: by the file's name (or a
     // database's listing), confirmed by the first record.
     let mut content = args.decode.content(&target.path, target.kind);
+    // A tag unknown to this version in an intact record is not damage unless the content was
+    // asked for by name.
+    let auto = args.decode == Decode::Auto;
     let mut confirmed = args.decode != Decode::Auto || content == Content::Raw;
     let mut read_error = None;
     let clean = crate::parallel::scan_clean(
@@ -586,7 +637,7 @@ fn run_one(
         &options,
         args.threads.count(),
         COUNTING,
-        |tally: &mut Tally, found| tally.add(content, confirmed, keep, found),
+        |tally: &mut Tally, found| tally.add(content, confirmed, auto, keep, found),
     )?;
     let (outcome, stale) = if let Some(clean) = clean {
         // The first record decides the content, as below.
@@ -596,6 +647,7 @@ fn run_one(
             summary.payload_bytes += tally.payload_bytes;
             if decodes != Some(false) {
                 summary.undecoded.append(tally.undecoded);
+                summary.unknown.append(tally.unknown);
             }
             summary.packed.merge(tally.packed);
         }
@@ -624,9 +676,13 @@ fn run_one(
                             }
                         }
                         if let Some(error) = crate::decode::first_error(content, data) {
-                            summary
-                                .undecoded
-                                .push((input.offset(offset), error.to_string()));
+                            undecodable(
+                                &mut summary.undecoded,
+                                &mut summary.unknown,
+                                auto,
+                                input.offset(offset),
+                                error,
+                            );
                         }
                     }
                     Found::Oversized(record) => {

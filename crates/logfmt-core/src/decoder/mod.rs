@@ -154,11 +154,15 @@ impl Decoder {
         if !HOT_PATHS {
             return;
         }
+        // Positions only grow: once the position is past the initial offset, every chunk the
+        // hot path reads is too, so it need not check. Once the log has ended, nothing is read.
         self.fast = self.pending.is_none()
+            && self.end.is_none()
             && self.compression.is_none()
             && self.state == State::Idle
             && self.rules.format == ChunkFormat::Decided(Format::Legacy)
-            && self.rules.erased.is_none();
+            && self.rules.erased.is_none()
+            && self.cursor.position() >= self.initial_offset;
     }
 
     /// The driver loaded the next block, or refilled the current one, and it now holds `len`
@@ -183,6 +187,7 @@ impl Decoder {
         // which did not happen.
         self.pending = None;
         self.cursor.read_failed();
+        self.settle();
     }
 
     /// Whether the current block is the last one read so far and short.
@@ -403,8 +408,13 @@ impl Decoder {
 
     /// The hot path of [`step`](Self::step): a well-formed legacy `FULL` chunk at the current
     /// position while no record is in progress and nothing else is pending. Returns its
-    /// payload's range in the block and its offset, with exactly the state changes `step` would
+    /// payload's range in `block` and its offset, with exactly the state changes `step` would
     /// make; `None` sends the caller to `step` (which handles every case, this one included).
+    ///
+    /// Per record: the header's length and type, the checksum, the position and the last
+    /// record's offsets. Whatever else `step` checks holds while [`Self::fast`] does (kept by
+    /// [`Self::settle`]): idle, nothing pending, a legacy log not ended, no erased-flash rules,
+    /// no compression, past the initial offset.
     #[cfg_attr(not(target_os = "none"), inline(always))]
     pub(crate) fn fast_full(&mut self, block: &[u8]) -> Option<(Range<usize>, u64)> {
         if !self.fast {
@@ -417,9 +427,10 @@ impl Decoder {
             header[LENGTH_FIELD.start],
             header[LENGTH_FIELD.start + 1],
         ]));
-        if header[TYPE_FIELD] != RecordType::Full as u8 || body.len() < len {
+        if header[TYPE_FIELD] != RecordType::Full as u8 {
             return None;
         }
+        let payload = body.get(..len)?;
         if self.rules.verify {
             /// CRC-32C of the `FULL` type byte, which the checksum covers first.
             const FULL_TYPE_CRC: u32 = 0xa016_d052;
@@ -429,20 +440,16 @@ impl Decoder {
                 header[CHECKSUM_FIELD.start + 2],
                 header[CHECKSUM_FIELD.start + 3],
             ]);
-            let payload = body.get(..len)?;
             if crate::checksum::mask(crate::checksum::extend(FULL_TYPE_CRC, payload)) != stored {
                 return None;
             }
         }
         let header_offset = cursor.position();
-        if header_offset < self.initial_offset {
-            return None;
-        }
         let start = cursor.pos + HEADER_SIZE;
-        cursor.pos = start + len;
+        cursor.pos = start + payload.len();
         self.last_record_offset = header_offset;
-        self.last_record_end = cursor.position();
-        Some((start..start + len, header_offset))
+        self.last_record_end = header_offset + (HEADER_SIZE + len) as u64;
+        Some((start..cursor.pos, header_offset))
     }
 
     /// The chunk at the current position if a reader may check its checksum while it copies

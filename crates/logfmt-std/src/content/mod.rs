@@ -1,6 +1,6 @@
-//! What LevelDB and RocksDB keep in their logs: the `WriteBatch` of every write-ahead log
-//! record ([`WriteBatch`]), the `VersionEdit` of every MANIFEST record ([`VersionEdit`]), and
-//! which files of a database directory hold them ([`Database`]).
+//! What LevelDB, RocksDB and Pebble keep in their logs: the `WriteBatch` of every
+//! write-ahead log record ([`WriteBatch`]), the `VersionEdit` of every MANIFEST record
+//! ([`VersionEdit`]), and which files of a database directory hold them ([`Database`]).
 //!
 //! The decoders borrow keys and values from the record they read, never panic, and report
 //! what they cannot read with its offset in the record ([`BatchError`], [`EditError`]) after
@@ -29,7 +29,7 @@ mod write_batch;
 
 pub use database::{Database, DatabaseError, DbFile, DbFileKind};
 pub use version_edit::{
-    EditError, Field, Fields, FileField, InternalKey, NewFile, NewFileTag, TAG_SAFE_IGNORE_MASK,
-    VersionEdit,
+    BlobReferences, EditError, Field, Fields, FileField, InternalKey, NewFile, NewFileTag,
+    RangeKeyBounds, TAG_SAFE_IGNORE_MASK, VersionEdit,
 };
 pub use write_batch::{BatchError, Op, Ops, Prepare, WRITE_BATCH_HEADER, WriteBatch};

@@ -1,9 +1,12 @@
-//! LevelDB's and RocksDB's `VersionEdit`: the payload of every record of a MANIFEST.
+//! LevelDB's, RocksDB's and Pebble's `VersionEdit`: the payload of every record of a MANIFEST.
 //!
 //! An edit is a sequence of fields, each a varint32 tag and its value. The tags are
-//! LevelDB's (`db/version_edit.cc`: 1–7 and 9) and RocksDB's (`db/version_edit.h`: 10, the
+//! LevelDB's (`db/version_edit.cc`: 1–7 and 9), RocksDB's (`db/version_edit.h`: 10, the
 //! new-file formats 100, 102 and 103, column families 200–203, atomic groups 300, blob files
-//! 400–401, and the forward-compatible tags from 8193 on). A tag RocksDB does not know but
+//! 400–401, and the forward-compatible tags from 8193 on) and Pebble's
+//! (`internal/manifest/version_edit.go`: the new-file format 104 with range keys, backing
+//! tables 105–106, blob files 107–108, and the custom fields 66–69 of new files in formats
+//! 103 and 104). A tag RocksDB does not know but
 //! marks as safe to ignore (bit 13, `kTagSafeIgnoreMask`) is followed by a length-prefixed
 //! value: it is returned as [`Field::Ignorable`], never skipped silently. Any other unknown
 //! tag ends the edit with [`EditError::UnknownTag`]: what follows it cannot be read.
@@ -170,8 +173,13 @@ pub enum NewFileTag {
     NewFile2,
     /// RocksDB's `kNewFile3` (102): and a path id.
     NewFile3,
-    /// RocksDB's `kNewFile4` (103): and custom fields (the path id among them).
+    /// RocksDB's `kNewFile4` (103): and custom fields (the path id among them). Pebble writes
+    /// it too, with its own custom fields.
     NewFile4,
+    /// Pebble's `tagNewFile5` (104): a table with range keys — a bounds marker, the point
+    /// key bounds if it has point keys, the range key bounds, the sequence numbers and custom
+    /// fields ([`NewFile::range_keys`]).
+    NewFile5,
 }
 
 impl NewFileTag {
@@ -187,6 +195,7 @@ impl NewFileTag {
             Self::NewFile2 => 100,
             Self::NewFile3 => 102,
             Self::NewFile4 => 103,
+            Self::NewFile5 => 104,
         }
     }
 }
@@ -219,14 +228,131 @@ pub struct NewFile<'a> {
     pub path_id: u32,
     /// The file's size in bytes.
     pub size: u64,
-    /// The smallest internal key in the file.
+    /// The smallest internal key in the file (of a table with range keys, the smaller of its
+    /// point and range key bounds, as its bounds marker says).
     pub smallest: InternalKey<'a>,
-    /// The largest internal key in the file.
+    /// The largest internal key in the file (of a table with range keys, as its bounds marker
+    /// says).
     pub largest: InternalKey<'a>,
-    /// The smallest and largest sequence numbers in the file (RocksDB's formats 2–4).
+    /// The smallest and largest sequence numbers in the file (formats 2–5).
     pub seqnos: Option<(u64, u64)>,
-    /// The custom fields of `kNewFile4`, in order (the path id among them).
+    /// The custom fields of `kNewFile4` and Pebble's `tagNewFile5`, in order (the path id
+    /// among them).
     pub custom: Vec<FileField<'a>>,
+    /// Pebble's range key bounds (`tagNewFile5` only).
+    pub range_keys: Option<Box<RangeKeyBounds<'a>>>,
+}
+
+/// The bounds of a Pebble table with range keys, as `tagNewFile5` (104) records them: a
+/// marker byte, the point key bounds if the table has point keys, then the range key bounds.
+///
+/// ```
+/// use logfmt_std::content::{Field, NewFileTag, VersionEdit};
+///
+/// let key = |user: &[u8], seq: u64, kind: u8| {
+///     let mut k = vec![user.len() as u8 + 8];
+///     k.extend_from_slice(user);
+///     k.extend_from_slice(&(seq << 8 | u64::from(kind)).to_le_bytes());
+///     k
+/// };
+/// // Level 6, file 12, 900 bytes; marker 0: range keys only; range keys "a" .. "m"
+/// // (RANGEKEYSET, 0x15); sequence numbers 3..4; no custom fields but the terminator.
+/// let mut record = vec![104, 6, 12, 0x84, 0x07, 0];
+/// record.extend(key(b"a", 3, 0x15));
+/// record.extend(key(b"m", 4, 0x15));
+/// record.extend_from_slice(&[3, 4, 1]);
+/// let Some(Ok(Field::NewFile(file))) = VersionEdit::new(&record).fields().next() else {
+///     panic!("a new file");
+/// };
+/// assert_eq!((file.tag, file.level, file.number, file.size), (NewFileTag::NewFile5, 6, 12, 900));
+/// let bounds = file.range_keys.expect("range key bounds");
+/// assert_eq!(bounds.point, None);
+/// assert_eq!((bounds.smallest.user_key, bounds.largest.user_key), (&b"a"[..], &b"m"[..]));
+/// assert_eq!(file.smallest, bounds.smallest);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct RangeKeyBounds<'a> {
+    /// Pebble's bounds marker: bit 0 set if the table has point keys, bit 1 if its smallest
+    /// key is a point key, bit 2 if its largest is.
+    pub marker: u8,
+    /// The smallest and largest point keys, if the table has point keys.
+    pub point: Option<(InternalKey<'a>, InternalKey<'a>)>,
+    /// The smallest range key.
+    pub smallest: InternalKey<'a>,
+    /// The largest range key.
+    pub largest: InternalKey<'a>,
+}
+
+/// Pebble's blob references of a table (custom field 69): how deep the table's references
+/// go, and for each blob file it references, the file's id and the bytes of values it holds
+/// for the table.
+///
+/// ```
+/// use logfmt_std::content::BlobReferences;
+///
+/// // Depth 1; two references: blob file 4 (300 bytes), blob file 9 (5 bytes).
+/// let refs = BlobReferences::decode(&[1, 2, 4, 0xac, 0x02, 9, 5]).expect("well formed");
+/// assert_eq!(refs.depth(), 1);
+/// assert_eq!(refs.iter().collect::<Vec<_>>(), [(4, 300), (9, 5)]);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct BlobReferences<'a> {
+    depth: u64,
+    count: u64,
+    /// The references' pairs of varints, exactly.
+    pairs: &'a [u8],
+}
+
+impl<'a> BlobReferences<'a> {
+    /// The references at the start of `data` (depth, count, then each file id and value
+    /// size, all varints), if they are all there; the bytes after them are not looked at.
+    #[must_use]
+    pub fn decode(data: &'a [u8]) -> Option<Self> {
+        Self::read(&mut Cursor::new(data, 0))
+    }
+
+    /// Takes the references off the front of `cursor`.
+    fn read(cursor: &mut Cursor<'a>) -> Option<Self> {
+        let depth = cursor.varint64()?;
+        let count = cursor.varint64()?;
+        let start = cursor.rest();
+        let before = cursor.offset();
+        // Each pair is at least two bytes: a count beyond what is left fails at once.
+        for _ in 0..count {
+            cursor.varint64()?;
+            cursor.varint64()?;
+        }
+        let pairs = start.get(..cursor.offset() - before)?;
+        Some(Self {
+            depth,
+            count,
+            pairs,
+        })
+    }
+
+    /// Pebble's blob reference depth of the table.
+    #[must_use]
+    pub fn depth(&self) -> u64 {
+        self.depth
+    }
+
+    /// How many blob files are referenced.
+    #[must_use]
+    pub fn len(&self) -> u64 {
+        self.count
+    }
+
+    /// Whether no blob file is referenced.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// Each reference: the blob file's id and the bytes of values the table keeps in it.
+    pub fn iter(&self) -> impl Iterator<Item = (u64, u64)> + use<'a> {
+        let mut cursor = Cursor::new(self.pairs, 0);
+        std::iter::from_fn(move || Some((cursor.varint64()?, cursor.varint64()?)))
+    }
 }
 
 /// A custom field of RocksDB's `kNewFile4` (`NewFileCustomTag`).
@@ -286,6 +412,19 @@ pub enum FileField<'a> {
     FileOpenMetadata(&'a [u8]),
     /// `kPathId` (65).
     PathId(u8),
+    /// Pebble's `customTagVirtual` (66): a virtual table, a part of the backing table with
+    /// this file number.
+    Virtual {
+        /// The backing table's file number.
+        backing: u64,
+    },
+    /// Pebble's `customTagSyntheticPrefix` (67): a prefix added to every key of the table.
+    SyntheticPrefix(&'a [u8]),
+    /// Pebble's `customTagSyntheticSuffix` (68): a suffix that replaces every key's.
+    SyntheticSuffix(&'a [u8]),
+    /// Pebble's `customTagBlobReferences` (69): the blob files whose values the table refers
+    /// to.
+    BlobReferences(BlobReferences<'a>),
     /// A tag RocksDB may ignore (bit 6 clear) that this reader does not know.
     Unknown {
         /// The tag.
@@ -332,8 +471,40 @@ pub enum Field<'a> {
         /// The file number.
         number: u64,
     },
-    /// `kNewFile` (7), `kNewFile2` (100), `kNewFile3` (102), `kNewFile4` (103).
+    /// `kNewFile` (7), `kNewFile2` (100), `kNewFile3` (102), `kNewFile4` (103), Pebble's
+    /// `tagNewFile5` (104).
     NewFile(NewFile<'a>),
+    /// Pebble's `tagCreatedBackingTable` (105): a table kept as the backing of virtual
+    /// tables.
+    CreatedBackingTable {
+        /// The backing table's file number.
+        number: u64,
+        /// Its size in bytes.
+        size: u64,
+    },
+    /// Pebble's `tagRemovedBackingTable` (106): a backing table no virtual table uses any
+    /// more.
+    RemovedBackingTable(u64),
+    /// Pebble's `tagNewBlobFile` (107): a blob file added.
+    NewBlobFile {
+        /// The blob file's id (what tables refer to).
+        id: u64,
+        /// The file number of the physical file.
+        number: u64,
+        /// Its size in bytes.
+        size: u64,
+        /// Bytes of values in it.
+        value_size: u64,
+        /// When it was created (seconds since the Unix epoch).
+        creation_time: u64,
+    },
+    /// Pebble's `tagDeletedBlobFile` (108): a physical blob file no longer used.
+    DeletedBlobFile {
+        /// The blob file's id.
+        id: u64,
+        /// The file number of the physical file.
+        number: u64,
+    },
     /// `kPrevLogNumber` (9).
     PrevLogNumber(u64),
     /// `kMinLogNumberToKeep` (10).
@@ -414,6 +585,10 @@ impl Field<'_> {
             Self::CompactPointer { .. } => "compact_pointer",
             Self::DeletedFile { .. } => "deleted_file",
             Self::NewFile(_) => "new_file",
+            Self::CreatedBackingTable { .. } => "created_backing_table",
+            Self::RemovedBackingTable(_) => "removed_backing_table",
+            Self::NewBlobFile { .. } => "new_blob_file",
+            Self::DeletedBlobFile { .. } => "deleted_blob_file",
             Self::PrevLogNumber(_) => "prev_log_number",
             Self::MinLogNumberToKeep(_) => "min_log_number_to_keep",
             Self::ColumnFamily(_) => "column_family",
@@ -462,6 +637,17 @@ pub enum EditError {
         /// Where they are.
         offset: usize,
     },
+    /// A custom field of a new file (format 103 or 104) that no one here defines and that is
+    /// not safe to ignore (bit 6 set, RocksDB's and Pebble's "custom field not supported"):
+    /// what follows it cannot be read.
+    UnknownFileField {
+        /// The new file's tag (103 or 104).
+        tag: u32,
+        /// The custom field's tag.
+        field: u32,
+        /// Where the new file starts (its tag).
+        offset: usize,
+    },
     /// A field whose value runs past the end of the record or is malformed.
     BadField {
         /// The field's tag.
@@ -482,6 +668,10 @@ impl fmt::Display for EditError {
             Self::InvalidTag { offset } => {
                 write!(f, "invalid VersionEdit tag at byte {offset}")
             }
+            Self::UnknownFileField { tag, field, offset } => write!(
+                f,
+                "unknown custom field {field} of a new file (tag {tag}) at byte {offset}"
+            ),
             Self::BadField { tag, offset, what } => {
                 write!(
                     f,
@@ -489,6 +679,28 @@ impl fmt::Display for EditError {
                 )
             }
         }
+    }
+}
+
+impl EditError {
+    /// Whether the edit uses a tag (or a new file's custom field) this reader does not know,
+    /// in a record otherwise well formed so far: written by a newer version of LevelDB,
+    /// RocksDB or Pebble, not damage.
+    ///
+    /// ```
+    /// use logfmt_std::content::VersionEdit;
+    ///
+    /// let unknown = VersionEdit::new(&[2, 5, 110, 1]).fields().find_map(Result::err).unwrap();
+    /// assert!(unknown.is_unknown());
+    /// let cut = VersionEdit::new(&[2]).fields().find_map(Result::err).unwrap();
+    /// assert!(!cut.is_unknown());
+    /// ```
+    #[must_use]
+    pub fn is_unknown(&self) -> bool {
+        matches!(
+            self,
+            Self::UnknownTag { .. } | Self::UnknownFileField { .. }
+        )
     }
 }
 
@@ -516,18 +728,41 @@ fn read_field<'a>(cursor: &mut Cursor<'a>) -> Result<Field<'a>, EditError> {
             (Some(level), Some(number)) => Field::DeletedFile { level, number },
             _ => return Err(bad("deleted file")),
         },
-        7 => Field::NewFile(new_file(cursor, NewFileTag::NewFile).ok_or(bad("new-file entry"))?),
-        100 => {
-            Field::NewFile(new_file(cursor, NewFileTag::NewFile2).ok_or(bad("new-file2 entry"))?)
-        }
-        102 => {
-            Field::NewFile(new_file(cursor, NewFileTag::NewFile3).ok_or(bad("new-file3 entry"))?)
-        }
-        103 => {
-            let mut file = new_file(cursor, NewFileTag::NewFile4).ok_or(bad("new-file4 entry"))?;
-            file.custom = file_fields(cursor, &mut file.path_id).map_err(bad)?;
+        7 => Field::NewFile(
+            new_file(cursor, NewFileTag::NewFile)
+                .map_err(|e| bad(e.unwrap_or("new-file entry")))?,
+        ),
+        100 => Field::NewFile(
+            new_file(cursor, NewFileTag::NewFile2)
+                .map_err(|e| bad(e.unwrap_or("new-file2 entry")))?,
+        ),
+        102 => Field::NewFile(
+            new_file(cursor, NewFileTag::NewFile3)
+                .map_err(|e| bad(e.unwrap_or("new-file3 entry")))?,
+        ),
+        103 | 104 => {
+            let (format, what) = if tag == 103 {
+                (NewFileTag::NewFile4, "new-file4 entry")
+            } else {
+                (NewFileTag::NewFile5, "new-file5 entry")
+            };
+            let mut file = new_file(cursor, format).map_err(|e| bad(e.unwrap_or(what)))?;
+            file.custom = file_fields(cursor, &mut file.path_id).map_err(|e| match e {
+                CustomError::Bad(what) => bad(what),
+                CustomError::Unknown(field) => EditError::UnknownFileField { tag, field, offset },
+            })?;
             Field::NewFile(file)
         }
+        105 => match (cursor.varint64(), cursor.varint64()) {
+            (Some(number), Some(size)) => Field::CreatedBackingTable { number, size },
+            _ => return Err(bad("created backing table")),
+        },
+        106 => Field::RemovedBackingTable(cursor.varint64().ok_or(bad("removed backing table"))?),
+        107 => new_blob_file(cursor).ok_or(bad("new blob file"))?,
+        108 => match (cursor.varint64(), cursor.varint64()) {
+            (Some(id), Some(number)) => Field::DeletedBlobFile { id, number },
+            _ => return Err(bad("deleted blob file")),
+        },
         9 => Field::PrevLogNumber(cursor.varint64().ok_or(bad("previous log number"))?),
         10 => Field::MinLogNumberToKeep(cursor.varint64().ok_or(bad("min log number to keep"))?),
         200 => Field::ColumnFamily(cursor.varint32().ok_or(bad("set column family id"))?),
@@ -581,22 +816,43 @@ fn read_field<'a>(cursor: &mut Cursor<'a>) -> Result<Field<'a>, EditError> {
     Ok(field)
 }
 
-/// The fixed part of a new file, as `tag` records it (custom fields not read).
-fn new_file<'a>(cursor: &mut Cursor<'a>, tag: NewFileTag) -> Option<NewFile<'a>> {
-    let level = cursor.varint32()?;
-    let number = cursor.varint64()?;
+/// The fixed part of a new file, as `tag` records it (custom fields not read). The error is
+/// a message for what is wrong beyond a value cut short (`None`: cut short or malformed).
+fn new_file<'a>(
+    cursor: &mut Cursor<'a>,
+    tag: NewFileTag,
+) -> Result<NewFile<'a>, Option<&'static str>> {
+    let level = cursor.varint32().ok_or(None)?;
+    let number = cursor.varint64().ok_or(None)?;
     let path_id = match tag {
-        NewFileTag::NewFile3 => cursor.varint32()?,
+        NewFileTag::NewFile3 => cursor.varint32().ok_or(None)?,
         _ => 0,
     };
-    let size = cursor.varint64()?;
-    let smallest = InternalKey::decode(cursor.slice()?)?;
-    let largest = InternalKey::decode(cursor.slice()?)?;
+    let size = cursor.varint64().ok_or(None)?;
+    let key = |cursor: &mut Cursor<'a>| cursor.slice().and_then(InternalKey::decode).ok_or(None);
+    let (smallest, largest, range_keys) = if tag == NewFileTag::NewFile5 {
+        let bounds = range_key_bounds(cursor)?;
+        // The file's bounds: point keys where the marker says so, else range keys.
+        let smallest = match bounds.point {
+            Some((point, _)) if bounds.marker & MARKER_SMALLEST != 0 => point,
+            _ => bounds.smallest,
+        };
+        let largest = match bounds.point {
+            Some((_, point)) if bounds.marker & MARKER_LARGEST != 0 => point,
+            _ => bounds.largest,
+        };
+        (smallest, largest, Some(Box::new(bounds)))
+    } else {
+        (key(cursor)?, key(cursor)?, None)
+    };
     let seqnos = match tag {
         NewFileTag::NewFile => None,
-        _ => Some((cursor.varint64()?, cursor.varint64()?)),
+        _ => Some((
+            cursor.varint64().ok_or(None)?,
+            cursor.varint64().ok_or(None)?,
+        )),
     };
-    Some(NewFile {
+    Ok(NewFile {
         tag,
         level,
         number,
@@ -606,68 +862,145 @@ fn new_file<'a>(cursor: &mut Cursor<'a>, tag: NewFileTag) -> Option<NewFile<'a>>
         largest,
         seqnos,
         custom: Vec::new(),
+        range_keys,
     })
 }
 
-/// The custom fields of `kNewFile4`, up to `kTerminate`; the path id is also put in
-/// `path_id`. The error is RocksDB's message.
+/// Pebble's bounds marker bit: the table has point keys.
+const MARKER_POINT_KEYS: u8 = 1 << 0;
+/// Pebble's bounds marker bit: the table's smallest key is a point key.
+const MARKER_SMALLEST: u8 = 1 << 1;
+/// Pebble's bounds marker bit: the table's largest key is a point key.
+const MARKER_LARGEST: u8 = 1 << 2;
+
+/// The bounds of `tagNewFile5`: the marker, the point key bounds if it says so, the range key
+/// bounds.
+fn range_key_bounds<'a>(
+    cursor: &mut Cursor<'a>,
+) -> Result<RangeKeyBounds<'a>, Option<&'static str>> {
+    let key = |cursor: &mut Cursor<'a>| cursor.slice().and_then(InternalKey::decode).ok_or(None);
+    let marker = cursor.u8().ok_or(None)?;
+    let point = if marker & MARKER_POINT_KEYS != 0 {
+        Some((key(cursor)?, key(cursor)?))
+    } else if marker & (MARKER_SMALLEST | MARKER_LARGEST) != 0 {
+        return Err(Some(
+            "new-file5: a table without point keys has point key bounds",
+        ));
+    } else {
+        None
+    };
+    Ok(RangeKeyBounds {
+        marker,
+        point,
+        smallest: key(cursor)?,
+        largest: key(cursor)?,
+    })
+}
+
+/// Why the custom fields of a new file cannot be read.
+enum CustomError {
+    /// Cut short or malformed: RocksDB's or Pebble's message.
+    Bad(&'static str),
+    /// A field not safe to ignore that no one here defines: its tag.
+    Unknown(u32),
+}
+
+/// The custom fields of `kNewFile4` and `tagNewFile5`, up to `kTerminate`; the path id is
+/// also put in `path_id`. RocksDB's fields and Pebble's (66–69; Pebble's 66 and 69 are not
+/// length-prefixed) share one numbering.
 fn file_fields<'a>(
     cursor: &mut Cursor<'a>,
     path_id: &mut u32,
-) -> Result<Vec<FileField<'a>>, &'static str> {
+) -> Result<Vec<FileField<'a>>, CustomError> {
     /// `kCustomTagNonSafeIgnoreMask`: an unknown field with this bit cannot be ignored.
     const NON_SAFE_IGNORE: u32 = 1 << 6;
+    use CustomError::Bad;
     let mut fields = Vec::new();
     loop {
-        let tag = cursor.varint32().ok_or("new-file4 custom field")?;
-        if tag == 1 {
-            return Ok(fields);
+        let tag = cursor.varint32().ok_or(Bad("new-file4 custom field"))?;
+        match tag {
+            1 => return Ok(fields),
+            66 => {
+                let backing = cursor.varint64().ok_or(Bad("new-file virtual backing"))?;
+                fields.push(FileField::Virtual { backing });
+                continue;
+            }
+            69 => {
+                let refs = BlobReferences::read(cursor).ok_or(Bad("new-file blob references"))?;
+                fields.push(FileField::BlobReferences(refs));
+                continue;
+            }
+            _ if tag & NON_SAFE_IGNORE != 0 && !matches!(tag, 65 | 67 | 68) => {
+                return Err(CustomError::Unknown(tag));
+            }
+            _ => {}
         }
         let data = cursor
             .slice()
-            .ok_or("new-file4 custom field length prefixed slice error")?;
-        let varint = |what| Cursor::new(data, 0).varint64().ok_or(what);
-        let byte = |what| match data {
-            &[b] => Ok(b),
-            _ => Err(what),
-        };
-        fields.push(match tag {
-            2 => FileField::NeedCompaction(byte("need_compaction field wrong size")? == 1),
-            3 => FileField::MinLogNumberToKeep(
-                Cursor::new(data, 0)
-                    .fixed64()
-                    .ok_or("deleted log number malformatted")?,
-            ),
-            4 => FileField::OldestBlobFileNumber(varint("invalid oldest blob file number")?),
-            5 => FileField::OldestAncesterTime(varint("invalid oldest ancester time")?),
-            6 => FileField::FileCreationTime(varint("invalid file creation time")?),
-            7 => FileField::FileChecksum(data),
-            8 => FileField::FileChecksumFuncName(data),
-            9 => FileField::Temperature(byte("temperature field wrong size")?),
-            10 => FileField::MinTimestamp(data),
-            11 => FileField::MaxTimestamp(data),
-            12 => FileField::UniqueId(data),
-            13 => FileField::EpochNumber(varint("invalid epoch number")?),
-            14 => FileField::CompensatedRangeDeletionSize(varint(
-                "invalid compensated range deletion size",
-            )?),
-            15 => FileField::TailSize(varint("invalid tail start offset")?),
-            16 => FileField::UserDefinedTimestampsPersisted(
-                byte("user-defined timestamps persisted field wrong size")? == 1,
-            ),
-            17 => FileField::FileOpenMetadata(data),
-            65 => {
-                let id = byte("path_id field wrong size")?;
-                if id > 3 {
-                    return Err("path_id wrong value");
-                }
-                *path_id = u32::from(id);
-                FileField::PathId(id)
-            }
-            _ if tag & NON_SAFE_IGNORE != 0 => return Err("new-file4 custom field not supported"),
-            _ => FileField::Unknown { tag, data },
-        });
+            .ok_or(Bad("new-file4 custom field length prefixed slice error"))?;
+        fields.push(custom_field(tag, data, path_id).map_err(Bad)?);
     }
+}
+
+/// The length-prefixed custom field `tag` with value `data`. The error is RocksDB's message.
+fn custom_field<'a>(
+    tag: u32,
+    data: &'a [u8],
+    path_id: &mut u32,
+) -> Result<FileField<'a>, &'static str> {
+    let varint = |what| Cursor::new(data, 0).varint64().ok_or(what);
+    let byte = |what| match data {
+        &[b] => Ok(b),
+        _ => Err(what),
+    };
+    Ok(match tag {
+        2 => FileField::NeedCompaction(byte("need_compaction field wrong size")? == 1),
+        3 => FileField::MinLogNumberToKeep(
+            Cursor::new(data, 0)
+                .fixed64()
+                .ok_or("deleted log number malformatted")?,
+        ),
+        4 => FileField::OldestBlobFileNumber(varint("invalid oldest blob file number")?),
+        5 => FileField::OldestAncesterTime(varint("invalid oldest ancester time")?),
+        6 => FileField::FileCreationTime(varint("invalid file creation time")?),
+        7 => FileField::FileChecksum(data),
+        8 => FileField::FileChecksumFuncName(data),
+        9 => FileField::Temperature(byte("temperature field wrong size")?),
+        10 => FileField::MinTimestamp(data),
+        11 => FileField::MaxTimestamp(data),
+        12 => FileField::UniqueId(data),
+        13 => FileField::EpochNumber(varint("invalid epoch number")?),
+        14 => FileField::CompensatedRangeDeletionSize(varint(
+            "invalid compensated range deletion size",
+        )?),
+        15 => FileField::TailSize(varint("invalid tail start offset")?),
+        16 => FileField::UserDefinedTimestampsPersisted(
+            byte("user-defined timestamps persisted field wrong size")? == 1,
+        ),
+        17 => FileField::FileOpenMetadata(data),
+        65 => {
+            let id = byte("path_id field wrong size")?;
+            if id > 3 {
+                return Err("path_id wrong value");
+            }
+            *path_id = u32::from(id);
+            FileField::PathId(id)
+        }
+        67 => FileField::SyntheticPrefix(data),
+        68 => FileField::SyntheticSuffix(data),
+        _ => FileField::Unknown { tag, data },
+    })
+}
+
+/// Pebble's `tagNewBlobFile`: id, file number, size, value size, creation time.
+fn new_blob_file<'a>(cursor: &mut Cursor<'a>) -> Option<Field<'a>> {
+    Some(Field::NewBlobFile {
+        id: cursor.varint64()?,
+        number: cursor.varint64()?,
+        size: cursor.varint64()?,
+        value_size: cursor.varint64()?,
+        creation_time: cursor.varint64()?,
+    })
 }
 
 /// The custom fields of a blob file record, up to the end marker (0); RocksDB ignores those it
@@ -1002,16 +1335,15 @@ mod tests {
                 },
             ]
         );
-        // A forward-incompatible custom field RocksDB does not know: the edit cannot be read.
-        let record = v(&[&head(103), &vi(300), &keys, &seqnos, &[66], &sl(b"x"), &[1]]);
-        assert_eq!(
-            all(&record),
-            Err(EditError::BadField {
-                tag: 103,
-                offset: 0,
-                what: "new-file4 custom field not supported"
-            })
-        );
+        // A forward-incompatible custom field no one defines: the edit cannot be read.
+        let record = v(&[&head(103), &vi(300), &keys, &seqnos, &[70], &sl(b"x"), &[1]]);
+        let error = EditError::UnknownFileField {
+            tag: 103,
+            field: 70,
+            offset: 0,
+        };
+        assert_eq!(all(&record), Err(error));
+        assert!(error.is_unknown());
         // No terminator.
         let record = v(&[&head(103), &vi(300), &keys, &seqnos]);
         assert_eq!(
@@ -1035,7 +1367,7 @@ mod tests {
                 Err(EditError::UnknownTag { tag: 8, offset: 2 })
             ]
         );
-        for unknown in [0, 8, 11, 99, 101, 104, 204, 301, 402, 8192 - 1] {
+        for unknown in [0, 8, 11, 99, 101, 109, 204, 301, 402, 8192 - 1] {
             let record = vi(unknown);
             assert_eq!(
                 all(&record),
