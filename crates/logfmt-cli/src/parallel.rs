@@ -35,7 +35,7 @@ pub(crate) struct ThreadsArg {
     /// scan; the output is the same as with one). Default: the number of cores. A damaged log
     /// is read again by one thread, so that its damage is reported exactly as LevelDB's reader
     /// reports it. At most 256.
-    #[arg(long, value_name = "N")]
+    #[arg(short = 'j', long, value_name = "N")]
     pub(crate) threads: Option<NonZeroUsize>,
 }
 

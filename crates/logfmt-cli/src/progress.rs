@@ -2,12 +2,21 @@
 //! standard error is a terminal.
 
 use std::io::IsTerminal;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 /// Files smaller than this are read too fast to need a bar.
 const LARGE: u64 = 64 << 20;
+
+/// No bar at all (`--quiet`).
+static SILENT: AtomicBool = AtomicBool::new(false);
+
+/// No bar from now on, whatever the file and the terminal (`--quiet`).
+pub(crate) fn silence() {
+    SILENT.store(true, Ordering::Relaxed);
+}
 
 /// A byte-count progress bar, or nothing.
 #[derive(Debug)]
@@ -17,7 +26,7 @@ impl Progress {
     /// A bar for `what` over `total` bytes, if standard error is a terminal and `total` is
     /// large; otherwise a no-op.
     pub(crate) fn bytes(what: &str, total: u64) -> Self {
-        if total < LARGE || !std::io::stderr().is_terminal() {
+        if total < LARGE || SILENT.load(Ordering::Relaxed) || !std::io::stderr().is_terminal() {
             return Self(None);
         }
         let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
