@@ -243,6 +243,7 @@ fn run_one(
         &options,
         threads,
         COUNTING,
+        &Progress::bytes("stats", log.len_at_open()),
         |part: &mut Part, found| part.add(content, confirmed, found),
     )?;
     let layouts = match in_parts {

@@ -669,6 +669,7 @@ fn run_one(
         &options,
         args.threads.count(),
         COUNTING,
+        &Progress::bytes("verify", log.len_at_open()),
         |tally: &mut Tally, found| tally.add(content, confirmed, auto, keep, found),
     )?;
     let (outcome, stale) = if let Some(clean) = clean {
