@@ -4,7 +4,7 @@
 //! writes a database whose write-ahead log starts with its compression record (type 9, codec
 //! 7) and holds each write batch as one zstd frame cut into ordinary chunks. logfmt reads that
 //! log: `logfmt cat` gives back exactly the batches RocksDB applied, in order, decompressed;
-//! `logfmt verify` finds no damage; `logfmt dump` shows the compression record. And a record
+//! `logfmt verify` finds no damage; `logfmt chunks` shows the compression record. And a record
 //! whose compressed bytes are damaged (checksum fixed up, so only the zstd frame is wrong) is
 //! reported as a record that does not decompress, the batches around it read.
 //!
@@ -97,7 +97,7 @@ fn a_wal_compressed_by_rocksdb_reads_in_logfmt() {
     let verify = logfmt(&["verify", path_str(&log)]);
     let text = String::from_utf8_lossy(&verify.stdout);
     assert!(text.contains("no corruption"), "{text}");
-    let dump = logfmt(&["dump", path_str(&log)]);
+    let dump = logfmt(&["chunks", path_str(&log)]);
     let text = String::from_utf8_lossy(&dump.stdout);
     assert!(text.contains("SET_COMPRESSION"), "{text:.400}");
     let plain_size: usize = expected

@@ -11,6 +11,7 @@ mod bench;
 mod bench_baseline;
 mod bench_decode;
 mod bench_durable;
+mod bench_first_line;
 mod bench_scan;
 mod bench_threads;
 mod cmd;

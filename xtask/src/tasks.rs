@@ -54,6 +54,14 @@ pub(crate) const TASKS: &[Task] = &[
         run: crate::bench_decode::run,
     },
     Task {
+        name: "bench-first-line",
+        aliases: &[],
+        flags: &["--quick"],
+        about: "time to the first line of `logfmt cat` on a 1 GiB log, into a pipe, cache \
+                dropped and cached: the default against `--threads 1` and `ldb dump_wal`",
+        run: crate::bench_first_line::run,
+    },
+    Task {
         name: "bench-threads",
         aliases: &[],
         flags: &["--quick"],

@@ -21,7 +21,7 @@ pub(crate) enum Decode {
     /// MANIFEST (version-edit), anything else raw. A database directory's files are known.
     #[default]
     Auto,
-    /// The records as they are (see --output).
+    /// The records as they are (printed by `cat` as its --output says).
     Raw,
     /// LevelDB's and RocksDB's WriteBatch: sequence number, count and every operation.
     WriteBatch,

@@ -15,6 +15,9 @@ pub(crate) const EXIT_OK: u8 = 0;
 pub(crate) const EXIT_BAD_DATA: u8 = 1;
 /// Exit status: a usage or I/O error.
 pub(crate) const EXIT_ERROR: u8 = 2;
+/// Exit status: `verify` read a file that is not a log (no record, and no chunk header at its
+/// start).
+pub(crate) const EXIT_NOT_A_LOG: u8 = 3;
 
 /// A command's failure.
 #[derive(Debug)]

@@ -8,11 +8,13 @@
 //! logfmt cat [--output lines|hex|json|framed] [--offset N | --range A..B]
 //!            [--buffer-limit BYTES] [READ] FILE
 //! logfmt verify [--json] [--offset N] [READ] FILE
-//! logfmt dump [--json] [--erased ff|00] [FORMAT] FILE
+//! logfmt chunks [--json] [--erased ff|00] [FORMAT] FILE    (`dump`: a deprecated alias)
 //! logfmt stats [--json] [--erased ff|00] [FORMAT] FILE
 //! logfmt salvage [--json] [--force] [--wait[=SECONDS]] [--erased ff|00] [FORMAT] IN OUT
 //! logfmt split [--parts N] [--json] [--erased ff|00] [FORMAT] FILE
 //! logfmt export [--json] [--force] [--wait[=SECONDS]] [READ] IN OUT
+//! logfmt completions SHELL
+//! logfmt man DIR
 //!
 //! READ: [--recovery tolerate|absolute|point-in-time|skip] [--erased ff|00] [FORMAT]
 //! FORMAT: [--format legacy|recyclable|auto] [--log-number N] [--ignorable-types report|skip]
@@ -25,13 +27,14 @@
 //! Exit status: 0 success; 1 damage found (`verify`, `cat --recovery absolute`), a log refused
 //! (`write`: not empty, torn, damaged or of another format; `salvage`, `export`: output not
 //! empty) or malformed framed input; 2 usage or I/O error, or the log locked by another
-//! writer.
+//! writer; 3 not a log (`verify`: no record, and the file's first bytes are no chunk header).
 
 mod cmd;
 mod copy;
 mod decode;
 mod error;
 mod format;
+mod gloss;
 mod image;
 mod input;
 mod layout;
@@ -62,7 +65,8 @@ macro_rules! exit_status {
      torn, damaged or of another format; salvage, export: output not empty); malformed framed
      input (write)
   2  usage or I/O error (missing file, a directory, unreadable input, a full disk, ...); the
-     log locked by another writer (write, salvage, export: see --wait)"
+     log locked by another writer (write, salvage, export: see --wait)
+  3  not a log (verify: no record, and the file's first bytes are no chunk header)"
     };
 }
 
@@ -85,6 +89,9 @@ macro_rules! examples {
 #[derive(Debug, Parser)]
 #[command(name = "logfmt", version, after_help = EXIT_STATUS)]
 struct Cli {
+    /// No progress bar (it is shown only on a terminal, for files of 64 MiB or more).
+    #[arg(short, long, global = true)]
+    quiet: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -113,11 +120,11 @@ enum Command {
         "logfmt verify --json a.log b.log           one JSON object per file"
     ))]
     Verify(cmd::verify::VerifyArgs),
-    #[command(after_help = examples!(
-        "logfmt dump 000042.log                     every chunk, trailer and damaged region"
-        "logfmt dump --json --format auto 000042.log"
+    #[command(alias = "dump", after_help = examples!(
+        "logfmt chunks 000042.log                   every chunk, trailer and damaged region"
+        "logfmt chunks --json --format auto 000042.log"
     ))]
-    Dump(cmd::dump::DumpArgs),
+    Chunks(cmd::dump::DumpArgs),
     #[command(after_help = examples!(
         "logfmt stats 000042.log                    records, sizes, chunks, space, damage"
         "logfmt stats --json /var/lib/app/db        one JSON object per file of a database"
@@ -137,7 +144,31 @@ enum Command {
         "logfmt split --parts 4 big.log             byte ranges for `logfmt cat --range`, in parallel"
     ))]
     Split(cmd::split::SplitArgs),
-    /// Shell completions and man pages, generated from these definitions (`cargo xtask man`).
+    /// Print the completion script for a shell (bash, zsh, fish, elvish, powershell).
+    ///
+    /// Generated from the command line's own definitions, so it always matches this version.
+    #[command(after_help = examples!(
+        "logfmt completions bash > /etc/bash_completion.d/logfmt"
+        "logfmt completions zsh > ~/.zfunc/_logfmt"
+    ))]
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Write the man pages (logfmt.1, logfmt-cat.1, ...) into a directory.
+    ///
+    /// Generated from the command line's own definitions (`cargo xtask man` uses it). DIR is
+    /// created if need be; pages already in it of the same names are replaced.
+    #[command(after_help = examples!(
+        "logfmt man /usr/local/share/man/man1"
+    ))]
+    Man {
+        /// Where to write them.
+        dir: std::path::PathBuf,
+    },
+    /// The former name of `completions` and `man` (`logfmt generate completions SHELL`,
+    /// `logfmt generate man DIR`).
     #[command(hide = true)]
     Generate(Generate),
     #[command(after_help = examples!(
@@ -153,16 +184,27 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(error) => return usage_error(&error),
     };
+    if cli.quiet {
+        progress::silence();
+    }
     let result = match &cli.command {
         Command::Write(args) => cmd::write::run(args).map(|()| ExitCode::from(EXIT_OK)),
         Command::Cat(args) => cmd::cat::run(args).map(|()| ExitCode::from(EXIT_OK)),
         Command::Verify(args) => cmd::verify::run(args),
-        Command::Dump(args) => cmd::dump::run(args).map(|()| ExitCode::from(EXIT_OK)),
+        Command::Chunks(args) => {
+            deprecated_dump();
+            cmd::dump::run(args).map(|()| ExitCode::from(EXIT_OK))
+        }
         Command::Stats(args) => cmd::stats::run(args).map(|()| ExitCode::from(EXIT_OK)),
         Command::Map(args) => cmd::map::run(args).map(|()| ExitCode::from(EXIT_OK)),
         Command::Salvage(args) => cmd::salvage::run(args).map(|()| ExitCode::from(EXIT_OK)),
         Command::Split(args) => cmd::split::run(args).map(|()| ExitCode::from(EXIT_OK)),
         Command::Export(args) => cmd::export::run(args).map(|()| ExitCode::from(EXIT_OK)),
+        Command::Completions { shell } => {
+            completions(*shell);
+            Ok(ExitCode::from(EXIT_OK))
+        }
+        Command::Man { dir } => man(dir).map(|()| ExitCode::from(EXIT_OK)),
         Command::Generate(what) => generate(what).map(|()| ExitCode::from(EXIT_OK)),
     };
     result.unwrap_or_else(|error| report(&error))
@@ -190,21 +232,45 @@ enum GenerateWhat {
     },
 }
 
-/// Runs `logfmt generate`.
+/// Runs `logfmt generate` (hidden: the former name of `completions` and `man`).
 fn generate(args: &Generate) -> Result<(), CliError> {
-    use clap::CommandFactory;
-    let mut command = Cli::command();
     match &args.what {
         GenerateWhat::Completions { shell } => {
-            clap_complete::generate(*shell, &mut command, "logfmt", &mut std::io::stdout());
+            completions(*shell);
             Ok(())
         }
-        GenerateWhat::Man { dir } => {
-            let failed =
-                |e: std::io::Error| CliError::Usage(format!("{}: {e}", EscapedPath::new(dir)));
-            std::fs::create_dir_all(dir).map_err(failed)?;
-            clap_mangen::generate_to(command, dir).map_err(failed)
-        }
+        GenerateWhat::Man { dir } => man(dir),
+    }
+}
+
+/// Runs `logfmt completions SHELL`: the script on standard output.
+fn completions(shell: clap_complete::Shell) {
+    use clap::CommandFactory;
+    let mut command = Cli::command();
+    clap_complete::generate(shell, &mut command, "logfmt", &mut std::io::stdout());
+}
+
+/// Runs `logfmt man DIR`: a page per command, written into `dir`.
+fn man(dir: &std::path::Path) -> Result<(), CliError> {
+    use clap::CommandFactory;
+    let failed = |e: std::io::Error| CliError::Usage(format!("{}: {e}", EscapedPath::new(dir)));
+    std::fs::create_dir_all(dir).map_err(failed)?;
+    clap_mangen::generate_to(Cli::command(), dir).map_err(failed)
+}
+
+/// `logfmt dump` is the former name of `logfmt chunks`: LevelDB's `leveldbutil dump` prints
+/// the decoded records (`logfmt cat`). Said on standard error when it is used.
+fn deprecated_dump() {
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|name| name == "dump")
+    {
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "logfmt: note: `logfmt dump` is now `logfmt chunks` (the physical chunks); \
+             `dump` will be removed. For the decoded records, as `leveldbutil dump` prints \
+             them, use `logfmt cat`."
+        );
     }
 }
 
@@ -326,7 +392,7 @@ mod tests {
             assert!(Cli::try_parse_from(args).is_ok(), "{ok:?}");
         }
         assert!(Cli::try_parse_from(["logfmt", "split", "--parts", "0", "f"]).is_err());
-        assert!(Cli::try_parse_from(["logfmt", "dump", "--erased", "fe", "f"]).is_err());
+        assert!(Cli::try_parse_from(["logfmt", "chunks", "--erased", "fe", "f"]).is_err());
     }
 
     #[test]
@@ -344,7 +410,7 @@ mod tests {
                 "4294967338",
                 "f",
             ],
-            &["dump", "--format", "auto", "f"],
+            &["chunks", "--format", "auto", "f"],
             &["stats", "--log-number", "3", "f"],
             &["salvage", "--format", "recyclable", "a", "b"],
             &["split", "--ignorable-types", "report", "f"],

@@ -35,7 +35,7 @@ pub(crate) struct ThreadsArg {
     /// scan; the output is the same as with one). Default: the number of cores. A damaged log
     /// is read again by one thread, so that its damage is reported exactly as LevelDB's reader
     /// reports it. At most 256.
-    #[arg(long, value_name = "N")]
+    #[arg(short = 'j', long, value_name = "N")]
     pub(crate) threads: Option<NonZeroUsize>,
 }
 
@@ -76,6 +76,7 @@ pub(crate) fn scan_clean<T, V>(
     options: &ReaderOptions,
     threads: usize,
     limit: usize,
+    progress: &Progress,
     visit: V,
 ) -> Result<Option<Clean<T>>, CliError>
 where
@@ -105,7 +106,8 @@ where
     let results = pool.install(|| {
         par_scan_file(log.file(), &options, &ranges, |range, mut reader| {
             let mut tally = T::default();
-            let scanned = scan(&mut reader, &Progress::none(), limit, |found| {
+            let part = progress.part(range.start);
+            let scanned = scan(&mut reader, &part, limit, |found| {
                 if dirty.load(Ordering::Relaxed) {
                     return Err(());
                 }
@@ -189,6 +191,7 @@ where
         options,
         threads,
         limit,
+        &Progress::bytes("cat", input.log.len_at_open()),
         |refused: &mut bool, found| {
             *refused |= match found {
                 Found::Record { data, .. } => !check(data),
@@ -367,8 +370,16 @@ mod tests {
     fn count(input: &Input, threads: usize) -> Option<u64> {
         let options = ReaderOptions::new()
             .read(logfmt_std::ReadOptions::new().format(ReadFormat::Auto { log_number: None }));
-        let clean = scan_clean(input, &options, threads, 1 << 20, |n: &mut u64, _| *n += 1)
-            .expect("no I/O error")?;
+        let none = Progress::none();
+        let clean = scan_clean(
+            input,
+            &options,
+            threads,
+            1 << 20,
+            &none,
+            |n: &mut u64, _| *n += 1,
+        )
+        .expect("no I/O error")?;
         assert!(clean.outcome.tail.is_none());
         Some(clean.ranges.iter().sum())
     }

@@ -2,6 +2,8 @@
 //! standard error is a terminal.
 
 use std::io::IsTerminal;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -9,15 +11,43 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 /// Files smaller than this are read too fast to need a bar.
 const LARGE: u64 = 64 << 20;
 
+/// No bar at all (`--quiet`).
+static SILENT: AtomicBool = AtomicBool::new(false);
+
+/// No bar from now on, whatever the file and the terminal (`--quiet`).
+pub(crate) fn silence() {
+    SILENT.store(true, Ordering::Relaxed);
+}
+
 /// A byte-count progress bar, or nothing.
 #[derive(Debug)]
-pub(crate) struct Progress(Option<ProgressBar>);
+pub(crate) struct Progress(Option<Bar>);
+
+/// A whole bar, or a worker's part of one.
+#[derive(Debug)]
+enum Bar {
+    /// The bar shows what `set` gives it; its parts add to `shared`.
+    Whole {
+        bar: ProgressBar,
+        /// The bytes read by all its parts.
+        shared: Arc<AtomicU64>,
+    },
+    /// A worker reading a part of the file: what it reads is added to the bytes all the
+    /// workers share, which the bar shows.
+    Part {
+        bar: ProgressBar,
+        /// The bytes read by all the workers.
+        shared: Arc<AtomicU64>,
+        /// The furthest offset this worker reported (its part's start, at first).
+        last: AtomicU64,
+    },
+}
 
 impl Progress {
     /// A bar for `what` over `total` bytes, if standard error is a terminal and `total` is
     /// large; otherwise a no-op.
     pub(crate) fn bytes(what: &str, total: u64) -> Self {
-        if total < LARGE || !std::io::stderr().is_terminal() {
+        if total < LARGE || SILENT.load(Ordering::Relaxed) || !std::io::stderr().is_terminal() {
             return Self(None);
         }
         let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
@@ -30,7 +60,28 @@ impl Progress {
         }
         bar.set_message(what.to_owned());
         bar.enable_steady_tick(Duration::from_millis(200));
-        Self(Some(bar))
+        Self(Some(Bar::Whole {
+            bar,
+            shared: Arc::new(AtomicU64::new(0)),
+        }))
+    }
+
+    /// The bar's share for a worker reading from file offset `start`: the offsets it reports
+    /// (with [`set`](Self::set)) count the bytes it has read since `start`, added to those
+    /// of every other part of the same bar, so that the bar shows all that is read. Dropping
+    /// a part leaves the bar.
+    pub(crate) fn part(&self, start: u64) -> Self {
+        let (bar, shared) = match &self.0 {
+            Some(Bar::Whole { bar, shared } | Bar::Part { bar, shared, .. }) => {
+                (bar.clone(), Arc::clone(shared))
+            }
+            None => return Self(None),
+        };
+        Self(Some(Bar::Part {
+            bar,
+            shared,
+            last: AtomicU64::new(start),
+        }))
     }
 
     /// No bar.
@@ -38,17 +89,23 @@ impl Progress {
         Self(None)
     }
 
-    /// Bytes done so far.
+    /// Bytes done so far (for a part: the file offset it has read up to).
     pub(crate) fn set(&self, done: u64) {
-        if let Some(bar) = &self.0 {
-            bar.set_position(done);
+        match &self.0 {
+            Some(Bar::Whole { bar, .. }) => bar.set_position(done),
+            Some(Bar::Part { bar, shared, last }) => {
+                let read = done.saturating_sub(last.fetch_max(done, Ordering::Relaxed));
+                let total = shared.fetch_add(read, Ordering::Relaxed) + read;
+                bar.set_position(total);
+            }
+            None => {}
         }
     }
 }
 
 impl Drop for Progress {
     fn drop(&mut self) {
-        if let Some(bar) = &self.0 {
+        if let Some(Bar::Whole { bar, .. }) = &self.0 {
             bar.finish_and_clear();
         }
     }

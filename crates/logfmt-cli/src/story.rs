@@ -78,23 +78,111 @@ pub(crate) fn is_pebble_eof_trailer(log: &LogFile, stale: &StaleTail) -> bool {
     .unwrap_or(false)
 }
 
-/// A hint for a file whose reading found damage (or a torn tail) and no record, when it
-/// holds text: not a log at all. A log's first chunk header has its type at byte 6 (1 to 8),
-/// never a printable character; text has one there, and little else than text after it.
-pub(crate) fn not_a_log(log: &LogFile, records: u64, damaged: bool) -> Option<&'static str> {
+/// Why a file is not a log at all: its reading found damage (or a torn tail) and no record,
+/// and its first bytes are no chunk header a writer of the format leaves at offset 0.
+///
+/// A log's first chunk header has a type at byte 6 that a writer uses (1 to 9, logfmt's packs
+/// 0x51 to 0x54, a flash log's ring or resume marker 0xB0 and 0xB1), or zeros (space never
+/// written), or a checksum that holds for its chunk (a log whose first type byte is damaged).
+/// Text, random data and files of other formats have other bytes there. An empty file, a
+/// file of zeros (read as a zero-filled tail, no damage), a file shorter than a header (7
+/// bytes: a torn header) and a log whose only record is torn (a well-formed header) are logs.
+pub(crate) fn not_a_log(log: &LogFile, records: u64, damaged: bool) -> Option<NotALog> {
     if records > 0 || !damaged || !log.is_regular() {
         return None;
     }
-    let mut start = vec![0u8; 4096];
+    // The first block: the first chunk is in it, whole.
+    let mut start = vec![0u8; logfmt_core::format::BLOCK_SIZE];
     let read = {
         use std::os::unix::fs::FileExt;
         log.file().read_at(&mut start, 0).ok()?
     };
     let start = &start[..read];
+    let header = start.get(..logfmt_core::format::HEADER_SIZE)?;
+    if is_chunk_header(header) || checksum_holds(start) {
+        return None;
+    }
     let printable = |b: u8| b.is_ascii_graphic() || b.is_ascii_whitespace() || b >= 0x80;
     let texty = start.iter().filter(|&&b| printable(b)).count();
-    let typed = start.get(6).is_some_and(|&b| !printable(b));
-    (read >= 16 && !typed && texty * 100 >= read * 95).then_some(
-        "the file holds text, not a log in LevelDB's format: no record could be read from it",
-    )
+    Some(if texty * 100 >= read * 95 {
+        NotALog::Text
+    } else {
+        NotALog::OtherBytes
+    })
+}
+
+/// Whether `header` (the first 7 bytes of a file) can be a chunk header a writer left, or
+/// space never written (zeros, or an erased flash region's 0xFF). Its length is not judged:
+/// a log whose first length is damaged is a log with damage.
+fn is_chunk_header(header: &[u8]) -> bool {
+    use logfmt_core::format::{
+        LENGTH_FIELD, RESUME_TYPE, RING_TYPE, SET_COMPRESSION_TYPE, TYPE_FIELD,
+    };
+    if header.iter().all(|&b| b == 0) || header.iter().all(|&b| b == 0xFF) {
+        return true;
+    }
+    let length = header.get(LENGTH_FIELD).map_or(0, |field| {
+        field.iter().rev().fold(0u16, |n, &b| n << 8 | u16::from(b))
+    });
+    match header.get(TYPE_FIELD).copied() {
+        // RocksDB's compression record: a fixed32 (a tab in text is not one).
+        Some(SET_COMPRESSION_TYPE) => length == 4,
+        Some(kind) => matches!(kind, 1..=8 | 0x51..=0x54 | RING_TYPE | RESUME_TYPE),
+        None => false,
+    }
+}
+
+/// Whether the first chunk of `block` (a file's first bytes) has a checksum that holds over its
+/// type and payload, in the legacy or the recyclable layout.
+fn checksum_holds(block: &[u8]) -> bool {
+    use logfmt_core::checksum::{crc32c, unmask};
+    use logfmt_core::format::{HEADER_SIZE, LENGTH_FIELD, TYPE_FIELD};
+    let Some(&[a, b, c, d]) = block.get(..4) else {
+        return false;
+    };
+    let Some(&[low, high]) = block.get(LENGTH_FIELD) else {
+        return false;
+    };
+    let stored = unmask(u32::from_le_bytes([a, b, c, d]));
+    let length = usize::from(u16::from_le_bytes([low, high]));
+    [HEADER_SIZE, RECYCLABLE_HEADER_SIZE]
+        .into_iter()
+        .any(|size| {
+            block
+                .get(TYPE_FIELD..size + length)
+                .is_some_and(|covered| crc32c(covered) == stored)
+        })
+}
+
+/// A file that is not a log: what its bytes look like.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum NotALog {
+    /// Text (at least 95% printable bytes).
+    Text,
+    /// Other bytes: random data, a file of another format.
+    OtherBytes,
+}
+
+impl NotALog {
+    /// One line saying so.
+    pub(crate) fn explain(self) -> &'static str {
+        match self {
+            Self::Text => {
+                "not a log: the file holds text, not a log in LevelDB's format (no record \
+                 could be read from it)"
+            }
+            Self::OtherBytes => {
+                "not a log: its first bytes are no chunk header of LevelDB's format (no \
+                 record could be read from it)"
+            }
+        }
+    }
+
+    /// Its name in JSON.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Self::Text => "text",
+            Self::OtherBytes => "other_bytes",
+        }
+    }
 }

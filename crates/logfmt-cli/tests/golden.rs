@@ -581,8 +581,8 @@ fn record_case(case: &Case) -> (String, usize) {
         );
     }
     if case.offset.is_none() {
-        run(&mut rec, &["dump"], &[&log]);
-        run(&mut rec, &["dump", "--json"], &[&log]);
+        run(&mut rec, &["chunks"], &[&log]);
+        run(&mut rec, &["chunks", "--json"], &[&log]);
         run(&mut rec, &["stats"], &[&log]);
         run(&mut rec, &["stats", "--json"], &[&log]);
         run(&mut rec, &["split", "--parts", "3"], &[&log]);

@@ -289,7 +289,7 @@ fn flash_images() -> TestResult {
     assert_eq!(doc["records"], 6);
     assert_eq!(doc["damage"]["regions"], 0);
     assert_eq!(doc["tail"], Value::Null);
-    let out = logfmt(&["dump", "--json", "--erased", "ff", p(&path)], b"");
+    let out = logfmt(&["chunks", "--json", "--erased", "ff", p(&path)], b"");
     let kinds: Vec<String> = stdout(&out)
         .lines()
         .map(|l| {
@@ -334,7 +334,7 @@ fn dump_lists_every_chunk_and_region() -> TestResult {
     log.truncate(log.len() - 20);
     let path = dir.path().join("d.log");
     fs::write(&path, &log)?;
-    let out = logfmt(&["dump", "--json", p(&path)], b"");
+    let out = logfmt(&["chunks", "--json", p(&path)], b"");
     assert_eq!(status(&out), 0, "{}", stderr(&out));
     let lines: Vec<Value> = stdout(&out)
         .lines()
@@ -371,7 +371,7 @@ fn dump_lists_every_chunk_and_region() -> TestResult {
     assert_eq!(summary["torn_bytes"], log.len() as u64 - ends[4]);
 
     // Human output: a header, one aligned line per item, a summary.
-    let out = logfmt(&["dump", p(&path)], b"");
+    let out = logfmt(&["chunks", p(&path)], b"");
     let text = stdout(&out);
     let rows: Vec<&str> = text.lines().collect();
     assert_eq!(rows.len(), lines.len() + 1);
@@ -547,7 +547,12 @@ fn quiet_unless_a_terminal() -> TestResult {
     let (log, _) = log_of(&(0..2000).map(|i| record(1000, i as u8)).collect::<Vec<_>>());
     let path = dir.path().join("q.log");
     fs::write(&path, &log)?;
-    for args in [&["verify"][..], &["stats"], &["split"], &["dump", "--json"]] {
+    for args in [
+        &["verify"][..],
+        &["stats"],
+        &["split"],
+        &["chunks", "--json"],
+    ] {
         let mut args = args.to_vec();
         args.push(p(&path));
         let out = logfmt(&args, b"");

@@ -254,7 +254,7 @@ const READERS: &[&[&str]] = &[
     &["cat"],
     &["verify"],
     &["verify", "--json"],
-    &["dump"],
+    &["chunks"],
     &["stats"],
     &["split"],
 ];

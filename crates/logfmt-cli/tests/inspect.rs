@@ -440,7 +440,7 @@ fn a_zero_filled_tail_is_one_story() -> TestResult {
         "{}",
         stdout(&verify)
     );
-    let dump = logfmt(&["dump", p(&log)], b"");
+    let dump = logfmt(&["chunks", p(&log)], b"");
     assert!(stdout(&dump).contains(story), "{}", stdout(&dump));
     let stats = logfmt(&["stats", p(&log)], b"");
     let text = stdout(&stats);
@@ -494,9 +494,9 @@ fn a_text_file_is_said_not_to_be_a_log() -> TestResult {
         .collect();
     fs::write(&log, text)?;
     let out = logfmt(&["verify", p(&log)], b"");
-    assert_eq!(status(&out), 1);
+    assert_eq!(status(&out), 3);
     assert!(
-        stdout(&out).contains("hint: the file holds text, not a log in LevelDB's format"),
+        stdout(&out).contains("not a log: the file holds text, not a log in LevelDB's format"),
         "{}",
         stdout(&out)
     );
@@ -507,7 +507,8 @@ fn a_text_file_is_said_not_to_be_a_log() -> TestResult {
     bytes[10] ^= 1;
     fs::write(&real, bytes)?;
     let out = logfmt(&["verify", p(&real)], b"");
-    assert!(!stdout(&out).contains("hint"), "{}", stdout(&out));
+    assert_eq!(status(&out), 1, "{}", stdout(&out));
+    assert!(!stdout(&out).contains("not a log"), "{}", stdout(&out));
     Ok(())
 }
 

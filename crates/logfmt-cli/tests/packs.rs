@@ -56,7 +56,7 @@ fn packed_records_read_back_one_by_one() {
         stdout(&verify)
     );
 
-    let dump = logfmt(&["dump", p(&log)], b"");
+    let dump = logfmt(&["chunks", p(&log)], b"");
     let text = stdout(&dump);
     assert!(text.contains("PACK_FULL"), "{text}");
     assert!(text.contains("a pack of 59 records of 16, 16"), "{text}");

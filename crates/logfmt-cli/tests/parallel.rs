@@ -24,8 +24,24 @@ fn big_log() -> Vec<u8> {
     writer.close().expect("writing to memory")
 }
 
+/// `logfmt args...` with its standard output to a file (read back into the output): `cat`
+/// prints a large log on several threads only into a file (to a pipe, its first record
+/// comes at once, from one reader).
+fn logfmt_into_file(args: &[&str], file: &std::path::Path) -> std::process::Output {
+    let out = std::fs::File::create(file).expect("the output file");
+    let mut output = std::process::Command::new(env!("CARGO_BIN_EXE_logfmt"))
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(out)
+        .output()
+        .expect("run logfmt");
+    output.stdout = std::fs::read(file).expect("the output file");
+    output
+}
+
 /// `logfmt verify --json`, `stats --json` and `cat --output json` of `log` with 1, 2 and 3
-/// threads: the same output, the same notes, the same status.
+/// threads: the same output, the same notes, the same status. `cat` with several threads
+/// prints into a file (where it reads in parallel), and to a pipe (where it does not).
 fn same_with_threads(dir: &std::path::Path, name: &str, log: &[u8]) -> TestResult {
     let path = dir.join(name);
     std::fs::write(&path, log)?;
@@ -48,7 +64,11 @@ fn same_with_threads(dir: &std::path::Path, name: &str, log: &[u8]) -> TestResul
             let mut args = vec![command];
             args.extend_from_slice(json);
             args.extend(["--threads", threads, p(&path)]);
-            logfmt(&args, b"")
+            if command == "cat" && threads != "1" {
+                logfmt_into_file(&args, &dir.join("cat.out"))
+            } else {
+                logfmt(&args, b"")
+            }
         };
         let one = run("1");
         assert!(status(&one) < 2, "{}", stderr(&one));
@@ -57,6 +77,15 @@ fn same_with_threads(dir: &std::path::Path, name: &str, log: &[u8]) -> TestResul
         } else {
             ["2", "3"].as_slice()
         };
+        if command == "cat" {
+            // To a pipe: one reader, the same output.
+            let mut args = vec![command];
+            args.extend_from_slice(json);
+            args.extend(["--threads", "2", p(&path)]);
+            let piped = logfmt(&args, b"");
+            assert!(piped.stdout == one.stdout, "cat {name} to a pipe");
+            assert_eq!(stderr(&piped), stderr(&one), "cat {name} to a pipe");
+        }
         for &threads in threads {
             let many = run(threads);
             assert!(

@@ -265,7 +265,7 @@ fn dump_shows_every_block_and_the_reading_order() -> TestResult {
     let dir = tempfile::tempdir()?;
     for (path, run) in images(dir.path()) {
         let ring = RingImage::find(&run.image).expect("a ring image");
-        let out = logfmt(&["dump", "--json", p(&path)], b"");
+        let out = logfmt(&["chunks", "--json", p(&path)], b"");
         assert_eq!(status(&out), 0, "{}", stderr(&out));
         let lines = json_lines(&out);
         assert_eq!(lines[0]["kind"], "ring");
@@ -313,7 +313,7 @@ fn dump_shows_every_block_and_the_reading_order() -> TestResult {
         assert_eq!(summary["kind"], "summary");
         assert_eq!(summary["damaged_bytes"], 0);
         assert_eq!(summary["blocks"], read.len());
-        let text = stdout(&logfmt(&["dump", p(&path)], b""));
+        let text = stdout(&logfmt(&["chunks", p(&path)], b""));
         let order: Vec<String> = ring.order().map(|b| b.to_string()).collect();
         assert!(
             text.contains(&format!("reading order: blocks {}", order.join(", "))),
@@ -336,7 +336,7 @@ fn export_writes_a_plain_log_of_the_records_cat_prints() -> TestResult {
         let records = unframe(&cat.stdout);
         assert_eq!(plain_records(&target), records);
         // A plain log: LevelDB's chunk types only, nothing erased, no ring.
-        let dump = logfmt(&["dump", "--json", p(&target)], b"");
+        let dump = logfmt(&["chunks", "--json", p(&target)], b"");
         for line in json_lines(&dump) {
             match line["kind"].as_str() {
                 Some("chunk") => {
@@ -486,7 +486,7 @@ fn blocks_of_another_lap_or_geometry_are_reported_not_resolved() -> TestResult {
         stderr(&out)
     );
     // dump and stats too.
-    let out = logfmt(&["dump", p(&mixed)], b"");
+    let out = logfmt(&["chunks", p(&mixed)], b"");
     assert!(stdout(&out).contains("the ring image disagrees: block"));
     let out = logfmt(&["stats", p(&mixed)], b"");
     assert!(stdout(&out).contains("disagrees"), "{}", stdout(&out));
@@ -569,7 +569,7 @@ fn an_image_cut_short_is_read_in_ring_order_and_its_shortfall_reported() -> Test
                 path.display()
             );
         }
-        let out = logfmt(&["dump", p(&cut)], b"");
+        let out = logfmt(&["chunks", p(&cut)], b"");
         assert!(stdout(&out).contains("reading order: blocks"));
         assert!(stdout(&out).contains("the ring image disagrees: the image is"));
         assert!(!stdout(&out).contains("unknown"), "{}", stdout(&out));

@@ -329,7 +329,7 @@ fn dump_shows_old_records_as_such() -> TestResult {
     let (file, _, end) = recycled_file();
     let path = dir.path().join("000010.log");
     fs::write(&path, &file)?;
-    let out = logfmt(&["dump", "--json", "--format", "auto", p(&path)], b"");
+    let out = logfmt(&["chunks", "--json", "--format", "auto", p(&path)], b"");
     assert_eq!(status(&out), 0, "{}", stderr(&out));
     let lines: Vec<Value> = stdout(&out)
         .lines()
@@ -365,7 +365,7 @@ fn dump_shows_old_records_as_such() -> TestResult {
     assert_eq!(summary["damaged_bytes"], 0);
     assert_eq!(summary["stale_bytes"], file.len() as u64 - end);
 
-    let out = logfmt(&["dump", "--format", "recyclable", p(&path)], b"");
+    let out = logfmt(&["chunks", "--format", "recyclable", p(&path)], b"");
     let text = stdout(&out);
     assert!(
         text.contains("old record (log 4): the end of this log"),
@@ -374,7 +374,7 @@ fn dump_shows_old_records_as_such() -> TestResult {
     assert!(text.contains("not damage"), "{text}");
     assert!(text.contains("RECYCLABLE_FIRST"), "{text}");
     // Read as the old log, its chunks are listed.
-    let out = logfmt(&["dump", "--json", "--log-number", "4", p(&path)], b"");
+    let out = logfmt(&["chunks", "--json", "--log-number", "4", p(&path)], b"");
     let text = stdout(&out);
     assert!(
         text.contains("\"log_number\": 10"),
@@ -421,7 +421,7 @@ fn ignorable_types_are_reported_or_skipped() -> TestResult {
         (0, &b"before\nafter\n"[..])
     );
     assert!(out.stderr.is_empty());
-    let out = logfmt(&["dump", "--ignorable-types", "skip", p(&path)], b"");
+    let out = logfmt(&["chunks", "--ignorable-types", "skip", p(&path)], b"");
     assert!(stdout(&out).contains("ignorable type"), "{}", stdout(&out));
     let out = logfmt(
         &["stats", "--json", "--ignorable-types", "skip", p(&path)],

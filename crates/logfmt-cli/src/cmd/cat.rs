@@ -59,8 +59,14 @@ const DECODE_LIMIT: usize = 16 << 20;
 #[derive(Debug, clap::Args)]
 pub(crate) struct CatArgs {
     /// How each record is printed.
-    #[arg(long, value_enum, value_name = "FORMAT", default_value_t)]
+    #[arg(short = 'o', long, value_enum, value_name = "FORMAT", default_value_t)]
     output: OutputFormat,
+    /// One JSON object per record: the same as --output json.
+    #[arg(long, conflicts_with = "output")]
+    json: bool,
+    /// Print at most N records (of all the files), then stop, as `head -n N` does.
+    #[arg(short = 'n', long, value_name = "N")]
+    limit: Option<u64>,
     /// Start at the first record that begins at or after this file offset (LevelDB's
     /// initial_offset).
     #[arg(long, value_name = "N", default_value_t = 0, conflicts_with = "range", value_parser = parse_offset)]
@@ -85,7 +91,7 @@ pub(crate) struct CatArgs {
     /// ("file truncated"), or whose name is given to a new file (a log rotated or replaced), is
     /// noted on standard error and read again from its start (the new file's). Without it, a
     /// file is read up to the length it had when it was opened.
-    #[arg(long)]
+    #[arg(short = 'f', long)]
     follow: bool,
     #[command(flatten)]
     read: ReadArgs,
@@ -94,6 +100,48 @@ pub(crate) struct CatArgs {
     /// The log files to read (`-`: standard input; a directory: a database).
     #[arg(value_name = "FILE", required = true)]
     files: Vec<PathBuf>,
+}
+
+impl CatArgs {
+    /// How each record is printed: --output, or json with --json.
+    fn format(&self) -> OutputFormat {
+        if self.json {
+            OutputFormat::Json
+        } else {
+            self.output
+        }
+    }
+}
+
+/// Why printing a file stopped before its end.
+#[derive(Debug)]
+enum Stop {
+    /// --limit records were printed: the command is done.
+    Limit,
+    /// A failure.
+    Failed(CliError),
+}
+
+impl<E: Into<CliError>> From<E> for Stop {
+    fn from(error: E) -> Self {
+        Self::Failed(error.into())
+    }
+}
+
+/// Whether standard output is a file (or a device that is not a terminal, as /dev/null):
+/// the only outputs a parallel pass (which prints nothing until its check of the whole log is
+/// done) cannot delay. A pipe or a terminal gets the first record as soon as it is read.
+fn output_is_a_file() -> bool {
+    use std::os::fd::AsFd;
+    use std::os::unix::fs::FileTypeExt;
+    let stdout = io::stdout();
+    !stdout.is_terminal()
+        && stdout
+            .as_fd()
+            .try_clone_to_owned()
+            .map(std::fs::File::from)
+            .and_then(|file| file.metadata())
+            .is_ok_and(|meta| meta.is_file() || meta.file_type().is_char_device())
 }
 
 /// What a record of `content` is called in a note.
@@ -118,15 +166,33 @@ pub(crate) fn run(args: &CatArgs) -> Result<(), CliError> {
     let several = targets.len() > 1;
     let stdout = io::stdout();
     let terminal = stdout.is_terminal();
-    if terminal && args.output == OutputFormat::Framed {
+    if terminal && args.format() == OutputFormat::Framed {
         return Err(CliError::Usage(
             "--output framed is binary: redirect standard output to a file or a pipe".into(),
         ));
     }
     let mut out = BufWriter::with_capacity(64 * 1024, stdout.lock());
+    let mut left = args.limit;
+    let parallel = output_is_a_file();
     for (i, target) in targets.iter().enumerate() {
         let follow = args.follow && i + 1 == targets.len();
-        while cat(args, target, several, terminal, follow, &mut out)? == Followed::Again {}
+        let mut print = Print {
+            several,
+            terminal,
+            follow,
+            parallel,
+            left: &mut left,
+        };
+        loop {
+            match cat(args, target, &mut print, &mut out)? {
+                Followed::Again => {}
+                Followed::Done => break,
+                Followed::Limit => {
+                    out.flush()?;
+                    return Ok(());
+                }
+            }
+        }
     }
     out.flush()?;
     Ok(())
@@ -139,6 +205,22 @@ enum Followed {
     Done,
     /// Followed, it was truncated or replaced: it is to be read again from its start.
     Again,
+    /// --limit records were printed.
+    Limit,
+}
+
+/// How the files are printed, and how many records are still to be printed.
+struct Print<'a> {
+    /// More than one file is printed.
+    several: bool,
+    /// Standard output is a terminal.
+    terminal: bool,
+    /// This file is followed after its last record.
+    follow: bool,
+    /// A parallel pass may print a large clean log (standard output is a file).
+    parallel: bool,
+    /// Records still to be printed (--limit).
+    left: &'a mut Option<u64>,
 }
 
 /// Whether the followed `log` was truncated (it is shorter than the `seen` length) or its
@@ -157,15 +239,14 @@ fn follow_change(log: &logfmt_std::LogFile, seen: &mut u64) -> Option<&'static s
     None
 }
 
-/// Prints the records of one file; `several` when more files are printed.
+/// Prints the records of one file.
 fn cat(
     args: &CatArgs,
     target: &Target,
-    several: bool,
-    terminal: bool,
-    follow: bool,
+    print: &mut Print<'_>,
     out: &mut impl Write,
 ) -> Result<Followed, CliError> {
+    let (several, terminal, follow) = (print.several, print.terminal, print.follow);
     let read = target.read_args(&args.read);
     let input = Input::open(&target.path, read.erased)?;
     input.say_disagreements();
@@ -184,7 +265,7 @@ fn cat(
     };
     let mut reader = LogReader::new(source, &options);
     let progress = Progress::none();
-    let mut content = match args.output {
+    let mut content = match args.format() {
         OutputFormat::Framed => Content::Raw,
         _ => args.decode.content(&target.path, target.kind),
     };
@@ -192,11 +273,11 @@ fn cat(
     // write-ahead log that holds something else is printed raw.
     let mut confirmed = args.decode != Decode::Auto || content == Content::Raw;
     let mut header = several;
-    let output = match args.output {
+    let output = match args.format() {
         OutputFormat::Lines if terminal => OutputFormat::Escaped,
         other => other,
     };
-    let style = match args.output {
+    let style = match args.format() {
         OutputFormat::Json => Style::Json,
         OutputFormat::Hex => Style::Text { hex: true },
         _ => Style::Text { hex: args.hex },
@@ -219,7 +300,15 @@ fn cat(
             || crate::parallel::first_record(&input, &options)?
                 .is_some_and(|first| crate::decode::decodes(content, &first)))
     };
-    if !follow && log.is_regular() && input.ring.is_none() && first_confirms()? {
+    // Only into a file, and without a limit: the parallel pass prints nothing until it has
+    // checked the whole log.
+    if print.parallel
+        && print.left.is_none()
+        && !follow
+        && log.is_regular()
+        && input.ring.is_none()
+        && first_confirms()?
+    {
         let decoded = content != Content::Raw;
         if decoded && header && style != Style::Json {
             writeln!(out, "==> {} <==", logfmt_std::EscapedPath::new(log.path()))?;
@@ -250,9 +339,18 @@ fn cat(
     }
     let mut printer = crate::decode::Printer::default();
     let shared = std::cell::RefCell::new((&mut *out, None));
-    let mut visit = |found: Found<'_>| -> Result<(), CliError> {
+    let left = &mut *print.left;
+    let mut visit = |found: Found<'_>| -> Result<(), Stop> {
         let (out, read_error) = &mut *shared.borrow_mut();
         let out = &mut **out;
+        let record = matches!(found, Found::Record { .. } | Found::Oversized(_));
+        if record {
+            match left {
+                Some(0) => return Err(Stop::Limit),
+                Some(n) => *n -= 1,
+                None => {}
+            }
+        }
         if let Found::Record { offset, data, .. } = &found
             && !confirmed
         {
@@ -343,9 +441,20 @@ fn cat(
                 *read_error = Some(error);
             }
         }
+        if record && *left == Some(0) {
+            // The last record asked for: nothing more is read.
+            return Err(Stop::Limit);
+        }
         Ok(())
     };
-    let mut outcome = scan(&mut reader, &progress, limit, &mut visit)?;
+    let stopped = |stop: Stop| match stop {
+        Stop::Limit => Ok(Followed::Limit),
+        Stop::Failed(error) => Err(error),
+    };
+    let mut outcome = match scan(&mut reader, &progress, limit, &mut visit) {
+        Ok(outcome) => outcome,
+        Err(stop) => return stopped(stop),
+    };
     let mut seen = log.len_at_open();
     while follow && shared.borrow().1.is_none() && outcome.failed_on.is_none() {
         // Nothing more yet: print what was read, wait, read on.
@@ -355,7 +464,10 @@ fn cat(
             super::say(log.path(), change);
             return Ok(Followed::Again);
         }
-        outcome = scan(&mut reader, &progress, limit, &mut visit)?;
+        outcome = match scan(&mut reader, &progress, limit, &mut visit) {
+            Ok(outcome) => outcome,
+            Err(stop) => return stopped(stop),
+        };
     }
     let (out, read_error) = shared.into_inner();
     out.flush()?;

@@ -1,4 +1,4 @@
-//! `logfmt dump`: the physical layout of a log, chunk by chunk.
+//! `logfmt chunks` (formerly `logfmt dump`): the physical layout of a log, chunk by chunk.
 
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
@@ -18,6 +18,10 @@ use crate::output::write_json_line;
 use crate::progress::Progress;
 
 /// Print every chunk of a log, and every region that is not a chunk.
+///
+/// The physical view. For the decoded records, as `leveldbutil dump` prints them, use
+/// `logfmt cat`. `logfmt dump` is a deprecated alias of this command (it says so on standard
+/// error).
 ///
 /// Each block is walked as LevelDB's reader walks it: chunks with their file offset, type,
 /// payload length and checksum state; block trailers; and the regions that end a block early,
@@ -438,7 +442,7 @@ fn run_one(args: &DumpArgs, path: &std::path::Path, several: bool) -> Result<(),
         )?;
     }
     let (view, _) = View::new(&input, args.erased, &args.format)?;
-    let progress = Progress::bytes("dump", log.len_at_open());
+    let progress = Progress::bytes("chunks", log.len_at_open());
     // Where a run of zero headers that may reach the end of the file began.
     let mut zeros_from = None;
     let layout = walk(&input, view, &progress, |item, view, layout| {

@@ -16,9 +16,12 @@ use std::io::Write;
 use std::path::Path;
 
 /// Prints a damage note to standard error: one line with the offset, the bytes concerned and
-/// the reason (LevelDB's, for what LevelDB reports).
+/// the reason (LevelDB's, for what LevelDB reports, with its gloss).
 fn note(path: &Path, damage: &Damage) {
-    say(path, &damage.to_string());
+    say(
+        path,
+        &format!("{damage}{}", crate::gloss::Suffix(&damage.kind)),
+    );
 }
 
 /// Prints `logfmt: FILE: message` on standard error.

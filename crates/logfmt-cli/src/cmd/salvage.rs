@@ -19,7 +19,7 @@ use crate::scan::{Found, scan};
 
 /// Copy every record that can be recovered from a log into a new, clean log.
 ///
-/// IN is read past every damaged region (LevelDB's resynchronisation, as --recovery skip
+/// IN is read past every damaged region (LevelDB's resynchronisation, as `cat --recovery skip`
 /// reads it); each complete record is written to a temporary file beside OUT, which is
 /// synced and then renamed over OUT (and the directory synced): OUT is replaced whole, or
 /// left as it was if anything fails, with no temporary file left behind. OUT is refused if
@@ -216,7 +216,7 @@ pub(crate) fn run(args: &SalvageArgs) -> Result<(), CliError> {
                     "  offset {:>width$}: {}: {}",
                     d.offset,
                     plural(d.bytes, "byte"),
-                    d.kind
+                    crate::gloss::Glossed(&d.kind)
                 )?;
             }
             if lost.left_out() > 0 {

@@ -20,7 +20,7 @@ use crate::scan::{COUNTING, Found, scan};
 /// Print statistics about a log: records and their sizes, chunks per type, blocks, the space
 /// taken by headers and trailers, and damage.
 ///
-/// Records are read as LevelDB reads them; damage is everything --recovery skip reports (what
+/// Records are read as LevelDB reads them; damage is everything `cat --recovery skip` reports (what
 /// LevelDB reports, plus a torn tail and silently skipped regions).
 ///
 /// --json prints one JSON object with these keys, in this order: "bytes", "blocks",
@@ -243,6 +243,7 @@ fn run_one(
         &options,
         threads,
         COUNTING,
+        &Progress::bytes("stats", log.len_at_open()),
         |part: &mut Part, found| part.add(content, confirmed, found),
     )?;
     let layouts = match in_parts {

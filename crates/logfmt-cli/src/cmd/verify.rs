@@ -10,7 +10,7 @@ use logfmt_std::{
 };
 
 use crate::decode::{Content, Decode, Undecoded};
-use crate::error::{CliError, EXIT_BAD_DATA, EXIT_OK};
+use crate::error::{CliError, EXIT_BAD_DATA, EXIT_NOT_A_LOG, EXIT_OK};
 use crate::image::Input;
 use crate::options::ReadArgs;
 use crate::output::write_json_line;
@@ -27,6 +27,10 @@ use crate::scan::{COUNTING, Found, scan};
 /// Exit status:
 /// 0 if nothing was reported, 1 if damage was found or records are known lost, 2 on a usage
 /// or I/O error (a read error is also reported as LevelDB reports it: a drop of 32768 bytes).
+/// 3 if the file is not a log: no record could be read from it, and its first 7 bytes are no
+/// chunk header (text, random data, a file of another format); one line says so, and --json
+/// adds "not_a_log": "text" or "other_bytes". An empty file, a file of zeros and a log whose
+/// only record is torn are logs (status 0).
 /// A log that ends in damage with well-formed chunks after it has lost records even where
 /// LevelDB's reader ends the log there without a report: the status is 1, and --json lists
 /// the damage among the "corruptions".
@@ -67,7 +71,7 @@ use crate::scan::{COUNTING, Found, scan};
 ///
 /// Several files are checked one after the other, each reported on its own (in JSON, one
 /// object per file, ending with "file": its path), then a line counting the files with
-/// damage; the exit status is 1 if any has damage. A LevelDB or RocksDB database directory
+/// damage; the exit status is 1 if any has damage, else 3 if any is not a log. A LevelDB or RocksDB database directory
 /// stands for its MANIFEST and its live write-ahead logs, so that the report says which file
 /// holds which damage.
 #[derive(Debug, clap::Args)]
@@ -227,8 +231,9 @@ struct Summary {
     zero_fill: Option<crate::story::Tail>,
     /// The stale bytes are Pebble's EOF trailer.
     pebble_eof: bool,
-    /// No record, only damage or a torn tail: why this may not be a log at all.
-    not_a_log: Option<&'static str>,
+    /// No record, only damage or a torn tail, and no chunk header at offset 0: not a log at
+    /// all (exit status 3).
+    not_a_log: Option<crate::story::NotALog>,
     /// Records whose content (a WriteBatch, a VersionEdit) could not be decoded: where, and
     /// why (the first ones, and a count).
     undecoded: Reports<(u64, Undecoded)>,
@@ -282,6 +287,8 @@ impl Summary {
             undecoded_not_shown: Option<u64>,
             #[serde(skip_serializing_if = "Option::is_none")]
             logfmt_only: Option<Packed>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            not_a_log: Option<&'static str>,
             #[serde(skip_serializing_if = "Option::is_none")]
             file: Option<String>,
         }
@@ -383,6 +390,7 @@ impl Summary {
             undecoded_total: (self.undecoded.left_out() > 0).then(|| self.undecoded.count()),
             undecoded_not_shown: Some(self.undecoded.left_out()).filter(|&n| n > 0),
             logfmt_only: (self.packed.records > 0).then_some(self.packed),
+            not_a_log: self.not_a_log.map(crate::story::NotALog::name),
             file,
         };
         write_json_line(out, &doc)
@@ -396,6 +404,15 @@ impl Summary {
         summary: bool,
     ) -> io::Result<()> {
         use super::plural;
+        if let Some(not) = self.not_a_log {
+            // One line: the damage found reading it says nothing more.
+            return writeln!(
+                out,
+                "{}: {}",
+                logfmt_std::EscapedPath::new(file),
+                not.explain()
+            );
+        }
         write!(
             out,
             "{}: {}, {} of payload, ",
@@ -460,7 +477,7 @@ impl Summary {
                 "  offset {:>width$}: {} {verb}: {}",
                 d.offset,
                 plural(d.bytes, "byte"),
-                d.kind
+                crate::gloss::Glossed(&d.kind)
             )?;
         }
         let mut undecoded = self.undecoded.kept().iter();
@@ -512,8 +529,6 @@ impl Summary {
                 tail.offset,
                 plural(chunks, "well-formed chunk"),
             )?;
-        } else if let Some(hint) = self.not_a_log {
-            writeln!(out, "  hint: {hint}")?;
         } else if let Some(tail) = self.tail
             && self.recovery == RecoveryMode::TolerateCorruptedTailRecords
         {
@@ -573,9 +588,12 @@ pub(crate) fn run(args: &VerifyArgs) -> Result<ExitCode, CliError> {
     let targets = crate::targets::expand(&args.files)?;
     let several = targets.len() > 1;
     let mut damaged = 0u64;
+    let mut not_logs = 0u64;
     for target in &targets {
-        if run_one(args, target, several)? != EXIT_OK {
-            damaged += 1;
+        match run_one(args, target, several)? {
+            EXIT_OK => {}
+            EXIT_NOT_A_LOG => not_logs += 1,
+            _ => damaged += 1,
         }
     }
     if several && !args.json {
@@ -584,17 +602,24 @@ pub(crate) fn run(args: &VerifyArgs) -> Result<ExitCode, CliError> {
             out,
             "{} read: {}",
             super::plural(targets.len() as u64, "file"),
-            if damaged == 0 {
-                "no damage".to_string()
-            } else {
-                format!("{} with damage", super::plural(damaged, "file"))
+            match (damaged, not_logs) {
+                (0, 0) => "no damage".to_string(),
+                (damaged, 0) => format!("{} with damage", super::plural(damaged, "file")),
+                (0, not) => format!("{} not a log", super::plural(not, "file")),
+                (damaged, not) => format!(
+                    "{} with damage, {} not a log",
+                    super::plural(damaged, "file"),
+                    super::plural(not, "file")
+                ),
             }
         );
     }
-    Ok(ExitCode::from(if damaged == 0 {
-        EXIT_OK
-    } else {
+    Ok(ExitCode::from(if damaged > 0 {
         EXIT_BAD_DATA
+    } else if not_logs > 0 {
+        EXIT_NOT_A_LOG
+    } else {
+        EXIT_OK
     }))
 }
 
@@ -644,6 +669,7 @@ fn run_one(
         &options,
         args.threads.count(),
         COUNTING,
+        &Progress::bytes("verify", log.len_at_open()),
         |tally: &mut Tally, found| tally.add(content, confirmed, auto, keep, found),
     )?;
     let (outcome, stale) = if let Some(clean) = clean {
@@ -741,7 +767,8 @@ fn run_one(
             log,
             summary.records,
             !summary.damage.is_empty() || summary.tail.is_some(),
-        );
+        )
+        .filter(|_| args.offset == 0);
     }
     summary.stopped_at = match outcome.ending {
         Some(Ending::Stopped(damage)) => Some(input.damage(damage)),
@@ -777,7 +804,9 @@ fn run_one(
         Err(e) => return Err(e.into()),
         Ok(()) => {}
     }
-    let status = if summary.damaged() {
+    let status = if summary.not_a_log.is_some() {
+        EXIT_NOT_A_LOG
+    } else if summary.damaged() {
         EXIT_BAD_DATA
     } else {
         EXIT_OK
