@@ -1,36 +1,12 @@
 //! Plain words after LevelDB's terse reasons, in the text output of `cat`, `verify`,
 //! `salvage` and `export`: `missing start of fragmented record(2) (a record's first part was
-//! lost, so its later parts are skipped)`. JSON keeps the bare reason.
+//! lost, so its later parts are skipped)`, in the words of [`logfmt_std::layout::gloss`]. JSON
+//! keeps the bare reason.
 
 use std::fmt;
 
-use logfmt_std::{CorruptionKind, DamageKind};
-
-/// What LevelDB's reason for `kind` means, in plain words; `None` where the reason says it
-/// plainly already.
-pub(crate) fn gloss(kind: &CorruptionKind) -> Option<&'static str> {
-    Some(match kind {
-        CorruptionKind::ChecksumMismatch => {
-            "a chunk's bytes do not match its checksum, so the rest of its 32 KiB block is skipped"
-        }
-        CorruptionKind::BadRecordLength => {
-            "a chunk's length runs past the end of its block, so the rest of the block is skipped"
-        }
-        CorruptionKind::UnknownRecordType(_) => {
-            "a chunk of a type this reader does not know is skipped"
-        }
-        CorruptionKind::PartialRecordBeforeFull | CorruptionKind::PartialRecordBeforeFirst => {
-            "a record's last part was lost, so its first parts are skipped"
-        }
-        CorruptionKind::MiddleWithoutStart | CorruptionKind::LastWithoutStart => {
-            "a record's first part was lost, so its later parts are skipped"
-        }
-        CorruptionKind::ErrorInMiddleOfRecord => {
-            "damage cut a record in two, so its parts read so far are skipped"
-        }
-        _ => return None,
-    })
-}
+use logfmt_std::DamageKind;
+use logfmt_std::layout::gloss;
 
 /// A damage's reason, then its gloss in parentheses where it has one.
 #[derive(Debug, Clone, Copy)]
@@ -50,12 +26,9 @@ pub(crate) struct Suffix<'a>(pub(crate) &'a DamageKind);
 
 impl fmt::Display for Suffix<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.0 {
-            DamageKind::Corruption(kind) => match gloss(kind) {
-                Some(words) => write!(f, " ({words})"),
-                None => Ok(()),
-            },
-            _ => Ok(()),
+        match gloss(self.0) {
+            Some(words) => write!(f, " ({words})"),
+            None => Ok(()),
         }
     }
 }
@@ -63,6 +36,7 @@ impl fmt::Display for Suffix<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use logfmt_std::CorruptionKind;
 
     #[test]
     fn leveldbs_reasons_get_plain_words_and_other_kinds_none() {

@@ -25,7 +25,7 @@ use std::io::{self, Read, Seek, SeekFrom};
 
 use logfmt_core::block::{BlockParser, ChunkClass, ChunkRules, Parsed};
 use logfmt_core::format::RESUME_TYPE;
-use logfmt_core::{BLOCK_SIZE, FragmentKind, ReadOptions, RecordType};
+use logfmt_core::{BLOCK_SIZE, CorruptionKind, FragmentKind, ReadOptions, RecordType};
 
 use crate::reader::Bounded;
 use crate::recovery::{Damage, DamageKind, Ending, ReadError};
@@ -144,11 +144,12 @@ impl SpanKind {
             ),
             SpanKind::BadLength { declared } => format!(
                 "bad record length: the header says {declared} bytes, past the block's end; {}",
-                gloss("bad record length")
+                gloss(&DamageKind::Corruption(CorruptionKind::BadRecordLength)).unwrap_or_default()
             ),
             SpanKind::ChecksumMismatch { stored, computed } => format!(
                 "checksum mismatch (stored {stored:#010x}, computed {computed:#010x}); {}",
-                gloss("checksum mismatch")
+                gloss(&DamageKind::Corruption(CorruptionKind::ChecksumMismatch))
+                    .unwrap_or_default()
             ),
         })
     }
@@ -278,51 +279,44 @@ pub fn block_spans(block: &[u8], block_offset: u64, rules: &mut ChunkRules) -> V
     spans
 }
 
-/// LevelDB's terse reason for a drop, in plain words.
+/// What LevelDB's terse reason for a drop means, in plain words; `None` where the reason says
+/// it plainly already (or the damage is not a drop LevelDB reports).
 ///
 /// ```
 /// use logfmt_std::layout::gloss;
-/// assert_eq!(
-///     gloss("missing start of fragmented record(2)"),
-///     "a record's first part was lost, so its later parts are skipped"
-/// );
+/// use logfmt_std::{CorruptionKind, DamageKind};
+///
+/// let last = DamageKind::Corruption(CorruptionKind::LastWithoutStart);
+/// assert_eq!(last.to_string(), "missing start of fragmented record(2)");
+/// assert_eq!(gloss(&last), Some("a record's first part was lost, so its later parts are skipped"));
+/// assert_eq!(gloss(&DamageKind::TornTail), None);
 /// ```
 #[must_use]
-pub fn gloss(reason: &str) -> &'static str {
-    match reason {
-        "checksum mismatch" => {
-            "the bytes changed after they were written; the rest of the block is dropped"
+pub fn gloss(kind: &DamageKind) -> Option<&'static str> {
+    let DamageKind::Corruption(kind) = kind else {
+        return None;
+    };
+    Some(match kind {
+        CorruptionKind::ChecksumMismatch => {
+            "a chunk's bytes do not match its checksum, so the rest of its 32 KiB block is skipped"
         }
-        "bad record length" => {
-            "a chunk's length runs past its block; the rest of the block is dropped"
+        CorruptionKind::BadRecordLength => {
+            "a chunk's length runs past the end of its block, so the rest of the block is skipped"
         }
-        "partial record without end(1)" => {
-            "a record was begun but never finished before a whole record came"
+        CorruptionKind::UnknownRecordType(_) => {
+            "a chunk of a type this reader does not know is skipped"
         }
-        "partial record without end(2)" => {
-            "a record was begun but never finished before another record began"
+        CorruptionKind::PartialRecordBeforeFull | CorruptionKind::PartialRecordBeforeFirst => {
+            "a record's last part was lost, so its first parts are skipped"
         }
-        "missing start of fragmented record(1)" | "missing start of fragmented record(2)" => {
+        CorruptionKind::MiddleWithoutStart | CorruptionKind::LastWithoutStart => {
             "a record's first part was lost, so its later parts are skipped"
         }
-        "error in middle of record" => {
-            "damage inside a record that spans blocks: the whole record is lost"
+        CorruptionKind::ErrorInMiddleOfRecord => {
+            "damage cut a record in two, so its parts read so far are skipped"
         }
-        "read error" => "the file could not be read here; one block is counted as lost",
-        r if r.starts_with("unknown record type") => {
-            "a chunk of a type this reader does not know (LevelDB drops it)"
-        }
-        r if r.starts_with("unexpected legacy record type") => {
-            "a LevelDB-format chunk inside a RocksDB recyclable log (RocksDB drops it)"
-        }
-        r if r.starts_with("bad pack") => {
-            "a pack of small records is damaged: its records are lost"
-        }
-        r if r.starts_with("compressed record does not decompress") => {
-            "a compressed record's bytes do not decompress: its records are lost"
-        }
-        _ => "bytes the reader could not read",
-    }
+        _ => return None,
+    })
 }
 
 /// What a block is, for a map: the most telling of what was found in it.

@@ -232,14 +232,11 @@ impl<'a> Scan<'a> {
         report.corruptions = survey
             .corruptions
             .iter()
-            .map(|damage| {
-                let reason = damage.kind.to_string();
-                Corruption {
-                    offset: damage.offset,
-                    bytes: damage.bytes,
-                    gloss: gloss(&reason),
-                    reason,
-                }
+            .map(|damage| Corruption {
+                offset: damage.offset,
+                bytes: damage.bytes,
+                reason: damage.kind.to_string(),
+                gloss: gloss(&damage.kind).unwrap_or_default(),
             })
             .collect();
         if report.tail.is_none() {

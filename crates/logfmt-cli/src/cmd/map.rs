@@ -182,14 +182,11 @@ fn gather(args: &MapArgs, path: &Path) -> Result<(MapReport, Input, ReadOptions)
         damage: survey
             .corruptions
             .iter()
-            .map(|d| {
-                let reason = d.kind.to_string();
-                DamageLine {
-                    offset: d.offset,
-                    bytes: d.bytes,
-                    gloss: logfmt_std::layout::gloss(&reason),
-                    reason,
-                }
+            .map(|d| DamageLine {
+                offset: d.offset,
+                bytes: d.bytes,
+                reason: d.kind.to_string(),
+                gloss: logfmt_std::layout::gloss(&d.kind).unwrap_or_default(),
             })
             .collect(),
         tail,
