@@ -120,8 +120,11 @@ fn ensure_wasm_bindgen() -> Result<PathBuf> {
     println!("installing wasm-bindgen-cli {version} (the version of Cargo.lock's wasm-bindgen)");
     let install = |locked: &[&str]| {
         Cmd::cargo()
+            // A debug build: it compiles in about half the time, and runs for a second on a
+            // module this size.
             .args([
                 "install",
+                "--debug",
                 "wasm-bindgen-cli",
                 "--version",
                 &version,
