@@ -6,6 +6,7 @@ use logfmt_std::{AtomicLog, LogFile, Oversized, ReadOptions, RecordStream};
 
 use crate::error::CliError;
 use crate::image::Input;
+use crate::scan::Found;
 
 /// The most bytes of a record `salvage` and `export` hold: a longer record is streamed from
 /// its file (a pack or compressed record, which cannot be, is reported and not copied).
@@ -19,6 +20,46 @@ pub(crate) fn limit(input: &Input) -> usize {
         HELD
     } else {
         crate::scan::UNLIMITED
+    }
+}
+
+/// Copies the record `found` (a record, or one too long to hold) from `input` into `writer`:
+/// whole, or streamed from the file; returns its payload bytes. A pack or compressed record too
+/// long to decode is said on standard error (`command` names the command) and not copied:
+/// `None`, as for anything that is not a record.
+///
+/// # Errors
+/// As [`streamed`], or writing failed.
+pub(crate) fn record(
+    writer: &mut AtomicLog,
+    input: &Input,
+    read: &ReadOptions,
+    found: &Found<'_>,
+    command: &str,
+) -> Result<Option<u64>, CliError> {
+    match found {
+        Found::Record { data, .. } => {
+            writer.add_record(data).map_err(CliError::unchanged)?;
+            Ok(Some(data.len() as u64))
+        }
+        Found::Oversized(record) if record.coded => {
+            crate::cmd::say(
+                input.log.path(),
+                &format!(
+                    "offset {}: a pack or compressed record of {} bytes or more once decoded, \
+                     more than the {} MiB {command} decodes: not copied",
+                    input.offset(record.offset),
+                    record.len,
+                    HELD >> 20
+                ),
+            );
+            Ok(None)
+        }
+        Found::Oversized(record) => {
+            streamed(writer, &input.log, read, record)?;
+            Ok(Some(record.len))
+        }
+        _ => Ok(None),
     }
 }
 

@@ -124,27 +124,13 @@ pub(crate) fn run(args: &SalvageArgs) -> Result<(), CliError> {
         crate::copy::limit(&input),
         |found| -> Result<(), CliError> {
             match found {
-                Found::Record { data, .. } => {
-                    writer.add_record(data).map_err(CliError::unchanged)?;
-                    records += 1;
-                    payload += data.len() as u64;
-                }
-                Found::Oversized(record) if record.coded => {
-                    super::say(
-                        log.path(),
-                        &format!(
-                            "offset {}: a pack or compressed record of {} bytes or more once \
-                             decoded, more than the {} MiB salvage decodes: not copied",
-                            input.offset(record.offset),
-                            record.len,
-                            crate::copy::HELD >> 20
-                        ),
-                    );
-                }
-                Found::Oversized(record) => {
-                    crate::copy::streamed(&mut writer, log, &options.read, &record)?;
-                    records += 1;
-                    payload += record.len;
+                Found::Record { .. } | Found::Oversized(_) => {
+                    let copied =
+                        crate::copy::record(&mut writer, &input, &options.read, &found, "salvage")?;
+                    if let Some(bytes) = copied {
+                        records += 1;
+                        payload += bytes;
+                    }
                 }
                 Found::Damage(d) => lost.push(input.damage(d)),
                 Found::ReadError { error, corruption } => {
