@@ -13,8 +13,13 @@ use serde_json::Value;
 
 const BLOCK: u64 = 32_768;
 
+/// The LevelDB vectors (`tests/leveldb`, a link the package carries as files).
+fn vector_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/leveldb")
+}
+
 fn vectors() -> Vec<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/leveldb");
+    let dir = vector_dir();
     let mut logs: Vec<PathBuf> = std::fs::read_dir(&dir)
         .expect("the vectors")
         .map(|e| e.expect("an entry").path())
@@ -22,6 +27,19 @@ fn vectors() -> Vec<PathBuf> {
         .collect();
     logs.sort();
     logs
+}
+
+/// A log of 2000 records written by `logfmt write` into `dir`, with one byte flipped in its
+/// first block: a damaged log.
+fn damaged_log(dir: &Path) -> PathBuf {
+    let path = dir.join("000007.log");
+    let lines: String = (0..2000).map(|i| format!("record {i:05}\n")).collect();
+    let output = logfmt(&["write", p(&path)], lines.as_bytes());
+    assert_eq!(status(&output), 0, "{}", stderr(&output));
+    let mut bytes = std::fs::read(&path).expect("reads");
+    bytes[20_000] ^= 0x40;
+    std::fs::write(&path, bytes).expect("writes");
+    path
 }
 
 fn map_json(path: &Path) -> Value {
@@ -86,7 +104,7 @@ fn the_map_of_every_vector_agrees_with_verify() {
 
 #[test]
 fn known_vectors_draw_as_expected() {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/leveldb");
+    let dir = vector_dir();
     for (name, expected) in [
         ("checksum_mismatch.log", "X"),
         ("fragmentation.log", "....."),
@@ -101,7 +119,8 @@ fn known_vectors_draw_as_expected() {
 
 #[test]
 fn a_damaged_log_is_damaged_where_verify_says() {
-    let log = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/damaged/000007.log");
+    let dir = tempfile::tempdir().expect("a directory");
+    let log = damaged_log(dir.path());
     let map = map_json(&log);
     let verify = verify_json(&log);
     let damaged = damaged_blocks(&verify);
@@ -155,7 +174,8 @@ fn a_ring_image_shows_its_newest_and_oldest_blocks() {
 
 #[test]
 fn without_a_terminal_the_map_is_letters_only() {
-    let log = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/damaged/000007.log");
+    let dir = tempfile::tempdir().expect("a directory");
+    let log = damaged_log(dir.path());
     let output = logfmt(&["map", "--width", "16", p(&log)], b"");
     assert_eq!(status(&output), 0);
     let text = stdout(&output);
@@ -171,7 +191,7 @@ fn without_a_terminal_the_map_is_letters_only() {
 #[test]
 fn the_picture_is_self_contained_and_never_replaces_a_file_unasked() {
     let dir = tempfile::tempdir().expect("a directory");
-    let log = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/damaged/000007.log");
+    let log = damaged_log(dir.path());
     let out = dir.path().join("map.html");
     let output = logfmt(&["map", "--html", p(&out), p(&log)], b"");
     assert_eq!(status(&output), 0, "{}", stderr(&output));
