@@ -38,6 +38,7 @@ mod gloss;
 mod image;
 mod input;
 mod layout;
+mod map_report;
 mod options;
 mod output;
 mod parallel;
