@@ -110,3 +110,49 @@ impl Drop for Progress {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A bar drawn nowhere, as `bytes` makes on a terminal.
+    fn hidden(total: u64) -> Progress {
+        Progress(Some(Bar::Whole {
+            bar: ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden()),
+            shared: Arc::new(AtomicU64::new(0)),
+        }))
+    }
+
+    fn position(progress: &Progress) -> u64 {
+        match &progress.0 {
+            Some(Bar::Whole { bar, .. } | Bar::Part { bar, .. }) => bar.position(),
+            None => 0,
+        }
+    }
+
+    #[test]
+    fn parts_add_the_bytes_each_has_read_since_its_start() {
+        let whole = hidden(300);
+        let first = whole.part(0);
+        let second = whole.part(100);
+        first.set(40);
+        second.set(130);
+        assert_eq!(position(&whole), 70);
+        // An offset reported twice, or one behind, adds nothing.
+        second.set(130);
+        second.set(120);
+        first.set(100);
+        second.set(200);
+        assert_eq!(position(&whole), 200);
+        drop((first, second));
+        assert_eq!(position(&whole), 200);
+    }
+
+    #[test]
+    fn no_bar_has_no_parts() {
+        let none = Progress::none();
+        let part = none.part(10);
+        part.set(20);
+        assert!(part.0.is_none());
+    }
+}
