@@ -6,6 +6,7 @@ pub mod durable;
 pub mod flash;
 pub mod pack;
 pub mod paths;
+pub mod queue;
 pub mod wal_size;
 
 use std::hint::black_box;

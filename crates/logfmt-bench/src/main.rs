@@ -24,7 +24,9 @@
 //!
 //! The flash comparison: logfmt's flash writers and `sequential-storage`'s queue on the same
 //! simulated NOR flash, one `FLASH ...` line per case, then the read costs, one `FLASH-READ ...`
-//! line per word size and implementation (see `logfmt_bench::flash`).
+//! line per word size and implementation (see `logfmt_bench::flash`), then the store-and-forward
+//! cycle (log, deliver, release), one `QUEUE ...` line per word size and implementation (see
+//! `logfmt_bench::queue`).
 //!
 //! ```text
 //! logfmt-bench durable --dir DIR [--seconds S] [--record BYTES] THREADS [THREADS ...]
@@ -206,7 +208,8 @@ fn flash_mode(args: &[String]) -> ExitCode {
         }
     }
     let run = logfmt_bench::flash::run(options, &mut |line| println!("{line}"))
-        .and_then(|()| logfmt_bench::flash::read_costs(&mut |line| println!("{line}")));
+        .and_then(|()| logfmt_bench::flash::read_costs(&mut |line| println!("{line}")))
+        .and_then(|()| logfmt_bench::queue::run(&mut |line| println!("{line}")));
     match run {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
