@@ -9,10 +9,13 @@
 //!   again (mid-record, mid-flush, mid-erase), rebooting after each cut, under QEMU (or on the
 //!   host without it); then the `logfmt` CLI reads the flash image back.
 //!
-//! This module builds the firmware; [`emulator`] installs and runs QEMU.
+//! This module builds the firmware; [`emulator`] installs and runs QEMU. [`example`] builds
+//! the nRF52840 example (`crates/logfmt-example-nrf`, a workspace of its own too), whose size
+//! [`size`] reports beside the reference firmware's.
 
 pub(crate) mod demo;
 mod emulator;
+pub(crate) mod example;
 pub(crate) mod qemu;
 pub(crate) mod size;
 

@@ -6,6 +6,7 @@
 use std::time::{Duration, Instant};
 
 use crate::cmd::{Cmd, Error, Result, banner, fmt_duration};
+use crate::firmware::example;
 use crate::toolchain::{
     CARGO_SHEAR, MSRV, THUMB_TARGETS, THUMBV7EM, THUMBV7M, ensure_cargo_tool, ensure_targets,
     ensure_toolchain,
@@ -81,14 +82,16 @@ pub(crate) const TASKS: &[Task] = &[
         name: "fmt",
         aliases: &[],
         flags: &["--check"],
-        about: "cargo fmt --all (with --check: fail if anything would change)",
+        about: "cargo fmt --all, and of the nRF52840 example (with --check: fail if anything \
+                would change)",
         run: |flags| fmt(flags.iter().any(|f| f == "--check")),
     },
     Task {
         name: "lint",
         aliases: &["clippy"],
         flags: &[],
-        about: "clippy -D warnings: the workspace on the host, logfmt-core on thumbv7em",
+        about: "clippy -D warnings: the workspace on the host, logfmt-core and the nRF52840 \
+                example on thumbv7em",
         run: |_| lint(),
     },
     Task {
@@ -116,7 +119,8 @@ pub(crate) const TASKS: &[Task] = &[
         name: "targets",
         aliases: &["check-targets"],
         flags: &[],
-        about: "install the thumbv7 targets if needed; build logfmt-core for them",
+        about: "install the thumbv7 targets if needed; build logfmt-core for them, and the \
+                nRF52840 example (crates/logfmt-example-nrf, release)",
         run: |_| targets(),
     },
     Task {
@@ -146,7 +150,8 @@ pub(crate) const TASKS: &[Task] = &[
         name: "size",
         aliases: &[],
         flags: &["--check"],
-        about: "flash/RAM/stack of a reference firmware (with --check: fail over budget)",
+        about: "flash/RAM/stack of a reference firmware, and flash/RAM of the nRF52840 example \
+                (with --check: fail over budget)",
         run: |flags| firmware::size::run(flags.iter().any(|f| f == "--check")),
     },
     Task {
@@ -359,7 +364,7 @@ fn fmt(check: bool) -> Result {
     if check {
         cmd = cmd.args(["--", "--check"]);
     }
-    cmd.run().map_err(|e| {
+    cmd.run().and_then(|()| example::fmt(check)).map_err(|e| {
         if check {
             Error::Failed(format!("{e}\n  (run `cargo xtask fmt` to fix formatting)"))
         } else {
@@ -410,7 +415,7 @@ fn lint() -> Result {
             .args(["--", "-D", "warnings"])
             .run()?;
     }
-    Ok(())
+    example::lint()
 }
 
 // ---------------------------------------------------------------- deps
@@ -480,6 +485,7 @@ const DEPS_DIRS: &[&str] = &[
     "tests/firmware",
     "tests/fuzz",
     "crates/logfmt-datafusion",
+    example::EXAMPLE,
 ];
 
 // ---------------------------------------------------------------- test
@@ -544,7 +550,8 @@ fn targets() -> Result {
         }
         cmd.run()?;
     }
-    Ok(())
+    // The firmware example on a real chip's HAL (its own workspace and lockfile).
+    example::build().map(drop)
 }
 
 // ---------------------------------------------------------------- msrv

@@ -139,6 +139,8 @@ pub(crate) fn run(check: bool) -> Result {
         }
     }
     let baseline = baseline.unwrap_or_default();
+    // The nRF52840 example, whole: a firmware on a real chip's HAL.
+    let example = elf_sections(&super::example::build()?)?;
 
     // State sizes and stack high-water marks, from the stack probe under QEMU.
     let stack = match stack_elf {
@@ -201,6 +203,21 @@ pub(crate) fn run(check: bool) -> Result {
             }
         }
     }
+    let _ = writeln!(out);
+    line(
+        &mut out,
+        "nRF52840 example (whole firmware)",
+        &example,
+        None,
+    );
+    let _ = writeln!(
+        out,
+        "  (crates/logfmt-example-nrf: embassy-nrf's NVMC driver made async, the ring's async \
+         writer and reader, an executor, a timer, defmt over RTT; flash {} B, static RAM {} B \
+         (.data + .bss, defmt-rtt's 1 KiB buffer included), its main task's futures included)",
+        example.flash(),
+        example.ram()
+    );
     // The first probe row: writer + reader with the default 1 KiB table.
     let first = rows.iter().find_map(|(_, s)| *s).unwrap_or_default();
     let flash_cost = cost_of(&first);

@@ -1,0 +1,112 @@
+//! A sensor logger on an nRF52840 that keeps its samples in a logfmt ring log in the chip's
+//! internal flash, through embassy-nrf's NVMC driver, and delivers them oldest first.
+//!
+//! Every [`SAMPLE_PERIOD`] it reads the die temperature (the `TEMP` peripheral, async) and
+//! appends a [`Sample`] to the log with [`AsyncWordWriter`], flushed at once (durable when
+//! `flush` returns). Every [`SAMPLES_PER_DELIVERY`] samples it reads the log back with
+//! [`AsyncWordReader`] and delivers the records not yet delivered, oldest first
+//! ([`deliver`](delivery::deliver)), as defmt lines over RTT (the place an uplink would go).
+//!
+//! The log's region is the last 128 KiB of the flash ([`LOG_START`], [`LOG_LEN`]; `memory.x`
+//! keeps the program out of it): a ring of four 32 KiB blocks over 4 KiB pages, so the device
+//! logs for its whole life, the oldest samples ageing out. The NVMC driver is blocking; the
+//! log runs over it through embassy-embedded-hal's `BlockingAsync` adapter and a `Partition`
+//! of the region, which the writer and the reader share through a mutex.
+
+#![no_std]
+#![no_main]
+
+mod delivery;
+mod sample;
+
+use defmt_rtt as _;
+use panic_probe as _;
+
+use embassy_embedded_hal::adapter::BlockingAsync;
+use embassy_embedded_hal::flash::partition::Partition;
+use embassy_executor::Spawner;
+use embassy_nrf::bind_interrupts;
+use embassy_nrf::nvmc::Nvmc;
+use embassy_nrf::temp::{self, Temp};
+use embassy_sync::blocking_mutex::raw::NoopRawMutex;
+use embassy_sync::mutex::Mutex;
+use embassy_time::{Duration, Instant, Timer};
+use logfmt_core::flash::{AsyncWordWriter, FlashConfig, FlashError};
+
+use crate::delivery::{Position, deliver};
+use crate::sample::Sample;
+
+/// Where the log's region starts in the flash: the last 128 KiB of the nRF52840's 1 MiB.
+pub(crate) const LOG_START: u32 = 0x000E_0000;
+/// The region's length: four 32 KiB blocks, 32 pages of 4 KiB.
+pub(crate) const LOG_LEN: u32 = 128 * 1024;
+/// The log, as offsets in its [`Partition`] (offset 0 is [`LOG_START`]): a ring.
+pub(crate) const CONFIG: FlashConfig = FlashConfig::new(0, LOG_LEN).ring();
+
+/// How often a sample is taken.
+pub(crate) const SAMPLE_PERIOD: Duration = Duration::from_secs(1);
+/// Samples logged between two deliveries.
+pub(crate) const SAMPLES_PER_DELIVERY: u32 = 60;
+
+/// The log's flash: the NVMC, async through `BlockingAsync`, behind a mutex that the writer's
+/// and the reader's partitions share (one task: no lock is ever contended).
+type SharedFlash = Mutex<NoopRawMutex, BlockingAsync<Nvmc<'static>>>;
+/// The log's region of [`SharedFlash`].
+type LogFlash<'a> = Partition<'a, NoopRawMutex, BlockingAsync<Nvmc<'static>>>;
+
+bind_interrupts!(struct Irqs {
+    TEMP => temp::InterruptHandler;
+});
+
+#[embassy_executor::main]
+async fn main(_spawner: Spawner) {
+    let p = embassy_nrf::init(Default::default());
+    let flash: SharedFlash = Mutex::new(BlockingAsync::new(Nvmc::new(p.NVMC)));
+    let region = Partition::new(&flash, LOG_START, LOG_LEN);
+    let mut sensor = Temp::new(p.TEMP, Irqs);
+    let mut position = Position::default();
+    let mut number = 0u32;
+    loop {
+        match run(&region, &mut sensor, &mut position, &mut number).await {
+            Ok(never) => match never {},
+            // The writer is poisoned after a failed program or erase: reopen it.
+            Err(e) => defmt::error!("flash log: {}; reopening", e),
+        }
+        Timer::after(SAMPLE_PERIOD).await;
+    }
+}
+
+/// Opens the log and logs and delivers samples until a flash operation fails.
+async fn run(
+    region: &LogFlash<'_>,
+    sensor: &mut Temp<'_>,
+    position: &mut Position,
+    number: &mut u32,
+) -> Result<core::convert::Infallible, FlashError<FlashErrorOf>> {
+    let mut writer = AsyncWordWriter::open(region.clone(), CONFIG).await?;
+    defmt::info!(
+        "flash log open: next record at region offset {}",
+        writer.position()
+    );
+    loop {
+        for _ in 0..SAMPLES_PER_DELIVERY {
+            let sample = Sample {
+                uptime_ms: Instant::now().as_millis() as u32,
+                number: *number,
+                quarter_celsius: sensor.read().await.to_bits(),
+            };
+            writer.add_record(&sample.encode()).await?;
+            writer.flush().await?;
+            *number = number.wrapping_add(1);
+            Timer::after(SAMPLE_PERIOD).await;
+        }
+        let mut buffer = [0u8; 64];
+        let report = deliver(region.clone(), CONFIG, position, &mut buffer)
+            .await
+            .map_err(FlashError::Flash)?;
+        defmt::info!("{}", report);
+    }
+}
+
+/// The error of the log's flash (a partition of the NVMC).
+type FlashErrorOf = embassy_embedded_hal::flash::partition::Error<embassy_nrf::nvmc::Error>;
