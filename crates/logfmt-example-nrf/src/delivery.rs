@@ -2,9 +2,10 @@
 //!
 //! The reader numbers the ring's records: its first record is number
 //! `aged_out_records()` (the records begun before the oldest block it holds), and each record
-//! after it one more. Delivery keeps, in RAM, the number of the next record to deliver; the
-//! next delivery reads the log from its oldest record and delivers from that number on. After
-//! a reboot the number is gone, so delivery starts again from the oldest record the ring holds.
+//! after it one more. A delivery ([`deliver`]) reads the log from its oldest record and sends
+//! the records from a [`Position`] on; releasing them ([`release`]) keeps the position after
+//! them, in RAM. After a reboot the position is gone, so delivery starts again from the oldest
+//! record the ring holds.
 
 use embedded_storage_async::nor_flash::ReadNorFlash;
 use logfmt_core::flash::{AsyncWordReader, FlashConfig, FlashItem};
@@ -32,17 +33,17 @@ pub(crate) struct Delivery {
 }
 
 /// Reads the log in `config` of `flash` and delivers its records from `position` on, oldest
-/// first, with [`upload`]; moves `position` past the last record read.
+/// first, with [`upload`]: what it did, and the position after the last record read.
 ///
 /// # Errors
-/// A read error of the flash; `position` is then left where it was, and the records already
-/// uploaded are uploaded again by the next delivery.
+/// A read error of the flash; the records already uploaded are uploaded again by the next
+/// delivery.
 pub(crate) async fn deliver<F: ReadNorFlash>(
     flash: F,
     config: FlashConfig,
-    position: &mut Position,
+    position: Position,
     buffer: &mut [u8],
-) -> Result<Delivery, F::Error> {
+) -> Result<(Delivery, Position), F::Error> {
     let mut reader = AsyncWordReader::open(flash, config).await?;
     let mut number = reader.aged_out_records().unwrap_or(0);
     let mut delivery = Delivery::default();
@@ -73,10 +74,13 @@ pub(crate) async fn deliver<F: ReadNorFlash>(
             }
         }
     }
-    if !precedes(number, from) {
-        position.next = Some(number);
-    }
-    Ok(delivery)
+    let next = if precedes(number, from) { from } else { number };
+    Ok((delivery, Position { next: Some(next) }))
+}
+
+/// Releases the records delivered before `position`: they are not delivered again.
+pub(crate) fn release(kept: &mut Position, position: Position) {
+    *kept = position;
 }
 
 /// Sends one record on: here a defmt line over RTT, where a device would send it uplink.

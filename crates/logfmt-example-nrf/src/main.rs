@@ -4,8 +4,9 @@
 //! Every [`SAMPLE_PERIOD`] it reads the die temperature (the `TEMP` peripheral, async) and
 //! appends a [`Sample`] to the log with [`AsyncWordWriter`], flushed at once (durable when
 //! `flush` returns). Every [`SAMPLES_PER_DELIVERY`] samples it reads the log back with
-//! [`AsyncWordReader`] and delivers the records not yet delivered, oldest first
-//! ([`deliver`](delivery::deliver)), as defmt lines over RTT (the place an uplink would go).
+//! [`AsyncWordReader`](logfmt_core::flash::AsyncWordReader) and delivers the records not yet
+//! delivered, oldest first ([`deliver`]), as defmt lines over RTT (the place an uplink would
+//! go), then releases them ([`release`]).
 //!
 //! The log's region is the last 128 KiB of the flash ([`LOG_START`], [`LOG_LEN`]; `memory.x`
 //! keeps the program out of it): a ring of four 32 KiB blocks over 4 KiB pages, so the device
@@ -33,7 +34,7 @@ use embassy_sync::mutex::Mutex;
 use embassy_time::{Duration, Instant, Timer};
 use logfmt_core::flash::{AsyncWordWriter, FlashConfig, FlashError};
 
-use crate::delivery::{Position, deliver};
+use crate::delivery::{Position, deliver, release};
 use crate::sample::Sample;
 
 /// Where the log's region starts in the flash: the last 128 KiB of the nRF52840's 1 MiB.
@@ -101,9 +102,10 @@ async fn run(
             Timer::after(SAMPLE_PERIOD).await;
         }
         let mut buffer = [0u8; 64];
-        let report = deliver(region.clone(), CONFIG, position, &mut buffer)
+        let (report, delivered) = deliver(region.clone(), CONFIG, *position, &mut buffer)
             .await
             .map_err(FlashError::Flash)?;
+        release(position, delivered);
         defmt::info!("{}", report);
     }
 }
