@@ -8,16 +8,16 @@
 //! implementation:
 //!
 //! ```text
-//! QUEUE impl=I release=R write_size=W sample=30 batch=16 samples=N programmed_per_sample=F erased_per_sample=F read_per_sample=F ns_per_sample=F ns_per_cycle=F
+//! QUEUE impl=I deliver=D release=R write_size=W sample=30 batch=16 samples=N programmed_per_sample=F erased_per_sample=F read_per_sample=F ns_per_sample=F ns_per_cycle=F
 //! ```
 //!
 //! - `impl=logfmt-ring`: the small-RAM `WordWriter` keeping the region as a ring (open for the
-//!   whole run), and a `WordReader` for each delivery. `release=ram-position`: the position
-//!   after the last record delivered is kept in RAM (it does not survive a reboot); a delivery
+//!   whole run), and a `WordReader` for each delivery. `deliver=read-from-oldest`: a delivery
 //!   opens a reader, which reads the ring from its oldest record, and delivers the records from
-//!   that position on (`deliver`); the release (`release`) only moves the RAM position.
+//!   the position kept after the last delivery on (`deliver`); `release=ram-position`: the
+//!   release (`release`) keeps that position in RAM (it does not survive a reboot).
 //! - `impl=sequential-storage`: its `QueueStorage` (uncached, on its own mock flash):
-//!   `release=pop`: `push` logs a sample, `peek` delivers the oldest, `pop` releases it.
+//!   `push` logs a sample, `deliver=peek` delivers the oldest, `release=pop` releases it.
 //! - `programmed_per_sample`, `erased_per_sample`, `read_per_sample`: flash bytes programmed,
 //!   erased and read over the measured cycles, per sample; `ns_per_sample` and `ns_per_cycle`:
 //!   host time (mock flash included). Measured over the cycles that log one region's worth of
@@ -50,6 +50,8 @@ pub const BATCH: usize = 16;
 pub struct QueueCycle {
     /// `logfmt-ring` or `sequential-storage`.
     pub implementation: &'static str,
+    /// How samples are delivered: `read-from-oldest` or `peek`.
+    pub deliver: &'static str,
     /// How delivered samples are released: `ram-position` or `pop`.
     pub release: &'static str,
     /// Flash word size.
@@ -71,10 +73,11 @@ impl fmt::Display for QueueCycle {
         let per = |v: f64| v / self.samples.max(1) as f64;
         write!(
             f,
-            "QUEUE impl={} release={} write_size={} sample={SAMPLE} batch={BATCH} samples={} \
+            "QUEUE impl={} deliver={} release={} write_size={} sample={SAMPLE} batch={BATCH} samples={} \
              programmed_per_sample={:.1} erased_per_sample={:.1} read_per_sample={:.1} \
              ns_per_sample={:.0} ns_per_cycle={:.0}",
             self.implementation,
+            self.deliver,
             self.release,
             self.write_size,
             self.samples,
@@ -307,6 +310,7 @@ fn logfmt_cycles<const W: usize>(measured: u64) -> Result<QueueCycle, String> {
     let counts = cell.borrow().1.since(before);
     Ok(QueueCycle {
         implementation: "logfmt-ring",
+        deliver: "read-from-oldest",
         release: "ram-position",
         write_size: W,
         samples,
@@ -380,6 +384,7 @@ fn seq_cycles<const W: usize, const PAGE_WORDS: usize>(
     let stats = before.compare_to(flash.stats_snapshot());
     Ok(QueueCycle {
         implementation: "sequential-storage",
+        deliver: "peek",
         release: "pop",
         write_size: W,
         samples,
@@ -485,7 +490,8 @@ mod tests {
         let line = logfmt.to_string();
         assert!(
             line.starts_with(
-                "QUEUE impl=logfmt-ring release=ram-position write_size=16 sample=30 batch=16 "
+                "QUEUE impl=logfmt-ring deliver=read-from-oldest release=ram-position \
+                 write_size=16 sample=30 batch=16 "
             ),
             "{line}"
         );
