@@ -358,7 +358,7 @@ fn cat(
             if !crate::decode::decodes(content, data) {
                 content = Content::Raw;
                 out.flush()?;
-                super::say(
+                super::hint(
                     log.path(),
                     &format!(
                         "the record at offset {} is not {}: the log is printed raw \
