@@ -75,6 +75,17 @@ impl Input {
         }
     }
 
+    /// The error of `--recovery absolute` stopping at the damage `first` (a reader's offset);
+    /// `after` says what became of the output.
+    pub(crate) fn stopped_at_damage(&self, first: Damage, after: &'static str) -> CliError {
+        let error = logfmt_std::Error::Damaged {
+            path: self.log.path().into(),
+            first: self.damage(first),
+            count: 1,
+        };
+        CliError::Hinted(error, after)
+    }
+
     /// The erased value to read with: a ring's, or `--erased`.
     pub(crate) fn erased(&self, flag: Option<Erased>) -> Option<u8> {
         match &self.ring {

@@ -16,6 +16,8 @@
 //! logfmt completions SHELL
 //! logfmt man DIR
 //!
+//! Every command: [-q|--quiet] [-v|--verbose]: less (no bar, no notes or hints) or more (each
+//! file's details) on standard error.
 //! READ: [--recovery tolerate|absolute|point-in-time|skip] [--erased ff|00] [FORMAT]
 //! FORMAT: [--format legacy|recyclable|auto] [--log-number N] [--ignorable-types report|skip]
 //! ```

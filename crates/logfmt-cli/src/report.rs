@@ -44,6 +44,11 @@ pub(crate) fn render(
     }
 }
 
+/// Prints `report` on standard output, as JSON with `json`, else as text.
+pub(crate) fn print(report: &impl Report, json: bool) -> io::Result<()> {
+    render(&mut io::stdout().lock(), report, Rendering::json(json))
+}
+
 /// `n word` or `n words`, and from 1 KiB on what a person reads: `12345 bytes (12.06 KiB)`.
 pub(crate) fn human_bytes(n: u64) -> String {
     if n < 1024 {

@@ -1,6 +1,7 @@
 //! The subcommands.
 
 pub(crate) mod cat;
+pub(crate) mod copy_report;
 pub(crate) mod dump;
 pub(crate) mod export;
 pub(crate) mod map;
@@ -9,6 +10,7 @@ pub(crate) mod split;
 pub(crate) mod stats;
 pub(crate) mod stats_report;
 pub(crate) mod verify;
+pub(crate) mod verify_report;
 pub(crate) mod write;
 
 use logfmt_std::{Damage, RingImage};

@@ -1,21 +1,18 @@
 //! `logfmt salvage`: every recoverable record of a damaged log, copied into a new one.
 
-use std::io::{self, Write};
 use std::path::PathBuf;
 
 use logfmt_std::{
-    AtomicLog, AtomicOptions, EscapedPath, Format, LogReader, ReadFormat, ReadOptions,
-    ReaderOptions, RecoveryMode, WriteOptions, WriterOptions,
+    AtomicLog, AtomicOptions, Format, LogReader, ReadFormat, ReadOptions, ReaderOptions,
+    RecoveryMode, WriteOptions, WriterOptions,
 };
 
+use super::copy_report::{Copier, CopyReport, copy_all};
 use crate::error::CliError;
 use crate::format::FormatArgs;
 use crate::image::Input;
 use crate::options::{Erased, WaitArgs};
-use crate::output::write_json_line;
-use crate::progress::Progress;
 use crate::reports::{DEFAULT_SHOWN, DamageReports};
-use crate::scan::{Found, scan};
 
 /// Copy every record that can be recovered from a log into a new, clean log.
 ///
@@ -113,107 +110,18 @@ pub(crate) fn run(args: &SalvageArgs) -> Result<(), CliError> {
         e => e.into(),
     })?;
     let mut reader = LogReader::new(input.source()?, &options);
-    let (mut records, mut payload) = (0u64, 0u64);
-    let mut lost = DamageReports::new(args.max_errors.unwrap_or(DEFAULT_SHOWN));
-    let mut read_error = None;
-    let progress = Progress::bytes("salvage", log.len_at_open());
-    // A record is held up to a limit, and streamed from the file past it.
-    scan(
-        &mut reader,
-        &progress,
-        crate::copy::limit(&input),
-        |found| -> Result<(), CliError> {
-            match found {
-                Found::Record { .. } | Found::Oversized(_) => {
-                    let copied =
-                        crate::copy::record(&mut writer, &input, &options.read, &found, "salvage")?;
-                    if let Some(bytes) = copied {
-                        records += 1;
-                        payload += bytes;
-                    }
-                }
-                Found::Damage(d) => lost.push(input.damage(d)),
-                Found::ReadError { error, corruption } => {
-                    if let Some(c) = corruption {
-                        lost.push(input.damage(c.into()));
-                    }
-                    read_error = Some(error);
-                }
-            }
-            Ok(())
-        },
-    )?;
-    drop(progress);
+    let mut report = CopyReport {
+        copier: Copier::Salvage,
+        input: args.input.clone(),
+        output: args.output.clone(),
+        records: 0,
+        payload_bytes: 0,
+        damage: DamageReports::new(args.max_errors.unwrap_or(DEFAULT_SHOWN)),
+    };
+    let (_, read_error) = copy_all(&mut reader, &input, &options, &mut writer, &mut report)?;
     // A read error ends IN there: what was read before it is kept, as for damage.
     writer.commit().map_err(CliError::unchanged)?;
-    let lost_bytes = lost.bytes();
-    let mut out = io::stdout().lock();
-    if args.json {
-        use super::DamageJson;
-        /// `--json`: the keys documented on [`SalvageArgs`], in that order.
-        #[derive(serde::Serialize)]
-        struct Doc {
-            records: u64,
-            payload_bytes: u64,
-            lost_bytes: u64,
-            lost: Vec<DamageJson>,
-            #[serde(skip_serializing_if = "Option::is_none")]
-            lost_total: Option<u64>,
-            #[serde(skip_serializing_if = "Option::is_none")]
-            lost_not_shown: Option<u64>,
-        }
-        let doc = Doc {
-            records,
-            payload_bytes: payload,
-            lost_bytes,
-            lost: lost.kept().iter().map(DamageJson::from).collect(),
-            lost_total: (lost.left_out() > 0).then(|| lost.count()),
-            lost_not_shown: Some(lost.left_out()).filter(|&n| n > 0),
-        };
-        write_json_line(&mut out, &doc)?;
-    } else {
-        use super::plural;
-        writeln!(
-            out,
-            "{}: {} ({} of payload) copied to {}",
-            EscapedPath::new(&args.input),
-            plural(records, "record"),
-            plural(payload, "byte"),
-            EscapedPath::new(&args.output)
-        )?;
-        if lost.is_empty() {
-            writeln!(out, "nothing was lost")?;
-        } else {
-            writeln!(
-                out,
-                "lost: {} in {}:",
-                plural(lost_bytes, "byte"),
-                plural(lost.count(), "damaged region")
-            )?;
-            let width = lost
-                .kept()
-                .iter()
-                .map(|d| d.offset.to_string().len())
-                .max()
-                .unwrap_or(0);
-            for d in lost.kept() {
-                writeln!(
-                    out,
-                    "  offset {:>width$}: {}: {}",
-                    d.offset,
-                    plural(d.bytes, "byte"),
-                    crate::gloss::Glossed(&d.kind)
-                )?;
-            }
-            if lost.left_out() > 0 {
-                writeln!(
-                    out,
-                    "  ... and {} more not shown (--max-errors)",
-                    lost.left_out()
-                )?;
-            }
-        }
-    }
+    crate::report::print(&report, args.json)?;
     if let Some(error) = read_error {
         return Err(log.read_error(error).into());
     }

@@ -20,7 +20,6 @@ use crate::image::{Input, Source};
 use crate::layout::{Layout, View};
 use crate::options::Erased;
 use crate::progress::Progress;
-use crate::report::{Rendering, render};
 use crate::reports::DamageReports;
 use crate::scan::{COUNTING, Found, scan};
 
@@ -234,11 +233,7 @@ fn run_one(
     several: bool,
 ) -> Result<(), CliError> {
     let report = gather(args, target, several)?;
-    render(
-        &mut io::stdout().lock(),
-        &report,
-        Rendering::json(args.json),
-    )?;
+    crate::report::print(&report, args.json)?;
     Ok(())
 }
 
