@@ -35,7 +35,8 @@ use crate::scan::{COUNTING, Found, scan};
 /// "trailer_bytes", "skipped_bytes" (zero headers, erased flash), "damage" ({"regions",
 /// "bytes"}), "tail" (null or {"offset", "bytes"}), "stale" (null, or for a recyclable log
 /// that ends at a record of an earlier use of the file, {"offset", "bytes", "log_number"}:
-/// the stale bytes from the end of the log to the end of the file); and for a ring image only,
+/// the stale bytes from the end of the log to the end of the file, then "kind":
+/// "pebble_eof_trailer" when they are Pebble's EOF trailer); and for a ring image only,
 /// "ring" ({"blocks", "group", "newest", "lap", "oldest", "blocks_read", "erased",
 /// "records_aged_out"}, with "disagreements" before "records_aged_out" when something in the
 /// image disagrees with its ring, one line each: see `logfmt verify`; the blocks in the

@@ -6,7 +6,7 @@ use std::io::{self, Write};
 use logfmt_std::content::{Field, FileField, InternalKey, VersionEdit};
 use serde::Serialize;
 
-use super::{Style, Undecoded};
+use super::shape::{Style, Undecoded};
 use crate::escape::{Hex, hex_into, text_bytes};
 use crate::output::write_json_line;
 

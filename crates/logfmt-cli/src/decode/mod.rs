@@ -4,18 +4,19 @@
 
 mod batch;
 mod edit;
+mod shape;
 #[cfg(test)]
 mod tests;
 
-use std::fmt;
 use std::io::{self, Write};
 use std::path::Path;
 
-use logfmt_std::content::{BatchError, DbFileKind, EditError, VersionEdit, WriteBatch};
+use logfmt_std::content::{DbFileKind, VersionEdit, WriteBatch};
 
 use crate::escape::Scratch;
 use batch::{batch_json, batch_text};
 use edit::write_edit;
+pub(crate) use shape::{Style, Undecoded};
 
 /// `--decode`: what the records of a log hold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -179,44 +180,6 @@ impl Tally {
             *self.kinds.entry(kind).or_default() += n;
         }
         self.families.extend(other.families);
-    }
-}
-
-/// How decoded records are printed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Style {
-    /// Text; byte strings escaped (`'key'`), or in hex with `hex`.
-    Text {
-        /// Byte strings in hex.
-        hex: bool,
-    },
-    /// One JSON object per record.
-    Json,
-}
-
-/// A record that could not be decoded in full: the error, in the record's own terms.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Undecoded {
-    /// A write batch.
-    Batch(BatchError),
-    /// A version edit.
-    Edit(EditError),
-}
-
-impl Undecoded {
-    /// Whether the record is intact but for a tag this version does not know (a newer
-    /// writer's): see [`EditError::is_unknown`].
-    pub(crate) fn is_unknown(&self) -> bool {
-        matches!(self, Self::Edit(e) if e.is_unknown())
-    }
-}
-
-impl fmt::Display for Undecoded {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Batch(e) => e.fmt(f),
-            Self::Edit(e) => e.fmt(f),
-        }
     }
 }
 

@@ -1,5 +1,7 @@
 //! The decoders' text and JSON, against LevelDB's escaping and serde.
 
+use logfmt_std::content::BatchError;
+
 use super::batch::OpJson;
 use super::*;
 use crate::output::write_json_line;
