@@ -49,6 +49,31 @@ pub(crate) fn print(report: &impl Report, json: bool) -> io::Result<()> {
     render(&mut io::stdout().lock(), report, Rendering::json(json))
 }
 
+/// Damage, one line each, its offsets aligned: `  offset N: B bytes VERB: reason (gloss)`,
+/// the verb (`dropped`, `torn`, ...) as `verb` names it for the damage's kind, if any.
+pub(crate) fn write_damage_lines(
+    out: &mut dyn Write,
+    damage: &[logfmt_std::Damage],
+    verb: impl Fn(&logfmt_std::DamageKind) -> Option<&'static str>,
+) -> io::Result<()> {
+    let width = damage
+        .iter()
+        .map(|d| d.offset.to_string().len())
+        .max()
+        .unwrap_or(0);
+    for d in damage {
+        let verb = verb(&d.kind).map_or(String::new(), |verb| format!(" {verb}"));
+        writeln!(
+            out,
+            "  offset {:>width$}: {}{verb}: {}",
+            d.offset,
+            crate::notes::plural(d.bytes, "byte"),
+            crate::gloss::Glossed(&d.kind)
+        )?;
+    }
+    Ok(())
+}
+
 /// `n word` or `n words`, and from 1 KiB on what a person reads: `12345 bytes (12.06 KiB)`.
 pub(crate) fn human_bytes(n: u64) -> String {
     if n < 1024 {

@@ -130,21 +130,7 @@ impl CopyReport {
             plural(lost.bytes(), "byte"),
             plural(lost.count(), "damaged region")
         )?;
-        let width = lost
-            .kept()
-            .iter()
-            .map(|d| d.offset.to_string().len())
-            .max()
-            .unwrap_or(0);
-        for d in lost.kept() {
-            writeln!(
-                out,
-                "  offset {:>width$}: {}: {}",
-                d.offset,
-                plural(d.bytes, "byte"),
-                crate::gloss::Glossed(&d.kind)
-            )?;
-        }
+        crate::report::write_damage_lines(out, lost.kept(), |_| None)?;
         if lost.left_out() > 0 {
             writeln!(
                 out,

@@ -313,28 +313,14 @@ impl VerifyReport {
 
     /// The damaged regions kept, one line each, their offsets aligned.
     fn write_damage(&self, out: &mut dyn Write) -> io::Result<()> {
-        let kept = self.damage.kept();
-        let width = kept
-            .iter()
-            .map(|d| d.offset.to_string().len())
-            .max()
-            .unwrap_or(0);
-        for d in kept {
-            let verb = match d.kind {
+        crate::report::write_damage_lines(out, self.damage.kept(), |kind| {
+            Some(match kind {
                 DamageKind::Corruption(_) => "dropped",
                 DamageKind::TornTail => "torn",
                 DamageKind::LostTail { .. } => "lost",
                 _ => "skipped",
-            };
-            writeln!(
-                out,
-                "  offset {:>width$}: {} {verb}: {}",
-                d.offset,
-                plural(d.bytes, "byte"),
-                crate::gloss::Glossed(&d.kind)
-            )?;
-        }
-        Ok(())
+            })
+        })
     }
 
     /// The records kept that do not decode, and those unknown to this version.
