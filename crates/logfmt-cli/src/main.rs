@@ -17,7 +17,7 @@
 //! logfmt man DIR
 //!
 //! Every command: [-q|--quiet] [-v|--verbose]: less (no bar, no notes or hints) or more (each
-//! file's details) on standard error.
+//! file's size, ring and time) on standard error.
 //! READ: [--recovery tolerate|absolute|point-in-time|skip] [--erased ff|00] [FORMAT]
 //! FORMAT: [--format legacy|recyclable|auto] [--log-number N] [--ignorable-types report|skip]
 //! ```
@@ -100,7 +100,8 @@ struct Cli {
     /// more), no notes or hints; warnings of damage and errors are still said.
     #[arg(short, long, global = true, conflicts_with = "verbose")]
     quiet: bool,
-    /// Say more, on standard error: each file's size, format and time to read it.
+    /// Say more, on standard error: each file's size, its ring if it is a ring image, and the
+    /// time spent on it.
     #[arg(short, long, global = true)]
     verbose: bool,
     #[command(subcommand)]

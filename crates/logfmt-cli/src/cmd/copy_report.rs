@@ -10,9 +10,27 @@ use serde::ser::{SerializeMap, Serializer};
 use super::{DamageJson, plural};
 use crate::error::CliError;
 use crate::image::Input;
+use crate::options::WaitArgs;
 use crate::progress::Progress;
-use crate::reports::DamageReports;
+use crate::reports::{DEFAULT_SHOWN, DamageReports};
 use crate::scan::{Found, Outcome, scan};
+
+/// The flags `salvage` and `export` share: how OUT is written and how the copy is reported.
+#[derive(Debug, clap::Args)]
+pub(crate) struct CopyArgs {
+    /// One JSON object (keys above).
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// Replace OUT even if it is not empty (once the new log is complete).
+    #[arg(long)]
+    pub(crate) force: bool,
+    /// List at most N damaged regions (the summary counts them all; `export` also notes
+    /// each on standard error as it is found). Default: 1000.
+    #[arg(long, value_name = "N")]
+    pub(crate) max_errors: Option<usize>,
+    #[command(flatten)]
+    pub(crate) wait: WaitArgs,
+}
 
 /// Which command copies: the words of its text and the names of its JSON keys.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -118,6 +136,18 @@ impl crate::report::Report for CopyReport {
 }
 
 impl CopyReport {
+    /// The report of a copy by `copier` from `input` to `output`, before anything is read.
+    pub(crate) fn new(copier: Copier, input: PathBuf, output: PathBuf, args: &CopyArgs) -> Self {
+        Self {
+            copier,
+            input,
+            output,
+            records: 0,
+            payload_bytes: 0,
+            damage: DamageReports::new(args.max_errors.unwrap_or(DEFAULT_SHOWN)),
+        }
+    }
+
     /// `salvage`'s list of what was lost.
     fn write_lost(&self, out: &mut dyn Write) -> io::Result<()> {
         let lost = &self.damage;

@@ -4,11 +4,10 @@ use std::path::PathBuf;
 
 use logfmt_std::{AtomicLog, AtomicOptions, Ending, LogReader, WriterOptions};
 
-use super::copy_report::{Copier, CopyReport, copy_all};
+use super::copy_report::{Copier, CopyArgs, CopyReport, copy_all};
 use crate::error::CliError;
 use crate::image::Input;
-use crate::options::{ReadArgs, WaitArgs};
-use crate::reports::{DEFAULT_SHOWN, DamageReports};
+use crate::options::ReadArgs;
 
 /// Turn a flash image (a ring image, or one read with --erased) or any log into a plain
 /// LevelDB log: its records, oldest to newest, in chunks of types 1-4 that LevelDB's and
@@ -38,18 +37,8 @@ use crate::reports::{DEFAULT_SHOWN, DamageReports};
 /// list, counting them all and those not listed.
 #[derive(Debug, clap::Args)]
 pub(crate) struct ExportArgs {
-    /// One JSON object (keys above).
-    #[arg(long)]
-    json: bool,
-    /// Replace OUT even if it is not empty (once the new log is complete).
-    #[arg(long)]
-    force: bool,
-    /// List at most N damaged regions in --json (each is noted on standard error as it is
-    /// found). Default: 1000.
-    #[arg(long, value_name = "N")]
-    max_errors: Option<usize>,
     #[command(flatten)]
-    wait: WaitArgs,
+    copy: CopyArgs,
     #[command(flatten)]
     read: ReadArgs,
     /// The image (or log) to read.
@@ -72,21 +61,19 @@ pub(crate) fn run(args: &ExportArgs) -> Result<(), CliError> {
     }
     let options = args.read.options(&input, 0, None)?;
     let atomic = AtomicOptions::new()
-        .writer(WriterOptions::new().lock_wait(args.wait.lock_wait()))
-        .replace(args.force);
+        .writer(WriterOptions::new().lock_wait(args.copy.wait.lock_wait()))
+        .replace(args.copy.force);
     let mut writer = AtomicLog::create(&args.output, &atomic).map_err(|e| match e {
         logfmt_std::Error::AlreadyExists { .. } => CliError::Hinted(e, "use --force to replace it"),
         e => e.into(),
     })?;
     let mut reader = LogReader::new(input.source()?, &options);
-    let mut report = CopyReport {
-        copier: Copier::Export,
-        input: log.path().to_path_buf(),
-        output: args.output.clone(),
-        records: 0,
-        payload_bytes: 0,
-        damage: DamageReports::new(args.max_errors.unwrap_or(DEFAULT_SHOWN)),
-    };
+    let mut report = CopyReport::new(
+        Copier::Export,
+        log.path().to_path_buf(),
+        args.output.clone(),
+        &args.copy,
+    );
     let (outcome, read_error) = copy_all(&mut reader, &input, &options, &mut writer, &mut report)?;
     if let Some(error) = read_error {
         // OUT is left as it was (the temporary file is removed).
@@ -109,6 +96,6 @@ pub(crate) fn run(args: &ExportArgs) -> Result<(), CliError> {
             ),
         );
     }
-    crate::report::print(&report, args.json)?;
+    crate::report::print(&report, args.copy.json)?;
     Ok(())
 }

@@ -7,12 +7,11 @@ use logfmt_std::{
     RecoveryMode, WriteOptions, WriterOptions,
 };
 
-use super::copy_report::{Copier, CopyReport, copy_all};
+use super::copy_report::{Copier, CopyArgs, CopyReport, copy_all};
 use crate::error::CliError;
 use crate::format::FormatArgs;
 use crate::image::Input;
-use crate::options::{Erased, WaitArgs};
-use crate::reports::{DEFAULT_SHOWN, DamageReports};
+use crate::options::Erased;
 
 /// Copy every record that can be recovered from a log into a new, clean log.
 ///
@@ -53,17 +52,8 @@ use crate::reports::{DEFAULT_SHOWN, DamageReports};
 /// listed.
 #[derive(Debug, clap::Args)]
 pub(crate) struct SalvageArgs {
-    /// One JSON object (keys above).
-    #[arg(long)]
-    json: bool,
-    /// Replace OUT even if it is not empty (once the new log is complete).
-    #[arg(long)]
-    force: bool,
-    /// List at most N damaged regions (the summary counts them all). Default: 1000.
-    #[arg(long, value_name = "N")]
-    max_errors: Option<usize>,
     #[command(flatten)]
-    wait: WaitArgs,
+    copy: CopyArgs,
     /// Read a flash image whose erased bytes are 0xFF (ff) or 0x00 (00).
     #[arg(long, value_enum, value_name = "BYTE")]
     erased: Option<Erased>,
@@ -101,27 +91,25 @@ pub(crate) fn run(args: &SalvageArgs) -> Result<(), CliError> {
         .recovery(RecoveryMode::SkipAnyCorruptedRecords);
     let writer_options = WriterOptions::new()
         .write(WriteOptions::new().format(format))
-        .lock_wait(args.wait.lock_wait());
+        .lock_wait(args.copy.wait.lock_wait());
     let atomic = AtomicOptions::new()
         .writer(writer_options)
-        .replace(args.force);
+        .replace(args.copy.force);
     let mut writer = AtomicLog::create(&args.output, &atomic).map_err(|e| match e {
         logfmt_std::Error::AlreadyExists { .. } => CliError::Hinted(e, "use --force to replace it"),
         e => e.into(),
     })?;
     let mut reader = LogReader::new(input.source()?, &options);
-    let mut report = CopyReport {
-        copier: Copier::Salvage,
-        input: args.input.clone(),
-        output: args.output.clone(),
-        records: 0,
-        payload_bytes: 0,
-        damage: DamageReports::new(args.max_errors.unwrap_or(DEFAULT_SHOWN)),
-    };
+    let mut report = CopyReport::new(
+        Copier::Salvage,
+        args.input.clone(),
+        args.output.clone(),
+        &args.copy,
+    );
     let (_, read_error) = copy_all(&mut reader, &input, &options, &mut writer, &mut report)?;
     // A read error ends IN there: what was read before it is kept, as for damage.
     writer.commit().map_err(CliError::unchanged)?;
-    crate::report::print(&report, args.json)?;
+    crate::report::print(&report, args.copy.json)?;
     if let Some(error) = read_error {
         return Err(log.read_error(error).into());
     }
