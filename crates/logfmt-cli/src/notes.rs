@@ -1,7 +1,8 @@
 //! What the commands say on standard error besides their output, by how much the user asked
 //! to hear: warnings (damage, records not printed or copied) always; notes and hints (what
 //! was left out on purpose, a flag that would read the file better) unless `--quiet`; details
-//! (each file's size, format and reading time) only with `--verbose`.
+//! (each file's size, its ring if it is a ring image, the time spent on it) only with
+//! `--verbose`.
 
 use std::io::Write;
 use std::path::Path;

@@ -4,7 +4,9 @@
 use std::io::{self, Write};
 use std::path::PathBuf;
 
-use logfmt_std::{AtomicLog, BlockSource, EscapedPath, LogReader, ReaderOptions};
+use logfmt_std::{
+    AtomicLog, AtomicOptions, BlockSource, EscapedPath, LogReader, ReaderOptions, WriterOptions,
+};
 use serde::ser::{SerializeMap, Serializer};
 
 use super::{DamageJson, plural};
@@ -30,6 +32,26 @@ pub(crate) struct CopyArgs {
     pub(crate) max_errors: Option<usize>,
     #[command(flatten)]
     pub(crate) wait: WaitArgs,
+}
+
+impl CopyArgs {
+    /// Creates OUT's temporary file to copy into, written with `writer` and these flags'
+    /// `--wait`; a non-empty OUT is refused unless `--force`.
+    pub(crate) fn create(
+        &self,
+        output: &std::path::Path,
+        writer: WriterOptions,
+    ) -> Result<AtomicLog, CliError> {
+        let atomic = AtomicOptions::new()
+            .writer(writer.lock_wait(self.wait.lock_wait()))
+            .replace(self.force);
+        AtomicLog::create(output, &atomic).map_err(|e| match e {
+            logfmt_std::Error::AlreadyExists { .. } => {
+                CliError::Hinted(e, "use --force to replace it")
+            }
+            e => e.into(),
+        })
+    }
 }
 
 /// Which command copies: the words of its text and the names of its JSON keys.

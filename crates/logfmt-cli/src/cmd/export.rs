@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use logfmt_std::{AtomicLog, AtomicOptions, Ending, LogReader, WriterOptions};
+use logfmt_std::{Ending, LogReader, WriterOptions};
 
 use super::copy_report::{Copier, CopyArgs, CopyReport, copy_all};
 use crate::error::CliError;
@@ -60,13 +60,7 @@ pub(crate) fn run(args: &ExportArgs) -> Result<(), CliError> {
         });
     }
     let options = args.read.options(&input, 0, None)?;
-    let atomic = AtomicOptions::new()
-        .writer(WriterOptions::new().lock_wait(args.copy.wait.lock_wait()))
-        .replace(args.copy.force);
-    let mut writer = AtomicLog::create(&args.output, &atomic).map_err(|e| match e {
-        logfmt_std::Error::AlreadyExists { .. } => CliError::Hinted(e, "use --force to replace it"),
-        e => e.into(),
-    })?;
+    let mut writer = args.copy.create(&args.output, WriterOptions::new())?;
     let mut reader = LogReader::new(input.source()?, &options);
     let mut report = CopyReport::new(
         Copier::Export,

@@ -3,8 +3,8 @@
 use std::path::PathBuf;
 
 use logfmt_std::{
-    AtomicLog, AtomicOptions, Format, LogReader, ReadFormat, ReadOptions, ReaderOptions,
-    RecoveryMode, WriteOptions, WriterOptions,
+    Format, LogReader, ReadFormat, ReadOptions, ReaderOptions, RecoveryMode, WriteOptions,
+    WriterOptions,
 };
 
 use super::copy_report::{Copier, CopyArgs, CopyReport, copy_all};
@@ -89,16 +89,8 @@ pub(crate) fn run(args: &SalvageArgs) -> Result<(), CliError> {
     let options = ReaderOptions::new()
         .read(read)
         .recovery(RecoveryMode::SkipAnyCorruptedRecords);
-    let writer_options = WriterOptions::new()
-        .write(WriteOptions::new().format(format))
-        .lock_wait(args.copy.wait.lock_wait());
-    let atomic = AtomicOptions::new()
-        .writer(writer_options)
-        .replace(args.copy.force);
-    let mut writer = AtomicLog::create(&args.output, &atomic).map_err(|e| match e {
-        logfmt_std::Error::AlreadyExists { .. } => CliError::Hinted(e, "use --force to replace it"),
-        e => e.into(),
-    })?;
+    let written = WriterOptions::new().write(WriteOptions::new().format(format));
+    let mut writer = args.copy.create(&args.output, written)?;
     let mut reader = LogReader::new(input.source()?, &options);
     let mut report = CopyReport::new(
         Copier::Salvage,
