@@ -43,7 +43,7 @@ pub(crate) fn record(
             Ok(Some(data.len() as u64))
         }
         Found::Oversized(record) if record.coded => {
-            crate::cmd::say(
+            crate::notes::say(
                 input.log.path(),
                 &format!(
                     "offset {}: a pack or compressed record of {} bytes or more once decoded, \

@@ -7,20 +7,40 @@
 
 use std::io;
 use std::path::Path;
+use std::time::Instant;
 
 use logfmt_std::{
     BlockSource, Damage, EscapedPath, LogBytes, LogFile, ReadOptions, Reread, RingImage,
     RingSource, StdSource,
 };
 
+use crate::erased::Erased;
 use crate::error::CliError;
-use crate::options::Erased;
 
 /// A log opened to read it, and the ring it holds if it is a ring image.
 #[derive(Debug)]
 pub(crate) struct Input {
     pub(crate) log: LogFile,
     pub(crate) ring: Option<RingImage>,
+    /// When it was opened: with `--verbose`, the time it took is said when it is closed.
+    opened: Instant,
+}
+
+/// With `--verbose`, says how long the file was open and how fast it was read: the
+/// command's whole work on it, from opening it to closing it.
+impl Drop for Input {
+    fn drop(&mut self) {
+        if crate::notes::verbose() {
+            let seconds = self.opened.elapsed().as_secs_f64();
+            let bytes = self.log.len_at_open();
+            // Bytes per second, in MiB, for a file of a MiB or more (a smaller one's rate
+            // says nothing).
+            let rate = (seconds > 0.0 && bytes >= 1 << 20)
+                .then(|| bytes as f64 / seconds / f64::from(1 << 20));
+            let rate = rate.map_or(String::new(), |rate| format!(" ({rate:.1} MiB/s)"));
+            crate::notes::detail(self.log.path(), &format!("done in {seconds:.3} s{rate}"));
+        }
+    }
 }
 
 impl Input {
@@ -38,7 +58,12 @@ impl Input {
                 flag.byte()
             )));
         }
-        Ok(Self { log, ring })
+        crate::notes::detail(path, &describe(&log, ring.as_ref()));
+        Ok(Self {
+            log,
+            ring,
+            opened: Instant::now(),
+        })
     }
 
     /// What in a ring image disagrees with its ring ([`RingImage::disagreements`]), one line
@@ -46,8 +71,19 @@ impl Input {
     /// silently.
     pub(crate) fn say_disagreements(&self) {
         for disagreement in self.ring.iter().flat_map(RingImage::disagreements) {
-            crate::cmd::say(self.log.path(), &format!("ring image: {disagreement}"));
+            crate::notes::say(self.log.path(), &format!("ring image: {disagreement}"));
         }
+    }
+
+    /// The error of `--recovery absolute` stopping at the damage `first` (a reader's offset);
+    /// `after` says what became of the output.
+    pub(crate) fn stopped_at_damage(&self, first: Damage, after: &'static str) -> CliError {
+        let error = logfmt_std::Error::Damaged {
+            path: self.log.path().into(),
+            first: self.damage(first),
+            count: 1,
+        };
+        CliError::Hinted(error, after)
     }
 
     /// The erased value to read with: a ring's, or `--erased`.
@@ -163,5 +199,22 @@ impl BlockSource for Source<'_> {
             Self::Log(source) => source.is_last(),
             Self::Ring(source) => source.is_last(),
         }
+    }
+}
+
+/// What `--verbose` says of a file it opens: its size, and the ring a ring image holds.
+fn describe(log: &LogFile, ring: Option<&RingImage>) -> String {
+    let bytes = crate::notes::plural(log.len_at_open(), "byte");
+    match ring {
+        None => format!("{bytes}, a log file (no ring headers)"),
+        Some(image) => format!(
+            "{bytes}, a ring image of {} ({} per erase group), erased flash {:#04x}, \
+             read from its oldest block {} to its newest {}",
+            crate::notes::plural(u64::from(image.ring().blocks()), "block"),
+            image.ring().group(),
+            image.erased(),
+            image.oldest(),
+            image.ring().head(),
+        ),
     }
 }

@@ -16,6 +16,8 @@
 //! logfmt completions SHELL
 //! logfmt man DIR
 //!
+//! Every command: [-q|--quiet] [-v|--verbose]: less (no bar, no notes or hints) or more (each
+//! file's size, ring and time) on standard error.
 //! READ: [--recovery tolerate|absolute|point-in-time|skip] [--erased ff|00] [FORMAT]
 //! FORMAT: [--format legacy|recyclable|auto] [--log-number N] [--ignorable-types report|skip]
 //! ```
@@ -32,18 +34,22 @@
 mod cmd;
 mod copy;
 mod decode;
+mod erased;
 mod error;
+mod escape;
 mod format;
 mod gloss;
 mod image;
 mod input;
 mod layout;
 mod map_report;
+mod notes;
 mod options;
 mod output;
 mod parallel;
 mod picture;
 mod progress;
+mod report;
 mod reports;
 mod scan;
 mod story;
@@ -90,9 +96,14 @@ macro_rules! examples {
 #[derive(Debug, Parser)]
 #[command(name = "logfmt", version, after_help = EXIT_STATUS)]
 struct Cli {
-    /// No progress bar (it is shown only on a terminal, for files of 64 MiB or more).
-    #[arg(short, long, global = true)]
+    /// Say less: no progress bar (it is shown only on a terminal, for files of 64 MiB or
+    /// more), no notes or hints; warnings of damage and errors are still said.
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
     quiet: bool,
+    /// Say more, on standard error: each file's size, its ring if it is a ring image, and the
+    /// time spent on it.
+    #[arg(short, long, global = true)]
+    verbose: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -187,6 +198,9 @@ fn main() -> ExitCode {
     };
     if cli.quiet {
         progress::silence();
+        notes::set(notes::Verbosity::Quiet);
+    } else if cli.verbose {
+        notes::set(notes::Verbosity::Verbose);
     }
     let result = match &cli.command {
         Command::Write(args) => cmd::write::run(args).map(|()| ExitCode::from(EXIT_OK)),
@@ -262,9 +276,12 @@ fn man(dir: &std::path::Path) -> Result<(), CliError> {
 /// `logfmt dump` is the former name of `logfmt chunks`: LevelDB's `leveldbutil dump` prints
 /// the decoded records (`logfmt cat`). Said on standard error when it is used.
 fn deprecated_dump() {
-    if std::env::args_os()
-        .nth(1)
-        .is_some_and(|name| name == "dump")
+    if notes::verbosity() > notes::Verbosity::Quiet
+        && std::env::args_os()
+            .skip(1)
+            // The first word that is no flag (`-q`, `-v` take no value) names the command.
+            .find(|word| !word.as_encoded_bytes().starts_with(b"-"))
+            .is_some_and(|name| name == "dump")
     {
         let _ = writeln!(
             std::io::stderr().lock(),

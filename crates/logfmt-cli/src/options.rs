@@ -10,6 +10,9 @@ use crate::error::CliError;
 use crate::format::FormatArgs;
 use crate::image::Input;
 
+/// `--erased` is read by the commands from here, with the other reading options.
+pub(crate) use crate::erased::Erased;
+
 /// `--recovery`: what is done with damage (RocksDB's WAL recovery modes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub(crate) enum Recovery {
@@ -32,26 +35,6 @@ impl From<Recovery> for RecoveryMode {
             Recovery::Absolute => Self::AbsoluteConsistency,
             Recovery::PointInTime => Self::PointInTimeRecovery,
             Recovery::Skip => Self::SkipAnyCorruptedRecords,
-        }
-    }
-}
-
-/// `--erased`: the erased byte of a flash image.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub(crate) enum Erased {
-    /// NOR flash: erased bytes read 0xFF.
-    #[value(name = "ff")]
-    Ff,
-    /// Parts whose erased bytes read 0x00.
-    #[value(name = "00")]
-    Zero,
-}
-
-impl Erased {
-    pub(crate) fn byte(self) -> u8 {
-        match self {
-            Self::Ff => 0xff,
-            Self::Zero => 0x00,
         }
     }
 }

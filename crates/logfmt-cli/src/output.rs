@@ -106,7 +106,7 @@ impl OutputFormat {
                 out.write_all(b"\n").map_err(OutputError::Write)?;
             }
             Self::Escaped => {
-                payload(&mut |piece| Ok(crate::decode::write_escaped(out, piece)?))?;
+                payload(&mut |piece| Ok(crate::escape::write_escaped(out, piece)?))?;
                 out.write_all(b"\n").map_err(OutputError::Write)?;
             }
             Self::Hex => {

@@ -26,7 +26,7 @@ impl Tail {
                 "the log ends in a zero-filled tail: {} of zeros from offset {offset} to the end \
                  of the file (space preallocated or memory-mapped and never written, as a \
                  writer that used mmap leaves it; not a torn record: nothing was lost)",
-                crate::cmd::plural(bytes, "byte")
+                crate::notes::plural(bytes, "byte")
             ),
         }
     }

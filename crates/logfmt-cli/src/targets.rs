@@ -69,12 +69,12 @@ pub(crate) fn expand(args: &[PathBuf]) -> Result<Vec<Target>, CliError> {
                 } else {
                     format!("logs {}..{}", first.number, last.number)
                 };
-                crate::cmd::say(
+                crate::notes::hint(
                     arg,
                     &format!(
                         "{} older than log {floor} ({which}) not read: the MANIFEST says they \
                          are no longer needed",
-                        crate::cmd::plural(obsolete.len() as u64, "write-ahead log"),
+                        crate::notes::plural(obsolete.len() as u64, "write-ahead log"),
                     ),
                 );
             }

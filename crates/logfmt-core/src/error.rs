@@ -40,7 +40,7 @@ pub enum CorruptionKind {
     /// lost"). logfmt's own kind: LevelDB has no packs.
     BadPack {
         /// What is wrong with it.
-        error: crate::pack::PackError,
+        error: PackError,
         /// Its records not returned.
         lost: u32,
     },
@@ -75,6 +75,67 @@ impl fmt::Display for CorruptionKind {
         }
     }
 }
+
+/// Why a pack's payload cannot be read: the pack is lost with its records (when the count is
+/// readable, the report says how many).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum PackError {
+    /// The payload is shorter than its header.
+    Truncated,
+    /// The count is 0.
+    Empty,
+    /// Record `index`'s length runs past the body (or its varint does).
+    BadLength {
+        /// The record's index.
+        index: u32,
+    },
+    /// The body ends before the count's last record.
+    Short {
+        /// The records the body holds.
+        found: u32,
+    },
+    /// The body holds bytes after the count's last record.
+    Trailing,
+    /// The body is coded with a codec this reader does not decode.
+    UnknownCodec(u8),
+    /// The coded body does not decode to its declared length.
+    Decode,
+    /// The decoded body would be larger than the reader allows itself: `len` bytes declared.
+    TooLarge {
+        /// The decoded length the pack declares.
+        len: u32,
+    },
+    /// A chunk of the pack does not match its checksum (its count as the damaged chunk
+    /// reads it).
+    Checksum,
+    /// The pack was cut before its last chunk (by damage, or by the end of the readable log).
+    Incomplete,
+}
+
+impl fmt::Display for PackError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Truncated => f.write_str("pack shorter than its header"),
+            Self::Empty => f.write_str("pack of 0 records"),
+            Self::BadLength { index } => write!(f, "pack record {index} runs past the pack"),
+            Self::Short { found } => write!(f, "pack body ends after {found} records"),
+            Self::Trailing => f.write_str("pack body goes on after its last record"),
+            Self::UnknownCodec(codec) => write!(f, "pack codec {codec} not read here"),
+            Self::Decode => f.write_str("pack body does not decode to its declared length"),
+            Self::Checksum => f.write_str("checksum mismatch"),
+            Self::Incomplete => f.write_str("pack cut before its last chunk"),
+            Self::TooLarge { len } => {
+                write!(
+                    f,
+                    "pack body of {len} bytes decoded, more than this reader takes"
+                )
+            }
+        }
+    }
+}
+
+impl core::error::Error for PackError {}
 
 /// A report of bytes the reader dropped: LevelDB's `Reporter::Corruption(bytes, status)`, plus
 /// where the dropped bytes begin.

@@ -45,6 +45,8 @@ use core::fmt;
 use core::ops::Range;
 
 use crate::error::{Corruption, CorruptionKind};
+// Defined with the other read errors (error.rs), which need it.
+pub use crate::error::PackError;
 
 /// The codec byte of a pack whose body is stored as it is.
 pub const STORED: u8 = 0;
@@ -57,67 +59,6 @@ pub const STORED_HEADER: usize = 5;
 pub const CODED_HEADER: usize = 9;
 /// The most bytes a record's length takes in a pack.
 pub const MAX_LENGTH_BYTES: usize = 5;
-
-/// Why a pack's payload cannot be read: the pack is lost with its records (when the count is
-/// readable, the report says how many).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub enum PackError {
-    /// The payload is shorter than its header.
-    Truncated,
-    /// The count is 0.
-    Empty,
-    /// Record `index`'s length runs past the body (or its varint does).
-    BadLength {
-        /// The record's index.
-        index: u32,
-    },
-    /// The body ends before the count's last record.
-    Short {
-        /// The records the body holds.
-        found: u32,
-    },
-    /// The body holds bytes after the count's last record.
-    Trailing,
-    /// The body is coded with a codec this reader does not decode.
-    UnknownCodec(u8),
-    /// The coded body does not decode to its declared length.
-    Decode,
-    /// The decoded body would be larger than the reader allows itself: `len` bytes declared.
-    TooLarge {
-        /// The decoded length the pack declares.
-        len: u32,
-    },
-    /// A chunk of the pack does not match its checksum (its count as the damaged chunk
-    /// reads it).
-    Checksum,
-    /// The pack was cut before its last chunk (by damage, or by the end of the readable log).
-    Incomplete,
-}
-
-impl fmt::Display for PackError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Truncated => f.write_str("pack shorter than its header"),
-            Self::Empty => f.write_str("pack of 0 records"),
-            Self::BadLength { index } => write!(f, "pack record {index} runs past the pack"),
-            Self::Short { found } => write!(f, "pack body ends after {found} records"),
-            Self::Trailing => f.write_str("pack body goes on after its last record"),
-            Self::UnknownCodec(codec) => write!(f, "pack codec {codec} not read here"),
-            Self::Decode => f.write_str("pack body does not decode to its declared length"),
-            Self::Checksum => f.write_str("checksum mismatch"),
-            Self::Incomplete => f.write_str("pack cut before its last chunk"),
-            Self::TooLarge { len } => {
-                write!(
-                    f,
-                    "pack body of {len} bytes decoded, more than this reader takes"
-                )
-            }
-        }
-    }
-}
-
-impl core::error::Error for PackError {}
 
 /// The record count in the header at the start of a pack's payload (or of its first chunk),
 /// if it is there and not 0: what a reader reports as lost when the rest of the pack is not

@@ -4,7 +4,7 @@ use std::io::{self, BufWriter, IsTerminal, Write};
 use std::ops::Range;
 use std::path::PathBuf;
 
-use logfmt_std::{Ending, LogReader, RecordStream};
+use logfmt_std::{Ending, LogReader, ReaderOptions, RecordStream};
 
 use crate::decode::{Content, Decode, Style};
 use crate::error::CliError;
@@ -239,104 +239,175 @@ fn follow_change(log: &logfmt_std::LogFile, seen: &mut u64) -> Option<&'static s
     None
 }
 
+/// How one file's records are printed, decided before the first is read.
+#[derive(Debug)]
+struct Plan {
+    options: ReaderOptions,
+    /// The file is followed after its last record.
+    follow: bool,
+    /// What the records are decoded as.
+    content: Content,
+    /// Whether `content` is known (else the first record confirms it, or makes it raw).
+    confirmed: bool,
+    /// How a raw record is printed.
+    output: OutputFormat,
+    /// How a decoded record is printed.
+    style: Style,
+    /// The most bytes of a record held.
+    limit: usize,
+}
+
+impl Plan {
+    /// The plan for `input`, as `args` ask and `print` allows.
+    fn new(
+        args: &CatArgs,
+        target: &Target,
+        input: &Input,
+        print: &Print<'_>,
+    ) -> Result<Self, CliError> {
+        let read = target.read_args(&args.read);
+        let log = &input.log;
+        let mut options = read.options(input, args.offset, args.range.clone())?;
+        // A pipe ends when its writer is done: only a file is waited on.
+        let follow = print.follow && log.is_regular() && input.ring.is_none();
+        if follow {
+            options.read = options.read.clone().tailing(true);
+        }
+        let content = match args.format() {
+            OutputFormat::Framed => Content::Raw,
+            _ => args.decode.content(&target.path, target.kind),
+        };
+        let style = match args.format() {
+            OutputFormat::Json => Style::Json,
+            OutputFormat::Hex => Style::Text { hex: true },
+            _ => Style::Text { hex: args.hex },
+        };
+        // Only a regular file read in file order can be read a second time from a record's
+        // offset; a record is decoded whole, up to its own limit.
+        let limit = if content != Content::Raw {
+            DECODE_LIMIT.max(args.buffer_limit)
+        } else if log.is_regular() && input.ring.is_none() {
+            args.buffer_limit
+        } else {
+            UNLIMITED
+        };
+        Ok(Self {
+            options,
+            follow,
+            content,
+            // Chosen by the name alone, decoding is confirmed by the first record: a log
+            // named like a write-ahead log that holds something else is printed raw.
+            confirmed: args.decode != Decode::Auto || content == Content::Raw,
+            output: match args.format() {
+                OutputFormat::Lines if print.terminal => OutputFormat::Escaped,
+                other => other,
+            },
+            style,
+            limit,
+        })
+    }
+
+    /// Whether a file's header (`==> FILE <==`) goes before its decoded records.
+    fn heads(&self) -> bool {
+        self.content != Content::Raw && self.style != Style::Json
+    }
+}
+
+/// Prints a large clean log on every core, where that cannot delay the first line (into a
+/// file, without a limit, not followed) and the first record confirms what it holds:
+/// `Some(true)` if it was printed, `Some(false)` if it was tried (its header printed) and
+/// given up, `None` if not tried. Unless printed, one reader prints it (and notes its damage
+/// in its place).
+fn print_in_parallel(
+    args: &CatArgs,
+    input: &Input,
+    plan: &Plan,
+    print: &Print<'_>,
+    label: Option<&str>,
+    out: &mut impl Write,
+) -> Result<Option<bool>, CliError> {
+    let log = &input.log;
+    if !print.parallel
+        || print.left.is_some()
+        || plan.follow
+        || !log.is_regular()
+        || input.ring.is_some()
+    {
+        return Ok(None);
+    }
+    let content = plan.content;
+    let confirms = plan.confirmed
+        || crate::parallel::first_record(input, &plan.options)?
+            .is_some_and(|first| crate::decode::decodes(content, &first));
+    if !confirms {
+        return Ok(None);
+    }
+    let decoded = content != Content::Raw;
+    let (style, output) = (plan.style, plan.output);
+    if print.several && plan.heads() {
+        writeln!(out, "==> {} <==", logfmt_std::EscapedPath::new(log.path()))?;
+    }
+    let printed = crate::parallel::print_clean(
+        input,
+        &plan.options,
+        args.threads.count(),
+        plan.limit,
+        out,
+        |data| crate::decode::first_error(content, data).is_none(),
+        |printer: &mut crate::decode::Printer, buffer, offset, index, data| {
+            if decoded {
+                printer.write_record(buffer, content, style, offset, data, label)?;
+                Ok(())
+            } else {
+                Ok(output.write_record(buffer, offset, index, data)?)
+            }
+        },
+    )?;
+    Ok(Some(printed))
+}
+
 /// Prints the records of one file.
+// Long for a reason: the reading loop's visitor holds the state of the file's printing (the
+// content confirmed, the header, the records left), which it shares with the loop that
+// follows the file; the decisions around it are in [`Plan`], [`print_in_parallel`] and
+// [`ended`].
 fn cat(
     args: &CatArgs,
     target: &Target,
     print: &mut Print<'_>,
     out: &mut impl Write,
 ) -> Result<Followed, CliError> {
-    let (several, terminal, follow) = (print.several, print.terminal, print.follow);
     let read = target.read_args(&args.read);
     let input = Input::open(&target.path, read.erased)?;
     input.say_disagreements();
     let log = &input.log;
-    let mut options = read.options(&input, args.offset, args.range.clone())?;
-    // A pipe ends when its writer is done: only a file is waited on.
-    let follow = follow && log.is_regular() && input.ring.is_none();
-    if follow {
-        options.read = options.read.clone().tailing(true);
+    let plan = Plan::new(args, target, &input, print)?;
+    let name = log.path().to_string_lossy();
+    let label = print.several.then_some(name.as_ref());
+    let mut header = print.several;
+    match print_in_parallel(args, &input, &plan, print, label, out)? {
+        Some(true) => return Ok(Followed::Done),
+        // Printed by the parallel pass that gave up: not printed again.
+        Some(false) if plan.heads() => header = false,
+        _ => {}
     }
+    let Plan {
+        ref options,
+        follow,
+        mut content,
+        mut confirmed,
+        output,
+        style,
+        limit,
+    } = plan;
     // Read up to its length at open, unless followed.
     let source = if follow {
         input.growing_source()?
     } else {
         input.source()?
     };
-    let mut reader = LogReader::new(source, &options);
+    let mut reader = LogReader::new(source, options);
     let progress = Progress::none();
-    let mut content = match args.format() {
-        OutputFormat::Framed => Content::Raw,
-        _ => args.decode.content(&target.path, target.kind),
-    };
-    // Chosen by the name alone, decoding is confirmed by the first record: a log named like a
-    // write-ahead log that holds something else is printed raw.
-    let mut confirmed = args.decode != Decode::Auto || content == Content::Raw;
-    let mut header = several;
-    let output = match args.format() {
-        OutputFormat::Lines if terminal => OutputFormat::Escaped,
-        other => other,
-    };
-    let style = match args.format() {
-        OutputFormat::Json => Style::Json,
-        OutputFormat::Hex => Style::Text { hex: true },
-        _ => Style::Text { hex: args.hex },
-    };
-    let name = log.path().to_string_lossy();
-    let label = several.then_some(name.as_ref());
-    // Only a regular file read in file order can be read a second time from a record's
-    // offset; a record is decoded whole, up to its own limit.
-    let limit = if content != Content::Raw {
-        DECODE_LIMIT.max(args.buffer_limit)
-    } else if log.is_regular() && input.ring.is_none() {
-        args.buffer_limit
-    } else {
-        UNLIMITED
-    };
-    // A large clean log is printed on every core (where the first record confirms what it
-    // holds, and every record decodes: otherwise one reader notes it in its place).
-    let first_confirms = || -> Result<bool, CliError> {
-        Ok(confirmed
-            || crate::parallel::first_record(&input, &options)?
-                .is_some_and(|first| crate::decode::decodes(content, &first)))
-    };
-    // Only into a file, and without a limit: the parallel pass prints nothing until it has
-    // checked the whole log.
-    if print.parallel
-        && print.left.is_none()
-        && !follow
-        && log.is_regular()
-        && input.ring.is_none()
-        && first_confirms()?
-    {
-        let decoded = content != Content::Raw;
-        if decoded && header && style != Style::Json {
-            writeln!(out, "==> {} <==", logfmt_std::EscapedPath::new(log.path()))?;
-        }
-        let printed = crate::parallel::print_clean(
-            &input,
-            &options,
-            args.threads.count(),
-            limit,
-            out,
-            |data| crate::decode::first_error(content, data).is_none(),
-            |printer: &mut crate::decode::Printer, buffer, offset, index, data| {
-                if decoded {
-                    printer.write_record(buffer, content, style, offset, data, label)?;
-                    Ok(())
-                } else {
-                    Ok(output.write_record(buffer, offset, index, data)?)
-                }
-            },
-        )?;
-        if printed {
-            return Ok(Followed::Done);
-        }
-        if decoded && header && style != Style::Json {
-            // Printed above: the reader below does not print it again.
-            header = false;
-        }
-    }
     let mut printer = crate::decode::Printer::default();
     let shared = std::cell::RefCell::new((&mut *out, None));
     let left = &mut *print.left;
@@ -358,16 +429,7 @@ fn cat(
             if !crate::decode::decodes(content, data) {
                 content = Content::Raw;
                 out.flush()?;
-                super::say(
-                    log.path(),
-                    &format!(
-                        "the record at offset {} is not {}: the log is printed raw \
-                             (--decode {} decodes it anyway)",
-                        input.offset(*offset),
-                        content_name(args.decode.content(&target.path, target.kind)),
-                        decode_name(args.decode.content(&target.path, target.kind)),
-                    ),
-                );
+                printed_raw(args, target, &input, *offset);
             }
         }
         match found {
@@ -391,33 +453,9 @@ fn cat(
                 index,
                 data,
             } => output.write_record(out, input.offset(offset), index, data)?,
-            Found::Oversized(record) if record.coded => {
-                // A pack, or a compressed record, is decoded whole: not streamed.
+            Found::Oversized(record) if record.coded || content != Content::Raw => {
                 out.flush()?;
-                super::say(
-                    log.path(),
-                    &format!(
-                        "offset {}: a pack or compressed record of {} bytes or more once \
-                             decoded, more than --buffer-limit (or the {} MiB any record is \
-                             decoded to): not printed",
-                        input.offset(record.offset),
-                        record.len,
-                        logfmt_std::MAX_DECODED >> 20
-                    ),
-                );
-            }
-            Found::Oversized(record) if content != Content::Raw => {
-                out.flush()?;
-                super::say(
-                    log.path(),
-                    &format!(
-                        "offset {}: a record of {} bytes, more than the {limit} bytes a record \
-                         is decoded in (see --buffer-limit): not printed (--decode raw prints \
-                         it)",
-                        input.offset(record.offset),
-                        record.len,
-                    ),
-                );
+                not_printed(&input, &record, limit);
             }
             Found::Oversized(record) => {
                 output.write_streamed(out, record.offset, None, record.len, |sink| {
@@ -471,17 +509,64 @@ fn cat(
     }
     let (out, read_error) = shared.into_inner();
     out.flush()?;
+    ended(&input, outcome, read_error)
+}
+
+/// The note that a log named for `--decode auto`'s content holds something else, from its
+/// record at `offset`: it is printed raw.
+fn printed_raw(args: &CatArgs, target: &Target, input: &Input, offset: u64) {
+    let named = args.decode.content(&target.path, target.kind);
+    super::hint(
+        input.log.path(),
+        &format!(
+            "the record at offset {} is not {}: the log is printed raw \
+                 (--decode {} decodes it anyway)",
+            input.offset(offset),
+            content_name(named),
+            decode_name(named),
+        ),
+    );
+}
+
+/// The warning that a record too long to decode (a pack or compressed record past the
+/// limit, or a record to decode longer than `limit`) is not printed.
+fn not_printed(input: &Input, record: &logfmt_std::Oversized, limit: usize) {
+    let message = if record.coded {
+        // A pack, or a compressed record, is decoded whole: not streamed.
+        format!(
+            "offset {}: a pack or compressed record of {} bytes or more once \
+                 decoded, more than --buffer-limit (or the {} MiB any record is \
+                 decoded to): not printed",
+            input.offset(record.offset),
+            record.len,
+            logfmt_std::MAX_DECODED >> 20
+        )
+    } else {
+        format!(
+            "offset {}: a record of {} bytes, more than the {limit} bytes a record \
+             is decoded in (see --buffer-limit): not printed (--decode raw prints \
+             it)",
+            input.offset(record.offset),
+            record.len,
+        )
+    };
+    super::say(input.log.path(), &message);
+}
+
+/// How reading a file ended: a read error, damage that absolute consistency fails on, a stop
+/// at damage (point-in-time), or its end.
+fn ended(
+    input: &Input,
+    outcome: crate::scan::Outcome,
+    read_error: Option<io::Error>,
+) -> Result<Followed, CliError> {
+    let log = &input.log;
     if let Some(error) = read_error {
         return Err(log.read_error(error).into());
     }
     if let Some(first) = outcome.failed_on {
-        let error = logfmt_std::Error::Damaged {
-            path: log.path().into(),
-            first: input.damage(first),
-            count: 1,
-        };
-        return Err(CliError::Hinted(
-            error,
+        return Err(input.stopped_at_damage(
+            first,
             "--recovery absolute stops at any damage; the records before it were printed",
         ));
     }

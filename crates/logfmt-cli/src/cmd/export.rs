@@ -1,17 +1,13 @@
 //! `logfmt export`: an image (or any log) turned into a plain LevelDB log of its records.
 
-use std::io::{self, Write};
 use std::path::PathBuf;
 
-use logfmt_std::{AtomicLog, AtomicOptions, Ending, EscapedPath, LogReader, WriterOptions};
+use logfmt_std::{Ending, LogReader, WriterOptions};
 
+use super::copy_report::{Copier, CopyArgs, CopyReport, copy_all};
 use crate::error::CliError;
 use crate::image::Input;
-use crate::options::{ReadArgs, WaitArgs};
-use crate::output::write_json_line;
-use crate::progress::Progress;
-use crate::reports::{DEFAULT_SHOWN, DamageReports};
-use crate::scan::{Found, scan};
+use crate::options::ReadArgs;
 
 /// Turn a flash image (a ring image, or one read with --erased) or any log into a plain
 /// LevelDB log: its records, oldest to newest, in chunks of types 1-4 that LevelDB's and
@@ -41,18 +37,8 @@ use crate::scan::{Found, scan};
 /// list, counting them all and those not listed.
 #[derive(Debug, clap::Args)]
 pub(crate) struct ExportArgs {
-    /// One JSON object (keys above).
-    #[arg(long)]
-    json: bool,
-    /// Replace OUT even if it is not empty (once the new log is complete).
-    #[arg(long)]
-    force: bool,
-    /// List at most N damaged regions in --json (each is noted on standard error as it is
-    /// found). Default: 1000.
-    #[arg(long, value_name = "N")]
-    max_errors: Option<usize>,
     #[command(flatten)]
-    wait: WaitArgs,
+    copy: CopyArgs,
     #[command(flatten)]
     read: ReadArgs,
     /// The image (or log) to read.
@@ -74,63 +60,22 @@ pub(crate) fn run(args: &ExportArgs) -> Result<(), CliError> {
         });
     }
     let options = args.read.options(&input, 0, None)?;
-    let atomic = AtomicOptions::new()
-        .writer(WriterOptions::new().lock_wait(args.wait.lock_wait()))
-        .replace(args.force);
-    let mut writer = AtomicLog::create(&args.output, &atomic).map_err(|e| match e {
-        logfmt_std::Error::AlreadyExists { .. } => CliError::Hinted(e, "use --force to replace it"),
-        e => e.into(),
-    })?;
+    let mut writer = args.copy.create(&args.output, WriterOptions::new())?;
     let mut reader = LogReader::new(input.source()?, &options);
-    let (mut records, mut payload) = (0u64, 0u64);
-    let mut dropped = DamageReports::new(args.max_errors.unwrap_or(DEFAULT_SHOWN));
-    let mut read_error = None;
-    let progress = Progress::bytes("export", log.len_at_open());
-    // A record is held up to a limit, and streamed from the file past it.
-    let outcome = scan(
-        &mut reader,
-        &progress,
-        crate::copy::limit(&input),
-        |found| -> Result<(), CliError> {
-            match found {
-                Found::Record { .. } | Found::Oversized(_) => {
-                    let copied =
-                        crate::copy::record(&mut writer, &input, &options.read, &found, "export")?;
-                    if let Some(bytes) = copied {
-                        records += 1;
-                        payload += bytes;
-                    }
-                }
-                Found::Damage(damage) => {
-                    let damage = input.damage(damage);
-                    super::note(log.path(), &damage);
-                    dropped.push(damage);
-                }
-                Found::ReadError { error, corruption } => {
-                    read_error = Some(error);
-                    if let Some(corruption) = corruption {
-                        let damage = input.damage(corruption.into());
-                        super::note(log.path(), &damage);
-                        dropped.push(damage);
-                    }
-                }
-            }
-            Ok(())
-        },
-    )?;
-    drop(progress);
+    let mut report = CopyReport::new(
+        Copier::Export,
+        log.path().to_path_buf(),
+        args.output.clone(),
+        &args.copy,
+    );
+    let (outcome, read_error) = copy_all(&mut reader, &input, &options, &mut writer, &mut report)?;
     if let Some(error) = read_error {
         // OUT is left as it was (the temporary file is removed).
         return Err(log.read_error(error).into());
     }
     if let Some(first) = outcome.failed_on {
-        let error = logfmt_std::Error::Damaged {
-            path: log.path().into(),
-            first: input.damage(first),
-            count: 1,
-        };
-        return Err(CliError::Hinted(
-            error,
+        return Err(input.stopped_at_damage(
+            first,
             "--recovery absolute stops at any damage; nothing was written",
         ));
     }
@@ -145,50 +90,6 @@ pub(crate) fn run(args: &ExportArgs) -> Result<(), CliError> {
             ),
         );
     }
-    let dropped_bytes = dropped.bytes();
-    let mut out = io::stdout().lock();
-    if args.json {
-        use super::DamageJson;
-        /// `--json`: the keys documented on [`ExportArgs`], in that order.
-        #[derive(serde::Serialize)]
-        struct Doc {
-            records: u64,
-            payload_bytes: u64,
-            dropped_bytes: u64,
-            corruptions: Vec<DamageJson>,
-            #[serde(skip_serializing_if = "Option::is_none")]
-            corruptions_total: Option<u64>,
-            #[serde(skip_serializing_if = "Option::is_none")]
-            corruptions_not_shown: Option<u64>,
-        }
-        let doc = Doc {
-            records,
-            payload_bytes: payload,
-            dropped_bytes,
-            corruptions: dropped.kept().iter().map(DamageJson::from).collect(),
-            corruptions_total: (dropped.left_out() > 0).then(|| dropped.count()),
-            corruptions_not_shown: Some(dropped.left_out()).filter(|&n| n > 0),
-        };
-        write_json_line(&mut out, &doc)?;
-    } else {
-        use super::plural;
-        writeln!(
-            out,
-            "{}: {} ({} of payload) exported to {}{}",
-            EscapedPath::new(log.path()),
-            plural(records, "record"),
-            plural(payload, "byte"),
-            EscapedPath::new(&args.output),
-            if dropped.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    "; {} dropped in {} (noted above)",
-                    plural(dropped_bytes, "byte"),
-                    plural(dropped.count(), "damaged region")
-                )
-            }
-        )?;
-    }
+    crate::report::print(&report, args.copy.json)?;
     Ok(())
 }

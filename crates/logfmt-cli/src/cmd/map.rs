@@ -70,9 +70,7 @@ pub(crate) fn run(args: &MapArgs) -> Result<(), CliError> {
     crate::targets::each(&args.files, args.json, |target, _| {
         let (report, input, read) = gather(args, &target.path)?;
         if args.json {
-            let mut out = std::io::stdout().lock();
-            serde_json::to_writer(&mut out, &report).map_err(std::io::Error::other)?;
-            writeln!(out)?;
+            crate::output::write_json_line(&mut std::io::stdout().lock(), &report)?;
         } else {
             render(&report, args.width)?;
         }

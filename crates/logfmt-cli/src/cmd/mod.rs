@@ -1,44 +1,21 @@
 //! The subcommands.
 
 pub(crate) mod cat;
+pub(crate) mod copy_report;
 pub(crate) mod dump;
 pub(crate) mod export;
 pub(crate) mod map;
 pub(crate) mod salvage;
 pub(crate) mod split;
 pub(crate) mod stats;
+pub(crate) mod stats_report;
 pub(crate) mod verify;
+pub(crate) mod verify_report;
 pub(crate) mod write;
 
 use logfmt_std::{Damage, RingImage};
 
-use std::io::Write;
-use std::path::Path;
-
-/// Prints a damage note to standard error: one line with the offset, the bytes concerned and
-/// the reason (LevelDB's, for what LevelDB reports, with its gloss).
-fn note(path: &Path, damage: &Damage) {
-    say(
-        path,
-        &format!("{damage}{}", crate::gloss::Suffix(&damage.kind)),
-    );
-}
-
-/// Prints `logfmt: FILE: message` on standard error.
-pub(crate) fn say(path: &Path, message: &str) {
-    let mut stderr = std::io::stderr().lock();
-    // Nothing useful can be done if standard error is gone.
-    let _ = writeln!(
-        stderr,
-        "logfmt: {}: {message}",
-        logfmt_std::EscapedPath::new(path)
-    );
-}
-
-/// `n word` or `n words`.
-pub(crate) fn plural(n: u64, word: &str) -> String {
-    format!("{n} {word}{}", if n == 1 { "" } else { "s" })
-}
+use crate::notes::{hint, note, plural, say};
 
 /// A damage in JSON: `{"offset": n, "bytes": n, "reason": "..."}`.
 #[derive(Debug, serde::Serialize)]
@@ -60,9 +37,11 @@ impl From<&Damage> for DamageJson {
 
 /// A region of a file in JSON: `{"offset": n, "bytes": n}`.
 #[derive(Debug, serde::Serialize)]
-struct SpanJson {
-    offset: u64,
-    bytes: u64,
+pub(crate) struct SpanJson {
+    /// Where it begins.
+    pub(crate) offset: u64,
+    /// How many bytes it spans.
+    pub(crate) bytes: u64,
 }
 
 /// A ring image in JSON: `{"blocks", "group", "newest", "lap", "oldest", "blocks_read",
@@ -72,17 +51,24 @@ struct SpanJson {
 /// there are some, "disagreements": what in the image disagrees with the ring (blocks of
 /// another lap or geometry, an image cut short), one line each.
 #[derive(Debug, serde::Serialize)]
-struct RingJson {
-    blocks: u32,
-    group: u32,
-    newest: u32,
-    lap: u32,
-    oldest: u32,
-    blocks_read: u64,
-    erased: String,
+pub(crate) struct RingJson {
+    /// Blocks in the ring.
+    pub(crate) blocks: u32,
+    /// Blocks per erase group.
+    pub(crate) group: u32,
+    /// The newest block.
+    pub(crate) newest: u32,
+    /// The newest block's lap.
+    pub(crate) lap: u32,
+    /// The oldest block, where reading starts.
+    pub(crate) oldest: u32,
+    /// Blocks read, from the oldest to the newest.
+    pub(crate) blocks_read: u64,
+    /// The erased value the headers give: `ff` or `00`.
+    pub(crate) erased: String,
     /// What in the image disagrees with the ring, one line each (only when there is some).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    disagreements: Vec<String>,
+    pub(crate) disagreements: Vec<String>,
 }
 
 impl From<&RingImage> for RingJson {

@@ -1,21 +1,17 @@
 //! `logfmt salvage`: every recoverable record of a damaged log, copied into a new one.
 
-use std::io::{self, Write};
 use std::path::PathBuf;
 
 use logfmt_std::{
-    AtomicLog, AtomicOptions, EscapedPath, Format, LogReader, ReadFormat, ReadOptions,
-    ReaderOptions, RecoveryMode, WriteOptions, WriterOptions,
+    Format, LogReader, ReadFormat, ReadOptions, ReaderOptions, RecoveryMode, WriteOptions,
+    WriterOptions,
 };
 
+use super::copy_report::{Copier, CopyArgs, CopyReport, copy_all};
 use crate::error::CliError;
 use crate::format::FormatArgs;
 use crate::image::Input;
-use crate::options::{Erased, WaitArgs};
-use crate::output::write_json_line;
-use crate::progress::Progress;
-use crate::reports::{DEFAULT_SHOWN, DamageReports};
-use crate::scan::{Found, scan};
+use crate::options::Erased;
 
 /// Copy every record that can be recovered from a log into a new, clean log.
 ///
@@ -56,17 +52,8 @@ use crate::scan::{Found, scan};
 /// listed.
 #[derive(Debug, clap::Args)]
 pub(crate) struct SalvageArgs {
-    /// One JSON object (keys above).
-    #[arg(long)]
-    json: bool,
-    /// Replace OUT even if it is not empty (once the new log is complete).
-    #[arg(long)]
-    force: bool,
-    /// List at most N damaged regions (the summary counts them all). Default: 1000.
-    #[arg(long, value_name = "N")]
-    max_errors: Option<usize>,
     #[command(flatten)]
-    wait: WaitArgs,
+    copy: CopyArgs,
     /// Read a flash image whose erased bytes are 0xFF (ff) or 0x00 (00).
     #[arg(long, value_enum, value_name = "BYTE")]
     erased: Option<Erased>,
@@ -102,118 +89,19 @@ pub(crate) fn run(args: &SalvageArgs) -> Result<(), CliError> {
     let options = ReaderOptions::new()
         .read(read)
         .recovery(RecoveryMode::SkipAnyCorruptedRecords);
-    let writer_options = WriterOptions::new()
-        .write(WriteOptions::new().format(format))
-        .lock_wait(args.wait.lock_wait());
-    let atomic = AtomicOptions::new()
-        .writer(writer_options)
-        .replace(args.force);
-    let mut writer = AtomicLog::create(&args.output, &atomic).map_err(|e| match e {
-        logfmt_std::Error::AlreadyExists { .. } => CliError::Hinted(e, "use --force to replace it"),
-        e => e.into(),
-    })?;
+    let written = WriterOptions::new().write(WriteOptions::new().format(format));
+    let mut writer = args.copy.create(&args.output, written)?;
     let mut reader = LogReader::new(input.source()?, &options);
-    let (mut records, mut payload) = (0u64, 0u64);
-    let mut lost = DamageReports::new(args.max_errors.unwrap_or(DEFAULT_SHOWN));
-    let mut read_error = None;
-    let progress = Progress::bytes("salvage", log.len_at_open());
-    // A record is held up to a limit, and streamed from the file past it.
-    scan(
-        &mut reader,
-        &progress,
-        crate::copy::limit(&input),
-        |found| -> Result<(), CliError> {
-            match found {
-                Found::Record { .. } | Found::Oversized(_) => {
-                    let copied =
-                        crate::copy::record(&mut writer, &input, &options.read, &found, "salvage")?;
-                    if let Some(bytes) = copied {
-                        records += 1;
-                        payload += bytes;
-                    }
-                }
-                Found::Damage(d) => lost.push(input.damage(d)),
-                Found::ReadError { error, corruption } => {
-                    if let Some(c) = corruption {
-                        lost.push(input.damage(c.into()));
-                    }
-                    read_error = Some(error);
-                }
-            }
-            Ok(())
-        },
-    )?;
-    drop(progress);
+    let mut report = CopyReport::new(
+        Copier::Salvage,
+        args.input.clone(),
+        args.output.clone(),
+        &args.copy,
+    );
+    let (_, read_error) = copy_all(&mut reader, &input, &options, &mut writer, &mut report)?;
     // A read error ends IN there: what was read before it is kept, as for damage.
     writer.commit().map_err(CliError::unchanged)?;
-    let lost_bytes = lost.bytes();
-    let mut out = io::stdout().lock();
-    if args.json {
-        use super::DamageJson;
-        /// `--json`: the keys documented on [`SalvageArgs`], in that order.
-        #[derive(serde::Serialize)]
-        struct Doc {
-            records: u64,
-            payload_bytes: u64,
-            lost_bytes: u64,
-            lost: Vec<DamageJson>,
-            #[serde(skip_serializing_if = "Option::is_none")]
-            lost_total: Option<u64>,
-            #[serde(skip_serializing_if = "Option::is_none")]
-            lost_not_shown: Option<u64>,
-        }
-        let doc = Doc {
-            records,
-            payload_bytes: payload,
-            lost_bytes,
-            lost: lost.kept().iter().map(DamageJson::from).collect(),
-            lost_total: (lost.left_out() > 0).then(|| lost.count()),
-            lost_not_shown: Some(lost.left_out()).filter(|&n| n > 0),
-        };
-        write_json_line(&mut out, &doc)?;
-    } else {
-        use super::plural;
-        writeln!(
-            out,
-            "{}: {} ({} of payload) copied to {}",
-            EscapedPath::new(&args.input),
-            plural(records, "record"),
-            plural(payload, "byte"),
-            EscapedPath::new(&args.output)
-        )?;
-        if lost.is_empty() {
-            writeln!(out, "nothing was lost")?;
-        } else {
-            writeln!(
-                out,
-                "lost: {} in {}:",
-                plural(lost_bytes, "byte"),
-                plural(lost.count(), "damaged region")
-            )?;
-            let width = lost
-                .kept()
-                .iter()
-                .map(|d| d.offset.to_string().len())
-                .max()
-                .unwrap_or(0);
-            for d in lost.kept() {
-                writeln!(
-                    out,
-                    "  offset {:>width$}: {}: {}",
-                    d.offset,
-                    plural(d.bytes, "byte"),
-                    crate::gloss::Glossed(&d.kind)
-                )?;
-            }
-            if lost.left_out() > 0 {
-                writeln!(
-                    out,
-                    "  ... and {} more not shown (--max-errors)",
-                    lost.left_out()
-                )?;
-            }
-        }
-    }
+    crate::report::print(&report, args.copy.json)?;
     if let Some(error) = read_error {
         return Err(log.read_error(error).into());
     }

@@ -8,7 +8,7 @@ use logfmt_std::{Bounded, LogFile, ReadOptions, ReaderOptions, par_scan_file};
 use crate::error::CliError;
 use crate::format::FormatArgs;
 use crate::options::Erased;
-use crate::output::write_json_line;
+use crate::report::Report;
 
 /// Split a log into byte ranges and read them in parallel; print each range and its records.
 ///
@@ -72,6 +72,42 @@ pub(crate) fn run(args: &SplitArgs) -> Result<(), CliError> {
 
 /// Splits one file; `several` when more are split.
 fn run_one(args: &SplitArgs, path: &std::path::Path, several: bool) -> Result<(), CliError> {
+    let report = gather(args, path, several)?;
+    crate::report::print(&report, args.json)?;
+    Ok(())
+}
+
+/// `logfmt split` of one file: the keys documented on [`SplitArgs`], in that order.
+#[derive(Debug, serde::Serialize)]
+struct SplitReport {
+    /// The file's size.
+    bytes: u64,
+    /// Records in all the ranges.
+    records: u64,
+    /// The ranges, in order.
+    ranges: Vec<Range>,
+    /// The file's path, when several are split.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    file: Option<String>,
+}
+
+/// One range and what its reader returns.
+#[derive(Debug, serde::Serialize)]
+struct Range {
+    /// Its first byte.
+    start: u64,
+    /// The byte after its last.
+    end: u64,
+    /// Records whose first chunk starts in it.
+    records: u64,
+    /// Their bytes.
+    payload_bytes: u64,
+    /// Damaged regions that start in it.
+    damage: u64,
+}
+
+/// Opens `path` as `split` reads it: a regular file, not a ring image.
+fn open(path: &std::path::Path) -> Result<LogFile, CliError> {
     // Opening a FIFO waits for a writer: what is not a regular file is refused before it is
     // opened (and again after, in case the name was given to another file meanwhile).
     if std::fs::metadata(path).is_ok_and(|meta| !meta.is_file() && !meta.is_dir()) {
@@ -88,66 +124,32 @@ fn run_one(args: &SplitArgs, path: &std::path::Path, several: bool) -> Result<()
             logfmt_std::EscapedPath::new(log.path())
         )));
     }
+    Ok(log)
+}
+
+/// Reads the ranges of `path` in parallel and reports what each holds.
+fn gather(
+    args: &SplitArgs,
+    path: &std::path::Path,
+    several: bool,
+) -> Result<SplitReport, CliError> {
+    let log = open(path)?;
     // Every range reads with the format decided from the start of the file.
     let read = ReadOptions::new().erased(args.erased.map(Erased::byte));
     let read = args.format.read_options(&log, read)?;
     let options = ReaderOptions::new().read(read);
     let len = log.len_at_open();
     let ranges = logfmt_std::split(len, parts(args.parts, len));
-    let results = par_scan_file(log.file(), &options, &ranges, |range, mut reader| {
-        let mut part = Part::default();
-        // Records are only counted: none is assembled.
-        loop {
-            let entry = match reader.next_bounded(0) {
-                Ok(Some(entry)) => entry,
-                Ok(None) => break,
-                Err(logfmt_std::ReadError::Io(e)) => {
-                    part.error = Some(e);
-                    break;
-                }
-                Err(_) => break,
-            };
-            match entry {
-                Bounded::Record(record) => {
-                    part.records += 1;
-                    part.payload += record.data.len() as u64;
-                }
-                Bounded::Oversized(record) => {
-                    part.records += 1;
-                    part.payload += record.len;
-                }
-                Bounded::Damage(_) => part.damage += 1,
-                _ => {}
-            }
-        }
-        (range, part)
+    let mut results = par_scan_file(log.file(), &options, &ranges, |range, reader| {
+        (range, count(reader))
     });
-    let mut results = results;
     if let Some(error) = results.iter_mut().find_map(|(_, part)| part.error.take()) {
         return Err(log.read_error(error).into());
     }
-    let total: u64 = results.iter().map(|(_, p)| p.records).sum();
-    let mut out = io::stdout().lock();
-    if args.json {
-        /// `--json`: the keys documented on [`SplitArgs`], in that order.
-        #[derive(serde::Serialize)]
-        struct Doc {
-            bytes: u64,
-            records: u64,
-            ranges: Vec<Range>,
-            #[serde(skip_serializing_if = "Option::is_none")]
-            file: Option<String>,
-        }
-        /// One range.
-        #[derive(serde::Serialize)]
-        struct Range {
-            start: u64,
-            end: u64,
-            records: u64,
-            payload_bytes: u64,
-            damage: u64,
-        }
-        let ranges = results
+    Ok(SplitReport {
+        bytes: len,
+        records: results.iter().map(|(_, p)| p.records).sum(),
+        ranges: results
             .iter()
             .map(|(range, part)| Range {
                 start: range.start,
@@ -156,48 +158,82 @@ fn run_one(args: &SplitArgs, path: &std::path::Path, several: bool) -> Result<()
                 payload_bytes: part.payload,
                 damage: part.damage,
             })
-            .collect();
-        let doc = Doc {
-            bytes: len,
-            records: total,
-            ranges,
-            file: several.then(|| log.path().to_string_lossy().into_owned()),
+            .collect(),
+        file: several.then(|| log.path().to_string_lossy().into_owned()),
+    })
+}
+
+/// Counts what one range's reader returns.
+fn count<S>(mut reader: logfmt_std::LogReader<S>) -> Part
+where
+    S: logfmt_std::BlockSource<Error = io::Error>,
+{
+    let mut part = Part::default();
+    // Records are only counted: none is assembled.
+    loop {
+        let entry = match reader.next_bounded(0) {
+            Ok(Some(entry)) => entry,
+            Ok(None) => break,
+            Err(logfmt_std::ReadError::Io(e)) => {
+                part.error = Some(e);
+                break;
+            }
+            Err(_) => break,
         };
-        write_json_line(&mut out, &doc)?;
-        return Ok(());
+        match entry {
+            Bounded::Record(record) => {
+                part.records += 1;
+                part.payload += record.data.len() as u64;
+            }
+            Bounded::Oversized(record) => {
+                part.records += 1;
+                part.payload += record.len;
+            }
+            Bounded::Damage(_) => part.damage += 1,
+            _ => {}
+        }
     }
-    let ranges: Vec<String> = results
-        .iter()
-        .map(|(r, _)| format!("{}..{}", r.start, r.end))
-        .collect();
-    let width = ranges.iter().map(String::len).max().unwrap_or(0).max(5);
-    let number = |n: u64| n.to_string().len();
-    let records_width = results
-        .iter()
-        .map(|(_, p)| number(p.records))
-        .max()
-        .unwrap_or(0)
-        .max(7);
-    let bytes_width = results
-        .iter()
-        .map(|(_, p)| number(p.payload))
-        .max()
-        .unwrap_or(0)
-        .max(7);
-    writeln!(
-        out,
-        "{:<width$}  {:>records_width$}  {:>bytes_width$}  DAMAGE",
-        "RANGE", "RECORDS", "PAYLOAD"
-    )?;
-    for (text, (_, part)) in ranges.iter().zip(&results) {
+    part
+}
+
+impl Report for SplitReport {
+    /// A table: a row per range, then the total.
+    fn write_text(&self, out: &mut dyn Write) -> io::Result<()> {
+        let names: Vec<String> = self
+            .ranges
+            .iter()
+            .map(|r| format!("{}..{}", r.start, r.end))
+            .collect();
+        let width = names.iter().map(String::len).max().unwrap_or(0).max(5);
+        let number = |n: u64| n.to_string().len();
+        let records_width = self
+            .ranges
+            .iter()
+            .map(|r| number(r.records))
+            .max()
+            .unwrap_or(0)
+            .max(7);
+        let bytes_width = self
+            .ranges
+            .iter()
+            .map(|r| number(r.payload_bytes))
+            .max()
+            .unwrap_or(0)
+            .max(7);
         writeln!(
             out,
-            "{text:<width$}  {:>records_width$}  {:>bytes_width$}  {}",
-            part.records, part.payload, part.damage
+            "{:<width$}  {:>records_width$}  {:>bytes_width$}  DAMAGE",
+            "RANGE", "RECORDS", "PAYLOAD"
         )?;
+        for (name, range) in names.iter().zip(&self.ranges) {
+            writeln!(
+                out,
+                "{name:<width$}  {:>records_width$}  {:>bytes_width$}  {}",
+                range.records, range.payload_bytes, range.damage
+            )?;
+        }
+        writeln!(out, "{:<width$}  {:>records_width$}", "total", self.records)
     }
-    writeln!(out, "{:<width$}  {total:>records_width$}", "total")?;
-    Ok(())
 }
 
 #[cfg(test)]

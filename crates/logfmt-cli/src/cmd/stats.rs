@@ -1,18 +1,24 @@
 //! `logfmt stats`: what a log holds, in numbers.
 
 use std::collections::BTreeMap;
-use std::io::{self, Write};
+use std::io;
 use std::path::PathBuf;
 
 use logfmt_core::block::{BlockParser, Parsed};
-use logfmt_std::{BlockSource, HEADER_SIZE, LogReader, ReaderOptions, RecoveryMode, StaleTail};
+use logfmt_std::{
+    BlockSource, Damage, HEADER_SIZE, LogReader, ReaderOptions, RecoveryMode, StaleTail,
+};
 
+use super::SpanJson;
+use super::stats_report::{
+    Chunks, ContentCount, DamageCount, Packs, RecordSize, Ring, Stale, StatsReport,
+};
+use crate::decode::{Content, Decode};
 use crate::error::CliError;
 use crate::format::FormatArgs;
 use crate::image::{Input, Source};
 use crate::layout::{Layout, View};
 use crate::options::Erased;
-use crate::output::write_json_line;
 use crate::progress::Progress;
 use crate::reports::DamageReports;
 use crate::scan::{COUNTING, Found, scan};
@@ -29,7 +35,8 @@ use crate::scan::{COUNTING, Found, scan};
 /// "trailer_bytes", "skipped_bytes" (zero headers, erased flash), "damage" ({"regions",
 /// "bytes"}), "tail" (null or {"offset", "bytes"}), "stale" (null, or for a recyclable log
 /// that ends at a record of an earlier use of the file, {"offset", "bytes", "log_number"}:
-/// the stale bytes from the end of the log to the end of the file); and for a ring image only,
+/// the stale bytes from the end of the log to the end of the file, then "kind":
+/// "pebble_eof_trailer" when they are Pebble's EOF trailer); and for a ring image only,
 /// "ring" ({"blocks", "group", "newest", "lap", "oldest", "blocks_read", "erased",
 /// "records_aged_out"}, with "disagreements" before "records_aged_out" when something in the
 /// image disagrees with its ring, one line each: see `logfmt verify`; the blocks in the
@@ -226,25 +233,67 @@ fn run_one(
     target: &crate::targets::Target,
     several: bool,
 ) -> Result<(), CliError> {
-    use crate::decode::{Content, Decode, Tally};
+    let report = gather(args, target, several)?;
+    crate::report::print(&report, args.json)?;
+    Ok(())
+}
+
+/// What was counted of a log's records and chunks, on one thread or several.
+#[derive(Debug, Default)]
+struct Counts {
+    sizes: Sizes,
+    tally: crate::decode::Tally,
+    /// Records read from packs, and what they would cost as plain records.
+    packed: (u64, u64),
+    /// Damage is only counted (its regions are not listed).
+    damage: DamageReports,
+    layout: Layout,
+    /// The torn tail, as the reader ended the log.
+    tail: Option<Damage>,
+    stale: Option<StaleTail>,
+}
+
+/// Reads `target` and gathers what `stats` reports of it.
+fn gather(
+    args: &StatsArgs,
+    target: &crate::targets::Target,
+    several: bool,
+) -> Result<StatsReport, CliError> {
     let input = Input::open(&target.path, args.erased)?;
     // What the records hold, as `cat` decodes it: by name, confirmed by the first record.
     let mut content = args.decode.content(&target.path, target.kind);
-    let mut confirmed = args.decode != Decode::Auto || content == Content::Raw;
-    let log = &input.log;
+    let confirmed = args.decode != Decode::Auto || content == Content::Raw;
     let (view, read) = View::new(&input, args.erased, &args.format)?;
     let options = ReaderOptions::new()
         .read(read)
         .recovery(RecoveryMode::SkipAnyCorruptedRecords);
+    let counts = match count_in_parts(args, &input, &options, view, &mut content, confirmed)? {
+        Some(counts) => counts,
+        None => count_in_order(&input, &options, view, &mut content, confirmed)?,
+    };
+    Ok(report(&input, counts, content, several))
+}
+
+/// Counts a large clean log on every core: its records by ranges, its chunks by runs of
+/// blocks; `None` for a log that is not (it is then read in order).
+fn count_in_parts(
+    args: &StatsArgs,
+    input: &Input,
+    options: &ReaderOptions,
+    view: View,
+    content: &mut Content,
+    confirmed: bool,
+) -> Result<Option<Counts>, CliError> {
+    let log = &input.log;
     let threads = args.threads.count();
-    // A large clean log, on every core: its records by ranges, its chunks by runs of blocks.
+    let decoding = *content;
     let in_parts = crate::parallel::scan_clean(
-        &input,
-        &options,
+        input,
+        options,
         threads,
         COUNTING,
         &Progress::bytes("stats", log.len_at_open()),
-        |part: &mut Part, found| part.add(content, confirmed, found),
+        |part: &mut Part, found| part.add(decoding, confirmed, found),
     )?;
     let layouts = match in_parts {
         Some(_) => crate::parallel::blocks(log, threads, |layout: &mut Layout, start, block| {
@@ -253,430 +302,193 @@ fn run_one(
         })?,
         None => None,
     };
-    let mut sizes = Sizes::default();
-    let mut tally = Tally::default();
-    // Records read from packs, and what they would cost as plain records.
-    let mut packed = (0u64, 0u64);
-    // Damage is only counted (its regions are not listed).
-    let mut damage = DamageReports::new(0);
-    let (outcome, stale, layout) = if let (Some(clean), Some(layouts)) = (in_parts, layouts) {
-        // The first record decides the content, as below.
-        let decodes = clean.ranges.iter().find_map(|part| part.first_decodes);
-        if decodes == Some(false) {
-            content = Content::Raw;
+    let (Some(clean), Some(layouts)) = (in_parts, layouts) else {
+        return Ok(None);
+    };
+    let mut counts = Counts::default();
+    // The first record decides the content, as in order.
+    let decodes = clean.ranges.iter().find_map(|part| part.first_decodes);
+    if decodes == Some(false) {
+        *content = Content::Raw;
+    }
+    for part in clean.ranges {
+        counts.sizes.merge(part.sizes);
+        if decodes != Some(false) {
+            counts.tally.merge(part.tally);
         }
-        for part in clean.ranges {
-            sizes.merge(part.sizes);
-            if decodes != Some(false) {
-                tally.merge(part.tally);
-            }
-            packed.0 += part.packed.0;
-            packed.1 += part.packed.1;
-        }
-        let mut layout = Layout::default();
-        for part in &layouts {
-            layout.merge(part);
-        }
-        (clean.outcome, clean.stale, layout)
-    } else {
-        let source = Counted {
-            source: input.source()?,
-            input: &input,
-            view,
-            layout: Layout::default(),
-            place: 0,
-            ended: false,
-        };
-        let mut reader = LogReader::new(source, &options);
-        let mut read_error = None;
-        let progress = Progress::bytes("stats", log.len_at_open());
-        // Only sizes are needed: records are held only up to the counting limit (packs are
-        // read).
-        let outcome = scan(
-            &mut reader,
-            &progress,
-            COUNTING,
-            |found| -> Result<(), CliError> {
-                match found {
-                    Found::Record { data, index, .. } => {
-                        sizes.add(data.len() as u64);
-                        if !confirmed {
-                            confirmed = true;
-                            if !crate::decode::decodes(content, data) {
-                                content = Content::Raw;
-                            }
-                        }
-                        if content != Content::Raw {
-                            tally.add(content, data);
-                        }
-                        if index.is_some() {
-                            // What it would cost as a plain record: a header and its bytes.
-                            packed.0 += 1;
-                            packed.1 += HEADER_SIZE as u64 + data.len() as u64;
+        counts.packed.0 += part.packed.0;
+        counts.packed.1 += part.packed.1;
+    }
+    for part in &layouts {
+        counts.layout.merge(part);
+    }
+    counts.tail = clean.outcome.tail;
+    counts.stale = clean.stale;
+    Ok(Some(counts))
+}
+
+/// Counts a log read in order, its chunks as its blocks are loaded.
+fn count_in_order(
+    input: &Input,
+    options: &ReaderOptions,
+    view: View,
+    content: &mut Content,
+    mut confirmed: bool,
+) -> Result<Counts, CliError> {
+    let log = &input.log;
+    let source = Counted {
+        source: input.source()?,
+        input,
+        view,
+        layout: Layout::default(),
+        place: 0,
+        ended: false,
+    };
+    let mut reader = LogReader::new(source, options);
+    let mut read_error = None;
+    let mut counts = Counts::default();
+    let progress = Progress::bytes("stats", log.len_at_open());
+    // Only sizes are needed: records are held only up to the counting limit (packs are
+    // read).
+    let outcome = scan(
+        &mut reader,
+        &progress,
+        COUNTING,
+        |found| -> Result<(), CliError> {
+            match found {
+                Found::Record { data, index, .. } => {
+                    counts.sizes.add(data.len() as u64);
+                    if !confirmed {
+                        confirmed = true;
+                        if !crate::decode::decodes(*content, data) {
+                            *content = Content::Raw;
                         }
                     }
-                    Found::Oversized(record) => sizes.add(record.len),
-                    Found::Damage(d) => damage.push(d),
-                    Found::ReadError { error, .. } => read_error = Some(error),
+                    if *content != Content::Raw {
+                        counts.tally.add(*content, data);
+                    }
+                    if index.is_some() {
+                        // What it would cost as a plain record: a header and its bytes.
+                        counts.packed.0 += 1;
+                        counts.packed.1 += HEADER_SIZE as u64 + data.len() as u64;
+                    }
                 }
-                Ok(())
-            },
-        )?;
-        drop(progress);
-        if let Some(error) = read_error {
-            return Err(log.read_error(error).into());
-        }
-        // The reader stops at an old record: the rest of the file is read (and its layout
-        // counted) to count the stale bytes.
-        let stale = if input.ring.is_none() {
-            StaleTail::after(&mut reader, None).map_err(|e| log.read_error(e))?
-        } else {
-            None
-        };
-        (outcome, stale, reader.into_inner().layout)
+                Found::Oversized(record) => counts.sizes.add(record.len),
+                Found::Damage(d) => counts.damage.push(d),
+                Found::ReadError { error, .. } => read_error = Some(error),
+            }
+            Ok(())
+        },
+    )?;
+    drop(progress);
+    if let Some(error) = read_error {
+        return Err(log.read_error(error).into());
+    }
+    // The reader stops at an old record: the rest of the file is read (and its layout
+    // counted) to count the stale bytes.
+    counts.stale = if input.ring.is_none() {
+        StaleTail::after(&mut reader, None).map_err(|e| log.read_error(e))?
+    } else {
+        None
     };
-    let mut tail = outcome.tail.map(|t| input.damage(t));
-    // Zeros to the end of the file: neither a torn tail nor damage (told as `verify` and `dump`
-    // tell it).
+    counts.tail = outcome.tail;
+    counts.layout = reader.into_inner().layout;
+    Ok(counts)
+}
+
+/// The report of what was counted in `input`, its records holding `content`.
+fn report(input: &Input, mut counts: Counts, content: Content, several: bool) -> StatsReport {
+    let log = &input.log;
+    let mut tail = counts.tail.map(|t| input.damage(t));
+    // Zeros to the end of the file: neither a torn tail nor damage (told as `verify` and
+    // `dump` tell it).
     let zero_fill = match (tail, &input.ring) {
         (Some(t), None) => crate::story::classify(log, &t),
         _ => None,
     };
     if let (Some(t), Some(_)) = (tail, zero_fill) {
-        damage.withdraw_tail(t.offset);
+        counts.damage.withdraw_tail(t.offset);
         tail = None;
     }
+    let Counts {
+        sizes,
+        tally,
+        packed,
+        damage,
+        layout,
+        stale,
+        ..
+    } = counts;
     let pebble_eof = stale.is_some_and(|s| crate::story::is_pebble_eof_trailer(log, &s));
-    let record_size = sizes.min_median_max();
-    let payload = sizes.total;
-    let damaged: u64 = damage.bytes();
     let [full, first, middle, last] = layout.by_type;
-    let mut out = io::stdout().lock();
-    if args.json {
-        use super::SpanJson;
-        /// `--json`: the keys documented on [`StatsArgs`], in that order.
-        #[derive(serde::Serialize)]
-        struct Doc {
-            bytes: u64,
-            blocks: u64,
-            records: u64,
-            payload_bytes: u64,
-            record_size: Option<RecordSize>,
-            chunks: Chunks,
-            header_bytes: u64,
-            trailer_bytes: u64,
-            skipped_bytes: u64,
-            damage: DamageCount,
-            tail: Option<SpanJson>,
-            stale: Option<Stale>,
-            #[serde(skip_serializing_if = "Option::is_none")]
-            ring: Option<Ring>,
-            #[serde(skip_serializing_if = "Option::is_none")]
-            packs: Option<Packs>,
-            #[serde(skip_serializing_if = "Option::is_none")]
-            zero_fill: Option<SpanJson>,
-            #[serde(skip_serializing_if = "Option::is_none")]
-            content: Option<ContentJson>,
-            #[serde(skip_serializing_if = "Option::is_none")]
-            file: Option<String>,
-        }
-        /// What the records hold: "kind" (write_batch or version_edit), the records decoded
-        /// and those that did not decode in full, the batches' lowest and highest sequence
-        /// numbers, the operations (or fields) by name, the column families written to.
-        #[derive(serde::Serialize)]
-        struct ContentJson {
-            kind: &'static str,
-            records: u64,
-            undecoded: u64,
-            sequences: Option<[u64; 2]>,
-            counts: std::collections::BTreeMap<&'static str, u64>,
-            column_families: Vec<u32>,
-        }
-        /// Records read from packs: how many, the bytes of the pack chunks (headers
-        /// included), what the same records would take as plain records (a header and the
-        /// record each), and the difference.
-        #[derive(serde::Serialize)]
-        struct Packs {
-            chunks: u64,
-            records: u64,
-            bytes: u64,
-            plain_bytes: u64,
-            bytes_saved: i64,
-        }
-        #[derive(serde::Serialize)]
-        struct Ring {
-            #[serde(flatten)]
-            ring: super::RingJson,
-            records_aged_out: u32,
-        }
-        #[derive(serde::Serialize)]
-        struct RecordSize {
-            min: u64,
-            median: u64,
-            max: u64,
-        }
-        #[derive(serde::Serialize)]
-        struct Chunks {
-            full: u64,
-            first: u64,
-            middle: u64,
-            last: u64,
-            unknown: u64,
-        }
-        #[derive(serde::Serialize)]
-        struct DamageCount {
-            regions: u64,
-            bytes: u64,
-        }
-        #[derive(serde::Serialize)]
-        struct Stale {
-            offset: u64,
-            bytes: u64,
-            log_number: u32,
-        }
-        let doc = Doc {
-            bytes: layout.bytes,
-            blocks: layout.blocks,
-            records: sizes.count,
-            payload_bytes: payload,
-            record_size: record_size.map(|(min, median, max)| RecordSize { min, median, max }),
-            chunks: Chunks {
-                full,
-                first,
-                middle,
-                last,
-                unknown: layout.unknown,
-            },
-            header_bytes: layout.header_bytes,
-            trailer_bytes: layout.trailer_bytes,
-            skipped_bytes: layout.skipped_bytes,
-            damage: DamageCount {
-                regions: damage.count(),
-                bytes: damaged,
-            },
-            tail: tail.map(|t| SpanJson {
-                offset: t.offset,
-                bytes: t.bytes,
-            }),
-            stale: stale.map(|s| Stale {
-                offset: s.offset,
-                bytes: s.bytes,
-                log_number: s.log_number,
-            }),
-            ring: input.ring.as_ref().map(|ring| Ring {
-                ring: ring.into(),
-                records_aged_out: ring.records_aged_out(),
-            }),
-            packs: (layout.pack_chunks > 0).then(|| Packs {
-                chunks: layout.pack_chunks,
-                records: packed.0,
-                bytes: layout.pack_bytes,
-                plain_bytes: packed.1,
-                bytes_saved: packed.1 as i64 - layout.pack_bytes as i64,
-            }),
-            zero_fill: zero_fill
-                .map(|crate::story::Tail::ZeroFilled { offset, bytes }| SpanJson { offset, bytes }),
-            content: (content != Content::Raw).then(|| ContentJson {
-                kind: match content {
-                    Content::VersionEdit => "version_edit",
-                    _ => "write_batch",
-                },
-                records: tally.records,
-                undecoded: tally.undecoded,
-                sequences: tally.sequences.map(|(low, high)| [low, high]),
-                counts: tally.kinds.clone(),
-                column_families: tally.families.iter().copied().collect(),
-            }),
-            file: several.then(|| log.path().to_string_lossy().into_owned()),
-        };
-        write_json_line(&mut out, &doc)?;
-        return Ok(());
+    StatsReport {
+        path: log.path().to_path_buf(),
+        bytes: layout.bytes,
+        blocks: layout.blocks,
+        records: sizes.count,
+        payload_bytes: sizes.total,
+        record_size: sizes.min_median_max().map(|(min, median, max)| RecordSize {
+            min,
+            median,
+            max,
+        }),
+        chunks: Chunks {
+            full,
+            first,
+            middle,
+            last,
+            unknown: layout.unknown,
+        },
+        header_bytes: layout.header_bytes,
+        trailer_bytes: layout.trailer_bytes,
+        skipped_bytes: layout.skipped_bytes,
+        damage: DamageCount {
+            regions: damage.count(),
+            bytes: damage.bytes(),
+        },
+        tail: tail.map(|t| SpanJson {
+            offset: t.offset,
+            bytes: t.bytes,
+        }),
+        stale: stale.map(|s| Stale {
+            offset: s.offset,
+            bytes: s.bytes,
+            log_number: s.log_number,
+            kind: pebble_eof.then_some("pebble_eof_trailer"),
+        }),
+        ring: input.ring.as_ref().map(|ring| Ring {
+            ring: ring.into(),
+            records_aged_out: ring.records_aged_out(),
+        }),
+        packs: (layout.pack_chunks > 0).then(|| Packs {
+            chunks: layout.pack_chunks,
+            records: packed.0,
+            bytes: layout.pack_bytes,
+            plain_bytes: packed.1,
+            bytes_saved: packed.1 as i64 - layout.pack_bytes as i64,
+        }),
+        zero_fill: zero_fill
+            .map(|crate::story::Tail::ZeroFilled { offset, bytes }| SpanJson { offset, bytes }),
+        content: content_count(content, tally),
+        file: several.then(|| log.path().to_string_lossy().into_owned()),
     }
-    use super::plural;
-    let percent = |n: u64| {
-        if layout.bytes == 0 {
-            0.0
-        } else {
-            n as f64 * 100.0 / layout.bytes as f64
-        }
+}
+
+/// What the records hold, counted, where they are decoded.
+fn content_count(content: Content, tally: crate::decode::Tally) -> Option<ContentCount> {
+    let kind = match content {
+        Content::Raw => return None,
+        Content::VersionEdit => "version_edit",
+        Content::WriteBatch => "write_batch",
     };
-    // Exact bytes, and from 1 KiB on what a person reads (`12345 bytes (12.06 KiB)`).
-    let human = |n: u64| {
-        if n < 1024 {
-            plural(n, "byte")
-        } else {
-            format!("{n} bytes ({})", indicatif::HumanBytes(n))
-        }
-    };
-    let mut rows: Vec<(&str, String)> = vec![
-        (
-            "size",
-            format!(
-                "{} in {}",
-                human(layout.bytes),
-                plural(layout.blocks, "block")
-            ),
-        ),
-        (
-            "records",
-            format!("{}, {} of payload", sizes.count, human(payload)),
-        ),
-        (
-            "record sizes",
-            record_size.map_or_else(
-                || "-".to_owned(),
-                |(min, median, max)| format!("min {min}, median {median}, max {max}"),
-            ),
-        ),
-        (
-            "chunks",
-            format!(
-                "{}: FULL {full}, FIRST {first}, MIDDLE {middle}, LAST {last}{}, other {}",
-                layout.chunks(),
-                layout.packs_note(),
-                layout.unknown
-            ),
-        ),
-        (
-            "overhead",
-            format!(
-                "{} of headers ({:.2}%), {} of trailers ({:.2}%)",
-                plural(layout.header_bytes, "byte"),
-                percent(layout.header_bytes),
-                plural(layout.trailer_bytes, "byte"),
-                percent(layout.trailer_bytes)
-            ),
-        ),
-        (
-            "skipped",
-            if layout.skipped_bytes == 0 {
-                "none".to_owned()
-            } else {
-                format!(
-                    "{} (zero headers or erased flash)",
-                    plural(layout.skipped_bytes, "byte")
-                )
-            },
-        ),
-        (
-            "damage",
-            if damage.is_empty() {
-                "none".to_owned()
-            } else {
-                format!(
-                    "{}, {} (see `logfmt verify --recovery skip`)",
-                    plural(damage.count(), "region"),
-                    plural(damaged, "byte")
-                )
-            },
-        ),
-        (
-            "end",
-            match (tail, stale) {
-                (None, _) if zero_fill.is_some() => match zero_fill {
-                    Some(crate::story::Tail::ZeroFilled { offset, bytes }) => format!(
-                        "clean, then a zero-filled tail: {} of zeros from offset {offset} \
-                         (preallocated or mapped, never written; not torn, not damage)",
-                        plural(bytes, "byte")
-                    ),
-                    None => String::new(),
-                },
-                (None, Some(stale)) if pebble_eof => format!(
-                    "clean, at Pebble's EOF trailer (an empty chunk of log {}) at offset {}",
-                    stale.log_number, stale.offset
-                ),
-                (Some(t), _) => format!(
-                    "torn tail: {} at offset {}",
-                    plural(t.bytes, "byte"),
-                    t.offset
-                ),
-                (None, Some(stale)) => format!(
-                    "clean, at an old record (log {}) at offset {}: {} left by an earlier use \
-                     of the file",
-                    stale.log_number,
-                    stale.offset,
-                    plural(stale.bytes, "byte")
-                ),
-                (None, None) => "clean".to_owned(),
-            },
-        ),
-    ];
-    if content != Content::Raw {
-        let counts: Vec<String> = tally
-            .kinds
-            .iter()
-            .map(|(name, n)| format!("{name} {n}"))
-            .collect();
-        let what = match (content, tally.records) {
-            (Content::VersionEdit, 1) => "version edit",
-            (Content::VersionEdit, _) => "version edits",
-            (_, 1) => "write batch",
-            _ => "write batches",
-        };
-        let mut text = format!("{} {what}", tally.records);
-        if let Some((low, high)) = tally.sequences {
-            text += &format!(", sequences {low}..{high}");
-        }
-        if !counts.is_empty() {
-            text += &format!("; {}", counts.join(", "));
-        }
-        if !tally.families.is_empty() {
-            let families: Vec<String> = tally.families.iter().map(u32::to_string).collect();
-            text += &format!("; column families {}", families.join(", "));
-        }
-        if tally.undecoded > 0 {
-            text += &format!("; {} that do not decode", plural(tally.undecoded, "record"));
-        }
-        rows.push(("content", text));
-    }
-    if layout.pack_chunks > 0 {
-        rows.push((
-            "packs",
-            format!(
-                "{} in {}: {} ({} as plain records, {} saved)",
-                plural(packed.0, "record"),
-                plural(layout.pack_chunks, "chunk"),
-                plural(layout.pack_bytes, "byte"),
-                plural(packed.1, "byte"),
-                packed.1 as i64 - layout.pack_bytes as i64
-            ),
-        ));
-    }
-    if let Some(image) = &input.ring {
-        let ring = image.ring();
-        rows.push((
-            "ring",
-            format!(
-                "{} in {} of {}, newest block {} in lap {}; read from block {} ({})",
-                plural(u64::from(ring.blocks()), "block"),
-                plural(
-                    u64::from(ring.blocks().div_ceil(ring.group())),
-                    "erase group"
-                ),
-                plural(u64::from(ring.group()), "block"),
-                ring.head(),
-                ring.lap(),
-                image.oldest(),
-                plural(image.order().count() as u64, "block"),
-            ),
-        ));
-        rows.push((
-            "aged out",
-            format!(
-                "{} (begun before the oldest block, by its ring header)",
-                plural(u64::from(image.records_aged_out()), "record")
-            ),
-        ));
-        for disagreement in image.disagreements() {
-            rows.push(("disagrees", disagreement.to_string()));
-        }
-    }
-    writeln!(out, "{}", logfmt_std::EscapedPath::new(log.path()))?;
-    let width = rows.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
-    for (key, value) in rows {
-        writeln!(out, "  {key:<width$}  {value}")?;
-    }
-    Ok(())
+    Some(ContentCount {
+        kind,
+        records: tally.records,
+        undecoded: tally.undecoded,
+        sequences: tally.sequences.map(|(low, high)| [low, high]),
+        counts: tally.kinds,
+        column_families: tally.families.into_iter().collect(),
+    })
 }
 
 #[cfg(test)]

@@ -5,18 +5,19 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use logfmt_std::{
-    Damage, DamageKind, Ending, LogFile, LogReader, ReadFormat, ReadOptions, RecoveryMode,
-    RingImage, StaleTail,
+    BlockSource, Ending, LogFile, LogReader, ReadFormat, ReadOptions, ReaderOptions, RecoveryMode,
+    StaleTail,
 };
 
+use super::verify_report::{Packed, VerifyReport};
 use crate::decode::{Content, Decode, Undecoded};
 use crate::error::{CliError, EXIT_BAD_DATA, EXIT_NOT_A_LOG, EXIT_OK};
 use crate::image::Input;
 use crate::options::ReadArgs;
-use crate::output::write_json_line;
 use crate::progress::Progress;
+use crate::report::{Rendering, render};
 use crate::reports::{DEFAULT_SHOWN, DamageReports, Reports};
-use crate::scan::{COUNTING, Found, scan};
+use crate::scan::{COUNTING, Found, Outcome, scan};
 
 /// Read a whole log and report its records and every drop.
 ///
@@ -125,37 +126,6 @@ struct Tally {
     packed: Packed,
 }
 
-/// Records read from logfmt's packs (compressed or not): chunks LevelDB's and RocksDB's
-/// readers report as unknown record types, dropping their records.
-#[derive(Debug, Default, Clone, Copy, serde::Serialize)]
-struct Packed {
-    /// Records in packs.
-    records: u64,
-    /// Packs.
-    packs: u64,
-    /// File offset of the first pack.
-    offset: Option<u64>,
-}
-
-impl Packed {
-    /// Counts a record at `offset` (its pack's, for a record from a pack), with its index in
-    /// its pack.
-    fn add(&mut self, offset: u64, index: Option<u32>) {
-        let Some(index) = index else { return };
-        self.records += 1;
-        if index == 0 {
-            self.packs += 1;
-        }
-        self.offset.get_or_insert(offset);
-    }
-
-    fn merge(&mut self, other: Self) {
-        self.records += other.records;
-        self.packs += other.packs;
-        self.offset = self.offset.or(other.offset);
-    }
-}
-
 impl Tally {
     fn add(
         &mut self,
@@ -212,370 +182,15 @@ fn undecodable(
     }
 }
 
-/// What `verify` found.
-#[derive(Debug)]
-struct Summary {
-    records: u64,
-    payload_bytes: u64,
-    /// The damage reported: the first ones, and a count.
-    damage: DamageReports,
-    recovery: RecoveryMode,
-    tail: Option<Damage>,
-    /// Damage that loses records the recovery mode does not report (the tail, where
-    /// well-formed chunks follow it): a corruption in the status and the JSON.
-    lost: Option<Damage>,
-    stale: Option<StaleTail>,
-    stopped_at: Option<Damage>,
-    ring: Option<RingImage>,
-    /// The tail is zeros to the end of the file: not torn, not damage.
-    zero_fill: Option<crate::story::Tail>,
-    /// The stale bytes are Pebble's EOF trailer.
-    pebble_eof: bool,
-    /// No record, only damage or a torn tail, and no chunk header at offset 0: not a log at
-    /// all (exit status 3).
-    not_a_log: Option<crate::story::NotALog>,
-    /// Records whose content (a WriteBatch, a VersionEdit) could not be decoded: where, and
-    /// why (the first ones, and a count).
-    undecoded: Reports<(u64, Undecoded)>,
-    /// Records intact but for a tag unknown to this version (a newer writer's), with the
-    /// content decoded by the file's name: reported, not damage (the first ones, and a count).
-    unknown: Reports<(u64, Undecoded)>,
-    /// Records in logfmt's packs, which LevelDB and RocksDB drop.
-    packed: Packed,
-}
-
-impl Summary {
-    fn dropped_bytes(&self) -> u64 {
-        self.damage.bytes() + self.lost.map_or(0, |lost| lost.bytes)
-    }
-
-    /// Whether records are known lost, or do not decode, or a ring image was not read as its
-    /// writer left it (its headers disagree): the exit status is 1.
-    fn damaged(&self) -> bool {
-        let disagrees = self
-            .ring
-            .as_ref()
-            .is_some_and(|ring| ring.disagreements().next().is_some());
-        !self.damage.is_empty() || self.lost.is_some() || !self.undecoded.is_empty() || disagrees
-    }
-
-    fn write_json(&self, out: &mut impl Write, file: Option<String>) -> io::Result<()> {
-        use super::{DamageJson, SpanJson};
-        /// `--json`: the keys documented on [`VerifyArgs`], in that order.
-        #[derive(serde::Serialize)]
-        struct Doc {
-            records: u64,
-            payload_bytes: u64,
-            dropped_bytes: u64,
-            corruptions: Vec<DamageJson>,
-            #[serde(skip_serializing_if = "Option::is_none")]
-            corruptions_total: Option<u64>,
-            #[serde(skip_serializing_if = "Option::is_none")]
-            corruptions_not_shown: Option<u64>,
-            recovery: &'static str,
-            tail: Option<Tail>,
-            stopped_at: Option<DamageJson>,
-            #[serde(skip_serializing_if = "Option::is_none")]
-            ring: Option<super::RingJson>,
-            #[serde(skip_serializing_if = "Vec::is_empty")]
-            undecoded: Vec<UndecodedJson>,
-            #[serde(skip_serializing_if = "Vec::is_empty")]
-            unknown_tags: Vec<UndecodedJson>,
-            #[serde(skip_serializing_if = "Option::is_none")]
-            undecoded_total: Option<u64>,
-            #[serde(skip_serializing_if = "Option::is_none")]
-            undecoded_not_shown: Option<u64>,
-            #[serde(skip_serializing_if = "Option::is_none")]
-            logfmt_only: Option<Packed>,
-            #[serde(skip_serializing_if = "Option::is_none")]
-            not_a_log: Option<&'static str>,
-            #[serde(skip_serializing_if = "Option::is_none")]
-            file: Option<String>,
-        }
-        /// A record whose content does not decode.
-        #[derive(serde::Serialize)]
-        struct UndecodedJson {
-            offset: u64,
-            reason: String,
-        }
-        let listed = |list: &[(u64, Undecoded)]| -> Vec<UndecodedJson> {
-            list.iter()
-                .map(|(offset, reason)| UndecodedJson {
-                    offset: *offset,
-                    reason: reason.to_string(),
-                })
-                .collect()
-        };
-        /// A torn or unwritten tail, or the stale bytes after a recycled log's end.
-        #[derive(serde::Serialize)]
-        #[serde(untagged)]
-        enum Tail {
-            Torn(SpanJson),
-            /// Damage, not a torn write: well-formed chunks follow it.
-            Lost {
-                offset: u64,
-                bytes: u64,
-                kind: &'static str,
-                chunks_after: u64,
-                next_chunk: u64,
-            },
-            Stale {
-                offset: u64,
-                bytes: u64,
-                kind: &'static str,
-                log_number: u32,
-            },
-            /// Zeros to the end of the file: not torn, not damage.
-            Zeros {
-                offset: u64,
-                bytes: u64,
-                kind: &'static str,
-            },
-        }
-        let tail = self
-            .tail
-            .map(|t| match t.kind {
-                DamageKind::LostTail { chunks, next } => Tail::Lost {
-                    offset: t.offset,
-                    bytes: t.bytes,
-                    kind: "damage",
-                    chunks_after: chunks,
-                    next_chunk: next,
-                },
-                _ => Tail::Torn(SpanJson {
-                    offset: t.offset,
-                    bytes: t.bytes,
-                }),
-            })
-            .or_else(|| {
-                self.stale.map(|s| Tail::Stale {
-                    offset: s.offset,
-                    bytes: s.bytes,
-                    kind: if self.pebble_eof {
-                        "pebble_eof_trailer"
-                    } else {
-                        "old_record"
-                    },
-                    log_number: s.log_number,
-                })
-            })
-            .or_else(|| {
-                self.zero_fill.map(
-                    |crate::story::Tail::ZeroFilled { offset, bytes }| Tail::Zeros {
-                        offset,
-                        bytes,
-                        kind: "zero_fill",
-                    },
-                )
-            });
-        let doc = Doc {
-            records: self.records,
-            payload_bytes: self.payload_bytes,
-            dropped_bytes: self.dropped_bytes(),
-            corruptions: self
-                .damage
-                .kept()
-                .iter()
-                .chain(&self.lost)
-                .map(DamageJson::from)
-                .collect(),
-            corruptions_total: (self.damage.left_out() > 0).then(|| self.damage.count()),
-            corruptions_not_shown: Some(self.damage.left_out()).filter(|&n| n > 0),
-            recovery: self.recovery.name(),
-            tail,
-            stopped_at: self.stopped_at.as_ref().map(DamageJson::from),
-            ring: self.ring.as_ref().map(super::RingJson::from),
-            undecoded: listed(self.undecoded.kept()),
-            unknown_tags: listed(self.unknown.kept()),
-            undecoded_total: (self.undecoded.left_out() > 0).then(|| self.undecoded.count()),
-            undecoded_not_shown: Some(self.undecoded.left_out()).filter(|&n| n > 0),
-            logfmt_only: (self.packed.records > 0).then_some(self.packed),
-            not_a_log: self.not_a_log.map(crate::story::NotALog::name),
-            file,
-        };
-        write_json_line(out, &doc)
-    }
-
-    /// The text report; the damaged regions kept are listed, unless `summary`.
-    fn write_text(
-        &self,
-        out: &mut impl Write,
-        file: &std::path::Path,
-        summary: bool,
-    ) -> io::Result<()> {
-        use super::plural;
-        if let Some(not) = self.not_a_log {
-            // One line: the damage found reading it says nothing more.
-            return writeln!(
-                out,
-                "{}: {}",
-                logfmt_std::EscapedPath::new(file),
-                not.explain()
-            );
-        }
-        write!(
-            out,
-            "{}: {}, {} of payload, ",
-            logfmt_std::EscapedPath::new(file),
-            plural(self.records, "record"),
-            plural(self.payload_bytes, "byte"),
-        )?;
-        if let (true, Some(lost)) = (self.damage.is_empty(), self.lost) {
-            writeln!(
-                out,
-                "{} lost at offset {} (damage LevelDB's reader does not report)",
-                plural(lost.bytes, "byte"),
-                lost.offset
-            )?;
-        } else if self.damage.is_empty() {
-            writeln!(out, "no corruption")?;
-        } else {
-            let what = if self.damage.only_corruption() {
-                "corruption"
-            } else {
-                "damaged region"
-            };
-            writeln!(
-                out,
-                "{} dropped in {}",
-                plural(self.dropped_bytes(), "byte"),
-                plural(self.damage.count(), what)
-            )?;
-        }
-        if let Some(ring) = &self.ring {
-            writeln!(out, "  a ring image: {ring}")?;
-            for disagreement in ring.disagreements() {
-                writeln!(out, "  the ring image disagrees: {disagreement}")?;
-            }
-        }
-        if let Some(first) = self.packed.offset {
-            writeln!(
-                out,
-                "  {} in {} (from offset {first}): LevelDB and RocksDB report these \
-                 chunks as unknown record types and drop their records",
-                plural(self.packed.records, "record"),
-                plural(self.packed.packs, "logfmt pack"),
-            )?;
-        }
-        let shown = if summary { 0 } else { usize::MAX };
-        let width = self
-            .damage
-            .kept()
-            .iter()
-            .map(|d| d.offset.to_string().len())
-            .max()
-            .unwrap_or(0);
-        for d in self.damage.kept().iter().take(shown) {
-            let verb = match d.kind {
-                DamageKind::Corruption(_) => "dropped",
-                DamageKind::TornTail => "torn",
-                DamageKind::LostTail { .. } => "lost",
-                _ => "skipped",
-            };
-            writeln!(
-                out,
-                "  offset {:>width$}: {} {verb}: {}",
-                d.offset,
-                plural(d.bytes, "byte"),
-                crate::gloss::Glossed(&d.kind)
-            )?;
-        }
-        let mut undecoded = self.undecoded.kept().iter();
-        for (offset, reason) in undecoded.by_ref().take(shown) {
-            writeln!(
-                out,
-                "  offset {offset}: the record does not decode: {reason}"
-            )?;
-        }
-        for (offset, reason) in self.unknown.kept().iter().take(shown) {
-            writeln!(
-                out,
-                "  offset {offset}: unknown to this version (written by a newer LevelDB, RocksDB \
-                 or Pebble?), not damage: {reason}; `--decode version-edit` counts it as \
-                 undecoded"
-            )?;
-        }
-        if !self.undecoded.is_empty() {
-            writeln!(
-                out,
-                "  {} whose content does not decode{}",
-                plural(self.undecoded.count(), "record"),
-                match undecoded.count() as u64 + self.undecoded.left_out() {
-                    0 => String::new(),
-                    hidden => format!(" ({hidden} not shown)"),
-                }
-            )?;
-        }
-        if let Some(hidden) = Some(self.damage.left_out()).filter(|&n| n > 0 && !summary) {
-            writeln!(out, "  ... and {hidden} more not shown (--max-errors)")?;
-        }
-        if let Some(stop) = self.stopped_at {
-            writeln!(
-                out,
-                "  reading stopped at offset {} ({} recovery)",
-                stop.offset, self.recovery
-            )?;
-        }
-        if let Some(tail) = self.tail
-            && self.recovery == RecoveryMode::TolerateCorruptedTailRecords
-            && let DamageKind::LostTail { chunks, next } = tail.kind
-        {
-            writeln!(
-                out,
-                "  the log ends in damage, not a torn write: {} at offset {} that LevelDB's \
-                 reader stops at, with {} after it from offset {next} (`logfmt salvage` \
-                 recovers their records)",
-                plural(tail.bytes, "byte"),
-                tail.offset,
-                plural(chunks, "well-formed chunk"),
-            )?;
-        } else if let Some(tail) = self.tail
-            && self.recovery == RecoveryMode::TolerateCorruptedTailRecords
-        {
-            writeln!(
-                out,
-                "  the log ends in a torn tail: {} at offset {} (a crash while writing; \
-                 LevelDB ignores it; `logfmt write --append --truncate-torn-tail` removes it)",
-                plural(tail.bytes, "byte"),
-                tail.offset
-            )?;
-        }
-        if let Some(zeros) = self.zero_fill {
-            writeln!(out, "  {}", zeros.explain())?;
-        }
-        if let Some(stale) = self.stale
-            && self.pebble_eof
-        {
-            writeln!(
-                out,
-                "  the log ends cleanly at offset {} with Pebble's EOF trailer: an empty chunk \
-                 of log {} that Pebble writes when it closes a log (not corruption)",
-                stale.offset, stale.log_number
-            )?;
-        } else if let Some(stale) = self.stale {
-            writeln!(
-                out,
-                "  the log ends cleanly at offset {} at a record of log {} (not corruption): \
-                 the {} after it are left by an earlier use of the file (RocksDB recycles log \
-                 files)",
-                stale.offset,
-                stale.log_number,
-                plural(stale.bytes, "byte")
-            )?;
-        }
-        Ok(())
-    }
-}
-
 /// Whether damage was found reading a log as LevelDB's that RocksDB wrote in its recyclable
 /// format (no format given).
-fn recyclable_hint(args: &VerifyArgs, input: &Input, summary: &Summary) -> bool {
+fn recyclable_hint(args: &VerifyArgs, input: &Input, report: &VerifyReport) -> bool {
     let format = &args.read.format;
     let log: &LogFile = &input.log;
     input.ring.is_none()
         && format.format.is_none()
         && format.log_number.is_none()
-        && !summary.damage.is_empty()
+        && !report.damage.is_empty()
         && log.is_regular()
         && matches!(
             crate::format::detect(log, &ReadOptions::new(), None),
@@ -633,13 +248,58 @@ fn run_one(
     let input = Input::open(&target.path, read.erased)?;
     let log = &input.log;
     let options = read.options(&input, args.offset, None)?;
-    let mut reader = LogReader::new(input.source()?, &options);
-    // What is kept of the reports, to be shown; the rest are counted.
-    let keep = match (args.summary, args.max_errors) {
+    let mut report = empty_report(args, &input, &options, several);
+    let read_error = read_all(args, target, &input, &options, &mut report)?;
+    if report.not_a_log.is_none()
+        && crate::notes::verbosity() > crate::notes::Verbosity::Quiet
+        && recyclable_hint(args, &input, &report)
+    {
+        report.hint =
+            Some("the log starts with RocksDB recyclable chunks: read it with --format auto");
+    }
+    let mut out = io::stdout().lock();
+    let printed = render(&mut out, &report, Rendering::json(args.json)).and_then(|()| out.flush());
+    if let Some(error) = read_error {
+        return Err(log.read_error(error).into());
+    }
+    match printed {
+        // Nobody is reading the report; the status still tells.
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {}
+        Err(e) => return Err(e.into()),
+        Ok(()) => {}
+    }
+    let status = if report.not_a_log.is_some() {
+        EXIT_NOT_A_LOG
+    } else if report.damaged() {
+        EXIT_BAD_DATA
+    } else {
+        EXIT_OK
+    };
+    Ok(status)
+}
+
+/// How many of the reports are kept, to be shown; the rest are counted.
+fn kept(args: &VerifyArgs) -> usize {
+    match (args.summary, args.max_errors) {
         (true, _) => 0,
         (false, max) => max.unwrap_or(DEFAULT_SHOWN),
-    };
-    let mut summary = Summary {
+    }
+}
+
+/// The report of `input` before it is read.
+fn empty_report(
+    args: &VerifyArgs,
+    input: &Input,
+    options: &ReaderOptions,
+    several: bool,
+) -> VerifyReport {
+    let keep = kept(args);
+    let path = input.log.path();
+    VerifyReport {
+        path: path.to_path_buf(),
+        file: several.then(|| path.to_string_lossy().into_owned()),
+        list: !args.summary,
+        hint: None,
         records: 0,
         payload_bytes: 0,
         damage: DamageReports::new(keep),
@@ -655,161 +315,180 @@ fn run_one(
         undecoded: Reports::new(keep),
         unknown: Reports::new(keep),
         packed: Packed::default(),
-    };
+    }
+}
+
+/// Reads `input` whole into `report`: on every core where the log is large and clean, else
+/// in order. A read error is returned to be reported after the report.
+fn read_all(
+    args: &VerifyArgs,
+    target: &crate::targets::Target,
+    input: &Input,
+    options: &ReaderOptions,
+    report: &mut VerifyReport,
+) -> Result<Option<io::Error>, CliError> {
+    let log = &input.log;
+    let mut reader = LogReader::new(input.source()?, options);
     // The records' content is checked as `cat` decodes it: by the file's name (or a
     // database's listing), confirmed by the first record.
-    let mut content = args.decode.content(&target.path, target.kind);
-    // A tag unknown to this version in an intact record is not damage unless the content was
-    // asked for by name.
-    let auto = args.decode == Decode::Auto;
-    let mut confirmed = args.decode != Decode::Auto || content == Content::Raw;
-    let mut read_error = None;
+    let content = args.decode.content(&target.path, target.kind);
+    let check = Check {
+        content,
+        // A tag unknown to this version in an intact record is not damage unless the content
+        // was asked for by name.
+        auto: args.decode == Decode::Auto,
+        confirmed: args.decode != Decode::Auto || content == Content::Raw,
+    };
+    let keep = kept(args);
     let clean = crate::parallel::scan_clean(
-        &input,
-        &options,
+        input,
+        options,
         args.threads.count(),
         COUNTING,
         &Progress::bytes("verify", log.len_at_open()),
-        |tally: &mut Tally, found| tally.add(content, confirmed, auto, keep, found),
+        |tally: &mut Tally, found| {
+            tally.add(check.content, check.confirmed, check.auto, keep, found)
+        },
     )?;
+    let mut read_error = None;
     let (outcome, stale) = if let Some(clean) = clean {
-        // The first record decides the content, as below.
+        // The first record decides the content, as in order.
         let decodes = clean.ranges.iter().find_map(|t| t.first_decodes);
         for tally in clean.ranges {
-            summary.records += tally.records;
-            summary.payload_bytes += tally.payload_bytes;
+            report.records += tally.records;
+            report.payload_bytes += tally.payload_bytes;
             if decodes != Some(false) {
-                summary.undecoded.append(tally.undecoded);
-                summary.unknown.append(tally.unknown);
+                report.undecoded.append(tally.undecoded);
+                report.unknown.append(tally.unknown);
             }
-            summary.packed.merge(tally.packed);
+            report.packed.merge(tally.packed);
         }
         (clean.outcome, Some(clean.stale))
     } else {
-        let progress = Progress::bytes("verify", log.len_at_open());
-        // Records are only counted: held only up to the counting limit (packs are read).
-        let outcome = scan(
-            &mut reader,
-            &progress,
-            COUNTING,
-            |found| -> Result<(), CliError> {
-                match found {
-                    Found::Record {
-                        data,
-                        offset,
-                        index,
-                    } => {
-                        summary.packed.add(input.offset(offset), index);
-                        summary.records += 1;
-                        summary.payload_bytes += data.len() as u64;
-                        if !confirmed {
-                            confirmed = true;
-                            if !crate::decode::decodes(content, data) {
-                                content = Content::Raw;
-                            }
-                        }
-                        if let Some(error) = crate::decode::first_error(content, data) {
-                            undecodable(
-                                &mut summary.undecoded,
-                                &mut summary.unknown,
-                                auto,
-                                input.offset(offset),
-                                error,
-                            );
-                        }
-                    }
-                    Found::Oversized(record) => {
-                        summary.records += 1;
-                        summary.payload_bytes += record.len;
-                    }
-                    Found::Damage(damage) => summary.damage.push(input.damage(damage)),
-                    Found::ReadError { error, corruption } => {
-                        if let Some(c) = corruption {
-                            summary.damage.push(input.damage(c.into()));
-                        }
-                        read_error = Some(error);
-                    }
-                }
-                Ok(())
-            },
-        )?;
-        drop(progress);
+        let outcome = read_in_order(input, &mut reader, check, report, &mut read_error)?;
         (outcome, None)
     };
+    let stale = match stale {
+        Some(stale) => stale,
+        None if input.ring.is_none() => StaleTail::in_file(log, &mut reader)?,
+        None => None,
+    };
+    finish(args, input, outcome, stale, report);
+    Ok(read_error)
+}
+
+/// How records' contents are checked.
+#[derive(Debug, Clone, Copy)]
+struct Check {
+    /// What they are decoded as.
+    content: Content,
+    /// Whether a tag unknown to this version is not damage (`--decode auto`).
+    auto: bool,
+    /// Whether the content is known (else the first record confirms it, or makes it raw).
+    confirmed: bool,
+}
+
+/// Reads the log with one reader, in order, into `report`; a read error is kept in
+/// `read_error` (it is reported after the report).
+fn read_in_order(
+    input: &Input,
+    reader: &mut LogReader<impl BlockSource<Error = io::Error>>,
+    mut check: Check,
+    report: &mut VerifyReport,
+    read_error: &mut Option<io::Error>,
+) -> Result<Outcome, CliError> {
+    let progress = Progress::bytes("verify", input.log.len_at_open());
+    // Records are only counted: held only up to the counting limit (packs are read).
+    scan(
+        reader,
+        &progress,
+        COUNTING,
+        |found| -> Result<(), CliError> {
+            match found {
+                Found::Record {
+                    data,
+                    offset,
+                    index,
+                } => {
+                    report.packed.add(input.offset(offset), index);
+                    report.records += 1;
+                    report.payload_bytes += data.len() as u64;
+                    if !check.confirmed {
+                        check.confirmed = true;
+                        if !crate::decode::decodes(check.content, data) {
+                            check.content = Content::Raw;
+                        }
+                    }
+                    if let Some(error) = crate::decode::first_error(check.content, data) {
+                        undecodable(
+                            &mut report.undecoded,
+                            &mut report.unknown,
+                            check.auto,
+                            input.offset(offset),
+                            error,
+                        );
+                    }
+                }
+                Found::Oversized(record) => {
+                    report.records += 1;
+                    report.payload_bytes += record.len;
+                }
+                Found::Damage(damage) => report.damage.push(input.damage(damage)),
+                Found::ReadError { error, corruption } => {
+                    if let Some(c) = corruption {
+                        report.damage.push(input.damage(c.into()));
+                    }
+                    *read_error = Some(error);
+                }
+            }
+            Ok(())
+        },
+    )
+}
+
+/// Tells how the log ended in `report`: its tail (torn, lost, zeros), stale bytes, where
+/// reading stopped, and whether it is a log at all.
+fn finish(
+    args: &VerifyArgs,
+    input: &Input,
+    outcome: Outcome,
+    stale: Option<StaleTail>,
+    report: &mut VerifyReport,
+) {
+    let log = &input.log;
     if let Some(d) = outcome.failed_on {
-        summary.damage.push(input.damage(d));
+        report.damage.push(input.damage(d));
     }
-    summary.tail = outcome.tail.map(|d| input.damage(d));
+    report.tail = outcome.tail.map(|d| input.damage(d));
     // Records known lost are damage, even where the mode (LevelDB's own reading) is silent.
-    summary.lost = summary
+    report.lost = report
         .tail
-        .filter(|t| t.kind.loses_records() && !summary.damage.kept().contains(t));
+        .filter(|t| t.kind.loses_records() && !report.damage.kept().contains(t));
     if input.ring.is_none() {
-        summary.stale = match stale {
-            Some(stale) => stale,
-            None => StaleTail::in_file(log, &mut reader)?,
-        };
+        report.stale = stale;
         // Zeros to the end of the file are not a torn record, nor damage.
-        if let Some(tail) = summary.tail
+        if let Some(tail) = report.tail
             && let Some(zeros) = crate::story::classify(log, &tail)
         {
-            summary.zero_fill = Some(zeros);
-            summary.tail = None;
+            report.zero_fill = Some(zeros);
+            report.tail = None;
             // Absolute consistency still fails on any end but a clean one.
-            if summary.recovery != RecoveryMode::AbsoluteConsistency {
-                summary.damage.withdraw_tail(tail.offset);
+            if report.recovery != RecoveryMode::AbsoluteConsistency {
+                report.damage.withdraw_tail(tail.offset);
             }
         }
-        summary.pebble_eof = summary
+        report.pebble_eof = report
             .stale
             .is_some_and(|stale| crate::story::is_pebble_eof_trailer(log, &stale));
-        summary.not_a_log = crate::story::not_a_log(
+        report.not_a_log = crate::story::not_a_log(
             log,
-            summary.records,
-            !summary.damage.is_empty() || summary.tail.is_some(),
+            report.records,
+            !report.damage.is_empty() || report.tail.is_some(),
         )
         .filter(|_| args.offset == 0);
     }
-    summary.stopped_at = match outcome.ending {
+    report.stopped_at = match outcome.ending {
         Some(Ending::Stopped(damage)) => Some(input.damage(damage)),
         _ => None,
     };
-    let mut out = io::stdout().lock();
-    let printed = if args.json {
-        summary.write_json(
-            &mut out,
-            several.then(|| log.path().to_string_lossy().into_owned()),
-        )
-    } else {
-        summary
-            .write_text(&mut out, log.path(), args.summary)
-            .and_then(|()| {
-                if summary.not_a_log.is_none() && recyclable_hint(args, &input, &summary) {
-                    writeln!(
-                        out,
-                        "  hint: the log starts with RocksDB recyclable chunks: read it with \
-                     --format auto"
-                    )?;
-                }
-                Ok(())
-            })
-    };
-    let printed = printed.and_then(|()| out.flush());
-    if let Some(error) = read_error {
-        return Err(log.read_error(error).into());
-    }
-    match printed {
-        // Nobody is reading the report; the status still tells.
-        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {}
-        Err(e) => return Err(e.into()),
-        Ok(()) => {}
-    }
-    let status = if summary.not_a_log.is_some() {
-        EXIT_NOT_A_LOG
-    } else if summary.damaged() {
-        EXIT_BAD_DATA
-    } else {
-        EXIT_OK
-    };
-    Ok(status)
 }

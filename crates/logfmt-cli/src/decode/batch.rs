@@ -1,0 +1,280 @@
+//! A write-ahead log record (a `WriteBatch`) in text and in JSON, each built whole in a line
+//! buffer.
+
+use logfmt_std::content::{BatchError, Op, WriteBatch};
+
+#[cfg(test)]
+use crate::escape::Hex;
+use crate::escape::{Scratch, hex_into, text_bytes};
+
+/// Appends the decimal digits of `n`.
+fn number(line: &mut Vec<u8>, n: impl itoa::Integer) {
+    line.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
+}
+
+/// A write batch in text: `--- offset N; sequence S; count C`, then a line per operation,
+/// then the error that ended them, if any.
+pub(super) fn batch_text(
+    line: &mut Vec<u8>,
+    offset: u64,
+    data: &[u8],
+    hex: bool,
+    scratch: &mut Scratch,
+) -> Option<BatchError> {
+    line.extend_from_slice(b"--- offset ");
+    number(line, offset);
+    let mut error = None;
+    match WriteBatch::new(data) {
+        Ok(batch) => {
+            line.extend_from_slice(b"; sequence ");
+            number(line, batch.sequence());
+            line.extend_from_slice(b"; count ");
+            number(line, batch.count());
+            line.push(b'\n');
+            for op in batch.ops() {
+                match op {
+                    Ok(op) => op_text(line, &op, hex, scratch),
+                    Err(e) => error = Some(e),
+                }
+            }
+        }
+        Err(e) => {
+            line.push(b'\n');
+            error = Some(e);
+        }
+    }
+    if let Some(e) = error {
+        line.extend_from_slice(b"  error: ");
+        line.extend_from_slice(e.to_string().as_bytes());
+        line.push(b'\n');
+    }
+    error
+}
+
+/// One operation in text: `  put 'key' 'value'`, with `cf N` after the name for a column
+/// family other than 0.
+fn op_text(line: &mut Vec<u8>, op: &Op<'_>, hex: bool, scratch: &mut Scratch) {
+    line.extend_from_slice(b"  ");
+    line.extend_from_slice(op.name().as_bytes());
+    if let Some(cf) = op.cf()
+        && cf != 0
+    {
+        line.extend_from_slice(b" cf ");
+        number(line, cf);
+    }
+    let mut bytes = |line: &mut Vec<u8>, label: &[u8], data: &[u8]| {
+        line.push(b' ');
+        if !label.is_empty() {
+            line.extend_from_slice(label);
+            line.push(b' ');
+        }
+        text_bytes(line, data, hex, scratch);
+    };
+    match *op {
+        Op::Put { key, value, .. }
+        | Op::Merge { key, value, .. }
+        | Op::BlobIndex {
+            key, index: value, ..
+        }
+        | Op::PutEntity {
+            key,
+            columns: value,
+            ..
+        } => {
+            bytes(line, b"", key);
+            bytes(line, b"", value);
+        }
+        Op::TimedPut {
+            key,
+            value,
+            write_time,
+            ..
+        } => {
+            bytes(line, b"", key);
+            bytes(line, b"", value);
+            line.extend_from_slice(b" write_time ");
+            number(line, write_time);
+        }
+        Op::Delete { key, .. } | Op::SingleDelete { key, .. } => bytes(line, b"", key),
+        Op::DeleteRange { begin, end, .. } => {
+            bytes(line, b"", begin);
+            bytes(line, b"", end);
+        }
+        Op::LogData { blob } => bytes(line, b"", blob),
+        Op::EndPrepare { xid } | Op::Rollback { xid } => bytes(line, b"xid", xid),
+        Op::Commit { xid, timestamp } => {
+            bytes(line, b"xid", xid);
+            if let Some(ts) = timestamp {
+                bytes(line, b"timestamp", ts);
+            }
+        }
+        // Begin prepare, noop, and kinds added later: the name says it all.
+        _ => {}
+    }
+    line.push(b'\n');
+}
+
+/// Appends `text` as a JSON string, escaped as serde_json escapes it.
+fn json_string(line: &mut Vec<u8>, text: &str) {
+    // Writing to memory cannot fail; a str always serializes.
+    let _ = serde_json::to_writer(&mut *line, text);
+}
+
+/// Appends `"name": "HEX"` after a comma.
+fn json_hex(line: &mut Vec<u8>, name: &[u8], data: &[u8]) {
+    line.extend_from_slice(b", \"");
+    line.extend_from_slice(name);
+    line.extend_from_slice(b"\": \"");
+    hex_into(line, data);
+    line.push(b'"');
+}
+
+/// A write batch in JSON, one line, in the layout of every `--output json` line
+/// (`write_json_line`): `offset`, `sequence`, `count`, `ops`, then `error` if it could not be
+/// decoded in full and `file` for several files. Written by hand for speed; the tests check it
+/// against the same document serialized by serde.
+pub(super) fn batch_json(
+    line: &mut Vec<u8>,
+    offset: u64,
+    data: &[u8],
+    file: Option<&str>,
+) -> Option<BatchError> {
+    line.extend_from_slice(b"{\"offset\": ");
+    number(line, offset);
+    let mut error = None;
+    match WriteBatch::new(data) {
+        Ok(batch) => {
+            line.extend_from_slice(b", \"sequence\": ");
+            number(line, batch.sequence());
+            line.extend_from_slice(b", \"count\": ");
+            number(line, batch.count());
+            line.extend_from_slice(b", \"ops\": [");
+            let mut first = true;
+            for op in batch.ops() {
+                match op {
+                    Ok(op) => {
+                        if !first {
+                            line.extend_from_slice(b", ");
+                        }
+                        first = false;
+                        op_json(line, &op);
+                    }
+                    Err(e) => error = Some(e),
+                }
+            }
+            line.push(b']');
+        }
+        Err(e) => {
+            line.extend_from_slice(b", \"sequence\": null, \"count\": null, \"ops\": []");
+            error = Some(e);
+        }
+    }
+    if let Some(e) = error {
+        line.extend_from_slice(b", \"error\": ");
+        json_string(line, &e.to_string());
+    }
+    if let Some(file) = file {
+        line.extend_from_slice(b", \"file\": ");
+        json_string(line, file);
+    }
+    line.extend_from_slice(b"}\n");
+    error
+}
+
+/// One operation in JSON: `op`, then `cf`, `key` and `value` (or `end_key`) where the
+/// operation has them; the markers' `xid`, a commit's `timestamp`, log data's `blob` and a
+/// timed put's `write_time` after them (the order of the tests' `OpJson`).
+fn op_json(line: &mut Vec<u8>, op: &Op<'_>) {
+    line.extend_from_slice(b"{\"op\": \"");
+    line.extend_from_slice(op.name().as_bytes());
+    line.push(b'"');
+    if let Some(cf) = op.cf() {
+        line.extend_from_slice(b", \"cf\": ");
+        number(line, cf);
+    }
+    if let Some(key) = op.key() {
+        json_hex(line, b"key", key);
+    }
+    match *op {
+        Op::DeleteRange { end, .. } => json_hex(line, b"end_key", end),
+        Op::TimedPut {
+            value, write_time, ..
+        } => {
+            json_hex(line, b"value", value);
+            line.extend_from_slice(b", \"write_time\": ");
+            number(line, write_time);
+        }
+        Op::LogData { blob } => json_hex(line, b"blob", blob),
+        Op::EndPrepare { xid } | Op::Rollback { xid } => json_hex(line, b"xid", xid),
+        Op::Commit { xid, timestamp } => {
+            json_hex(line, b"xid", xid);
+            if let Some(ts) = timestamp {
+                json_hex(line, b"timestamp", ts);
+            }
+        }
+        _ => {
+            if let Some(value) = op.value() {
+                json_hex(line, b"value", value);
+            }
+        }
+    }
+    line.push(b'}');
+}
+
+/// One operation in JSON, as serde serializes it: the reference [`op_json`] is checked
+/// against.
+#[cfg(test)]
+#[derive(serde::Serialize)]
+pub(super) struct OpJson<'a> {
+    op: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cf: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    key: Option<Hex<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    value: Option<Hex<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    end_key: Option<Hex<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    write_time: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    xid: Option<Hex<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    timestamp: Option<Hex<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    blob: Option<Hex<'a>>,
+}
+
+#[cfg(test)]
+impl<'a> From<&Op<'a>> for OpJson<'a> {
+    fn from(op: &Op<'a>) -> Self {
+        let mut json = OpJson {
+            op: op.name(),
+            cf: op.cf(),
+            key: op.key().map(Hex),
+            value: None,
+            end_key: None,
+            write_time: None,
+            xid: None,
+            timestamp: None,
+            blob: None,
+        };
+        match *op {
+            Op::DeleteRange { end, .. } => json.end_key = Some(Hex(end)),
+            Op::TimedPut {
+                value, write_time, ..
+            } => {
+                json.value = Some(Hex(value));
+                json.write_time = Some(write_time);
+            }
+            Op::LogData { blob } => json.blob = Some(Hex(blob)),
+            Op::EndPrepare { xid } | Op::Rollback { xid } => json.xid = Some(Hex(xid)),
+            Op::Commit { xid, timestamp } => {
+                json.xid = Some(Hex(xid));
+                json.timestamp = timestamp.map(Hex);
+            }
+            _ => json.value = op.value().map(Hex),
+        }
+        json
+    }
+}

@@ -1,0 +1,564 @@
+//! A MANIFEST record (a `VersionEdit`) in text and in JSON.
+
+use std::borrow::Cow;
+use std::io::{self, Write};
+
+use logfmt_std::content::{Field, FileField, InternalKey, VersionEdit};
+use serde::Serialize;
+
+use super::shape::{Style, Undecoded};
+use crate::escape::{Hex, hex_into, text_bytes};
+use crate::output::write_json_line;
+
+/// Appends the version edit `data` at `offset` in `style`; returns what could not be decoded.
+pub(super) fn write_edit(
+    out: &mut Vec<u8>,
+    style: Style,
+    offset: u64,
+    data: &[u8],
+    file: Option<&str>,
+) -> io::Result<Option<Undecoded>> {
+    let mut error = None;
+    let mut fields = Vec::new();
+    for field in VersionEdit::new(data).fields() {
+        match field {
+            Ok(field) => fields.push(field),
+            Err(e) => error = Some(e),
+        }
+    }
+    match style {
+        Style::Text { hex } => {
+            writeln!(out, "--- offset {offset}")?;
+            for field in &fields {
+                write_field_text(out, field, hex)?;
+            }
+            if let Some(e) = error {
+                writeln!(out, "  error: {e}")?;
+            }
+        }
+        Style::Json => {
+            /// A decoded version edit: `offset`, `fields` (each with its name in `field`),
+            /// then `error` if it could not be decoded in full, and `file` for several files.
+            #[derive(Serialize)]
+            struct EditJson<'a> {
+                offset: u64,
+                fields: Vec<FieldJson<'a>>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                error: Option<String>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                file: Option<&'a str>,
+            }
+            let doc = EditJson {
+                offset,
+                fields: fields.iter().map(FieldJson::from).collect(),
+                error: error.map(|e| e.to_string()),
+                file,
+            };
+            write_json_line(out, &doc)?;
+        }
+    }
+    Ok(error.map(Undecoded::Edit))
+}
+
+/// Bytes in text, to a writer: quoted and escaped, or in hex.
+fn write_bytes(out: &mut dyn Write, data: &[u8], hex: bool) -> io::Result<()> {
+    let mut line = Vec::with_capacity(2 + 2 * data.len());
+    text_bytes(&mut line, data, hex, &mut [0; 260]);
+    out.write_all(&line)
+}
+
+/// `data` in lowercase hex, to a writer.
+fn write_hex(out: &mut dyn Write, data: &[u8]) -> io::Result<()> {
+    let mut line = Vec::with_capacity(2 * data.len());
+    hex_into(&mut line, data);
+    out.write_all(&line)
+}
+
+/// An internal key in text: `'key' @ sequence : type`, as LevelDB's `DebugString` shows it.
+fn write_key_text(out: &mut dyn Write, key: &InternalKey<'_>, hex: bool) -> io::Result<()> {
+    write_bytes(out, key.user_key, hex)?;
+    write!(out, " @ {} : {}", key.sequence, key.kind)
+}
+
+/// A version edit's field in text, as LevelDB's `VersionEdit::DebugString` shows it.
+// Long for a reason: one arm per kind of field LevelDB, RocksDB and Pebble write, each a line
+// or two; split, the arms would only be scattered.
+fn write_field_text(out: &mut impl Write, field: &Field<'_>, hex: bool) -> io::Result<()> {
+    write!(out, "  {}", field.name())?;
+    match field {
+        Field::Comparator(name)
+        | Field::ColumnFamilyAdd(name)
+        | Field::DbId(name)
+        | Field::FullHistoryTsLow(name)
+        | Field::SubcompactionProgress(name) => {
+            out.write_all(b" ")?;
+            write_bytes(out, name, hex)?;
+        }
+        Field::LogNumber(n)
+        | Field::NextFileNumber(n)
+        | Field::LastSequence(n)
+        | Field::PrevLogNumber(n)
+        | Field::MinLogNumberToKeep(n)
+        | Field::WalDeletion(n)
+        | Field::LastCompactedManifestFileSize(n) => write!(out, " {n}")?,
+        Field::ColumnFamily(n) | Field::MaxColumnFamily(n) | Field::InAtomicGroup(n) => {
+            write!(out, " {n}")?;
+        }
+        Field::PersistUserDefinedTimestamps(b) => write!(out, " {b}")?,
+        Field::ColumnFamilyDrop => {}
+        Field::CompactPointer { level, key } => {
+            write!(out, " level {level} ")?;
+            write_key_text(out, key, hex)?;
+        }
+        Field::DeletedFile { level, number } => write!(out, " level {level} file {number}")?,
+        Field::NewFile(file) => {
+            write!(
+                out,
+                " level {} file {} size {} ",
+                file.level, file.number, file.size
+            )?;
+            write_key_text(out, &file.smallest, hex)?;
+            out.write_all(b" .. ")?;
+            write_key_text(out, &file.largest, hex)?;
+            if let Some(bounds) = &file.range_keys {
+                out.write_all(b" range_keys ")?;
+                write_key_text(out, &bounds.smallest, hex)?;
+                out.write_all(b" .. ")?;
+                write_key_text(out, &bounds.largest, hex)?;
+                if let Some((smallest, largest)) = &bounds.point {
+                    out.write_all(b" point_keys ")?;
+                    write_key_text(out, smallest, hex)?;
+                    out.write_all(b" .. ")?;
+                    write_key_text(out, largest, hex)?;
+                }
+            }
+            if let Some((low, high)) = file.seqnos {
+                write!(out, " seqnos {low}..{high}")?;
+            }
+            if file.path_id != 0 {
+                write!(out, " path_id {}", file.path_id)?;
+            }
+            for custom in &file.custom {
+                let (name, value) = custom_value(custom);
+                match value {
+                    CustomValue::Number(n) => write!(out, " {name} {n}")?,
+                    CustomValue::Flag(b) => write!(out, " {name} {b}")?,
+                    CustomValue::Bytes(data) => {
+                        write!(out, " {name} ")?;
+                        write_bytes(out, data.0, hex)?;
+                    }
+                    CustomValue::Blobs { depth, files } => {
+                        write!(out, " {name} depth {depth}")?;
+                        for file in files {
+                            write!(out, " blob {} bytes {}", file.id, file.value_size)?;
+                        }
+                    }
+                }
+            }
+        }
+        Field::BlobFileAddition {
+            number,
+            blob_count,
+            blob_bytes,
+            checksum_method,
+            checksum_value,
+        } => {
+            write!(
+                out,
+                " file {number} blobs {blob_count} bytes {blob_bytes} checksum "
+            )?;
+            write_bytes(out, checksum_method, hex)?;
+            out.write_all(b" ")?;
+            write_hex(out, checksum_value)?;
+        }
+        Field::BlobFileGarbage {
+            number,
+            blob_count,
+            blob_bytes,
+        } => write!(out, " file {number} blobs {blob_count} bytes {blob_bytes}")?,
+        Field::WalAddition {
+            number,
+            synced_size,
+        } => {
+            write!(out, " log {number}")?;
+            if let Some(size) = synced_size {
+                write!(out, " synced_size {size}")?;
+            }
+        }
+        Field::Ignorable { tag, data } => {
+            write!(out, " tag {tag} ")?;
+            write_bytes(out, data, hex)?;
+        }
+        Field::CreatedBackingTable { number, size } => write!(out, " file {number} size {size}")?,
+        Field::RemovedBackingTable(number) => write!(out, " file {number}")?,
+        Field::NewBlobFile {
+            id,
+            number,
+            size,
+            value_size,
+            creation_time,
+        } => write!(
+            out,
+            " id {id} file {number} size {size} value_size {value_size} creation_time \
+             {creation_time}"
+        )?,
+        Field::DeletedBlobFile { id, number } => write!(out, " id {id} file {number}")?,
+        // Fields added later: the name says what it is.
+        _ => {}
+    }
+    out.write_all(b"\n")
+}
+
+/// The value of a new file's custom field.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum CustomValue<'a> {
+    Number(u64),
+    Flag(bool),
+    Bytes(Hex<'a>),
+    /// Pebble's blob references: the depth, and each blob file's id and value bytes.
+    Blobs {
+        depth: u64,
+        files: Vec<BlobJson>,
+    },
+}
+
+/// A blob file a Pebble table refers to: its id and the bytes of values it holds for the
+/// table.
+#[derive(Serialize)]
+struct BlobJson {
+    id: u64,
+    value_size: u64,
+}
+
+/// A custom field's name (RocksDB's, lower case) and value.
+fn custom_value<'a>(field: &FileField<'a>) -> (Cow<'static, str>, CustomValue<'a>) {
+    use CustomValue::{Bytes, Flag, Number};
+    let (name, value) = match *field {
+        FileField::NeedCompaction(b) => ("need_compaction", Flag(b)),
+        FileField::MinLogNumberToKeep(n) => ("min_log_number_to_keep", Number(n)),
+        FileField::OldestBlobFileNumber(n) => ("oldest_blob_file_number", Number(n)),
+        FileField::OldestAncesterTime(n) => ("oldest_ancester_time", Number(n)),
+        FileField::FileCreationTime(n) => ("file_creation_time", Number(n)),
+        FileField::FileChecksum(d) => ("file_checksum", Bytes(Hex(d))),
+        FileField::FileChecksumFuncName(d) => ("file_checksum_func_name", Bytes(Hex(d))),
+        FileField::Temperature(t) => ("temperature", Number(u64::from(t))),
+        FileField::MinTimestamp(d) => ("min_timestamp", Bytes(Hex(d))),
+        FileField::MaxTimestamp(d) => ("max_timestamp", Bytes(Hex(d))),
+        FileField::UniqueId(d) => ("unique_id", Bytes(Hex(d))),
+        FileField::EpochNumber(n) => ("epoch_number", Number(n)),
+        FileField::CompensatedRangeDeletionSize(n) => {
+            ("compensated_range_deletion_size", Number(n))
+        }
+        FileField::TailSize(n) => ("tail_size", Number(n)),
+        FileField::UserDefinedTimestampsPersisted(b) => {
+            ("user_defined_timestamps_persisted", Flag(b))
+        }
+        FileField::FileOpenMetadata(d) => ("file_open_metadata", Bytes(Hex(d))),
+        FileField::PathId(id) => ("path_id", Number(u64::from(id))),
+        FileField::Virtual { backing } => ("virtual_backing", Number(backing)),
+        FileField::SyntheticPrefix(d) => ("synthetic_prefix", Bytes(Hex(d))),
+        FileField::SyntheticSuffix(d) => ("synthetic_suffix", Bytes(Hex(d))),
+        FileField::BlobReferences(refs) => (
+            "blob_references",
+            CustomValue::Blobs {
+                depth: refs.depth(),
+                files: refs
+                    .iter()
+                    .map(|(id, value_size)| BlobJson { id, value_size })
+                    .collect(),
+            },
+        ),
+        FileField::Unknown { tag, data } => {
+            return (Cow::Owned(format!("tag_{tag}")), Bytes(Hex(data)));
+        }
+        // Fields added later.
+        _ => ("unknown", Bytes(Hex(&[]))),
+    };
+    (Cow::Borrowed(name), value)
+}
+
+/// A key of a version edit in JSON: the user key in hex, the sequence number and the type.
+#[derive(Serialize)]
+struct KeyJson<'a> {
+    key: Hex<'a>,
+    sequence: u64,
+    #[serde(rename = "type")]
+    kind: u8,
+}
+
+impl<'a> From<&InternalKey<'a>> for KeyJson<'a> {
+    fn from(key: &InternalKey<'a>) -> Self {
+        Self {
+            key: Hex(key.user_key),
+            sequence: key.sequence,
+            kind: key.kind,
+        }
+    }
+}
+
+/// Pebble's range key bounds of a new file in JSON: the bounds marker, the range key bounds,
+/// and the point key bounds if the table has point keys.
+#[derive(Serialize)]
+struct RangeKeysJson<'a> {
+    marker: u8,
+    smallest: KeyJson<'a>,
+    largest: KeyJson<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    point_smallest: Option<KeyJson<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    point_largest: Option<KeyJson<'a>>,
+}
+
+/// A custom field of a new file in JSON.
+#[derive(Serialize)]
+struct CustomJson<'a> {
+    name: Cow<'static, str>,
+    value: CustomValue<'a>,
+}
+
+/// A field of a version edit in JSON: `field` (its name), then its values. Names (the
+/// comparator's, a column family's, the database id) are strings; keys and other byte
+/// strings are hex.
+#[derive(Serialize)]
+#[serde(tag = "field", rename_all = "snake_case")]
+enum FieldJson<'a> {
+    Comparator {
+        name: Cow<'a, str>,
+    },
+    LogNumber {
+        value: u64,
+    },
+    NextFileNumber {
+        value: u64,
+    },
+    LastSequence {
+        value: u64,
+    },
+    CompactPointer {
+        level: u32,
+        key: KeyJson<'a>,
+    },
+    DeletedFile {
+        level: u32,
+        number: u64,
+    },
+    NewFile {
+        tag: u32,
+        level: u32,
+        number: u64,
+        path_id: u32,
+        size: u64,
+        smallest: KeyJson<'a>,
+        largest: KeyJson<'a>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        smallest_seqno: Option<u64>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        largest_seqno: Option<u64>,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        custom: Vec<CustomJson<'a>>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        range_keys: Option<Box<RangeKeysJson<'a>>>,
+    },
+    CreatedBackingTable {
+        number: u64,
+        size: u64,
+    },
+    RemovedBackingTable {
+        number: u64,
+    },
+    NewBlobFile {
+        id: u64,
+        number: u64,
+        size: u64,
+        value_size: u64,
+        creation_time: u64,
+    },
+    DeletedBlobFile {
+        id: u64,
+        number: u64,
+    },
+    PrevLogNumber {
+        value: u64,
+    },
+    MinLogNumberToKeep {
+        value: u64,
+    },
+    ColumnFamily {
+        value: u32,
+    },
+    ColumnFamilyAdd {
+        name: Cow<'a, str>,
+    },
+    ColumnFamilyDrop,
+    MaxColumnFamily {
+        value: u32,
+    },
+    InAtomicGroup {
+        remaining: u32,
+    },
+    BlobFileAddition {
+        number: u64,
+        blob_count: u64,
+        blob_bytes: u64,
+        checksum_method: Cow<'a, str>,
+        checksum_value: Hex<'a>,
+    },
+    BlobFileGarbage {
+        number: u64,
+        blob_count: u64,
+        blob_bytes: u64,
+    },
+    DbId {
+        name: Cow<'a, str>,
+    },
+    WalAddition {
+        number: u64,
+        synced_size: Option<u64>,
+    },
+    WalDeletion {
+        number: u64,
+    },
+    FullHistoryTsLow {
+        hex: Hex<'a>,
+    },
+    PersistUserDefinedTimestamps {
+        value: bool,
+    },
+    SubcompactionProgress {
+        hex: Hex<'a>,
+    },
+    LastCompactedManifestFileSize {
+        value: u64,
+    },
+    Ignorable {
+        tag: u32,
+        hex: Hex<'a>,
+    },
+    /// A field this version of logfmt cannot show.
+    Unknown,
+}
+
+impl<'a> From<&Field<'a>> for FieldJson<'a> {
+    // Long for a reason: one arm per kind of field, each a field of the JSON.
+    fn from(field: &Field<'a>) -> Self {
+        let text = |b: &'a [u8]| String::from_utf8_lossy(b);
+        match field {
+            Field::Comparator(n) => Self::Comparator { name: text(n) },
+            Field::LogNumber(value) => Self::LogNumber { value: *value },
+            Field::NextFileNumber(value) => Self::NextFileNumber { value: *value },
+            Field::LastSequence(value) => Self::LastSequence { value: *value },
+            Field::CompactPointer { level, key } => Self::CompactPointer {
+                level: *level,
+                key: key.into(),
+            },
+            Field::DeletedFile { level, number } => Self::DeletedFile {
+                level: *level,
+                number: *number,
+            },
+            Field::NewFile(f) => Self::NewFile {
+                tag: f.tag.tag(),
+                level: f.level,
+                number: f.number,
+                path_id: f.path_id,
+                size: f.size,
+                smallest: (&f.smallest).into(),
+                largest: (&f.largest).into(),
+                smallest_seqno: f.seqnos.map(|s| s.0),
+                largest_seqno: f.seqnos.map(|s| s.1),
+                custom: f
+                    .custom
+                    .iter()
+                    .map(|c| {
+                        let (name, value) = custom_value(c);
+                        CustomJson { name, value }
+                    })
+                    .collect(),
+                range_keys: f.range_keys.as_ref().map(|b| {
+                    Box::new(RangeKeysJson {
+                        marker: b.marker,
+                        smallest: (&b.smallest).into(),
+                        largest: (&b.largest).into(),
+                        point_smallest: b.point.as_ref().map(|p| (&p.0).into()),
+                        point_largest: b.point.as_ref().map(|p| (&p.1).into()),
+                    })
+                }),
+            },
+            Field::CreatedBackingTable { number, size } => Self::CreatedBackingTable {
+                number: *number,
+                size: *size,
+            },
+            Field::RemovedBackingTable(number) => Self::RemovedBackingTable { number: *number },
+            Field::NewBlobFile {
+                id,
+                number,
+                size,
+                value_size,
+                creation_time,
+            } => Self::NewBlobFile {
+                id: *id,
+                number: *number,
+                size: *size,
+                value_size: *value_size,
+                creation_time: *creation_time,
+            },
+            Field::DeletedBlobFile { id, number } => Self::DeletedBlobFile {
+                id: *id,
+                number: *number,
+            },
+            Field::PrevLogNumber(value) => Self::PrevLogNumber { value: *value },
+            Field::MinLogNumberToKeep(value) => Self::MinLogNumberToKeep { value: *value },
+            Field::ColumnFamily(value) => Self::ColumnFamily { value: *value },
+            Field::ColumnFamilyAdd(n) => Self::ColumnFamilyAdd { name: text(n) },
+            Field::ColumnFamilyDrop => Self::ColumnFamilyDrop,
+            Field::MaxColumnFamily(value) => Self::MaxColumnFamily { value: *value },
+            Field::InAtomicGroup(remaining) => Self::InAtomicGroup {
+                remaining: *remaining,
+            },
+            Field::BlobFileAddition {
+                number,
+                blob_count,
+                blob_bytes,
+                checksum_method,
+                checksum_value,
+            } => Self::BlobFileAddition {
+                number: *number,
+                blob_count: *blob_count,
+                blob_bytes: *blob_bytes,
+                checksum_method: text(checksum_method),
+                checksum_value: Hex(checksum_value),
+            },
+            Field::BlobFileGarbage {
+                number,
+                blob_count,
+                blob_bytes,
+            } => Self::BlobFileGarbage {
+                number: *number,
+                blob_count: *blob_count,
+                blob_bytes: *blob_bytes,
+            },
+            Field::DbId(n) => Self::DbId { name: text(n) },
+            Field::WalAddition {
+                number,
+                synced_size,
+            } => Self::WalAddition {
+                number: *number,
+                synced_size: *synced_size,
+            },
+            Field::WalDeletion(number) => Self::WalDeletion { number: *number },
+            Field::FullHistoryTsLow(d) => Self::FullHistoryTsLow { hex: Hex(d) },
+            Field::PersistUserDefinedTimestamps(value) => {
+                Self::PersistUserDefinedTimestamps { value: *value }
+            }
+            Field::SubcompactionProgress(d) => Self::SubcompactionProgress { hex: Hex(d) },
+            Field::LastCompactedManifestFileSize(value) => {
+                Self::LastCompactedManifestFileSize { value: *value }
+            }
+            Field::Ignorable { tag, data } => Self::Ignorable {
+                tag: *tag,
+                hex: Hex(data),
+            },
+            _ => Self::Unknown,
+        }
+    }
+}
