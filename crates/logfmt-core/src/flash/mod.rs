@@ -239,6 +239,7 @@
 
 #[cfg(feature = "embedded-storage-async")]
 mod asynch;
+mod cursor;
 mod engine;
 mod layout;
 #[cfg(any(test, feature = "mock-flash"))]
@@ -263,7 +264,12 @@ mod tests;
 #[cfg(test)]
 mod word_tests;
 
+pub use crate::cursor::Cursor;
 pub use crate::format::RESUME_TYPE;
+#[cfg(feature = "embedded-storage-async")]
+#[cfg_attr(docsrs, doc(cfg(feature = "embedded-storage-async")))]
+pub use cursor::AsyncCursorReader;
+pub use cursor::{CursorReader, CursorStart};
 #[cfg(feature = "embedded-storage-async")]
 #[cfg_attr(docsrs, doc(cfg(feature = "embedded-storage-async")))]
 pub use asynch::AsyncWordWriter;
@@ -431,6 +437,9 @@ pub enum FlashError<E> {
     /// An earlier failure left the log in an unknown state; nothing more is written (reopen to
     /// resume safely).
     Poisoned,
+    /// A ring's cursor was committed past the records the log has begun: it may only name a
+    /// record read from the log, or the next one to be written. Nothing is written.
+    CursorAhead,
 }
 
 impl<E: fmt::Debug> fmt::Display for FlashError<E> {
@@ -442,6 +451,9 @@ impl<E: fmt::Debug> fmt::Display for FlashError<E> {
                 "the flash log region must be whole erase units and 32 KiB blocks inside the flash",
             ),
             Self::Poisoned => f.write_str("the flash log failed earlier; reopen it to resume"),
+            Self::CursorAhead => {
+                f.write_str("the cursor names a record past the end of the flash log")
+            }
         }
     }
 }
