@@ -254,6 +254,8 @@ mod writer;
 #[cfg(test)]
 mod brownout_tests;
 #[cfg(test)]
+mod cursor_tests;
+#[cfg(test)]
 mod reader_tests;
 #[cfg(test)]
 mod reference;
