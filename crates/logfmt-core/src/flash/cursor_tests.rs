@@ -538,3 +538,63 @@ fn a_cut_in_a_commit_on_large_words_and_sectors() {
     // the next block), where the reference reader drops it as torn; a plain record torn
     // there does the same, with or without cursors.
 }
+
+/// The async writer and reader: the same bytes and the same deliveries as the blocking ones.
+#[cfg(feature = "embedded-storage-async")]
+#[test]
+fn the_async_cursor_matches_the_blocking_one() {
+    use super::{AsyncCursorReader, AsyncWordWriter};
+    let config = FlashConfig::new(0, 4 * BLOCK_SIZE as u32).ring();
+    let mut blocking = Memory::<8>::new(4);
+    let mut asynchronous = Memory::<8>::new(4);
+    let mut buffer = std::vec![0u8; 256];
+    // Blocking.
+    let mut flash = blocking.flash::<4096>();
+    let mut writer = WordWriter::open(&mut flash, config).expect("open");
+    for index in 0..1000 {
+        writer.add_record(&record(index, 100)).expect("add");
+    }
+    writer.flush().expect("flush");
+    let taken = deliver(writer.flash_mut(), config, 2, 50);
+    writer.commit(taken.cursor).expect("commit");
+    drop(writer);
+    let expected = deliver(&mut flash, config, 2, usize::MAX);
+    // Async.
+    let mut flash_async = asynchronous.flash::<4096>();
+    embassy_futures::block_on(async {
+        let mut writer = AsyncWordWriter::open(&mut flash_async, config)
+            .await
+            .expect("open");
+        for index in 0..1000 {
+            writer.add_record(&record(index, 100)).await.expect("add");
+        }
+        writer.flush().await.expect("flush");
+        let mut reader = AsyncCursorReader::open(writer.flash_mut(), config, 2)
+            .await
+            .expect("open");
+        assert_eq!(reader.start(), taken.start);
+        for _ in 0..50 {
+            reader.next(&mut buffer).await.expect("read");
+        }
+        let cursor = reader.cursor();
+        assert_eq!(cursor, taken.cursor);
+        writer.commit(cursor).await.expect("commit");
+        drop(writer);
+        let mut reader = AsyncCursorReader::open(&mut flash_async, config, 2)
+            .await
+            .expect("open");
+        assert_eq!(reader.start(), expected.start);
+        let mut indices = Vec::new();
+        while let Some(item) = reader.next(&mut buffer).await.expect("read") {
+            let FlashItem::Record { len, .. } = item else {
+                panic!("{item:?}")
+            };
+            indices.push(index_of(&buffer[..len]));
+        }
+        assert_eq!(indices, expected.indices);
+    });
+    assert!(taken.start.aged_out > 0, "the ring wrapped before the first delivery");
+    assert_eq!(expected.start.aged_out, 0, "acknowledged by the commit");
+    assert_eq!(expected.indices.last(), Some(&999));
+    assert_eq!(flash.memory(), flash_async.memory(), "the same bytes");
+}
