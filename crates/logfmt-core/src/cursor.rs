@@ -22,7 +22,7 @@
 //!
 //! let cursor = Cursor::new(1, 585);
 //! let chunk = cursor.encode();
-//! assert_eq!(chunk[4..], [5, 0, 0xB2, 1, 0x49, 0x02, 0, 0]);
+//! assert_eq!(chunk, [0xf7, 0x2f, 0xeb, 0x6e, 5, 0, 0xB2, 1, 0x49, 0x02, 0, 0]);
 //! assert_eq!(Cursor::parse(&chunk), Some(cursor));
 //! assert_eq!(Cursor::from_payload(&chunk[7..]), Some(cursor));
 //! ```
