@@ -31,7 +31,10 @@ use crate::scan::{COUNTING, Found, scan};
 /// that ends at a record of an earlier use of the file, {"offset", "bytes", "log_number"}:
 /// the stale bytes from the end of the log to the end of the file); and for a ring image only,
 /// "ring" ({"blocks", "group", "newest", "lap", "oldest", "blocks_read", "erased",
-/// "records_aged_out"}, with "disagreements" before "records_aged_out" when something in the
+/// "records_aged_out"}, then "cursors" when read cursors are committed in the image: a list of
+/// {"id", "next", "undelivered", "aged_out"}, each cursor's id, the number of the first
+/// record it has not delivered, the records the ring holds after it and those that aged out
+/// before it delivered them; with "disagreements" before "records_aged_out" when something in the
 /// image disagrees with its ring, one line each: see `logfmt verify`; the blocks in the
 /// ring, blocks per erase group, the newest block and its lap, the oldest block, the blocks
 /// read from it to the newest, the erased value its headers give, and the records begun
@@ -214,6 +217,13 @@ impl Sizes {
 }
 
 /// Runs `stats`.
+/// The read cursors committed in the ring image at `path` (none if it cannot be read again).
+fn cursors_of(path: &std::path::Path, ring: &logfmt_std::RingImage) -> Vec<logfmt_std::RingCursor> {
+    std::fs::read(path)
+        .map(|image| logfmt_std::ring_cursors(&image, ring))
+        .unwrap_or_default()
+}
+
 pub(crate) fn run(args: &StatsArgs) -> Result<(), CliError> {
     crate::targets::each(&args.files, args.json, |target, several| {
         run_one(args, target, several)
@@ -408,6 +418,18 @@ fn run_one(
             #[serde(flatten)]
             ring: super::RingJson,
             records_aged_out: u32,
+            /// The read cursors committed in the image (only when there are some).
+            #[serde(skip_serializing_if = "Vec::is_empty")]
+            cursors: Vec<CursorJson>,
+        }
+        /// A read cursor: its id, the number of the first record it has not delivered, the
+        /// records the ring holds after it, and those that aged out before delivery.
+        #[derive(serde::Serialize)]
+        struct CursorJson {
+            id: u8,
+            next: u32,
+            undelivered: u64,
+            aged_out: u32,
         }
         #[derive(serde::Serialize)]
         struct RecordSize {
@@ -466,6 +488,15 @@ fn run_one(
             ring: input.ring.as_ref().map(|ring| Ring {
                 ring: ring.into(),
                 records_aged_out: ring.records_aged_out(),
+                cursors: cursors_of(input.log.path(), ring)
+                    .into_iter()
+                    .map(|c| CursorJson {
+                        id: c.cursor.id,
+                        next: c.cursor.next,
+                        undelivered: c.undelivered,
+                        aged_out: c.aged_out,
+                    })
+                    .collect(),
             }),
             packs: (layout.pack_chunks > 0).then(|| Packs {
                 chunks: layout.pack_chunks,
@@ -667,6 +698,21 @@ fn run_one(
                 plural(u64::from(image.records_aged_out()), "record")
             ),
         ));
+        for cursor in cursors_of(log.path(), image) {
+            let aged = match cursor.aged_out {
+                0 => String::new(),
+                n => format!(", {} aged out before delivery", plural(u64::from(n), "record")),
+            };
+            rows.push((
+                "cursor",
+                format!(
+                    "{} at record {}: {} not delivered{aged}",
+                    cursor.cursor.id,
+                    cursor.cursor.next,
+                    plural(cursor.undelivered, "record"),
+                ),
+            ));
+        }
         for disagreement in image.disagreements() {
             rows.push(("disagrees", disagreement.to_string()));
         }
