@@ -17,8 +17,7 @@ use std::path::PathBuf;
 
 use logfmt_core::cursor::Cursor;
 use logfmt_core::flash::{
-    CursorReader, FlashConfig, FlashItem, FlashSource, MockFlash, PowerCut, WordReader,
-    WordWriter,
+    CursorReader, FlashConfig, FlashItem, FlashSource, MockFlash, PowerCut, WordReader, WordWriter,
 };
 use logfmt_core::format::{BLOCK_SIZE, CURSOR_TYPE, RESUME_TYPE, RING_TYPE};
 use logfmt_core::pack::Pack;
@@ -344,7 +343,10 @@ fn ring_cursor_image() -> (Vec<u8>, Vec<Vec<u8>>) {
 fn ring_image_with_read_cursors() {
     let (made, written) = ring_cursor_image();
     let image = golden("ring-cursors.img", &made);
-    assert_eq!(image, made, "today's ring writer writes cursors differently");
+    assert_eq!(
+        image, made,
+        "today's ring writer writes cursors differently"
+    );
     // The cursor chunks, as FORMAT.md lays them out: type 0xB2, 5 bytes of payload, the
     // newest of cursor 0 at record 595.
     let cursors: Vec<Cursor> = (0..image.len() - 12)

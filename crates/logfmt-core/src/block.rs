@@ -7,8 +7,8 @@
 
 use crate::checksum;
 use crate::format::{
-    BLOCK_SIZE, CHECKSUM_FIELD, ChunkFormat, Format, FragmentKind, HEADER_SIZE, LENGTH_FIELD,
-    CURSOR_TYPE, LOG_NUMBER_FIELD, RECYCLABLE_HEADER_SIZE, RESUME_TYPE, RING_TYPE, RecordType,
+    BLOCK_SIZE, CHECKSUM_FIELD, CURSOR_TYPE, ChunkFormat, Format, FragmentKind, HEADER_SIZE,
+    LENGTH_FIELD, LOG_NUMBER_FIELD, RECYCLABLE_HEADER_SIZE, RESUME_TYPE, RING_TYPE, RecordType,
     SET_COMPRESSION_TYPE, TYPE_FIELD,
 };
 use crate::options::ReadOptions;

@@ -130,15 +130,12 @@ pub(crate) fn run(check: bool) -> Result {
             stack_elf = Some(copy);
         }
         rows.push(((*label).to_owned(), None));
-        for (bin, what) in probes
-            .iter()
-            .zip([
-                "writer + reader",
-                "writer only",
-                "reader only",
-                "writer + reader + read cursor",
-            ])
-        {
+        for (bin, what) in probes.iter().zip([
+            "writer + reader",
+            "writer only",
+            "reader only",
+            "writer + reader + read cursor",
+        ]) {
             let sections = elf_sections(&executable(&built, bin)?)?;
             rows.push((format!("  {what}"), Some(sections)));
         }

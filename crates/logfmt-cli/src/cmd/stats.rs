@@ -701,7 +701,10 @@ fn run_one(
         for cursor in cursors_of(log.path(), image) {
             let aged = match cursor.aged_out {
                 0 => String::new(),
-                n => format!(", {} aged out before delivery", plural(u64::from(n), "record")),
+                n => format!(
+                    ", {} aged out before delivery",
+                    plural(u64::from(n), "record")
+                ),
             };
             rows.push((
                 "cursor",

@@ -154,7 +154,10 @@ async fn newest_commit<R: ReadFlash>(
         scan.skip_blocks(n);
         scan.numbering.end = Some(n + 1);
         scan.numbering.watch = Some(id);
-        while Walk::next_item(&mut scan, flash, &mut payload).await?.is_some() {}
+        while Walk::next_item(&mut scan, flash, &mut payload)
+            .await?
+            .is_some()
+        {}
         if scan.numbering.seen.is_some() {
             return Ok(scan.numbering.seen);
         }

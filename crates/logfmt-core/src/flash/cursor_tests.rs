@@ -133,7 +133,10 @@ fn append(
     len: usize,
 ) -> (u32, Option<FlashError<MockError>>) {
     for index in from..to {
-        if let Err(e) = log.add_record(&record(index, len)).and_then(|()| log.flush()) {
+        if let Err(e) = log
+            .add_record(&record(index, len))
+            .and_then(|()| log.flush())
+        {
             return (index, Some(e));
         }
     }
@@ -310,9 +313,14 @@ fn a_cursor_past_the_ring_log_is_refused() {
     let mut writer = WordWriter::open(&mut flash, config).expect("open");
     writer.add_record(b"one").expect("add");
     let position = writer.position();
-    assert_eq!(writer.commit(Cursor::new(0, 2)), Err(FlashError::CursorAhead));
+    assert_eq!(
+        writer.commit(Cursor::new(0, 2)),
+        Err(FlashError::CursorAhead)
+    );
     assert_eq!(writer.position(), position, "nothing written");
-    writer.commit(Cursor::new(0, 1)).expect("the next record to begin");
+    writer
+        .commit(Cursor::new(0, 1))
+        .expect("the next record to begin");
 }
 
 #[test]
@@ -457,7 +465,10 @@ fn cut_run<const W: usize, const E: usize>(
         // A ring of two erase groups that went on in its second (64 KiB sectors): the first
         // aged out, the commits with it. What is lost is counted, the rest delivered.
         let from = cursor.unwrap_or(0) as usize;
-        let first = acknowledged.iter().position(|&i| i == start).expect("acknowledged");
+        let first = acknowledged
+            .iter()
+            .position(|&i| i == start)
+            .expect("acknowledged");
         let lost = (first - from) as u32;
         assert!(
             (lost..=lost + 1).contains(&after.start.aged_out),
@@ -593,7 +604,10 @@ fn the_async_cursor_matches_the_blocking_one() {
         }
         assert_eq!(indices, expected.indices);
     });
-    assert!(taken.start.aged_out > 0, "the ring wrapped before the first delivery");
+    assert!(
+        taken.start.aged_out > 0,
+        "the ring wrapped before the first delivery"
+    );
     assert_eq!(expected.start.aged_out, 0, "acknowledged by the commit");
     assert_eq!(expected.indices.last(), Some(&999));
     assert_eq!(flash.memory(), flash_async.memory(), "the same bytes");

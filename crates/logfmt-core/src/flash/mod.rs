@@ -341,11 +341,11 @@ pub use crate::cursor::Cursor;
 pub use crate::format::RESUME_TYPE;
 #[cfg(feature = "embedded-storage-async")]
 #[cfg_attr(docsrs, doc(cfg(feature = "embedded-storage-async")))]
-pub use cursor::AsyncCursorReader;
-pub use cursor::{CursorReader, CursorStart};
+pub use asynch::AsyncWordWriter;
 #[cfg(feature = "embedded-storage-async")]
 #[cfg_attr(docsrs, doc(cfg(feature = "embedded-storage-async")))]
-pub use asynch::AsyncWordWriter;
+pub use cursor::AsyncCursorReader;
+pub use cursor::{CursorReader, CursorStart};
 #[cfg(any(test, feature = "mock-flash"))]
 #[cfg_attr(docsrs, doc(cfg(feature = "mock-flash")))]
 pub use mock::{MAX_ECC_WORDS, MockError, MockFlash, MockStats, PowerCut};

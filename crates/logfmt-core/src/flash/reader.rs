@@ -395,7 +395,10 @@ impl Walk {
         flash: &mut R,
     ) -> Result<Option<FlashItem>, R::Error> {
         let within = self.numbering.end.is_none_or(|end| self.blocks < end);
-        let next = self.order.block(&self.config, self.blocks).filter(|_| within);
+        let next = self
+            .order
+            .block(&self.config, self.blocks)
+            .filter(|_| within);
         let Some((index, last)) = next else {
             // The log ends: bad bytes before are torn if they look it; a record in progress
             // was torn.
