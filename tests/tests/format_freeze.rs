@@ -328,10 +328,10 @@ fn ring_cursor_image() -> (Vec<u8>, Vec<Vec<u8>>) {
     for (i, record) in written.iter().enumerate() {
         writer.add_record(record).expect("writes");
         let n = i as u32 + 1;
-        if n % 50 == 0 {
+        if n.is_multiple_of(50) {
             writer.commit(Cursor::new(0, n - 5)).expect("commits");
         }
-        if n % 120 == 0 {
+        if n.is_multiple_of(120) {
             writer.commit(Cursor::new(1, n - 100)).expect("commits");
         }
     }

@@ -113,7 +113,6 @@ mod tests {
         writer.commit(Cursor::new(3, 30)).unwrap();
         writer.commit(Cursor::new(0, 10)).unwrap();
         writer.commit(Cursor::new(3, 35)).unwrap();
-        drop(writer);
         let image = flash.memory().to_vec();
         let ring = RingImage::find(&image).expect("a ring");
         let cursors = ring_cursors(&image, &ring);

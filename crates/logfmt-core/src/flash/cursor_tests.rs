@@ -341,7 +341,6 @@ fn a_commit_with_no_room_in_its_block_goes_to_the_next() {
         writer.commit(Cursor::new(0, 1)).expect("commit");
         writer.add_record(&record(1, 10)).expect("add");
         writer.flush().expect("flush");
-        drop(writer);
         let delivery = deliver(&mut flash, config, 0, usize::MAX);
         assert_eq!(delivery.start.committed, Some(Cursor::new(0, 1)));
         assert_eq!((delivery.indices, delivery.damage), (std::vec![1], 0));
@@ -368,7 +367,6 @@ fn records_aged_out_before_delivery_are_counted() {
         next += 1;
     }
     writer.flush().expect("flush");
-    drop(writer);
     let delivery = deliver(&mut flash, config, 0, usize::MAX);
     assert_eq!(delivery.start.committed, Some(Cursor::new(0, 5)));
     let first = delivery.indices[0];
@@ -381,7 +379,6 @@ fn records_aged_out_before_delivery_are_counted() {
     writer
         .commit(Cursor::new(0, first + 2))
         .expect("commit after two");
-    drop(writer);
     let again = deliver(&mut flash, config, 0, usize::MAX);
     assert_eq!(again.start.aged_out, 0);
     assert_eq!(again.indices, (first + 2..next).collect::<Vec<_>>());
@@ -398,7 +395,6 @@ fn a_ring_reader_starts_in_the_block_of_the_cursor() {
     }
     writer.commit(Cursor::new(0, 580)).expect("commit");
     writer.flush().expect("flush");
-    drop(writer);
     let mut counting = Counting::new(&mut flash);
     let delivery = deliver(&mut counting, config, 0, usize::MAX);
     assert_eq!(delivery.indices, (580..600).collect::<Vec<_>>());
@@ -568,7 +564,6 @@ fn the_async_cursor_matches_the_blocking_one() {
     writer.flush().expect("flush");
     let taken = deliver(writer.flash_mut(), config, 2, 50);
     writer.commit(taken.cursor).expect("commit");
-    drop(writer);
     let expected = deliver(&mut flash, config, 2, usize::MAX);
     // Async.
     let mut flash_async = asynchronous.flash::<4096>();
@@ -590,7 +585,6 @@ fn the_async_cursor_matches_the_blocking_one() {
         let cursor = reader.cursor();
         assert_eq!(cursor, taken.cursor);
         writer.commit(cursor).await.expect("commit");
-        drop(writer);
         let mut reader = AsyncCursorReader::open(&mut flash_async, config, 2)
             .await
             .expect("open");

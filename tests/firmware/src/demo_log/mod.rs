@@ -330,7 +330,6 @@ pub fn run(ram: &mut Buffers<'_>, out: &mut dyn Console) -> Result<Outcome, Demo
         logger.outcome.stats = add_stats(logger.outcome.stats, writer.stats());
         logger.outcome.samples = logger.next;
         if step == Step::Done {
-            drop(writer);
             let config = logger.config;
             let outcome = logger.finish(out)?;
             upload::run(&board, config, block, scratch, out)?;

@@ -111,7 +111,6 @@ pub fn run(
         Err(logfmt_core::flash::FlashError::Flash(MockError::PowerCut)) => {}
         _ => return Err(DemoError::Upload("the commit was not cut")),
     }
-    drop(writer);
     board.borrow_mut().flash.power_on();
     let mut writer = FlashWriter::open(Shared(board), config, &mut *block)?;
     let resumed = deliver(Shared(board), config, scratch, u32::MAX)?;
@@ -133,7 +132,6 @@ pub fn run(
         second.count
     );
     writer.commit(resumed.cursor)?;
-    drop(writer);
     let after = deliver(Shared(board), config, scratch, u32::MAX)?;
     if after.count != 0 || after.committed != Some(resumed.cursor.next) {
         return Err(DemoError::Upload("after the last commit, samples remain"));
