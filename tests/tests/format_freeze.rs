@@ -1,5 +1,6 @@
 //! The format freeze: every structure logfmt writes beyond LevelDB's format
-//! (`crates/logfmt-core/FORMAT.md`), kept as files written by logfmt 0.1.0 in
+//! (`crates/logfmt-core/FORMAT.md`), kept as files written by logfmt 0.1.0 (the read cursors' by
+//! the first version that writes them) in
 //! `tests/data/format-freeze/`, and read by every later version.
 //!
 //! For each file: the records it holds are read back, exactly, with no damage, by the readers a
@@ -14,10 +15,11 @@
 
 use std::path::PathBuf;
 
+use logfmt_core::cursor::Cursor;
 use logfmt_core::flash::{
-    FlashConfig, FlashItem, FlashSource, MockFlash, PowerCut, WordReader, WordWriter,
+    CursorReader, FlashConfig, FlashItem, FlashSource, MockFlash, PowerCut, WordReader, WordWriter,
 };
-use logfmt_core::format::{BLOCK_SIZE, RESUME_TYPE, RING_TYPE};
+use logfmt_core::format::{BLOCK_SIZE, CURSOR_TYPE, RESUME_TYPE, RING_TYPE};
 use logfmt_core::pack::Pack;
 use logfmt_core::ring::RingHeader;
 use logfmt_core::{Format, Item, ReadFormat, ReadOptions, Reader, WriteOptions};
@@ -314,6 +316,79 @@ fn ring_image_with_ring_headers() {
     assert_eq!(word_reader_records(image, 4, true), kept);
 }
 
+/// A ring of 4 blocks written 2.5 laps round, two read cursors committed as it goes: cursor 0
+/// every 50 records (delivered up to 5 records before), cursor 1 every 120 (up to 100 before).
+fn ring_cursor_image() -> (Vec<u8>, Vec<Vec<u8>>) {
+    let (mut memory, mut programmed) = flash_memory(4);
+    let config = FlashConfig::new(0, memory.len() as u32).ring();
+    let mut flash =
+        MockFlash::<WRITE, ERASE>::new(&mut memory, &mut programmed, 0xFF).expect("a flash");
+    let mut writer = WordWriter::open(&mut flash, config).expect("opens");
+    let written = samples(600);
+    for (i, record) in written.iter().enumerate() {
+        writer.add_record(record).expect("writes");
+        let n = i as u32 + 1;
+        if n.is_multiple_of(50) {
+            writer.commit(Cursor::new(0, n - 5)).expect("commits");
+        }
+        if n.is_multiple_of(120) {
+            writer.commit(Cursor::new(1, n - 100)).expect("commits");
+        }
+    }
+    writer.flush().expect("flushes");
+    (flash.memory().to_vec(), written)
+}
+
+#[test]
+fn ring_image_with_read_cursors() {
+    let (made, written) = ring_cursor_image();
+    let image = golden("ring-cursors.img", &made);
+    assert_eq!(
+        image, made,
+        "today's ring writer writes cursors differently"
+    );
+    // The cursor chunks, as FORMAT.md lays them out: type 0xB2, 5 bytes of payload, the
+    // newest of cursor 0 at record 595.
+    let cursors: Vec<Cursor> = (0..image.len() - 12)
+        .filter(|&at| image[at + 6] == CURSOR_TYPE)
+        .filter_map(|at| Cursor::parse(&image[at..]))
+        .collect();
+    assert_eq!(cursors.len(), 3, "the ones not aged out: {cursors:?}");
+    assert!(cursors.contains(&Cursor::new(0, 595)), "{cursors:?}");
+    // Every reader passes them over: the records are the newest, in order, no damage.
+    let kept = ring_records(&image);
+    assert!(kept.len() > 10 && kept.len() < written.len());
+    assert_eq!(kept[..], written[written.len() - kept.len()..]);
+    assert_eq!(word_reader_records(image.clone(), 4, true), kept);
+    // Reading from cursor 0 starts at its newest commit; cursor 1's next records aged out,
+    // counted, and reading starts at the oldest kept.
+    let (from, aged_out) = cursor_reader_records(&image, 0);
+    assert_eq!((&from[..], aged_out), (&written[595..], 0));
+    let (from, aged_out) = cursor_reader_records(&image, 1);
+    let oldest = written.len() - kept.len();
+    assert_eq!((from, aged_out), (kept, oldest as u32 - 500));
+}
+
+/// The records of a ring image from cursor `id`, by `CursorReader`, and the records it
+/// reports aged out before they were delivered.
+fn cursor_reader_records(image: &[u8], id: u8) -> (Vec<Vec<u8>>, u32) {
+    let (mut memory, mut programmed) = flash_memory(image.len() / BLOCK_SIZE);
+    let config = FlashConfig::new(0, memory.len() as u32).ring();
+    let mut flash =
+        MockFlash::<WRITE, ERASE>::new(&mut memory, &mut programmed, 0xFF).expect("a flash");
+    flash.memory_mut().copy_from_slice(image);
+    let mut reader = CursorReader::open(&mut flash, config, id).expect("opens");
+    let mut buffer = vec![0u8; 1 << 17];
+    let mut records = Vec::new();
+    while let Some(item) = reader.next(&mut buffer).expect("reads") {
+        match item {
+            FlashItem::Record { len, .. } => records.push(buffer[..len].to_vec()),
+            other => panic!("not a record: {other:?}"),
+        }
+    }
+    (records, reader.start().aged_out)
+}
+
 /// The examples FORMAT.md gives are the bytes of these files and of today's writers.
 #[test]
 fn format_md_examples() {
@@ -336,6 +411,10 @@ fn format_md_examples() {
     log.pad_to(16).expect("pads");
     let log = log.close().expect("closes");
     assert_eq!(log[8..15], [0x64, 0x51, 0xd0, 0xe9, 0x00, 0x00, 0x02]);
+    let cursor = [
+        0xf7, 0x2f, 0xeb, 0x6e, 0x05, 0x00, 0xb2, 0x01, 0x49, 0x02, 0x00, 0x00,
+    ];
+    assert_eq!(Cursor::new(1, 585).encode(), cursor);
 }
 
 /// The records of a ring image, by the core's block reader over `FlashSource::ring`.

@@ -179,6 +179,11 @@ impl View {
             ChunkClass::Ignorable if record_type == logfmt_core::format::RESUME_TYPE => {
                 Some("resume marker: the flash writer went on here after a power cut".into())
             }
+            ChunkClass::Ignorable if record_type == logfmt_core::format::CURSOR_TYPE => Some(
+                "read cursor, not a record: how far a consumer delivered the records (see \
+                 `logfmt stats`)"
+                    .into(),
+            ),
             ChunkClass::Ignorable => {
                 Some("ignorable type: skipped without a report (RocksDB)".into())
             }

@@ -7,8 +7,8 @@
 
 use crate::checksum;
 use crate::format::{
-    BLOCK_SIZE, CHECKSUM_FIELD, ChunkFormat, Format, FragmentKind, HEADER_SIZE, LENGTH_FIELD,
-    LOG_NUMBER_FIELD, RECYCLABLE_HEADER_SIZE, RESUME_TYPE, RING_TYPE, RecordType,
+    BLOCK_SIZE, CHECKSUM_FIELD, CURSOR_TYPE, ChunkFormat, Format, FragmentKind, HEADER_SIZE,
+    LENGTH_FIELD, LOG_NUMBER_FIELD, RECYCLABLE_HEADER_SIZE, RESUME_TYPE, RING_TYPE, RecordType,
     SET_COMPRESSION_TYPE, TYPE_FIELD,
 };
 use crate::options::ReadOptions;
@@ -148,6 +148,10 @@ impl ChunkRules {
     pub fn classify(&self, record_type: u8) -> ChunkClass {
         if record_type == RESUME_TYPE && self.erased.is_some() {
             // A flash log's resume marker.
+            return ChunkClass::Ignorable;
+        }
+        if record_type == CURSOR_TYPE && self.erased.is_some() {
+            // A flash log's read cursor.
             return ChunkClass::Ignorable;
         }
         if record_type == RING_TYPE && self.erased.is_some() {

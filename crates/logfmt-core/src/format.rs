@@ -62,6 +62,12 @@ pub const RESUME_TYPE: u8 = 0xB1;
 /// image passes over it without ending the record in progress.
 pub const RING_TYPE: u8 = 0xB0;
 
+/// The type of a flash log's read cursor: a 5-byte chunk (7-byte legacy header) holding a
+/// cursor's id and the number of the first record it has not delivered (see the flash
+/// module and `FORMAT.md`). An ignorable type (bit 7 set); a reader of a flash image passes
+/// over it.
+pub const CURSOR_TYPE: u8 = 0xB2;
+
 /// RocksDB's `kSetCompressionType` record (a 7-byte header, in any format): written first in a
 /// write-ahead log whose records are compressed, its payload the codec as a fixed32 (7:
 /// zstd). Each record after it is one compressed stream (a zstd frame), cut into ordinary

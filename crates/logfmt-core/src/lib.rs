@@ -13,6 +13,7 @@ extern crate std;
 pub mod assembler;
 pub mod block;
 pub mod checksum;
+pub mod cursor;
 mod decoder;
 mod error;
 #[cfg(feature = "embedded-storage")]

@@ -24,7 +24,7 @@
 use std::io::{self, Read, Seek, SeekFrom};
 
 use logfmt_core::block::{BlockParser, ChunkClass, ChunkRules, Parsed};
-use logfmt_core::format::RESUME_TYPE;
+use logfmt_core::format::{CURSOR_TYPE, RESUME_TYPE};
 use logfmt_core::{BLOCK_SIZE, CorruptionKind, FragmentKind, ReadOptions, RecordType};
 
 use crate::reader::Bounded;
@@ -116,6 +116,9 @@ impl SpanKind {
                 ChunkRole::ResumeMarker => {
                     "the flash writer's resume marker: it went on here after a power cut".into()
                 }
+                ChunkRole::Cursor => {
+                    "a read cursor: how far a consumer of the log delivered its records".into()
+                }
                 ChunkRole::SetCompression => {
                     "RocksDB's compression record: the records after it are compressed".into()
                 }
@@ -181,6 +184,8 @@ pub enum ChunkRole {
     RingHeader,
     /// The flash writer's resume marker, not a record.
     ResumeMarker,
+    /// A flash log's read cursor, not a record.
+    Cursor,
     /// RocksDB's compression record.
     SetCompression,
     /// A type with bit 7 set, skipped without a report.
@@ -197,6 +202,7 @@ impl ChunkRole {
             ChunkClass::RingHeader => Self::RingHeader,
             ChunkClass::SetCompression => Self::SetCompression,
             ChunkClass::Ignorable if record_type == RESUME_TYPE => Self::ResumeMarker,
+            ChunkClass::Ignorable if record_type == CURSOR_TYPE => Self::Cursor,
             ChunkClass::Ignorable => Self::Ignorable,
             _ => Self::Dropped,
         }

@@ -215,6 +215,7 @@ mod reader;
 mod record_stream;
 mod recovery;
 mod ring;
+mod ring_cursors;
 mod sink;
 mod source;
 mod split;
@@ -258,6 +259,7 @@ pub use recovery::{
     Action, Damage, DamageKind, Ending, ReadError, RecoveryMode, UnknownRecoveryMode,
 };
 pub use ring::{BlockRole, RingDisagreement, RingImage, RingSource};
+pub use ring_cursors::{RingCursor, ring_cursors};
 pub use sink::StdSink;
 pub use source::StdSource;
 pub use split::{ReadAt, split};

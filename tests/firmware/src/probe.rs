@@ -7,7 +7,7 @@
 use core::hint::black_box;
 
 use embedded_storage::nor_flash::NorFlash;
-use logfmt_core::flash::{FlashConfig, FlashItem, WordReader, WordWriter};
+use logfmt_core::flash::{CursorReader, FlashConfig, FlashItem, WordReader, WordWriter};
 
 use crate::stub_flash::{CAPACITY, StubFlash};
 
@@ -79,6 +79,29 @@ pub fn read(scratch: &mut [u8]) -> (u32, u64, u64) {
         }
     }
     (records, bytes, dropped)
+}
+
+/// Delivers the records cursor 0 has not (read from its newest commit into `scratch`), then
+/// commits the cursor after them; returns (records delivered, records aged out before).
+pub fn deliver(scratch: &mut [u8]) -> (u32, u32) {
+    let Ok(mut reader) = CursorReader::open(StubFlash, config(), black_box(0)) else {
+        return (0, 0);
+    };
+    let mut records = 0;
+    while let Ok(Some(item)) = reader.next(scratch) {
+        if let FlashItem::Record { .. } = item {
+            records += 1;
+        }
+    }
+    let aged_out = reader.start().aged_out;
+    let cursor = reader.cursor();
+    let Ok(mut writer) = WordWriter::open(StubFlash, config()) else {
+        return (records, aged_out);
+    };
+    if writer.commit(cursor).is_err() {
+        return (0, aged_out);
+    }
+    (records, aged_out)
 }
 
 /// The same work without logfmt: records staged in a buffer (as any firmware copies and clears

@@ -16,7 +16,7 @@
 //! | 1 | add a record of 32 + `a` bytes | `a`: u8 |
 //! | 2 | add a record of `a` bytes | `a`: u16 |
 //! | 3 | add a record of `p` × 8192 + `a` mod 8192 bytes (up to 256 KiB: longer than some rings keep) | `a`: u16 |
-//! | 4 | flush | |
+//! | 4 | `p` = 0: flush; else deliver up to `p >> 2` records (at least one) from read cursor `p & 3` with `CursorReader`, then commit the cursor after them | |
 //! | 5 | reopen (drop the writer without flushing, open it again) | |
 //! | 6 | cut the power after `a << (p >> 2)` bytes of flash work, mode `p & 3`: untouched, partial, complete, arbitrary | `a`: u16 |
 //! | 7 | add `p + 1` records of random lengths (mostly small, some across blocks), flushing after each with probability 1 / (1 + `s` mod 8) | `s`: u8 |
@@ -43,6 +43,12 @@
 //! twice, among others: the mock flash has per-word ECC). A reopened writer never goes on
 //! before the end of the acknowledged records.
 //!
+//! Read cursors: after each session, every cursor committed is read from with `CursorReader`:
+//! unless records aged out of the ring before the cursor delivered them (then it starts no
+//! earlier), it starts at the record after the last one delivered before its newest
+//! acknowledged commit — or, when a power cut interrupted a commit, after the old or the new
+//! one — so nothing delivered before a commit is delivered again, and nothing skipped.
+//!
 //! Set `LOGFMT_FUZZ_TRACE=1` to print each operation as it runs and where each record went, and
 //! to write the region's image after each session to `flash_ring-session-<n>.img` in the
 //! working directory (to reproduce a failure).
@@ -52,8 +58,10 @@ use std::cell::RefCell;
 use std::sync::OnceLock;
 
 use embedded_storage::nor_flash::{ErrorType, NorFlash, ReadNorFlash};
+use logfmt_core::cursor::Cursor;
 use logfmt_core::flash::{
-    FlashConfig, FlashError, FlashSource, FlashWriter, MockError, MockFlash, PowerCut, WordWriter,
+    CursorReader, FlashConfig, FlashError, FlashItem, FlashSource, FlashWriter, MockError,
+    MockFlash, PowerCut, WordWriter,
 };
 use logfmt_core::ring::{RING_HEADER_SIZE, Ring, RingHeader};
 use logfmt_core::{BLOCK_SIZE, Corruption, CorruptionKind, Item, ReadOptions, Reader, Written};
@@ -91,6 +99,13 @@ pub enum Op {
     Add(usize),
     /// Flush.
     Flush,
+    /// Deliver up to `deliver` records from read cursor `id`, then commit it.
+    Commit {
+        /// The cursor.
+        id: u8,
+        /// Records delivered at most.
+        deliver: usize,
+    },
     /// Drop the writer without flushing and open it again.
     Reopen,
     /// Cut the power after this many bytes of flash work.
@@ -168,7 +183,11 @@ impl Script {
                 3 => bytes
                     .u16()
                     .map(|a| Op::Add(p * 8192 + usize::from(a) % 8192)),
-                4 => Some(Op::Flush),
+                4 if p == 0 => Some(Op::Flush),
+                4 => Some(Op::Commit {
+                    id: (p & 3) as u8,
+                    deliver: (p >> 2).max(1),
+                }),
                 5 => Some(Op::Reopen),
                 6 => bytes.u16().map(|a| {
                     let budget = usize::from(a) << (p >> 2);
@@ -273,6 +292,7 @@ impl<const W: usize, const E: usize> NorFlash for Shared<'_, '_, W, E> {
 trait LogWriter {
     fn add_record(&mut self, data: &[u8]) -> Result<Written, FlashError<MockError>>;
     fn flush(&mut self) -> Result<(), FlashError<MockError>>;
+    fn commit(&mut self, cursor: Cursor) -> Result<(), FlashError<MockError>>;
     fn position(&self) -> u64;
 }
 
@@ -282,6 +302,9 @@ impl<F: NorFlash<Error = MockError>> LogWriter for FlashWriter<F, &mut [u8; BLOC
     }
     fn flush(&mut self) -> Result<(), FlashError<MockError>> {
         FlashWriter::flush(self)
+    }
+    fn commit(&mut self, cursor: Cursor) -> Result<(), FlashError<MockError>> {
+        FlashWriter::commit(self, cursor)
     }
     fn position(&self) -> u64 {
         FlashWriter::position(self)
@@ -294,6 +317,9 @@ impl<F: NorFlash<Error = MockError>> LogWriter for WordWriter<F> {
     }
     fn flush(&mut self) -> Result<(), FlashError<MockError>> {
         WordWriter::flush(self)
+    }
+    fn commit(&mut self, cursor: Cursor) -> Result<(), FlashError<MockError>> {
+        WordWriter::commit(self, cursor)
     }
     fn position(&self) -> u64 {
         WordWriter::position(self)
@@ -451,6 +477,11 @@ struct Model {
     end: u64,
     /// The end of the last record acknowledged (unrolled).
     durable: u64,
+    /// Per read cursor: where reading from it must start (the index of the record after the
+    /// last one delivered before its newest acknowledged commit; `None` if that record was
+    /// too short to carry its index), and where a commit a power cut interrupted would put it.
+    cursors: [Option<Option<usize>>; 4],
+    cut_commits: [Option<Option<usize>>; 4],
 }
 
 /// Why a session ended.
@@ -518,6 +549,123 @@ impl Model {
                 data.len(),
                 self.limit
             ),
+        }
+    }
+
+    /// Delivers up to `deliver` records from cursor `id` (read from `flash`), then commits it.
+    fn commit<F: ReadNorFlash<Error = MockError>>(
+        &mut self,
+        writer: &mut dyn LogWriter,
+        flash: F,
+        config: FlashConfig,
+        (id, deliver): (u8, usize),
+        what: &str,
+    ) -> Result<(), End> {
+        let mut reader = CursorReader::open(flash, config, id)
+            .unwrap_or_else(|e| panic!("{what}: open cursor {id}: {e:?}"));
+        let mut buffer = vec![0u8; config.len as usize];
+        let mut delivered = 0;
+        let mut last = None;
+        while delivered < deliver {
+            match reader.next(&mut buffer) {
+                Ok(Some(FlashItem::Record { len, .. })) => {
+                    delivered += 1;
+                    last = (len >= 4).then(|| {
+                        u32::from_le_bytes([buffer[0], buffer[1], buffer[2], buffer[3]]) as usize
+                    });
+                }
+                Ok(Some(_)) => {}
+                Ok(None) => break,
+                Err(e) => panic!("{what}: read from cursor {id}: {e:?}"),
+            }
+        }
+        if delivered == 0 {
+            return Ok(());
+        }
+        let expect = last.map(|i| i + 1);
+        let id = usize::from(id);
+        match writer.commit(reader.cursor()) {
+            Ok(()) => {
+                self.cursors[id] = Some(expect);
+                self.cut_commits[id] = None;
+                self.acknowledge();
+                Ok(())
+            }
+            Err(FlashError::Flash(MockError::PowerCut)) => {
+                self.cut_commits[id] = Some(expect);
+                Err(End::PowerCut)
+            }
+            Err(e) => panic!("{what}: commit cursor {id}: {e:?}"),
+        }
+    }
+
+    /// Every record added is acknowledged (a flush, or a commit, returned `Ok`).
+    fn acknowledge(&mut self) {
+        self.acked = self.next;
+        if let Some(&end) = self
+            .acked
+            .checked_sub(1)
+            .and_then(|k| self.unrolled.ends.get(k))
+        {
+            self.durable = end;
+        }
+    }
+
+    /// Checks that reading from each cursor committed starts where it must.
+    fn check_cursors<F: ReadNorFlash<Error = MockError>>(
+        &mut self,
+        mut flash: F,
+        config: FlashConfig,
+        what: &str,
+    ) {
+        let mut buffer = vec![0u8; config.len as usize];
+        for id in 0..4 {
+            let Some(expect) = self.cursors[id] else {
+                continue;
+            };
+            let cut = self.cut_commits[id].take();
+            let mut reader = CursorReader::open(&mut flash, config, id as u8)
+                .unwrap_or_else(|e| panic!("{what}: open cursor {id}: {e:?}"));
+            let aged_out = reader.start().aged_out;
+            // The first record read that carries its index, and the records before it.
+            let mut before = 0;
+            let first = loop {
+                match reader.next(&mut buffer) {
+                    Ok(Some(FlashItem::Record { len, .. })) if len >= 4 => {
+                        let index =
+                            u32::from_le_bytes([buffer[0], buffer[1], buffer[2], buffer[3]]);
+                        break Some(index as usize);
+                    }
+                    Ok(Some(FlashItem::Record { .. })) => before += 1,
+                    Ok(Some(_)) => {}
+                    Ok(None) => break None,
+                    Err(e) => panic!("{what}: read from cursor {id}: {e:?}"),
+                }
+            };
+            let Some(start) = first.and_then(|f| f.checked_sub(before)) else {
+                continue;
+            };
+            if cut == Some(Some(start)) {
+                // The commit a power cut interrupted took.
+                self.cursors[id] = Some(Some(start));
+                continue;
+            }
+            let Some(expect) = expect else {
+                continue;
+            };
+            if aged_out > 0 {
+                assert!(
+                    start >= expect,
+                    "{what}: cursor {id} read from record {start}, {aged_out} aged out, \
+                     committed after {expect}"
+                );
+            } else {
+                assert_eq!(
+                    start, expect,
+                    "{what}: cursor {id} read from record {start}, committed after record {expect} \
+                     (a commit cut: {cut:?})"
+                );
+            }
         }
     }
 
@@ -650,6 +798,8 @@ fn run<const W: usize, const E: usize>(script: &Script) {
         bytes: 0,
         end: 0,
         durable: 0,
+        cursors: [None; 4],
+        cut_commits: [None; 4],
     };
     let mut block = boxed_block();
     let mut read_block = boxed_block();
@@ -682,6 +832,9 @@ fn run<const W: usize, const E: usize>(script: &Script) {
             let done = match op {
                 Op::Add(n) => model.add(&mut *writer, n, &what),
                 Op::Flush => model.flush(&mut *writer, &what),
+                Op::Commit { id, deliver } => {
+                    model.commit(&mut *writer, Shared(&flash), config, (id, deliver), &what)
+                }
                 Op::Reopen => Err(End::Reopen),
                 Op::Cut(budget, mode) => {
                     flash.borrow_mut().cut_power_after(budget, mode);
@@ -747,6 +900,7 @@ fn run<const W: usize, const E: usize>(script: &Script) {
             );
         }
         model.check(&read, &what);
+        model.check_cursors(Shared(&flash), config, &what);
         if reason == End::Done {
             break;
         }

@@ -2,7 +2,9 @@
 //! simulated NOR flash that wraps four times and loses power thirteen times (mid-record,
 //! mid-flush, in ring headers, mid-erase), rebooting after each, under QEMU (or on the host);
 //! then the `logfmt` CLI reads the flash image, and the records it reads must be exactly the
-//! newest acknowledged ones, in order (and samples in flight at a cut, nothing else).
+//! newest acknowledged ones, in order (and samples in flight at a cut, nothing else). The story
+//! ends with an upload cycle: samples delivered from a read cursor, the cursor committed, a power
+//! cut in the next commit, a reboot, and the upload resumed at the cursor.
 
 use std::io::Write as _;
 use std::path::Path;

@@ -104,7 +104,7 @@ pub(crate) fn run(check: bool) -> Result {
     ensure_targets(&[THUMBV7EM])?;
     let target = THUMBV7EM;
     // (row label, features, binaries)
-    let probes = ["size-probe", "size-writer", "size-reader"];
+    let probes = ["size-probe", "size-writer", "size-reader", "size-cursor"];
     let variants: [(&str, &[&str]); 3] = [
         ("CRC 1 KiB table (default)", &[]),
         ("CRC without table (crc-no-table)", &["crc-no-table"]),
@@ -130,10 +130,12 @@ pub(crate) fn run(check: bool) -> Result {
             stack_elf = Some(copy);
         }
         rows.push(((*label).to_owned(), None));
-        for (bin, what) in probes
-            .iter()
-            .zip(["writer + reader", "writer only", "reader only"])
-        {
+        for (bin, what) in probes.iter().zip([
+            "writer + reader",
+            "writer only",
+            "reader only",
+            "writer + reader + read cursor",
+        ]) {
             let sections = elf_sections(&executable(&built, bin)?)?;
             rows.push((format!("  {what}"), Some(sections)));
         }

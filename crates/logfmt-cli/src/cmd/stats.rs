@@ -38,7 +38,10 @@ use crate::scan::{COUNTING, Found, scan};
 /// the stale bytes from the end of the log to the end of the file, then "kind":
 /// "pebble_eof_trailer" when they are Pebble's EOF trailer); and for a ring image only,
 /// "ring" ({"blocks", "group", "newest", "lap", "oldest", "blocks_read", "erased",
-/// "records_aged_out"}, with "disagreements" before "records_aged_out" when something in the
+/// "records_aged_out"}, then "cursors" when read cursors are committed in the image: a list of
+/// {"id", "next", "undelivered", "aged_out"}, each cursor's id, the number of the first
+/// record it has not delivered, the records the ring holds after it and those that aged out
+/// before it delivered them; with "disagreements" before "records_aged_out" when something in the
 /// image disagrees with its ring, one line each: see `logfmt verify`; the blocks in the
 /// ring, blocks per erase group, the newest block and its lap, the oldest block, the blocks
 /// read from it to the newest, the erased value its headers give, and the records begun
@@ -221,6 +224,24 @@ impl Sizes {
 }
 
 /// Runs `stats`.
+/// The read cursors committed in the ring image at `path` (none if it cannot be read again).
+fn cursors_of(
+    path: &std::path::Path,
+    ring: &logfmt_std::RingImage,
+) -> Vec<super::stats_report::Cursor> {
+    std::fs::read(path)
+        .map(|image| logfmt_std::ring_cursors(&image, ring))
+        .unwrap_or_default()
+        .into_iter()
+        .map(|c| super::stats_report::Cursor {
+            id: c.cursor.id,
+            next: c.cursor.next,
+            undelivered: c.undelivered,
+            aged_out: c.aged_out,
+        })
+        .collect()
+}
+
 pub(crate) fn run(args: &StatsArgs) -> Result<(), CliError> {
     crate::targets::each(&args.files, args.json, |target, several| {
         run_one(args, target, several)
@@ -459,6 +480,7 @@ fn report(input: &Input, mut counts: Counts, content: Content, several: bool) ->
         ring: input.ring.as_ref().map(|ring| Ring {
             ring: ring.into(),
             records_aged_out: ring.records_aged_out(),
+            cursors: cursors_of(log.path(), ring),
         }),
         packs: (layout.pack_chunks > 0).then(|| Packs {
             chunks: layout.pack_chunks,

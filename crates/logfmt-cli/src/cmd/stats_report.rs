@@ -100,6 +100,22 @@ pub(crate) struct Ring {
     pub(crate) ring: RingJson,
     /// Records begun before the oldest block, by its ring header.
     pub(crate) records_aged_out: u32,
+    /// The read cursors committed in the image (only when there are some).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) cursors: Vec<Cursor>,
+}
+
+/// A read cursor committed in a ring image.
+#[derive(Debug, serde::Serialize)]
+pub(crate) struct Cursor {
+    /// Its id.
+    pub(crate) id: u8,
+    /// The number of the first record it has not delivered.
+    pub(crate) next: u32,
+    /// The records the ring holds after it.
+    pub(crate) undelivered: u64,
+    /// The records that aged out before it delivered them.
+    pub(crate) aged_out: u32,
 }
 
 /// The smallest, the median (the lower one of an even count) and the largest record.
@@ -362,6 +378,24 @@ impl Ring {
                 plural(u64::from(self.records_aged_out), "record")
             ),
         ));
+        for cursor in &self.cursors {
+            let aged = match cursor.aged_out {
+                0 => String::new(),
+                n => format!(
+                    ", {} aged out before delivery",
+                    plural(u64::from(n), "record")
+                ),
+            };
+            rows.push((
+                "cursor",
+                format!(
+                    "{} at record {}: {} not delivered{aged}",
+                    cursor.id,
+                    cursor.next,
+                    plural(cursor.undelivered, "record"),
+                ),
+            ));
+        }
         for disagreement in &ring.disagreements {
             rows.push(("disagrees", disagreement.clone()));
         }

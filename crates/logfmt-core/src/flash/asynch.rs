@@ -96,6 +96,23 @@ impl<F: NorFlash> AsyncWordWriter<F> {
         self.engine.flush_async(&mut self.flash).await
     }
 
+    /// Commits read cursor `cursor`, as [`WordWriter::commit`](super::WordWriter::commit).
+    ///
+    /// # Errors
+    /// As [`WordWriter::commit`](super::WordWriter::commit).
+    pub async fn commit(
+        &mut self,
+        cursor: crate::cursor::Cursor,
+    ) -> Result<(), FlashError<F::Error>> {
+        self.engine.commit_async(&mut self.flash, cursor).await
+    }
+
+    /// The flash, to read the log while the writer is open, as
+    /// [`WordWriter::flash_mut`](super::WordWriter::flash_mut).
+    pub fn flash_mut(&mut self) -> &mut F {
+        &mut self.flash
+    }
+
     /// Region offset where the next record will start: the log's length (after the resume
     /// marker, if a reopened log still has to write one).
     pub fn position(&self) -> u64 {

@@ -29,6 +29,7 @@ use embedded_storage_async::nor_flash::NorFlash as NorFlashAsync;
 use super::layout::{self, MARKER, RecordLayout};
 use super::resume::Resumed;
 use super::{FlashConfig, FlashError, FlashStats};
+use crate::cursor::{CURSOR_CHUNK, Cursor};
 use crate::format::{BLOCK_SIZE, HEADER_SIZE};
 use crate::ring::{RING_HEADER_SIZE, RingHeader};
 use crate::writer::Written;
@@ -136,6 +137,12 @@ impl Engine {
         Ok(())
     }
 
+    /// Whether the writer takes `cursor`: in a ring, whose writer counts the records, one
+    /// whose next record has begun (or is the next to begin); in a bounded log, any.
+    fn accepts(&self, cursor: Cursor) -> bool {
+        !self.config.ring || !crate::ring::newer(cursor.next, self.ring.records)
+    }
+
     /// Whether a record of `len` bytes fits.
     fn fits(&self, len: usize) -> bool {
         if self.config.ring {
@@ -232,6 +239,7 @@ impl Engine {
         NorFlash,
         add(fn),
         flush(fn),
+        commit(fn),
         before_chunk(fn),
         put(fn),
         put_erased(fn),
@@ -296,6 +304,42 @@ impl Engine {
         Self::put_erased(self, flash, rest as usize).await?;
         self.busy = false;
         Ok(())
+    }
+
+    /// Lays out the read cursor `cursor` as one chunk (in the next block, after the rest of
+    /// this one left erased, if fewer than its 12 bytes are left), then flushes: the chunk is
+    /// on the flash when this returns.
+    pub(super) async fn commit<F: NorFlash>(
+        &mut self,
+        flash: &mut F,
+        cursor: Cursor,
+    ) -> Result<(), FlashError<F::Error>> {
+        if !self.busy && !self.accepts(cursor) {
+            return Err(FlashError::CursorAhead);
+        }
+        if !self.busy && !self.config.ring {
+            let at = self.position();
+            let in_block = (at % BLOCK_SIZE as u64) as usize;
+            let skip = if BLOCK_SIZE - in_block < CURSOR_CHUNK {
+                BLOCK_SIZE - in_block
+            } else {
+                0
+            };
+            if at + (skip + CURSOR_CHUNK) as u64 > u64::from(self.config.len) {
+                return Err(FlashError::Full);
+            }
+        }
+        self.begin()?;
+        Self::before_chunk(self, flash, true).await?;
+        let offset = self.pos as usize % BLOCK_SIZE;
+        if BLOCK_SIZE - offset < CURSOR_CHUNK {
+            Self::put_erased(self, flash, BLOCK_SIZE - offset).await?;
+            Self::before_chunk(self, flash, true).await?;
+        }
+        let chunk = cursor.encode();
+        Self::put(self, flash, &chunk).await?;
+        self.busy = false;
+        Self::flush(self, flash).await
     }
 
     /// What goes before the next chunk: in a ring, the trailer of a block with no room for a

@@ -230,6 +230,77 @@
 //! writes of random bytes (42 % for ASCII text), by 4.0 KiB on average (7.0 KiB for text, up
 //! to the rest of the block), against a collision chance of 2^-32 a header.
 //!
+//! # Read cursors
+//!
+//! A device that logs while offline and uploads when it can must deliver each record once,
+//! across reboots. A *read cursor* keeps how far it has delivered, in the log itself:
+//!
+//! - **Records are numbered** from 0, each record (or pack) begun one more, wrapping after
+//!   `u32::MAX`: the count every ring header holds, so a number names one record across
+//!   wrap-around. A [`Cursor`] is an id (`u8`: up to 256 cursors, each committed on its own,
+//!   at no cost to the others) and `next`, the number of the first record not delivered.
+//! - [`CursorReader::open`]`(flash, config, id)` reads from cursor `id`'s newest commit: the
+//!   records not delivered, oldest first, with the items of [`WordReader`];
+//!   [`cursor`](CursorReader::cursor) is where the records returned so far end.
+//! - [`WordWriter::commit`]`(cursor)` (and [`FlashWriter::commit`], `AsyncWordWriter::commit`)
+//!   appends the cursor as one 12-byte chunk of type
+//!   [`CURSOR_TYPE`](crate::format::CURSOR_TYPE) (`0xB2`, ignorable; its bytes in
+//!   [`cursor`](crate::cursor)) and flushes: once it returns `Ok`, a reader opened at the
+//!   cursor after any power cut starts at record `cursor.next`. A commit a power cut
+//!   interrupts leaves a torn chunk, which no reader takes for a cursor: the cursor is then
+//!   where the commit before put it — the old one or the new one, never another.
+//! - **Records that age out of a ring** before the cursor delivered them are counted in
+//!   [`CursorReader::start`] (`aged_out`), never passed over silently; committing the reader's
+//!   cursor acknowledges them. A cursor not committed for a whole lap ages out with its
+//!   records and reads as never committed (from record 0: every record before the ring's
+//!   oldest is counted as aged out).
+//! - Every other reader passes a cursor chunk over: the flash readers and the block reader of
+//!   a flash image ([`ReadOptions::erased`](crate::ReadOptions)) silently, LevelDB's reader as
+//!   an unknown type, RocksDB's as an ignorable one.
+//!
+//! The writer's [`flash_mut`](WordWriter::flash_mut) lends its flash to a reader, so a device
+//! delivers and commits without closing its log:
+//!
+//! ```
+//! # #[cfg(not(feature = "mock-flash"))] fn main() {}
+//! # #[cfg(feature = "mock-flash")]
+//! # fn main() -> Result<(), logfmt_core::flash::FlashError<logfmt_core::flash::MockError>> {
+//! use logfmt_core::flash::{CursorReader, FlashConfig, FlashError, FlashItem, MockFlash, WordWriter};
+//! use logfmt_core::BLOCK_SIZE;
+//!
+//! const UPLOAD: u8 = 0; // the cursor of the upload link
+//! let (mut memory, mut programmed) = (vec![0xFFu8; 4 * BLOCK_SIZE], vec![false; BLOCK_SIZE / 2]);
+//! let mut flash = MockFlash::<8, 4096>::new(&mut memory, &mut programmed, 0xFF).unwrap();
+//! let config = FlashConfig::new(0, 4 * BLOCK_SIZE as u32).ring();
+//! let mut log = WordWriter::open(&mut flash, config)?;
+//! log.add_record(b"t=21.5")?;
+//! log.add_record(b"t=21.6")?;
+//! log.flush()?;
+//! // The link is up: deliver what the cursor has not, then commit.
+//! let mut buffer = [0u8; 256];
+//! let mut reader = CursorReader::open(log.flash_mut(), config, UPLOAD).map_err(FlashError::Flash)?;
+//! assert_eq!(reader.start().aged_out, 0);
+//! let mut sent = 0;
+//! while let Some(item) = reader.next(&mut buffer).map_err(FlashError::Flash)? {
+//!     if let FlashItem::Record { len, .. } = item {
+//!         sent += len; // upload(&buffer[..len])
+//!     }
+//! }
+//! let cursor = reader.cursor();
+//! log.commit(cursor)?; // after the upload was acknowledged
+//! assert_eq!((sent, cursor.next), (12, 2));
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! What each call costs (`W` the write size):
+//!
+//! | call | flash programmed | erased | read |
+//! |---|---|---|---|
+//! | `commit` | `roundup(12, W)` after a flush (12 bytes at `W` ≤ 4, 16 at 8 and 16, 32 at 32); with records not yet flushed, their flush and 12 more bytes | nothing, except where the cursor does not fit in the rest of its block (fewer than 12 bytes left): it goes on in the next block, with the erase and ring header that block costs any record | nothing |
+//! | `CursorReader::open` | nothing | nothing | the ring headers (as [`WordReader::open`]); the chunks of the newest blocks back to the cursor's newest commit (one block when a commit is made at least once a block; all of them when the cursor was never committed); the ring headers up to the block of the cursor's record |
+//! | `CursorReader::next` | nothing | nothing | as [`WordReader::next`], from the start of the block of the cursor's record (a bounded log: from its start) |
+//!
 //! # Testing aid
 //!
 //! `MockFlash` (feature `mock-flash`) simulates a NOR flash in RAM, with power cuts during
@@ -239,6 +310,7 @@
 
 #[cfg(feature = "embedded-storage-async")]
 mod asynch;
+mod cursor;
 mod engine;
 mod layout;
 #[cfg(any(test, feature = "mock-flash"))]
@@ -253,6 +325,8 @@ mod writer;
 #[cfg(test)]
 mod brownout_tests;
 #[cfg(test)]
+mod cursor_tests;
+#[cfg(test)]
 mod reader_tests;
 #[cfg(test)]
 mod reference;
@@ -263,10 +337,15 @@ mod tests;
 #[cfg(test)]
 mod word_tests;
 
+pub use crate::cursor::Cursor;
 pub use crate::format::RESUME_TYPE;
 #[cfg(feature = "embedded-storage-async")]
 #[cfg_attr(docsrs, doc(cfg(feature = "embedded-storage-async")))]
 pub use asynch::AsyncWordWriter;
+#[cfg(feature = "embedded-storage-async")]
+#[cfg_attr(docsrs, doc(cfg(feature = "embedded-storage-async")))]
+pub use cursor::AsyncCursorReader;
+pub use cursor::{CursorReader, CursorStart};
 #[cfg(any(test, feature = "mock-flash"))]
 #[cfg_attr(docsrs, doc(cfg(feature = "mock-flash")))]
 pub use mock::{MAX_ECC_WORDS, MockError, MockFlash, MockStats, PowerCut};
@@ -431,6 +510,9 @@ pub enum FlashError<E> {
     /// An earlier failure left the log in an unknown state; nothing more is written (reopen to
     /// resume safely).
     Poisoned,
+    /// A ring's cursor was committed past the records the log has begun: it may only name a
+    /// record read from the log, or the next one to be written. Nothing is written.
+    CursorAhead,
 }
 
 impl<E: fmt::Debug> fmt::Display for FlashError<E> {
@@ -442,6 +524,9 @@ impl<E: fmt::Debug> fmt::Display for FlashError<E> {
                 "the flash log region must be whole erase units and 32 KiB blocks inside the flash",
             ),
             Self::Poisoned => f.write_str("the flash log failed earlier; reopen it to resume"),
+            Self::CursorAhead => {
+                f.write_str("the cursor names a record past the end of the flash log")
+            }
         }
     }
 }

@@ -105,7 +105,7 @@ pub(super) async fn find_ring<R: ReadFlash>(
 
 /// The ring header of block `index` of the region, if one is there intact.
 #[maybe_async_cfg::maybe(idents(ReadFlash), sync(), async(feature = "embedded-storage-async"))]
-async fn ring_header<R: ReadFlash>(
+pub(super) async fn ring_header<R: ReadFlash>(
     flash: &mut R,
     config: &FlashConfig,
     index: u32,

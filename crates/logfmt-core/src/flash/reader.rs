@@ -18,7 +18,7 @@ use super::FlashConfig;
 use super::order::{self, Order};
 use super::resume::{Geometry, Resumed, Tail};
 use crate::checksum;
-use crate::format::{BLOCK_SIZE, HEADER_SIZE, RESUME_TYPE, RING_TYPE, RecordType};
+use crate::format::{BLOCK_SIZE, CURSOR_TYPE, HEADER_SIZE, RESUME_TYPE, RING_TYPE, RecordType};
 use crate::ring::{RING_HEADER_SIZE, RingFinder, RingHeader};
 
 /// Bytes read at a time (besides `READ_SIZE` alignment).
@@ -131,7 +131,7 @@ struct Padding {
 
 /// The walk through a flash log's chunks: the reader's state and rules, over any
 /// [`ReadFlash`].
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(super) struct Walk {
     config: FlashConfig,
     order: Order,
@@ -146,6 +146,24 @@ pub(super) struct Walk {
     /// An item found together with the one returned.
     pending: Option<FlashItem>,
     done: bool,
+    /// Record numbering and read cursors (see [`Numbering`]).
+    pub(super) numbering: Numbering,
+}
+
+/// What the walk counts for read cursors: the records begun (a ring's blocks set the count
+/// from their headers), and the newest cursor of one id it met.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Numbering {
+    /// The number of the next record to begin.
+    pub(super) records: u32,
+    /// The number of the record begun last.
+    pub(super) current: u32,
+    /// The blocks the walk reads end before the one it would begin as this one (counted as
+    /// `blocks`).
+    pub(super) end: Option<u32>,
+    /// The cursor id whose chunks the walk notes, and the newest it met.
+    pub(super) watch: Option<u8>,
+    pub(super) seen: Option<u32>,
 }
 
 #[maybe_async_cfg::maybe(
@@ -175,7 +193,10 @@ pub(super) struct Walk {
 impl Walk {
     /// The walk of the log in region `config`: a ring's from its oldest block, found by
     /// reading each block's ring header, if `config.ring`; else the region's, in order.
-    async fn open<R: ReadFlash>(flash: &mut R, config: FlashConfig) -> Result<Self, R::Error> {
+    pub(super) async fn open<R: ReadFlash>(
+        flash: &mut R,
+        config: FlashConfig,
+    ) -> Result<Self, R::Error> {
         let order = if config.ring {
             order::find_ring(flash, &config).await?
         } else {
@@ -196,6 +217,7 @@ impl Walk {
             deferred: None,
             pending: None,
             done: false,
+            numbering: Numbering::default(),
         })
     }
 
@@ -220,6 +242,7 @@ impl Walk {
             deferred: None,
             pending: None,
             done: false,
+            numbering: Numbering::default(),
         };
         let erased = config.erased;
         let head = if config.ring {
@@ -332,7 +355,7 @@ impl Walk {
         Ok(tail)
     }
 
-    async fn next_item<R: ReadFlash>(
+    pub(super) async fn next_item<R: ReadFlash>(
         &mut self,
         flash: &mut R,
         buffer: &mut [u8],
@@ -349,6 +372,9 @@ impl Walk {
                 match Self::chunk_at(self, flash, at, Some(&mut *buffer)).await? {
                     Chunk::Good { kind, len } => {
                         self.pos = at + HEADER + len;
+                        if kind == CURSOR_TYPE {
+                            self.on_cursor(buffer.get(..len as usize));
+                        }
                         self.on_chunk(kind, at, len, buffer.len())
                     }
                     Chunk::Erased => Self::after_erased(self, flash, at).await?,
@@ -368,7 +394,12 @@ impl Walk {
         &mut self,
         flash: &mut R,
     ) -> Result<Option<FlashItem>, R::Error> {
-        let Some((index, last)) = self.order.block(&self.config, self.blocks) else {
+        let within = self.numbering.end.is_none_or(|end| self.blocks < end);
+        let next = self
+            .order
+            .block(&self.config, self.blocks)
+            .filter(|_| within);
+        let Some((index, last)) = next else {
             // The log ends: bad bytes before are torn if they look it; a record in progress
             // was torn.
             (self.done, self.state) = (true, State::Idle);
@@ -390,6 +421,10 @@ impl Walk {
             None => true,
         };
         (self.blocks, self.last, self.deferred) = (self.blocks + 1, last, None);
+        self.last |= self.numbering.end == Some(self.blocks);
+        if let Some(header) = RingHeader::parse(&first).filter(|_| holds) {
+            self.numbering.records = header.records;
+        }
         // A block with nothing of this log reads as erased.
         self.pos = if holds { 0 } else { BLOCK };
         if deferred.is_some() || !holds {
@@ -530,6 +565,7 @@ impl Walk {
         // Where a fragment goes: a pack's (0x51–0x54) as a record's (1–4). (A chunk of
         // another type that this takes for a fragment is damage: what it copies is dropped.)
         let dest = match (self.state, kind & 0x0F) {
+            _ if kind == CURSOR_TYPE => Some(0),
             (_, FULL | FIRST) => Some(0),
             (State::InRecord { len, .. }, MIDDLE | LAST) => Some(len as usize),
             _ => None,
@@ -699,8 +735,17 @@ impl Walk {
         if kind == RING_TYPE {
             return None;
         }
+        if kind == CURSOR_TYPE {
+            // A read cursor: between records (a record in progress was not written whole).
+            return self.drop_record_reported();
+        }
         // A pack's chunk: the same rules, in its own family.
         let (kind, pack) = fragment_of(kind);
+        if kind == FULL || kind == FIRST {
+            let numbering = &mut self.numbering;
+            numbering.current = numbering.records;
+            numbering.records = numbering.records.wrapping_add(1);
+        }
         if self.state == State::Resync {
             if kind == MIDDLE {
                 return None;
@@ -756,6 +801,25 @@ impl Walk {
                 };
                 self.both(partial, damage)
             }
+        }
+    }
+
+    /// Begins the walk at the `n`-th block to read: the blocks before it are not read.
+    pub(super) fn skip_blocks(&mut self, n: u32) {
+        self.blocks = n;
+    }
+
+    /// The order the blocks are read in.
+    pub(super) fn order(&self) -> Order {
+        self.order
+    }
+
+    /// A well-formed cursor chunk whose payload is `payload` (if it was read into the
+    /// buffer): noted if it is the watched cursor's.
+    fn on_cursor(&mut self, payload: Option<&[u8]>) {
+        let cursor = payload.and_then(crate::cursor::Cursor::from_payload);
+        if let Some(cursor) = cursor.filter(|c| Some(c.id) == self.numbering.watch) {
+            self.numbering.seen = Some(cursor.next);
         }
     }
 

@@ -184,6 +184,30 @@ impl<F: NorFlash> WordWriter<F> {
         self.engine.flush_sync(&mut self.flash)
     }
 
+    /// Commits read cursor `cursor`: the records numbered below `cursor.next` were delivered.
+    /// One chunk of 12 bytes, flushed with the records added before it: `roundup(12, W)` bytes
+    /// of flash after a flush, never an erase of its own (see [Read
+    /// cursors](super#read-cursors)). Once it returns `Ok`, a
+    /// [`CursorReader`](super::CursorReader) opened at `cursor.id` after any power cut starts
+    /// at record `cursor.next`; a power cut during the commit leaves the cursor committed
+    /// before.
+    ///
+    /// # Errors
+    /// [`FlashError::CursorAhead`] if a ring has not begun record `cursor.next - 1` (nothing
+    /// is written); [`FlashError::Full`] if a bounded region has no room for it; a flash
+    /// error poisons the writer, as for [`add_record`](Self::add_record).
+    pub fn commit(&mut self, cursor: crate::cursor::Cursor) -> Result<(), FlashError<F::Error>> {
+        self.engine.commit_sync(&mut self.flash, cursor)
+    }
+
+    /// The flash, to read the log while the writer is open (with a
+    /// [`CursorReader`](super::CursorReader) or a [`WordReader`](super::WordReader) over
+    /// `&mut F`): it holds everything flushed. Writing or erasing the region through it
+    /// breaks the log.
+    pub fn flash_mut(&mut self) -> &mut F {
+        &mut self.flash
+    }
+
     /// Region offset where the next record will start: the log's length (after the resume
     /// marker, if a reopened log still has to write one).
     pub fn position(&self) -> u64 {

@@ -229,6 +229,30 @@ impl<F: NorFlash, B: BorrowMut<[u8; BLOCK_SIZE]>> FlashWriter<F, B> {
         Ok(())
     }
 
+    /// Commits read cursor `cursor`, as [`WordWriter::commit`](super::WordWriter::commit):
+    /// the records laid out before it are programmed with it.
+    ///
+    /// # Errors
+    /// As [`WordWriter::commit`](super::WordWriter::commit).
+    pub fn commit(&mut self, cursor: crate::cursor::Cursor) -> Result<(), FlashError<F::Error>> {
+        let mut gather = Gather {
+            flash: &mut self.flash,
+            pending: &mut self.pending,
+        };
+        self.engine.commit_sync(&mut gather, cursor)?;
+        if let Err(e) = self.pending.program(&mut self.flash) {
+            self.engine.poison();
+            return Err(FlashError::Flash(e));
+        }
+        Ok(())
+    }
+
+    /// The flash, to read what is flushed while the writer is open, as
+    /// [`WordWriter::flash_mut`](super::WordWriter::flash_mut).
+    pub fn flash_mut(&mut self) -> &mut F {
+        &mut self.flash
+    }
+
     /// Region offset where the next record will start: the log's length (after the resume
     /// marker, if a reopened log still has to write one).
     pub fn position(&self) -> u64 {

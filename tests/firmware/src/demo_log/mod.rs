@@ -36,6 +36,7 @@ mod check;
 mod plan;
 mod sample;
 mod story;
+mod upload;
 
 pub use board::{Flash, Hit};
 pub use plan::{Cut, PLAN, Strike};
@@ -215,6 +216,8 @@ pub enum DemoError {
         /// The block.
         block: u64,
     },
+    /// The upload cycle went wrong.
+    Upload(&'static str),
 }
 
 impl fmt::Display for DemoError {
@@ -247,6 +250,7 @@ impl fmt::Display for DemoError {
             ),
             Self::Damage { offset } => write!(f, "the reader reported damage at {offset}"),
             Self::Header { block } => write!(f, "block {block} has the wrong ring header"),
+            Self::Upload(what) => write!(f, "the upload cycle: {what}"),
         }
     }
 }
@@ -326,7 +330,10 @@ pub fn run(ram: &mut Buffers<'_>, out: &mut dyn Console) -> Result<Outcome, Demo
         logger.outcome.stats = add_stats(logger.outcome.stats, writer.stats());
         logger.outcome.samples = logger.next;
         if step == Step::Done {
-            return logger.finish(out);
+            let config = logger.config;
+            let outcome = logger.finish(out)?;
+            upload::run(&board, config, block, scratch, out)?;
+            return Ok(outcome);
         }
         board.borrow_mut().flash.power_on();
         boot += 1;
