@@ -16,6 +16,10 @@
 //!   opens a reader, which reads the ring from its oldest record, and delivers the records from
 //!   the position kept after the last delivery on (`deliver`); `release=ram-position`: the
 //!   release (`release`) keeps that position in RAM (it does not survive a reboot).
+//! - `impl=logfmt-ring deliver=cursor release=commit`: the same writer; a delivery opens a
+//!   `CursorReader` at read cursor 1, which starts at the cursor's newest commit, and the
+//!   release commits the cursor after the records delivered (`WordWriter::commit`, one chunk
+//!   in the log): what a device does so that a reboot neither repeats nor skips a sample.
 //! - `impl=sequential-storage`: its `QueueStorage` (uncached, on its own mock flash):
 //!   `push` logs a sample, `deliver=peek` delivers the oldest, `release=pop` releases it.
 //! - `programmed_per_sample`, `erased_per_sample`, `read_per_sample`: flash bytes programmed,
@@ -106,6 +110,7 @@ fn run_at<const W: usize, const PAGE_WORDS: usize>(
     emit: &mut dyn FnMut(&QueueCycle),
 ) -> Result<(), String> {
     emit(&logfmt_cycles::<W>(REGION as u64)?);
+    emit(&logfmt_cursor_cycles::<W>(REGION as u64)?);
     emit(&seq_cycles::<W, PAGE_WORDS>(REGION as u64)?);
     Ok(())
 }
@@ -312,6 +317,109 @@ fn logfmt_cycles<const W: usize>(measured: u64) -> Result<QueueCycle, String> {
         implementation: "logfmt-ring",
         deliver: "read-from-oldest",
         release: "ram-position",
+        write_size: W,
+        samples,
+        programmed: counts.programmed,
+        erased: counts.erased,
+        read: counts.read,
+        nanos,
+    })
+}
+
+/// logfmt's ring with a durable read cursor: a lap logged as warm-up and delivered, then
+/// cycles until `measured` bytes are programmed, each delivering from the cursor and
+/// committing it.
+fn logfmt_cursor_cycles<const W: usize>(measured: u64) -> Result<QueueCycle, String> {
+    const ID: u8 = 1;
+    let (mut bytes, mut flags) = (vec![0xFF; REGION], vec![false; REGION / W]);
+    let mock: Mock<'_, W> =
+        MockFlash::new(&mut bytes, &mut flags, 0xFF).map_err(|e| unexpected("mock", e))?;
+    let cell = RefCell::new((mock, Counts::default()));
+    let flash = Shared { cell: &cell };
+    let config = FlashConfig::new(0, REGION as u32).ring();
+    let mut writer =
+        WordWriter::open(flash.clone(), config).map_err(|e| unexpected("open writer", e))?;
+    let mut buffer = [0u8; 256];
+    let mut logged = 0u64;
+    let mut delivered: Option<u64> = None;
+    let mut samples = 0u64;
+    let mut measuring: Option<(Counts, Instant)> = None;
+    loop {
+        if let Some((before, _)) = measuring {
+            if cell.borrow().1.since(before).programmed >= measured {
+                break;
+            }
+        }
+        let batch = if writer.stats().laps == 0 && delivered.is_none() {
+            1
+        } else {
+            BATCH
+        };
+        for _ in 0..batch {
+            writer
+                .add_record(&sample(logged))
+                .map_err(|e| unexpected("add", e))?;
+            writer.flush().map_err(|e| unexpected("flush", e))?;
+            logged += 1;
+        }
+        if writer.stats().laps == 0 && delivered.is_none() {
+            continue;
+        }
+        // Delivery: from the cursor's newest commit on.
+        let mut reader = logfmt_core::flash::CursorReader::open(flash.clone(), config, ID)
+            .map_err(|e| unexpected("open cursor reader", e))?;
+        let start = reader.start();
+        if start.aged_out > 0 && delivered.is_some() {
+            return Err(format!(
+                "{} records aged out before they were delivered",
+                start.aged_out
+            ));
+        }
+        let mut next = delivered.unwrap_or(logged - logged.min(u64::MAX));
+        let mut first = delivered.is_none();
+        while let Some(item) = reader
+            .next(&mut buffer)
+            .map_err(|e| unexpected("read", e))?
+        {
+            match item {
+                FlashItem::Record { len, .. } => {
+                    if first {
+                        // The warm-up delivery: whatever the ring still holds.
+                        next = u64::from_le_bytes(
+                            buffer[..8]
+                                .try_into()
+                                .map_err(|_| "a short sample".to_owned())?,
+                        );
+                        first = false;
+                    }
+                    check(&buffer[..len], next)?;
+                    next += 1;
+                }
+                other => return Err(unexpected("delivery", other)),
+            }
+        }
+        if next != logged {
+            return Err(format!("{logged} samples logged, {next} delivered"));
+        }
+        // Release: the cursor committed after what was delivered.
+        writer
+            .commit(reader.cursor())
+            .map_err(|e| unexpected("commit", e))?;
+        if delivered.is_some() && measuring.is_some() {
+            samples += BATCH as u64;
+        }
+        delivered = Some(next);
+        if measuring.is_none() {
+            measuring = Some((cell.borrow().1, Instant::now()));
+        }
+    }
+    let (before, start) = measuring.ok_or("never measured")?;
+    let nanos = start.elapsed().as_nanos();
+    let counts = cell.borrow().1.since(before);
+    Ok(QueueCycle {
+        implementation: "logfmt-ring",
+        deliver: "cursor",
+        release: "commit",
         write_size: W,
         samples,
         programmed: counts.programmed,
