@@ -925,9 +925,6 @@ mod tests {
     /// Opening a full region reads one block and the ring headers at most, and a full read
     /// at most 1.25 times what it returns, at every word size.
     #[test]
-    #[ignore = "not met yet: at W = 4 and 8 a header read across flush padding is checked over \
-                the length it declares, at W = 16 and 32 a record is read about three times (see \
-                the flash section of logfmt-core's README)"]
     fn reading_a_full_region_costs_little_more_than_what_it_returns() {
         let samples = make_samples(READ_SAMPLE);
         let costs = [
