@@ -259,6 +259,8 @@ mod reference;
 #[cfg(test)]
 mod ring_tests;
 #[cfg(test)]
+mod seek_tests;
+#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod word_tests;

@@ -21,6 +21,8 @@ use crate::checksum;
 use crate::format::{BLOCK_SIZE, HEADER_SIZE, RESUME_TYPE, RING_TYPE, RecordType};
 use crate::ring::{RING_HEADER_SIZE, RingFinder, RingHeader};
 
+mod seek;
+
 /// Bytes read at a time (besides `READ_SIZE` alignment).
 const PIECE: usize = 32;
 /// Room for a piece read at `READ_SIZE` alignment (at most 32).
@@ -153,6 +155,11 @@ pub(super) struct Walk {
     /// boundary without reading it.
     word: Option<u32>,
     state: State,
+    /// Records begun before the current position, as the ring headers count them (a ring's
+    /// block sets it from its header; a bounded log's walk counts from 0).
+    begun: u32,
+    /// After a seek: items are passed over up to the record numbered so.
+    skip_below: Option<u32>,
     deferred: Option<Deferred>,
     /// An item found together with the one returned.
     pending: Option<FlashItem>,
@@ -165,6 +172,7 @@ pub(super) struct Walk {
         find_ring(fn),
         open(fn),
         next_item(fn),
+        step(fn),
         next_block(fn),
         resumes(fn),
         after_erased(fn),
@@ -208,6 +216,8 @@ impl Walk {
             } else {
                 State::Idle
             },
+            begun: 0,
+            skip_below: None,
             deferred: None,
             pending: None,
             done: false,
@@ -233,6 +243,8 @@ impl Walk {
             pos: 0,
             word: Some(geometry.write_size),
             state: State::Idle,
+            begun: 0,
+            skip_below: None,
             deferred: None,
             pending: None,
             done: false,
@@ -371,7 +383,34 @@ impl Walk {
         Ok(tail)
     }
 
+    /// The next record (copied into `buffer`), damage report or oversized record; `None` at
+    /// the log's end. After a seek, what comes before the record sought is passed over.
     async fn next_item<R: ReadFlash>(
+        &mut self,
+        flash: &mut R,
+        buffer: &mut [u8],
+    ) -> Result<Option<FlashItem>, R::Error> {
+        loop {
+            let item = Self::step(self, flash, buffer).await?;
+            let Some(below) = self.skip_below else {
+                return Ok(item);
+            };
+            match item {
+                None => return Ok(None),
+                Some(FlashItem::Damage { .. }) => {}
+                Some(item) => {
+                    // A whole record is the newest begun.
+                    if !serial_before(self.begun.wrapping_sub(1), below) {
+                        self.skip_below = None;
+                        return Ok(Some(item));
+                    }
+                }
+            }
+        }
+    }
+
+    /// The next item, as [`next_item`](Self::next_item) without a seek's passing over.
+    async fn step<R: ReadFlash>(
         &mut self,
         flash: &mut R,
         buffer: &mut [u8],
@@ -453,7 +492,8 @@ impl Walk {
         let mut first = [0u8; RING_HEADER_SIZE];
         Self::read_at(self, flash, 0, &mut first).await?;
         let holds = self.order.holds(index, &first);
-        let word = RingHeader::parse(&first).map(|h| u32::from(h.write_size));
+        let header = RingHeader::parse(&first);
+        let word = header.map(|h| u32::from(h.write_size));
         let deferred = self.deferred;
         let torn = match deferred {
             Some(deferred) if holds => Self::resumes(self, flash).await?.unwrap_or(deferred.torn),
@@ -462,8 +502,16 @@ impl Walk {
         };
         (self.blocks, self.last, self.deferred) = (self.blocks + 1, last, None);
         self.word = word;
-        // A block with nothing of this log reads as erased.
-        self.pos = if holds { 0 } else { BLOCK };
+        if let Some(header) = header.filter(|_| holds && self.order.ring_of().is_some()) {
+            self.begun = header.records;
+        }
+        // A block with nothing of this log reads as erased; a ring header read just now is
+        // not read again (it is a chunk the walk passes over).
+        self.pos = match (holds, header) {
+            (false, _) => BLOCK,
+            (true, Some(_)) => RING_HEADER_SIZE as u32,
+            (true, None) => 0,
+        };
         if deferred.is_some() || !holds {
             self.drop_record();
         }
@@ -850,6 +898,9 @@ impl Walk {
         }
         // A pack's chunk: the same rules, in its own family.
         let (kind, pack) = fragment_of(kind);
+        if kind == FULL || kind == FIRST {
+            self.begun = self.begun.wrapping_add(1);
+        }
         if self.state == State::Resync {
             if kind == MIDDLE {
                 return None;
@@ -961,6 +1012,11 @@ fn after_chunk(mut tail: Tail, end: u32, kind: u8, records: &mut u32) -> Tail {
     (tail.good_end, tail.torn) = (end, false);
     tail.open = kind == FIRST || kind == MIDDLE;
     tail
+}
+
+/// Whether record number `a` comes before `b` (serial-number arithmetic: the count wraps).
+fn serial_before(a: u32, b: u32) -> bool {
+    (a.wrapping_sub(b) as i32) < 0
 }
 
 /// A whole record (a pack, if `pack`) of `len` bytes at `offset`, for a buffer of `room`
