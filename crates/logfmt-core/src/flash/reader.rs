@@ -158,8 +158,6 @@ pub(super) struct Walk {
     /// Records begun before the current position, as the ring headers count them (a ring's
     /// block sets it from its header; a bounded log's walk counts from 0).
     begun: u32,
-    /// After a seek: items are passed over up to the record numbered so.
-    skip_below: Option<u32>,
     deferred: Option<Deferred>,
     /// An item found together with the one returned.
     pending: Option<FlashItem>,
@@ -172,15 +170,12 @@ pub(super) struct Walk {
         find_ring(fn),
         open(fn),
         next_item(fn),
-        step(fn),
+        chunk_or_padding(fn),
         next_block(fn),
         resumes(fn),
-        after_erased(fn),
+        not_a_chunk(fn),
         padding_at(fn),
-        bad_chunk(fn),
         chunk_at(fn),
-        chunk_with(fn),
-        candidate(fn),
         read_header(fn),
         search_from(fn),
         find_written(fn),
@@ -217,7 +212,6 @@ impl Walk {
                 State::Idle
             },
             begun: 0,
-            skip_below: None,
             deferred: None,
             pending: None,
             done: false,
@@ -244,7 +238,6 @@ impl Walk {
             word: Some(geometry.write_size),
             state: State::Idle,
             begun: 0,
-            skip_below: None,
             deferred: None,
             pending: None,
             done: false,
@@ -333,22 +326,7 @@ impl Walk {
         // Erased from here to the block's end, as far as the walk read.
         let mut erased_from = BLOCK;
         while at + HEADER <= BLOCK {
-            let header = Self::read_header(self, flash, at).await?;
-            let padding = if header[0] == self.config.erased {
-                Self::padding_at(self, flash, at, &header, None).await?
-            } else {
-                match Self::chunk_with(self, flash, at, header, None, self.state).await? {
-                    Chunk::Good { kind, len } => Padding {
-                        chunk: Some((at, kind, len)),
-                        ..Padding::default()
-                    },
-                    Chunk::Bad { end, .. } => Padding {
-                        own_end: Some(end),
-                        ..Padding::default()
-                    },
-                    Chunk::Erased => Padding::default(),
-                }
-            };
+            let padding = Self::chunk_or_padding(self, flash, at, None).await?;
             if let Some((chunk, kind, len)) = padding.chunk {
                 // A well-formed chunk (after padding, if any), read already.
                 at = chunk + HEADER + len;
@@ -366,7 +344,7 @@ impl Walk {
                     // Not a chunk after the padding: the one torn there starts at the word
                     // boundary (what a header read across the padding says is no chunk's).
                     let start = (written - written % word).max(at);
-                    match Self::chunk_at(self, flash, start, None).await? {
+                    match Self::chunk_at(self, flash, start, &[], None, self.state).await? {
                         Chunk::Bad { end, .. } => end,
                         _ => start + HEADER,
                     }
@@ -384,33 +362,8 @@ impl Walk {
     }
 
     /// The next record (copied into `buffer`), damage report or oversized record; `None` at
-    /// the log's end. After a seek, what comes before the record sought is passed over.
+    /// the log's end.
     async fn next_item<R: ReadFlash>(
-        &mut self,
-        flash: &mut R,
-        buffer: &mut [u8],
-    ) -> Result<Option<FlashItem>, R::Error> {
-        loop {
-            let item = Self::step(self, flash, buffer).await?;
-            let Some(below) = self.skip_below else {
-                return Ok(item);
-            };
-            match item {
-                None => return Ok(None),
-                Some(FlashItem::Damage { .. }) => {}
-                Some(item) => {
-                    // A whole record is the newest begun.
-                    if !serial_before(self.begun.wrapping_sub(1), below) {
-                        self.skip_below = None;
-                        return Ok(Some(item));
-                    }
-                }
-            }
-        }
-    }
-
-    /// The next item, as [`next_item`](Self::next_item) without a seek's passing over.
-    async fn step<R: ReadFlash>(
         &mut self,
         flash: &mut R,
         buffer: &mut [u8],
@@ -424,44 +377,16 @@ impl Walk {
                 // A trailer, or the block's end: the next block.
                 Self::next_block(self, flash).await?
             } else {
-                let header = Self::read_header(self, flash, at).await?;
-                if header[0] == self.config.erased {
-                    // Erased bytes are padding first, before a chunk at their start is.
-                    let padding =
-                        Self::padding_at(self, flash, at, &header, Some(&mut *buffer)).await?;
-                    match padding.chunk {
-                        Some((chunk, kind, len)) => {
-                            if chunk > at {
-                                self.drop_record();
-                            }
-                            self.pos = chunk + HEADER + len;
-                            self.on_chunk(kind, chunk, len, buffer.len())
+                let padding = Self::chunk_or_padding(self, flash, at, Some(&mut *buffer)).await?;
+                match padding.chunk {
+                    Some((chunk, kind, len)) => {
+                        if chunk > at {
+                            self.drop_record();
                         }
-                        None if padding.own_end.is_none() => {
-                            Self::after_erased(self, flash, at, padding).await?
-                        }
-                        None => Self::bad_chunk(self, flash, at, padding).await?,
+                        self.pos = chunk + HEADER + len;
+                        self.on_chunk(kind, chunk, len, buffer.len())
                     }
-                } else {
-                    let state = self.state;
-                    match Self::chunk_with(self, flash, at, header, Some(&mut *buffer), state)
-                        .await?
-                    {
-                        Chunk::Good { kind, len } => {
-                            self.pos = at + HEADER + len;
-                            self.on_chunk(kind, at, len, buffer.len())
-                        }
-                        Chunk::Erased => {
-                            Self::after_erased(self, flash, at, Padding::default()).await?
-                        }
-                        Chunk::Bad { torn, .. } => {
-                            let padding = Padding {
-                                torn,
-                                ..Padding::default()
-                            };
-                            Self::bad_chunk(self, flash, at, padding).await?
-                        }
-                    }
+                    None => Self::not_a_chunk(self, flash, at, padding).await?,
                 }
             };
             if item.is_some() {
@@ -526,38 +451,39 @@ impl Walk {
         if let Chunk::Good {
             kind: RING_TYPE,
             len,
-        } = Self::chunk_at(self, flash, 0, None).await?
+        } = Self::chunk_at(self, flash, 0, &[], None, self.state).await?
         {
             at = HEADER + len;
         }
-        Ok(match Self::chunk_at(self, flash, at, None).await? {
-            Chunk::Good { kind, len } => Some(kind == RESUME_TYPE && len == 0),
-            _ => None,
-        })
+        Ok(
+            match Self::chunk_at(self, flash, at, &[], None, self.state).await? {
+                Chunk::Good { kind, len } => Some(kind == RESUME_TYPE && len == 0),
+                _ => None,
+            },
+        )
     }
 
-    /// Erased bytes where a chunk would start at `at`, with no well-formed chunk after them
-    /// (`padding`, from [`padding_at`](Self::padding_at)): the end of what is written in the
-    /// block, or bad bytes up to the next chunk.
-    async fn after_erased<R: ReadFlash>(
-        &mut self,
+    /// The chunk at `at` (copied into `buffer` where a record's bytes go), or, if the first
+    /// byte there reads erased, the chunk after the erased bytes
+    /// ([`padding_at`](Self::padding_at)): what [`Padding`] tells.
+    async fn chunk_or_padding<R: ReadFlash>(
+        &self,
         flash: &mut R,
         at: u32,
-        padding: Padding,
-    ) -> Result<Option<FlashItem>, R::Error> {
-        let found = match padding.written {
-            Some(_) => Self::search_from(self, flash, at + 1).await?,
-            None => None,
-        };
-        Ok(match found {
-            Some((next, marker)) => self.gap(at, next, marker),
-            None => {
-                // Erased bytes, then nothing that is a chunk: the rest of the block is skipped.
-                self.pos = BLOCK;
-                self.drop_record();
-                None
-            }
-        })
+        buffer: Option<&mut [u8]>,
+    ) -> Result<Padding, R::Error> {
+        let header = Self::read_header(self, flash, at).await?;
+        if header[0] == self.config.erased {
+            // Erased bytes are padding first, before a chunk at their start is.
+            return Self::padding_at(self, flash, at, &header, buffer).await;
+        }
+        let mut padding = Padding::default();
+        match Self::chunk_at(self, flash, at, &header, buffer, self.state).await? {
+            Chunk::Good { kind, len } => padding.chunk = Some((at, kind, len)),
+            Chunk::Bad { torn, end } => (padding.torn, padding.own_end) = (torn, Some(end)),
+            Chunk::Erased => {}
+        }
+        Ok(padding)
     }
 
     /// Erased bytes at `at` (`header`, the 7 bytes there, begins with one), up to a
@@ -584,8 +510,10 @@ impl Walk {
         {
             let to = at.next_multiple_of(word);
             if to > at && to + HEADER <= BLOCK {
+                let known = header.get((to - at) as usize..).unwrap_or_default();
                 let chunk =
-                    Self::candidate(self, flash, at, header, to, buffer.as_deref_mut()).await?;
+                    Self::chunk_at(self, flash, to, known, buffer.as_deref_mut(), State::Idle)
+                        .await?;
                 if let Chunk::Good { kind, len } = chunk {
                     padding.chunk = Some((to, kind, len));
                     return Ok(padding);
@@ -601,7 +529,11 @@ impl Walk {
         };
         for back in 0..=(written - at).min(HEADER - 1) {
             let to = written - back;
-            match Self::candidate(self, flash, at, header, to, buffer.as_deref_mut()).await? {
+            // Padding cuts a record in progress: a chunk after it is copied as one that begins
+            // a record.
+            let state = if to == at { self.state } else { State::Idle };
+            let known = header.get((to - at) as usize..).unwrap_or_default();
+            match Self::chunk_at(self, flash, to, known, buffer.as_deref_mut(), state).await? {
                 Chunk::Good { kind, len } => {
                     padding.chunk = Some((to, kind, len));
                     break;
@@ -618,47 +550,35 @@ impl Walk {
         Ok(padding)
     }
 
-    /// The chunk at `to`, a place where erased bytes that begin at `at` (`header`, the 7 bytes
-    /// there) may end: the header's bytes from `to` on are not read again. Padding cuts a
-    /// record in progress, so a chunk after it is copied as one that begins a record.
-    async fn candidate<R: ReadFlash>(
-        &self,
-        flash: &mut R,
-        at: u32,
-        header: &Header,
-        to: u32,
-        buffer: Option<&mut [u8]>,
-    ) -> Result<Chunk, R::Error> {
-        let state = if to == at { self.state } else { State::Idle };
-        let mut own = [0u8; HEADER_SIZE];
-        let known = header.get((to - at) as usize..).unwrap_or_default();
-        if let Some(prefix) = own.get_mut(..known.len()) {
-            prefix.copy_from_slice(known);
-        }
-        if let Some(rest) = own.get_mut(known.len()..)
-            && !rest.is_empty()
-        {
-            Self::read_at(self, flash, to + known.len() as u32, rest).await?;
-        }
-        Self::chunk_with(self, flash, to, own, buffer, state).await
-    }
-
-    /// A chunk at `at` that is not well-formed (`padding.torn`: it looks cut short, or a chunk
-    /// that may start after erased bytes there does), with no well-formed chunk after erased
-    /// bytes there.
-    async fn bad_chunk<R: ReadFlash>(
+    /// No well-formed chunk at `at`, nor after erased bytes there (`padding`, from
+    /// [`chunk_or_padding`](Self::chunk_or_padding)): bad bytes up to the next chunk in the
+    /// block, or the end of what is written in it — after erased bytes, the rest of the block
+    /// skipped; else bad bytes to the block's end, torn or damage (`padding.torn`: they look cut
+    /// short), which the next block tells.
+    async fn not_a_chunk<R: ReadFlash>(
         &mut self,
         flash: &mut R,
         at: u32,
         padding: Padding,
     ) -> Result<Option<FlashItem>, R::Error> {
-        let found = Self::search_from(self, flash, at + 1).await?;
-        if self.state == State::Resync {
+        // Erased bytes with nothing written after them: no chunk to look for.
+        let erased = padding.own_end.is_none();
+        let found = match padding.written {
+            None if erased => None,
+            _ => Self::search_from(self, flash, at + 1).await?,
+        };
+        if !erased && self.state == State::Resync {
             // Any chunk ends the resynchronisation, a bad one included (LevelDB's rule).
             self.state = State::Idle;
         }
         if let Some((next, marker)) = found {
             return Ok(self.gap(at, next, marker));
+        }
+        self.pos = BLOCK;
+        if erased {
+            // Erased bytes, then nothing that is a chunk: the rest of the block is skipped.
+            self.drop_record();
+            return Ok(None);
         }
         let torn = padding.torn;
         let deferred = Deferred {
@@ -666,7 +586,6 @@ impl Walk {
             bytes: BLOCK - at,
             torn,
         };
-        self.pos = BLOCK;
         if self.last {
             // The log ends here: torn if it looks it, else damage.
             (self.done, self.state) = (true, State::Idle);
@@ -684,29 +603,26 @@ impl Walk {
         Ok(header)
     }
 
-    /// The chunk at `at`: its payload checked, and copied into `buffer` if it is a fragment of
-    /// the record being read (at the record's offset, where it fits).
+    /// The chunk at `at`, `known` the first bytes of its header if they were read already
+    /// (the rest are read): its payload checked, and copied into `buffer` if it is a fragment
+    /// of the record being read in `state` (at the record's offset, where it fits).
     async fn chunk_at<R: ReadFlash>(
         &self,
         flash: &mut R,
         at: u32,
-        buffer: Option<&mut [u8]>,
-    ) -> Result<Chunk, R::Error> {
-        let header = Self::read_header(self, flash, at).await?;
-        Self::chunk_with(self, flash, at, header, buffer, self.state).await
-    }
-
-    /// The chunk at `at` whose header is `header`: its payload checked, and copied into
-    /// `buffer` if it is a fragment of the record being read in `state` (at the record's
-    /// offset, where it fits).
-    async fn chunk_with<R: ReadFlash>(
-        &self,
-        flash: &mut R,
-        at: u32,
-        header: Header,
+        known: &[u8],
         buffer: Option<&mut [u8]>,
         state: State,
     ) -> Result<Chunk, R::Error> {
+        let mut header = [0u8; HEADER_SIZE];
+        let n = known.len();
+        if let Some(prefix) = header.get_mut(..n) {
+            prefix.copy_from_slice(known);
+        }
+        if n < HEADER_SIZE {
+            let rest = header.get_mut(n..).unwrap_or_default();
+            Self::read_at(self, flash, at + n as u32, rest).await?;
+        }
         let erased = self.config.erased;
         if header.iter().all(|&b| b == erased) {
             return Ok(Chunk::Erased);
@@ -774,7 +690,8 @@ impl Walk {
             if (matches!(kind, FULL..=LAST)
                 || (FULL + PACKED..=LAST + PACKED).contains(&kind)
                 || marker)
-                && let Chunk::Good { .. } = Self::chunk_at(self, flash, at, None).await?
+                && let Chunk::Good { .. } =
+                    Self::chunk_at(self, flash, at, &header, None, self.state).await?
             {
                 return Ok(Some((at, marker)));
             }
@@ -790,11 +707,8 @@ impl Walk {
         from: u32,
     ) -> Result<Option<u32>, R::Error> {
         let mut at = from;
-        // Small pieces first (a flush's padding is shorter than a word), then whole ones.
-        let mut size = 8;
         while at < BLOCK {
-            let n = (BLOCK - at).min(size);
-            size = (size * 2).min(PIECE as u32);
+            let n = (BLOCK - at).min(PIECE as u32);
             let mut piece = [0u8; PIECE];
             let piece = piece.get_mut(..n as usize).unwrap_or_default();
             Self::read_at(self, flash, at, piece).await?;

@@ -102,16 +102,25 @@ fn fill(flash: &mut Flash<'_>, config: FlashConfig, from: u32, to: u32, len: usi
     }
 }
 
-/// The numbers of at most `at_most` records `next` returns from where the reader is (damage
-/// fails the test).
-fn numbers<F: ReadNorFlash>(reader: &mut WordReader<F>, at_most: usize) -> Vec<u32>
+/// The numbers of at most `at_most` records from where the reader is: `first` (an item a seek
+/// returned, in `buffer`), then what `next` returns (damage fails the test).
+fn numbers<F: ReadNorFlash>(
+    reader: &mut WordReader<F>,
+    buffer: &mut [u8],
+    first: Option<FlashItem>,
+    at_most: usize,
+) -> Vec<u32>
 where
     F::Error: core::fmt::Debug,
 {
-    let mut buffer = [0u8; 4096];
     let mut out = Vec::new();
+    match first {
+        Some(FlashItem::Record { len, .. }) => out.push(number(&buffer[..len])),
+        Some(other) => panic!("{other:?}"),
+        None => return out,
+    }
     while out.len() < at_most {
-        match reader.next(&mut buffer).expect("reads") {
+        match reader.next(buffer).expect("reads") {
             Some(FlashItem::Record { len, .. }) => out.push(number(&buffer[..len])),
             Some(other) => panic!("{other:?}"),
             None => break,
@@ -141,6 +150,7 @@ fn seeking_a_record_in_a_64_block_ring_reads_six_ring_headers() {
         counts: &counts,
     };
     let mut reader = WordReader::open(counting, config).expect("open");
+    let mut buffer = [0u8; 4096];
     let oldest = reader.aged_out_records().expect("a ring");
     // The ring wrapped: the oldest records aged out.
     assert!(oldest > count / 4, "{oldest} of {count}");
@@ -154,8 +164,8 @@ fn seeking_a_record_in_a_64_block_ring_reads_six_ring_headers() {
     targets.extend((0..40).map(|k| oldest + (count - oldest) / 40 * k + k));
     for target in targets {
         counts.take();
-        reader.seek_record(target).expect("seek");
-        let read = numbers(&mut reader, 2);
+        let first = reader.seek_record(&mut buffer, target).expect("seek");
+        let read = numbers(&mut reader, &mut buffer, first, 2);
         let want: Vec<u32> = (target..count).take(2).collect();
         assert_eq!(read, want, "record {target}");
         // The binary search: ⌈log2 64⌉ = 6 ring headers, then the block found (its header
@@ -172,13 +182,13 @@ fn seeking_a_record_in_a_64_block_ring_reads_six_ring_headers() {
         );
     }
     // A record aged out: from the oldest held; past the newest: nothing.
-    reader.seek_record(oldest - 5).expect("seek");
-    assert_eq!(numbers(&mut reader, 1), [oldest]);
-    reader.seek_record(count + 5).expect("seek");
-    assert_eq!(numbers(&mut reader, 1), []);
+    let first = reader.seek_record(&mut buffer, oldest - 5).expect("seek");
+    assert_eq!(numbers(&mut reader, &mut buffer, first, 1), [oldest]);
+    let first = reader.seek_record(&mut buffer, count + 5).expect("seek");
+    assert_eq!(numbers(&mut reader, &mut buffer, first, 1), []);
     // The whole ring from a seek to the oldest.
-    reader.seek_record(oldest).expect("seek");
-    let all = numbers(&mut reader, usize::MAX);
+    let first = reader.seek_record(&mut buffer, oldest).expect("seek");
+    let all = numbers(&mut reader, &mut buffer, first, usize::MAX);
     assert_eq!(all, (oldest..count).collect::<Vec<_>>());
 }
 
@@ -193,10 +203,11 @@ fn the_newest_records_read_without_the_rest_of_the_ring() {
         counts: &counts,
     };
     let mut reader = WordReader::open(counting, config).expect("open");
+    let mut buffer = [0u8; 4096];
     for newest in [1, 10, 100, 1000] {
         counts.take();
-        reader.seek_newest(newest).expect("seek");
-        let read = numbers(&mut reader, usize::MAX);
+        let first = reader.seek_newest(&mut buffer, newest).expect("seek");
+        let read = numbers(&mut reader, &mut buffer, first, usize::MAX);
         assert_eq!(read, (count - newest..count).collect::<Vec<_>>());
         let (bytes, headers) = counts.take();
         // The newest block (to count its records), ⌈log2 64⌉ ring headers, then from the start
@@ -239,8 +250,9 @@ fn seeking_a_time_finds_the_first_record_not_older() {
         };
         assert_eq!(number(&buffer[..len]), want);
         // Reading goes on after it.
+        let next = reader.next(&mut buffer).expect("reads");
         assert_eq!(
-            numbers(&mut reader, 1),
+            numbers(&mut reader, &mut buffer, next, 1),
             (want + 1..count).take(1).collect::<Vec<_>>()
         );
         let (bytes, headers) = counts.take();
@@ -282,15 +294,16 @@ fn seeking_in_a_ring_with_a_torn_tail() {
     flash.power_on();
     let check = |flash: &mut Flash<'_>, what: &str| {
         let mut reader = WordReader::open(&mut *flash, config).expect("open");
-        reader.seek_newest(10).expect("seek");
+        let mut buffer = [0u8; 4096];
+        let first = reader.seek_newest(&mut buffer, 10).expect("seek");
         // The torn record took a number if its first chunk is whole: 9 or 10 records.
-        let read = numbers(&mut reader, usize::MAX);
+        let read = numbers(&mut reader, &mut buffer, first, usize::MAX);
         let from = count - read.len() as u32;
         assert!(read.len() >= 9, "{what}: {read:?}");
         assert_eq!(read, (from..count).collect::<Vec<_>>(), "{what}");
-        reader.seek_record(count - 3).expect("seek");
+        let first = reader.seek_record(&mut buffer, count - 3).expect("seek");
         assert_eq!(
-            numbers(&mut reader, usize::MAX),
+            numbers(&mut reader, &mut buffer, first, usize::MAX),
             (count - 3..count).collect::<Vec<_>>(),
             "{what}"
         );
@@ -299,10 +312,11 @@ fn seeking_in_a_ring_with_a_torn_tail() {
     // Reopened: the resume marker after the torn bytes; then more records.
     fill(&mut flash, config, count, count + 5, 100);
     let mut reader = WordReader::open(&mut flash, config).expect("open");
-    reader.seek_newest(7).expect("seek");
+    let mut buffer = [0u8; 4096];
+    let first = reader.seek_newest(&mut buffer, 7).expect("seek");
     // The torn record took a number when it was begun: the newest 7 begun are the torn one
     // (not read) and the 5 after it, and the one before it.
-    let read = numbers(&mut reader, usize::MAX);
+    let read = numbers(&mut reader, &mut buffer, first, usize::MAX);
     assert_eq!(read.last(), Some(&(count + 4)), "{read:?}");
     assert!(read.len() >= 6, "{read:?}");
 }
@@ -314,11 +328,14 @@ fn a_bounded_log_seeks_from_its_start() {
     let mut flash = memory.flash();
     fill(&mut flash, config, 0, 500, 30);
     let mut reader = WordReader::open(&mut flash, config).expect("open");
-    reader.seek_record(321).expect("seek");
-    assert_eq!(numbers(&mut reader, 2), [321, 322]);
-    reader.seek_newest(3).expect("seek");
-    assert_eq!(numbers(&mut reader, usize::MAX), [497, 498, 499]);
     let mut buffer = [0u8; 64];
+    let first = reader.seek_record(&mut buffer, 321).expect("seek");
+    assert_eq!(numbers(&mut reader, &mut buffer, first, 2), [321, 322]);
+    let first = reader.seek_newest(&mut buffer, 3).expect("seek");
+    assert_eq!(
+        numbers(&mut reader, &mut buffer, first, usize::MAX),
+        [497, 498, 499]
+    );
     let item = reader.seek_key(&mut buffer, &1234, time).expect("seek");
     assert!(matches!(item, Some(FlashItem::Record { len, .. }) if number(&buffer[..len]) == 124));
 }
@@ -336,20 +353,21 @@ fn the_async_reader_seeks_as_the_blocking_one() {
             .expect("open");
         let oldest = reader.aged_out_records().expect("a ring");
         let mut buffer = [0u8; 256];
-        let mut next = async |reader: &mut AsyncWordReader<&mut Flash<'_>>| match reader
-            .next(&mut buffer)
-            .await
-            .expect("reads")
-        {
+        let number_of = |item: Option<FlashItem>, buffer: &[u8]| match item {
             Some(FlashItem::Record { len, .. }) => Some(number(&buffer[..len])),
             _ => None,
         };
-        reader.seek_record(oldest + 100).await.expect("seek");
-        assert_eq!(next(&mut reader).await, Some(oldest + 100));
-        reader.seek_newest(2).await.expect("seek");
-        assert_eq!(next(&mut reader).await, Some(count - 2));
-        assert_eq!(next(&mut reader).await, Some(count - 1));
-        assert_eq!(next(&mut reader).await, None);
+        let item = reader
+            .seek_record(&mut buffer, oldest + 100)
+            .await
+            .expect("seek");
+        assert_eq!(number_of(item, &buffer), Some(oldest + 100));
+        let item = reader.seek_newest(&mut buffer, 2).await.expect("seek");
+        assert_eq!(number_of(item, &buffer), Some(count - 2));
+        let item = reader.next(&mut buffer).await.expect("reads");
+        assert_eq!(number_of(item, &buffer), Some(count - 1));
+        let item = reader.next(&mut buffer).await.expect("reads");
+        assert_eq!(item, None);
     });
     let mut buffer = [0u8; 256];
     let mut reader =

@@ -20,7 +20,6 @@ use crate::ring::{RING_HEADER_SIZE, RingHeader};
         first_key(fn),
         records_before(fn),
         next_item(fn),
-        step(fn),
         read_at(fn),
     ),
     keep_self,
@@ -29,14 +28,16 @@ use crate::ring::{RING_HEADER_SIZE, RingHeader};
 )]
 impl Walk {
     /// Goes to record number `record` (records begun in the log, as the ring headers count
-    /// them): the block that holds its start, found by a binary search over the ring's blocks
-    /// (a ring header read per step); the records before it in that block are passed over as
-    /// they are read. A bounded log is walked from its start.
+    /// them) and returns it (read into `buffer`), or the first after it: the block that holds
+    /// its start, found by a binary search over the ring's blocks (a ring header read per
+    /// step), then the records before it in that block passed over as they are read, and
+    /// damage with them. A bounded log is walked from its start.
     pub(super) async fn seek_record<R: ReadFlash>(
         &mut self,
         flash: &mut R,
+        buffer: &mut [u8],
         record: u32,
-    ) -> Result<(), R::Error> {
+    ) -> Result<Option<FlashItem>, R::Error> {
         let start = match self.order {
             Order::Ring(ring, oldest, aged) if !serial_before(record, aged) => {
                 let count = ring.order(oldest).count() as u32;
@@ -55,25 +56,34 @@ impl Walk {
             _ => 0,
         };
         self.start_at(start);
-        self.skip_below = Some(record);
-        Ok(())
+        while let Some(item) = Self::next_item(self, flash, buffer).await? {
+            // A whole record is the newest begun.
+            if !matches!(item, FlashItem::Damage { .. })
+                && !serial_before(self.begun.wrapping_sub(1), record)
+            {
+                return Ok(Some(item));
+            }
+        }
+        Ok(None)
     }
 
-    /// Goes to the newest `count` records: the newest block is read to count the records, then
-    /// [`seek_record`](Self::seek_record) to the first of them (the oldest if fewer are held).
+    /// Goes to the newest `count` records and returns the first of them: the newest block is
+    /// read to count the records, then [`seek_record`](Self::seek_record) to the first of them
+    /// (the oldest if fewer are held).
     pub(super) async fn seek_newest<R: ReadFlash>(
         &mut self,
         flash: &mut R,
+        buffer: &mut [u8],
         count: u32,
-    ) -> Result<(), R::Error> {
+    ) -> Result<Option<FlashItem>, R::Error> {
         let newest = match self.order {
             Order::Ring(ring, oldest, _) => ring.order(oldest).count() as u32 - 1,
             _ => 0,
         };
         self.start_at(newest);
-        while Self::step(self, flash, &mut []).await?.is_some() {}
+        while Self::next_item(self, flash, &mut []).await?.is_some() {}
         let total = self.begun;
-        Self::seek_record(self, flash, total.wrapping_sub(count)).await
+        Self::seek_record(self, flash, buffer, total.wrapping_sub(count)).await
     }
 
     /// Goes to the first record whose key (`extract` of its bytes) is not below `key`, the keys
@@ -126,7 +136,7 @@ impl Walk {
         extract: &mut dyn FnMut(&[u8]) -> Option<K>,
     ) -> Result<Option<K>, R::Error> {
         self.start_at(n);
-        while let Some(item) = Self::step(self, flash, buffer).await? {
+        while let Some(item) = Self::next_item(self, flash, buffer).await? {
             if let FlashItem::Record { len, .. } = item
                 && let Some(found) = buffer.get(..len).and_then(&mut *extract)
             {
@@ -170,7 +180,6 @@ impl Walk {
             State::Idle
         };
         self.begun = 0;
-        self.skip_below = None;
         self.deferred = None;
         self.pending = None;
         self.done = false;
@@ -178,8 +187,9 @@ impl Walk {
 }
 
 impl<F: embedded_storage::nor_flash::ReadNorFlash> super::WordReader<F> {
-    /// Goes to record number `record`: the next [`next`](Self::next) returns the first record
-    /// whose number is `record` or more. Records are numbered as the ring headers count them:
+    /// Goes to record number `record` and returns it (read into `buffer`, as
+    /// [`next`](Self::next) returns it), or the first record after it; `None` if there is
+    /// none. [`next`](Self::next) goes on after it. Damage before it is passed over. Records are numbered as the ring headers count them:
     /// every record begun in the log, from 0 in an empty region (wrapping at `2^32`); the
     /// oldest a ring holds is [`aged_out_records`](Self::aged_out_records). A record aged out
     /// starts the reader at the oldest one held; a number past the newest, at the log's end.
@@ -209,22 +219,31 @@ impl<F: embedded_storage::nor_flash::ReadNorFlash> super::WordReader<F> {
     /// }
     /// writer.flush()?;
     /// let mut reader = WordReader::open(&mut flash, config).map_err(FlashError::Flash)?;
-    /// reader.seek_record(2500).map_err(FlashError::Flash)?;
     /// let mut buffer = [0u8; 16];
-    /// let Some(FlashItem::Record { len, .. }) = reader.next(&mut buffer).unwrap() else { panic!() };
+    /// let found = reader.seek_record(&mut buffer, 2500).map_err(FlashError::Flash)?;
+    /// let Some(FlashItem::Record { len, .. }) = found else { panic!() };
     /// assert_eq!(&buffer[..len], &2500u32.to_le_bytes());
+    /// // The newest 10 records: from record 2990.
+    /// let found = reader.seek_newest(&mut buffer, 10).map_err(FlashError::Flash)?;
+    /// let Some(FlashItem::Record { len, .. }) = found else { panic!() };
+    /// assert_eq!(&buffer[..len], &2990u32.to_le_bytes());
     /// # Ok(())
     /// # }
     /// ```
     ///
     /// # Errors
     /// A read error; the reader's place is then unknown: seek again.
-    pub fn seek_record(&mut self, record: u32) -> Result<(), F::Error> {
-        self.walk.seek_record_sync(&mut self.flash, record)
+    pub fn seek_record(
+        &mut self,
+        buffer: &mut [u8],
+        record: u32,
+    ) -> Result<Option<FlashItem>, F::Error> {
+        self.walk.seek_record_sync(&mut self.flash, buffer, record)
     }
 
-    /// Goes to the newest `count` records (all of them if fewer are held): the next
-    /// [`next`](Self::next) returns the first of them.
+    /// Goes to the newest `count` records (all of them if fewer are held) and returns the
+    /// first of them (read into `buffer`); [`next`](Self::next) returns the others. A record
+    /// torn by a power cut at the log's end counts among them if its first chunk is whole.
     ///
     /// Cost: the newest block read once (to count its records: a ring header counts only the
     /// records before its block), then [`seek_record`](Self::seek_record): `⌈log2 N⌉` ring
@@ -233,8 +252,12 @@ impl<F: embedded_storage::nor_flash::ReadNorFlash> super::WordReader<F> {
     ///
     /// # Errors
     /// A read error; the reader's place is then unknown: seek again.
-    pub fn seek_newest(&mut self, count: u32) -> Result<(), F::Error> {
-        self.walk.seek_newest_sync(&mut self.flash, count)
+    pub fn seek_newest(
+        &mut self,
+        buffer: &mut [u8],
+        count: u32,
+    ) -> Result<Option<FlashItem>, F::Error> {
+        self.walk.seek_newest_sync(&mut self.flash, buffer, count)
     }
 
     /// Goes to the first record whose key is not below `key` and returns it (read into
@@ -264,22 +287,35 @@ impl<F: embedded_storage::nor_flash::ReadNorFlash> super::WordReader<F> {
 
 #[cfg(feature = "embedded-storage-async")]
 impl<F: embedded_storage_async::nor_flash::ReadNorFlash> super::AsyncWordReader<F> {
-    /// Goes to record number `record`, as [`WordReader::seek_record`](super::WordReader::seek_record)
-    /// (the same implementation, and cost).
+    /// Goes to record number `record` and returns it, as
+    /// [`WordReader::seek_record`](super::WordReader::seek_record) (the same implementation,
+    /// and cost).
     ///
     /// # Errors
     /// A read error; the reader's place is then unknown: seek again.
-    pub async fn seek_record(&mut self, record: u32) -> Result<(), F::Error> {
-        self.walk.seek_record_async(&mut self.flash, record).await
+    pub async fn seek_record(
+        &mut self,
+        buffer: &mut [u8],
+        record: u32,
+    ) -> Result<Option<FlashItem>, F::Error> {
+        self.walk
+            .seek_record_async(&mut self.flash, buffer, record)
+            .await
     }
 
-    /// Goes to the newest `count` records, as
+    /// Goes to the newest `count` records and returns the first, as
     /// [`WordReader::seek_newest`](super::WordReader::seek_newest).
     ///
     /// # Errors
     /// A read error; the reader's place is then unknown: seek again.
-    pub async fn seek_newest(&mut self, count: u32) -> Result<(), F::Error> {
-        self.walk.seek_newest_async(&mut self.flash, count).await
+    pub async fn seek_newest(
+        &mut self,
+        buffer: &mut [u8],
+        count: u32,
+    ) -> Result<Option<FlashItem>, F::Error> {
+        self.walk
+            .seek_newest_async(&mut self.flash, buffer, count)
+            .await
     }
 
     /// Goes to the first record whose key is not below `key` and returns it, as
