@@ -536,7 +536,7 @@ pub fn flash_gap(
 /// [ring header](crate::ring::RingHeader), which gives the flash's word size `W`), a header of
 /// erased bytes at `offset` is the start of a flush's padding: if a well-formed chunk starts at
 /// the next multiple of `W` after `offset`, the padding ends there, whatever the bytes between
-/// hold (a reader needs not read them).
+/// hold (a reader need not read them).
 ///
 /// ```
 /// use logfmt_core::block::{ChunkRules, flash_padding};
