@@ -62,7 +62,8 @@ pub(crate) fn run(args: &[String]) -> Result {
     if args.iter().any(|a| a == "flash") {
         // logfmt and sequential-storage on the same simulated flash: `FLASH ...` lines, then
         // the read costs (bytes read to open a full region and to read it whole): `FLASH-READ ...`,
-        // then the store-and-forward cycle (log, deliver, release): `QUEUE ...`.
+        // the seek costs (to a ring's middle record, its newest 10): `FLASH-SEEK ...`, then the
+        // store-and-forward cycle (log, deliver, release): `QUEUE ...`.
         let exe = crate::cmd::build_release_bin("logfmt-bench", "logfmt-bench")?;
         let reps = if quick { "1" } else { "5" };
         let cmd = Cmd::new(&exe.to_string_lossy()).args(["flash", "--reps", reps]);

@@ -19,14 +19,15 @@
 //! in-memory log on 1 and 2 threads (`op=scan1`, `op=scan2`).
 //!
 //! ```text
-//! logfmt-bench flash [--reps K] [--reboots N]
+//! logfmt-bench flash [--reps K] [--reboots N] [--reads-only]
 //! ```
 //!
 //! The flash comparison: logfmt's flash writers and `sequential-storage`'s queue on the same
 //! simulated NOR flash, one `FLASH ...` line per case, then the read costs, one `FLASH-READ ...`
-//! line per word size and implementation (see `logfmt_bench::flash`), then the store-and-forward
-//! cycle (log, deliver, release), one `QUEUE ...` line per word size and implementation (see
-//! `logfmt_bench::queue`).
+//! line per word size and implementation, and the seek costs, one `FLASH-SEEK ...` line per
+//! word size (see `logfmt_bench::flash`), then the store-and-forward cycle (log, deliver,
+//! release), one `QUEUE ...` line per word size and implementation (see `logfmt_bench::queue`);
+//! with `--reads-only`, only the read and seek costs.
 //!
 //! ```text
 //! logfmt-bench durable --dir DIR [--seconds S] [--record BYTES] THREADS [THREADS ...]
@@ -196,20 +197,37 @@ fn flash_mode(args: &[String]) -> ExitCode {
         reboots: 100,
     };
     let mut args = args.iter();
+    let mut reads_only = false;
     while let Some(arg) = args.next() {
+        if arg == "--reads-only" {
+            reads_only = true;
+            continue;
+        }
         let value = args.next().and_then(|v| v.parse().ok());
         match (arg.as_str(), value) {
             ("--reps", Some(n)) => options.reps = n,
             ("--reboots", Some(n)) => options.reboots = n,
             _ => {
-                eprintln!("usage: logfmt-bench flash [--reps K] [--reboots N]");
+                eprintln!("usage: logfmt-bench flash [--reps K] [--reboots N] [--reads-only]");
                 return ExitCode::from(2);
             }
         }
     }
-    let run = logfmt_bench::flash::run(options, &mut |line| println!("{line}"))
+    let run = if reads_only {
+        Ok(())
+    } else {
+        logfmt_bench::flash::run(options, &mut |line| println!("{line}"))
+    };
+    let run = run
         .and_then(|()| logfmt_bench::flash::read_costs(&mut |line| println!("{line}")))
-        .and_then(|()| logfmt_bench::queue::run(&mut |line| println!("{line}")));
+        .and_then(|()| logfmt_bench::flash::seek_costs(&mut |line| println!("{line}")))
+        .and_then(|()| {
+            if reads_only {
+                Ok(())
+            } else {
+                logfmt_bench::queue::run(&mut |line| println!("{line}"))
+            }
+        });
     match run {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {

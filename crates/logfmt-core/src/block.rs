@@ -490,10 +490,11 @@ pub enum FlashGap {
 }
 
 /// The flash-image rules ([`ChunkRules::erased`] set), at `offset` in `block` where no
-/// well-formed chunk starts: erased bytes up to a well-formed chunk are padding; bytes up to the
-/// next well-formed chunk of the block are torn if that chunk is a resume marker
-/// ([`RESUME_TYPE`]), damage otherwise. `None` if the rules are off or nothing well-formed
-/// follows (LevelDB's rules apply). With `padding_only`, only padding is looked for.
+/// well-formed chunk starts: erased bytes up to a well-formed chunk are padding
+/// ([`flash_padding`]); bytes up to the next well-formed chunk of the block are torn if that
+/// chunk is a resume marker ([`RESUME_TYPE`]), damage otherwise. `None` if the rules are off or
+/// nothing well-formed follows (LevelDB's rules apply). With `padding_only`, only padding is
+/// looked for.
 #[must_use]
 pub fn flash_gap(
     block: &[u8],
@@ -502,21 +503,11 @@ pub fn flash_gap(
     rules: &ChunkRules,
     padding_only: bool,
 ) -> Option<FlashGap> {
-    let erased = rules.erased?;
-    let rest = block.get(offset..)?;
-    if rest.first() == Some(&erased)
-        && let Some(next) = rest.iter().position(|&b| b != erased)
-    {
-        // The chunk after the padding starts at the first byte not erased, or a few bytes
-        // before it if its checksum begins with bytes that read as erased. While the block is
-        // still arriving (`padding_only`), a chunk not whole yet there is waited for.
-        for back in 0..next.min(HEADER_SIZE) {
-            match parse_chunk(block, offset + next - back, is_last, rules) {
-                Parsed::Chunk(_) => return Some(FlashGap::Padding(offset + next - back)),
-                Parsed::Truncated { .. } | Parsed::Trailer { .. } if padding_only => return None,
-                _ => {}
-            }
-        }
+    rules.erased?;
+    match padding_end(block, offset, is_last, rules, padding_only) {
+        PaddingEnd::At(to) if to > offset => return Some(FlashGap::Padding(to)),
+        PaddingEnd::Wait => return None,
+        _ => {}
     }
     if padding_only {
         return None;
@@ -535,6 +526,104 @@ pub fn flash_gap(
             FlashGap::Damaged(chunk.offset)
         },
     )
+}
+
+/// The flash-image padding rule ([`ChunkRules::erased`] set), where the byte at `offset` in
+/// `block` reads erased: where the chunk after the erased bytes starts — `offset` itself if
+/// the chunk there, its checksum beginning with an erased byte, is the one. `None` if no
+/// well-formed chunk ends the erased bytes (or the rules are off, or the byte is not erased).
+///
+/// Erased bytes are taken as padding first, before a chunk at `offset` is: the chunk after them
+/// starts at the first byte not erased, or up to 6 bytes before it if its checksum begins with
+/// bytes that read as erased (the first well-formed one from the first byte not erased
+/// backwards, `offset` last). In a ring's block (one that begins with an intact
+/// [ring header](crate::ring::RingHeader), which gives the flash's word size `W`), a header of
+/// erased bytes at `offset` is the start of a flush's padding: if a well-formed chunk starts at
+/// the next multiple of `W` after `offset`, the padding ends there, whatever the bytes between
+/// hold (a reader need not read them).
+///
+/// ```
+/// use logfmt_core::block::{ChunkRules, flash_padding};
+///
+/// // Three erased bytes (a flush's padding at W = 4), then "foo" as a FULL chunk.
+/// let mut block = vec![0xFF; 3];
+/// block.extend_from_slice(&[0xdd, 0x5f, 0xb3, 0x7a, 0x03, 0x00, 0x01, b'f', b'o', b'o']);
+/// let mut rules = ChunkRules::default();
+/// rules.erased = Some(0xFF);
+/// assert_eq!(flash_padding(&block, 0, true, &rules), Some(3));
+/// // The chunk itself is no padding; without the flash rules there is none.
+/// assert_eq!(flash_padding(&block, 3, true, &rules), None);
+/// assert_eq!(flash_padding(&block, 0, true, &ChunkRules::default()), None);
+/// ```
+#[must_use]
+pub fn flash_padding(
+    block: &[u8],
+    offset: usize,
+    is_last: bool,
+    rules: &ChunkRules,
+) -> Option<usize> {
+    match padding_end(block, offset, is_last, rules, false) {
+        PaddingEnd::At(to) => Some(to),
+        PaddingEnd::Wait | PaddingEnd::None => None,
+    }
+}
+
+/// What [`padding_end`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PaddingEnd {
+    /// The chunk after the erased bytes starts here.
+    At(usize),
+    /// While the block is still arriving: a chunk that may end the padding is not whole yet.
+    Wait,
+    /// No well-formed chunk ends the erased bytes.
+    None,
+}
+
+/// [`flash_padding`]; while the block is still arriving (`arriving`), a chunk not whole yet
+/// where one may end the padding is waited for.
+pub(crate) fn padding_end(
+    block: &[u8],
+    offset: usize,
+    is_last: bool,
+    rules: &ChunkRules,
+    arriving: bool,
+) -> PaddingEnd {
+    let Some(erased) = rules.erased else {
+        return PaddingEnd::None;
+    };
+    let rest = block.get(offset..).unwrap_or_default();
+    if rest.first() != Some(&erased) {
+        return PaddingEnd::None;
+    }
+    let at = |to: usize| match parse_chunk(block, to, is_last, rules) {
+        Parsed::Chunk(_) => Some(PaddingEnd::At(to)),
+        Parsed::Truncated { .. } | Parsed::Trailer { .. } if arriving => Some(PaddingEnd::Wait),
+        _ => None,
+    };
+    let header_erased = rest
+        .get(..HEADER_SIZE)
+        .is_some_and(|h| h.iter().all(|&b| b == erased));
+    if header_erased && let Some(word) = ring_word(block, rules) {
+        // A ring's flush padding: the next chunk at the next word boundary.
+        let to = offset.next_multiple_of(word);
+        if to > offset
+            && let Some(found) = at(to)
+        {
+            return found;
+        }
+    }
+    let Some(next) = rest.iter().position(|&b| b != erased) else {
+        return PaddingEnd::None;
+    };
+    (0..=next.min(HEADER_SIZE - 1))
+        .find_map(|back| at(offset + next - back))
+        .unwrap_or(PaddingEnd::None)
+}
+
+/// The flash's word size, from the ring header `block` begins with (flash rules only).
+fn ring_word(block: &[u8], rules: &ChunkRules) -> Option<usize> {
+    rules.erased?;
+    crate::ring::RingHeader::parse(block).map(|h| usize::from(h.write_size))
 }
 
 /// Where a [pack](crate::pack) chunk whose checksum does not match ends, when its header is
@@ -654,6 +743,18 @@ impl<'a> Iterator for BlockParser<'a> {
             // The end of the input at a chunk boundary: nothing more, nothing torn.
             self.done = true;
             return None;
+        }
+        // A flash image: erased bytes are padding first, before a chunk at their start is.
+        if let PaddingEnd::At(to) =
+            padding_end(self.block, self.offset, self.is_last, &self.rules, false)
+            && to > self.offset
+        {
+            let offset = self.offset;
+            self.offset = to;
+            return Some(Parsed::Padding {
+                offset,
+                len: to - offset,
+            });
         }
         let parsed = parse_chunk(self.block, self.offset, self.is_last, &self.rules);
         if let Parsed::Chunk(chunk) = parsed {

@@ -20,7 +20,8 @@
 #![allow(dead_code, unreachable_pub)]
 
 use logfmt_core::block::{
-    BlockParser, ChunkRules, FlashGap, Parsed, damaged_pack_end, flash_gap, parse_chunk,
+    BlockParser, ChunkRules, FlashGap, Parsed, damaged_pack_end, flash_gap, flash_padding,
+    parse_chunk,
 };
 use logfmt_core::{BLOCK_SIZE, ChunkFormat};
 
@@ -76,14 +77,18 @@ pub fn check_block(block: &[u8], is_last: bool, rules: &ChunkRules, probe: usize
             "an item after the one that ends the block: {item:?}"
         );
         let direct = parse_chunk(block, pos, is_last, rules);
-        // A flash image: damage or padding that a well-formed chunk follows ends there.
-        let gap = match direct {
+        // A flash image: erased bytes are padding first (before a chunk at their start is);
+        // damage or padding that a well-formed chunk follows ends there.
+        let padding = flash_padding(block, pos, is_last, rules)
+            .filter(|&to| to > pos)
+            .map(FlashGap::Padding);
+        let gap = padding.or_else(|| match direct {
             Parsed::Erased { .. }
             | Parsed::BadLength { .. }
             | Parsed::ChecksumMismatch { .. }
             | Parsed::Truncated { .. } => flash_gap(block, pos, is_last, rules, false),
             _ => None,
-        };
+        });
         if let Some(gap) = gap {
             let (FlashGap::Padding(to) | FlashGap::Torn(to) | FlashGap::Damaged(to)) = gap;
             assert!(rules.erased.is_some(), "a flash gap without flash rules");

@@ -6,7 +6,7 @@
 use core::ops::Range;
 
 use crate::block::{ChunkRules, Parsed, parse_chunk};
-use crate::block::{FlashGap, chunks_from, damaged_pack_end, flash_gap};
+use crate::block::{FlashGap, PaddingEnd, chunks_from, damaged_pack_end, flash_gap, padding_end};
 use crate::error::{Corruption, CorruptionKind};
 use crate::format::{
     BLOCK_SIZE, FragmentKind, HEADER_SIZE, HOT_PATHS, RECYCLABLE_HEADER_SIZE, RESUME_TYPE,
@@ -283,6 +283,18 @@ impl Cursor {
             self.pos = self.len;
             return Phys::Eof { torn_at };
         }
+        // In a flash image, erased bytes are padding first, before a chunk at their start is
+        // (a header read across padding is never taken at its word).
+        if rules.erased.is_some() {
+            let arriving = self.eof && waiting;
+            match padding_end(block, self.pos, self.eof, rules, arriving) {
+                PaddingEnd::At(to) if to > self.pos => {
+                    return self.padding(to, header_offset, in_record);
+                }
+                PaddingEnd::Wait => return Phys::Pending,
+                _ => {}
+            }
+        }
         let parsed = if HOT_PATHS && self.verified.take() == Some(self.pos) {
             // The checksum was checked where the payload was copied: the same chunk, parsed
             // with the same rules but that one.
@@ -464,6 +476,9 @@ impl Cursor {
             }
             return Some(Phys::Deferred);
         };
+        if let FlashGap::Padding(to) = gap {
+            return Some(self.padding(to, header_offset, in_record));
+        }
         let (FlashGap::Padding(to) | FlashGap::Torn(to) | FlashGap::Damaged(to)) = gap;
         let len = (to - self.pos) as u64;
         self.pos = to;
@@ -473,8 +488,6 @@ impl Cursor {
             kind,
         };
         Some(match gap {
-            // A record in progress there was cut by a power cut: dropped silently.
-            FlashGap::Padding(_) if in_record => Phys::Erased(skip(SkipKind::Padding)),
             FlashGap::Padding(_) => Phys::Skipped(skip(SkipKind::Padding)),
             FlashGap::Torn(_) => Phys::Erased(skip(SkipKind::Torn)),
             FlashGap::Damaged(_) => {
@@ -485,6 +498,22 @@ impl Cursor {
                 Phys::Bad(Some(self.drop(header_offset, len, kind)))
             }
         })
+    }
+
+    /// Erased padding from the current position (`header_offset`) up to the well-formed chunk
+    /// at `to`, skipped; a record in progress there was cut by a power cut: dropped silently.
+    fn padding(&mut self, to: usize, header_offset: u64, in_record: bool) -> Phys {
+        let skip = Skip {
+            offset: header_offset,
+            len: (to - self.pos) as u64,
+            kind: SkipKind::Padding,
+        };
+        self.pos = to;
+        if in_record {
+            Phys::Erased(skip)
+        } else {
+            Phys::Skipped(skip)
+        }
     }
 
     /// `resync_in_last_block`: at damage in the last block (`header_offset`, the current

@@ -21,6 +21,8 @@ use crate::checksum;
 use crate::format::{BLOCK_SIZE, CURSOR_TYPE, HEADER_SIZE, RESUME_TYPE, RING_TYPE, RecordType};
 use crate::ring::{RING_HEADER_SIZE, RingFinder, RingHeader};
 
+mod seek;
+
 /// Bytes read at a time (besides `READ_SIZE` alignment).
 const PIECE: usize = 32;
 /// Room for a piece read at `READ_SIZE` alignment (at most 32).
@@ -118,16 +120,23 @@ impl Deferred {
     }
 }
 
-/// What is after erased bytes at a chunk's place: see [`Walk::padding`].
+/// What is after erased bytes at a chunk's place: see [`Walk::padding_at`].
 #[derive(Debug, Clone, Copy, Default)]
 struct Padding {
     /// The first byte after them that is not erased, in the block.
     written: Option<u32>,
-    /// Where the well-formed chunk after them starts.
-    chunk: Option<u32>,
+    /// The well-formed chunk after them (or at their start): where, its type and its payload
+    /// length (its payload read, and copied where a record's goes).
+    chunk: Option<(u32, u8, u32)>,
     /// A chunk that may start there looks cut short.
     torn: bool,
+    /// Where the chunk at the erased bytes' start ends, if it was tried and is not
+    /// well-formed.
+    own_end: Option<u32>,
 }
+
+/// A chunk header's bytes.
+type Header = [u8; HEADER_SIZE];
 
 /// The walk through a flash log's chunks: the reader's state and rules, over any
 /// [`ReadFlash`].
@@ -141,6 +150,10 @@ pub(super) struct Walk {
     last: bool,
     /// Offset in the current block (`BLOCK_SIZE`: the next block is due).
     pos: u32,
+    /// The flash's word size, where known (a ring's block tells it in its ring header; the
+    /// writer's reopening walk knows it): a flush's padding is skipped to the next word
+    /// boundary without reading it.
+    word: Option<u32>,
     state: State,
     deferred: Option<Deferred>,
     /// An item found together with the one returned.
@@ -172,12 +185,13 @@ pub(super) struct Numbering {
         find_ring(fn),
         open(fn),
         next_item(fn),
+        chunk_or_padding(fn),
         next_block(fn),
         resumes(fn),
-        after_erased(fn),
+        not_a_chunk(fn),
         padding_at(fn),
-        bad_chunk(fn),
         chunk_at(fn),
+        read_header(fn),
         search_from(fn),
         find_written(fn),
         last_written(fn),
@@ -209,6 +223,7 @@ impl Walk {
             index: 0,
             last: false,
             pos: BLOCK,
+            word: None,
             state: if config.ring {
                 State::Resync
             } else {
@@ -238,6 +253,7 @@ impl Walk {
             index: 0,
             last: false,
             pos: 0,
+            word: Some(geometry.write_size),
             state: State::Idle,
             deferred: None,
             pending: None,
@@ -285,60 +301,68 @@ impl Walk {
             skip_next = first.iter().any(|&b| b != erased);
         }
         walk.index = newest;
-        let tail =
-            Self::walk_tail(&walk, flash, geometry.write_size, skip_next, &mut records).await?;
+        // A ring's newest block begins with the ring header just read: the walk starts after it.
+        let start = if config.ring {
+            RING_HEADER_SIZE as u32
+        } else {
+            0
+        };
+        let tail = Self::walk_tail(
+            &walk,
+            flash,
+            geometry.write_size,
+            start,
+            skip_next,
+            &mut records,
+        )
+        .await?;
         Ok(geometry.resume(&config, &tail, lap, records))
     }
 
-    /// The walk of the log's last block for [`resume`](Self::resume), counting the records
-    /// begun in it into `records`.
+    /// The walk of the log's last block for [`resume`](Self::resume), from `start` (after its
+    /// ring header, if any), counting the records begun in it into `records`. Each byte up to
+    /// the last well-formed chunk is read once (but bad bytes, and the padding a header read
+    /// takes in), then the bytes after it, once.
     async fn walk_tail<R: ReadFlash>(
         &self,
         flash: &mut R,
         word: u32,
+        start: u32,
         skip_next: bool,
         records: &mut u32,
     ) -> Result<Tail, R::Error> {
         let mut tail = Tail {
             base: self.index * BLOCK,
-            good_end: 0,
+            good_end: start,
             written_end: 0,
             reach: 0,
             torn: false,
             open: false,
             skip_next,
         };
-        let mut at = 0;
+        let mut at = start;
+        // Erased from here to the block's end, as far as the walk read.
+        let mut erased_from = BLOCK;
         while at + HEADER <= BLOCK {
-            let bad_end = match Self::chunk_at(self, flash, at, None).await? {
-                Chunk::Good { kind, len } => {
-                    at += HEADER + len;
-                    let (kind, _) = fragment_of(kind);
-                    if kind == FULL || kind == FIRST {
-                        *records = records.wrapping_add(1);
-                    }
-                    (tail.good_end, tail.torn) = (at, false);
-                    tail.open = kind == FIRST || kind == MIDDLE;
-                    continue;
-                }
-                Chunk::Bad { end, .. } => Some(end),
-                Chunk::Erased => None,
-            };
-            // Erased bytes first: flush padding, up to the chunk after it.
-            let padding = Self::padding_at(self, flash, at).await?;
-            if let Some(chunk) = padding.chunk {
-                at = chunk;
+            let padding = Self::chunk_or_padding(self, flash, at, None).await?;
+            if let Some((chunk, kind, len)) = padding.chunk {
+                // A well-formed chunk (after padding, if any), read already.
+                at = chunk + HEADER + len;
+                tail = after_chunk(tail, at, kind, records);
                 continue;
             }
-            let bad_end = match (bad_end, padding.written) {
+            let bad_end = match (padding.own_end, padding.written) {
                 // Erased to the block's end.
-                (None, None) => break,
+                (None, None) => {
+                    erased_from = at;
+                    break;
+                }
                 (Some(end), None) => end,
                 (_, Some(written)) => {
                     // Not a chunk after the padding: the one torn there starts at the word
                     // boundary (what a header read across the padding says is no chunk's).
                     let start = (written - written % word).max(at);
-                    match Self::chunk_at(self, flash, start, None).await? {
+                    match Self::chunk_at(self, flash, start, &[], None, self.state).await? {
                         Chunk::Bad { end, .. } => end,
                         _ => start + HEADER,
                     }
@@ -350,11 +374,13 @@ impl Walk {
                 None => break,
             }
         }
-        let written = Self::last_written(self, flash, tail.good_end).await?;
+        let written = Self::last_written(self, flash, tail.good_end, erased_from).await?;
         tail.written_end = written.unwrap_or(tail.good_end);
         Ok(tail)
     }
 
+    /// The next record (copied into `buffer`), damage report or oversized record; `None` at
+    /// the log's end.
     pub(super) async fn next_item<R: ReadFlash>(
         &mut self,
         flash: &mut R,
@@ -369,16 +395,19 @@ impl Walk {
                 // A trailer, or the block's end: the next block.
                 Self::next_block(self, flash).await?
             } else {
-                match Self::chunk_at(self, flash, at, Some(&mut *buffer)).await? {
-                    Chunk::Good { kind, len } => {
-                        self.pos = at + HEADER + len;
+                let padding = Self::chunk_or_padding(self, flash, at, Some(&mut *buffer)).await?;
+                match padding.chunk {
+                    Some((chunk, kind, len)) => {
+                        if chunk > at {
+                            self.drop_record();
+                        }
+                        self.pos = chunk + HEADER + len;
                         if kind == CURSOR_TYPE {
                             self.on_cursor(buffer.get(..len as usize));
                         }
-                        self.on_chunk(kind, at, len, buffer.len())
+                        self.on_chunk(kind, chunk, len, buffer.len())
                     }
-                    Chunk::Erased => Self::after_erased(self, flash, at).await?,
-                    Chunk::Bad { torn, .. } => Self::bad_chunk(self, flash, at, torn).await?,
+                    None => Self::not_a_chunk(self, flash, at, padding).await?,
                 }
             };
             if item.is_some() {
@@ -414,6 +443,8 @@ impl Walk {
         let mut first = [0u8; RING_HEADER_SIZE];
         Self::read_at(self, flash, 0, &mut first).await?;
         let holds = self.order.holds(index, &first);
+        let header = RingHeader::parse(&first);
+        let word = header.map(|h| u32::from(h.write_size));
         let deferred = self.deferred;
         let torn = match deferred {
             Some(deferred) if holds => Self::resumes(self, flash).await?.unwrap_or(deferred.torn),
@@ -422,11 +453,17 @@ impl Walk {
         };
         (self.blocks, self.last, self.deferred) = (self.blocks + 1, last, None);
         self.last |= self.numbering.end == Some(self.blocks);
-        if let Some(header) = RingHeader::parse(&first).filter(|_| holds) {
+        self.word = word;
+        if let Some(header) = header.filter(|_| holds && self.order.ring_of().is_some()) {
             self.numbering.records = header.records;
         }
-        // A block with nothing of this log reads as erased.
-        self.pos = if holds { 0 } else { BLOCK };
+        // A block with nothing of this log reads as erased; a ring header read just now is
+        // not read again (it is a chunk the walk passes over).
+        self.pos = match (holds, header) {
+            (false, _) => BLOCK,
+            (true, Some(_)) => RING_HEADER_SIZE as u32,
+            (true, None) => 0,
+        };
         if deferred.is_some() || !holds {
             self.drop_record();
         }
@@ -441,94 +478,141 @@ impl Walk {
         if let Chunk::Good {
             kind: RING_TYPE,
             len,
-        } = Self::chunk_at(self, flash, 0, None).await?
+        } = Self::chunk_at(self, flash, 0, &[], None, self.state).await?
         {
             at = HEADER + len;
         }
-        Ok(match Self::chunk_at(self, flash, at, None).await? {
-            Chunk::Good { kind, len } => Some(kind == RESUME_TYPE && len == 0),
-            _ => None,
-        })
+        Ok(
+            match Self::chunk_at(self, flash, at, &[], None, self.state).await? {
+                Chunk::Good { kind, len } => Some(kind == RESUME_TYPE && len == 0),
+                _ => None,
+            },
+        )
     }
 
-    /// Erased bytes where a chunk would start at `at`: padding before the next chunk, or the
-    /// end of what is written in the block.
-    async fn after_erased<R: ReadFlash>(
-        &mut self,
+    /// The chunk at `at` (copied into `buffer` where a record's bytes go), or, if the first
+    /// byte there reads erased, the chunk after the erased bytes
+    /// ([`padding_at`](Self::padding_at)): what [`Padding`] tells.
+    async fn chunk_or_padding<R: ReadFlash>(
+        &self,
         flash: &mut R,
         at: u32,
-    ) -> Result<Option<FlashItem>, R::Error> {
-        let padding = Self::padding_at(self, flash, at).await?;
-        let found = match (padding.chunk, padding.written) {
-            (Some(chunk), _) => Some((chunk, true)),
-            (None, Some(_)) => Self::search_from(self, flash, at + 1).await?,
-            (None, None) => None,
-        };
-        Ok(match found {
-            Some((next, marker)) => self.gap(at, next, marker),
-            None => {
-                // Erased bytes, then nothing that is a chunk: the rest of the block is skipped.
-                self.pos = BLOCK;
-                self.drop_record();
-                None
-            }
-        })
+        buffer: Option<&mut [u8]>,
+    ) -> Result<Padding, R::Error> {
+        let header = Self::read_header(self, flash, at).await?;
+        if header[0] == self.config.erased {
+            // Erased bytes are padding first, before a chunk at their start is.
+            return Self::padding_at(self, flash, at, &header, buffer).await;
+        }
+        let mut padding = Padding::default();
+        match Self::chunk_at(self, flash, at, &header, buffer, self.state).await? {
+            Chunk::Good { kind, len } => padding.chunk = Some((at, kind, len)),
+            Chunk::Bad { torn, end } => (padding.torn, padding.own_end) = (torn, Some(end)),
+            Chunk::Erased => {}
+        }
+        Ok(padding)
     }
 
-    /// Erased bytes at `at`, up to a well-formed chunk — the rest of a flash word a flush left
-    /// unprogrammed, or the words a reopened writer skipped: where that chunk starts. It starts
-    /// at the first byte not erased, or up to 6 bytes before if its checksum begins with bytes
-    /// that read as erased; and whether a chunk there looks cut short (if none is well-formed).
-    async fn padding_at<R: ReadFlash>(&self, flash: &mut R, at: u32) -> Result<Padding, R::Error> {
+    /// Erased bytes at `at` (`header`, the 7 bytes there, begins with one), up to a
+    /// well-formed chunk — the rest of a flash word a flush left unprogrammed, or the words a
+    /// reopened writer skipped: that chunk, read (and copied into `buffer` where a record's
+    /// bytes go). Where the word size is known, a header of erased bytes is a flush's padding
+    /// if a well-formed chunk starts at the next word boundary (the bytes between are not
+    /// read). Else the chunk starts at the first byte not erased, or up to 6 bytes before if
+    /// its checksum begins with bytes that read as erased, `at` itself last: a header read
+    /// across padding is not checked over the length it declares before the chunk after the
+    /// padding is. The block reader's rule ([`flash_padding`](crate::block::flash_padding)).
+    async fn padding_at<R: ReadFlash>(
+        &self,
+        flash: &mut R,
+        at: u32,
+        header: &Header,
+        mut buffer: Option<&mut [u8]>,
+    ) -> Result<Padding, R::Error> {
+        let erased = self.config.erased;
         let mut padding = Padding::default();
-        let mut first = [0u8; 1];
-        Self::read_at(self, flash, at, &mut first).await?;
-        if first[0] != self.config.erased {
-            return Ok(padding);
+        let in_header = header.iter().position(|&b| b != erased);
+        if in_header.is_none()
+            && let Some(word) = self.word
+        {
+            let to = at.next_multiple_of(word);
+            if to > at && to + HEADER <= BLOCK {
+                let known = header.get((to - at) as usize..).unwrap_or_default();
+                let chunk =
+                    Self::chunk_at(self, flash, to, known, buffer.as_deref_mut(), State::Idle)
+                        .await?;
+                if let Chunk::Good { kind, len } = chunk {
+                    padding.chunk = Some((to, kind, len));
+                    return Ok(padding);
+                }
+            }
         }
-        padding.written = Self::find_written(self, flash, at).await?;
+        padding.written = match in_header {
+            Some(i) => Some(at + i as u32),
+            None => Self::find_written(self, flash, at + HEADER).await?,
+        };
         let Some(written) = padding.written else {
             return Ok(padding);
         };
-        for back in 0..(written - at).min(HEADER) {
-            match Self::chunk_at(self, flash, written - back, None).await? {
-                Chunk::Good { .. } => {
-                    padding.chunk = Some(written - back);
+        for back in 0..=(written - at).min(HEADER - 1) {
+            let to = written - back;
+            // Padding cuts a record in progress: a chunk after it is copied as one that begins
+            // a record.
+            let state = if to == at { self.state } else { State::Idle };
+            let known = header.get((to - at) as usize..).unwrap_or_default();
+            match Self::chunk_at(self, flash, to, known, buffer.as_deref_mut(), state).await? {
+                Chunk::Good { kind, len } => {
+                    padding.chunk = Some((to, kind, len));
                     break;
                 }
-                Chunk::Bad { torn, .. } => padding.torn |= torn,
+                Chunk::Bad { torn, end } => {
+                    padding.torn |= torn;
+                    if to == at {
+                        padding.own_end = Some(end);
+                    }
+                }
                 Chunk::Erased => {}
             }
         }
         Ok(padding)
     }
 
-    /// A chunk at `at` that is not well-formed (`torn`: it looks cut short).
-    async fn bad_chunk<R: ReadFlash>(
+    /// No well-formed chunk at `at`, nor after erased bytes there (`padding`, from
+    /// [`chunk_or_padding`](Self::chunk_or_padding)): bad bytes up to the next chunk in the
+    /// block, or the end of what is written in it — after erased bytes, the rest of the block
+    /// skipped; else bad bytes to the block's end, torn or damage (`padding.torn`: they look cut
+    /// short), which the next block tells.
+    async fn not_a_chunk<R: ReadFlash>(
         &mut self,
         flash: &mut R,
         at: u32,
-        torn: bool,
+        padding: Padding,
     ) -> Result<Option<FlashItem>, R::Error> {
-        let padding = Self::padding_at(self, flash, at).await?;
-        let found = match padding.chunk {
-            Some(chunk) => Some((chunk, true)),
-            None => Self::search_from(self, flash, at + 1).await?,
+        // Erased bytes with nothing written after them: no chunk to look for.
+        let erased = padding.own_end.is_none();
+        let found = match padding.written {
+            None if erased => None,
+            _ => Self::search_from(self, flash, at + 1).await?,
         };
-        if padding.chunk.is_none() && self.state == State::Resync {
+        if !erased && self.state == State::Resync {
             // Any chunk ends the resynchronisation, a bad one included (LevelDB's rule).
             self.state = State::Idle;
         }
         if let Some((next, marker)) = found {
             return Ok(self.gap(at, next, marker));
         }
-        let torn = torn || padding.torn;
+        self.pos = BLOCK;
+        if erased {
+            // Erased bytes, then nothing that is a chunk: the rest of the block is skipped.
+            self.drop_record();
+            return Ok(None);
+        }
+        let torn = padding.torn;
         let deferred = Deferred {
             offset: self.region(at),
             bytes: BLOCK - at,
             torn,
         };
-        self.pos = BLOCK;
         if self.last {
             // The log ends here: torn if it looks it, else damage.
             (self.done, self.state) = (true, State::Idle);
@@ -539,17 +623,34 @@ impl Walk {
         Ok(None)
     }
 
-    /// The chunk at `at`: its payload checked, and copied into `buffer` if it is a fragment of
-    /// the record being read (at the record's offset, where it fits).
+    /// The 7 bytes at `at`: a chunk header, if one starts there.
+    async fn read_header<R: ReadFlash>(&self, flash: &mut R, at: u32) -> Result<Header, R::Error> {
+        let mut header = [0u8; HEADER_SIZE];
+        Self::read_at(self, flash, at, &mut header).await?;
+        Ok(header)
+    }
+
+    /// The chunk at `at`, `known` the first bytes of its header if they were read already
+    /// (the rest are read): its payload checked, and copied into `buffer` if it is a fragment
+    /// of the record being read in `state` (at the record's offset, where it fits).
     async fn chunk_at<R: ReadFlash>(
         &self,
         flash: &mut R,
         at: u32,
+        known: &[u8],
         buffer: Option<&mut [u8]>,
+        state: State,
     ) -> Result<Chunk, R::Error> {
-        let erased = self.config.erased;
         let mut header = [0u8; HEADER_SIZE];
-        Self::read_at(self, flash, at, &mut header).await?;
+        let n = known.len();
+        if let Some(prefix) = header.get_mut(..n) {
+            prefix.copy_from_slice(known);
+        }
+        if n < HEADER_SIZE {
+            let rest = header.get_mut(n..).unwrap_or_default();
+            Self::read_at(self, flash, at + n as u32, rest).await?;
+        }
+        let erased = self.config.erased;
         if header.iter().all(|&b| b == erased) {
             return Ok(Chunk::Erased);
         }
@@ -564,7 +665,7 @@ impl Walk {
         }
         // Where a fragment goes: a pack's (0x51–0x54) as a record's (1–4). (A chunk of
         // another type that this takes for a fragment is damage: what it copies is dropped.)
-        let dest = match (self.state, kind & 0x0F) {
+        let dest = match (state, kind & 0x0F) {
             _ if kind == CURSOR_TYPE => Some(0),
             (_, FULL | FIRST) => Some(0),
             (State::InRecord { len, .. }, MIDDLE | LAST) => Some(len as usize),
@@ -617,7 +718,8 @@ impl Walk {
             if (matches!(kind, FULL..=LAST)
                 || (FULL + PACKED..=LAST + PACKED).contains(&kind)
                 || marker)
-                && let Chunk::Good { .. } = Self::chunk_at(self, flash, at, None).await?
+                && let Chunk::Good { .. } =
+                    Self::chunk_at(self, flash, at, &header, None, self.state).await?
             {
                 return Ok(Some((at, marker)));
             }
@@ -646,14 +748,15 @@ impl Walk {
         Ok(None)
     }
 
-    /// One past the block's last byte that is not erased, at or after `from` (read from the
-    /// block's end backwards).
+    /// One past the block's last byte that is not erased, at or after `from`, the bytes from
+    /// `erased_from` on known erased (read from there backwards).
     async fn last_written<R: ReadFlash>(
         &self,
         flash: &mut R,
         from: u32,
+        erased_from: u32,
     ) -> Result<Option<u32>, R::Error> {
-        let mut end = BLOCK;
+        let mut end = erased_from;
         while end > from {
             let n = (end - from).min(PIECE as u32);
             let mut piece = [0u8; PIECE];
@@ -864,6 +967,23 @@ impl Walk {
     fn region(&self, at: u32) -> u32 {
         self.index * BLOCK + at
     }
+}
+
+/// `tail` after a well-formed chunk of type `kind` ending at `end`, its records counted into
+/// `records`.
+fn after_chunk(mut tail: Tail, end: u32, kind: u8, records: &mut u32) -> Tail {
+    let (kind, _) = fragment_of(kind);
+    if kind == FULL || kind == FIRST {
+        *records = records.wrapping_add(1);
+    }
+    (tail.good_end, tail.torn) = (end, false);
+    tail.open = kind == FIRST || kind == MIDDLE;
+    tail
+}
+
+/// Whether record number `a` comes before `b` (serial-number arithmetic: the count wraps).
+fn serial_before(a: u32, b: u32) -> bool {
+    (a.wrapping_sub(b) as i32) < 0
 }
 
 /// A whole record (a pack, if `pack`) of `len` bytes at `offset`, for a buffer of `room`
