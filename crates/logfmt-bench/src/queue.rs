@@ -604,4 +604,27 @@ mod tests {
             "{line}"
         );
     }
+
+    #[test]
+    fn a_cursor_cycle_delivers_every_sample_once_and_commits_cheaply() {
+        let measured = REGION as u64 / 8;
+        let cursor = logfmt_cursor_cycles::<16>(measured).expect("logfmt with a cursor");
+        let from_oldest = logfmt_cycles::<16>(measured).expect("logfmt");
+        eprintln!("{cursor}");
+        assert!(cursor.samples > 500, "{cursor}");
+        // 48 bytes a sample, and a 12-byte commit (16 at W = 16) every 16 samples: 49 a sample.
+        let per = cursor.programmed as f64 / cursor.samples as f64;
+        assert!((48.9..50.2).contains(&per), "{cursor}");
+        // Reading from the cursor reads far less than reading from the oldest record.
+        assert!(
+            cursor.read * 3 < from_oldest.read,
+            "{cursor} / {from_oldest}"
+        );
+        assert!(
+            cursor
+                .to_string()
+                .starts_with("QUEUE impl=logfmt-ring deliver=cursor release=commit write_size=16 "),
+            "{cursor}"
+        );
+    }
 }
