@@ -37,7 +37,6 @@ mod format;
 mod gloss;
 mod image;
 mod input;
-mod layout;
 mod map_report;
 mod options;
 mod output;

@@ -4,13 +4,12 @@ use std::collections::BTreeMap;
 use std::io::{self, Write};
 use std::path::PathBuf;
 
-use logfmt_core::block::{BlockParser, Parsed};
+use logfmt_std::layout::{Counts, Walk};
 use logfmt_std::{BlockSource, HEADER_SIZE, LogReader, ReaderOptions, RecoveryMode, StaleTail};
 
 use crate::error::CliError;
 use crate::format::FormatArgs;
 use crate::image::{Input, Source};
-use crate::layout::{Layout, View};
 use crate::options::Erased;
 use crate::output::write_json_line;
 use crate::progress::Progress;
@@ -67,16 +66,14 @@ pub(crate) struct StatsArgs {
     files: Vec<PathBuf>,
 }
 
-/// A source that counts the physical layout of each block it loads.
+/// A source that walks each block it loads with logfmt-std's [`Walk`]: the chunks counted as
+/// the reader reads the records.
 struct Counted<'a> {
     source: Source<'a>,
     input: &'a Input,
-    view: View,
-    layout: Layout,
+    walk: Walk,
     /// Blocks loaded so far.
     place: u64,
-    /// An old record ended the log: the rest of the file is stale.
-    ended: bool,
 }
 
 impl BlockSource for Counted<'_> {
@@ -87,13 +84,7 @@ impl BlockSource for Counted<'_> {
         let block = self.source.block();
         let block_start = self.input.block_offset(self.place);
         self.place += 1;
-        count_block(
-            &mut self.layout,
-            &mut self.view,
-            &mut self.ended,
-            block_start,
-            block,
-        );
+        self.walk.block(block_start, block, |_, _, _| {});
         Ok(())
     }
 
@@ -107,33 +98,6 @@ impl BlockSource for Counted<'_> {
 
     fn is_last(&self) -> bool {
         self.source.is_last()
-    }
-}
-
-/// Record sizes, as a histogram: the exact median in memory that grows with the number of
-/// distinct sizes, not of records (a log of n distinct sizes holds at least n²/2 bytes of
-/// payload, so at most about the square root of twice the log's size).
-/// Counts the chunks of the block at file offset `block_start` in `layout` (nothing but its
-/// size once the log has `ended` at an old record), deciding the format in `view`.
-fn count_block(
-    layout: &mut Layout,
-    view: &mut View,
-    ended: &mut bool,
-    block_start: u64,
-    block: &[u8],
-) {
-    if block.is_empty() {
-        return;
-    }
-    layout.blocks += 1;
-    layout.bytes += block.len() as u64;
-    if *ended {
-        return;
-    }
-    for item in BlockParser::new(block).rules(view.rules) {
-        view.decide(&item);
-        layout.count(block_start, &item);
-        *ended |= matches!(item, Parsed::OldRecord { .. });
     }
 }
 
@@ -171,6 +135,9 @@ impl Part {
     }
 }
 
+/// Record sizes, as a histogram: the exact median in memory that grows with the number of
+/// distinct sizes, not of records (a log of n distinct sizes holds at least n²/2 bytes of
+/// payload, so at most about the square root of twice the log's size).
 #[derive(Debug, Default)]
 struct Sizes {
     /// How many records have each size.
@@ -232,9 +199,9 @@ fn run_one(
     let mut content = args.decode.content(&target.path, target.kind);
     let mut confirmed = args.decode != Decode::Auto || content == Content::Raw;
     let log = &input.log;
-    let (view, read) = View::new(&input, args.erased, &args.format)?;
+    let read = input.chunk_read(args.erased, &args.format)?;
     let options = ReaderOptions::new()
-        .read(read)
+        .read(read.clone())
         .recovery(RecoveryMode::SkipAnyCorruptedRecords);
     let threads = args.threads.count();
     // A large clean log, on every core: its records by ranges, its chunks by runs of blocks.
@@ -247,10 +214,12 @@ fn run_one(
         |part: &mut Part, found| part.add(content, confirmed, found),
     )?;
     let layouts = match in_parts {
-        Some(_) => crate::parallel::blocks(log, threads, |layout: &mut Layout, start, block| {
-            let mut view = view;
-            count_block(layout, &mut view, &mut false, start, block);
-        })?,
+        Some(_) => {
+            crate::parallel::blocks(log, threads, |part: &mut Option<Walk>, start, block| {
+                part.get_or_insert_with(|| Walk::new(&read))
+                    .block(start, block, |_, _, _| {});
+            })?
+        }
         None => None,
     };
     let mut sizes = Sizes::default();
@@ -273,19 +242,17 @@ fn run_one(
             packed.0 += part.packed.0;
             packed.1 += part.packed.1;
         }
-        let mut layout = Layout::default();
-        for part in &layouts {
-            layout.merge(part);
+        let mut layout = Counts::default();
+        for part in layouts.iter().flatten() {
+            layout.merge(part.counts());
         }
         (clean.outcome, clean.stale, layout)
     } else {
         let source = Counted {
             source: input.source()?,
             input: &input,
-            view,
-            layout: Layout::default(),
+            walk: Walk::new(&read),
             place: 0,
-            ended: false,
         };
         let mut reader = LogReader::new(source, &options);
         let mut read_error = None;
@@ -333,7 +300,7 @@ fn run_one(
         } else {
             None
         };
-        (outcome, stale, reader.into_inner().layout)
+        (outcome, stale, reader.into_inner().walk.into_counts())
     };
     let mut tail = outcome.tail.map(|t| input.damage(t));
     // Zeros to the end of the file: neither a torn tail nor damage (told as `verify` and `dump`
@@ -533,7 +500,7 @@ fn run_one(
             format!(
                 "{}: FULL {full}, FIRST {first}, MIDDLE {middle}, LAST {last}{}, other {}",
                 layout.chunks(),
-                layout.packs_note(),
+                super::dump::packs_note(&layout),
                 layout.unknown
             ),
         ),
