@@ -215,6 +215,7 @@ pub enum ChunkRole {
 impl ChunkRole {
     /// What the reader makes of a chunk of `record_type` classed `class`, with
     /// `payload_len` bytes of payload.
+    #[inline]
     fn of(class: ChunkClass, record_type: u8, payload_len: usize) -> Self {
         match class {
             ChunkClass::Fragment(kind) => Self::Fragment(kind),
@@ -282,11 +283,23 @@ pub fn each_span(
     rules: &mut ChunkRules,
     mut visit: impl FnMut(&Span, &[u8]),
 ) {
+    // The class of the last type seen, until the format is decided anew: a log's chunks are
+    // mostly of one or two types, and classifying each is a good part of a walk's time.
+    let mut last: Option<(u8, ChunkClass)> = None;
     for item in BlockParser::new(block).rules(*rules) {
         let (offset, len, kind) = match item {
             Parsed::Chunk(chunk) => {
-                rules.decide(chunk.record_type, chunk.log_number);
-                let class = rules.classify(chunk.record_type);
+                if rules.decide(chunk.record_type, chunk.log_number) {
+                    last = None;
+                }
+                let class = match last {
+                    Some((seen, class)) if seen == chunk.record_type => class,
+                    _ => {
+                        let class = rules.classify(chunk.record_type);
+                        last = Some((chunk.record_type, class));
+                        class
+                    }
+                };
                 let kind = SpanKind::Chunk {
                     record_type: chunk.record_type,
                     role: ChunkRole::of(class, chunk.record_type, chunk.payload.len()),

@@ -9,8 +9,10 @@ use wasm_bindgen::prelude::*;
 
 use crate::{ContentKind, Options, ReadAt, Window};
 
-/// Bytes fetched from the file at a time.
-const WINDOW: usize = 1 << 20;
+/// Bytes fetched from the file at a time: each fetch is one synchronous request through the
+/// browser (a ranged HTTP request, or a `FileReaderSync` read), whose fixed cost a large window
+/// spreads; memory is about two windows whatever the file's size.
+const WINDOW: usize = 16 << 20;
 
 /// A JavaScript function `(offset, len) => Uint8Array`.
 struct JsRead(Function);

@@ -4,7 +4,7 @@
 use logfmt_core::block::ChunkRules;
 use logfmt_core::{BLOCK_SIZE, LogEnd, ReadOptions, RecordType};
 
-use super::{Span, SpanKind, each_span};
+use super::{ChunkRole, Span, SpanKind, each_span};
 use crate::StaleTail;
 
 /// The chunks and the regions that are not chunks of a log, counted over the blocks walked.
@@ -98,15 +98,31 @@ impl Counts {
     }
 
     /// Counts `span` of the block at file offset `block_offset`.
+    #[inline]
     fn count(&mut self, block_offset: u64, span: &Span) {
         let damage = self.last_damage.take();
         match span.kind {
             SpanKind::Chunk {
                 record_type,
                 header_len,
+                role,
                 ..
             } => {
                 self.header_bytes += u64::from(header_len);
+                // By the type byte, whether the reader reads the chunk or drops it: a role
+                // that reads it says the type at once.
+                match role {
+                    ChunkRole::Fragment(kind) => {
+                        self.by_type[kind as usize] += 1;
+                        return;
+                    }
+                    ChunkRole::Pack(_) => {
+                        self.pack_chunks += 1;
+                        self.pack_bytes += span.len;
+                        return;
+                    }
+                    _ => {}
+                }
                 let known = RecordType::try_from(record_type).ok();
                 match known.and_then(|t| Some((t.is_pack(), t.fragment_kind()?))) {
                     Some((true, _)) => {
