@@ -103,6 +103,17 @@ impl Input {
         }
     }
 
+    /// How `chunks` and `stats` read this input's chunk headers: `--erased` (a ring image's
+    /// erased value) and the format flags, decided as the reader decides them.
+    pub(crate) fn chunk_read(
+        &self,
+        erased: Option<Erased>,
+        format: &crate::format::FormatArgs,
+    ) -> Result<ReadOptions, CliError> {
+        let read = ReadOptions::new().erased(self.erased(erased));
+        Ok(self.read_options(format.read_options(&self.log, read)?))
+    }
+
     /// Refuses file positions (`--offset`, `--range`) for a ring image: it is read from its
     /// oldest block, not from a position in the file.
     pub(crate) fn refuse_positions(&self, offset: u64, range: bool) -> Result<(), CliError> {

@@ -41,7 +41,6 @@ mod format;
 mod gloss;
 mod image;
 mod input;
-mod layout;
 mod map_report;
 mod notes;
 mod options;

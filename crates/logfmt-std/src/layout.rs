@@ -25,11 +25,16 @@ use std::io::{self, Read, Seek, SeekFrom};
 
 use logfmt_core::block::{BlockParser, ChunkClass, ChunkRules, Parsed};
 use logfmt_core::format::{CURSOR_TYPE, RESUME_TYPE};
+use logfmt_core::ring::RingHeader;
 use logfmt_core::{BLOCK_SIZE, CorruptionKind, FragmentKind, ReadOptions, RecordType};
 
 use crate::reader::Bounded;
 use crate::recovery::{Damage, DamageKind, Ending, ReadError};
 use crate::ring::{BlockRole, RingImage};
+
+mod walk;
+
+pub use walk::{Counts, Walk};
 
 /// A byte range of a block and what it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,6 +61,11 @@ pub enum SpanKind {
         log_number: Option<u32>,
         /// Whether its checksum was checked (and matched).
         checked: bool,
+        /// The masked checksum its header stores.
+        stored_checksum: u32,
+        /// Its header's length: [`HEADER_SIZE`](logfmt_core::HEADER_SIZE), or more in a
+        /// recyclable log; its payload is the rest of the span.
+        header_len: u8,
     },
     /// Too few bytes for a header at the end of a block: skipped.
     Trailer,
@@ -67,7 +77,11 @@ pub enum SpanKind {
     Erased,
     /// A chunk cut short by the end of the file, or bytes torn by a power cut up to where
     /// the flash writer went on.
-    Torn,
+    Torn {
+        /// Torn by a power cut (a flash image's bytes up to a resume marker), not cut short by
+        /// the end of the file.
+        power_cut: bool,
+    },
     /// A recyclable chunk of another log number: an earlier use's bytes, the end of the log.
     OldRecord {
         /// The log number it carries.
@@ -98,7 +112,7 @@ impl SpanKind {
             Self::Padding => "padding",
             Self::ZeroHeader => "zero_header",
             Self::Erased => "erased",
-            Self::Torn => "torn",
+            Self::Torn { .. } => "torn",
             Self::OldRecord { .. } => "old_record",
             Self::BadLength { .. } => "bad_length",
             Self::ChecksumMismatch { .. } => "checksum_mismatch",
@@ -128,6 +142,9 @@ impl SpanKind {
                 ChunkRole::Dropped => {
                     "a type this reader does not know: dropped (LevelDB drops it too)".into()
                 }
+                ChunkRole::OtherFormat => {
+                    "a legacy type in a recyclable log: dropped with a report".into()
+                }
                 _ => return None,
             },
             SpanKind::Trailer => "too few bytes for a header: skipped, as LevelDB does".into(),
@@ -138,8 +155,11 @@ impl SpanKind {
             SpanKind::Erased => {
                 "erased flash: nothing written from here to the end of the block".into()
             }
-            SpanKind::Torn => {
-                "a chunk cut short: a torn write (or bytes torn by a power cut)".into()
+            SpanKind::Torn { power_cut: false } => {
+                "a chunk cut short by the end of the file: a torn write".into()
+            }
+            SpanKind::Torn { power_cut: true } => {
+                "torn by a power cut: the flash writer went on after it".into()
             }
             SpanKind::OldRecord { log_number } => format!(
                 "a record of log number {log_number}, left by an earlier use of a recycled file: \
@@ -165,7 +185,7 @@ impl SpanKind {
             Self::BadLength { .. }
                 | Self::ChecksumMismatch { .. }
                 | Self::Chunk {
-                    role: ChunkRole::Dropped,
+                    role: ChunkRole::Dropped | ChunkRole::OtherFormat,
                     ..
                 }
         )
@@ -190,17 +210,25 @@ pub enum ChunkRole {
     SetCompression,
     /// A type with bit 7 set, skipped without a report.
     Ignorable,
-    /// Dropped with a report: a type the reader does not know, or of the other format.
+    /// Dropped with a report: a type the reader does not know (or RocksDB's compression
+    /// record of a length other than 4).
     Dropped,
+    /// Dropped with a report: a legacy type in a recyclable log.
+    OtherFormat,
 }
 
 impl ChunkRole {
-    fn of(class: ChunkClass, record_type: u8) -> Self {
+    /// What the reader makes of a chunk of `record_type` classed `class`, with
+    /// `payload_len` bytes of payload.
+    #[inline]
+    fn of(class: ChunkClass, record_type: u8, payload_len: usize) -> Self {
         match class {
             ChunkClass::Fragment(kind) => Self::Fragment(kind),
             ChunkClass::Pack(kind) => Self::Pack(kind),
             ChunkClass::RingHeader => Self::RingHeader,
-            ChunkClass::SetCompression => Self::SetCompression,
+            // The record holds a 4-byte codec; the reader drops another.
+            ChunkClass::SetCompression if payload_len == 4 => Self::SetCompression,
+            ChunkClass::OtherFormat => Self::OtherFormat,
             ChunkClass::Ignorable if record_type == RESUME_TYPE => Self::ResumeMarker,
             ChunkClass::Ignorable if record_type == CURSOR_TYPE => Self::Cursor,
             ChunkClass::Ignorable => Self::Ignorable,
@@ -234,55 +262,126 @@ pub fn type_name(record_type: u8) -> &'static str {
 /// ```
 #[must_use]
 pub fn block_spans(block: &[u8], block_offset: u64, rules: &mut ChunkRules) -> Vec<Span> {
-    let at = |offset: usize| block_offset + offset as u64;
-    let region = |offset: usize, len: usize, kind: SpanKind| Span {
-        offset: at(offset),
-        len: len as u64,
-        kind,
-    };
     let mut spans = Vec::new();
+    each_span(block, block_offset, rules, |span, _| spans.push(*span));
+    spans
+}
+
+/// Calls `visit` with each span of `block`, the block at file offset `block_offset`, and the
+/// span's bytes, in order, parsed with `rules` (an `auto` format is decided on the way): the
+/// one parse of a block that [`block_spans`], [`BlockMap`] and [`Walk`] make; nothing is
+/// allocated.
+///
+/// ```
+/// use logfmt_core::block::ChunkRules;
+/// use logfmt_std::ReadOptions;
+/// use logfmt_std::layout::{SpanKind, each_span};
+///
+/// let mut kinds = Vec::new();
+/// each_span(&[0u8; 40], 0, &mut ChunkRules::new(&ReadOptions::default()), |span, bytes| {
+///     kinds.push((span.kind.name(), bytes.len()));
+/// });
+/// assert_eq!(kinds, [("zero_header", 40)]);
+/// ```
+pub fn each_span(
+    block: &[u8],
+    block_offset: u64,
+    rules: &mut ChunkRules,
+    mut visit: impl FnMut(&Span, &[u8]),
+) {
+    // The class of the last type seen, until the format is decided anew: a log's chunks are
+    // mostly of one or two types, and classifying each is a good part of a walk's time.
+    let mut last: Option<(u8, ChunkClass)> = None;
     for item in BlockParser::new(block).rules(*rules) {
-        let span = match item {
+        let (offset, len, kind) = match item {
             Parsed::Chunk(chunk) => {
-                rules.decide(chunk.record_type, chunk.log_number);
-                region(
-                    chunk.offset,
-                    chunk.header_len + chunk.payload.len(),
-                    SpanKind::Chunk {
-                        record_type: chunk.record_type,
-                        role: ChunkRole::of(rules.classify(chunk.record_type), chunk.record_type),
-                        log_number: chunk.log_number,
-                        checked: chunk.checksum_verified,
-                    },
-                )
+                if rules.decide(chunk.record_type, chunk.log_number) {
+                    last = None;
+                }
+                let class = match last {
+                    Some((seen, class)) if seen == chunk.record_type => class,
+                    _ => {
+                        let class = rules.classify(chunk.record_type);
+                        last = Some((chunk.record_type, class));
+                        class
+                    }
+                };
+                let kind = SpanKind::Chunk {
+                    record_type: chunk.record_type,
+                    role: ChunkRole::of(class, chunk.record_type, chunk.payload.len()),
+                    log_number: chunk.log_number,
+                    checked: chunk.checksum_verified,
+                    stored_checksum: chunk.stored_checksum,
+                    header_len: u8::try_from(chunk.header_len).unwrap_or(u8::MAX),
+                };
+                (chunk.offset, chunk.header_len + chunk.payload.len(), kind)
             }
-            Parsed::Trailer { offset, len } => region(offset, len, SpanKind::Trailer),
-            Parsed::Truncated { offset, len } | Parsed::Torn { offset, len } => {
-                region(offset, len, SpanKind::Torn)
-            }
-            Parsed::Padding { offset, len } => region(offset, len, SpanKind::Padding),
-            Parsed::ZeroHeader { offset, len } => region(offset, len, SpanKind::ZeroHeader),
-            Parsed::Erased { offset, len } => region(offset, len, SpanKind::Erased),
+            Parsed::Trailer { offset, len } => (offset, len, SpanKind::Trailer),
+            Parsed::Truncated { offset, len } => (offset, len, SpanKind::Torn { power_cut: false }),
+            Parsed::Torn { offset, len } => (offset, len, SpanKind::Torn { power_cut: true }),
+            Parsed::Padding { offset, len } => (offset, len, SpanKind::Padding),
+            Parsed::ZeroHeader { offset, len } => (offset, len, SpanKind::ZeroHeader),
+            Parsed::Erased { offset, len } => (offset, len, SpanKind::Erased),
             Parsed::OldRecord {
                 offset,
                 len,
                 log_number,
-            } => region(offset, len, SpanKind::OldRecord { log_number }),
+            } => (offset, len, SpanKind::OldRecord { log_number }),
             Parsed::BadLength {
                 offset,
                 len,
                 declared,
-            } => region(offset, len, SpanKind::BadLength { declared }),
+            } => (offset, len, SpanKind::BadLength { declared }),
             Parsed::ChecksumMismatch {
                 offset,
                 len,
                 stored,
                 computed,
-            } => region(offset, len, SpanKind::ChecksumMismatch { stored, computed }),
+            } => (offset, len, SpanKind::ChecksumMismatch { stored, computed }),
         };
-        spans.push(span);
+        let span = Span {
+            offset: block_offset + offset as u64,
+            len: len as u64,
+            kind,
+        };
+        visit(&span, block.get(offset..offset + len).unwrap_or_default());
     }
-    spans
+}
+
+impl Span {
+    /// A chunk's payload, given the span's bytes (as [`each_span`] hands them over); empty
+    /// for a span that is not a chunk.
+    #[must_use]
+    pub fn payload<'a>(&self, bytes: &'a [u8]) -> &'a [u8] {
+        match self.kind {
+            SpanKind::Chunk { header_len, .. } => {
+                bytes.get(usize::from(header_len)..).unwrap_or_default()
+            }
+            _ => &[],
+        }
+    }
+
+    /// The ring header a chunk is, given the span's bytes, if it is one intact.
+    #[must_use]
+    pub fn ring_header(&self, bytes: &[u8]) -> Option<RingHeader> {
+        let SpanKind::Chunk {
+            role: ChunkRole::RingHeader,
+            stored_checksum,
+            record_type,
+            ..
+        } = self.kind
+        else {
+            return None;
+        };
+        // A ring header is a legacy chunk: its header, then its payload.
+        let payload = self.payload(bytes);
+        let len = u16::try_from(payload.len()).ok()?;
+        let mut chunk = stored_checksum.to_le_bytes().to_vec();
+        chunk.extend_from_slice(&len.to_le_bytes());
+        chunk.push(record_type);
+        chunk.extend_from_slice(payload);
+        RingHeader::parse(&chunk)
+    }
 }
 
 /// What LevelDB's terse reason for a drop means, in plain words; `None` where the reason says
@@ -367,7 +466,7 @@ impl BlockState {
         let any = |f: fn(&SpanKind) -> bool| spans.iter().any(|s| f(&s.kind));
         if any(SpanKind::is_damage) {
             Self::Damaged
-        } else if any(|k| matches!(k, SpanKind::Torn | SpanKind::OldRecord { .. })) {
+        } else if any(|k| matches!(k, SpanKind::Torn { .. } | SpanKind::OldRecord { .. })) {
             Self::Torn
         } else if any(|k| matches!(k, SpanKind::Chunk { .. })) {
             Self::Clean
@@ -386,7 +485,7 @@ impl BlockState {
             Self::Clean => "clean",
             Self::Empty => "empty",
             Self::Zero => "zero",
-            Self::Torn => "torn",
+            Self::Torn { .. } => "torn",
             Self::Damaged => "damaged",
             Self::RingHead => "ring_head",
             Self::RingTail => "ring_tail",

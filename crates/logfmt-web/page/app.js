@@ -192,7 +192,7 @@ async function show(file, out) {
   section.replaceChildren(...parts);
 
   // What a test reads back: the report, and the colour drawn at the first damaged block.
-  const check = { name: file.name, report, ms: answer.ms, read: answer.read };
+  const check = { name: file.name, report, ms: answer.ms, read: answer.read, read_ms: answer.read_ms, path: file.path };
   const firstDamaged = report.blocks.indexOf("damaged");
   if (firstDamaged >= 0) {
     const { x, y } = map.place(firstDamaged);
@@ -251,8 +251,13 @@ document.addEventListener("drop", (e) => {
     // Absolute: the worker, made from a blob, has no base to resolve a relative URL against.
     const url = new URL(base + encodeURIComponent(name), location.href).href;
     const head = await fetch(url, { method: "HEAD" });
-    const source = inline ? { bytes: new Uint8Array(await (await fetch(url)).arrayBuffer()) } : { url };
-    listed.push({ name, size: Number(head.headers.get("content-length") || 0), source,
+    // ?blob=1 (the benchmark of the picker's path): the file fetched whole into a File, which
+    // the worker reads in slices with FileReaderSync as it reads a file the user opened.
+    const source = inline ? { bytes: new Uint8Array(await (await fetch(url)).arrayBuffer()) }
+      : params.get("blob") === "1" ? { file: new File([await (await fetch(url)).blob()], name) }
+      : { url };
+    const path = source.file ? "file" : source.bytes ? "memory" : "http";
+    listed.push({ name, size: Number(head.headers.get("content-length") || 0), source, path,
       text: async () => (await fetch(url)).text() });
   }
   const checks = await openAll(await databaseFiles(listed));

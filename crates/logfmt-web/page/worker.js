@@ -12,9 +12,16 @@ function bytesOf(base64) {
 
 const ready = wasm_bindgen({ module_or_path: bytesOf(WASM_BASE64) });
 
-// A function (offset, len) => Uint8Array over the source, and the bytes it has read.
+// A function (offset, len) => Uint8Array over the source, and the bytes it has read and the
+// milliseconds spent reading them.
 function reader(source) {
-  const counter = { bytes: 0 };
+  const counter = { bytes: 0, ms: 0 };
+  const timed = (read) => (offset, len) => {
+    const started = performance.now();
+    const bytes = read(offset, len);
+    counter.ms += performance.now() - started;
+    return bytes;
+  };
   if (source.bytes) {
     // Bytes already in memory (the page's screenshot mode for small test files).
     const read = (offset, len) => {
@@ -22,7 +29,7 @@ function reader(source) {
       counter.bytes += bytes.length;
       return bytes;
     };
-    return [read, counter];
+    return [timed(read), counter];
   }
   if (source.file) {
     const sync = new FileReaderSync();
@@ -31,7 +38,7 @@ function reader(source) {
       counter.bytes += bytes.length;
       return bytes;
     };
-    return [read, counter];
+    return [timed(read), counter];
   }
   const read = (offset, len) => {
     if (len <= 0) return new Uint8Array(0);
@@ -47,7 +54,7 @@ function reader(source) {
     counter.bytes += bytes.length;
     return bytes;
   };
-  return [read, counter];
+  return [timed(read), counter];
 }
 
 // Carries out one message of the page; in the worker, each message that arrives.
@@ -68,7 +75,7 @@ async function handle(message) {
       throw new Error(`unknown operation ${message.op}`);
     }
     const ms = performance.now() - started;
-    return { id: message.id, ok: true, json, ms, read: counter.bytes };
+    return { id: message.id, ok: true, json, ms, read: counter.bytes, read_ms: counter.ms };
   } catch (error) {
     return { id: message.id, ok: false, error: String(error && error.message || error) };
   }

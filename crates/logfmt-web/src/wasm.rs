@@ -9,14 +9,16 @@ use wasm_bindgen::prelude::*;
 
 use crate::{ContentKind, Options, ReadAt, Window};
 
-/// Bytes fetched from the file at a time.
-const WINDOW: usize = 1 << 20;
+/// Bytes fetched from the file at a time: each fetch is one synchronous request through the
+/// browser (a ranged HTTP request, or a `FileReaderSync` read), whose fixed cost a large window
+/// spreads; memory is about two windows whatever the file's size.
+const WINDOW: usize = 16 << 20;
 
 /// A JavaScript function `(offset, len) => Uint8Array`.
 struct JsRead(Function);
 
 impl ReadAt for JsRead {
-    fn read_at(&mut self, offset: u64, len: usize) -> io::Result<Vec<u8>> {
+    fn read_at(&mut self, offset: u64, len: usize, into: &mut Vec<u8>) -> io::Result<()> {
         let bytes = self
             .0
             .call2(
@@ -25,7 +27,15 @@ impl ReadAt for JsRead {
                 &JsValue::from_f64(len as f64),
             )
             .map_err(|e| io::Error::other(format!("reading the file failed: {e:?}")))?;
-        Ok(Uint8Array::new(&bytes).to_vec())
+        // The array the function returned, copied once into the window's memory (a
+        // `Uint8Array::new` of it would copy it in JavaScript first).
+        let bytes = bytes
+            .dyn_into::<Uint8Array>()
+            .map_err(|_| io::Error::other("reading the file failed: not a Uint8Array"))?;
+        let n = usize::try_from(bytes.length()).unwrap_or(0).min(len);
+        into.resize(n, 0);
+        bytes.subarray(0, n as u32).copy_to(into);
+        Ok(())
     }
 }
 

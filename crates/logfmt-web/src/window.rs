@@ -5,16 +5,18 @@ use std::io::{self, Read, Seek, SeekFrom};
 
 /// Reads up to `len` bytes at `offset`: fewer only at the end of the file.
 pub trait ReadAt {
-    /// The bytes at `offset`, at most `len` of them.
+    /// The bytes at `offset`, at most `len` of them, in place of what `into` held (its
+    /// memory is used again: a window is not allocated anew for each read).
     ///
     /// # Errors
     /// The read failed.
-    fn read_at(&mut self, offset: u64, len: usize) -> io::Result<Vec<u8>>;
+    fn read_at(&mut self, offset: u64, len: usize, into: &mut Vec<u8>) -> io::Result<()>;
 }
 
 impl<F: FnMut(u64, usize) -> io::Result<Vec<u8>>> ReadAt for F {
-    fn read_at(&mut self, offset: u64, len: usize) -> io::Result<Vec<u8>> {
-        self(offset, len)
+    fn read_at(&mut self, offset: u64, len: usize, into: &mut Vec<u8>) -> io::Result<()> {
+        *into = self(offset, len)?;
+        Ok(())
     }
 }
 
@@ -98,7 +100,7 @@ impl<R: ReadAt> Read for Window<R> {
                 self.window
             };
             let want = usize::try_from((self.len - self.position).min(size as u64)).unwrap_or(size);
-            self.held = self.source.read_at(self.position, want)?;
+            self.source.read_at(self.position, want, &mut self.held)?;
             self.held.truncate(want);
             self.start = self.position;
             self.fetched += self.held.len() as u64;

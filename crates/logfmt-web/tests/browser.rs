@@ -537,11 +537,32 @@ fn browser_memory(profile: &Path) -> u64 {
     total
 }
 
-/// Reads a log of `mib` MiB in the page (the worker, ranged reads from 127.0.0.1): its time and
-/// the browser's peak memory.
-fn page_run(server: &Server, root: &Path, name: &str) -> (f64, u64) {
+/// How the benchmark hands the page its file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Via {
+    /// Ranged HTTP requests from 127.0.0.1, each a synchronous request in the worker.
+    Http,
+    /// A `File` (the file fetched whole into a Blob first), read in the worker with
+    /// `FileReaderSync` as a file from the picker is.
+    File,
+}
+
+/// What one run of the page measured.
+struct Run {
+    /// The worker's time for the inspection, in seconds.
+    seconds: f64,
+    /// Of which reading the file (the requests, or `FileReaderSync`).
+    reading: f64,
+    /// The browser's peak memory (every process's resident size, summed).
+    peak: u64,
+}
+
+/// Reads the log `name` in the page (the worker, through `path`): its time and the browser's
+/// peak memory while it reads.
+fn page_run(server: &Server, name: &str, path: Via) -> Run {
     let profile = tempfile_dir(&format!("logfmt-web-bench-{name}"));
-    let url = server.url(&format!("files={name}&base=/files/&report=/report"));
+    let blob = if path == Via::File { "&blob=1" } else { "" };
+    let url = server.url(&format!("files={name}&base=/files/&report=/report{blob}"));
     let browser = spawn_in_group(chromium(
         &url,
         &profile,
@@ -564,8 +585,13 @@ fn page_run(server: &Server, root: &Path, name: &str) -> (f64, u64) {
     let report: Value = serde_json::from_str(&report).unwrap();
     let check = &report["files"][0];
     assert!(check.get("error").is_none(), "{check}");
-    let _ = root;
-    (check["ms"].as_f64().unwrap() / 1000.0, peak)
+    let expected = if path == Via::File { "file" } else { "http" };
+    assert_eq!(check["path"], expected, "{check}");
+    Run {
+        seconds: check["ms"].as_f64().unwrap() / 1000.0,
+        reading: check["read_ms"].as_f64().unwrap_or(0.0) / 1000.0,
+        peak,
+    }
 }
 
 #[test]
@@ -589,12 +615,14 @@ fn bench() {
                 .map(|m| m.trim_start_matches([' ', '\t', ':']).to_owned())
         })
         .unwrap_or_default();
-    println!("CPU: {cpu}; page read through ranged requests from 127.0.0.1, 1 MiB a request");
+    println!("CPU: {cpu}; the page reads 16 MiB a request");
     for (name, bytes) in sizes {
         let file = root.join(name);
+        let median = |v: &mut Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        };
         let mut native = Vec::new();
-        let mut page = Vec::new();
-        let mut peaks = Vec::new();
         for _ in 0..3 {
             let started = Instant::now();
             let status = Command::new(env_path("LOGFMT_CLI"))
@@ -605,23 +633,30 @@ fn bench() {
                 .unwrap();
             assert!(status.success());
             native.push(started.elapsed().as_secs_f64());
-            let (seconds, peak) = page_run(&server, &root, name);
-            page.push(seconds);
-            peaks.push(peak);
         }
-        let median = |v: &mut Vec<f64>| {
-            v.sort_by(f64::total_cmp);
-            v[v.len() / 2]
-        };
-        let (native, page) = (median(&mut native), median(&mut page));
+        let native = median(&mut native);
         let mb = bytes as f64 / 1e6;
         println!(
-            "{name} ({} MiB): logfmt verify --threads 1 {:.0} MB/s; the page {:.0} MB/s ({:.0} % of native); browser peak memory {} MiB",
+            "{name} ({} MiB): logfmt verify --threads 1 {:.0} MB/s",
             bytes >> 20,
-            mb / native,
-            mb / page,
-            100.0 * native / page,
-            peaks.iter().max().copied().unwrap_or(0) >> 20
+            mb / native
         );
+        for path in [Via::Http, Via::File] {
+            let runs: Vec<Run> = (0..3).map(|_| page_run(&server, name, path)).collect();
+            let mut seconds: Vec<f64> = runs.iter().map(|r| r.seconds).collect();
+            let mut reading: Vec<f64> = runs.iter().map(|r| r.reading).collect();
+            let (page, reading) = (median(&mut seconds), median(&mut reading));
+            println!(
+                "  the page, {}: {:.0} MB/s ({:.0} % of native; reading the file {:.0} % of its time); browser peak memory {} MiB",
+                match path {
+                    Via::Http => "ranged HTTP requests from 127.0.0.1",
+                    Via::File => "a File read with FileReaderSync",
+                },
+                mb / page,
+                100.0 * native / page,
+                100.0 * reading / page,
+                runs.iter().map(|r| r.peak).max().unwrap_or(0) >> 20
+            );
+        }
     }
 }

@@ -3,16 +3,14 @@
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 
-use logfmt_core::block::{ChunkClass, Parsed};
 use logfmt_core::pack::{self, Pack};
 use logfmt_core::ring::RingHeader;
-use logfmt_std::FragmentKind;
-use logfmt_std::{BLOCK_SIZE, BlockRole};
+use logfmt_std::layout::{ChunkRole, Counts, Span, SpanKind, Walk, type_name};
+use logfmt_std::{BLOCK_SIZE, BlockRole, BlockSource, FragmentKind, ReadOptions};
 
 use crate::error::CliError;
 use crate::format::FormatArgs;
 use crate::image::Input;
-use crate::layout::{Item, Layout, View, ring_header, type_name, walk};
 use crate::options::Erased;
 use crate::output::write_json_line;
 use crate::progress::Progress;
@@ -127,6 +125,8 @@ enum Entry {
         log_number: u32,
     },
     Stale(Region),
+    /// A kind of span this listing does not name yet.
+    Other(Region),
     Ring(super::RingJson),
     RingBlock {
         offset: u64,
@@ -220,9 +220,134 @@ fn ring_block(index: u32, role: BlockRole, header: Option<RingHeader>) -> (Line,
     (line, json)
 }
 
-fn describe(item: &Item<'_>, view: &View, layout: &Layout) -> (Line, Entry) {
-    let (block_start, item) = match *item {
-        Item::Parsed(block_start, item) => (block_start, item),
+/// What [`walk`] visits.
+#[derive(Debug)]
+enum Item<'a> {
+    /// A span of a block, and its bytes.
+    Span(&'a Span, &'a [u8]),
+    /// The rest of the file after the block of an old record.
+    Stale {
+        /// Where it begins.
+        offset: u64,
+        /// Its length.
+        len: u64,
+    },
+    /// A block of a ring image: what it is to the log, and its ring header.
+    RingBlock {
+        /// The block's index in the image.
+        index: u32,
+        /// What it is to the log.
+        role: BlockRole,
+        /// Its intact ring header, if it has one.
+        header: Option<RingHeader>,
+    },
+}
+
+/// Walks every block of `input` (a ring image's in the ring's order) with logfmt-std's
+/// [`Walk`], calling `visit` with each span (and the counts so far). After an old record (the
+/// end of a recyclable log), the rest of the file is counted as stale and visited as one
+/// [`Item::Stale`]. A ring image's blocks are each visited first as an [`Item::RingBlock`]:
+/// those not read before the others, in the image's order, then each block read before its
+/// spans.
+fn walk(
+    input: &Input,
+    read: &ReadOptions,
+    progress: &Progress,
+    mut visit: impl FnMut(Item<'_>, &Counts) -> Result<(), CliError>,
+) -> Result<Counts, CliError> {
+    let log = &input.log;
+    let mut source = input.source()?;
+    let mut walk = Walk::new(read);
+    let mut place = 0u64;
+    let mut stale_from = None;
+    if let Some(ring) = &input.ring {
+        for index in 0..ring.image_blocks() {
+            if !matches!(
+                ring.role(index),
+                BlockRole::Read { .. } | BlockRole::ReadAsErased { .. }
+            ) {
+                visit(ring_item(ring, index), walk.counts())?;
+            }
+        }
+    }
+    loop {
+        // The first error `visit` returns: the walk's callback cannot return one.
+        let mut failed = Ok(());
+        let block_start = input.block_offset(place);
+        progress.set(place * BLOCK_SIZE as u64);
+        source.load_next().map_err(|e| log.read_error(e))?;
+        let block = source.block();
+        if block.is_empty() {
+            break;
+        }
+        if let Some(ring) = &input.ring {
+            let index = u32::try_from(block_start / BLOCK_SIZE as u64).unwrap_or(u32::MAX);
+            visit(ring_item(ring, index), walk.counts())?;
+        }
+        let was_ended = walk.ended();
+        walk.block(block_start, block, |span, bytes, counts| {
+            if failed.is_ok() {
+                failed = visit(Item::Span(span, bytes), counts);
+            }
+        });
+        failed?;
+        if !was_ended && walk.ended() {
+            stale_from = Some(block_start + block.len() as u64);
+        }
+        if block.len() < BLOCK_SIZE {
+            break;
+        }
+        place += 1;
+    }
+    let counts = walk.into_counts();
+    if let Some(from) = stale_from
+        && counts.bytes > from
+    {
+        visit(
+            Item::Stale {
+                offset: from,
+                len: counts.bytes - from,
+            },
+            &counts,
+        )?;
+    }
+    Ok(counts)
+}
+
+/// The item of block `index` of a ring image: its role and ring header.
+fn ring_item<'a>(ring: &logfmt_std::RingImage, index: u32) -> Item<'a> {
+    Item::RingBlock {
+        index,
+        role: ring.role(index),
+        header: ring.header(index),
+    }
+}
+
+/// What the reader does with a chunk of this role and `record_type`: `None` if it is read.
+fn verdict(role: ChunkRole, record_type: u8) -> Option<String> {
+    Some(match role {
+        ChunkRole::Fragment(_) | ChunkRole::Pack(_) => return None,
+        ChunkRole::OtherFormat => {
+            format!("dropped: unexpected legacy record type {record_type} in recyclable log")
+        }
+        ChunkRole::ResumeMarker => {
+            "resume marker: the flash writer went on here after a power cut".into()
+        }
+        ChunkRole::Cursor => "read cursor, not a record: how far a consumer delivered the \
+                              records (see `logfmt stats`)"
+            .into(),
+        ChunkRole::Ignorable => "ignorable type: skipped without a report (RocksDB)".into(),
+        ChunkRole::RingHeader => "ring header, not a record".into(),
+        ChunkRole::SetCompression => {
+            "RocksDB's compression record: the records after it are compressed".into()
+        }
+        _ => format!("dropped: unknown record type {record_type}"),
+    })
+}
+
+fn describe(item: &Item<'_>, counts: &Counts) -> (Line, Entry) {
+    let (span, bytes) = match *item {
+        Item::Span(span, bytes) => (span, bytes),
         Item::RingBlock {
             index,
             role,
@@ -238,29 +363,32 @@ fn describe(item: &Item<'_>, view: &View, layout: &Layout) -> (Line, Entry) {
             return (line, Entry::Stale(region));
         }
     };
-    let block = block_start / BLOCK_SIZE as u64;
-    let region = |offset: usize, len: usize, kind: &'static str, note: String| {
-        region(block_start + offset as u64, len as u64, kind, note)
-    };
-    match *item {
-        Parsed::Chunk(chunk) => {
-            let offset = block_start + chunk.offset as u64;
-            let name = type_name(chunk.record_type);
+    let offset = span.offset;
+    let block = offset / BLOCK_SIZE as u64;
+    let region = |kind: &'static str, note: String| region(offset, span.len, kind, note);
+    match span.kind {
+        SpanKind::Chunk {
+            record_type,
+            role,
+            log_number,
+            stored_checksum,
+            ..
+        } => {
+            let payload = span.payload(bytes);
+            let name = type_name(record_type);
             let what = if name == "unknown" || name == "ZERO" {
-                format!("type {}", chunk.record_type)
+                format!("type {record_type}")
             } else {
                 name.to_owned()
             };
-            let mut note = match chunk.log_number {
-                Some(n) => format!("log {n}; checksum ok ({:#010x})", chunk.stored_checksum),
-                None => format!("checksum ok ({:#010x})", chunk.stored_checksum),
+            let mut note = match log_number {
+                Some(n) => format!("log {n}; checksum ok ({stored_checksum:#010x})"),
+                None => format!("checksum ok ({stored_checksum:#010x})"),
             };
-            if let Some(verdict) = view.verdict(chunk.record_type, chunk.payload.len()) {
+            if let Some(verdict) = verdict(role, record_type) {
                 note += &format!("; {verdict}");
             }
-            if view.rules.classify(chunk.record_type) == ChunkClass::RingHeader
-                && let Some(h) = ring_header(&chunk)
-            {
+            if let Some(h) = span.ring_header(bytes) {
                 note += &format!(
                     " (lap {}, {} records begun before this block; ring of {} blocks, {} per \
                      erase group)",
@@ -268,8 +396,8 @@ fn describe(item: &Item<'_>, view: &View, layout: &Layout) -> (Line, Entry) {
                 );
             }
             let mut pack_records = None;
-            if let ChunkClass::Pack(kind) = view.rules.classify(chunk.record_type) {
-                let (records, what) = pack_note(kind, chunk.payload);
+            if let ChunkRole::Pack(kind) = role {
+                let (records, what) = pack_note(kind, payload);
                 pack_records = records;
                 note += &format!("; {what}");
             }
@@ -277,47 +405,41 @@ fn describe(item: &Item<'_>, view: &View, layout: &Layout) -> (Line, Entry) {
                 offset,
                 block,
                 type_name: name,
-                type_byte: chunk.record_type,
-                length: chunk.payload.len() as u64,
+                type_byte: record_type,
+                length: payload.len() as u64,
                 checksum: "ok",
-                stored_checksum: chunk.stored_checksum,
-                log_number: chunk.log_number,
+                stored_checksum,
+                log_number,
                 pack_records,
             };
             let line = Line {
                 offset,
                 what,
-                length: chunk.payload.len() as u64,
+                length: payload.len() as u64,
                 note,
             };
             (line, json)
         }
-        Parsed::Trailer { offset, len } => {
-            let (line, region) = region(offset, len, "trailer", "block trailer, skipped".into());
+        SpanKind::Trailer => {
+            let (line, region) = region("trailer", "block trailer, skipped".into());
             (line, Entry::Trailer(region))
         }
-        Parsed::Truncated { offset, len } => {
+        SpanKind::Torn { power_cut: false } => {
             let (line, region) = region(
-                offset,
-                len,
                 "torn",
                 "the file ends inside this chunk: a torn write, the end of the log".into(),
             );
             (line, Entry::Torn(region))
         }
-        Parsed::Torn { offset, len } => {
+        SpanKind::Torn { power_cut: true } => {
             let (line, region) = region(
-                offset,
-                len,
                 "torn",
                 "torn by a power cut: the writer went on at the resume marker after it".into(),
             );
             (line, Entry::Torn(region))
         }
-        Parsed::Padding { offset, len } => {
+        SpanKind::Padding => {
             let (line, region) = region(
-                offset,
-                len,
                 "padding",
                 "erased flash up to the next chunk (a flush's unprogrammed word, or the words \
                  a reopening writer skipped)"
@@ -325,46 +447,29 @@ fn describe(item: &Item<'_>, view: &View, layout: &Layout) -> (Line, Entry) {
             );
             (line, Entry::Padding(region))
         }
-        Parsed::ZeroHeader { offset, len } => {
+        SpanKind::ZeroHeader => {
             let (line, region) = region(
-                offset,
-                len,
                 "zero_header",
                 "skipped to the end of the block WITHOUT a report (LevelDB)".into(),
             );
             (line, Entry::ZeroHeader(region))
         }
-        Parsed::Erased { offset, len } => {
+        SpanKind::Erased => {
             let (line, region) = region(
-                offset,
-                len,
                 "erased",
                 "erased flash: nothing written to the end of the block".into(),
             );
             (line, Entry::Erased(region))
         }
-        Parsed::BadLength {
-            offset,
-            len,
-            declared,
-        } => {
+        SpanKind::BadLength { declared } => {
             let (line, region) = region(
-                offset,
-                len,
                 "bad_length",
                 format!("dropped: bad record length (declares {declared} bytes)"),
             );
             (line, Entry::BadLength { region, declared })
         }
-        Parsed::ChecksumMismatch {
-            offset,
-            len,
-            stored,
-            computed,
-        } => {
+        SpanKind::ChecksumMismatch { stored, computed } => {
             let (line, region) = region(
-                offset,
-                len,
                 "checksum_mismatch",
                 format!(
                     "dropped: checksum mismatch (stored {stored:#010x}, computed {computed:#010x})"
@@ -377,25 +482,25 @@ fn describe(item: &Item<'_>, view: &View, layout: &Layout) -> (Line, Entry) {
             };
             (line, json)
         }
-        Parsed::OldRecord {
-            offset,
-            len,
-            log_number,
-        } => {
+        SpanKind::OldRecord { log_number } => {
             let mut note = format!(
                 "old record (log {log_number}): the end of this log; the rest of the file is \
                  left by an earlier use of it"
             );
-            if let Some((from, bytes)) = layout.stale_garbage
-                && from + bytes == block_start + offset as u64
+            if let Some((from, bytes)) = counts.stale_garbage
+                && from + bytes == offset
             {
                 note += &format!(
                     " (so are the {bytes} bytes before it from offset {from}, where this log's \
                      records end: not damage)"
                 );
             }
-            let (line, region) = region(offset, len, "old_record", note);
+            let (line, region) = region("old_record", note);
             (line, Entry::OldRecord { region, log_number })
+        }
+        other => {
+            let (line, region) = region(other.name(), other.note().unwrap_or_default());
+            (line, Entry::Other(region))
         }
     }
 }
@@ -441,12 +546,12 @@ fn run_one(args: &DumpArgs, path: &std::path::Path, several: bool) -> Result<(),
             "OFFSET", "TYPE", "LENGTH"
         )?;
     }
-    let (view, _) = View::new(&input, args.erased, &args.format)?;
+    let read = input.chunk_read(args.erased, &args.format)?;
     let progress = Progress::bytes("chunks", log.len_at_open());
     // Where a run of zero headers that may reach the end of the file began.
     let mut zeros_from = None;
-    let layout = walk(&input, view, &progress, |item, view, layout| {
-        let (line, json) = describe(&item, view, layout);
+    let layout = walk(&input, &read, &progress, |item, counts| {
+        let (line, json) = describe(&item, counts);
         match line.what.as_ref() {
             "zero-header" => zeros_from = zeros_from.or(Some(line.offset)),
             "trailer" => {}
@@ -514,7 +619,7 @@ fn run_one(args: &DumpArgs, path: &std::path::Path, several: bool) -> Result<(),
             plural(layout.bytes, "byte"),
             plural(layout.blocks, "block"),
             plural(layout.chunks(), "chunk"),
-            layout.packs_note(),
+            packs_note(&layout),
             layout.unknown,
             plural(layout.trailer_bytes, "byte"),
             plural(layout.skipped_bytes, "byte"),
@@ -571,6 +676,15 @@ fn pack_note(kind: FragmentKind, payload: &[u8]) -> (Option<u32>, String) {
             (Some(parsed.count()), what)
         }
         Err(error) => (None, format!("a pack that does not hold together: {error}")),
+    }
+}
+
+/// ", PACK N" for a log with pack chunks, for the chunk counts' line.
+pub(crate) fn packs_note(counts: &Counts) -> String {
+    if counts.pack_chunks == 0 {
+        String::new()
+    } else {
+        format!(", PACK {}", counts.pack_chunks)
     }
 }
 

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::io;
 use std::path::PathBuf;
 
-use logfmt_core::block::{BlockParser, Parsed};
+use logfmt_std::layout::{Counts as ChunkCounts, Walk};
 use logfmt_std::{
     BlockSource, Damage, HEADER_SIZE, LogReader, ReaderOptions, RecoveryMode, StaleTail,
 };
@@ -17,7 +17,6 @@ use crate::decode::{Content, Decode};
 use crate::error::CliError;
 use crate::format::FormatArgs;
 use crate::image::{Input, Source};
-use crate::layout::{Layout, View};
 use crate::options::Erased;
 use crate::progress::Progress;
 use crate::reports::DamageReports;
@@ -77,16 +76,14 @@ pub(crate) struct StatsArgs {
     files: Vec<PathBuf>,
 }
 
-/// A source that counts the physical layout of each block it loads.
+/// A source that walks each block it loads with logfmt-std's [`Walk`]: the chunks counted as
+/// the reader reads the records.
 struct Counted<'a> {
     source: Source<'a>,
     input: &'a Input,
-    view: View,
-    layout: Layout,
+    walk: Walk,
     /// Blocks loaded so far.
     place: u64,
-    /// An old record ended the log: the rest of the file is stale.
-    ended: bool,
 }
 
 impl BlockSource for Counted<'_> {
@@ -97,13 +94,7 @@ impl BlockSource for Counted<'_> {
         let block = self.source.block();
         let block_start = self.input.block_offset(self.place);
         self.place += 1;
-        count_block(
-            &mut self.layout,
-            &mut self.view,
-            &mut self.ended,
-            block_start,
-            block,
-        );
+        self.walk.block(block_start, block, |_, _, _| {});
         Ok(())
     }
 
@@ -117,33 +108,6 @@ impl BlockSource for Counted<'_> {
 
     fn is_last(&self) -> bool {
         self.source.is_last()
-    }
-}
-
-/// Record sizes, as a histogram: the exact median in memory that grows with the number of
-/// distinct sizes, not of records (a log of n distinct sizes holds at least n²/2 bytes of
-/// payload, so at most about the square root of twice the log's size).
-/// Counts the chunks of the block at file offset `block_start` in `layout` (nothing but its
-/// size once the log has `ended` at an old record), deciding the format in `view`.
-fn count_block(
-    layout: &mut Layout,
-    view: &mut View,
-    ended: &mut bool,
-    block_start: u64,
-    block: &[u8],
-) {
-    if block.is_empty() {
-        return;
-    }
-    layout.blocks += 1;
-    layout.bytes += block.len() as u64;
-    if *ended {
-        return;
-    }
-    for item in BlockParser::new(block).rules(view.rules) {
-        view.decide(&item);
-        layout.count(block_start, &item);
-        *ended |= matches!(item, Parsed::OldRecord { .. });
     }
 }
 
@@ -268,7 +232,7 @@ struct Counts {
     packed: (u64, u64),
     /// Damage is only counted (its regions are not listed).
     damage: DamageReports,
-    layout: Layout,
+    layout: ChunkCounts,
     /// The torn tail, as the reader ended the log.
     tail: Option<Damage>,
     stale: Option<StaleTail>,
@@ -284,13 +248,13 @@ fn gather(
     // What the records hold, as `cat` decodes it: by name, confirmed by the first record.
     let mut content = args.decode.content(&target.path, target.kind);
     let confirmed = args.decode != Decode::Auto || content == Content::Raw;
-    let (view, read) = View::new(&input, args.erased, &args.format)?;
+    let read = input.chunk_read(args.erased, &args.format)?;
     let options = ReaderOptions::new()
-        .read(read)
+        .read(read.clone())
         .recovery(RecoveryMode::SkipAnyCorruptedRecords);
-    let counts = match count_in_parts(args, &input, &options, view, &mut content, confirmed)? {
+    let counts = match count_in_parts(args, &input, &options, &read, &mut content, confirmed)? {
         Some(counts) => counts,
-        None => count_in_order(&input, &options, view, &mut content, confirmed)?,
+        None => count_in_order(&input, &options, &read, &mut content, confirmed)?,
     };
     Ok(report(&input, counts, content, several))
 }
@@ -301,7 +265,7 @@ fn count_in_parts(
     args: &StatsArgs,
     input: &Input,
     options: &ReaderOptions,
-    view: View,
+    read: &logfmt_std::ReadOptions,
     content: &mut Content,
     confirmed: bool,
 ) -> Result<Option<Counts>, CliError> {
@@ -317,10 +281,12 @@ fn count_in_parts(
         |part: &mut Part, found| part.add(decoding, confirmed, found),
     )?;
     let layouts = match in_parts {
-        Some(_) => crate::parallel::blocks(log, threads, |layout: &mut Layout, start, block| {
-            let mut view = view;
-            count_block(layout, &mut view, &mut false, start, block);
-        })?,
+        Some(_) => {
+            crate::parallel::blocks(log, threads, |part: &mut Option<Walk>, start, block| {
+                part.get_or_insert_with(|| Walk::new(read))
+                    .block(start, block, |_, _, _| {});
+            })?
+        }
         None => None,
     };
     let (Some(clean), Some(layouts)) = (in_parts, layouts) else {
@@ -340,8 +306,8 @@ fn count_in_parts(
         counts.packed.0 += part.packed.0;
         counts.packed.1 += part.packed.1;
     }
-    for part in &layouts {
-        counts.layout.merge(part);
+    for part in layouts.iter().flatten() {
+        counts.layout.merge(part.counts());
     }
     counts.tail = clean.outcome.tail;
     counts.stale = clean.stale;
@@ -352,7 +318,7 @@ fn count_in_parts(
 fn count_in_order(
     input: &Input,
     options: &ReaderOptions,
-    view: View,
+    read: &logfmt_std::ReadOptions,
     content: &mut Content,
     mut confirmed: bool,
 ) -> Result<Counts, CliError> {
@@ -360,10 +326,8 @@ fn count_in_order(
     let source = Counted {
         source: input.source()?,
         input,
-        view,
-        layout: Layout::default(),
+        walk: Walk::new(read),
         place: 0,
-        ended: false,
     };
     let mut reader = LogReader::new(source, options);
     let mut read_error = None;
@@ -413,7 +377,7 @@ fn count_in_order(
         None
     };
     counts.tail = outcome.tail;
-    counts.layout = reader.into_inner().layout;
+    counts.layout = reader.into_inner().walk.into_counts();
     Ok(counts)
 }
 
