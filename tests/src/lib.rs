@@ -6,8 +6,9 @@ use std::convert::Infallible;
 use std::path::PathBuf;
 
 use logfmt_core::{
-    BLOCK_SIZE, BlockSource, Corruption, Event, FnSink, FragmentKind, FragmentReader, Item,
-    Oversized, ReadOptions, Reader, SliceSource, WriteOptions, Writer, Written,
+    BLOCK_SIZE, BlockSource, FnSink, ReadOptions, Reader, SliceSource, WriteOptions, Writer,
+    Written, parts::Corruption, parts::Event, parts::FragmentKind, parts::FragmentReader,
+    parts::Item, parts::Oversized,
 };
 
 pub mod model;

@@ -76,8 +76,8 @@
 use std::convert::Infallible;
 
 use logfmt_core::{
-    BLOCK_SIZE, Corruption, CorruptionKind, Event, FnSink, Format, FragmentReader, IoSource,
-    ReadOptions, SliceSource, WriteError, WriteOptions, Writer,
+    BLOCK_SIZE, FnSink, Format, IoSource, ReadOptions, SliceSource, WriteError, WriteOptions,
+    Writer, parts::Corruption, parts::CorruptionKind, parts::Event, parts::FragmentReader,
 };
 use logfmt_tests::damage::{fix_checksum, increment_byte, set_byte};
 use logfmt_tests::model::{self, FIRST, FULL, LAST, MIDDLE, Piece};

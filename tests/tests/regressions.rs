@@ -4,7 +4,7 @@
 
 #![allow(missing_docs)]
 
-use logfmt_core::{BLOCK_SIZE, IoSource, Item, ReadOptions, Reader};
+use logfmt_core::{BLOCK_SIZE, IoSource, ReadOptions, Reader, parts::Item};
 use logfmt_tests::{Seen, model, read_with, write_log};
 
 /// Found by the `reader` fuzz target (fixed in 26a48ce): an initial offset in the last 5
@@ -266,10 +266,10 @@ fn zeros_then_a_torn_chunk_cut_the_record_in_progress() {
     );
     log.extend(&next[..10]);
     let options = ReadOptions::new().resync_after_zeros(true);
-    let cut = Seen::Drop(logfmt_core::Corruption {
+    let cut = Seen::Drop(logfmt_core::parts::Corruption {
         offset: 0,
         bytes: 37,
-        kind: logfmt_core::CorruptionKind::ErrorInMiddleOfRecord,
+        kind: logfmt_core::parts::CorruptionKind::ErrorInMiddleOfRecord,
     });
     assert_eq!(read_with(&log, &options), std::slice::from_ref(&cut));
     let mut scratch = [0u8; 64];

@@ -9,8 +9,9 @@ use std::io;
 use std::path::Path;
 
 use logfmt_std::{
-    BlockSource, Damage, EscapedPath, LogBytes, LogFile, ReadOptions, Reread, RingImage,
-    RingSource, StdSource,
+    Damage, LogFile, advanced::BlockSource, advanced::EscapedPath, advanced::LogBytes,
+    advanced::ReadOptions, advanced::Reread, advanced::RingImage, advanced::RingSource,
+    advanced::StdSource,
 };
 
 use crate::error::CliError;
@@ -114,7 +115,7 @@ impl Input {
 
     /// File offset of the `place`-th block read (from 0).
     pub(crate) fn block_offset(&self, place: u64) -> u64 {
-        self.offset(place * logfmt_std::BLOCK_SIZE as u64)
+        self.offset(place * logfmt_std::advanced::BLOCK_SIZE as u64)
     }
 }
 

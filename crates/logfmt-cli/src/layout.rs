@@ -1,9 +1,12 @@
 //! The physical layout of a log, as `dump` and `stats` walk it: every block's chunks and the
 //! regions that are not chunks, counted over the whole file.
 
-use logfmt_core::block::{BlockParser, Chunk, ChunkClass, ChunkRules, Parsed};
-use logfmt_core::ring::RingHeader;
-use logfmt_std::{BLOCK_SIZE, BlockRole, BlockSource, LogEnd, ReadOptions, RecordType, StaleTail};
+use logfmt_core::parts::block::{BlockParser, Chunk, ChunkClass, ChunkRules, Parsed};
+use logfmt_core::parts::ring::RingHeader;
+use logfmt_std::{
+    advanced::BLOCK_SIZE, advanced::BlockRole, advanced::BlockSource, advanced::LogEnd,
+    advanced::ReadOptions, advanced::RecordType, advanced::StaleTail,
+};
 
 use crate::error::CliError;
 use crate::format::FormatArgs;
@@ -176,7 +179,7 @@ impl View {
             ChunkClass::OtherFormat => Some(format!(
                 "dropped: unexpected legacy record type {record_type} in recyclable log"
             )),
-            ChunkClass::Ignorable if record_type == logfmt_core::format::RESUME_TYPE => {
+            ChunkClass::Ignorable if record_type == logfmt_core::parts::format::RESUME_TYPE => {
                 Some("resume marker: the flash writer went on here after a power cut".into())
             }
             ChunkClass::Ignorable => {
@@ -286,7 +289,7 @@ pub(crate) enum Item<'a> {
     },
 }
 
-/// The ring header a well-formed chunk of type [`RING_TYPE`](logfmt_core::format::RING_TYPE)
+/// The ring header a well-formed chunk of type [`RING_TYPE`](logfmt_core::parts::format::RING_TYPE)
 /// is (its header and payload, as the core parses them), if it is one.
 pub(crate) fn ring_header(chunk: &Chunk<'_>) -> Option<RingHeader> {
     let len = u16::try_from(chunk.payload.len()).ok()?;
@@ -299,14 +302,14 @@ pub(crate) fn ring_header(chunk: &Chunk<'_>) -> Option<RingHeader> {
 
 /// The name of a chunk type, or "unknown".
 pub(crate) fn type_name(record_type: u8) -> &'static str {
-    if record_type == logfmt_core::format::SET_COMPRESSION_TYPE {
+    if record_type == logfmt_core::parts::format::SET_COMPRESSION_TYPE {
         return "SET_COMPRESSION";
     }
     RecordType::try_from(record_type).map_or("unknown", RecordType::name)
 }
 
 /// The dump's line for block `index` of a ring image: its role and ring header.
-fn ring_block<'a>(ring: &logfmt_std::RingImage, index: u32) -> Item<'a> {
+fn ring_block<'a>(ring: &logfmt_std::advanced::RingImage, index: u32) -> Item<'a> {
     Item::RingBlock {
         index,
         role: ring.role(index),

@@ -162,7 +162,7 @@ impl Default for DamageReports {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use logfmt_std::CorruptionKind;
+    use logfmt_std::advanced::CorruptionKind;
 
     fn corruption(offset: u64) -> Damage {
         Damage {

@@ -5,8 +5,8 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use logfmt_core::{BLOCK_SIZE, Item, ReadOptions, Reader, SliceSource, Writer};
-use logfmt_std::StdSink;
+use logfmt_core::{BLOCK_SIZE, ReadOptions, Reader, SliceSource, Writer, parts::Item};
+use logfmt_std::advanced::StdSink;
 use serde_json::Value;
 
 mod common;
@@ -626,7 +626,7 @@ fn leveldb_vectors_through_the_cli() -> TestResult {
                 (
                     data.len(),
                     v["offset"].as_u64().expect("offset"),
-                    logfmt_core::checksum::crc32c(&data),
+                    logfmt_core::parts::checksum::crc32c(&data),
                 )
             })
             .collect();

@@ -78,7 +78,7 @@ pub enum Event<'a> {
 /// Reads a log as a stream of fragments, with LevelDB's reader semantics.
 ///
 /// ```
-/// use logfmt_core::{Event, FragmentKind, FragmentReader};
+/// use logfmt_core::{parts::Event, parts::FragmentKind, parts::FragmentReader};
 ///
 /// // "foo" as a FULL chunk.
 /// let log = [0xdd, 0x5f, 0xb3, 0x7a, 0x03, 0x00, 0x01, b'f', b'o', b'o'];
@@ -177,7 +177,7 @@ impl<S: BlockSource> FragmentReader<S> {
     /// that point. `None` means nothing follows but bytes no reader can use: a torn write.
     ///
     /// ```
-    /// use logfmt_core::{ChunksAfter, FragmentReader};
+    /// use logfmt_core::{parts::ChunksAfter, parts::FragmentReader};
     ///
     /// // A chunk whose length runs past the end of the input, then "foo" as a FULL chunk.
     /// let mut log = vec![0, 0, 0, 0, 0xff, 0x00, 0x01];
@@ -234,7 +234,7 @@ impl<S: BlockSource> FragmentReader<S> {
     /// every case.
     ///
     /// ```
-    /// use logfmt_core::{BlockSource, FragmentReader, SliceWriter};
+    /// use logfmt_core::{BlockSource, parts::FragmentReader, SliceWriter};
     ///
     /// let mut buffer = [0u8; 64];
     /// let mut writer = SliceWriter::new(&mut buffer);

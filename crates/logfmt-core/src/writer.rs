@@ -666,7 +666,7 @@ impl<S: Sink, B: BorrowMut<[u8; BLOCK_SIZE]>> Writer<S, B> {
     ///
     /// ```
     /// use logfmt_core::{FnSink, Writer, BLOCK_SIZE};
-    /// use logfmt_core::format::ZSTD_CODEC;
+    /// use logfmt_core::parts::format::ZSTD_CODEC;
     ///
     /// let mut log = Vec::new();
     /// let mut block = [0u8; BLOCK_SIZE];
@@ -704,7 +704,7 @@ impl<S: Sink, B: BorrowMut<[u8; BLOCK_SIZE]>> Writer<S, B> {
     ///
     /// ```
     /// use logfmt_core::pack::PackBuffer;
-    /// use logfmt_core::{FnSink, Item, Reader, Writer, BLOCK_SIZE};
+    /// use logfmt_core::{FnSink, parts::Item, Reader, Writer, BLOCK_SIZE};
     ///
     /// let mut log = Vec::new();
     /// let mut block = [0u8; BLOCK_SIZE];
@@ -873,7 +873,7 @@ impl core::error::Error for BufferFull {}
 /// assert_eq!(writer.as_bytes(), [0xdd, 0x5f, 0xb3, 0x7a, 3, 0, 1, b'f', b'o', b'o']);
 /// assert!(writer.add_record(&[0; 100]).is_err()); // does not fit: nothing is written
 /// assert_eq!(writer.len(), 10);
-/// # Ok::<(), logfmt_core::BufferFull>(())
+/// # Ok::<(), logfmt_core::parts::BufferFull>(())
 /// ```
 #[derive(Debug)]
 pub struct SliceWriter<'a> {

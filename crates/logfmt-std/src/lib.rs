@@ -43,7 +43,7 @@
 //!   process appends to: a reader returns `None` for "nothing more yet" and reads on later.
 //! - Flash images: [`ReadOptions::erased`] (`0xFF` or `0x00`) reads an erased region as
 //!   "nothing written here" rather than damage. A ring image (a flash log kept as a ring,
-//!   [`logfmt_core::ring`]) is found from its blocks' ring headers ([`RingImage`],
+//!   [`logfmt_core::parts::ring`]) is found from its blocks' ring headers ([`RingImage`],
 //!   [`LogFile::ring`]) and read from its oldest block to its newest ([`RingSource`]), with
 //!   offsets mapped back to the image.
 //!
@@ -66,7 +66,7 @@
 //!   advisory lock on the log ([`File::try_lock`](std::fs::File::try_lock): `flock` on Unix)
 //!   before it reads or changes anything, and holds it for as long as it
 //!   has the file open. A second writer is refused at once ([`Error::Locked`]) or waits
-//!   ([`WriterOptions::lock_wait`], [`LockWait`]). Readers never take it and are never
+//!   ([`LogWriterOptions::lock_wait`], [`LockWait`]). Readers never take it and are never
 //!   blocked: a log being appended to reads as a prefix, possibly ending in a torn tail (the
 //!   record being written), which a tailing reader waits out. An advisory lock cannot stop a
 //!   writer that does not take it (LevelDB's own writer, `cat >>`), and on network file
@@ -87,8 +87,8 @@
 //! files, this crate is all a host program needs. The rest of the core — its
 //! [`Writer`](logfmt_core::Writer) and sinks (with its own
 //! [`WriteError`](logfmt_core::WriteError); this crate's [`LogWriter`] fails with a
-//! [`LogWriterError`]), the [block parser](logfmt_core::block), the
-//! [checksum](logfmt_core::checksum) and the flash log — is used from `logfmt_core`.
+//! [`LogWriterError`]), the [block parser](logfmt_core::parts::block), the
+//! [checksum](logfmt_core::parts::checksum) and the flash log — is used from `logfmt_core`.
 //!
 //! Depending on this crate turns on `logfmt-core`'s `std` feature: checksums use the CPU's
 //! instructions, detected once at run time — on x86-64 the core's own engine (SSE 4.2 `crc32`,
@@ -117,13 +117,13 @@
 //!
 //! ```
 //! use logfmt_std::{
-//!     AppendOptions, Entry, LogReader, LogWriter, ReaderOptions, RecoveryMode, StdSource,
-//!     SyncPolicy, WriterOptions,
+//!     AppendOptions, advanced::Entry, advanced::LogReader, LogWriter, LogReaderOptions, RecoveryMode, advanced::StdSource,
+//!     SyncPolicy, LogWriterOptions,
 //! };
 //!
 //! let dir = tempfile::tempdir()?;
 //! let path = dir.path().join("000005.log");
-//! let writing = WriterOptions::new().sync(SyncPolicy::EveryRecords(64));
+//! let writing = LogWriterOptions::new().sync(SyncPolicy::EveryRecords(64));
 //! for session in 0..2 {
 //!     let options = AppendOptions::new().writer(writing.clone());
 //!     let (mut writer, report) = LogWriter::append(&path, &options)?;
@@ -135,7 +135,7 @@
 //! }
 //!
 //! let file = std::fs::File::open(&path)?;
-//! let options = ReaderOptions::new().recovery(RecoveryMode::AbsoluteConsistency);
+//! let options = LogReaderOptions::new().recovery(RecoveryMode::AbsoluteConsistency);
 //! let mut reader = LogReader::new(StdSource::seekable(file), &options);
 //! let mut count = 0;
 //! while let Some(entry) = reader.next()? {
@@ -150,14 +150,14 @@
 //!
 //! ```
 //! use logfmt_std::{
-//!     Event, FragmentReader, Item, LogFile, LogWriter, ReadOptions, Reader, WriterOptions,
+//!     Event, advanced::FragmentReader, advanced::Item, LogFile, LogWriter, advanced::ReadOptions, advanced::Reader, LogWriterOptions,
 //! };
 //!
 //! let dir = tempfile::tempdir()?;
 //! let path = dir.path().join("000003.log");
 //!
 //! // Write two records; the second spans two blocks.
-//! let mut writer = LogWriter::create(&path, &WriterOptions::new())?;
+//! let mut writer = LogWriter::create(&path, &LogWriterOptions::new())?;
 //! for record in [&b"hello"[..], &[7u8; 40_000]] {
 //!     writer.add_record(record)?;
 //! }
@@ -193,6 +193,7 @@
 //! ```
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+pub mod advanced;
 mod append;
 mod atomic;
 mod compression;
@@ -200,6 +201,7 @@ pub mod content;
 mod create;
 mod database_log;
 mod detect;
+mod entry;
 mod error;
 mod escape;
 mod file;
@@ -222,48 +224,26 @@ mod stale;
 mod tail;
 mod writer;
 
-pub use append::{AppendFormat, AppendOptions, AppendReport, Kept, TornTailPolicy};
-pub use atomic::{AtomicLog, AtomicOptions};
-pub use compression::{Compression, MAX_DECODED};
-pub use error::{Error, LogWriterError, Operation, WriteOperation};
-pub use escape::{Escaped, EscapedPath};
-pub use file::{LogBytes, LogFile, Reread, log_number_in_name, log_number_of_file};
-pub use group::{GroupPolicy, GroupStats, GroupWriter, SyncHandle};
-pub use lock::{LockWait, is_same_file};
-// The format.
-pub use logfmt_core::{
-    BLOCK_SIZE, ChunkFormat, Format, FragmentKind, HEADER_SIZE, RECYCLABLE_HEADER_SIZE, RecordType,
-};
-// Options.
-pub use logfmt_core::packing::PackLimit;
-pub use logfmt_core::{ReadFormat, ReadOptions, WriteOptions};
-// What reading returns and reports, and where writing put a record.
-pub use logfmt_core::{Corruption, CorruptionKind, LogEnd, Oversized, Record, Written};
-// Sources, and the core readers over them.
-pub use database_log::{DatabaseLog, database_log};
-pub use detect::detect_format;
-pub use logfmt_core::{
-    Aborted, BlockSource, Event, Fragment, FragmentReader, Item, Reader, Skip, SkipKind,
-    SliceSource,
-};
+// Reading a log file.
+pub use entry::{LogEntry, LogRecord};
+pub use error::Error;
+pub use file::LogFile;
 #[cfg(feature = "mmap")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mmap")))]
-pub use mmap::{MappedEntry, MappedLog, MappedRecord, MappedRecords};
-#[cfg(feature = "parallel")]
-#[cfg_attr(docsrs, doc(cfg(feature = "parallel")))]
-pub use parallel::{par_scan, par_scan_file};
-pub use reader::{Bounded, Entry, LogReader, ReaderOptions};
-pub use record_stream::RecordStream;
-pub use recovery::{
-    Action, Damage, DamageKind, Ending, ReadError, RecoveryMode, UnknownRecoveryMode,
-};
-pub use ring::{BlockRole, RingDisagreement, RingImage, RingSource};
-pub use sink::StdSink;
-pub use source::StdSource;
-pub use split::{ReadAt, split};
-pub use stale::StaleTail;
-pub use tail::{ZeroFill, all_zero, zero_fill, zero_fill_from};
-pub use writer::{FlushPolicy, LogWriter, SyncPolicy, SyncWrite, WriterOptions};
+pub use mmap::MappedLog;
+pub use reader::LogReaderOptions;
+pub use recovery::{Damage, DamageKind, RecoveryMode};
+// Writing one.
+pub use append::{AppendOptions, TornTailPolicy};
+pub use atomic::{AtomicLog, AtomicOptions};
+pub use compression::Compression;
+pub use error::LogWriterError;
+pub use group::{GroupPolicy, GroupWriter};
+pub use writer::{FlushPolicy, LogWriter, LogWriterOptions, SyncPolicy};
+
+// Every other item, by its short path inside the crate.
+#[allow(unused_imports)]
+use advanced::*;
 
 /// The README's example, run as a doc test.
 #[cfg(doctest)]

@@ -4,11 +4,12 @@
 use std::collections::VecDeque;
 use std::ops::Range;
 
-use logfmt_core::assembler::{Assembler, Assembly, Room};
 use logfmt_core::pack::{self, Pack, PackError, Unpacker};
+use logfmt_core::parts::assembler::{Assembler, Assembly, Room};
 use logfmt_core::{
-    BLOCK_SIZE, BlockSource, ChunkFormat, CorruptionKind, Event, FragmentKind, FragmentReader,
-    LogEnd, Oversized, ReadFormat, ReadOptions, Record, SkipKind,
+    BLOCK_SIZE, BlockSource, LogEnd, ReadOptions, Record, parts::ChunkFormat,
+    parts::CorruptionKind, parts::Event, parts::FragmentKind, parts::FragmentReader,
+    parts::Oversized, parts::ReadFormat, parts::SkipKind,
 };
 
 use crate::compression::{self, MAX_DECODED};
@@ -17,7 +18,7 @@ use crate::recovery::{Action, Damage, DamageKind, Ending, ReadError, RecoveryMod
 /// How a [`LogReader`] reads.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[non_exhaustive]
-pub struct ReaderOptions {
+pub struct LogReaderOptions {
     /// How chunks are read (checksums, format, erased flash, tailing, initial offset).
     pub read: ReadOptions,
     /// What is done with damage. Default: LevelDB's behaviour.
@@ -29,7 +30,7 @@ pub struct ReaderOptions {
     pub range: Option<Range<u64>>,
 }
 
-impl ReaderOptions {
+impl LogReaderOptions {
     /// The defaults: LevelDB's reader.
     #[must_use]
     pub fn new() -> Self {
@@ -258,23 +259,23 @@ enum Unpacked {
 /// Like the core readers it is a lending iterator: each entry borrows the reader.
 ///
 /// ```
-/// use logfmt_std::{Entry, LogReader, LogWriter, ReaderOptions, RecoveryMode, WriterOptions};
+/// use logfmt_std::{advanced::Entry, advanced::LogReader, LogWriter, LogReaderOptions, RecoveryMode, LogWriterOptions};
 ///
-/// let mut writer = LogWriter::new(Vec::new(), &WriterOptions::new());
+/// let mut writer = LogWriter::new(Vec::new(), &LogWriterOptions::new());
 /// writer.add_record(b"one")?;
 /// writer.add_record(&[2u8; 40_000])?;
 /// let mut log = writer.close()?;
 /// log.truncate(log.len() - 5); // a crash while the second record was written
 ///
 /// // LevelDB's behaviour: the torn record is the end of the log.
-/// let mut reader = LogReader::from_slice(&log, &ReaderOptions::new());
+/// let mut reader = LogReader::from_slice(&log, &LogReaderOptions::new());
 /// let Some(Entry::Record(record)) = reader.next()? else { panic!() };
 /// assert_eq!(record.data, b"one");
 /// assert!(reader.next()?.is_none());
 /// assert_eq!(reader.tail().map(|t| t.offset), Some(10)); // truncate here to append
 ///
 /// // Absolute consistency: the same torn tail is an error.
-/// let options = ReaderOptions::new().recovery(RecoveryMode::AbsoluteConsistency);
+/// let options = LogReaderOptions::new().recovery(RecoveryMode::AbsoluteConsistency);
 /// let mut reader = LogReader::from_slice(&log, &options);
 /// assert!(matches!(reader.next()?, Some(Entry::Record(_))));
 /// assert!(reader.next().is_err());
@@ -335,14 +336,14 @@ pub struct LogReader<S> {
 
 impl<'a> LogReader<logfmt_core::SliceSource<'a>> {
     /// A reader over a log in memory.
-    pub fn from_slice(log: &'a [u8], options: &ReaderOptions) -> Self {
+    pub fn from_slice(log: &'a [u8], options: &LogReaderOptions) -> Self {
         Self::new(logfmt_core::SliceSource::new(log), options)
     }
 }
 
 impl<S: BlockSource> LogReader<S> {
     /// A reader over `source` (positioned at the start of the log) with `options`.
-    pub fn new(source: S, options: &ReaderOptions) -> Self {
+    pub fn new(source: S, options: &LogReaderOptions) -> Self {
         let range = options.range.clone();
         let start = range
             .as_ref()
@@ -421,14 +422,14 @@ impl<S: BlockSource> LogReader<S> {
     /// to count records and their sizes.
     ///
     /// ```
-    /// use logfmt_std::{Bounded, LogReader, LogWriter, ReaderOptions, WriterOptions};
+    /// use logfmt_std::{advanced::Bounded, advanced::LogReader, LogWriter, LogReaderOptions, LogWriterOptions};
     ///
-    /// let mut writer = LogWriter::new(Vec::new(), &WriterOptions::new());
+    /// let mut writer = LogWriter::new(Vec::new(), &LogWriterOptions::new());
     /// writer.add_record(&[1u8; 1000])?;
     /// writer.add_record(&[2u8; 100_000])?;
     /// let log = writer.close()?;
     ///
-    /// let mut reader = LogReader::from_slice(&log, &ReaderOptions::new());
+    /// let mut reader = LogReader::from_slice(&log, &LogReaderOptions::new());
     /// assert!(matches!(reader.next_bounded(0)?, Some(Bounded::Record(r)) if r.data.len() == 1000));
     /// let Some(Bounded::Oversized(big)) = reader.next_bounded(64 * 1024)? else { panic!() };
     /// assert_eq!((big.offset, big.len), (1007, 100_000));

@@ -3,7 +3,9 @@
 
 use std::ops::Range;
 
-use logfmt_core::{BLOCK_SIZE, BlockSource, Event, FragmentReader, Oversized, ReadOptions};
+use logfmt_core::{
+    BLOCK_SIZE, BlockSource, ReadOptions, parts::Event, parts::FragmentReader, parts::Oversized,
+};
 
 use crate::error::Error;
 use crate::file::{LogFile, Reread};
@@ -21,17 +23,17 @@ use crate::source::StdSource;
 ///
 /// ```
 /// use logfmt_std::{
-///     Bounded, LogFile, LogReader, LogWriter, ReaderOptions, RecordStream, WriterOptions,
+///     Bounded, LogFile, advanced::LogReader, LogWriter, LogReaderOptions, advanced::RecordStream, LogWriterOptions,
 /// };
 ///
 /// let dir = tempfile::tempdir()?;
 /// let path = dir.path().join("000001.log");
-/// let mut writer = LogWriter::create(&path, &WriterOptions::new())?;
+/// let mut writer = LogWriter::create(&path, &LogWriterOptions::new())?;
 /// writer.add_record(&[7u8; 100_000])?;
 /// writer.close()?;
 ///
 /// let log = LogFile::open(&path)?;
-/// let options = ReaderOptions::new();
+/// let options = LogReaderOptions::new();
 /// let mut reader = LogReader::new(log.source(), &options);
 /// // At most 64 KiB of a record in memory.
 /// let Some(Bounded::Oversized(record)) = reader.next_bounded(64 * 1024)? else { panic!() };
@@ -152,7 +154,7 @@ impl<'f> RecordStream<'f> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{LogWriter, WriterOptions};
+    use crate::{LogWriter, LogWriterOptions};
 
     type TestResult = Result<(), Box<dyn std::error::Error>>;
 
@@ -169,7 +171,7 @@ mod tests {
     fn a_record_streams_again_and_a_changed_log_is_noticed() -> TestResult {
         let dir = tempfile::tempdir()?;
         let path = dir.path().join("000003.log");
-        let mut writer = LogWriter::create(&path, &WriterOptions::new())?;
+        let mut writer = LogWriter::create(&path, &LogWriterOptions::new())?;
         writer.add_record(b"small")?;
         let big: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8).collect();
         let at = writer.add_record(&big)?;
@@ -228,7 +230,7 @@ mod tests {
     fn a_record_overwritten_since_it_was_read_is_noticed() -> TestResult {
         let dir = tempfile::tempdir()?;
         let path = dir.path().join("000004.log");
-        let mut writer = LogWriter::create(&path, &WriterOptions::new())?;
+        let mut writer = LogWriter::create(&path, &LogWriterOptions::new())?;
         let at = writer.add_record(&[5u8; 70_000])?;
         writer.close()?;
         let log = LogFile::open(&path)?;
@@ -239,7 +241,7 @@ mod tests {
             coded: false,
         };
         // The same file, rewritten in place with shorter records.
-        let mut writer = LogWriter::overwrite(&path, &WriterOptions::new())?;
+        let mut writer = LogWriter::overwrite(&path, &LogWriterOptions::new())?;
         for _ in 0..10 {
             writer.add_record(&[6u8; 7_000])?;
         }

@@ -3,7 +3,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use logfmt_core::{BLOCK_SIZE, Corruption, CorruptionKind, LogEnd, Oversized};
+use logfmt_core::{BLOCK_SIZE, LogEnd, parts::Corruption, parts::CorruptionKind, parts::Oversized};
 
 /// What a [`LogReader`](crate::LogReader) does with damage. Named after RocksDB's
 /// `WALRecoveryMode`s.
@@ -148,7 +148,7 @@ impl DamageKind {
     /// complete record) nor bytes skipped without a report (zeros, which may hide nothing).
     ///
     /// ```
-    /// use logfmt_std::{CorruptionKind, DamageKind};
+    /// use logfmt_std::{advanced::CorruptionKind, DamageKind};
     ///
     /// assert!(DamageKind::LostTail { chunks: 49, next: 32_768 }.loses_records());
     /// assert!(DamageKind::Corruption(CorruptionKind::BadRecordLength).loses_records());
@@ -283,7 +283,7 @@ impl<E: std::error::Error + 'static> std::error::Error for ReadError<E> {
 pub enum Ending {
     /// It read to the end of the log, which ended so.
     Log(LogEnd),
-    /// It read to the end of its [range](crate::ReaderOptions::range): no later record starts
+    /// It read to the end of its [range](crate::LogReaderOptions::range): no later record starts
     /// before `offset`.
     RangeEnd {
         /// The range's end.
@@ -305,7 +305,7 @@ impl Ending {
     /// ("read error"). `None` for every other ending.
     ///
     /// ```
-    /// use logfmt_std::{Corruption, CorruptionKind, Ending};
+    /// use logfmt_std::{advanced::Corruption, advanced::CorruptionKind, advanced::Ending};
     ///
     /// let failed = Ending::Failed { offset: 65_536 };
     /// let dropped = Corruption { offset: 65_536, bytes: 32_768, kind: CorruptionKind::ReadError };

@@ -37,22 +37,22 @@ pub struct ZeroFill {
 /// ```
 /// use std::io::Write;
 ///
-/// use logfmt_std::{LogFile, LogReader, LogWriter, ReaderOptions, WriterOptions, ZeroFill};
+/// use logfmt_std::{LogFile, advanced::LogReader, LogWriter, LogReaderOptions, LogWriterOptions, advanced::ZeroFill};
 ///
 /// let dir = tempfile::tempdir()?;
 /// let path = dir.path().join("000001.log");
-/// let mut writer = LogWriter::create(&path, &WriterOptions::new())?;
+/// let mut writer = LogWriter::create(&path, &LogWriterOptions::new())?;
 /// writer.add_record(b"hello")?;
 /// writer.close()?;
 /// // Space preallocated after the record and never written.
 /// std::fs::OpenOptions::new().append(true).open(&path)?.write_all(&[0; 1000])?;
 ///
 /// let log = LogFile::open(&path)?;
-/// let mut reader = LogReader::new(log.source(), &ReaderOptions::new());
+/// let mut reader = LogReader::new(log.source(), &LogReaderOptions::new());
 /// while reader.next()?.is_some() {}
 /// let tail = reader.tail().expect("a torn tail, as the reader sees it");
 /// assert_eq!(
-///     logfmt_std::zero_fill(&log, &tail),
+///     logfmt_std::advanced::zero_fill(&log, &tail),
 ///     Some(ZeroFill { offset: 12, bytes: 1000 })
 /// );
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -78,7 +78,7 @@ pub fn zero_fill(log: &LogFile, tail: &Damage) -> Option<ZeroFill> {
 /// byte from `offset` on, or one is not zero.
 ///
 /// ```
-/// use logfmt_std::{LogFile, ZeroFill};
+/// use logfmt_std::{LogFile, advanced::ZeroFill};
 ///
 /// let dir = tempfile::tempdir()?;
 /// let path = dir.path().join("000001.log");
@@ -88,11 +88,11 @@ pub fn zero_fill(log: &LogFile, tail: &Damage) -> Option<ZeroFill> {
 ///
 /// let log = LogFile::open(&path)?;
 /// assert_eq!(
-///     logfmt_std::zero_fill_from(&log, 100),
+///     logfmt_std::advanced::zero_fill_from(&log, 100),
 ///     Some(ZeroFill { offset: 100, bytes: 50 })
 /// );
-/// assert_eq!(logfmt_std::zero_fill_from(&log, 99), None); // a byte 1 at 99
-/// assert_eq!(logfmt_std::zero_fill_from(&log, 150), None); // nothing there
+/// assert_eq!(logfmt_std::advanced::zero_fill_from(&log, 99), None); // a byte 1 at 99
+/// assert_eq!(logfmt_std::advanced::zero_fill_from(&log, 150), None); // nothing there
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn zero_fill_from(log: &LogFile, offset: u64) -> Option<ZeroFill> {
@@ -115,9 +115,9 @@ pub fn zero_fill_from(log: &LogFile, offset: u64) -> Option<ZeroFill> {
 ///
 /// let mut file = tempfile::tempfile()?;
 /// file.write_all(b"log\0\0\0\0")?;
-/// assert!(logfmt_std::all_zero(&file, 3, 4)?);
-/// assert!(!logfmt_std::all_zero(&file, 2, 5)?); // a byte of the log
-/// assert!(!logfmt_std::all_zero(&file, 3, 5)?); // past the end
+/// assert!(logfmt_std::advanced::all_zero(&file, 3, 4)?);
+/// assert!(!logfmt_std::advanced::all_zero(&file, 2, 5)?); // a byte of the log
+/// assert!(!logfmt_std::advanced::all_zero(&file, 3, 5)?); // past the end
 /// # Ok::<(), std::io::Error>(())
 /// ```
 ///

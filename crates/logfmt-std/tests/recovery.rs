@@ -4,19 +4,24 @@ mod common;
 
 use common::{Seen, damages, log_of, read, records};
 use logfmt_std::{
-    BLOCK_SIZE, Corruption, CorruptionKind, Damage, DamageKind, Ending, Entry, Item, LogEnd,
-    LogReader, ReadError, ReadOptions, Reader, ReaderOptions, RecoveryMode,
+    Damage, DamageKind, LogReaderOptions, RecoveryMode, advanced::BLOCK_SIZE, advanced::Corruption,
+    advanced::CorruptionKind, advanced::Ending, advanced::Entry, advanced::Item, advanced::LogEnd,
+    advanced::LogReader, advanced::ReadError, advanced::ReadOptions, advanced::Reader,
 };
 use proptest::prelude::*;
 
-fn mode(mode: RecoveryMode) -> ReaderOptions {
-    ReaderOptions::new().recovery(mode)
+fn mode(mode: RecoveryMode) -> LogReaderOptions {
+    LogReaderOptions::new().recovery(mode)
 }
 
 /// What the core reader (LevelDB's) returns.
 fn leveldb(log: &[u8], options: &ReadOptions) -> Vec<Seen> {
     let mut scratch = vec![0u8; 1 << 20];
-    let mut reader = Reader::with_options(logfmt_std::SliceSource::new(log), &mut scratch, options);
+    let mut reader = Reader::with_options(
+        logfmt_std::advanced::SliceSource::new(log),
+        &mut scratch,
+        options,
+    );
     let mut seen = Vec::new();
     while let Ok(Some(item)) = reader.next() {
         match item {
@@ -73,7 +78,7 @@ fn a_checksum_mismatch_in_every_mode() {
     );
 
     let mut reader =
-        logfmt_std::LogReader::from_slice(&log, &mode(RecoveryMode::PointInTimeRecovery));
+        logfmt_std::advanced::LogReader::from_slice(&log, &mode(RecoveryMode::PointInTimeRecovery));
     let _ = common::drain(&mut reader);
     assert_eq!(reader.ending(), Some(Ending::Stopped(mismatch)));
 }
@@ -103,14 +108,14 @@ fn a_torn_tail_in_every_mode() {
             vec![first.clone(), Seen::Error(torn)],
         ),
     ] {
-        let mut reader = logfmt_std::LogReader::from_slice(cut, &mode(recovery));
+        let mut reader = logfmt_std::advanced::LogReader::from_slice(cut, &mode(recovery));
         assert_eq!(common::drain(&mut reader), expected, "{recovery}");
         // The tail is found whatever the mode.
         assert_eq!(reader.tail(), Some(torn), "{recovery}");
         assert_eq!(reader.last_clean_end(), written[0].0.end);
     }
     assert_eq!(
-        read(cut, &ReaderOptions::new()),
+        read(cut, &LogReaderOptions::new()),
         leveldb(cut, &ReadOptions::new())
     );
 }
@@ -128,7 +133,7 @@ fn a_zero_region_hides_records_silently_in_leveldb_only() {
     };
     let first = Seen::Record(0, written[0].1.clone());
     let last = Seen::Record(BLOCK_SIZE as u64, written[4].1.clone());
-    let tolerate = read(&log, &ReaderOptions::new());
+    let tolerate = read(&log, &LogReaderOptions::new());
     assert_eq!(tolerate, [first.clone(), last.clone()]);
     assert_eq!(tolerate, leveldb(&log, &ReadOptions::new()));
     assert_eq!(
@@ -154,7 +159,7 @@ fn a_clean_log_is_clean_in_every_mode() {
         .map(|(w, d)| Seen::Record(w.offset, d.clone()))
         .collect();
     for recovery in RecoveryMode::ALL {
-        let mut reader = logfmt_std::LogReader::from_slice(&log, &mode(recovery));
+        let mut reader = logfmt_std::advanced::LogReader::from_slice(&log, &mode(recovery));
         assert_eq!(common::drain(&mut reader), expected, "{recovery}");
         assert_eq!(reader.tail(), None);
         assert_eq!(
@@ -187,7 +192,7 @@ fn an_erased_flash_image_has_no_damage() {
         assert_eq!(damages(&seen), [], "{recovery}");
     }
     // Without the option, LevelDB's reader sees bad record lengths.
-    let seen = read(&image, &ReaderOptions::new());
+    let seen = read(&image, &LogReaderOptions::new());
     assert!(!damages(&seen).is_empty());
     assert_eq!(seen, leveldb(&image, &ReadOptions::new()));
 }
@@ -223,7 +228,7 @@ fn a_failed_read_ends_the_log_with_the_one_block_drop_leveldb_reports() {
     }
     let (log, _) = log_of(&[10, 40_000, 5]);
     for recovery in RecoveryMode::ALL {
-        let source = logfmt_std::StdSource::new(FailsAfter(&log[..BLOCK_SIZE]));
+        let source = logfmt_std::advanced::StdSource::new(FailsAfter(&log[..BLOCK_SIZE]));
         let mut reader = LogReader::new(source, &mode(recovery));
         assert!(matches!(reader.next(), Ok(Some(Entry::Record(r))) if r.offset == 0));
         let failed = reader.next().err();
@@ -283,7 +288,7 @@ proptest! {
     ) {
         let log = damaged(&lens, &flips, cut);
         let reference = leveldb(&log, &ReadOptions::new());
-        let tolerate = read(&log, &ReaderOptions::new());
+        let tolerate = read(&log, &LogReaderOptions::new());
         prop_assert_eq!(&tolerate, &reference);
         let all = records(&reference);
         let skip = read(&log, &mode(RecoveryMode::SkipAnyCorruptedRecords));

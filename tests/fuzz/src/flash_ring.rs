@@ -55,8 +55,10 @@ use embedded_storage::nor_flash::{ErrorType, NorFlash, ReadNorFlash};
 use logfmt_core::flash::{
     FlashConfig, FlashError, FlashSource, FlashWriter, MockError, MockFlash, PowerCut, WordWriter,
 };
-use logfmt_core::ring::{RING_HEADER_SIZE, Ring, RingHeader};
-use logfmt_core::{BLOCK_SIZE, Corruption, CorruptionKind, Item, ReadOptions, Reader, Written};
+use logfmt_core::parts::ring::{RING_HEADER_SIZE, Ring, RingHeader};
+use logfmt_core::{
+    BLOCK_SIZE, ReadOptions, Reader, Written, parts::Corruption, parts::CorruptionKind, parts::Item,
+};
 
 use crate::common::Rng;
 

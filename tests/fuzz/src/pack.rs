@@ -14,7 +14,7 @@
 #![allow(dead_code, unreachable_pub)]
 
 use logfmt_core::pack::{Pack, PackBuffer, PackError, STORED};
-use logfmt_core::{BLOCK_SIZE, CorruptionKind, Item, Reader, SliceWriter};
+use logfmt_core::{BLOCK_SIZE, Reader, SliceWriter, parts::CorruptionKind, parts::Item};
 
 /// Checks one input.
 pub fn check(data: &[u8]) {

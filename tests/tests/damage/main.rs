@@ -32,8 +32,8 @@ use std::ops::Range;
 use std::sync::OnceLock;
 
 use leveldb_reader::Out;
-use logfmt_core::block::{ChunkRules, Parsed, parse_chunk};
-use logfmt_core::{BLOCK_SIZE, Item, ReadOptions, Reader, SliceSource};
+use logfmt_core::parts::block::{ChunkRules, Parsed, parse_chunk};
+use logfmt_core::{BLOCK_SIZE, ReadOptions, Reader, SliceSource, parts::Item};
 use logfmt_tests::model;
 
 const BLOCK: usize = BLOCK_SIZE;

@@ -4,7 +4,7 @@ use std::io::{self, BufWriter, IsTerminal, Write};
 use std::ops::Range;
 use std::path::PathBuf;
 
-use logfmt_std::{Ending, LogReader, RecordStream};
+use logfmt_std::{advanced::Ending, advanced::LogReader, advanced::RecordStream};
 
 use crate::decode::{Content, Decode, Style};
 use crate::error::CliError;
@@ -311,7 +311,11 @@ fn cat(
     {
         let decoded = content != Content::Raw;
         if decoded && header && style != Style::Json {
-            writeln!(out, "==> {} <==", logfmt_std::EscapedPath::new(log.path()))?;
+            writeln!(
+                out,
+                "==> {} <==",
+                logfmt_std::advanced::EscapedPath::new(log.path())
+            )?;
         }
         let printed = crate::parallel::print_clean(
             &input,
@@ -373,7 +377,11 @@ fn cat(
         match found {
             Found::Record { offset, data, .. } if content != Content::Raw => {
                 if header && style != Style::Json {
-                    writeln!(out, "==> {} <==", logfmt_std::EscapedPath::new(log.path()))?;
+                    writeln!(
+                        out,
+                        "==> {} <==",
+                        logfmt_std::advanced::EscapedPath::new(log.path())
+                    )?;
                 }
                 header = false;
                 let offset = input.offset(offset);
@@ -402,7 +410,7 @@ fn cat(
                              decoded to): not printed",
                         input.offset(record.offset),
                         record.len,
-                        logfmt_std::MAX_DECODED >> 20
+                        logfmt_std::advanced::MAX_DECODED >> 20
                     ),
                 );
             }

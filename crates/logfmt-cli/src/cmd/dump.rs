@@ -3,11 +3,11 @@
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 
-use logfmt_core::block::{ChunkClass, Parsed};
 use logfmt_core::pack::{self, Pack};
-use logfmt_core::ring::RingHeader;
-use logfmt_std::FragmentKind;
-use logfmt_std::{BLOCK_SIZE, BlockRole};
+use logfmt_core::parts::block::{ChunkClass, Parsed};
+use logfmt_core::parts::ring::RingHeader;
+use logfmt_std::advanced::FragmentKind;
+use logfmt_std::{advanced::BLOCK_SIZE, advanced::BlockRole};
 
 use crate::error::CliError;
 use crate::format::FormatArgs;

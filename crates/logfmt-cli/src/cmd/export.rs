@@ -3,7 +3,10 @@
 use std::io::{self, Write};
 use std::path::PathBuf;
 
-use logfmt_std::{AtomicLog, AtomicOptions, Ending, EscapedPath, LogReader, WriterOptions};
+use logfmt_std::{
+    AtomicLog, AtomicOptions, LogWriterOptions, advanced::Ending, advanced::EscapedPath,
+    advanced::LogReader,
+};
 
 use crate::error::CliError;
 use crate::image::Input;
@@ -75,7 +78,7 @@ pub(crate) fn run(args: &ExportArgs) -> Result<(), CliError> {
     }
     let options = args.read.options(&input, 0, None)?;
     let atomic = AtomicOptions::new()
-        .writer(WriterOptions::new().lock_wait(args.wait.lock_wait()))
+        .writer(LogWriterOptions::new().lock_wait(args.wait.lock_wait()))
         .replace(args.force);
     let mut writer = AtomicLog::create(&args.output, &atomic).map_err(|e| match e {
         logfmt_std::Error::AlreadyExists { .. } => CliError::Hinted(e, "use --force to replace it"),

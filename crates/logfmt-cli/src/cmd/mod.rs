@@ -10,7 +10,7 @@ pub(crate) mod stats;
 pub(crate) mod verify;
 pub(crate) mod write;
 
-use logfmt_std::{Damage, RingImage};
+use logfmt_std::{Damage, advanced::RingImage};
 
 use std::io::Write;
 use std::path::Path;
@@ -31,7 +31,7 @@ pub(crate) fn say(path: &Path, message: &str) {
     let _ = writeln!(
         stderr,
         "logfmt: {}: {message}",
-        logfmt_std::EscapedPath::new(path)
+        logfmt_std::advanced::EscapedPath::new(path)
     );
 }
 

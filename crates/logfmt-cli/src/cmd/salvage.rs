@@ -4,8 +4,9 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 
 use logfmt_std::{
-    AtomicLog, AtomicOptions, EscapedPath, Format, LogReader, ReadFormat, ReadOptions,
-    ReaderOptions, RecoveryMode, WriteOptions, WriterOptions,
+    AtomicLog, AtomicOptions, LogReaderOptions, LogWriterOptions, RecoveryMode,
+    advanced::EscapedPath, advanced::Format, advanced::LogReader, advanced::ReadFormat,
+    advanced::ReadOptions, advanced::WriteOptions,
 };
 
 use crate::error::CliError;
@@ -99,10 +100,10 @@ pub(crate) fn run(args: &SalvageArgs) -> Result<(), CliError> {
         ReadFormat::Recyclable { log_number } => Format::Recyclable { log_number },
         _ => Format::Legacy,
     };
-    let options = ReaderOptions::new()
+    let options = LogReaderOptions::new()
         .read(read)
         .recovery(RecoveryMode::SkipAnyCorruptedRecords);
-    let writer_options = WriterOptions::new()
+    let writer_options = LogWriterOptions::new()
         .write(WriteOptions::new().format(format))
         .lock_wait(args.wait.lock_wait());
     let atomic = AtomicOptions::new()

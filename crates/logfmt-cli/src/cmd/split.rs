@@ -3,7 +3,9 @@
 use std::io::{self, Write};
 use std::path::PathBuf;
 
-use logfmt_std::{Bounded, LogFile, ReadOptions, ReaderOptions, par_scan_file};
+use logfmt_std::{
+    LogFile, LogReaderOptions, advanced::Bounded, advanced::ReadOptions, advanced::par_scan_file,
+};
 
 use crate::error::CliError;
 use crate::format::FormatArgs;
@@ -58,7 +60,7 @@ const PARTS_PER_BLOCK: u64 = 64;
 /// How many ranges `asked` for comes to on a file of `len` bytes: at most
 /// [`PARTS_PER_BLOCK`] per block (a file of less than a block counts as one).
 fn parts(asked: u32, len: u64) -> usize {
-    let blocks = len.div_ceil(logfmt_std::BLOCK_SIZE as u64).max(1);
+    let blocks = len.div_ceil(logfmt_std::advanced::BLOCK_SIZE as u64).max(1);
     let most = blocks.saturating_mul(PARTS_PER_BLOCK);
     usize::try_from(u64::from(asked).min(most)).unwrap_or(usize::MAX)
 }
@@ -85,15 +87,15 @@ fn run_one(args: &SplitArgs, path: &std::path::Path, several: bool) -> Result<()
         return Err(CliError::Usage(format!(
             "{} is a ring image, read from its oldest block to its newest, not in byte ranges \
              (`logfmt cat` reads it; `logfmt export` turns it into a plain log)",
-            logfmt_std::EscapedPath::new(log.path())
+            logfmt_std::advanced::EscapedPath::new(log.path())
         )));
     }
     // Every range reads with the format decided from the start of the file.
     let read = ReadOptions::new().erased(args.erased.map(Erased::byte));
     let read = args.format.read_options(&log, read)?;
-    let options = ReaderOptions::new().read(read);
+    let options = LogReaderOptions::new().read(read);
     let len = log.len_at_open();
-    let ranges = logfmt_std::split(len, parts(args.parts, len));
+    let ranges = logfmt_std::advanced::split(len, parts(args.parts, len));
     let results = par_scan_file(log.file(), &options, &ranges, |range, mut reader| {
         let mut part = Part::default();
         // Records are only counted: none is assembled.
@@ -101,7 +103,7 @@ fn run_one(args: &SplitArgs, path: &std::path::Path, several: bool) -> Result<()
             let entry = match reader.next_bounded(0) {
                 Ok(Some(entry)) => entry,
                 Ok(None) => break,
-                Err(logfmt_std::ReadError::Io(e)) => {
+                Err(logfmt_std::advanced::ReadError::Io(e)) => {
                     part.error = Some(e);
                     break;
                 }

@@ -4,8 +4,11 @@ use std::collections::BTreeMap;
 use std::io::{self, Write};
 use std::path::PathBuf;
 
-use logfmt_core::block::{BlockParser, Parsed};
-use logfmt_std::{BlockSource, HEADER_SIZE, LogReader, ReaderOptions, RecoveryMode, StaleTail};
+use logfmt_core::parts::block::{BlockParser, Parsed};
+use logfmt_std::{
+    LogReaderOptions, RecoveryMode, advanced::BlockSource, advanced::HEADER_SIZE,
+    advanced::LogReader, advanced::StaleTail,
+};
 
 use crate::error::CliError;
 use crate::format::FormatArgs;
@@ -233,7 +236,7 @@ fn run_one(
     let mut confirmed = args.decode != Decode::Auto || content == Content::Raw;
     let log = &input.log;
     let (view, read) = View::new(&input, args.erased, &args.format)?;
-    let options = ReaderOptions::new()
+    let options = LogReaderOptions::new()
         .read(read)
         .recovery(RecoveryMode::SkipAnyCorruptedRecords);
     let threads = args.threads.count();
@@ -671,7 +674,11 @@ fn run_one(
             rows.push(("disagrees", disagreement.to_string()));
         }
     }
-    writeln!(out, "{}", logfmt_std::EscapedPath::new(log.path()))?;
+    writeln!(
+        out,
+        "{}",
+        logfmt_std::advanced::EscapedPath::new(log.path())
+    )?;
     let width = rows.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
     for (key, value) in rows {
         writeln!(out, "  {key:<width$}  {value}")?;

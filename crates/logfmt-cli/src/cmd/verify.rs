@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use logfmt_std::{
-    Damage, DamageKind, Ending, LogFile, LogReader, ReadFormat, ReadOptions, RecoveryMode,
-    RingImage, StaleTail,
+    Damage, DamageKind, LogFile, RecoveryMode, advanced::Ending, advanced::LogReader,
+    advanced::ReadFormat, advanced::ReadOptions, advanced::RingImage, advanced::StaleTail,
 };
 
 use crate::decode::{Content, Decode, Undecoded};
@@ -409,14 +409,14 @@ impl Summary {
             return writeln!(
                 out,
                 "{}: {}",
-                logfmt_std::EscapedPath::new(file),
+                logfmt_std::advanced::EscapedPath::new(file),
                 not.explain()
             );
         }
         write!(
             out,
             "{}: {}, {} of payload, ",
-            logfmt_std::EscapedPath::new(file),
+            logfmt_std::advanced::EscapedPath::new(file),
             plural(self.records, "record"),
             plural(self.payload_bytes, "byte"),
         )?;

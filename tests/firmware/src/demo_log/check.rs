@@ -5,7 +5,7 @@
 use core::cell::RefCell;
 
 use logfmt_core::flash::{FlashConfig, FlashSource};
-use logfmt_core::{BLOCK_SIZE, Item, ReadOptions, Reader};
+use logfmt_core::{BLOCK_SIZE, ReadOptions, Reader, parts::Item};
 
 use super::board::{Board, Shared};
 use super::sample::sample_of;

@@ -14,9 +14,10 @@ mod ring;
 use core::convert::Infallible;
 
 use cortex_m_rt::entry;
-use logfmt_core::checksum::{self, crc32c};
+use logfmt_core::parts::checksum::{self, crc32c};
 use logfmt_core::{
-    BLOCK_SIZE, Event, FnSink, FragmentKind, FragmentReader, Item, ReadOptions, Reader, Writer,
+    BLOCK_SIZE, FnSink, ReadOptions, Reader, Writer, parts::Event, parts::FragmentKind,
+    parts::FragmentReader, parts::Item,
 };
 use logfmt_firmware::demo_log::{self, Ack};
 use logfmt_firmware::fmtbuf::FmtBuf;

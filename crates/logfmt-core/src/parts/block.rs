@@ -112,8 +112,8 @@ impl ChunkRules {
     /// The rules for reading with `options`.
     ///
     /// ```
-    /// use logfmt_core::block::ChunkRules;
-    /// use logfmt_core::{ChunkFormat, ReadFormat, ReadOptions};
+    /// use logfmt_core::parts::block::ChunkRules;
+    /// use logfmt_core::{parts::ChunkFormat, parts::ReadFormat, ReadOptions};
     ///
     /// let options = ReadOptions::new().format(ReadFormat::Auto { log_number: None });
     /// let rules = ChunkRules::new(&options);
@@ -136,8 +136,8 @@ impl ChunkRules {
     /// [`decide`](Self::decide)).
     ///
     /// ```
-    /// use logfmt_core::FragmentKind;
-    /// use logfmt_core::block::{ChunkClass, ChunkRules};
+    /// use logfmt_core::parts::FragmentKind;
+    /// use logfmt_core::parts::block::{ChunkClass, ChunkRules};
     ///
     /// let rules = ChunkRules::default(); // LevelDB's
     /// assert_eq!(rules.classify(2), ChunkClass::Fragment(FragmentKind::First));
@@ -424,7 +424,7 @@ pub fn parse_chunk<'a>(
 /// checksum per candidate header.
 ///
 /// ```
-/// use logfmt_core::block::{ChunkRules, chunks_from};
+/// use logfmt_core::parts::block::{ChunkRules, chunks_from};
 ///
 /// // Garbage, then "foo" as a FULL chunk.
 /// let mut block = vec![0xee; 5];
@@ -545,7 +545,7 @@ pub fn flash_gap(
 /// drops the rest of the block, as LevelDB's reader does.
 ///
 /// ```
-/// use logfmt_core::block::{ChunkRules, damaged_pack_end};
+/// use logfmt_core::parts::block::{ChunkRules, damaged_pack_end};
 /// use logfmt_core::ReadOptions;
 ///
 /// // A PACK_FULL chunk ("stored", 1 record: "hi") with a bad checksum, then a FULL "foo".
@@ -584,7 +584,7 @@ pub fn damaged_pack_end(
 /// than [`BLOCK_SIZE`] is taken to be the last block of the input.
 ///
 /// ```
-/// use logfmt_core::block::{BlockParser, Parsed};
+/// use logfmt_core::parts::block::{BlockParser, Parsed};
 ///
 /// // "foo" as a FULL chunk, as LevelDB writes it.
 /// let block = [0xdd, 0x5f, 0xb3, 0x7a, 0x03, 0x00, 0x01, b'f', b'o', b'o'];

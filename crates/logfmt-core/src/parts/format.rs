@@ -161,7 +161,7 @@ impl RecordType {
     /// `PACK_MIDDLE`, `PACK_LAST`, `ZERO`.
     ///
     /// ```
-    /// use logfmt_core::RecordType;
+    /// use logfmt_core::parts::RecordType;
     ///
     /// assert_eq!(RecordType::try_from(6).map(RecordType::name), Ok("RECYCLABLE_FIRST"));
     /// ```
