@@ -237,6 +237,7 @@ pub fn read_source<S: BlockSource>(
             Ok(Some(Item::Corruption(c))) => Seen::Drop(c),
             Ok(Some(Item::Oversized(o))) => Seen::Oversized(o),
             Ok(Some(Item::Coded(pack))) => panic!("a pack read at {}", pack.offset),
+            Ok(Some(other)) => panic!("an item this harness does not know: {other:?}"),
             Err(e) => {
                 outcome.errors.push(e);
                 assert!(outcome.errors.len() <= 8, "the reader keeps failing");
@@ -336,6 +337,7 @@ pub fn read_fragments<S: BlockSource>(source: S, options: &ReadOptions) -> Outco
                 assert!(skip.len > 0, "an empty skip: {skip:?}");
                 assert!(skip.end() <= reader.position(), "a skip ahead: {skip:?}");
             }
+            Ok(Some(other)) => panic!("an event this harness does not know: {other:?}"),
             Err(e) => {
                 outcome.errors.push(e);
                 assert!(outcome.errors.len() <= 8, "the reader keeps failing");

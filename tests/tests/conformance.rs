@@ -96,11 +96,7 @@ fn hex(s: &str) -> Vec<u8> {
 }
 
 fn corruption(offset: u64, bytes: u64, kind: CorruptionKind) -> Corruption {
-    Corruption {
-        offset,
-        bytes,
-        kind,
-    }
+    Corruption::new(offset, bytes, kind)
 }
 
 fn chunk(offset: u64, kind: u8, len: u64) -> Piece {

@@ -84,6 +84,7 @@ fn std_records(log: &[u8], read: ReadOptions) -> Vec<(u64, Option<u32>, Vec<u8>)
         match entry {
             Entry::Record(r) => records.push((r.offset, r.index, r.data.to_vec())),
             Entry::Damage(d) => panic!("damage: {d}"),
+            other => panic!("not expected here: {other:?}"),
         }
     }
     records

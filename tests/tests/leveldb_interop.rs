@@ -194,6 +194,7 @@ fn read_clean(path: &Path) -> Vec<(u64, Vec<u8>)> {
             Ok(None) => return records,
             Ok(Some(Entry::Damage(d))) => panic!("{}: {d}", path.display()),
             Err(e) => panic!("{}: {e}", path.display()),
+            other => panic!("not expected here: {other:?}"),
         }
     }
 }
@@ -514,6 +515,7 @@ fn logfmt_records(log: &Path, context: &str) -> (Vec<(u64, Batch)>, bool) {
             Ok(Some(Entry::Damage(d))) => panic!("{context}: damage after a crash: {d}"),
             Ok(None) => return (records, reader.tail().is_some()),
             Err(e) => panic!("{context}: {e}"),
+            other => panic!("not expected here: {other:?}"),
         }
     }
 }

@@ -76,11 +76,7 @@ fn bytes(records: &[&[u8]]) -> Vec<Vec<u8>> {
 }
 
 fn corruption(offset: u64, bytes: u64, kind: CorruptionKind) -> Corruption {
-    Corruption {
-        offset,
-        bytes,
-        kind,
-    }
+    Corruption::new(offset, bytes, kind)
 }
 
 /// `ASSERT_EQ("", ReportMessage()); ASSERT_EQ(0, DroppedBytes())`.

@@ -107,6 +107,7 @@ fn read_all(log: &[u8]) -> Vec<Seen> {
             }),
             Item::Oversized(o) => panic!("unexpected oversized record {o:?}"),
             Item::Coded(pack) => panic!("unexpected coded pack {pack:?}"),
+            other => panic!("not expected here: {other:?}"),
         }
     }
     seen

@@ -581,7 +581,7 @@ proptest! {
             let len = r.len() as u64;
             let fragmented = s.end - s.start > 7 + len;
             if fragmented && r.len() > cap {
-                Seen::Oversized(Oversized { offset: s.start, end: s.end, len, coded: false })
+                Seen::Oversized(Oversized::new(s.start, s.end, len, false))
             } else {
                 Seen::Record { offset: s.start, end: s.end, data: r.clone() }
             }

@@ -80,6 +80,7 @@ fn plain_records(path: &Path) -> Vec<(u64, Batch)> {
         match entry {
             Entry::Record(r) => records.push((r.offset, decode(r.data).expect("a WriteBatch"))),
             Entry::Damage(d) => panic!("{}: {d}", path.display()),
+            other => panic!("not expected here: {other:?}"),
         }
     }
     records

@@ -284,6 +284,7 @@ fn read_core(
             Item::Corruption(c) => drops.push(c),
             Item::Oversized(o) => panic!("{o:?}"),
             Item::Coded(pack) => panic!("{pack:?}"),
+            other => panic!("not expected here: {other:?}"),
         }
     }
     (records, drops, reader.end())

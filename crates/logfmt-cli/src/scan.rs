@@ -139,6 +139,7 @@ mod tests {
                 Item::Corruption(c) => seen.push(Seen::Drop(c.into())),
                 Item::Oversized(o) => panic!("{o:?}"),
                 Item::Coded(pack) => panic!("{pack:?}"),
+                other => panic!("{other:?}"),
             }
         }
         seen
@@ -237,11 +238,7 @@ mod tests {
                 Ok(())
             });
         assert!(result.is_ok());
-        let read_error = Corruption {
-            offset: 32_768,
-            bytes: 32_768,
-            kind: CorruptionKind::ReadError,
-        };
+        let read_error = Corruption::new(32_768, 32_768, CorruptionKind::ReadError);
         assert_eq!(
             seen,
             [Seen::Record(0, vec![0; 10]), Seen::Drop(read_error.into())]

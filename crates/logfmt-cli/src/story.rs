@@ -47,7 +47,7 @@ pub(crate) fn zero_filled_from(log: &LogFile, offset: u64) -> Option<Tail> {
 }
 
 impl From<ZeroFill> for Tail {
-    fn from(ZeroFill { offset, bytes }: ZeroFill) -> Self {
+    fn from(ZeroFill { offset, bytes, .. }: ZeroFill) -> Self {
         Self::ZeroFilled { offset, bytes }
     }
 }

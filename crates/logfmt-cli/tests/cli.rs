@@ -54,6 +54,7 @@ fn expected(log: &[u8], initial_offset: u64) -> Expected {
             Some(Item::Corruption(c)) => drops.push((c.offset, c.bytes, c.kind.to_string())),
             Some(Item::Oversized(o)) => panic!("scratch too small: {o:?}"),
             Some(Item::Coded(pack)) => panic!("no coded packs in these logs: {pack:?}"),
+            Some(other) => panic!("an item these tests do not know: {other:?}"),
         }
     }
     Expected { records, drops }

@@ -167,6 +167,7 @@ fn recovery_modes_on_cat_and_verify() -> TestResult {
                     break;
                 }
                 Err(e) => return Err(e.to_string().into()),
+                other => panic!("not expected here: {other:?}"),
             }
         }
         let (got_code, got, notes) = cat_framed(&path, &["--recovery", mode]);

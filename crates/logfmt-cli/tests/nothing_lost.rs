@@ -39,6 +39,7 @@ fn contents(path: &Path, format: ReadFormat) -> Result<(Vec<Vec<u8>>, usize), Er
             Entry::Record(r) => records.push(r.data.to_vec()),
             Entry::Damage(d) if d.kind != logfmt_std::DamageKind::TornTail => damage += 1,
             Entry::Damage(_) => {}
+            other => panic!("not expected here: {other:?}"),
         }
     }
     Ok((records, damage))

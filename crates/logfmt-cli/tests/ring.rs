@@ -56,6 +56,7 @@ fn plain_records(path: &Path) -> Vec<Vec<u8>> {
         match entry {
             Entry::Record(r) => records.push(r.data.to_vec()),
             Entry::Damage(d) => panic!("{}: {d}", path.display()),
+            other => panic!("not expected here: {other:?}"),
         }
     }
     records

@@ -15,6 +15,7 @@ use crate::source::{BlockSource, SliceSource};
 /// One fragment of a logical record, borrowed from the current block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub struct Fragment<'a> {
     /// Where the fragment sits in its record: a record starts with `Full` or `First` and is
     /// complete after `Full` or `Last`.
@@ -39,6 +40,7 @@ pub struct Fragment<'a> {
 /// A record abandoned part-way: discard every fragment delivered for it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub struct Aborted {
     /// File offset of the record's first chunk.
     pub record_offset: u64,
@@ -53,6 +55,7 @@ pub struct Aborted {
 /// ([`FragmentReader::chunks_after_end`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub struct ChunksAfter {
     /// File offset of the first.
     pub offset: u64,
@@ -63,6 +66,7 @@ pub struct ChunksAfter {
 /// What [`FragmentReader::next`] found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum Event<'a> {
     /// A fragment of the current record.
     Fragment(Fragment<'a>),

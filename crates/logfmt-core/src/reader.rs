@@ -16,6 +16,7 @@ use crate::source::{BlockSource, SliceSource};
 /// A logical record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub struct Record<'a> {
     /// File offset of the record's first chunk (LevelDB's `LastRecordOffset`); for a record
     /// from a [pack](crate::pack), the pack's.
@@ -29,10 +30,24 @@ pub struct Record<'a> {
     pub data: &'a [u8],
 }
 
+impl<'a> Record<'a> {
+    /// A record at `offset..end`, its index in a pack (`None` for a plain record), and its
+    /// payload: for a reader built on this crate's parts.
+    pub const fn new(offset: u64, end: u64, index: Option<u32>, data: &'a [u8]) -> Self {
+        Self {
+            offset,
+            end,
+            index,
+            data,
+        }
+    }
+}
+
 /// A record this reader returns as it is stored because it is coded (`logfmt-std` decodes both
 /// kinds).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub struct Coded<'a> {
     /// File offset of the record's first chunk.
     pub offset: u64,
@@ -47,6 +62,7 @@ pub struct Coded<'a> {
 /// What a [`Coded`] record is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum CodedKind {
     /// A [pack](crate::pack) whose body is compressed: parse it with [`Pack::parse`], decode
     /// its body, read it with [`pack::records_in`](crate::pack::records_in).
@@ -62,6 +78,7 @@ pub enum CodedKind {
 /// A complete record that did not fit the reader's buffer: skipped, reading goes on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub struct Oversized {
     /// File offset of the record's first chunk.
     pub offset: u64,
@@ -75,9 +92,23 @@ pub struct Oversized {
     pub coded: bool,
 }
 
+impl Oversized {
+    /// A record at `offset..end` of `len` bytes (decoded), `coded` if it is a pack or a
+    /// compressed record: for a reader built on this crate's parts.
+    pub const fn new(offset: u64, end: u64, len: u64, coded: bool) -> Self {
+        Self {
+            offset,
+            end,
+            len,
+            coded,
+        }
+    }
+}
+
 /// What [`Reader::next`] found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum Item<'a> {
     /// A record.
     Record(Record<'a>),

@@ -84,6 +84,7 @@ impl fmt::Display for SkipKind {
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub struct Skip {
     /// File offset of the first byte skipped.
     pub offset: u64,

@@ -121,11 +121,19 @@ impl WriteOptions {
 /// Where a record was written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub struct Written {
     /// File offset of the record's first chunk.
     pub offset: u64,
     /// File offset just past its last chunk (the log's length now).
     pub end: u64,
+}
+
+impl Written {
+    /// A record written at `offset..end`: for a writer built on this crate's parts.
+    pub const fn new(offset: u64, end: u64) -> Self {
+        Self { offset, end }
+    }
 }
 
 /// The layout engine shared by [`Writer`] and [`SliceWriter`]: where the next chunk goes, and
@@ -841,6 +849,7 @@ impl<S: Sink, B: BorrowMut<[u8; BLOCK_SIZE]>> Writer<S, B> {
 /// A record did not fit in a [`SliceWriter`]'s buffer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub struct BufferFull {
     /// The log's length the record would have needed.
     pub needed: u64,

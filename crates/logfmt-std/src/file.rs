@@ -272,6 +272,7 @@ impl LogFile {
 /// The bytes of a [`LogFile`] as its [`source`](LogFile::source) reads them: a regular file
 /// with positioned reads of its own, up to an end; a pipe or a device as it comes.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum LogBytes<'f> {
     /// A regular file.
     File(ReadAt<'f>),

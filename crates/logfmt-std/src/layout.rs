@@ -35,6 +35,7 @@ use crate::ring::{BlockRole, RingImage};
 
 /// A byte range of a block and what it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Span {
     /// File offset where it begins.
     pub offset: u64,

@@ -1,6 +1,54 @@
 //! The `std` layer of logfmt: LevelDB-format logs in files and over any [`std::io`] stream.
 //!
-//! Writing:
+//! Reading a log file — its records, and the damage LevelDB's reader would report (a torn
+//! tail is the end of the log):
+//!
+//! ```
+//! # let dir = tempfile::tempdir()?;
+//! # let path = dir.path().join("000001.log");
+//! # let mut writer = logfmt_std::LogWriter::create(&path, &Default::default())?;
+//! # writer.add_record(b"hello")?;
+//! # writer.close()?;
+//! use logfmt_std::{LogEntry, LogFile};
+//!
+//! for entry in LogFile::open(&path)?.records() {
+//!     match entry? {
+//!         LogEntry::Record(record) => println!("{}: {:?}", record.offset, record.data),
+//!         LogEntry::Damage(damage) => eprintln!("{damage}"),
+//!         other => eprintln!("{other:?}"), // a compressed record this build cannot decode
+//!     }
+//! }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! Writing one, safely appended to, synced every 64 records:
+//!
+//! ```
+//! # let dir = tempfile::tempdir()?;
+//! # let path = dir.path().join("000001.log");
+//! use logfmt_std::{AppendOptions, LogWriter, LogWriterOptions, SyncPolicy};
+//!
+//! let writing = LogWriterOptions::new().sync(SyncPolicy::EveryRecords(64));
+//! let (mut writer, _report) = LogWriter::append(&path, &AppendOptions::new().writer(writing))?;
+//! writer.add_record(b"hello")?;
+//! writer.close()?; // flush and sync
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! The top level holds these common cases: [`LogFile`] and its records ([`LogEntry`],
+//! [`LogRecord`], [`Damage`], [`RecoveryMode`], [`LogReaderOptions`]), [`MappedLog`], the
+//! writers ([`LogWriter`], [`AtomicLog`], [`GroupWriter`]) with their options and errors, and
+//! the contents of LevelDB's and RocksDB's logs ([`content`]). Everything else — the reader
+//! over any source ([`advanced::LogReader`]), bounded-memory reads, parallel scans, ring
+//! images, and the types of [`logfmt_core`] this crate's API is made of — is in [`advanced`].
+//!
+//! **`#[non_exhaustive]`, the rule** (the same as `logfmt-core`'s): every public enum is
+//! `#[non_exhaustive]` — a later version may report a new kind of entry, damage or error — and
+//! so is every struct with public fields — a later version may add a field — so such values
+//! are read, and made by this crate (or a constructor), not by a struct literal. There is no
+//! exception.
+//!
+//! In detail — writing:
 //!
 //! - [`LogWriter`] — records to a file (or any [`SyncWrite`]) with buffering, flushing and
 //!   syncing kept apart ([`FlushPolicy`], [`SyncPolicy`]: never a sync per fragment), errors
@@ -82,7 +130,7 @@
 //!   after, or cuts off exactly when asked ([`TornTailPolicy::Truncate`]).
 //!
 //! The types of [`logfmt_core`] this crate's API is made of (formats and options, records,
-//! reports, [`BlockSource`]) are re-exported here, and so are the core readers, which read
+//! reports, [`BlockSource`]) are re-exported in [`advanced`], and so are the core readers, which read
 //! the sources made here ([`LogFile::source`], [`StdSource`]): for reading and writing log
 //! files, this crate is all a host program needs. The rest of the core — its
 //! [`Writer`](logfmt_core::Writer) and sinks (with its own

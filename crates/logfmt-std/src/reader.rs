@@ -61,6 +61,7 @@ impl LogReaderOptions {
 
 /// What [`LogReader::next`] found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Entry<'a> {
     /// A complete record. One in a single chunk is borrowed from the block (from the map,
     /// for a [`MappedLog`](crate::MappedLog)); a fragmented one from the reader's buffer.
@@ -462,12 +463,12 @@ impl<S: BlockSource> LogReader<S> {
                             Place::Buffer => self.assembler.record(),
                             Place::Decoded => &self.decoded,
                         };
-                        return Ok(Some(Bounded::Record(Record {
+                        return Ok(Some(Bounded::Record(Record::new(
                             offset,
                             end,
-                            index: Some(index),
-                            data: bytes.get(data).unwrap_or_default(),
-                        })));
+                            Some(index),
+                            bytes.get(data).unwrap_or_default(),
+                        ))));
                     }
                     Some(Unpacked::Step(Step::Damage(damage))) => {
                         return Ok(Some(Bounded::Damage(damage)));
@@ -553,12 +554,12 @@ impl<S: BlockSource> LogReader<S> {
                     end,
                     form: Form::Plain,
                 } => {
-                    return Ok(Some(Bounded::Record(Record {
+                    return Ok(Some(Bounded::Record(Record::new(
                         offset,
                         end,
-                        index: None,
-                        data: self.assembler.record(),
-                    })));
+                        None,
+                        self.assembler.record(),
+                    ))));
                 }
             }
         }
@@ -597,12 +598,8 @@ impl<S: BlockSource> LogReader<S> {
             Ok(false) => {
                 // Decoded as far as the limit: longer than that, by one byte at least.
                 let len = (limit.min(MAX_DECODED) as u64).saturating_add(1);
-                self.pending.push_front(Step::Oversized(Oversized {
-                    offset,
-                    end,
-                    len,
-                    coded: true,
-                }));
+                self.pending
+                    .push_front(Step::Oversized(Oversized::new(offset, end, len, true)));
                 Ok(false)
             }
             Err(()) => {
@@ -620,12 +617,7 @@ impl<S: BlockSource> LogReader<S> {
 
     /// The record just decompressed.
     fn decompressed(&self, offset: u64, end: u64) -> Bounded<'_> {
-        Bounded::Record(Record {
-            offset,
-            end,
-            index: None,
-            data: &self.decoded,
-        })
+        Bounded::Record(Record::new(offset, end, None, &self.decoded))
     }
 
     /// A whole pack at `range` of `place`: its records are returned from the next step on (a
@@ -660,12 +652,12 @@ impl<S: BlockSource> LogReader<S> {
                     // More than the caller's limit (not damage): not decoded, as a record
                     // longer than the limit is not assembled.
                     self.decoded = decoded;
-                    self.pending.push_front(Step::Oversized(Oversized {
+                    self.pending.push_front(Step::Oversized(Oversized::new(
                         offset,
                         end,
-                        len: u64::from(declared),
-                        coded: true,
-                    }));
+                        u64::from(declared),
+                        true,
+                    )));
                     return Ok(());
                 }
                 let result = self.contexts.decode(&parsed, &mut decoded, limit);
@@ -851,12 +843,7 @@ impl<S: BlockSource> LogReader<S> {
             .block()
             .get(payload)
             .unwrap_or_default();
-        Entry::Record(Record {
-            offset,
-            end,
-            index: None,
-            data,
-        })
+        Entry::Record(Record::new(offset, end, None, data))
     }
 
     /// The hot path of [`next_bounded`](Self::next_bounded): a whole `FULL` record next in a
@@ -1013,6 +1000,8 @@ impl<S: BlockSource> LogReader<S> {
                     }
                 }
             }
+            // An event of a later core: nothing to do here.
+            _ => return Ok(Step::Continue),
         };
         self.settled = Some(self.position());
         self.gap_end = None;
@@ -1095,12 +1084,9 @@ impl<S: BlockSource> LogReader<S> {
                 end,
                 form,
             },
-            Some(Assembly::Overflowed { len }) => Step::Oversized(Oversized {
-                offset: record_offset,
-                end,
-                len,
-                coded: form != Form::Plain,
-            }),
+            Some(Assembly::Overflowed { len }) => {
+                Step::Oversized(Oversized::new(record_offset, end, len, form != Form::Plain))
+            }
             // Not kept (it starts before the range).
             Some(Assembly::Pending) | None => return Ok(before.unwrap_or(Step::Continue)),
         };
@@ -1151,7 +1137,8 @@ impl<S: BlockSource> LogReader<S> {
         let (input_end, torn_at) = match end {
             LogEnd::Clean { offset } => (offset, None),
             LogEnd::Torn { offset, len } => (offset + len, Some(offset)),
-            LogEnd::OldRecord { .. } | LogEnd::ReadError { .. } => return Ok(Step::Done),
+            // An ending of a later core: nothing more to read.
+            LogEnd::OldRecord { .. } | LogEnd::ReadError { .. } | _ => return Ok(Step::Done),
         };
         // A range reader that saw nothing from its first block on: a tail began before it,
         // and belongs to an earlier range.

@@ -178,12 +178,7 @@ mod tests {
         writer.add_record(b"after")?;
         writer.close()?;
         let log = LogFile::open(&path)?;
-        let record = Oversized {
-            offset: at.offset,
-            end: at.end,
-            len: big.len() as u64,
-            coded: false,
-        };
+        let record = Oversized::new(at.offset, at.end, big.len() as u64, false);
         let mut stream = RecordStream::new(&log, &ReadOptions::new(), &record)?;
         let pieces = drain(&mut stream)?;
         assert_eq!(pieces.concat(), big);
@@ -194,26 +189,11 @@ mod tests {
 
         // Another length, another end, another offset: the log is not what was read.
         for wrong in [
-            Oversized {
-                len: 99_999,
-                ..record
-            },
-            Oversized {
-                len: 100_001,
-                ..record
-            },
-            Oversized {
-                end: record.end + 1,
-                ..record
-            },
-            Oversized {
-                offset: 3,
-                ..record
-            },
-            Oversized {
-                offset: record.end,
-                ..record
-            },
+            Oversized::new(record.offset, record.end, 99_999, record.coded),
+            Oversized::new(record.offset, record.end, 100_001, record.coded),
+            Oversized::new(record.offset, record.end + 1, record.len, record.coded),
+            Oversized::new(3, record.end, record.len, record.coded),
+            Oversized::new(record.end, record.end, record.len, record.coded),
         ] {
             let mut stream = RecordStream::new(&log, &ReadOptions::new(), &wrong)?;
             let result = drain(&mut stream);
@@ -234,12 +214,7 @@ mod tests {
         let at = writer.add_record(&[5u8; 70_000])?;
         writer.close()?;
         let log = LogFile::open(&path)?;
-        let record = Oversized {
-            offset: at.offset,
-            end: at.end,
-            len: 70_000,
-            coded: false,
-        };
+        let record = Oversized::new(at.offset, at.end, 70_000, false);
         // The same file, rewritten in place with shorter records.
         let mut writer = LogWriter::overwrite(&path, &LogWriterOptions::new())?;
         for _ in 0..10 {
@@ -266,12 +241,7 @@ mod tests {
     #[test]
     fn a_device_cannot_be_read_again() -> TestResult {
         let log = LogFile::open("/dev/null")?;
-        let record = Oversized {
-            offset: 0,
-            end: 100_000,
-            len: 99_000,
-            coded: false,
-        };
+        let record = Oversized::new(0, 100_000, 99_000, false);
         let refused = RecordStream::new(&log, &ReadOptions::new(), &record).err();
         assert!(
             matches!(refused, Some(Error::NotAFile { .. })),

@@ -104,6 +104,7 @@ impl FromStr for RecoveryMode {
 
 /// What a [`RecoveryMode`] does with a piece of damage.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Action {
     /// Nothing: it is read as LevelDB reads it, without a report.
     Ignore,
@@ -181,6 +182,7 @@ impl fmt::Display for DamageKind {
 
 /// A damaged region of a log.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct Damage {
     /// File offset where it begins. For a [`DamageKind::Corruption`], the offset of LevelDB's
     /// report (see [`Corruption`]).
@@ -190,6 +192,18 @@ pub struct Damage {
     pub bytes: u64,
     /// What it is.
     pub kind: DamageKind,
+}
+
+impl Damage {
+    /// `bytes` bytes of damage of `kind` at `offset`: for a reader built on this crate's
+    /// parts, and for tests.
+    pub const fn new(offset: u64, bytes: u64, kind: DamageKind) -> Self {
+        Self {
+            offset,
+            bytes,
+            kind,
+        }
+    }
 }
 
 impl From<Corruption> for Damage {
@@ -308,17 +322,17 @@ impl Ending {
     /// use logfmt_std::{advanced::Corruption, advanced::CorruptionKind, advanced::Ending};
     ///
     /// let failed = Ending::Failed { offset: 65_536 };
-    /// let dropped = Corruption { offset: 65_536, bytes: 32_768, kind: CorruptionKind::ReadError };
+    /// let dropped = Corruption::new(65_536, 32_768, CorruptionKind::ReadError);
     /// assert_eq!(failed.read_error(), Some(dropped));
     /// assert_eq!(Ending::RangeEnd { offset: 65_536 }.read_error(), None);
     /// ```
     pub const fn read_error(self) -> Option<Corruption> {
         match self {
-            Self::Failed { offset } => Some(Corruption {
+            Self::Failed { offset } => Some(Corruption::new(
                 offset,
-                bytes: BLOCK_SIZE as u64,
-                kind: CorruptionKind::ReadError,
-            }),
+                BLOCK_SIZE as u64,
+                CorruptionKind::ReadError,
+            )),
             _ => None,
         }
     }

@@ -47,6 +47,7 @@ use crate::recovery::Ending;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct StaleTail {
     /// Where this log ends and the stale bytes begin.
     pub offset: u64,

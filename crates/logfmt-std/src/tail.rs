@@ -19,6 +19,7 @@ const CHUNK: usize = 64 * 1024;
 /// A reader reports it as a torn tail ([`DamageKind::TornTail`]); [`zero_fill`] tells the
 /// two apart by reading the file again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct ZeroFill {
     /// Where the zeros begin.
     pub offset: u64,

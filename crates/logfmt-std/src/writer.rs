@@ -308,12 +308,9 @@ impl<W: SyncWrite> LogWriter<W> {
                 if let Some(pending) = self.pending.as_mut() {
                     pending.push(data);
                     let end = start + (HEADER_SIZE + pending.record().0.len()) as u64;
-                    Written { offset: start, end }
+                    Written::new(start, end)
                 } else {
-                    Written {
-                        offset: start,
-                        end: start,
-                    }
+                    Written::new(start, start)
                 }
             }
         };
@@ -769,8 +766,8 @@ mod tests {
         for again in [
             writer.add_record(b"more"),
             writer.add_record(b""),
-            writer.flush().map(|()| Written { offset: 0, end: 0 }),
-            writer.sync().map(|()| Written { offset: 0, end: 0 }),
+            writer.flush().map(|()| Written::new(0, 0)),
+            writer.sync().map(|()| Written::new(0, 0)),
         ] {
             let Err(e) = again else {
                 panic!("a poisoned writer accepted a call")

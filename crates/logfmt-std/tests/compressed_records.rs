@@ -85,6 +85,7 @@ fn read(log: &[u8]) -> Vec<String> {
                 seen.push(format!("{offset} error: {e}"));
             }
             Err(e) => panic!("{e}"),
+            other => panic!("not expected here: {other:?}"),
         }
     }
 }

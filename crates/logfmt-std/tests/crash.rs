@@ -93,6 +93,7 @@ fn read_back(path: &Path) -> Result<Contents, Box<dyn std::error::Error>> {
             Entry::Record(r) => records.push(r.data.to_vec()),
             Entry::Damage(d) if d.kind == DamageKind::TornTail => {}
             Entry::Damage(d) => return Err(format!("damage after a crash: {d}").into()),
+            other => panic!("not expected here: {other:?}"),
         }
     }
     Ok((records, reader.tail().is_some()))

@@ -118,6 +118,7 @@ fn a_malformed_pack_is_damage_under_the_recovery_mode() {
         seen.push(match entry {
             Entry::Record(r) => format!("{:?} {}", r.index, String::from_utf8_lossy(r.data)),
             Entry::Damage(d) => format!("{} {}", d.offset, d.kind),
+            other => panic!("not expected here: {other:?}"),
         });
     }
     assert_eq!(

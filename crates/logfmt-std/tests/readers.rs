@@ -155,6 +155,7 @@ fn tail_in_steps(log: &[u8], steps: &[usize]) -> Result<Vec<Seen>, Box<dyn std::
                 Ok(Some(Entry::Damage(d))) => seen.push(Seen::Damage(d)),
                 Ok(None) => break,
                 Err(e) => return Err(e.to_string().into()),
+                other => panic!("not expected here: {other:?}"),
             }
         }
         // Nothing has ended: more may come.

@@ -29,6 +29,7 @@ fn leveldb(log: &[u8], options: &ReadOptions) -> Vec<Seen> {
             Item::Corruption(c) => seen.push(Seen::Damage(c.into())),
             Item::Oversized(o) => panic!("{o:?}"),
             Item::Coded(pack) => panic!("{pack:?}"),
+            other => panic!("not expected here: {other:?}"),
         }
     }
     seen
@@ -39,17 +40,17 @@ fn a_checksum_mismatch_in_every_mode() {
     // Records of 100, 200, 300 bytes in block 0, 40 000 bytes across blocks 0-1, then 50.
     let (mut log, written) = log_of(&[100, 200, 300, 40_000, 50]);
     log[written[1].0.offset as usize + 10] ^= 1;
-    let mismatch = Damage {
-        offset: written[1].0.offset,
-        bytes: BLOCK_SIZE as u64 - written[1].0.offset,
-        kind: DamageKind::Corruption(CorruptionKind::ChecksumMismatch),
-    };
+    let mismatch = Damage::new(
+        written[1].0.offset,
+        BLOCK_SIZE as u64 - written[1].0.offset,
+        DamageKind::Corruption(CorruptionKind::ChecksumMismatch),
+    );
     // Block 0 is dropped from record 1 on; record 3's last chunk has no start.
-    let missing_start = Damage {
-        offset: BLOCK_SIZE as u64,
-        bytes: written[3].0.end - BLOCK_SIZE as u64 - 7,
-        kind: DamageKind::Corruption(CorruptionKind::LastWithoutStart),
-    };
+    let missing_start = Damage::new(
+        BLOCK_SIZE as u64,
+        written[3].0.end - BLOCK_SIZE as u64 - 7,
+        DamageKind::Corruption(CorruptionKind::LastWithoutStart),
+    );
     let first = Seen::Record(0, written[0].1.clone());
     let last = Seen::Record(written[4].0.offset, written[4].1.clone());
 
@@ -87,11 +88,11 @@ fn a_checksum_mismatch_in_every_mode() {
 fn a_torn_tail_in_every_mode() {
     let (log, written) = log_of(&[100, 40_000]);
     let cut = &log[..log.len() - 100];
-    let torn = Damage {
-        offset: written[0].0.end,
-        bytes: cut.len() as u64 - written[0].0.end,
-        kind: DamageKind::TornTail,
-    };
+    let torn = Damage::new(
+        written[0].0.end,
+        cut.len() as u64 - written[0].0.end,
+        DamageKind::TornTail,
+    );
     let first = Seen::Record(0, written[0].1.clone());
     for (recovery, expected) in [
         (
@@ -126,11 +127,11 @@ fn a_zero_region_hides_records_silently_in_leveldb_only() {
     let (mut log, written) = log_of(&[100, 200, 300, 32_137, 50]);
     let hole = written[1].0;
     log[hole.offset as usize..hole.end as usize].fill(0);
-    let skipped = Damage {
-        offset: hole.offset,
-        bytes: BLOCK_SIZE as u64 - hole.offset,
-        kind: DamageKind::Skipped,
-    };
+    let skipped = Damage::new(
+        hole.offset,
+        BLOCK_SIZE as u64 - hole.offset,
+        DamageKind::Skipped,
+    );
     let first = Seen::Record(0, written[0].1.clone());
     let last = Seen::Record(BLOCK_SIZE as u64, written[4].1.clone());
     let tolerate = read(&log, &LogReaderOptions::new());
@@ -203,11 +204,7 @@ fn mode_names() {
         assert_eq!(recovery.name().parse(), Ok(recovery));
     }
     assert!("paranoid".parse::<RecoveryMode>().is_err());
-    let corruption = Corruption {
-        offset: 3,
-        bytes: 10,
-        kind: CorruptionKind::ChecksumMismatch,
-    };
+    let corruption = Corruption::new(3, 10, CorruptionKind::ChecksumMismatch);
     assert_eq!(
         Damage::from(corruption).to_string(),
         "dropped 10 bytes at offset 3: checksum mismatch"
@@ -243,11 +240,7 @@ fn a_failed_read_ends_the_log_with_the_one_block_drop_leveldb_reports() {
             Some(Ending::Failed { offset: 32_768 }),
             "{recovery}"
         );
-        let dropped = Corruption {
-            offset: 32_768,
-            bytes: 32_768,
-            kind: CorruptionKind::ReadError,
-        };
+        let dropped = Corruption::new(32_768, 32_768, CorruptionKind::ReadError);
         assert_eq!(ending.and_then(Ending::read_error), Some(dropped));
         assert_eq!(
             Damage::from(dropped).to_string(),

@@ -464,12 +464,7 @@ fn a_log_number_mismatch_never_destroys_a_log() -> TestResult {
 #[test]
 fn not_assembled_is_a_typed_error() {
     let error: ReadError<std::io::Error> =
-        ReadError::NotAssembled(logfmt_std::advanced::Oversized {
-            offset: 7,
-            end: 100,
-            len: 80,
-            coded: false,
-        });
+        ReadError::NotAssembled(logfmt_std::advanced::Oversized::new(7, 100, 80, false));
     assert!(error.to_string().contains("offset 7"));
 }
 

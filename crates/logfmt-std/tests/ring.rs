@@ -47,6 +47,7 @@ fn read(image: &[u8], mode: RecoveryMode) -> Read {
                 out.failed = Some(e.to_string());
                 break;
             }
+            other => panic!("not expected here: {other:?}"),
         }
     }
     out.tail = reader.tail().map(|t| ring.region_damage(t));
@@ -132,6 +133,7 @@ fn a_ring_image_file_reads_as_in_memory() -> TestResult {
         match entry {
             Entry::Record(r) => records.push(r.data.to_vec()),
             Entry::Damage(d) => panic!("{d}"),
+            other => panic!("not expected here: {other:?}"),
         }
     }
     assert_eq!(records, run.reference);

@@ -92,6 +92,7 @@ pub fn check(data: &[u8]) {
                 assert_eq!(pack.data, data);
             }
             Item::Oversized(o) => panic!("{o:?}"),
+            other => panic!("not expected here: {other:?}"),
         }
     }
     if parsed.as_ref().is_ok_and(|p| p.codec() == STORED) {

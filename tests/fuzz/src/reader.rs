@@ -151,6 +151,7 @@ fn check_end(outcome: &Outcome, len: u64) {
             assert_eq!(offset + torn, len, "{end:?} for a {len}-byte input");
         }
         LogEnd::OldRecord { offset, .. } => assert!(offset < len, "{end:?}"),
+        other => panic!("not expected here: {other:?}"),
     }
 }
 
@@ -196,6 +197,7 @@ fn check_tailing(log: &[u8], p: &Params, plain: &Outcome) {
                 logfmt_core::parts::Item::Corruption(c) => Seen::Drop(c),
                 logfmt_core::parts::Item::Oversized(o) => Seen::Oversized(o),
                 logfmt_core::parts::Item::Coded(pack) => panic!("a pack read at {}", pack.offset),
+                other => panic!("not expected here: {other:?}"),
             });
             assert!(
                 items.len() <= 2 * log.len() + 2,

@@ -290,6 +290,7 @@ fn core_read(log: &[u8], resync: bool) -> Vec<Out> {
                 },
                 Item::Oversized(o) => panic!("buffer too small: {o:?}"),
                 Item::Coded(pack) => panic!("no coded packs in these logs: {pack:?}"),
+                other => panic!("not expected here: {other:?}"),
             });
         }
         out

@@ -73,6 +73,7 @@ pub const MAX_LENGTH_BYTES: usize = 5;
 /// readable, the report says how many).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum PackError {
     /// The payload is shorter than its header.
     Truncated,

@@ -49,6 +49,7 @@ impl Default for PackLimit {
 /// ([`PackBuffer::take`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum Take {
     /// Add it to the pack.
     Add,

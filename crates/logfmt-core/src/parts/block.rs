@@ -16,6 +16,7 @@ use crate::options::ReadOptions;
 /// One chunk: a header and the payload it frames.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub struct Chunk<'a> {
     /// Offset of the chunk's header within the block.
     pub offset: usize,

@@ -76,6 +76,7 @@ pub const ZSTD_CODEC: u32 = 7;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[repr(u8)]
+#[non_exhaustive]
 pub enum RecordType {
     /// Type 0: reserved for preallocated (zeroed) file regions; never written.
     Zero = 0,

@@ -28,6 +28,7 @@ pub enum DbFileKind {
 
 /// A file of a [`Database`]: see the example of [`Database`].
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct DbFile {
     /// What it holds.
     pub kind: DbFileKind,

@@ -56,6 +56,7 @@ where
             }
             Err(ReadError::Io(e)) => panic!("read error {e:?}"),
             Err(_) => panic!("unexpected error"),
+            other => panic!("not expected here: {other:?}"),
         }
     }
 }
