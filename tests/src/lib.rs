@@ -7,8 +7,8 @@ use std::path::PathBuf;
 
 use logfmt_core::{
     BLOCK_SIZE, BlockSource, FnSink, ReadOptions, Reader, SliceSource, WriteOptions, Writer,
-    Written, parts::Corruption, parts::Event, parts::FragmentKind, parts::FragmentReader,
-    parts::Item, parts::Oversized,
+    Written,
+    parts::{Corruption, Event, FragmentKind, FragmentReader, Item, Oversized},
 };
 
 pub mod model;

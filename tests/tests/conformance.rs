@@ -77,7 +77,8 @@ use std::convert::Infallible;
 
 use logfmt_core::{
     BLOCK_SIZE, FnSink, Format, IoSource, ReadOptions, SliceSource, WriteError, WriteOptions,
-    Writer, parts::Corruption, parts::CorruptionKind, parts::Event, parts::FragmentReader,
+    Writer,
+    parts::{Corruption, CorruptionKind, Event, FragmentReader},
 };
 use logfmt_tests::damage::{fix_checksum, increment_byte, set_byte};
 use logfmt_tests::model::{self, FIRST, FULL, LAST, MIDDLE, Piece};

@@ -20,10 +20,13 @@ use logfmt_core::flash::{
 use logfmt_core::pack::Pack;
 use logfmt_core::parts::format::{BLOCK_SIZE, RESUME_TYPE, RING_TYPE};
 use logfmt_core::parts::ring::RingHeader;
-use logfmt_core::{Format, ReadOptions, Reader, WriteOptions, parts::Item, parts::ReadFormat};
+use logfmt_core::{
+    Format, ReadOptions, Reader, WriteOptions,
+    parts::{Item, ReadFormat},
+};
 use logfmt_std::{
-    Compression, LogReaderOptions, LogWriter, LogWriterOptions, RecoveryMode, advanced::Entry,
-    advanced::LogReader, advanced::PackLimit,
+    Compression, LogReaderOptions, LogWriter, LogWriterOptions, RecoveryMode,
+    advanced::{Entry, LogReader, PackLimit},
 };
 
 /// The flash geometry of the flash images: 8-byte words, 4 KiB erase units.

@@ -31,7 +31,8 @@ use std::time::{Duration, Instant};
 use interop_tools::logfmt_bin;
 use logfmt_std::{
     AppendOptions, DamageKind, LogReaderOptions, LogWriter, LogWriterOptions, RecoveryMode,
-    TornTailPolicy, advanced::BLOCK_SIZE, advanced::Entry, advanced::LogReader,
+    TornTailPolicy,
+    advanced::{BLOCK_SIZE, Entry, LogReader},
 };
 use logfmt_tests::LevelDbRandom;
 use logfmt_tests::write_batch::{Batch, Op, apply, decode, encode, numbered};

@@ -11,8 +11,8 @@ use std::convert::Infallible;
 use embedded_io::ErrorKind;
 use logfmt_core::{
     BLOCK_SIZE, BlockSource, IoSink, IoSource, ReadOptions, Reader, SliceSource, WriteOptions,
-    Writer, Written, parts::Corruption, parts::CorruptionKind, parts::Event, parts::FragmentReader,
-    parts::HEADER_SIZE, parts::Item,
+    Writer, Written,
+    parts::{Corruption, CorruptionKind, Event, FragmentReader, HEADER_SIZE, Item},
 };
 use logfmt_tests::damage::{fix_checksum, increment_byte, set_byte, shrink_size};
 use logfmt_tests::{

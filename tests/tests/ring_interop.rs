@@ -33,7 +33,8 @@ use std::process::Command;
 use interop_tools::*;
 
 use logfmt_std::{
-    LogReaderOptions, RecoveryMode, advanced::BLOCK_SIZE, advanced::Entry, advanced::LogReader,
+    LogReaderOptions, RecoveryMode,
+    advanced::{BLOCK_SIZE, Entry, LogReader},
 };
 use logfmt_tests::write_batch::{Batch, Op, apply, decode, encode};
 use ring_image::{Random, Run, Spec, check, run};

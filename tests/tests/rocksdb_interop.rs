@@ -32,9 +32,10 @@ use std::sync::OnceLock;
 use logfmt_core::parts::block::{ChunkRules, Parsed, parse_chunk};
 use logfmt_std::{
     AppendOptions, LogReaderOptions, LogWriter, LogWriterOptions, TornTailPolicy,
-    advanced::BLOCK_SIZE, advanced::Bounded, advanced::ChunkFormat, advanced::Ending,
-    advanced::Format, advanced::Item, advanced::LogEnd, advanced::LogReader, advanced::ReadFormat,
-    advanced::ReadOptions, advanced::Reader, advanced::SliceSource, advanced::WriteOptions,
+    advanced::{
+        BLOCK_SIZE, Bounded, ChunkFormat, Ending, Format, Item, LogEnd, LogReader, ReadFormat,
+        ReadOptions, Reader, SliceSource, WriteOptions,
+    },
 };
 
 use interop_tools::spec;

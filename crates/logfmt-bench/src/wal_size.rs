@@ -15,8 +15,8 @@ use std::path::Path;
 
 use logfmt_std::content::{Op, WriteBatch};
 use logfmt_std::{
-    Compression, LogReaderOptions, LogWriter, LogWriterOptions, advanced::Entry,
-    advanced::LogReader, advanced::PackLimit, advanced::StdSource,
+    Compression, LogReaderOptions, LogWriter, LogWriterOptions,
+    advanced::{Entry, LogReader, PackLimit, StdSource},
 };
 
 /// Words the values are made of: text-like values, as JSON documents and log lines are.

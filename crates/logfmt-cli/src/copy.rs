@@ -3,7 +3,8 @@
 //! file and streamed into the new log, a block at a time.
 
 use logfmt_std::{
-    AtomicLog, LogFile, advanced::Oversized, advanced::ReadOptions, advanced::RecordStream,
+    AtomicLog, LogFile,
+    advanced::{Oversized, ReadOptions, RecordStream},
 };
 
 use crate::error::CliError;

@@ -1,8 +1,8 @@
 //! The chunk format of a log: `--format`, `--log-number`, `--ignorable-types`.
 
 use logfmt_std::{
-    LogFile, advanced::ReadFormat, advanced::ReadOptions, advanced::log_number_in_name,
-    advanced::recyclable_log_number,
+    LogFile,
+    advanced::{ReadFormat, ReadOptions, log_number_in_name, recyclable_log_number},
 };
 
 use crate::error::CliError;

@@ -9,9 +9,10 @@ use std::io;
 use std::path::Path;
 
 use logfmt_std::{
-    Damage, LogFile, advanced::BlockSource, advanced::EscapedPath, advanced::LogBytes,
-    advanced::ReadOptions, advanced::Reread, advanced::RingImage, advanced::RingSource,
-    advanced::StdSource,
+    Damage, LogFile,
+    advanced::{
+        BlockSource, EscapedPath, LogBytes, ReadOptions, Reread, RingImage, RingSource, StdSource,
+    },
 };
 
 use crate::error::CliError;

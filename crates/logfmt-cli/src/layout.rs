@@ -3,9 +3,8 @@
 
 use logfmt_core::parts::block::{BlockParser, Chunk, ChunkClass, ChunkRules, Parsed};
 use logfmt_core::parts::ring::RingHeader;
-use logfmt_std::{
-    advanced::BLOCK_SIZE, advanced::BlockRole, advanced::BlockSource, advanced::LogEnd,
-    advanced::ReadOptions, advanced::RecordType, advanced::StaleTail,
+use logfmt_std::advanced::{
+    BLOCK_SIZE, BlockRole, BlockSource, LogEnd, ReadOptions, RecordType, StaleTail,
 };
 
 use crate::error::CliError;

@@ -4,7 +4,10 @@
 use std::ops::Range;
 use std::time::Duration;
 
-use logfmt_std::{LogReaderOptions, RecoveryMode, advanced::LockWait, advanced::ReadOptions};
+use logfmt_std::{
+    LogReaderOptions, RecoveryMode,
+    advanced::{LockWait, ReadOptions},
+};
 
 use crate::error::CliError;
 use crate::format::FormatArgs;

@@ -14,9 +14,11 @@ use std::num::NonZeroUsize;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use logfmt_std::{
-    LogFile, LogReaderOptions, advanced::BLOCK_SIZE, advanced::Bounded, advanced::ChunkFormat,
-    advanced::Ending, advanced::Format, advanced::LogReader, advanced::ReadAt,
-    advanced::ReadFormat, advanced::StaleTail, advanced::par_scan_file, advanced::split,
+    LogFile, LogReaderOptions,
+    advanced::{
+        BLOCK_SIZE, Bounded, ChunkFormat, Ending, Format, LogReader, ReadAt, ReadFormat, StaleTail,
+        par_scan_file, split,
+    },
 };
 use rayon::prelude::{IntoParallelRefIterator, ParallelIterator};
 

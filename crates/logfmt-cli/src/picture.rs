@@ -6,8 +6,8 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{BufWriter, Write};
 use std::path::Path;
 
+use logfmt_std::advanced::{BLOCK_SIZE, EscapedPath, ReadOptions};
 use logfmt_std::layout::{BlockMap, BlockState, Span, SpanKind, type_name};
-use logfmt_std::{advanced::BLOCK_SIZE, advanced::EscapedPath, advanced::ReadOptions};
 
 use crate::error::CliError;
 use crate::image::Input;

@@ -4,8 +4,8 @@
 use std::io;
 
 use logfmt_std::{
-    Damage, advanced::BlockSource, advanced::Bounded, advanced::Corruption, advanced::Ending,
-    advanced::LogReader, advanced::Oversized, advanced::ReadError,
+    Damage,
+    advanced::{BlockSource, Bounded, Corruption, Ending, LogReader, Oversized, ReadError},
 };
 
 use crate::progress::Progress;
@@ -105,9 +105,10 @@ mod tests {
     use super::*;
     use logfmt_core::Writer;
     use logfmt_std::{
-        LogReaderOptions, RecoveryMode, advanced::BLOCK_SIZE, advanced::CorruptionKind,
-        advanced::Item, advanced::ReadOptions, advanced::Reader, advanced::SliceSource,
-        advanced::StdSink, advanced::StdSource,
+        LogReaderOptions, RecoveryMode,
+        advanced::{
+            BLOCK_SIZE, CorruptionKind, Item, ReadOptions, Reader, SliceSource, StdSink, StdSource,
+        },
     };
     use std::io::Read;
 

@@ -3,7 +3,8 @@
 //! record, nothing lost), Pebble's EOF trailer, and a file that is not a log at all.
 
 use logfmt_std::{
-    Damage, LogFile, advanced::RECYCLABLE_HEADER_SIZE, advanced::StaleTail, advanced::ZeroFill,
+    Damage, LogFile,
+    advanced::{RECYCLABLE_HEADER_SIZE, StaleTail, ZeroFill},
 };
 
 /// How a log's end reads, beyond what the reader reports.

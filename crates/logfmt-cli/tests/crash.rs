@@ -15,7 +15,8 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use logfmt_std::{
-    DamageKind, LogReaderOptions, RecoveryMode, advanced::Entry, advanced::LogReader,
+    DamageKind, LogReaderOptions, RecoveryMode,
+    advanced::{Entry, LogReader},
 };
 
 mod common;

@@ -18,7 +18,8 @@ use std::process::Output;
 
 use logfmt_core::parts::checksum::{crc32c, mask};
 use logfmt_std::{
-    LogWriter, LogWriterOptions, advanced::BLOCK_SIZE, advanced::Format, advanced::WriteOptions,
+    LogWriter, LogWriterOptions,
+    advanced::{BLOCK_SIZE, Format, WriteOptions},
 };
 use similar::TextDiff;
 

@@ -5,8 +5,8 @@ use std::fs;
 use std::path::Path;
 
 use logfmt_std::{
-    LogReaderOptions, LogWriter, LogWriterOptions, advanced::BLOCK_SIZE, advanced::Entry,
-    advanced::LogReader, advanced::ReadError,
+    LogReaderOptions, LogWriter, LogWriterOptions,
+    advanced::{BLOCK_SIZE, Entry, LogReader, ReadError},
 };
 use serde_json::Value;
 

@@ -9,8 +9,8 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use logfmt_std::{
-    AppendOptions, Error, LogReaderOptions, LogWriter, RecoveryMode, advanced::Entry,
-    advanced::LogReader, advanced::ReadFormat, advanced::ReadOptions,
+    AppendOptions, Error, LogReaderOptions, LogWriter, RecoveryMode,
+    advanced::{Entry, LogReader, ReadFormat, ReadOptions},
 };
 
 mod common;

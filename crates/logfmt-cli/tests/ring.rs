@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 
 use common::*;
 use logfmt_std::{
-    LogReaderOptions, RecoveryMode, advanced::BLOCK_SIZE, advanced::Entry, advanced::LogReader,
-    advanced::RingImage,
+    LogReaderOptions, RecoveryMode,
+    advanced::{BLOCK_SIZE, Entry, LogReader, RingImage},
 };
 use ring_image::{Run, Spec, check, run, sample};
 use serde_json::Value;

@@ -6,7 +6,10 @@ use std::fs;
 use std::time::Instant;
 
 use logfmt_core::parts::checksum::{crc32c, mask};
-use logfmt_std::{LogWriter, LogWriterOptions, advanced::Format, advanced::WriteOptions};
+use logfmt_std::{
+    LogWriter, LogWriterOptions,
+    advanced::{Format, WriteOptions},
+};
 use serde_json::Value;
 
 mod common;

@@ -13,9 +13,11 @@ use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::record_batch::{RecordBatch, RecordBatchOptions};
 use logfmt_std::content::{Op, WriteBatch};
 use logfmt_std::{
-    Damage, DamageKind, LogFile, LogReaderOptions, advanced::Bounded, advanced::LogReader,
-    advanced::ReadError, advanced::ReadFormat, advanced::ReadOptions, advanced::Record,
-    advanced::StdSource, advanced::log_number_in_name, advanced::recyclable_log_number,
+    Damage, DamageKind, LogFile, LogReaderOptions,
+    advanced::{
+        Bounded, LogReader, ReadError, ReadFormat, ReadOptions, Record, StdSource,
+        log_number_in_name, recyclable_log_number,
+    },
 };
 
 use crate::error::ScanError;

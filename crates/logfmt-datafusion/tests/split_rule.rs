@@ -4,7 +4,8 @@ mod common;
 
 use common::Rng;
 use logfmt_std::{
-    LogReaderOptions, RecoveryMode, advanced::Entry, advanced::LogReader, advanced::par_scan,
+    LogReaderOptions, RecoveryMode,
+    advanced::{Entry, LogReader, par_scan},
 };
 
 fn damage(log: &[u8], ranges: Option<&[std::ops::Range<u64>]>) -> Vec<String> {

@@ -31,8 +31,8 @@ use std::fs::{File, OpenOptions};
 use std::path::Path;
 
 use logfmt_core::{
-    BLOCK_SIZE, Format, ReadOptions, parts::ChunkFormat, parts::HEADER_SIZE,
-    parts::RECYCLABLE_HEADER_SIZE, parts::ReadFormat,
+    BLOCK_SIZE, Format, ReadOptions,
+    parts::{ChunkFormat, HEADER_SIZE, RECYCLABLE_HEADER_SIZE, ReadFormat},
 };
 
 use crate::compression::Compression;

@@ -58,7 +58,7 @@ impl fmt::Display for DatabaseLog {
 ///
 /// ```
 /// use std::path::Path;
-/// use logfmt_std::{advanced::DatabaseLog, LogWriter, LogWriterOptions, advanced::database_log};
+/// use logfmt_std::{LogWriter, LogWriterOptions, advanced::{DatabaseLog, database_log}};
 ///
 /// assert_eq!(database_log(Path::new("/no/such/000005.log"))?, Some(DatabaseLog::WalName));
 /// assert_eq!(database_log(Path::new("/no/such/MANIFEST-000001"))?, Some(DatabaseLog::ManifestName));

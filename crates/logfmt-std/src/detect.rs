@@ -2,8 +2,8 @@
 //! — what every reader of the same log must then be given, so that ranges read apart agree.
 
 use logfmt_core::{
-    BlockSource, LogEnd, ReadOptions, parts::ChunkFormat, parts::Event, parts::FragmentReader,
-    parts::ReadFormat,
+    BlockSource, LogEnd, ReadOptions,
+    parts::{ChunkFormat, Event, FragmentReader, ReadFormat},
 };
 
 /// The format `ReadFormat::Auto { log_number }` decides for the log `source` (positioned at its
@@ -13,7 +13,7 @@ use logfmt_core::{
 /// recycled file with no new record yet) is recyclable with that number.
 ///
 /// ```
-/// use logfmt_std::{advanced::detect_format, LogWriter, advanced::ReadFormat, advanced::ReadOptions, advanced::SliceSource, LogWriterOptions};
+/// use logfmt_std::{LogWriter, LogWriterOptions, advanced::{detect_format, ReadFormat, ReadOptions, SliceSource}};
 ///
 /// let mut writer = LogWriter::new(Vec::new(), &LogWriterOptions::new());
 /// writer.add_record(b"a record")?;

@@ -56,6 +56,31 @@ pub enum LogEntry<'a> {
     },
 }
 
+/// One line: the record's place and length, the damage's text (where, how many bytes, why),
+/// or the record this build cannot decode and the feature that would.
+impl std::fmt::Display for LogEntry<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Record(record) => write!(
+                f,
+                "a record of {} bytes at offset {}",
+                record.data.len(),
+                record.offset
+            ),
+            Self::Damage(damage) => write!(f, "{damage}"),
+            Self::NeedsFeature {
+                offset,
+                end,
+                feature,
+            } => write!(
+                f,
+                "{} bytes at offset {offset}: a compressed record, read with the `{feature}` feature",
+                end.saturating_sub(*offset)
+            ),
+        }
+    }
+}
+
 /// What one step of a [`LogReader`] gives an iterator: an entry with its data owned or
 /// borrowed (`data` decides), an error, or the end.
 pub(crate) enum Step<'a, E> {

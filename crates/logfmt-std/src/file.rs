@@ -106,7 +106,7 @@ impl LogFile {
     /// for entry in LogFile::open(&path)?.records() {
     ///     match entry? {
     ///         LogEntry::Record(record) => assert_eq!(&record.data[..], b"hello"),
-    ///         damage => eprintln!("{damage:?}"),
+    ///         damage => eprintln!("{damage}"),
     ///     }
     /// }
     /// # Ok::<(), Box<dyn std::error::Error>>(())

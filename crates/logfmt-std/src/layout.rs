@@ -26,7 +26,8 @@ use std::io::{self, Read, Seek, SeekFrom};
 use logfmt_core::parts::block::{BlockParser, ChunkClass, ChunkRules, Parsed};
 use logfmt_core::parts::format::RESUME_TYPE;
 use logfmt_core::{
-    BLOCK_SIZE, ReadOptions, parts::CorruptionKind, parts::FragmentKind, parts::RecordType,
+    BLOCK_SIZE, ReadOptions,
+    parts::{CorruptionKind, FragmentKind, RecordType},
 };
 
 use crate::reader::Bounded;

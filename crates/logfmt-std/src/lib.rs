@@ -15,7 +15,7 @@
 //!     match entry? {
 //!         LogEntry::Record(record) => println!("{}: {:?}", record.offset, record.data),
 //!         LogEntry::Damage(damage) => eprintln!("{damage}"),
-//!         other => eprintln!("{other:?}"), // a compressed record this build cannot decode
+//!         other => eprintln!("{other}"), // a compressed record this build cannot decode
 //!     }
 //! }
 //! # Ok::<(), Box<dyn std::error::Error>>(())

@@ -16,7 +16,7 @@ use crate::split::ReadAt;
 /// the order of `ranges`.
 ///
 /// ```
-/// use logfmt_std::{advanced::Entry, LogWriter, LogReaderOptions, LogWriterOptions, advanced::par_scan, advanced::split};
+/// use logfmt_std::{LogWriter, LogReaderOptions, LogWriterOptions, advanced::{Entry, par_scan, split}};
 ///
 /// let mut writer = LogWriter::new(Vec::new(), &LogWriterOptions::new());
 /// for i in 0..1000u32 {
@@ -63,7 +63,7 @@ where
 /// begins is completed with the bytes before that length only).
 ///
 /// ```
-/// use logfmt_std::{advanced::Entry, LogWriter, LogReaderOptions, LogWriterOptions, advanced::par_scan_file, advanced::split};
+/// use logfmt_std::{LogWriter, LogReaderOptions, LogWriterOptions, advanced::{Entry, par_scan_file, split}};
 ///
 /// let dir = tempfile::tempdir()?;
 /// let path = dir.path().join("000001.log");

@@ -7,9 +7,11 @@ use std::ops::Range;
 use logfmt_core::pack::{self, Pack, PackError, Unpacker};
 use logfmt_core::parts::assembler::{Assembler, Assembly, Room};
 use logfmt_core::{
-    BLOCK_SIZE, BlockSource, LogEnd, ReadOptions, Record, parts::ChunkFormat,
-    parts::CorruptionKind, parts::Event, parts::FragmentKind, parts::FragmentReader,
-    parts::Oversized, parts::ReadFormat, parts::SkipKind,
+    BLOCK_SIZE, BlockSource, LogEnd, ReadOptions, Record,
+    parts::{
+        ChunkFormat, CorruptionKind, Event, FragmentKind, FragmentReader, Oversized, ReadFormat,
+        SkipKind,
+    },
 };
 
 use crate::compression::{self, MAX_DECODED};
@@ -260,7 +262,7 @@ enum Unpacked {
 /// Like the core readers it is a lending iterator: each entry borrows the reader.
 ///
 /// ```
-/// use logfmt_std::{advanced::Entry, advanced::LogReader, LogWriter, LogReaderOptions, RecoveryMode, LogWriterOptions};
+/// use logfmt_std::{LogWriter, LogReaderOptions, RecoveryMode, LogWriterOptions, advanced::{Entry, LogReader}};
 ///
 /// let mut writer = LogWriter::new(Vec::new(), &LogWriterOptions::new());
 /// writer.add_record(b"one")?;
@@ -423,7 +425,7 @@ impl<S: BlockSource> LogReader<S> {
     /// to count records and their sizes.
     ///
     /// ```
-    /// use logfmt_std::{advanced::Bounded, advanced::LogReader, LogWriter, LogReaderOptions, LogWriterOptions};
+    /// use logfmt_std::{LogWriter, LogReaderOptions, LogWriterOptions, advanced::{Bounded, LogReader}};
     ///
     /// let mut writer = LogWriter::new(Vec::new(), &LogWriterOptions::new());
     /// writer.add_record(&[1u8; 1000])?;

@@ -4,7 +4,8 @@
 use std::ops::Range;
 
 use logfmt_core::{
-    BLOCK_SIZE, BlockSource, ReadOptions, parts::Event, parts::FragmentReader, parts::Oversized,
+    BLOCK_SIZE, BlockSource, ReadOptions,
+    parts::{Event, FragmentReader, Oversized},
 };
 
 use crate::error::Error;

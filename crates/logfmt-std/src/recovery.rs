@@ -3,7 +3,10 @@
 use std::fmt;
 use std::str::FromStr;
 
-use logfmt_core::{BLOCK_SIZE, LogEnd, parts::Corruption, parts::CorruptionKind, parts::Oversized};
+use logfmt_core::{
+    BLOCK_SIZE, LogEnd,
+    parts::{Corruption, CorruptionKind, Oversized},
+};
 
 /// What a [`LogReader`](crate::LogReader) does with damage. Named after RocksDB's
 /// `WALRecoveryMode`s.
@@ -319,7 +322,7 @@ impl Ending {
     /// ("read error"). `None` for every other ending.
     ///
     /// ```
-    /// use logfmt_std::{advanced::Corruption, advanced::CorruptionKind, advanced::Ending};
+    /// use logfmt_std::advanced::{Corruption, CorruptionKind, Ending};
     ///
     /// let failed = Ending::Failed { offset: 65_536 };
     /// let dropped = Corruption::new(65_536, 32_768, CorruptionKind::ReadError);

@@ -32,7 +32,7 @@ use crate::recovery::{Damage, DamageKind};
 ///
 /// ```
 /// use logfmt_core::parts::ring::RingHeader;
-/// use logfmt_std::{advanced::BLOCK_SIZE, advanced::BlockRole, advanced::RingImage};
+/// use logfmt_std::advanced::{BLOCK_SIZE, BlockRole, RingImage};
 ///
 /// // Four blocks: the writer is in block 0 (lap 2), block 1 was erased ahead, blocks 2 and 3
 /// // hold lap 1.
@@ -72,7 +72,7 @@ pub struct RingImage {
 ///
 /// ```
 /// use logfmt_core::parts::ring::RingHeader;
-/// use logfmt_std::{advanced::BLOCK_SIZE, advanced::RingDisagreement, advanced::RingImage};
+/// use logfmt_std::advanced::{BLOCK_SIZE, RingDisagreement, RingImage};
 ///
 /// // Four blocks; block 1 holds lap 5 among blocks of lap 9.
 /// let mut image = vec![0xFF; 4 * BLOCK_SIZE];
@@ -592,7 +592,7 @@ impl fmt::Display for RingImage {
 ///
 /// ```
 /// use logfmt_core::parts::ring::RingHeader;
-/// use logfmt_std::{advanced::BLOCK_SIZE, advanced::BlockSource, advanced::RingImage};
+/// use logfmt_std::advanced::{BLOCK_SIZE, BlockSource, RingImage};
 ///
 /// let header = RingHeader { lap: 1, records: 0, blocks: 2, group: 1, write_size: 8, erased: 0xFF };
 /// let mut image = vec![0xFF; 2 * BLOCK_SIZE];

@@ -23,7 +23,7 @@ type SeekFn<R> = fn(&mut R, u64) -> io::Result<()>;
 /// Offsets are counted from where the reader is when the source is made.
 ///
 /// ```
-/// use logfmt_core::{parts::Event, parts::FragmentReader};
+/// use logfmt_core::parts::{Event, FragmentReader};
 /// use logfmt_std::advanced::StdSource;
 ///
 /// // "foo" as a FULL chunk.

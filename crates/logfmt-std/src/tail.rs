@@ -38,7 +38,7 @@ pub struct ZeroFill {
 /// ```
 /// use std::io::Write;
 ///
-/// use logfmt_std::{LogFile, advanced::LogReader, LogWriter, LogReaderOptions, LogWriterOptions, advanced::ZeroFill};
+/// use logfmt_std::{LogFile, LogWriter, LogReaderOptions, LogWriterOptions, advanced::{LogReader, ZeroFill}};
 ///
 /// let dir = tempfile::tempdir()?;
 /// let path = dir.path().join("000001.log");

@@ -13,9 +13,11 @@ use std::path::Path;
 
 use logfmt_std::{
     AppendOptions, Error, LogReaderOptions, LogWriter, LogWriterOptions, RecoveryMode,
-    TornTailPolicy, advanced::BLOCK_SIZE, advanced::Bounded, advanced::Ending, advanced::Format,
-    advanced::Item, advanced::LogReader, advanced::ReadFormat, advanced::ReadOptions,
-    advanced::Reader, advanced::SliceSource, advanced::WriteOptions,
+    TornTailPolicy,
+    advanced::{
+        BLOCK_SIZE, Bounded, Ending, Format, Item, LogReader, ReadFormat, ReadOptions, Reader,
+        SliceSource, WriteOptions,
+    },
 };
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;

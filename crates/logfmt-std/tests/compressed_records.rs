@@ -6,8 +6,8 @@
 use logfmt_core::pack::{ZSTD, coded_header};
 use logfmt_core::{FnSink, Writer};
 use logfmt_std::{
-    LogReaderOptions, advanced::BLOCK_SIZE, advanced::Entry, advanced::LogReader,
-    advanced::ReadError,
+    LogReaderOptions,
+    advanced::{BLOCK_SIZE, Entry, LogReader, ReadError},
 };
 
 /// A zstd frame of a pack body: `hello` and `world`, each after its length.

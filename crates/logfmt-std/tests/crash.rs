@@ -17,7 +17,8 @@ use std::time::Duration;
 
 use logfmt_std::{
     AppendOptions, DamageKind, LogReaderOptions, LogWriter, LogWriterOptions, RecoveryMode,
-    SyncPolicy, TornTailPolicy, advanced::Entry, advanced::LogReader,
+    SyncPolicy, TornTailPolicy,
+    advanced::{Entry, LogReader},
 };
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;

@@ -2,9 +2,13 @@
 //! indices, and a pack that does not hold together is damage under the recovery mode.
 
 use logfmt_core::pack::{PackBuffer, PackError};
-use logfmt_core::{BLOCK_SIZE, Reader, SliceWriter, parts::CorruptionKind, parts::Item};
+use logfmt_core::{
+    BLOCK_SIZE, Reader, SliceWriter,
+    parts::{CorruptionKind, Item},
+};
 use logfmt_std::{
-    DamageKind, LogReaderOptions, RecoveryMode, advanced::Entry, advanced::LogReader,
+    DamageKind, LogReaderOptions, RecoveryMode,
+    advanced::{Entry, LogReader},
 };
 use proptest::prelude::*;
 
@@ -172,8 +176,8 @@ fn a_pack_with_a_codec_not_read_here_is_damage_with_its_count() {
 mod writer {
     use logfmt_core::Format;
     use logfmt_std::{
-        FlushPolicy, LogWriter, LogWriterError, LogWriterOptions, SyncPolicy, advanced::PackLimit,
-        advanced::WriteOptions,
+        FlushPolicy, LogWriter, LogWriterError, LogWriterOptions, SyncPolicy,
+        advanced::{PackLimit, WriteOptions},
     };
 
     use super::{with_core, with_std};

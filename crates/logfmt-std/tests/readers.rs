@@ -7,8 +7,8 @@ use std::io::{self, ErrorKind, Read, Write};
 
 use common::{Seen, damages, drain, log_of, read, records};
 use logfmt_std::{
-    LogEntry, LogReaderOptions, MappedLog, RecoveryMode, advanced::Ending, advanced::Entry,
-    advanced::LogEnd, advanced::LogReader, advanced::ReadOptions, advanced::StdSource,
+    LogEntry, LogReaderOptions, MappedLog, RecoveryMode,
+    advanced::{Ending, Entry, LogEnd, LogReader, ReadOptions, StdSource},
 };
 use proptest::prelude::*;
 

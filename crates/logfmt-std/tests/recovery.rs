@@ -4,9 +4,11 @@ mod common;
 
 use common::{Seen, damages, log_of, read, records};
 use logfmt_std::{
-    Damage, DamageKind, LogReaderOptions, RecoveryMode, advanced::BLOCK_SIZE, advanced::Corruption,
-    advanced::CorruptionKind, advanced::Ending, advanced::Entry, advanced::Item, advanced::LogEnd,
-    advanced::LogReader, advanced::ReadError, advanced::ReadOptions, advanced::Reader,
+    Damage, DamageKind, LogReaderOptions, RecoveryMode,
+    advanced::{
+        BLOCK_SIZE, Corruption, CorruptionKind, Ending, Entry, Item, LogEnd, LogReader, ReadError,
+        ReadOptions, Reader,
+    },
 };
 use proptest::prelude::*;
 

@@ -8,9 +8,11 @@ use std::fs;
 use common::{Seen, drain, record};
 use logfmt_std::{
     AppendOptions, Damage, DamageKind, Error, LogReaderOptions, LogWriter, LogWriterOptions,
-    RecoveryMode, TornTailPolicy, advanced::AppendFormat, advanced::BLOCK_SIZE, advanced::Bounded,
-    advanced::Ending, advanced::Format, advanced::LogEnd, advanced::LogReader, advanced::ReadError,
-    advanced::ReadFormat, advanced::ReadOptions, advanced::WriteOptions,
+    RecoveryMode, TornTailPolicy,
+    advanced::{
+        AppendFormat, BLOCK_SIZE, Bounded, Ending, Format, LogEnd, LogReader, ReadError,
+        ReadFormat, ReadOptions, WriteOptions,
+    },
 };
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;

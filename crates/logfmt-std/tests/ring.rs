@@ -10,9 +10,11 @@ use std::io::Cursor;
 
 use logfmt_core::parts::ring::RingHeader;
 use logfmt_std::{
-    Damage, DamageKind, LogFile, LogReaderOptions, RecoveryMode, advanced::BLOCK_SIZE,
-    advanced::BlockRole, advanced::CorruptionKind, advanced::Entry, advanced::LogReader,
-    advanced::ReadOptions, advanced::RingDisagreement, advanced::RingImage,
+    Damage, DamageKind, LogFile, LogReaderOptions, RecoveryMode,
+    advanced::{
+        BLOCK_SIZE, BlockRole, CorruptionKind, Entry, LogReader, ReadOptions, RingDisagreement,
+        RingImage,
+    },
 };
 use ring_image::{Run, Spec, check, run, sample};
 

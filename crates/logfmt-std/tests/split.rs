@@ -5,8 +5,8 @@ mod common;
 
 use common::{Seen, damages, drain, log_of, read, records};
 use logfmt_std::{
-    Damage, DamageKind, LogReaderOptions, MappedLog, RecoveryMode, advanced::CorruptionKind,
-    advanced::LogReader, advanced::ReadOptions, advanced::par_scan, advanced::split,
+    Damage, DamageKind, LogReaderOptions, MappedLog, RecoveryMode,
+    advanced::{CorruptionKind, LogReader, ReadOptions, par_scan, split},
 };
 use proptest::prelude::*;
 

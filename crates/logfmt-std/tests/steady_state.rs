@@ -11,8 +11,8 @@ use std::io::{self, Write};
 
 use logfmt_core::{FnSink, SliceWriter, Writer};
 use logfmt_std::{
-    LogWriter, LogWriterOptions, advanced::BLOCK_SIZE, advanced::Item, advanced::Reader,
-    advanced::StdSource, advanced::SyncWrite,
+    LogWriter, LogWriterOptions,
+    advanced::{BLOCK_SIZE, Item, Reader, StdSource, SyncWrite},
 };
 
 /// Counts every allocation, per thread.

@@ -6,8 +6,8 @@ use std::io::{self, Read, Seek, SeekFrom};
 use logfmt_core::{BlockSource, ReadOptions};
 use logfmt_std::layout::Survey;
 use logfmt_std::{
-    LogReaderOptions, advanced::Bounded, advanced::LogReader, advanced::RingImage,
-    advanced::StdSource,
+    LogReaderOptions,
+    advanced::{Bounded, LogReader, RingImage, StdSource},
 };
 
 use crate::content::{self, ContentKind, describe, holds_key};

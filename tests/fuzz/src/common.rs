@@ -5,8 +5,8 @@
 use std::convert::Infallible;
 
 use logfmt_core::{
-    BLOCK_SIZE, BlockSource, LogEnd, ReadOptions, Reader, parts::Corruption, parts::Event,
-    parts::FragmentKind, parts::FragmentReader, parts::Item, parts::Oversized,
+    BLOCK_SIZE, BlockSource, LogEnd, ReadOptions, Reader,
+    parts::{Corruption, Event, FragmentKind, FragmentReader, Item, Oversized},
 };
 
 /// The smallest chunk header (legacy).

@@ -17,7 +17,8 @@
 use logfmt_core::pack::ZSTD;
 use logfmt_core::{BLOCK_SIZE, SliceWriter, Writer};
 use logfmt_std::{
-    LogReaderOptions, RecoveryMode, advanced::Bounded, advanced::LogReader, advanced::StdSink,
+    LogReaderOptions, RecoveryMode,
+    advanced::{Bounded, LogReader, StdSink},
 };
 
 /// The reader's limit for one record.

@@ -57,7 +57,8 @@ use logfmt_core::flash::{
 };
 use logfmt_core::parts::ring::{RING_HEADER_SIZE, Ring, RingHeader};
 use logfmt_core::{
-    BLOCK_SIZE, ReadOptions, Reader, Written, parts::Corruption, parts::CorruptionKind, parts::Item,
+    BLOCK_SIZE, ReadOptions, Reader, Written,
+    parts::{Corruption, CorruptionKind, Item},
 };
 
 use crate::common::Rng;

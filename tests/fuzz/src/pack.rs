@@ -14,7 +14,10 @@
 #![allow(dead_code, unreachable_pub)]
 
 use logfmt_core::pack::{Pack, PackBuffer, PackError, STORED};
-use logfmt_core::{BLOCK_SIZE, Reader, SliceWriter, parts::CorruptionKind, parts::Item};
+use logfmt_core::{
+    BLOCK_SIZE, Reader, SliceWriter,
+    parts::{CorruptionKind, Item},
+};
 
 /// Checks one input.
 pub fn check(data: &[u8]) {

@@ -21,7 +21,7 @@ use std::convert::Infallible;
 use arbitrary::{Arbitrary, Unstructured};
 use logfmt_core::{
     BLOCK_SIZE, FnSink, Format, ReadOptions, Reader, SliceSource, WriteError, WriteOptions, Writer,
-    parts::Item, parts::ReadFormat,
+    parts::{Item, ReadFormat},
 };
 
 use crate::common::record_content;

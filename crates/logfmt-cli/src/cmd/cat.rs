@@ -4,7 +4,7 @@ use std::io::{self, BufWriter, IsTerminal, Write};
 use std::ops::Range;
 use std::path::PathBuf;
 
-use logfmt_std::{advanced::Ending, advanced::LogReader, advanced::RecordStream};
+use logfmt_std::advanced::{Ending, LogReader, RecordStream};
 
 use crate::decode::{Content, Decode, Style};
 use crate::error::CliError;

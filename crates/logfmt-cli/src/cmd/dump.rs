@@ -7,7 +7,7 @@ use logfmt_core::pack::{self, Pack};
 use logfmt_core::parts::block::{ChunkClass, Parsed};
 use logfmt_core::parts::ring::RingHeader;
 use logfmt_std::advanced::FragmentKind;
-use logfmt_std::{advanced::BLOCK_SIZE, advanced::BlockRole};
+use logfmt_std::advanced::{BLOCK_SIZE, BlockRole};
 
 use crate::error::CliError;
 use crate::format::FormatArgs;

@@ -4,8 +4,8 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 
 use logfmt_std::{
-    AtomicLog, AtomicOptions, LogWriterOptions, advanced::Ending, advanced::EscapedPath,
-    advanced::LogReader,
+    AtomicLog, AtomicOptions, LogWriterOptions,
+    advanced::{Ending, EscapedPath, LogReader},
 };
 
 use crate::error::CliError;

@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 
 use logfmt_std::layout::{BlockState, Survey};
 use logfmt_std::{
-    LogReaderOptions, advanced::EscapedPath, advanced::LogReader, advanced::ReadOptions,
+    LogReaderOptions,
+    advanced::{EscapedPath, LogReader, ReadOptions},
 };
 
 use crate::error::CliError;

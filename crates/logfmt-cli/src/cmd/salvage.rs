@@ -5,8 +5,7 @@ use std::path::PathBuf;
 
 use logfmt_std::{
     AtomicLog, AtomicOptions, LogReaderOptions, LogWriterOptions, RecoveryMode,
-    advanced::EscapedPath, advanced::Format, advanced::LogReader, advanced::ReadFormat,
-    advanced::ReadOptions, advanced::WriteOptions,
+    advanced::{EscapedPath, Format, LogReader, ReadFormat, ReadOptions, WriteOptions},
 };
 
 use crate::error::CliError;

@@ -4,7 +4,8 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 
 use logfmt_std::{
-    LogFile, LogReaderOptions, advanced::Bounded, advanced::ReadOptions, advanced::par_scan_file,
+    LogFile, LogReaderOptions,
+    advanced::{Bounded, ReadOptions, par_scan_file},
 };
 
 use crate::error::CliError;

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 
 use logfmt_core::parts::block::{BlockParser, Parsed};
 use logfmt_std::{
-    LogReaderOptions, RecoveryMode, advanced::BlockSource, advanced::HEADER_SIZE,
-    advanced::LogReader, advanced::StaleTail,
+    LogReaderOptions, RecoveryMode,
+    advanced::{BlockSource, HEADER_SIZE, LogReader, StaleTail},
 };
 
 use crate::error::CliError;

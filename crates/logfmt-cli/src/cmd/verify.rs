@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use logfmt_std::{
-    Damage, DamageKind, LogFile, RecoveryMode, advanced::Ending, advanced::LogReader,
-    advanced::ReadFormat, advanced::ReadOptions, advanced::RingImage, advanced::StaleTail,
+    Damage, DamageKind, LogFile, RecoveryMode,
+    advanced::{Ending, LogReader, ReadFormat, ReadOptions, RingImage, StaleTail},
 };
 
 use crate::decode::{Content, Decode, Undecoded};

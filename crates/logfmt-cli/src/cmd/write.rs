@@ -5,8 +5,10 @@ use std::path::{Path, PathBuf};
 
 use logfmt_std::{
     AppendOptions, AtomicLog, AtomicOptions, Compression, LogWriter, LogWriterOptions, SyncPolicy,
-    TornTailPolicy, advanced::AppendFormat, advanced::Format, advanced::PackLimit,
-    advanced::WriteOptions, advanced::log_number_in_name, advanced::recyclable_log_number,
+    TornTailPolicy,
+    advanced::{
+        AppendFormat, Format, PackLimit, WriteOptions, log_number_in_name, recyclable_log_number,
+    },
 };
 
 use crate::error::CliError;

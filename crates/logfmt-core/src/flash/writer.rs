@@ -14,7 +14,6 @@ use crate::writer::Written;
 /// Counts of flash operations since the writer was opened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
-#[non_exhaustive]
 pub struct FlashStats {
     /// Erase operations.
     pub erases: u32,

@@ -114,7 +114,7 @@ impl ChunkRules {
     ///
     /// ```
     /// use logfmt_core::parts::block::ChunkRules;
-    /// use logfmt_core::{parts::ChunkFormat, parts::ReadFormat, ReadOptions};
+    /// use logfmt_core::{ReadOptions, parts::{ChunkFormat, ReadFormat}};
     ///
     /// let options = ReadOptions::new().format(ReadFormat::Auto { log_number: None });
     /// let rules = ChunkRules::new(&options);

@@ -8,10 +8,11 @@ use std::path::{Path, PathBuf};
 use datafusion::arrow::array::{Array, BinaryArray, StringArray, UInt32Array, UInt64Array};
 use datafusion::arrow::record_batch::RecordBatch;
 use logfmt_std::{
-    LogReaderOptions, LogWriter, LogWriterOptions, RecoveryMode, advanced::Entry, advanced::Format,
-    advanced::LogReader, advanced::PackLimit, advanced::ReadFormat, advanced::ReadOptions,
-    advanced::StdSource, advanced::WriteOptions, advanced::log_number_in_name,
-    advanced::recyclable_log_number,
+    LogReaderOptions, LogWriter, LogWriterOptions, RecoveryMode,
+    advanced::{
+        Entry, Format, LogReader, PackLimit, ReadFormat, ReadOptions, StdSource, WriteOptions,
+        log_number_in_name, recyclable_log_number,
+    },
 };
 
 /// A row of `logs`.
@@ -158,6 +159,7 @@ pub fn sequential(path: &Path, recovery: RecoveryMode) -> (Vec<Row>, Vec<DamageR
                 };
                 damage.push((file.clone(), d.offset, d.bytes, kind));
             }
+            other => panic!("not expected here: {other:?}"),
         }
     }
     (rows, damage)

@@ -3,8 +3,8 @@
 #![allow(dead_code, unreachable_pub)]
 
 use logfmt_std::{
-    Damage, LogReaderOptions, LogWriter, LogWriterOptions, advanced::Entry, advanced::LogReader,
-    advanced::ReadError, advanced::Written,
+    Damage, LogReaderOptions, LogWriter, LogWriterOptions,
+    advanced::{Entry, LogReader, ReadError, Written},
 };
 
 /// A record of `len` bytes whose content depends on `seed`.

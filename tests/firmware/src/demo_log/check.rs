@@ -134,6 +134,11 @@ pub fn read_back(
                 report.get_or_insert(pack.offset);
                 continue;
             }
+            // An item of a later version: reported where the reader stands.
+            _ => {
+                report.get_or_insert(reader.position());
+                continue;
+            }
         };
         if let Some(at) = report {
             return Err(DemoError::Damage { offset: at });

@@ -11,7 +11,10 @@ use logfmt_core::flash::{
     PowerCut, WordReader,
 };
 use logfmt_core::parts::ring::Ring;
-use logfmt_core::{BLOCK_SIZE, ReadOptions, Reader, parts::HEADER_SIZE, parts::Item};
+use logfmt_core::{
+    BLOCK_SIZE, ReadOptions, Reader,
+    parts::{HEADER_SIZE, Item},
+};
 use logfmt_firmware::harness::TestResult;
 use logfmt_firmware::rng::XorShift;
 use logfmt_firmware::{ensure, fail};
