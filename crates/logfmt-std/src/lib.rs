@@ -164,9 +164,9 @@
 //! A write-ahead log: append safely, sync every 64 records, read back with a recovery mode.
 //!
 //! ```
+//! use logfmt_std::advanced::{Entry, LogReader, StdSource};
 //! use logfmt_std::{
-//!     AppendOptions, advanced::Entry, advanced::LogReader, LogWriter, LogReaderOptions, RecoveryMode, advanced::StdSource,
-//!     SyncPolicy, LogWriterOptions,
+//!     AppendOptions, LogReaderOptions, LogWriter, LogWriterOptions, RecoveryMode, SyncPolicy,
 //! };
 //!
 //! let dir = tempfile::tempdir()?;
@@ -197,9 +197,8 @@
 //! The core readers, over a file:
 //!
 //! ```
-//! use logfmt_std::{
-//!     Event, advanced::FragmentReader, advanced::Item, LogFile, LogWriter, advanced::ReadOptions, advanced::Reader, LogWriterOptions,
-//! };
+//! use logfmt_std::advanced::{Event, FragmentReader, ReadOptions, Reader};
+//! use logfmt_std::{LogFile, LogWriter, LogWriterOptions};
 //!
 //! let dir = tempfile::tempdir()?;
 //! let path = dir.path().join("000003.log");
@@ -216,12 +215,10 @@
 //! let mut buffer = vec![0u8; 64 * 1024];
 //! let mut reader = Reader::new(log.source(), &mut buffer);
 //! let mut records = Vec::new();
-//! while let Some(item) = reader.next().map_err(|e| log.read_error(e))? {
-//!     match item {
-//!         Item::Record(record) => records.push((record.offset, record.data.len())),
-//!         Item::Corruption(corruption) => eprintln!("{corruption}"),
-//!         Item::Oversized(oversized) => eprintln!("skipped {} bytes", oversized.len),
-//!         Item::Coded(pack) => eprintln!("a compressed pack at {}", pack.offset),
+//! while let Some(read) = reader.next_record().map_err(|e| log.read_error(e))? {
+//!     match read {
+//!         Ok(record) => records.push((record.offset, record.data.len())),
+//!         Err(dropped) => eprintln!("{dropped}"), // damage, a record too large, …
 //!     }
 //! }
 //! assert_eq!(records, [(0, 5), (12, 40_000)]);

@@ -23,9 +23,8 @@ use crate::source::StdSource;
 /// [`LogFile::reread`], so the first reader is not disturbed and can read on afterwards.
 ///
 /// ```
-/// use logfmt_std::{
-///     Bounded, LogFile, advanced::LogReader, LogWriter, LogReaderOptions, advanced::RecordStream, LogWriterOptions,
-/// };
+/// use logfmt_std::advanced::{Bounded, LogReader, RecordStream};
+/// use logfmt_std::{LogFile, LogReaderOptions, LogWriter, LogWriterOptions};
 ///
 /// let dir = tempfile::tempdir()?;
 /// let path = dir.path().join("000001.log");

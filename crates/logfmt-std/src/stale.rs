@@ -20,10 +20,8 @@ use crate::recovery::Ending;
 /// file.
 ///
 /// ```
-/// use logfmt_std::{
-///     Format, advanced::LogReader, LogWriter, advanced::ReadFormat, advanced::ReadOptions, LogReaderOptions, advanced::StaleTail,
-///     WriteOptions, LogWriterOptions,
-/// };
+/// use logfmt_std::advanced::{Format, LogReader, ReadFormat, ReadOptions, StaleTail, WriteOptions};
+/// use logfmt_std::{LogReaderOptions, LogWriter, LogWriterOptions};
 ///
 /// // A recycled file: log 7's record, written over log 6's first one; log 6's second
 /// // record after it.
@@ -43,7 +41,8 @@ use crate::recovery::Ending;
 /// let mut reader = LogReader::from_slice(&file, &LogReaderOptions::new().read(read));
 /// while reader.next()?.is_some() {}
 /// let stale = StaleTail::after(&mut reader, None)?;
-/// assert_eq!(stale, Some(StaleTail { offset: 111, bytes: 14, log_number: 6 }));
+/// let stale = stale.expect("stale bytes after the log");
+/// assert_eq!((stale.offset, stale.bytes, stale.log_number), (111, 14, 6));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
