@@ -6,8 +6,9 @@ use std::convert::Infallible;
 use std::path::PathBuf;
 
 use logfmt_core::{
-    BLOCK_SIZE, BlockSource, Corruption, Event, FnSink, FragmentKind, FragmentReader, Item,
-    Oversized, ReadOptions, Reader, SliceSource, WriteOptions, Writer, Written,
+    BLOCK_SIZE, BlockSource, FnSink, ReadOptions, Reader, SliceSource, WriteOptions, Writer,
+    Written,
+    parts::{Corruption, Event, FragmentKind, FragmentReader, Item, Oversized},
 };
 
 pub mod model;
@@ -236,6 +237,7 @@ pub fn read_source<S: BlockSource>(
             Ok(Some(Item::Corruption(c))) => Seen::Drop(c),
             Ok(Some(Item::Oversized(o))) => Seen::Oversized(o),
             Ok(Some(Item::Coded(pack))) => panic!("a pack read at {}", pack.offset),
+            Ok(Some(other)) => panic!("an item this harness does not know: {other:?}"),
             Err(e) => {
                 outcome.errors.push(e);
                 assert!(outcome.errors.len() <= 8, "the reader keeps failing");
@@ -335,6 +337,7 @@ pub fn read_fragments<S: BlockSource>(source: S, options: &ReadOptions) -> Outco
                 assert!(skip.len > 0, "an empty skip: {skip:?}");
                 assert!(skip.end() <= reader.position(), "a skip ahead: {skip:?}");
             }
+            Ok(Some(other)) => panic!("an event this harness does not know: {other:?}"),
             Err(e) => {
                 outcome.errors.push(e);
                 assert!(outcome.errors.len() <= 8, "the reader keeps failing");

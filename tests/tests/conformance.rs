@@ -76,8 +76,9 @@
 use std::convert::Infallible;
 
 use logfmt_core::{
-    BLOCK_SIZE, Corruption, CorruptionKind, Event, FnSink, Format, FragmentReader, IoSource,
-    ReadOptions, SliceSource, WriteError, WriteOptions, Writer,
+    BLOCK_SIZE, FnSink, Format, IoSource, ReadOptions, SliceSource, WriteError, WriteOptions,
+    Writer,
+    parts::{Corruption, CorruptionKind, Event, FragmentReader},
 };
 use logfmt_tests::damage::{fix_checksum, increment_byte, set_byte};
 use logfmt_tests::model::{self, FIRST, FULL, LAST, MIDDLE, Piece};
@@ -96,11 +97,7 @@ fn hex(s: &str) -> Vec<u8> {
 }
 
 fn corruption(offset: u64, bytes: u64, kind: CorruptionKind) -> Corruption {
-    Corruption {
-        offset,
-        bytes,
-        kind,
-    }
+    Corruption::new(offset, bytes, kind)
 }
 
 fn chunk(offset: u64, kind: u8, len: u64) -> Piece {

@@ -15,16 +15,20 @@
 
 use std::path::PathBuf;
 
-use logfmt_core::cursor::Cursor;
+use logfmt_core::parts::cursor::Cursor;
 use logfmt_core::flash::{
     CursorReader, FlashConfig, FlashItem, FlashSource, MockFlash, PowerCut, WordReader, WordWriter,
 };
-use logfmt_core::format::{BLOCK_SIZE, CURSOR_TYPE, RESUME_TYPE, RING_TYPE};
 use logfmt_core::pack::Pack;
-use logfmt_core::ring::RingHeader;
-use logfmt_core::{Format, Item, ReadFormat, ReadOptions, Reader, WriteOptions};
+use logfmt_core::parts::format::{BLOCK_SIZE, CURSOR_TYPE, RESUME_TYPE, RING_TYPE};
+use logfmt_core::parts::ring::RingHeader;
+use logfmt_core::{
+    Format, ReadOptions, Reader, WriteOptions,
+    parts::{Item, ReadFormat},
+};
 use logfmt_std::{
-    Compression, Entry, LogReader, LogWriter, PackLimit, ReaderOptions, RecoveryMode, WriterOptions,
+    Compression, LogReaderOptions, LogWriter, LogWriterOptions, RecoveryMode,
+    advanced::{Entry, LogReader, PackLimit},
 };
 
 /// The flash geometry of the flash images: 8-byte words, 4 KiB erase units.
@@ -76,7 +80,7 @@ fn golden(name: &str, made: &[u8]) -> Vec<u8> {
 /// Every record of `log` read by std's `LogReader` with absolute consistency (any damage
 /// fails).
 fn std_records(log: &[u8], read: ReadOptions) -> Vec<(u64, Option<u32>, Vec<u8>)> {
-    let options = ReaderOptions::new()
+    let options = LogReaderOptions::new()
         .read(read)
         .recovery(RecoveryMode::AbsoluteConsistency);
     let mut reader = LogReader::from_slice(log, &options);
@@ -85,6 +89,7 @@ fn std_records(log: &[u8], read: ReadOptions) -> Vec<(u64, Option<u32>, Vec<u8>)
         match entry {
             Entry::Record(r) => records.push((r.offset, r.index, r.data.to_vec())),
             Entry::Damage(d) => panic!("damage: {d}"),
+            other => panic!("unexpected entry: {other:?}"),
         }
     }
     records
@@ -108,7 +113,7 @@ fn data(records: &[(u64, Option<u32>, Vec<u8>)]) -> Vec<Vec<u8>> {
     records.iter().map(|(_, _, d)| d.clone()).collect()
 }
 
-fn write_log(options: &WriterOptions, records: &[Vec<u8>]) -> Vec<u8> {
+fn write_log(options: &LogWriterOptions, records: &[Vec<u8>]) -> Vec<u8> {
     let mut writer = LogWriter::new(Vec::new(), options);
     for record in records {
         writer.add_record(record).expect("writes");
@@ -118,8 +123,8 @@ fn write_log(options: &WriterOptions, records: &[Vec<u8>]) -> Vec<u8> {
 
 // ------------------------------------------------------------------- RocksDB's recyclable format
 
-fn recyclable_options() -> WriterOptions {
-    WriterOptions::new().write(WriteOptions::new().format(Format::Recyclable { log_number: 7 }))
+fn recyclable_options() -> LogWriterOptions {
+    LogWriterOptions::new().write(WriteOptions::new().format(Format::Recyclable { log_number: 7 }))
 }
 
 #[test]
@@ -143,7 +148,7 @@ fn recyclable_log_with_log_number() {
 #[test]
 fn stored_packs() {
     let records = samples(40);
-    let options = WriterOptions::new().pack(Some(PackLimit::bytes(256)));
+    let options = LogWriterOptions::new().pack(Some(PackLimit::bytes(256)));
     let made = write_log(&options, &records);
     let log = golden("packs.log", &made);
     assert_eq!(log, made, "today's writer writes packs differently");
@@ -165,7 +170,7 @@ fn stored_packs() {
 #[test]
 fn compressed_packs() {
     let records = samples(40);
-    let options = WriterOptions::new()
+    let options = LogWriterOptions::new()
         .pack(Some(PackLimit::bytes(1024)))
         .compress(Compression::zstd());
     let made = write_log(&options, &records);
@@ -185,7 +190,7 @@ fn compressed_packs() {
 #[test]
 fn rocksdb_wal_compression() {
     let records = samples(14);
-    let options = WriterOptions::new().compress(Compression::rocksdb());
+    let options = LogWriterOptions::new().compress(Compression::rocksdb());
     let made = write_log(&options, &records);
     let log = golden("rocksdb-wal-compression.log", &made);
     // RocksDB's kSetCompressionType record first, byte for byte: zstd (7).
@@ -249,7 +254,8 @@ fn flash_log_with_resume_marker() {
         .chunks(WRITE)
         .position(|word| word.len() == WRITE && word[4..7] == [0, 0, RESUME_TYPE])
         .expect("a resume marker");
-    let crc = logfmt_core::checksum::mask(logfmt_core::checksum::crc32c(&[RESUME_TYPE]));
+    let crc =
+        logfmt_core::parts::checksum::mask(logfmt_core::parts::checksum::crc32c(&[RESUME_TYPE]));
     assert_eq!(&image[marker * WRITE..][..4], &crc.to_le_bytes());
     // The block reader with the flash rules, and the small-RAM reader.
     let read = ReadOptions::new().erased(Some(0xFF));
@@ -406,7 +412,7 @@ fn format_md_examples() {
     stored.push(6);
     stored.extend_from_slice(b"t=21.6");
     assert_eq!(pack.as_bytes(), stored);
-    let mut log = logfmt_std::LogWriter::new(Vec::new(), &WriterOptions::new());
+    let mut log = logfmt_std::LogWriter::new(Vec::new(), &LogWriterOptions::new());
     log.add_record(b"x").expect("writes");
     log.pad_to(16).expect("pads");
     let log = log.close().expect("closes");

@@ -522,8 +522,8 @@ fn seeds() -> BTreeMap<(&'static str, String), Vec<u8>> {
         (0u8, logfmt_std::Compression::zstd()),
         (1, logfmt_std::Compression::rocksdb()),
     ] {
-        let options = logfmt_std::WriterOptions::new()
-            .pack(Some(logfmt_std::PackLimit::default()))
+        let options = logfmt_std::LogWriterOptions::new()
+            .pack(Some(logfmt_std::advanced::PackLimit::default()))
             .compress(compress);
         let options = if kind == 1 {
             options.pack(None)
@@ -540,7 +540,7 @@ fn seeds() -> BTreeMap<(&'static str, String), Vec<u8>> {
         let mut scratch = vec![0u8; 1 << 16];
         let mut reader = logfmt_core::Reader::from_slice(&log, &mut scratch);
         while let Ok(Some(item)) = reader.next() {
-            if let logfmt_core::Item::Coded(coded) = item {
+            if let logfmt_core::parts::Item::Coded(coded) = item {
                 // A pack's payload without its codec byte (the target puts it back); a
                 // RocksDB record whole.
                 let data = if kind == 0 {

@@ -30,8 +30,9 @@ use std::time::{Duration, Instant};
 
 use interop_tools::logfmt_bin;
 use logfmt_std::{
-    AppendOptions, BLOCK_SIZE, DamageKind, Entry, LogReader, LogWriter, ReaderOptions,
-    RecoveryMode, TornTailPolicy, WriterOptions,
+    AppendOptions, DamageKind, LogReaderOptions, LogWriter, LogWriterOptions, RecoveryMode,
+    TornTailPolicy,
+    advanced::{BLOCK_SIZE, Entry, LogReader},
 };
 use logfmt_tests::LevelDbRandom;
 use logfmt_tests::write_batch::{Batch, Op, apply, decode, encode, numbered};
@@ -185,7 +186,7 @@ fn spec(batches: &[Vec<Op>]) -> Vec<u8> {
 /// was dropped, not even a torn tail.
 fn read_clean(path: &Path) -> Vec<(u64, Vec<u8>)> {
     let data = fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let options = ReaderOptions::new().recovery(RecoveryMode::AbsoluteConsistency);
+    let options = LogReaderOptions::new().recovery(RecoveryMode::AbsoluteConsistency);
     let mut reader = LogReader::from_slice(&data, &options);
     let mut records = Vec::new();
     loop {
@@ -194,6 +195,7 @@ fn read_clean(path: &Path) -> Vec<(u64, Vec<u8>)> {
             Ok(None) => return records,
             Ok(Some(Entry::Damage(d))) => panic!("{}: {d}", path.display()),
             Err(e) => panic!("{}: {e}", path.display()),
+            other => panic!("not expected here: {other:?}"),
         }
     }
 }
@@ -259,7 +261,7 @@ fn leveldb_writes_logfmt_reads() {
     assert!(fs::metadata(&log).map(|m| m.len()).unwrap_or(0) > 10 * BLOCK_SIZE as u64);
     // The same through the memory map, and through split ranges.
     let mapped = logfmt_std::MappedLog::open(&log).unwrap_or_else(|e| panic!("{e}"));
-    let counts = mapped.par_scan(&ReaderOptions::new(), 5, |_, mut reader| {
+    let counts = mapped.par_scan(&LogReaderOptions::new(), 5, |_, mut reader| {
         let mut n = 0;
         while let Ok(Some(entry)) = reader.next() {
             assert!(matches!(entry, Entry::Record(_)), "{entry:?}");
@@ -301,7 +303,7 @@ fn logfmt_writes_leveldb_reads() {
     assert_eq!(fs::metadata(&log).map(|m| m.len()).ok(), Some(0));
     let ours = numbered(&batches(2, 60), 1);
     let mut writer =
-        LogWriter::create(&log, &WriterOptions::new()).unwrap_or_else(|e| panic!("{e}"));
+        LogWriter::create(&log, &LogWriterOptions::new()).unwrap_or_else(|e| panic!("{e}"));
     for batch in &ours {
         writer
             .add_record(&encode(batch))
@@ -500,7 +502,7 @@ fn finished(out: &Output, context: &str) -> bool {
 /// follows them; any other damage, or a record that is no batch, fails the test.
 fn logfmt_records(log: &Path, context: &str) -> (Vec<(u64, Batch)>, bool) {
     let data = fs::read(log).unwrap_or_else(|e| panic!("{}: {e}", log.display()));
-    let options = ReaderOptions::new().recovery(RecoveryMode::SkipAnyCorruptedRecords);
+    let options = LogReaderOptions::new().recovery(RecoveryMode::SkipAnyCorruptedRecords);
     let mut reader = LogReader::from_slice(&data, &options);
     let mut records = Vec::new();
     loop {
@@ -514,6 +516,7 @@ fn logfmt_records(log: &Path, context: &str) -> (Vec<(u64, Batch)>, bool) {
             Ok(Some(Entry::Damage(d))) => panic!("{context}: damage after a crash: {d}"),
             Ok(None) => return (records, reader.tail().is_some()),
             Err(e) => panic!("{context}: {e}"),
+            other => panic!("not expected here: {other:?}"),
         }
     }
 }

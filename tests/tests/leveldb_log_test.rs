@@ -10,8 +10,9 @@ use std::convert::Infallible;
 
 use embedded_io::ErrorKind;
 use logfmt_core::{
-    BLOCK_SIZE, BlockSource, Corruption, CorruptionKind, Event, FragmentReader, HEADER_SIZE,
-    IoSink, IoSource, Item, ReadOptions, Reader, SliceSource, WriteOptions, Writer, Written,
+    BLOCK_SIZE, BlockSource, IoSink, IoSource, ReadOptions, Reader, SliceSource, WriteOptions,
+    Writer, Written,
+    parts::{Corruption, CorruptionKind, Event, FragmentReader, HEADER_SIZE, Item},
 };
 use logfmt_tests::damage::{fix_checksum, increment_byte, set_byte, shrink_size};
 use logfmt_tests::{
@@ -75,11 +76,7 @@ fn bytes(records: &[&[u8]]) -> Vec<Vec<u8>> {
 }
 
 fn corruption(offset: u64, bytes: u64, kind: CorruptionKind) -> Corruption {
-    Corruption {
-        offset,
-        bytes,
-        kind,
-    }
+    Corruption::new(offset, bytes, kind)
 }
 
 /// `ASSERT_EQ("", ReportMessage()); ASSERT_EQ(0, DroppedBytes())`.

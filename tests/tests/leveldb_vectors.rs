@@ -1,7 +1,7 @@
 //! The 27 log files written and read by real LevelDB (`data/leveldb/`), with what LevelDB's
 //! reader returned for each (`EXPECTED.txt`): the same records, offsets and drops here.
 
-use logfmt_core::{Item, Reader};
+use logfmt_core::{Reader, parts::Item};
 use logfmt_tests::data_dir;
 
 #[derive(Debug, PartialEq, Eq)]
@@ -107,6 +107,7 @@ fn read_all(log: &[u8]) -> Vec<Seen> {
             }),
             Item::Oversized(o) => panic!("unexpected oversized record {o:?}"),
             Item::Coded(pack) => panic!("unexpected coded pack {pack:?}"),
+            other => panic!("not expected here: {other:?}"),
         }
     }
     seen

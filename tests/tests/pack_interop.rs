@@ -22,7 +22,7 @@ use std::path::Path;
 
 use interop_tools::*;
 use logfmt_core::pack::PackBuffer;
-use logfmt_core::{BLOCK_SIZE, HEADER_SIZE, SliceWriter};
+use logfmt_core::{BLOCK_SIZE, SliceWriter, parts::HEADER_SIZE};
 use logfmt_tests::write_batch::{Batch, Op, decode, encode};
 
 /// Batch `i`: one put, sequence `i + 1`.

@@ -17,7 +17,7 @@
 
 use std::ops::Range;
 
-use logfmt_core::{BLOCK_SIZE, IoSource, Oversized, ReadOptions, SliceSource};
+use logfmt_core::{BLOCK_SIZE, IoSource, ReadOptions, SliceSource, parts::Oversized};
 use logfmt_tests::model::{self, Piece};
 use logfmt_tests::{
     Dribble, Seen, content, read_fragments, read_log, read_source, read_with, write_from,
@@ -581,7 +581,7 @@ proptest! {
             let len = r.len() as u64;
             let fragmented = s.end - s.start > 7 + len;
             if fragmented && r.len() > cap {
-                Seen::Oversized(Oversized { offset: s.start, end: s.end, len, coded: false })
+                Seen::Oversized(Oversized::new(s.start, s.end, len, false))
             } else {
                 Seen::Record { offset: s.start, end: s.end, data: r.clone() }
             }
@@ -598,24 +598,27 @@ proptest! {
     #[test]
     fn crc_paths_agree(data in prop::collection::vec(any::<u8>(), 0..3000), split in any::<Index>()) {
         let reference = crc32c::crc32c(&data);
-        prop_assert_eq!(logfmt_core::checksum::software::crc32c(&data), reference);
-        prop_assert_eq!(logfmt_core::checksum::crc32c(&data), reference);
+        prop_assert_eq!(logfmt_core::parts::checksum::software::crc32c(&data), reference);
+        prop_assert_eq!(logfmt_core::parts::checksum::crc32c(&data), reference);
         prop_assert_eq!(model::crc32c(&data), reference);
         let (a, b) = data.split_at(split.index(data.len() + 1));
-        prop_assert_eq!(logfmt_core::checksum::software::extend(crc32c::crc32c(a), b), reference);
+        prop_assert_eq!(logfmt_core::parts::checksum::software::extend(crc32c::crc32c(a), b), reference);
         let c = reference;
-        prop_assert_eq!(logfmt_core::checksum::mask(c), model::mask(c));
-        prop_assert_eq!(logfmt_core::checksum::unmask(model::mask(c)), c);
+        prop_assert_eq!(logfmt_core::parts::checksum::mask(c), model::mask(c));
+        prop_assert_eq!(logfmt_core::parts::checksum::unmask(model::mask(c)), c);
     }
 }
 
 #[test]
 fn crc_check_value() {
     assert_eq!(
-        logfmt_core::checksum::software::crc32c(b"123456789"),
+        logfmt_core::parts::checksum::software::crc32c(b"123456789"),
         0xE306_9283
     );
-    assert_eq!(logfmt_core::checksum::crc32c(b"123456789"), 0xE306_9283);
+    assert_eq!(
+        logfmt_core::parts::checksum::crc32c(b"123456789"),
+        0xE306_9283
+    );
     assert_eq!(crc32c::crc32c(b"123456789"), 0xE306_9283);
     assert_eq!(model::crc32c(b"123456789"), 0xE306_9283);
 }

@@ -4,7 +4,7 @@
 
 #![allow(missing_docs)]
 
-use logfmt_core::{BLOCK_SIZE, IoSource, Item, ReadOptions, Reader};
+use logfmt_core::{BLOCK_SIZE, IoSource, ReadOptions, Reader, parts::Item};
 use logfmt_tests::{Seen, model, read_with, write_log};
 
 /// Found by the `reader` fuzz target (fixed in 26a48ce): an initial offset in the last 5
@@ -84,6 +84,7 @@ fn tailing_resumes_inside_a_dropped_block() {
                 Item::Corruption(c) => format!("drop {} at {}", c.bytes, c.offset),
                 Item::Oversized(o) => format!("{o:?}"),
                 Item::Coded(pack) => format!("{pack:?}"),
+                other => format!("{other:?}"),
             });
         }
         if round == 0 {
@@ -131,6 +132,7 @@ fn tailing_initial_offset_past_the_current_end() {
                 Item::Corruption(c) => format!("drop {} at {}", c.bytes, c.offset),
                 Item::Oversized(o) => format!("{o:?}"),
                 Item::Coded(pack) => format!("{pack:?}"),
+                other => format!("{other:?}"),
             });
         }
         if round == 0 {
@@ -266,11 +268,11 @@ fn zeros_then_a_torn_chunk_cut_the_record_in_progress() {
     );
     log.extend(&next[..10]);
     let options = ReadOptions::new().resync_after_zeros(true);
-    let cut = Seen::Drop(logfmt_core::Corruption {
-        offset: 0,
-        bytes: 37,
-        kind: logfmt_core::CorruptionKind::ErrorInMiddleOfRecord,
-    });
+    let cut = Seen::Drop(logfmt_core::parts::Corruption::new(
+        0,
+        37,
+        logfmt_core::parts::CorruptionKind::ErrorInMiddleOfRecord,
+    ));
     assert_eq!(read_with(&log, &options), std::slice::from_ref(&cut));
     let mut scratch = [0u8; 64];
     let mut plain =

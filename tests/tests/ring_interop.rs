@@ -32,7 +32,10 @@ use std::process::Command;
 
 use interop_tools::*;
 
-use logfmt_std::{BLOCK_SIZE, Entry, LogReader, ReaderOptions, RecoveryMode};
+use logfmt_std::{
+    LogReaderOptions, RecoveryMode,
+    advanced::{BLOCK_SIZE, Entry, LogReader},
+};
 use logfmt_tests::write_batch::{Batch, Op, apply, decode, encode};
 use ring_image::{Random, Run, Spec, check, run};
 
@@ -71,13 +74,14 @@ fn batches(records: &[Vec<u8>]) -> Vec<Batch> {
 /// The records of a plain log with their offsets, read with absolute consistency.
 fn plain_records(path: &Path) -> Vec<(u64, Batch)> {
     let data = fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let options = ReaderOptions::new().recovery(RecoveryMode::AbsoluteConsistency);
+    let options = LogReaderOptions::new().recovery(RecoveryMode::AbsoluteConsistency);
     let mut reader = LogReader::from_slice(&data, &options);
     let mut records = Vec::new();
     while let Some(entry) = reader.next().unwrap_or_else(|e| panic!("{e}")) {
         match entry {
             Entry::Record(r) => records.push((r.offset, decode(r.data).expect("a WriteBatch"))),
             Entry::Damage(d) => panic!("{}: {d}", path.display()),
+            other => panic!("not expected here: {other:?}"),
         }
     }
     records

@@ -29,11 +29,13 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
-use logfmt_core::block::{ChunkRules, Parsed, parse_chunk};
+use logfmt_core::parts::block::{ChunkRules, Parsed, parse_chunk};
 use logfmt_std::{
-    AppendOptions, BLOCK_SIZE, Bounded, ChunkFormat, Ending, Format, Item, LogEnd, LogReader,
-    LogWriter, ReadFormat, ReadOptions, Reader, ReaderOptions, SliceSource, TornTailPolicy,
-    WriteOptions, WriterOptions,
+    AppendOptions, LogReaderOptions, LogWriter, LogWriterOptions, TornTailPolicy,
+    advanced::{
+        BLOCK_SIZE, Bounded, ChunkFormat, Ending, Format, Item, LogEnd, LogReader, ReadFormat,
+        ReadOptions, Reader, SliceSource, WriteOptions,
+    },
 };
 
 use interop_tools::spec;
@@ -248,7 +250,7 @@ fn listed(out: &Output, wal: &Path) -> Vec<Listed> {
 /// Every record of a log in memory, read with `format` by the std reader (LevelDB's
 /// tolerance), asserting that nothing was reported; and how it ended.
 fn read_wal(data: &[u8], format: ReadFormat, what: &str) -> (Vec<(u64, Vec<u8>)>, Option<Ending>) {
-    let options = ReaderOptions::new().read(ReadOptions::new().format(format));
+    let options = LogReaderOptions::new().read(ReadOptions::new().format(format));
     let mut reader = LogReader::from_slice(data, &options);
     let mut records = Vec::new();
     loop {
@@ -268,7 +270,11 @@ fn read_wal(data: &[u8], format: ReadFormat, what: &str) -> (Vec<(u64, Vec<u8>)>
 fn read_core(
     data: &[u8],
     format: ReadFormat,
-) -> (Vec<Vec<u8>>, Vec<logfmt_std::Corruption>, Option<LogEnd>) {
+) -> (
+    Vec<Vec<u8>>,
+    Vec<logfmt_std::advanced::Corruption>,
+    Option<LogEnd>,
+) {
     let mut buffer = vec![0u8; 1 << 20];
     let options = ReadOptions::new().format(format);
     let mut reader = Reader::with_options(SliceSource::new(data), &mut buffer, &options);
@@ -279,6 +285,7 @@ fn read_core(
             Item::Corruption(c) => drops.push(c),
             Item::Oversized(o) => panic!("{o:?}"),
             Item::Coded(pack) => panic!("{pack:?}"),
+            other => panic!("not expected here: {other:?}"),
         }
     }
     (records, drops, reader.end())
@@ -299,7 +306,7 @@ fn decode_all(records: &[(u64, Vec<u8>)], what: &str) -> Vec<Batch> {
 fn write_wal(path: &Path, format: Format, batches: &[Batch]) -> Vec<u64> {
     let mut writer = LogWriter::create(
         path,
-        &WriterOptions::new().write(WriteOptions::new().format(format)),
+        &LogWriterOptions::new().write(WriteOptions::new().format(format)),
     )
     .unwrap_or_else(|e| panic!("{e}"));
     let offsets = batches
@@ -497,7 +504,7 @@ fn rocksdb_recovers_every_batch_of_a_log_appended_after_trailer_garbage() {
             if in_trailer {
                 // Continued at the file's length, after the garbage: RocksDB loses the new
                 // batches.
-                let options = WriterOptions::new()
+                let options = LogWriterOptions::new()
                     .write(WriteOptions::new().format(format).start(log.len() as u64));
                 let mut writer = LogWriter::new(Vec::new(), &options);
                 for batch in &more {
@@ -518,7 +525,7 @@ fn rocksdb_recovers_every_batch_of_a_log_appended_after_trailer_garbage() {
 
             // logfmt refuses to continue after garbage a reader would take for a header, and
             // cuts it off when asked.
-            let writer_options = WriterOptions::new().write(WriteOptions::new().format(format));
+            let writer_options = LogWriterOptions::new().write(WriteOptions::new().format(format));
             let refused =
                 LogWriter::append(&wal, &AppendOptions::new().writer(writer_options.clone()));
             let mut writer = match refused {

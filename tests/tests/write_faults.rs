@@ -23,7 +23,7 @@ use std::io::{self, Write};
 use std::rc::Rc;
 
 use logfmt_core::{BLOCK_SIZE, Sink, WriteError, Writer};
-use logfmt_std::StdSink;
+use logfmt_std::advanced::StdSink;
 use logfmt_tests::{Seen, content, model, read_log};
 
 /// A destination shared with the test: the bytes that got through.
@@ -265,7 +265,7 @@ impl Flaky {
     }
 }
 
-impl logfmt_std::SyncWrite for Flaky {
+impl logfmt_std::advanced::SyncWrite for Flaky {
     fn sync(&mut self) -> io::Result<()> {
         self.syncs += 1;
         if self.syncs == self.sync_fails_at {
@@ -408,7 +408,7 @@ fn dev_full() {
     ));
     assert!(matches!(writer.flush(), Err(WriteError::Poisoned)));
     // LogWriter will not create a log on a device.
-    let err = logfmt_std::LogWriter::create("/dev/full", &logfmt_std::WriterOptions::new())
+    let err = logfmt_std::LogWriter::create("/dev/full", &logfmt_std::LogWriterOptions::new())
         .expect_err("not a regular file");
     assert!(matches!(err, logfmt_std::Error::NotAFile { .. }), "{err:?}");
 }
@@ -418,7 +418,7 @@ fn dev_full() {
 fn log_file_write_errors_name_the_file() {
     let dir = std::env::temp_dir().join(format!("logfmt-write-faults-{}", std::process::id()));
     let path = dir.join("missing").join("000001.log");
-    let options = logfmt_std::WriterOptions::new();
+    let options = logfmt_std::LogWriterOptions::new();
     for err in [
         logfmt_std::LogWriter::create(&path, &options).err(),
         logfmt_std::AtomicLog::create(&path, &logfmt_std::AtomicOptions::new()).err(),
@@ -446,10 +446,12 @@ fn log_file_write_errors_name_the_file() {
 /// with no report.
 #[test]
 fn log_writer_failures_are_sticky() {
-    use logfmt_std::{LogWriter, LogWriterError, SyncPolicy, WriteOperation, WriterOptions};
+    use logfmt_std::{
+        LogWriter, LogWriterError, LogWriterOptions, SyncPolicy, advanced::WriteOperation,
+    };
     let (_, records) = scripts().remove(1);
     let (full, spans) = model::write_spans(&records, 0);
-    let options = WriterOptions::new().sync(SyncPolicy::EveryRecord);
+    let options = LogWriterOptions::new().sync(SyncPolicy::EveryRecord);
     // Failures: each sync in turn, and the destination filling up around every block edge.
     let mut faults: Vec<(usize, usize)> =
         (1..=records.len()).map(|k| (usize::MAX / 2, k)).collect();

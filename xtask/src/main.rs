@@ -6,6 +6,7 @@
 //! the steps listed in [`tasks::CI_STEPS`], in order.
 #![allow(missing_docs)]
 
+mod api_count;
 mod apt;
 mod bench;
 mod bench_baseline;

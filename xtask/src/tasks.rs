@@ -109,6 +109,14 @@ pub(crate) const TASKS: &[Task] = &[
         run: |_| test(),
     },
     Task {
+        name: "api-count",
+        aliases: &[],
+        flags: &[],
+        about: "public names at the top level of logfmt-core and logfmt-std (each name a user can \
+                write as `crate::NAME`), read from their lib.rs",
+        run: crate::api_count::run,
+    },
+    Task {
         name: "doc",
         aliases: &["docs"],
         flags: &[],

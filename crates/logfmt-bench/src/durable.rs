@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use logfmt_std::{GroupPolicy, GroupWriter, LogWriter, WriterOptions};
+use logfmt_std::{GroupPolicy, GroupWriter, LogWriter, LogWriterOptions};
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -72,7 +72,7 @@ pub fn run(dir: &Path, options: &DurableOptions, out: &mut dyn FnMut(&str)) -> R
 fn case(dir: &Path, threads: usize, record: usize, time: Duration) -> Result<Durable, String> {
     let path = dir.join(format!("durable-{threads}.log"));
     let _ = std::fs::remove_file(&path);
-    let writer = LogWriter::create(&path, &WriterOptions::new()).map_err(|e| e.to_string())?;
+    let writer = LogWriter::create(&path, &LogWriterOptions::new()).map_err(|e| e.to_string())?;
     let group = Arc::new(
         GroupWriter::from_file_writer(writer, GroupPolicy::new()).map_err(|e| e.to_string())?,
     );

@@ -77,8 +77,8 @@ use logfmt_core::flash::{
     WordReader, WordWriter,
 };
 use logfmt_core::pack::PackBuffer;
-use logfmt_core::packing::PackLimit;
-use logfmt_core::{BLOCK_SIZE, HEADER_SIZE, Written};
+use logfmt_core::pack::PackLimit;
+use logfmt_core::{BLOCK_SIZE, Written, parts::HEADER_SIZE};
 use sequential_storage::Error as SeqError;
 use sequential_storage::cache::{Cache, Uncached};
 use sequential_storage::mock_flash::{MockFlashBase, WriteCountCheck};

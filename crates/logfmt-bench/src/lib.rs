@@ -14,8 +14,8 @@ use std::hint::black_box;
 use std::fs::File;
 use std::path::Path;
 
-use logfmt_core::{BLOCK_SIZE, Item, Reader, SliceWriter};
-use logfmt_std::{LogWriter, ReaderOptions, StdSource, WriterOptions};
+use logfmt_core::{BLOCK_SIZE, Reader, SliceWriter, parts::Item};
+use logfmt_std::{LogReaderOptions, LogWriter, LogWriterOptions, advanced::StdSource};
 
 /// Size of the payload source: 2 MiB.
 pub const SOURCE_LEN: usize = 2 << 20;
@@ -170,7 +170,7 @@ impl<'p> Bench<'p> {
     /// # Errors
     /// A message naming what failed.
     pub fn write_file(&mut self, path: &Path) -> Result<usize, String> {
-        let options = WriterOptions::new().sync_on_close(false);
+        let options = LogWriterOptions::new().sync_on_close(false);
         let mut writer = LogWriter::overwrite(path, &options).map_err(|e| e.to_string())?;
         for i in 0..self.case.count {
             writer
@@ -216,17 +216,22 @@ impl<'p> Bench<'p> {
             .build()
             .map_err(|e| e.to_string())?;
         let log = &self.log[..self.log_len];
-        let ranges = logfmt_std::split(log.len() as u64, threads * 8);
+        let ranges = logfmt_std::advanced::split(log.len() as u64, threads * 8);
         let counts = pool.install(|| {
-            logfmt_std::par_scan(log, &ReaderOptions::new(), &ranges, |_, mut reader| {
-                let mut n = 0usize;
-                while let Ok(Some(entry)) = reader.next() {
-                    if matches!(entry, logfmt_std::Entry::Record(_)) {
-                        n += 1;
+            logfmt_std::advanced::par_scan(
+                log,
+                &LogReaderOptions::new(),
+                &ranges,
+                |_, mut reader| {
+                    let mut n = 0usize;
+                    while let Ok(Some(entry)) = reader.next() {
+                        if matches!(entry, logfmt_std::advanced::Entry::Record(_)) {
+                            n += 1;
+                        }
                     }
-                }
-                n
-            })
+                    n
+                },
+            )
         });
         let total: usize = counts.iter().sum();
         if total != self.case.count {
@@ -265,12 +270,12 @@ impl<'p> Bench<'p> {
         self.case.payload_bytes()
     }
 
-    /// logfmt's own checksum (`logfmt_core::checksum`, inlined SSE 4.2 on x86-64) over every
+    /// logfmt's own checksum (`logfmt_core::parts::checksum`, inlined SSE 4.2 on x86-64) over every
     /// payload: the part of a write or a read that checksums, alone.
     pub fn own_crc(&mut self) -> usize {
         let mut crc = 0;
         for i in 0..self.case.count {
-            crc ^= logfmt_core::checksum::crc32c(self.payloads.record(i, self.case.size));
+            crc ^= logfmt_core::parts::checksum::crc32c(self.payloads.record(i, self.case.size));
         }
         black_box(crc);
         self.case.payload_bytes()

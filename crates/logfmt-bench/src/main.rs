@@ -321,8 +321,9 @@ fn main() -> ExitCode {
     let payloads = Payloads::new();
     if args.limits {
         // Which CRC-32C path the engine takes on this machine, short and long inputs.
-        let name =
-            |len| logfmt_core::checksum::Path::for_len(len).map_or("crc32c-crate", |p| p.name());
+        let name = |len| {
+            logfmt_core::parts::checksum::Path::for_len(len).map_or("crc32c-crate", |p| p.name())
+        };
         println!("ENGINE crc_16={} crc_1m={}", name(16), name(1 << 20));
     }
     for case in &args.cases {

@@ -13,8 +13,8 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use logfmt_core::packing::{PackLimit, PackWriter};
-use logfmt_core::{BLOCK_SIZE, FnSink, Item, Reader, Writer};
+use logfmt_core::pack::{PackLimit, PackWriter};
+use logfmt_core::{BLOCK_SIZE, FnSink, Reader, Writer, parts::Item};
 
 use crate::{Case, Payloads};
 

@@ -1,4 +1,4 @@
-//! `logfmt-bench paths`: each CRC-32C path of `logfmt_core::checksum` forced, alone and fused
+//! `logfmt-bench paths`: each CRC-32C path of `logfmt_core::parts::checksum` forced, alone and fused
 //! with a copy, next to a bare copy, by input length; for the crossover lengths of the engine
 //! (`PATH ...` lines, ns a call, median of the passes).
 //!
@@ -8,7 +8,7 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use logfmt_core::checksum::Path;
+use logfmt_core::parts::checksum::Path;
 
 /// Input lengths measured in cache.
 const LENGTHS: [usize; 14] = [

@@ -15,7 +15,8 @@ use std::path::Path;
 
 use logfmt_std::content::{Op, WriteBatch};
 use logfmt_std::{
-    Compression, Entry, LogReader, LogWriter, PackLimit, ReaderOptions, StdSource, WriterOptions,
+    Compression, LogReaderOptions, LogWriter, LogWriterOptions,
+    advanced::{Entry, LogReader, PackLimit, StdSource},
 };
 
 /// Words the values are made of: text-like values, as JSON documents and log lines are.
@@ -114,7 +115,7 @@ pub fn write_spec(puts: &[(Vec<u8>, Vec<u8>)], path: &Path) -> std::io::Result<(
 fn write_log(
     puts: &[(Vec<u8>, Vec<u8>)],
     path: &Path,
-    options: &WriterOptions,
+    options: &LogWriterOptions,
 ) -> Result<u64, String> {
     let file = File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut writer = LogWriter::new(file, &options.clone().sync_on_close(false));
@@ -136,7 +137,7 @@ fn write_log(
 /// Reads `path` back: every batch, in order, and nothing else.
 fn check_log(puts: &[(Vec<u8>, Vec<u8>)], path: &Path) -> Result<(), String> {
     let file = File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let mut reader = LogReader::new(StdSource::new(file), &ReaderOptions::default());
+    let mut reader = LogReader::new(StdSource::new(file), &LogReaderOptions::default());
     let mut expected = Vec::new();
     let mut i = 0;
     while let Some(entry) = reader
@@ -172,18 +173,18 @@ pub fn run(count: usize, dir: &Path, out: &mut dyn FnMut(String)) -> Result<(), 
     let puts = puts(count);
     write_spec(&puts, &dir.join("spec")).map_err(|e| format!("spec: {e}"))?;
     let cases = [
-        ("logfmt-plain", WriterOptions::new()),
+        ("logfmt-plain", LogWriterOptions::new()),
         (
             "logfmt-rocksdb-zstd",
-            WriterOptions::new().compress(Compression::rocksdb()),
+            LogWriterOptions::new().compress(Compression::rocksdb()),
         ),
         (
             "logfmt-packs",
-            WriterOptions::new().pack(Some(PackLimit::default())),
+            LogWriterOptions::new().pack(Some(PackLimit::default())),
         ),
         (
             "logfmt-packs-zstd",
-            WriterOptions::new()
+            LogWriterOptions::new()
                 .pack(Some(PackLimit::default()))
                 .compress(Compression::zstd()),
         ),

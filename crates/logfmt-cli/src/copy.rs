@@ -2,7 +2,10 @@
 //! up to [`HELD`] bytes is held and added whole; a longer one is read a second time from its
 //! file and streamed into the new log, a block at a time.
 
-use logfmt_std::{AtomicLog, LogFile, Oversized, ReadOptions, RecordStream};
+use logfmt_std::{
+    AtomicLog, LogFile,
+    advanced::{Oversized, ReadOptions, RecordStream},
+};
 
 use crate::error::CliError;
 use crate::image::Input;

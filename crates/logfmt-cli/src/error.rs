@@ -4,7 +4,7 @@ use std::fmt;
 use std::io;
 use std::process::ExitCode;
 
-use logfmt_std::{EscapedPath, Kept};
+use logfmt_std::advanced::{EscapedPath, Kept};
 
 use crate::input::InputError;
 use crate::output::OutputError;

@@ -1,6 +1,9 @@
 //! The chunk format of a log: `--format`, `--log-number`, `--ignorable-types`.
 
-use logfmt_std::{LogFile, ReadFormat, ReadOptions, log_number_in_name, log_number_of_file};
+use logfmt_std::{
+    LogFile,
+    advanced::{ReadFormat, ReadOptions, log_number_in_name, recyclable_log_number},
+};
 
 use crate::error::CliError;
 
@@ -93,14 +96,14 @@ impl FormatArgs {
             FormatName::Legacy => Ok(ReadFormat::Legacy),
             FormatName::Recyclable => match named {
                 Some(number) => Ok(ReadFormat::Recyclable {
-                    log_number: log_number_of_file(number),
+                    log_number: recyclable_log_number(number),
                 }),
                 None => Err(CliError::NoLogNumber {
                     path: log.path().into(),
                 }),
             },
             FormatName::Auto => {
-                let log_number = named.map(log_number_of_file);
+                let log_number = named.map(recyclable_log_number);
                 if !log.is_regular() {
                     return Ok(ReadFormat::Auto { log_number });
                 }
@@ -124,11 +127,12 @@ impl FormatArgs {
 }
 
 /// What `ReadFormat::Auto` decides for `log` (a regular file), read from its start: `None` if
-/// no chunk decides (an empty log, or only damage). See [`logfmt_std::detect_format`].
+/// no chunk decides (an empty log, or only damage). See [`logfmt_std::advanced::detect_format`].
 pub(crate) fn detect(
     log: &LogFile,
     base: &ReadOptions,
     log_number: Option<u32>,
 ) -> Result<Option<ReadFormat>, logfmt_std::Error> {
-    logfmt_std::detect_format(log.reread()?, base, log_number).map_err(|e| log.read_error(e))
+    logfmt_std::advanced::detect_format(log.reread()?, base, log_number)
+        .map_err(|e| log.read_error(e))
 }

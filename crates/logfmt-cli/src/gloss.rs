@@ -36,7 +36,7 @@ impl fmt::Display for Suffix<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use logfmt_std::CorruptionKind;
+    use logfmt_std::advanced::CorruptionKind;
 
     #[test]
     fn leveldbs_reasons_get_plain_words_and_other_kinds_none() {

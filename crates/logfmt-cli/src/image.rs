@@ -10,8 +10,10 @@ use std::path::Path;
 use std::time::Instant;
 
 use logfmt_std::{
-    BlockSource, Damage, EscapedPath, LogBytes, LogFile, ReadOptions, Reread, RingImage,
-    RingSource, StdSource,
+    Damage, LogFile,
+    advanced::{
+        BlockSource, EscapedPath, LogBytes, ReadOptions, Reread, RingImage, RingSource, StdSource,
+    },
 };
 
 use crate::erased::Erased;
@@ -161,7 +163,7 @@ impl Input {
 
     /// File offset of the `place`-th block read (from 0).
     pub(crate) fn block_offset(&self, place: u64) -> u64 {
-        self.offset(place * logfmt_std::BLOCK_SIZE as u64)
+        self.offset(place * logfmt_std::advanced::BLOCK_SIZE as u64)
     }
 }
 

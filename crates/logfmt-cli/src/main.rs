@@ -58,7 +58,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use logfmt_std::EscapedPath;
+use logfmt_std::advanced::EscapedPath;
 
 use crate::error::{CliError, EXIT_OK};
 
@@ -302,7 +302,7 @@ fn report(error: &CliError) -> ExitCode {
     let _ = writeln!(
         std::io::stderr().lock(),
         "logfmt: error: {}",
-        logfmt_std::Escaped::new(&text)
+        logfmt_std::advanced::Escaped::new(&text)
     );
     error.exit_code()
 }
@@ -334,7 +334,7 @@ fn usage_error(error: &clap::Error) -> ExitCode {
     let text = plain.as_ref().unwrap_or(error).render().ansi().to_string();
     let mut stderr = std::io::stderr().lock();
     for line in text.lines() {
-        let _ = writeln!(stderr, "{}", logfmt_std::Escaped::new(line));
+        let _ = writeln!(stderr, "{}", logfmt_std::advanced::Escaped::new(line));
     }
     ExitCode::from(code)
 }

@@ -60,7 +60,7 @@ pub(crate) fn say(path: &Path, message: &str) {
     let _ = writeln!(
         stderr,
         "logfmt: {}: {message}",
-        logfmt_std::EscapedPath::new(path)
+        logfmt_std::advanced::EscapedPath::new(path)
     );
 }
 

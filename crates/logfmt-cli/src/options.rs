@@ -4,7 +4,10 @@
 use std::ops::Range;
 use std::time::Duration;
 
-use logfmt_std::{LockWait, ReadOptions, ReaderOptions, RecoveryMode};
+use logfmt_std::{
+    LogReaderOptions, RecoveryMode,
+    advanced::{LockWait, ReadOptions},
+};
 
 use crate::error::CliError;
 use crate::format::FormatArgs;
@@ -63,14 +66,14 @@ impl ReadArgs {
         input: &Input,
         offset: u64,
         range: Option<Range<u64>>,
-    ) -> Result<ReaderOptions, CliError> {
+    ) -> Result<LogReaderOptions, CliError> {
         input.refuse_positions(offset, range.is_some())?;
         let read = ReadOptions::new().erased(input.erased(self.erased));
         let read = self
             .format
             .read_options(&input.log, read)?
             .initial_offset(offset);
-        let options = ReaderOptions::new()
+        let options = LogReaderOptions::new()
             .read(input.read_options(read))
             .recovery(self.recovery.into());
         Ok(match range {

@@ -1,4 +1,4 @@
-//! Reading a large log on every core: the format's split scan (`logfmt_std::par_scan_file`),
+//! Reading a large log on every core: the format's split scan (`logfmt_std::advanced::par_scan_file`),
 //! for the commands that read a whole log (`verify`, `stats`, `cat`).
 //!
 //! The ranges of a split scan return exactly the records of a sequential read, but damage at a
@@ -14,8 +14,11 @@ use std::num::NonZeroUsize;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use logfmt_std::{
-    BLOCK_SIZE, Bounded, ChunkFormat, Ending, Format, LogFile, LogReader, ReadAt, ReadFormat,
-    ReaderOptions, StaleTail, par_scan_file, split,
+    LogFile, LogReaderOptions,
+    advanced::{
+        BLOCK_SIZE, Bounded, ChunkFormat, Ending, Format, LogReader, ReadAt, ReadFormat, StaleTail,
+        par_scan_file, split,
+    },
 };
 use rayon::prelude::{IntoParallelRefIterator, ParallelIterator};
 
@@ -74,7 +77,7 @@ pub(crate) struct Clean<T> {
 // A little over 80 lines: the refusals above, one each, then the scan; they read best in order.
 pub(crate) fn scan_clean<T, V>(
     input: &Input,
-    options: &ReaderOptions,
+    options: &LogReaderOptions,
     threads: usize,
     limit: usize,
     progress: &Progress,
@@ -175,7 +178,7 @@ where
 /// (what was printed is the log as it was).
 pub(crate) fn print_clean<C, P, State>(
     input: &Input,
-    options: &ReaderOptions,
+    options: &LogReaderOptions,
     threads: usize,
     limit: usize,
     out: &mut impl std::io::Write,
@@ -252,7 +255,7 @@ where
 /// one before any damage.
 pub(crate) fn first_record(
     input: &Input,
-    options: &ReaderOptions,
+    options: &LogReaderOptions,
 ) -> Result<Option<Vec<u8>>, CliError> {
     let mut reader = LogReader::new(input.log.reread()?, options);
     Ok(match reader.next_bounded(PART as usize) {
@@ -323,7 +326,7 @@ fn pool(threads: usize) -> Option<rayon::ThreadPool> {
 /// `None` for a recyclable log (a range reader would take its log number from its own first
 /// chunk, which in a recycled file may be an earlier use's) and for a RocksDB-compressed one
 /// (the compression record that switches it on is only at the start).
-fn legacy(input: &Input, options: &ReaderOptions) -> Result<Option<ReaderOptions>, CliError> {
+fn legacy(input: &Input, options: &LogReaderOptions) -> Result<Option<LogReaderOptions>, CliError> {
     if matches!(options.read.format, ReadFormat::Recyclable { .. }) {
         return Ok(None);
     }
@@ -348,12 +351,12 @@ fn legacy(input: &Input, options: &ReaderOptions) -> Result<Option<ReaderOptions
 #[cfg(test)]
 mod tests {
     use super::*;
-    use logfmt_std::{LogWriter, WriterOptions};
+    use logfmt_std::{LogWriter, LogWriterOptions};
 
     /// A log of at least [`PARALLEL_MIN`] bytes: records of 0 to 70 000 bytes, so that some
     /// span blocks and cross the ranges' edges.
     fn big_log(path: &std::path::Path) -> u64 {
-        let mut writer = LogWriter::create(path, &WriterOptions::new()).expect("create");
+        let mut writer = LogWriter::create(path, &LogWriterOptions::new()).expect("create");
         let mut records = 0;
         let mut len = 0u64;
         while len < PARALLEL_MIN + 1_000_000 {
@@ -369,8 +372,9 @@ mod tests {
     }
 
     fn count(input: &Input, threads: usize) -> Option<u64> {
-        let options = ReaderOptions::new()
-            .read(logfmt_std::ReadOptions::new().format(ReadFormat::Auto { log_number: None }));
+        let options = LogReaderOptions::new().read(
+            logfmt_std::advanced::ReadOptions::new().format(ReadFormat::Auto { log_number: None }),
+        );
         let none = Progress::none();
         let clean = scan_clean(
             input,

@@ -6,8 +6,8 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{BufWriter, Write};
 use std::path::Path;
 
+use logfmt_std::advanced::{BLOCK_SIZE, EscapedPath, ReadOptions};
 use logfmt_std::layout::{BlockMap, BlockState, Span, SpanKind, type_name};
-use logfmt_std::{BLOCK_SIZE, EscapedPath, ReadOptions};
 
 use crate::error::CliError;
 use crate::image::Input;
@@ -39,7 +39,7 @@ pub(crate) fn write(out: &Path, pictures: &[Picture], force: bool) -> Result<(),
         }
         let read = pictures
             .iter()
-            .any(|p| logfmt_std::is_same_file(p.input.log.file(), out).unwrap_or(false));
+            .any(|p| logfmt_std::advanced::is_same_file(p.input.log.file(), out).unwrap_or(false));
         if read {
             return Err(CliError::SameFile { path: out.into() });
         }

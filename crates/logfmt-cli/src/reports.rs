@@ -162,14 +162,14 @@ impl Default for DamageReports {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use logfmt_std::CorruptionKind;
+    use logfmt_std::advanced::CorruptionKind;
 
     fn corruption(offset: u64) -> Damage {
-        Damage {
+        Damage::new(
             offset,
-            bytes: 10,
-            kind: DamageKind::Corruption(CorruptionKind::ChecksumMismatch),
-        }
+            10,
+            DamageKind::Corruption(CorruptionKind::ChecksumMismatch),
+        )
     }
 
     #[test]
@@ -202,11 +202,7 @@ mod tests {
 
     #[test]
     fn a_withdrawn_tail_is_not_counted() {
-        let torn = Damage {
-            offset: 50,
-            bytes: 7,
-            kind: DamageKind::TornTail,
-        };
+        let torn = Damage::new(50, 7, DamageKind::TornTail);
         let mut reports = DamageReports::new(1);
         reports.push(corruption(0));
         reports.push(torn);

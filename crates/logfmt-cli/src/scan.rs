@@ -4,7 +4,8 @@
 use std::io;
 
 use logfmt_std::{
-    BlockSource, Bounded, Corruption, Damage, Ending, LogReader, Oversized, ReadError,
+    Damage,
+    advanced::{BlockSource, Bounded, Corruption, Ending, LogReader, Oversized, ReadError},
 };
 
 use crate::progress::Progress;
@@ -104,8 +105,10 @@ mod tests {
     use super::*;
     use logfmt_core::Writer;
     use logfmt_std::{
-        BLOCK_SIZE, CorruptionKind, Item, ReadOptions, Reader, ReaderOptions, RecoveryMode,
-        SliceSource, StdSink, StdSource,
+        LogReaderOptions, RecoveryMode,
+        advanced::{
+            BLOCK_SIZE, CorruptionKind, Item, ReadOptions, Reader, SliceSource, StdSink, StdSource,
+        },
     };
     use std::io::Read;
 
@@ -137,12 +140,13 @@ mod tests {
                 Item::Corruption(c) => seen.push(Seen::Drop(c.into())),
                 Item::Oversized(o) => panic!("{o:?}"),
                 Item::Coded(pack) => panic!("{pack:?}"),
+                other => panic!("{other:?}"),
             }
         }
         seen
     }
 
-    fn with_scan<R: Read>(log: R, options: &ReaderOptions) -> io::Result<Vec<Seen>> {
+    fn with_scan<R: Read>(log: R, options: &LogReaderOptions) -> io::Result<Vec<Seen>> {
         let mut reader = LogReader::new(StdSource::new(log), options);
         let mut seen = Vec::new();
         scan(&mut reader, &Progress::none(), UNLIMITED, |found| {
@@ -177,7 +181,8 @@ mod tests {
             }
             for offset in [0, 1, 32_768, 40_060] {
                 let expected = with_reader(&log, offset);
-                let options = ReaderOptions::new().read(ReadOptions::new().initial_offset(offset));
+                let options =
+                    LogReaderOptions::new().read(ReadOptions::new().initial_offset(offset));
                 assert_eq!(
                     with_scan(&log[..], &options)?,
                     expected,
@@ -191,7 +196,7 @@ mod tests {
     #[test]
     fn absolute_consistency_ends_with_the_damage() -> io::Result<()> {
         let log = log_of(&[10, 40_000]);
-        let options = ReaderOptions::new().recovery(RecoveryMode::AbsoluteConsistency);
+        let options = LogReaderOptions::new().recovery(RecoveryMode::AbsoluteConsistency);
         let mut reader = LogReader::new(StdSource::new(&log[..30_000]), &options);
         let mut seen = 0;
         let outcome = scan(&mut reader, &Progress::none(), UNLIMITED, |_| {
@@ -219,7 +224,7 @@ mod tests {
         }
         let log = log_of(&[10, 40_000, 5]);
         let source = StdSource::new(FailsAfter(&log[..BLOCK_SIZE]));
-        let mut reader = LogReader::new(source, &ReaderOptions::new());
+        let mut reader = LogReader::new(source, &LogReaderOptions::new());
         let mut seen = Vec::new();
         let result: Result<Outcome, ()> =
             scan(&mut reader, &Progress::none(), UNLIMITED, |found| {
@@ -234,11 +239,7 @@ mod tests {
                 Ok(())
             });
         assert!(result.is_ok());
-        let read_error = Corruption {
-            offset: 32_768,
-            bytes: 32_768,
-            kind: CorruptionKind::ReadError,
-        };
+        let read_error = Corruption::new(32_768, 32_768, CorruptionKind::ReadError);
         assert_eq!(
             seen,
             [Seen::Record(0, vec![0; 10]), Seen::Drop(read_error.into())]

@@ -2,7 +2,10 @@
 //! zero-filled tail (space a writer preallocated or mapped and never wrote: not a torn
 //! record, nothing lost), Pebble's EOF trailer, and a file that is not a log at all.
 
-use logfmt_std::{Damage, LogFile, RECYCLABLE_HEADER_SIZE, StaleTail, ZeroFill};
+use logfmt_std::{
+    Damage, LogFile,
+    advanced::{RECYCLABLE_HEADER_SIZE, StaleTail, ZeroFill},
+};
 
 /// How a log's end reads, beyond what the reader reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,19 +36,19 @@ impl Tail {
 }
 
 /// What the torn tail `tail` (as the reader reports it) is: zero fill, if every byte from its
-/// offset to the end of the file is zero ([`logfmt_std::zero_fill`] decides).
+/// offset to the end of the file is zero ([`logfmt_std::advanced::zero_fill`] decides).
 pub(crate) fn classify(log: &LogFile, tail: &Damage) -> Option<Tail> {
-    logfmt_std::zero_fill(log, tail).map(Tail::from)
+    logfmt_std::advanced::zero_fill(log, tail).map(Tail::from)
 }
 
 /// Zero fill from `offset` to the end of `log` (a regular file), if every byte there is zero
-/// ([`logfmt_std::zero_fill_from`] decides).
+/// ([`logfmt_std::advanced::zero_fill_from`] decides).
 pub(crate) fn zero_filled_from(log: &LogFile, offset: u64) -> Option<Tail> {
-    logfmt_std::zero_fill_from(log, offset).map(Tail::from)
+    logfmt_std::advanced::zero_fill_from(log, offset).map(Tail::from)
 }
 
 impl From<ZeroFill> for Tail {
-    fn from(ZeroFill { offset, bytes }: ZeroFill) -> Self {
+    fn from(ZeroFill { offset, bytes, .. }: ZeroFill) -> Self {
         Self::ZeroFilled { offset, bytes }
     }
 }
@@ -70,7 +73,7 @@ pub(crate) fn is_pebble_eof_trailer(log: &LogFile, stale: &StaleTail) -> bool {
     let eof = header[..6] == [0; 6] && header[6] == 5 && number == stale.log_number;
     let rest = stale.bytes - RECYCLABLE_HEADER_SIZE as u64;
     // The stale bytes need not run to the length the log had when it was opened.
-    eof && logfmt_std::all_zero(
+    eof && logfmt_std::advanced::all_zero(
         log.file(),
         stale.offset + RECYCLABLE_HEADER_SIZE as u64,
         rest,
@@ -92,13 +95,13 @@ pub(crate) fn not_a_log(log: &LogFile, records: u64, damaged: bool) -> Option<No
         return None;
     }
     // The first block: the first chunk is in it, whole.
-    let mut start = vec![0u8; logfmt_core::format::BLOCK_SIZE];
+    let mut start = vec![0u8; logfmt_core::parts::format::BLOCK_SIZE];
     let read = {
         use std::os::unix::fs::FileExt;
         log.file().read_at(&mut start, 0).ok()?
     };
     let start = &start[..read];
-    let header = start.get(..logfmt_core::format::HEADER_SIZE)?;
+    let header = start.get(..logfmt_core::parts::format::HEADER_SIZE)?;
     if is_chunk_header(header) || checksum_holds(start) {
         return None;
     }
@@ -115,7 +118,7 @@ pub(crate) fn not_a_log(log: &LogFile, records: u64, damaged: bool) -> Option<No
 /// space never written (zeros, or an erased flash region's 0xFF). Its length is not judged:
 /// a log whose first length is damaged is a log with damage.
 fn is_chunk_header(header: &[u8]) -> bool {
-    use logfmt_core::format::{
+    use logfmt_core::parts::format::{
         LENGTH_FIELD, RESUME_TYPE, RING_TYPE, SET_COMPRESSION_TYPE, TYPE_FIELD,
     };
     if header.iter().all(|&b| b == 0) || header.iter().all(|&b| b == 0xFF) {
@@ -135,8 +138,8 @@ fn is_chunk_header(header: &[u8]) -> bool {
 /// Whether the first chunk of `block` (a file's first bytes) has a checksum that holds over its
 /// type and payload, in the legacy or the recyclable layout.
 fn checksum_holds(block: &[u8]) -> bool {
-    use logfmt_core::checksum::{crc32c, unmask};
-    use logfmt_core::format::{HEADER_SIZE, LENGTH_FIELD, TYPE_FIELD};
+    use logfmt_core::parts::checksum::{crc32c, unmask};
+    use logfmt_core::parts::format::{HEADER_SIZE, LENGTH_FIELD, TYPE_FIELD};
     let Some(&[a, b, c, d]) = block.get(..4) else {
         return false;
     };

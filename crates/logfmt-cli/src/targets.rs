@@ -36,7 +36,7 @@ pub(crate) fn each(
             writeln!(
                 out,
                 "==> {} <==",
-                logfmt_std::EscapedPath::new(&target.path)
+                logfmt_std::advanced::EscapedPath::new(&target.path)
             )?;
         }
         one(target, several)?;

@@ -7,7 +7,7 @@
 
 use std::fs;
 
-use logfmt_std::{LogWriter, WriterOptions};
+use logfmt_std::{LogWriter, LogWriterOptions};
 
 mod common;
 
@@ -34,7 +34,7 @@ fn each_record_is_one_exact_line() -> TestResult {
     let dir = tempfile::tempdir()?;
     let path = dir.path().join("log");
     let (records, expected) = records_and_lines();
-    let mut writer = LogWriter::create(&path, &WriterOptions::new())?;
+    let mut writer = LogWriter::create(&path, &LogWriterOptions::new())?;
     for r in &records {
         writer.add_record(r)?;
     }

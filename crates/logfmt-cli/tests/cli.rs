@@ -5,8 +5,8 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use logfmt_core::{BLOCK_SIZE, Item, ReadOptions, Reader, SliceSource, Writer};
-use logfmt_std::StdSink;
+use logfmt_core::{BLOCK_SIZE, ReadOptions, Reader, SliceSource, Writer, parts::Item};
+use logfmt_std::advanced::StdSink;
 use serde_json::Value;
 
 mod common;
@@ -54,6 +54,7 @@ fn expected(log: &[u8], initial_offset: u64) -> Expected {
             Some(Item::Corruption(c)) => drops.push((c.offset, c.bytes, c.kind.to_string())),
             Some(Item::Oversized(o)) => panic!("scratch too small: {o:?}"),
             Some(Item::Coded(pack)) => panic!("no coded packs in these logs: {pack:?}"),
+            Some(other) => panic!("an item these tests do not know: {other:?}"),
         }
     }
     Expected { records, drops }
@@ -626,7 +627,7 @@ fn leveldb_vectors_through_the_cli() -> TestResult {
                 (
                     data.len(),
                     v["offset"].as_u64().expect("offset"),
-                    logfmt_core::checksum::crc32c(&data),
+                    logfmt_core::parts::checksum::crc32c(&data),
                 )
             })
             .collect();

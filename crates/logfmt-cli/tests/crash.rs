@@ -14,7 +14,10 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use logfmt_std::{DamageKind, Entry, LogReader, ReaderOptions, RecoveryMode};
+use logfmt_std::{
+    DamageKind, LogReaderOptions, RecoveryMode,
+    advanced::{Entry, LogReader},
+};
 
 mod common;
 
@@ -54,7 +57,7 @@ type Contents = (Vec<Vec<u8>>, bool);
 /// The records of the log, and whether it ends in a torn tail; other damage is an error.
 fn read_back(path: &Path) -> Result<Contents, Box<dyn std::error::Error>> {
     let data = fs::read(path)?;
-    let options = ReaderOptions::new().recovery(RecoveryMode::SkipAnyCorruptedRecords);
+    let options = LogReaderOptions::new().recovery(RecoveryMode::SkipAnyCorruptedRecords);
     let mut reader = LogReader::from_slice(&data, &options);
     let mut records = Vec::new();
     while let Some(entry) = reader.next()? {
@@ -62,6 +65,7 @@ fn read_back(path: &Path) -> Result<Contents, Box<dyn std::error::Error>> {
             Entry::Record(r) => records.push(r.data.to_vec()),
             Entry::Damage(d) if d.kind == DamageKind::TornTail => {}
             Entry::Damage(d) => return Err(format!("damage after a crash: {d}").into()),
+            other => panic!("not expected here: {other:?}"),
         }
     }
     Ok((records, reader.tail().is_some()))

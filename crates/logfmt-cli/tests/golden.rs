@@ -16,8 +16,11 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use logfmt_core::checksum::{crc32c, mask};
-use logfmt_std::{BLOCK_SIZE, Format, LogWriter, WriteOptions, WriterOptions};
+use logfmt_core::parts::checksum::{crc32c, mask};
+use logfmt_std::{
+    LogWriter, LogWriterOptions,
+    advanced::{BLOCK_SIZE, Format, WriteOptions},
+};
 use similar::TextDiff;
 
 mod common;
@@ -115,7 +118,7 @@ fn text(i: usize, len: usize) -> Vec<u8> {
 fn log_of(format: Format, records: &[Vec<u8>]) -> Vec<u8> {
     let mut writer = LogWriter::new(
         Vec::new(),
-        &WriterOptions::new().write(WriteOptions::new().format(format)),
+        &LogWriterOptions::new().write(WriteOptions::new().format(format)),
     );
     for r in records {
         writer.add_record(r).expect("writing to memory");

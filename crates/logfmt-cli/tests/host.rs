@@ -5,7 +5,8 @@ use std::fs;
 use std::path::Path;
 
 use logfmt_std::{
-    BLOCK_SIZE, Entry, LogReader, LogWriter, ReadError, ReaderOptions, WriterOptions,
+    LogReaderOptions, LogWriter, LogWriterOptions,
+    advanced::{BLOCK_SIZE, Entry, LogReader, ReadError},
 };
 use serde_json::Value;
 
@@ -21,7 +22,7 @@ fn record(len: usize, seed: u8) -> Vec<u8> {
 
 /// A log of `records`, and the end offset of each.
 fn log_of(records: &[Vec<u8>]) -> (Vec<u8>, Vec<u64>) {
-    let mut writer = LogWriter::new(Vec::new(), &WriterOptions::new());
+    let mut writer = LogWriter::new(Vec::new(), &LogWriterOptions::new());
     let ends = records
         .iter()
         .map(|r| writer.add_record(r).expect("memory").end)
@@ -153,7 +154,7 @@ fn recovery_modes_on_cat_and_verify() -> TestResult {
         ("point-in-time", 0),
         ("absolute", 1),
     ] {
-        let options = ReaderOptions::new().recovery(mode.parse()?);
+        let options = LogReaderOptions::new().recovery(mode.parse()?);
         let mut reader = LogReader::from_slice(&log, &options);
         let (mut want, mut damage) = (Vec::new(), Vec::new());
         loop {
@@ -166,6 +167,7 @@ fn recovery_modes_on_cat_and_verify() -> TestResult {
                     break;
                 }
                 Err(e) => return Err(e.to_string().into()),
+                other => panic!("not expected here: {other:?}"),
             }
         }
         let (got_code, got, notes) = cat_framed(&path, &["--recovery", mode]);

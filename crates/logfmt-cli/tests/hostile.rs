@@ -19,7 +19,7 @@ use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use logfmt_core::Writer;
-use logfmt_std::{BLOCK_SIZE, StdSink};
+use logfmt_std::advanced::{BLOCK_SIZE, StdSink};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 

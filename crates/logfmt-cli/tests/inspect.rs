@@ -5,7 +5,7 @@
 use std::fs;
 use std::path::Path;
 
-use logfmt_std::{LogWriter, WriterOptions};
+use logfmt_std::{LogWriter, LogWriterOptions};
 
 mod common;
 
@@ -46,7 +46,7 @@ fn ikey(user: &[u8], sequence: u64, kind: u8) -> Vec<u8> {
 }
 
 fn write_log(path: &Path, records: &[Vec<u8>]) -> TestResult {
-    let mut writer = LogWriter::create(path, &WriterOptions::new())?;
+    let mut writer = LogWriter::create(path, &LogWriterOptions::new())?;
     for record in records {
         writer.add_record(record)?;
     }

@@ -20,7 +20,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use logfmt_core::checksum::{crc32c, extend, mask};
+use logfmt_core::parts::checksum::{crc32c, extend, mask};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 

@@ -142,8 +142,8 @@ fn a_log_with_damage_stays_damaged() {
     let path = log(dir.path(), "typed.log", "foo\n");
     let mut bytes = fs::read(&path).expect("the log");
     bytes[6] = 101;
-    let crc = logfmt_core::checksum::crc32c(&bytes[6..10]);
-    bytes[..4].copy_from_slice(&logfmt_core::checksum::mask(crc).to_le_bytes());
+    let crc = logfmt_core::parts::checksum::crc32c(&bytes[6..10]);
+    bytes[..4].copy_from_slice(&logfmt_core::parts::checksum::mask(crc).to_le_bytes());
     fs::write(&path, bytes).expect("the log");
     let (code, text, doc) = verify(&path);
     assert_eq!(code, 1, "{text}");

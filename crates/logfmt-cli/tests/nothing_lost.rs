@@ -9,8 +9,8 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use logfmt_std::{
-    AppendOptions, Entry, Error, LogReader, LogWriter, ReadFormat, ReadOptions, ReaderOptions,
-    RecoveryMode,
+    AppendOptions, Error, LogReaderOptions, LogWriter, RecoveryMode,
+    advanced::{Entry, LogReader, ReadFormat, ReadOptions},
 };
 
 mod common;
@@ -27,8 +27,9 @@ fn seq(from: u64, n: u64) -> Vec<u8> {
 /// Every record of the log at `path` (read as `format`), and how many damaged regions
 /// reading it with `--recovery skip` found (a torn tail is not counted).
 fn contents(path: &Path, format: ReadFormat) -> Result<(Vec<Vec<u8>>, usize), Error> {
-    let data = fs::read(path).map_err(|e| Error::io(logfmt_std::Operation::Read, path, e))?;
-    let options = ReaderOptions::new()
+    let data =
+        fs::read(path).map_err(|e| Error::io(logfmt_std::advanced::Operation::Read, path, e))?;
+    let options = LogReaderOptions::new()
         .read(ReadOptions::new().format(format))
         .recovery(RecoveryMode::SkipAnyCorruptedRecords);
     let mut reader = LogReader::from_slice(&data, &options);
@@ -38,6 +39,7 @@ fn contents(path: &Path, format: ReadFormat) -> Result<(Vec<Vec<u8>>, usize), Er
             Entry::Record(r) => records.push(r.data.to_vec()),
             Entry::Damage(d) if d.kind != logfmt_std::DamageKind::TornTail => damage += 1,
             Entry::Damage(_) => {}
+            other => panic!("not expected here: {other:?}"),
         }
     }
     Ok((records, damage))

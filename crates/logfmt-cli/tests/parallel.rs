@@ -5,12 +5,12 @@
 mod common;
 
 use common::{TestResult, logfmt, p, status, stderr};
-use logfmt_std::{LogWriter, WriterOptions};
+use logfmt_std::{LogWriter, LogWriterOptions};
 
 /// A log of 34 MiB: records of 0 to 70 000 bytes, some across blocks and across the edges of
 /// the ranges the threads read.
 fn big_log() -> Vec<u8> {
-    let mut writer = LogWriter::new(Vec::new(), &WriterOptions::new());
+    let mut writer = LogWriter::new(Vec::new(), &LogWriterOptions::new());
     let mut i = 0usize;
     let mut len = 0;
     while len < 34 << 20 {
@@ -127,7 +127,7 @@ fn verify_on_several_threads_says_what_one_reader_says() -> TestResult {
 /// cut short (it does not decode).
 fn write_batches(cut: bool) -> Result<Vec<u8>, Box<dyn std::error::Error>> {
     use logfmt_std::content::Op;
-    let options = WriterOptions::new().pack(Some(logfmt_std::PackLimit::default()));
+    let options = LogWriterOptions::new().pack(Some(logfmt_std::advanced::PackLimit::default()));
     let mut writer = LogWriter::new(Vec::new(), &options);
     let mut len = 0;
     let mut sequence = 1u64;

@@ -7,11 +7,11 @@ use std::process::Command;
 mod common;
 
 use common::{TestResult, logfmt, p, status, stderr};
-use logfmt_std::{LogWriter, WriterOptions};
+use logfmt_std::{LogWriter, LogWriterOptions};
 
 /// A clean log of 72 MiB: more than the bar's threshold (64 MiB) and the parallel path's.
 fn big_log() -> Vec<u8> {
-    let mut writer = LogWriter::new(Vec::new(), &WriterOptions::new());
+    let mut writer = LogWriter::new(Vec::new(), &LogWriterOptions::new());
     let mut len = 0usize;
     let mut i = 0usize;
     while len < 72 << 20 {

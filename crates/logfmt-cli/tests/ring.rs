@@ -9,7 +9,10 @@ mod ring_image;
 use std::path::{Path, PathBuf};
 
 use common::*;
-use logfmt_std::{BLOCK_SIZE, Entry, LogReader, ReaderOptions, RecoveryMode, RingImage};
+use logfmt_std::{
+    LogReaderOptions, RecoveryMode,
+    advanced::{BLOCK_SIZE, Entry, LogReader, RingImage},
+};
 use ring_image::{Run, Spec, check, run, sample};
 use serde_json::Value;
 
@@ -46,13 +49,14 @@ fn json_lines(output: &std::process::Output) -> Vec<Value> {
 /// The records of a plain log, read with absolute consistency (no damage, no torn tail).
 fn plain_records(path: &Path) -> Vec<Vec<u8>> {
     let data = std::fs::read(path).expect("reads");
-    let options = ReaderOptions::new().recovery(RecoveryMode::AbsoluteConsistency);
+    let options = LogReaderOptions::new().recovery(RecoveryMode::AbsoluteConsistency);
     let mut reader = LogReader::from_slice(&data, &options);
     let mut records = Vec::new();
     while let Some(entry) = reader.next().expect("a clean log") {
         match entry {
             Entry::Record(r) => records.push(r.data.to_vec()),
             Entry::Damage(d) => panic!("{}: {d}", path.display()),
+            other => panic!("not expected here: {other:?}"),
         }
     }
     records
@@ -427,11 +431,11 @@ fn salvage_reads_a_ring_image_in_ring_order() -> TestResult {
 fn rewrite_header(
     image: &mut [u8],
     block: u32,
-    change: impl FnOnce(&mut logfmt_core::ring::RingHeader),
+    change: impl FnOnce(&mut logfmt_core::parts::ring::RingHeader),
 ) {
     let at = block as usize * BLOCK_SIZE;
     let mut header =
-        logfmt_core::ring::RingHeader::parse(&image[at..at + 19]).expect("a ring header");
+        logfmt_core::parts::ring::RingHeader::parse(&image[at..at + 19]).expect("a ring header");
     change(&mut header);
     image[at..at + 19].copy_from_slice(&header.encode());
 }

@@ -5,8 +5,11 @@
 use std::fs;
 use std::time::Instant;
 
-use logfmt_core::checksum::{crc32c, mask};
-use logfmt_std::{Format, LogWriter, WriteOptions, WriterOptions};
+use logfmt_core::parts::checksum::{crc32c, mask};
+use logfmt_std::{
+    LogWriter, LogWriterOptions,
+    advanced::{Format, WriteOptions},
+};
 use serde_json::Value;
 
 mod common;
@@ -26,7 +29,7 @@ fn record(len: usize, seed: u8) -> Vec<u8> {
 fn log_of(format: Format, records: &[Vec<u8>]) -> Vec<u8> {
     let mut writer = LogWriter::new(
         Vec::new(),
-        &WriterOptions::new().write(WriteOptions::new().format(format)),
+        &LogWriterOptions::new().write(WriteOptions::new().format(format)),
     );
     for r in records {
         writer.add_record(r).expect("writing to memory");
@@ -606,7 +609,7 @@ fn a_50_mb_record_through_cat() -> TestResult {
         .collect();
     let records = vec![record(10, 1), huge, record(10, 2)];
     let started = Instant::now();
-    let mut writer = LogWriter::create(&path, &WriterOptions::new())?;
+    let mut writer = LogWriter::create(&path, &LogWriterOptions::new())?;
     for r in &records {
         writer.add_record(r)?;
     }

@@ -80,6 +80,7 @@ impl fmt::Display for CorruptionKind {
 /// readable, the report says how many).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum PackError {
     /// The payload is shorter than its header.
     Truncated,
@@ -145,6 +146,7 @@ impl core::error::Error for PackError {}
 /// start for a read error. `bytes` is exactly the count LevelDB's reader reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub struct Corruption {
     /// File offset where the dropped bytes begin.
     pub offset: u64,
@@ -152,6 +154,17 @@ pub struct Corruption {
     pub bytes: u64,
     /// Why they were dropped.
     pub kind: CorruptionKind,
+}
+
+impl Corruption {
+    /// `bytes` bytes dropped at `offset` for `kind`: for a reader built on this crate's parts.
+    pub const fn new(offset: u64, bytes: u64, kind: CorruptionKind) -> Self {
+        Self {
+            offset,
+            bytes,
+            kind,
+        }
+    }
 }
 
 impl fmt::Display for Corruption {

@@ -15,6 +15,7 @@ use crate::source::{BlockSource, SliceSource};
 /// One fragment of a logical record, borrowed from the current block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub struct Fragment<'a> {
     /// Where the fragment sits in its record: a record starts with `Full` or `First` and is
     /// complete after `Full` or `Last`.
@@ -39,6 +40,7 @@ pub struct Fragment<'a> {
 /// A record abandoned part-way: discard every fragment delivered for it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub struct Aborted {
     /// File offset of the record's first chunk.
     pub record_offset: u64,
@@ -53,6 +55,7 @@ pub struct Aborted {
 /// ([`FragmentReader::chunks_after_end`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub struct ChunksAfter {
     /// File offset of the first.
     pub offset: u64,
@@ -63,6 +66,7 @@ pub struct ChunksAfter {
 /// What [`FragmentReader::next`] found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum Event<'a> {
     /// A fragment of the current record.
     Fragment(Fragment<'a>),
@@ -78,7 +82,7 @@ pub enum Event<'a> {
 /// Reads a log as a stream of fragments, with LevelDB's reader semantics.
 ///
 /// ```
-/// use logfmt_core::{Event, FragmentKind, FragmentReader};
+/// use logfmt_core::parts::{Event, FragmentKind, FragmentReader};
 ///
 /// // "foo" as a FULL chunk.
 /// let log = [0xdd, 0x5f, 0xb3, 0x7a, 0x03, 0x00, 0x01, b'f', b'o', b'o'];
@@ -177,14 +181,15 @@ impl<S: BlockSource> FragmentReader<S> {
     /// that point. `None` means nothing follows but bytes no reader can use: a torn write.
     ///
     /// ```
-    /// use logfmt_core::{ChunksAfter, FragmentReader};
+    /// use logfmt_core::parts::FragmentReader;
     ///
     /// // A chunk whose length runs past the end of the input, then "foo" as a FULL chunk.
     /// let mut log = vec![0, 0, 0, 0, 0xff, 0x00, 0x01];
     /// log.extend_from_slice(&[0xdd, 0x5f, 0xb3, 0x7a, 0x03, 0x00, 0x01, b'f', b'o', b'o']);
     /// let mut reader = FragmentReader::from_slice(&log);
     /// assert_eq!(reader.next()?, None); // LevelDB: a torn write, the end of the log
-    /// assert_eq!(reader.chunks_after_end(), Some(ChunksAfter { offset: 7, count: 1 }));
+    /// let after = reader.chunks_after_end().expect("a chunk follows");
+    /// assert_eq!((after.offset, after.count), (7, 1));
     /// # Ok::<(), core::convert::Infallible>(())
     /// ```
     pub fn chunks_after_end(&self) -> Option<ChunksAfter> {
@@ -234,7 +239,7 @@ impl<S: BlockSource> FragmentReader<S> {
     /// every case.
     ///
     /// ```
-    /// use logfmt_core::{BlockSource, FragmentReader, SliceWriter};
+    /// use logfmt_core::{BlockSource, parts::FragmentReader, SliceWriter};
     ///
     /// let mut buffer = [0u8; 64];
     /// let mut writer = SliceWriter::new(&mut buffer);

@@ -10,25 +10,24 @@
 #[cfg(any(test, feature = "std"))]
 extern crate std;
 
-pub mod assembler;
-pub mod block;
-pub mod checksum;
-pub mod cursor;
-mod decoder;
-mod error;
 #[cfg(feature = "embedded-storage")]
 #[cfg_attr(docsrs, doc(cfg(feature = "embedded-storage")))]
 pub mod flash;
-pub mod format;
+pub mod pack;
+pub mod parts;
+
+mod decoder;
+mod error;
 mod fragments;
 mod options;
-pub mod pack;
-pub mod packing;
 mod reader;
-pub mod ring;
 mod skip;
 mod source;
 mod writer;
+
+// The parts, by their short paths inside the crate.
+#[allow(unused_imports)]
+use parts::*;
 
 /// The on-disk promise: every byte logfmt writes beyond LevelDB's format, how each structure
 /// and its version is recognised, and what every 1.x reader reads (`FORMAT.md`).
@@ -40,13 +39,11 @@ mod pack_tests;
 #[cfg(test)]
 mod tests;
 
-pub use error::{Corruption, CorruptionKind, WriteError};
-pub use format::{
-    BLOCK_SIZE, ChunkFormat, Format, FragmentKind, HEADER_SIZE, RECYCLABLE_HEADER_SIZE, RecordType,
-};
-pub use fragments::{Aborted, ChunksAfter, Event, Fragment, FragmentReader};
-pub use options::{LogEnd, ReadFormat, ReadOptions};
-pub use reader::{Item, Oversized, Reader, Record};
-pub use skip::{Skip, SkipKind};
+// Writing.
+pub use error::WriteError;
+pub use format::{BLOCK_SIZE, Format};
+pub use writer::{FnSink, IoSink, Sink, SliceWriter, WriteOptions, Writer, Written};
+// Reading.
+pub use options::{LogEnd, ReadOptions};
+pub use reader::{Dropped, Reader, Record};
 pub use source::{BlockSource, IoSource, SliceSource};
-pub use writer::{BufferFull, FnSink, IoSink, Sink, SliceWriter, WriteOptions, Writer, Written};

@@ -231,6 +231,7 @@ impl ReadOptions {
 /// [`Reader::end`](crate::Reader::end)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum LogEnd {
     /// The input ended at a chunk boundary, with no record in progress.
     Clean {

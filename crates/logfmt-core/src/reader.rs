@@ -1,5 +1,6 @@
 //! The record reader: whole logical records, LevelDB's `log::Reader`.
 
+use core::fmt;
 use core::ops::Range;
 
 use crate::assembler::{Assembler, Assembly, SliceRoom};
@@ -15,6 +16,7 @@ use crate::source::{BlockSource, SliceSource};
 /// A logical record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub struct Record<'a> {
     /// File offset of the record's first chunk (LevelDB's `LastRecordOffset`); for a record
     /// from a [pack](crate::pack), the pack's.
@@ -28,10 +30,24 @@ pub struct Record<'a> {
     pub data: &'a [u8],
 }
 
+impl<'a> Record<'a> {
+    /// A record at `offset..end`, its index in a pack (`None` for a plain record), and its
+    /// payload: for a reader built on this crate's parts.
+    pub const fn new(offset: u64, end: u64, index: Option<u32>, data: &'a [u8]) -> Self {
+        Self {
+            offset,
+            end,
+            index,
+            data,
+        }
+    }
+}
+
 /// A record this reader returns as it is stored because it is coded (`logfmt-std` decodes both
 /// kinds).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub struct Coded<'a> {
     /// File offset of the record's first chunk.
     pub offset: u64,
@@ -46,6 +62,7 @@ pub struct Coded<'a> {
 /// What a [`Coded`] record is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum CodedKind {
     /// A [pack](crate::pack) whose body is compressed: parse it with [`Pack::parse`], decode
     /// its body, read it with [`pack::records_in`](crate::pack::records_in).
@@ -61,6 +78,7 @@ pub enum CodedKind {
 /// A complete record that did not fit the reader's buffer: skipped, reading goes on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub struct Oversized {
     /// File offset of the record's first chunk.
     pub offset: u64,
@@ -74,9 +92,23 @@ pub struct Oversized {
     pub coded: bool,
 }
 
+impl Oversized {
+    /// A record at `offset..end` of `len` bytes (decoded), `coded` if it is a pack or a
+    /// compressed record: for a reader built on this crate's parts.
+    pub const fn new(offset: u64, end: u64, len: u64, coded: bool) -> Self {
+        Self {
+            offset,
+            end,
+            len,
+            coded,
+        }
+    }
+}
+
 /// What [`Reader::next`] found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum Item<'a> {
     /// A record.
     Record(Record<'a>),
@@ -89,6 +121,86 @@ pub enum Item<'a> {
     /// decodes it.
     Coded(Coded<'a>),
 }
+
+impl<'a> Item<'a> {
+    /// The record, or what was dropped instead as a value to log ([`Dropped`]): what
+    /// [`Reader::next_record`] returns.
+    pub fn into_record(self) -> Result<Record<'a>, Dropped> {
+        match self {
+            Item::Record(record) => Ok(record),
+            Item::Corruption(corruption) => Err(Dropped {
+                offset: corruption.offset,
+                bytes: corruption.bytes,
+                reason: DropReason::Corruption(corruption.kind),
+            }),
+            Item::Oversized(oversized) => Err(Dropped {
+                offset: oversized.offset,
+                bytes: oversized.end.saturating_sub(oversized.offset),
+                reason: DropReason::TooLarge { len: oversized.len },
+            }),
+            Item::Coded(coded) => Err(Dropped {
+                offset: coded.offset,
+                bytes: coded.end.saturating_sub(coded.offset),
+                reason: DropReason::Compressed(coded.kind),
+            }),
+        }
+    }
+}
+
+/// What [`Reader::next_record`] read but did not return as a record: where, how many bytes of
+/// the log, and why. Its [`Display`](fmt::Display) text is one line, to log as it is; reading
+/// goes on after it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
+pub struct Dropped {
+    /// File offset where the bytes begin (for damage, that of LevelDB's report).
+    pub offset: u64,
+    /// How many bytes of the log were not returned as records (for damage, LevelDB's count).
+    pub bytes: u64,
+    /// Why.
+    pub reason: DropReason,
+}
+
+/// Why a [`Dropped`] region was not returned as records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
+pub enum DropReason {
+    /// Damage, as LevelDB's reader reports it.
+    Corruption(CorruptionKind),
+    /// A complete, valid record of `len` bytes, larger than the reader's buffer. LevelDB would
+    /// have returned it: a larger buffer reads it.
+    TooLarge {
+        /// The record's length.
+        len: u64,
+    },
+    /// A compressed pack, or a record of a RocksDB log with WAL compression: decoded by
+    /// `logfmt-std`, not here.
+    Compressed(CodedKind),
+}
+
+impl fmt::Display for Dropped {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "dropped {} bytes at offset {}: ",
+            self.bytes, self.offset
+        )?;
+        match self.reason {
+            DropReason::Corruption(kind) => write!(f, "{kind}"),
+            DropReason::TooLarge { len } => {
+                write!(f, "a record of {len} bytes, larger than the buffer")
+            }
+            DropReason::Compressed(CodedKind::Pack) => f.write_str("a compressed pack"),
+            DropReason::Compressed(CodedKind::Stream { codec }) => {
+                write!(f, "a compressed record (codec {codec})")
+            }
+        }
+    }
+}
+
+impl core::error::Error for Dropped {}
 
 /// Where the body of the pack being read lies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -119,7 +231,7 @@ struct UnpackedRecord {
 /// [`FragmentReader`].)
 ///
 /// ```
-/// use logfmt_core::{Item, Reader, Writer, FnSink, BLOCK_SIZE};
+/// use logfmt_core::{parts::Item, Reader, Writer, FnSink, BLOCK_SIZE};
 ///
 /// let mut log = Vec::new();
 /// let mut block = [0u8; BLOCK_SIZE];
@@ -398,6 +510,36 @@ impl<'b, S: BlockSource> Reader<'b, S> {
             }),
             Err(corruption) => Item::Corruption(corruption),
         }
+    }
+
+    /// The next record, or what was dropped instead ([`Dropped`]: damage, a record too large
+    /// for the buffer, a compressed record), as a value to log; `None` at the end of the log.
+    /// The record loop for a program that only wants records:
+    ///
+    /// ```
+    /// use logfmt_core::{Reader, SliceWriter};
+    ///
+    /// let mut log = [0u8; 64];
+    /// let mut writer = SliceWriter::new(&mut log);
+    /// writer.add_record(b"hello")?;
+    /// let len = writer.len();
+    ///
+    /// let mut buffer = [0u8; 256];
+    /// let mut reader = Reader::from_slice(&log[..len], &mut buffer);
+    /// while let Some(read) = reader.next_record()? {
+    ///     match read {
+    ///         Ok(record) => assert_eq!(record.data, b"hello"),
+    ///         Err(dropped) => panic!("{dropped}"), // e.g. log it and go on
+    ///     }
+    /// }
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// A read error from the source, as [`next`](Self::next).
+    #[inline]
+    pub fn next_record(&mut self) -> Result<Option<Result<Record<'_>, Dropped>>, S::Error> {
+        Ok(self.next()?.map(Item::into_record))
     }
 
     /// Offset of the first chunk of the last record returned (LevelDB's `LastRecordOffset`).

@@ -70,7 +70,7 @@ impl fmt::Display for SkipKind {
 /// A region the reader passed over without a corruption report.
 ///
 /// ```
-/// use logfmt_core::{Event, FragmentReader, SkipKind};
+/// use logfmt_core::parts::{Event, FragmentReader, SkipKind};
 ///
 /// // "foo" as a FULL chunk, then a zero header (preallocated space).
 /// let mut log = vec![0xdd, 0x5f, 0xb3, 0x7a, 0x03, 0x00, 0x01, b'f', b'o', b'o'];
@@ -84,6 +84,7 @@ impl fmt::Display for SkipKind {
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub struct Skip {
     /// File offset of the first byte skipped.
     pub offset: u64,

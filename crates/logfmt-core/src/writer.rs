@@ -121,11 +121,19 @@ impl WriteOptions {
 /// Where a record was written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub struct Written {
     /// File offset of the record's first chunk.
     pub offset: u64,
     /// File offset just past its last chunk (the log's length now).
     pub end: u64,
+}
+
+impl Written {
+    /// A record written at `offset..end`: for a writer built on this crate's parts.
+    pub const fn new(offset: u64, end: u64) -> Self {
+        Self { offset, end }
+    }
 }
 
 /// The layout engine shared by [`Writer`] and [`SliceWriter`]: where the next chunk goes, and
@@ -666,7 +674,7 @@ impl<S: Sink, B: BorrowMut<[u8; BLOCK_SIZE]>> Writer<S, B> {
     ///
     /// ```
     /// use logfmt_core::{FnSink, Writer, BLOCK_SIZE};
-    /// use logfmt_core::format::ZSTD_CODEC;
+    /// use logfmt_core::parts::format::ZSTD_CODEC;
     ///
     /// let mut log = Vec::new();
     /// let mut block = [0u8; BLOCK_SIZE];
@@ -704,7 +712,7 @@ impl<S: Sink, B: BorrowMut<[u8; BLOCK_SIZE]>> Writer<S, B> {
     ///
     /// ```
     /// use logfmt_core::pack::PackBuffer;
-    /// use logfmt_core::{FnSink, Item, Reader, Writer, BLOCK_SIZE};
+    /// use logfmt_core::{FnSink, parts::Item, Reader, Writer, BLOCK_SIZE};
     ///
     /// let mut log = Vec::new();
     /// let mut block = [0u8; BLOCK_SIZE];
@@ -841,6 +849,7 @@ impl<S: Sink, B: BorrowMut<[u8; BLOCK_SIZE]>> Writer<S, B> {
 /// A record did not fit in a [`SliceWriter`]'s buffer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub struct BufferFull {
     /// The log's length the record would have needed.
     pub needed: u64,
@@ -873,7 +882,7 @@ impl core::error::Error for BufferFull {}
 /// assert_eq!(writer.as_bytes(), [0xdd, 0x5f, 0xb3, 0x7a, 3, 0, 1, b'f', b'o', b'o']);
 /// assert!(writer.add_record(&[0; 100]).is_err()); // does not fit: nothing is written
 /// assert_eq!(writer.len(), 10);
-/// # Ok::<(), logfmt_core::BufferFull>(())
+/// # Ok::<(), logfmt_core::parts::BufferFull>(())
 /// ```
 #[derive(Debug)]
 pub struct SliceWriter<'a> {

@@ -3,7 +3,7 @@
 use std::fmt;
 
 use datafusion::error::DataFusionError;
-use logfmt_std::{Damage, EscapedPath};
+use logfmt_std::{Damage, advanced::EscapedPath};
 
 /// An error from scanning a log into a table.
 #[derive(Debug)]

@@ -20,9 +20,9 @@
 //! # Ranges
 //!
 //! DataFusion reads a large file in byte ranges, one per partition; [`LogSource`] cuts them at
-//! block boundaries (32 KiB). Each range is read by a [`logfmt_std::LogReader`] limited to it
-//! ([`logfmt_std::ReaderOptions::range`], the rule of [`logfmt_std::split`] and
-//! [`logfmt_std::par_scan_file`]): it returns the records whose first chunk starts in the
+//! block boundaries (32 KiB). Each range is read by a [`logfmt_std::advanced::LogReader`] limited to it
+//! ([`logfmt_std::LogReaderOptions::range`], the rule of [`logfmt_std::advanced::split`] and
+//! [`logfmt_std::advanced::par_scan_file`]): it returns the records whose first chunk starts in the
 //! range, reading past its end to complete the last one, and the damage that starts in it. So
 //! the partitions together return every record and every damaged region of a sequential read
 //! exactly once, damaged logs included.
@@ -39,12 +39,12 @@
 //! ```
 //! use datafusion::prelude::SessionContext;
 //! use logfmt_datafusion::{LogOptions, register_logs};
-//! use logfmt_std::{LogWriter, WriterOptions};
+//! use logfmt_std::{LogWriter, LogWriterOptions};
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let dir = tempfile::tempdir()?;
-//! let mut writer = LogWriter::create(&dir.path().join("000001.log"), &WriterOptions::new())?;
+//! let mut writer = LogWriter::create(&dir.path().join("000001.log"), &LogWriterOptions::new())?;
 //! for i in 0..100u32 {
 //!     writer.add_record(&vec![7; i as usize])?;
 //! }

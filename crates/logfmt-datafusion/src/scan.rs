@@ -1,5 +1,5 @@
 //! The synchronous part of a scan: one file, or one byte range of it, read with
-//! [`LogReader`] (the range rule of [`logfmt_std::split`]) into Arrow record batches.
+//! [`LogReader`] (the range rule of [`logfmt_std::advanced::split`]) into Arrow record batches.
 
 use std::io::{self, Read, Seek};
 use std::ops::Range;
@@ -13,8 +13,11 @@ use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::record_batch::{RecordBatch, RecordBatchOptions};
 use logfmt_std::content::{Op, WriteBatch};
 use logfmt_std::{
-    Bounded, Damage, DamageKind, LogFile, LogReader, ReadError, ReadFormat, ReadOptions,
-    ReaderOptions, Record, StdSource, log_number_in_name, log_number_of_file,
+    Damage, DamageKind, LogFile, LogReaderOptions,
+    advanced::{
+        Bounded, LogReader, ReadError, ReadFormat, ReadOptions, Record, StdSource,
+        log_number_in_name, recyclable_log_number,
+    },
 };
 
 use crate::error::ScanError;
@@ -46,7 +49,7 @@ pub(crate) struct ScanSpec {
     pub(crate) limit: Option<usize>,
 }
 
-/// The `kind` of a torn tail that is zeros to the end of the file ([`logfmt_std::zero_fill`]).
+/// The `kind` of a torn tail that is zeros to the end of the file ([`logfmt_std::advanced::zero_fill`]).
 pub(crate) const ZERO_FILL: &str = "zero_fill";
 
 /// The `reason` of a [`ZERO_FILL`] row.
@@ -56,7 +59,7 @@ pub(crate) const ZERO_FILL_REASON: &str =
 /// Reads the log that `open` opens (each call a new reader of the same file, from its start)
 /// as `spec` says, calling `emit` with each batch; stops early when `emit` returns `false`.
 /// `local` is the file's path when it is a local file: a torn tail of zeros to its end is
-/// then told apart from damage ([`logfmt_std::zero_fill`]), as `logfmt verify` tells it.
+/// then told apart from damage ([`logfmt_std::advanced::zero_fill`]), as `logfmt verify` tells it.
 pub(crate) fn scan<R, O, E>(
     open: O,
     local: Option<&Path>,
@@ -77,7 +80,7 @@ where
         ChunkFormatChoice::Legacy => ReadFormat::Legacy,
         ChunkFormatChoice::Auto => resolve_auto(&open, &base, &spec.file).map_err(io_error)?,
     };
-    let mut options = ReaderOptions::new()
+    let mut options = LogReaderOptions::new()
         .read(base.format(format))
         .recovery(spec.options.recovery);
     if let Some(range) = &spec.range {
@@ -157,21 +160,21 @@ where
         Some(ReadFormat::Recyclable { log_number }) => Some(u64::from(log_number)),
         _ => named,
     };
-    let log_number = named.map(log_number_of_file);
+    let log_number = named.map(recyclable_log_number);
     Ok(detect(open()?, base, log_number)?.unwrap_or(ReadFormat::Auto { log_number }))
 }
 
 /// The format the first chunk of a known type decides, read from the start; `None` if none
-/// does (an empty log, or only damage). See [`logfmt_std::detect_format`].
+/// does (an empty log, or only damage). See [`logfmt_std::advanced::detect_format`].
 fn detect<R: Read + Seek>(
     log: R,
     base: &ReadOptions,
     log_number: Option<u32>,
 ) -> io::Result<Option<ReadFormat>> {
-    logfmt_std::detect_format(StdSource::seekable(log), base, log_number)
+    logfmt_std::advanced::detect_format(StdSource::seekable(log), base, log_number)
 }
 
-/// Whether `damage` is a zero-filled tail ([`logfmt_std::zero_fill`]): zeros from its offset
+/// Whether `damage` is a zero-filled tail ([`logfmt_std::advanced::zero_fill`]): zeros from its offset
 /// to the end of the file, space preallocated or memory-mapped and never written. Only a
 /// local file read as a log is read again to tell (not a flash image, whose erased bytes are
 /// read as such; nor an object that is not a local file), and only for the `damage` table.
@@ -184,7 +187,7 @@ fn is_zero_fill(spec: &ScanSpec, local: Option<&Path>, damage: &Damage) -> bool 
     }
     local
         .and_then(|path| LogFile::open(path).ok())
-        .is_some_and(|log| logfmt_std::zero_fill(&log, damage).is_some())
+        .is_some_and(|log| logfmt_std::advanced::zero_fill(&log, damage).is_some())
 }
 
 /// The short name of a damage's kind, for the `kind` column.

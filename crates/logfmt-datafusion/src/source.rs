@@ -23,7 +23,7 @@ use datafusion::physical_expr::{LexOrdering, PhysicalExpr};
 use datafusion::physical_plan::DisplayFormatType;
 use datafusion::physical_plan::metrics::ExecutionPlanMetricsSet;
 use futures::StreamExt;
-use logfmt_std::BLOCK_SIZE;
+use logfmt_std::advanced::BLOCK_SIZE;
 use object_store::path::Path;
 use object_store::{GetOptions, GetResultPayload, ObjectStore};
 
@@ -40,8 +40,8 @@ const WINDOW: u64 = 4 << 20;
 
 /// A scan of logs as one of the [tables](TableKind): DataFusion's [`FileSource`] for
 /// [`LogFormat`](crate::LogFormat). Each file, or each byte range of a file
-/// ([`PartitionedFile::range`]), is read by a [`LogReader`](logfmt_std::LogReader) limited to
-/// that range ([`ReaderOptions::range`](logfmt_std::ReaderOptions::range)): the records that
+/// ([`PartitionedFile::range`]), is read by a [`LogReader`](logfmt_std::advanced::LogReader) limited to
+/// that range ([`LogReaderOptions::range`](logfmt_std::LogReaderOptions::range)): the records that
 /// start in it, the damage that starts in it. Ranges that cover a file without overlapping
 /// read every record and every damaged region exactly once, as a sequential read does.
 ///

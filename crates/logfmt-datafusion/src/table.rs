@@ -139,7 +139,7 @@ pub mod records {
 /// - `bytes` (u64): the bytes concerned ([`logfmt_std::Damage::bytes`]);
 /// - `kind` (utf8): `corruption`, `torn_tail`, `skipped` or `lost_tail`; or `zero_fill`:
 ///   a torn tail of zeros to the end of a local file read as a log (space preallocated or
-///   memory-mapped and never written, [`logfmt_std::zero_fill`]), which `logfmt verify`
+///   memory-mapped and never written, [`logfmt_std::advanced::zero_fill`]), which `logfmt verify`
 ///   reports as its tail and not as damage;
 /// - `reason` (utf8): what it is, in words.
 pub mod damage {

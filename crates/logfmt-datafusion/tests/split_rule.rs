@@ -3,11 +3,14 @@
 mod common;
 
 use common::Rng;
-use logfmt_std::{Entry, LogReader, ReaderOptions, RecoveryMode, par_scan};
+use logfmt_std::{
+    LogReaderOptions, RecoveryMode,
+    advanced::{Entry, LogReader, par_scan},
+};
 
 fn damage(log: &[u8], ranges: Option<&[std::ops::Range<u64>]>) -> Vec<String> {
-    let options = ReaderOptions::new().recovery(RecoveryMode::SkipAnyCorruptedRecords);
-    let read = |mut reader: LogReader<logfmt_std::SliceSource<'_>>| {
+    let options = LogReaderOptions::new().recovery(RecoveryMode::SkipAnyCorruptedRecords);
+    let read = |mut reader: LogReader<logfmt_std::advanced::SliceSource<'_>>| {
         let mut out = Vec::new();
         while let Some(entry) = reader.next().unwrap() {
             if let Entry::Damage(d) = entry {
@@ -30,7 +33,8 @@ fn damage(log: &[u8], ranges: Option<&[std::ops::Range<u64>]>) -> Vec<String> {
 #[test]
 fn damage_at_a_range_start() {
     let clean = common::write_vec(
-        &logfmt_std::WriterOptions::new().pack(Some(logfmt_std::PackLimit::bytes(2000))),
+        &logfmt_std::LogWriterOptions::new()
+            .pack(Some(logfmt_std::advanced::PackLimit::bytes(2000))),
         &common::records(11, 600, 900),
     );
     let mut rng = Rng(5);

@@ -15,7 +15,7 @@ use datafusion::physical_plan::{ExecutionPlan, ExecutionPlanProperties};
 use datafusion::prelude::{SessionConfig, SessionContext};
 use futures::TryStreamExt;
 use logfmt_datafusion::{LogOptions, LogSource, TableKind, log_table, register_logs};
-use logfmt_std::{BLOCK_SIZE, RecoveryMode};
+use logfmt_std::{RecoveryMode, advanced::BLOCK_SIZE};
 
 fn context(partitions: usize) -> SessionContext {
     let config = SessionConfig::new()
@@ -213,7 +213,8 @@ async fn tolerate_mode_reports_what_leveldb_reports() {
 async fn random_damage_never_changes_the_rule() {
     let dir = tempfile::tempdir().unwrap();
     let clean = common::write_vec(
-        &logfmt_std::WriterOptions::new().pack(Some(logfmt_std::PackLimit::bytes(2000))),
+        &logfmt_std::LogWriterOptions::new()
+            .pack(Some(logfmt_std::advanced::PackLimit::bytes(2000))),
         &common::records(11, 600, 900),
     );
     let mut rng = Rng(5);
@@ -432,7 +433,7 @@ async fn ops_are_the_write_batches_operations() {
     ];
     common::write(
         &dir.path().join("000003.log"),
-        &logfmt_std::WriterOptions::new(),
+        &logfmt_std::LogWriterOptions::new(),
         &records,
     );
     let ctx = context(2);
@@ -616,10 +617,10 @@ async fn an_erased_flash_image() {
     let block = BLOCK_SIZE;
     let mut image = vec![0xffu8; 8 * block];
     let a = common::write_vec(
-        &logfmt_std::WriterOptions::new(),
+        &logfmt_std::LogWriterOptions::new(),
         &[vec![1; 10], vec![2; 20]],
     );
-    let b = common::write_vec(&logfmt_std::WriterOptions::new(), &[vec![3; 30_000]]);
+    let b = common::write_vec(&logfmt_std::LogWriterOptions::new(), &[vec![3; 30_000]]);
     image[..a.len()].copy_from_slice(&a);
     image[block..block + b.len()].copy_from_slice(&b);
     image[5 * block..5 * block + a.len()].copy_from_slice(&a);
@@ -692,7 +693,7 @@ async fn an_erased_flash_image() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_zero_filled_tail_is_not_a_torn_tail() {
     let records = common::write_vec(
-        &logfmt_std::WriterOptions::new(),
+        &logfmt_std::LogWriterOptions::new(),
         &common::records(3, 20, 1000),
     );
     let zeros = 3 * BLOCK_SIZE + 100;

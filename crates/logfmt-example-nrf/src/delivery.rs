@@ -1,23 +1,21 @@
-//! Delivering the log's records oldest first, each once while the device runs.
+//! Delivering the log's records oldest first, each once, across reboots and power cuts.
 //!
-//! The reader numbers the ring's records: its first record is number
-//! `aged_out_records()` (the records begun before the oldest block it holds), and each record
-//! after it one more. A delivery ([`deliver`]) reads the log from its oldest record and sends
-//! the records from a [`Position`] on; releasing them ([`release`]) keeps the position after
-//! them, in RAM. After a reboot the position is gone, so delivery starts again from the oldest
-//! record the ring holds.
+//! The log keeps how far delivery went as read cursor [`CURSOR`]: a delivery ([`deliver`])
+//! opens an [`AsyncCursorReader`] at the cursor's newest commit and sends the records after
+//! it; releasing them ([`release`]) commits the cursor after the last one sent (one 12-byte
+//! chunk in the log, never an erase). After a reboot or a power cut, delivery starts exactly
+//! after the last committed position: a record is sent again only if the power failed
+//! between its upload and the commit, and none is skipped unless the ring overwrote it first
+//! (then the reader counts it as aged out).
 
-use embedded_storage_async::nor_flash::ReadNorFlash;
-use logfmt_core::flash::{AsyncWordReader, FlashConfig, FlashItem};
+use embedded_storage_async::nor_flash::{NorFlash, ReadNorFlash};
+use logfmt_core::flash::{AsyncCursorReader, AsyncWordWriter, FlashConfig, FlashError, FlashItem};
+use logfmt_core::parts::cursor::Cursor;
 
 use crate::sample::Sample;
 
-/// Where delivery goes on.
-#[derive(Debug, Default, Clone, Copy)]
-pub(crate) struct Position {
-    /// The number of the next record to deliver; `None` before the first delivery since boot.
-    next: Option<u32>,
-}
+/// The read cursor of the uplink.
+pub(crate) const CURSOR: u8 = 1;
 
 /// What one delivery did.
 #[derive(Debug, Default, Clone, Copy, defmt::Format)]
@@ -32,55 +30,49 @@ pub(crate) struct Delivery {
     pub(crate) skipped: u32,
 }
 
-/// Reads the log in `config` of `flash` and delivers its records from `position` on, oldest
-/// first, with [`upload`]: what it did, and the position after the last record read.
+/// Reads the log in `config` of `flash` from cursor [`CURSOR`] on and delivers its records,
+/// oldest first, with [`upload`]: what it did, and the cursor to commit once the records are
+/// safely delivered.
 ///
 /// # Errors
 /// A read error of the flash; the records already uploaded are uploaded again by the next
-/// delivery.
+/// delivery (the cursor was not committed).
 pub(crate) async fn deliver<F: ReadNorFlash>(
     flash: F,
     config: FlashConfig,
-    position: Position,
     buffer: &mut [u8],
-) -> Result<(Delivery, Position), F::Error> {
-    let mut reader = AsyncWordReader::open(flash, config).await?;
-    let mut number = reader.aged_out_records().unwrap_or(0);
-    let mut delivery = Delivery::default();
-    let from = match position.next {
-        Some(next) if precedes(next, number) => {
-            delivery.aged_out = number.wrapping_sub(next);
-            number
-        }
-        Some(next) => next,
-        None => number,
+) -> Result<(Delivery, Cursor), F::Error> {
+    let mut reader = AsyncCursorReader::open(flash, config, CURSOR).await?;
+    let mut delivery = Delivery {
+        aged_out: reader.start().aged_out,
+        ..Delivery::default()
     };
     while let Some(item) = reader.next(buffer).await? {
         match item {
             FlashItem::Record { offset, len } => {
-                if !precedes(number, from) {
-                    upload(number, offset, &buffer[..len]);
-                    delivery.delivered += 1;
-                }
-                number = number.wrapping_add(1);
-            }
-            FlashItem::Pack { .. } | FlashItem::Oversized { .. } => {
-                delivery.skipped += 1;
-                number = number.wrapping_add(1);
+                upload(reader.cursor().next.wrapping_sub(1), offset, &buffer[..len]);
+                delivery.delivered += 1;
             }
             FlashItem::Damage { offset, bytes } => {
                 defmt::warn!("log damage: {} bytes at region offset {}", bytes, offset);
                 delivery.damaged_bytes += bytes;
             }
+            _ => delivery.skipped += 1,
         }
     }
-    let next = if precedes(number, from) { from } else { number };
-    Ok((delivery, Position { next: Some(next) }))
+    Ok((delivery, reader.cursor()))
 }
 
-/// Releases the records delivered before `position`: they are not delivered again.
-pub(crate) fn release(kept: &mut Position, position: Position) {
-    *kept = position;
+/// Releases the records delivered before `cursor`: commits it, so they are not delivered
+/// again after any reboot.
+///
+/// # Errors
+/// A flash error (the writer is then poisoned: reopen it); the cursor committed before stays.
+pub(crate) async fn release<F: NorFlash>(
+    writer: &mut AsyncWordWriter<F>,
+    cursor: Cursor,
+) -> Result<(), FlashError<F::Error>> {
+    writer.commit(cursor).await
 }
 
 /// Sends one record on: here a defmt line over RTT, where a device would send it uplink.
@@ -94,10 +86,4 @@ fn upload(number: u32, offset: u32, record: &[u8]) {
             record
         ),
     }
-}
-
-/// Whether record number `a` comes before `b`, the numbers wrapping (serial-number
-/// arithmetic: the ring holds far fewer than 2^31 records).
-fn precedes(a: u32, b: u32) -> bool {
-    (a.wrapping_sub(b) as i32) < 0
 }

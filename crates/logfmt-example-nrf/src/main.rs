@@ -4,9 +4,10 @@
 //! Every [`SAMPLE_PERIOD`] it reads the die temperature (the `TEMP` peripheral, async) and
 //! appends a [`Sample`] to the log with [`AsyncWordWriter`], flushed at once (durable when
 //! `flush` returns). Every [`SAMPLES_PER_DELIVERY`] samples it reads the log back with
-//! [`AsyncWordReader`](logfmt_core::flash::AsyncWordReader) and delivers the records not yet
-//! delivered, oldest first ([`deliver`]), as defmt lines over RTT (the place an uplink would
-//! go), then releases them ([`release`]).
+//! [`AsyncCursorReader`](logfmt_core::flash::AsyncCursorReader) from its read cursor on and
+//! delivers the records not yet delivered, oldest first ([`deliver`]), as defmt lines over RTT
+//! (the place an uplink would go), then releases them ([`release`]): the cursor committed in
+//! the log, so a reboot neither repeats nor skips a sample.
 //!
 //! The log's region is the last 128 KiB of the flash ([`LOG_START`], [`LOG_LEN`]; `memory.x`
 //! keeps the program out of it): a ring of four 32 KiB blocks over 4 KiB pages, so the device
@@ -34,7 +35,7 @@ use embassy_sync::mutex::Mutex;
 use embassy_time::{Duration, Instant, Timer};
 use logfmt_core::flash::{AsyncWordWriter, FlashConfig, FlashError};
 
-use crate::delivery::{Position, deliver, release};
+use crate::delivery::{deliver, release};
 use crate::sample::Sample;
 
 /// Where the log's region starts in the flash: the last 128 KiB of the nRF52840's 1 MiB.
@@ -65,10 +66,9 @@ async fn main(_spawner: Spawner) {
     let flash: SharedFlash = Mutex::new(BlockingAsync::new(Nvmc::new(p.NVMC)));
     let region = Partition::new(&flash, LOG_START, LOG_LEN);
     let mut sensor = Temp::new(p.TEMP, Irqs);
-    let mut position = Position::default();
     let mut number = 0u32;
     loop {
-        match run(&region, &mut sensor, &mut position, &mut number).await {
+        match run(&region, &mut sensor, &mut number).await {
             Ok(never) => match never {},
             // The writer is poisoned after a failed program or erase: reopen it.
             Err(e) => defmt::error!("flash log: {}; reopening", e),
@@ -81,7 +81,6 @@ async fn main(_spawner: Spawner) {
 async fn run(
     region: &LogFlash<'_>,
     sensor: &mut Temp<'_>,
-    position: &mut Position,
     number: &mut u32,
 ) -> Result<core::convert::Infallible, FlashError<FlashErrorOf>> {
     let mut writer = AsyncWordWriter::open(region.clone(), CONFIG).await?;
@@ -102,10 +101,10 @@ async fn run(
             Timer::after(SAMPLE_PERIOD).await;
         }
         let mut buffer = [0u8; 64];
-        let (report, delivered) = deliver(region.clone(), CONFIG, *position, &mut buffer)
+        let (report, cursor) = deliver(region.clone(), CONFIG, &mut buffer)
             .await
             .map_err(FlashError::Flash)?;
-        release(position, delivered);
+        release(&mut writer, cursor).await?;
         defmt::info!("{}", report);
     }
 }

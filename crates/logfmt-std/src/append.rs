@@ -31,22 +31,23 @@ use std::fs::{File, OpenOptions};
 use std::path::Path;
 
 use logfmt_core::{
-    BLOCK_SIZE, ChunkFormat, Format, HEADER_SIZE, RECYCLABLE_HEADER_SIZE, ReadFormat, ReadOptions,
+    BLOCK_SIZE, Format, ReadOptions,
+    parts::{ChunkFormat, HEADER_SIZE, RECYCLABLE_HEADER_SIZE, ReadFormat},
 };
 
 use crate::compression::Compression;
 use crate::create::missing;
 use crate::error::{Error, Operation};
 use crate::file::{
-    check_kind, check_writable_kind, inspect, log_number_in_name, log_number_of_file,
+    check_kind, check_writable_kind, inspect, log_number_in_name, recyclable_log_number,
 };
 use crate::lock::open_locked;
-use crate::reader::{Bounded, LogReader, ReaderOptions};
+use crate::reader::{Bounded, LogReader, LogReaderOptions};
 use crate::recovery::{Damage, DamageKind, ReadError, RecoveryMode};
 use crate::source::StdSource;
 use crate::split::ReadAt;
 use crate::stale::StaleTail;
-use crate::writer::{LogWriter, WriterOptions};
+use crate::writer::{LogWriter, LogWriterOptions};
 
 /// What [`LogWriter::append`] does with a log that ends in a torn or unwritten tail (or, in a
 /// recyclable log, in the stale bytes of an earlier use of the file).
@@ -90,7 +91,7 @@ pub struct AppendOptions {
     /// How the writer writes. Its [`start`](logfmt_core::WriteOptions::start) is ignored: it is where the
     /// last complete record ends; its [`format`](logfmt_core::WriteOptions::format) is used as
     /// [`format`](Self::format) says.
-    pub writer: WriterOptions,
+    pub writer: LogWriterOptions,
     /// What to do with a torn tail. Default [`TornTailPolicy::Refuse`].
     pub torn_tail: TornTailPolicy,
     /// Create the file if it does not exist. Default `true`.
@@ -102,7 +103,7 @@ pub struct AppendOptions {
 impl Default for AppendOptions {
     fn default() -> Self {
         Self {
-            writer: WriterOptions::new(),
+            writer: LogWriterOptions::new(),
             torn_tail: TornTailPolicy::Refuse,
             create: true,
             format: AppendFormat::Writer,
@@ -119,7 +120,7 @@ impl AppendOptions {
 
     /// Sets [`writer`](Self::writer).
     #[must_use]
-    pub fn writer(mut self, writer: WriterOptions) -> Self {
+    pub fn writer(mut self, writer: LogWriterOptions) -> Self {
         self.writer = writer;
         self
     }
@@ -186,15 +187,15 @@ impl LogWriter<File> {
     ///
     /// The log's writer lock is taken before it is read, and held until the writer (or the
     /// file its [`close`](Self::close) gives back) is dropped: a second writer is refused
-    /// ([`Error::Locked`]) or waits ([`WriterOptions::lock_wait`]). Readers are not locked
+    /// ([`Error::Locked`]) or waits ([`LogWriterOptions::lock_wait`]). Readers are not locked
     /// out; they see the log grow.
     ///
     /// ```
-    /// use logfmt_std::{AppendOptions, Error, LogWriter, TornTailPolicy, WriterOptions};
+    /// use logfmt_std::{AppendOptions, Error, LogWriter, TornTailPolicy, LogWriterOptions};
     ///
     /// let dir = tempfile::tempdir()?;
     /// let path = dir.path().join("000001.log");
-    /// let mut writer = LogWriter::create(&path, &WriterOptions::new())?;
+    /// let mut writer = LogWriter::create(&path, &LogWriterOptions::new())?;
     /// writer.add_record(b"complete")?;
     /// writer.add_record(&[9u8; 100])?;
     /// writer.close()?;
@@ -331,7 +332,7 @@ impl LogWriter<File> {
         let read = ReadOptions::new()
             .format(ReadFormat::from(self.format()))
             .initial_offset(from);
-        let options = ReaderOptions::new()
+        let options = LogReaderOptions::new()
             .read(read)
             .recovery(RecoveryMode::SkipAnyCorruptedRecords);
         let mut reader = LogReader::new(StdSource::seekable(ReadAt::new(file)), &options);
@@ -383,7 +384,7 @@ fn continued_format(
         (AppendFormat::Writer | AppendFormat::Log, None) => Ok(wanted),
         (AppendFormat::RecyclableLog, None) => match (log_number_in_name(path), wanted) {
             (Some(number), _) => Ok(Format::Recyclable {
-                log_number: log_number_of_file(number),
+                log_number: recyclable_log_number(number),
             }),
             (None, Format::Recyclable { .. }) => Ok(wanted),
             (None, Format::Legacy) => Err(Error::NoLogNumber { path: path.into() }),
@@ -428,7 +429,7 @@ struct Survey {
 /// Reads the log in `file` (`len` bytes long) once, from its start: its own format (its first
 /// chunk decides, as [`ReadFormat::Auto`] reads it), its records, its damage and how it ends.
 fn survey(file: &File, len: u64) -> std::io::Result<Survey> {
-    let options = ReaderOptions::new()
+    let options = LogReaderOptions::new()
         .read(ReadOptions::new().format(ReadFormat::Auto { log_number: None }))
         .recovery(RecoveryMode::SkipAnyCorruptedRecords);
     let mut reader = LogReader::new(StdSource::new(file), &options);

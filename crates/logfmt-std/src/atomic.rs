@@ -11,7 +11,7 @@ use tempfile::TempPath;
 use crate::error::{Error, Operation};
 use crate::file::{check_kind, check_writable_kind, inspect};
 use crate::lock::{open_locked, still_named};
-use crate::writer::{LogWriter, WriterOptions};
+use crate::writer::{LogWriter, LogWriterOptions};
 
 /// A new log written to a temporary file in its destination's directory, and put in place
 /// by [`commit`](Self::commit): the data is synced, the file renamed over the destination,
@@ -23,7 +23,7 @@ use crate::writer::{LogWriter, WriterOptions};
 ///
 /// - an existing destination is opened and its writer lock taken (as [`LogWriter::append`]
 ///   takes it) for as long as the `AtomicLog` lives: a writer of it is refused
-///   ([`Error::Locked`]) or waits ([`WriterOptions::lock_wait`]), and a writer that waited
+///   ([`Error::Locked`]) or waits ([`LogWriterOptions::lock_wait`]), and a writer that waited
 ///   for it goes on with the new file once this one is in place;
 /// - a destination that does not exist yet is claimed at the commit, by a rename that
 ///   refuses to replace a file: if another writer created it meanwhile, the commit is
@@ -68,7 +68,7 @@ pub struct AtomicLog {
 pub struct AtomicOptions {
     /// How the log is written. Its [`start`](logfmt_core::WriteOptions::start) is ignored (0), and it is
     /// always synced before it is put in place.
-    pub writer: WriterOptions,
+    pub writer: LogWriterOptions,
     /// Replace a destination that is not empty. Default `false`: it is refused
     /// ([`Error::AlreadyExists`]); an empty one is replaced either way.
     pub replace: bool,
@@ -77,7 +77,7 @@ pub struct AtomicOptions {
 impl Default for AtomicOptions {
     fn default() -> Self {
         Self {
-            writer: WriterOptions::new(),
+            writer: LogWriterOptions::new(),
             replace: false,
         }
     }
@@ -92,7 +92,7 @@ impl AtomicOptions {
 
     /// Sets [`writer`](Self::writer).
     #[must_use]
-    pub fn writer(mut self, writer: WriterOptions) -> Self {
+    pub fn writer(mut self, writer: LogWriterOptions) -> Self {
         self.writer = writer;
         self
     }

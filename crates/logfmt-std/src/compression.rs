@@ -19,7 +19,7 @@ pub(crate) use codec::{BUILT, Contexts};
 pub(crate) const FEATURE: &str = "zstd";
 
 /// How a [`LogWriter`](crate::LogWriter) compresses what it writes
-/// ([`WriterOptions::compress`](crate::WriterOptions::compress)).
+/// ([`LogWriterOptions::compress`](crate::LogWriterOptions::compress)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 #[non_exhaustive]
 pub enum Compression {

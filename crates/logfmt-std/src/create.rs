@@ -7,7 +7,7 @@ use std::path::Path;
 use crate::error::{Error, Operation};
 use crate::file::{check_kind, check_writable_kind, inspect};
 use crate::lock::open_locked;
-use crate::writer::{LogWriter, WriterOptions};
+use crate::writer::{LogWriter, LogWriterOptions};
 
 impl LogWriter<File> {
     /// Creates a new log at `path` (or takes an existing empty file) and writes it in place,
@@ -17,14 +17,14 @@ impl LogWriter<File> {
     /// not at all, use [`AtomicLog`](crate::AtomicLog).
     ///
     /// ```
-    /// use logfmt_std::{Error, LogWriter, WriterOptions};
+    /// use logfmt_std::{Error, LogWriter, LogWriterOptions};
     ///
     /// let dir = tempfile::tempdir()?;
     /// let path = dir.path().join("000001.log");
-    /// let mut writer = LogWriter::create(&path, &WriterOptions::new())?;
+    /// let mut writer = LogWriter::create(&path, &LogWriterOptions::new())?;
     /// writer.add_record(b"hello")?;
     /// // One writer at a time: a second one is refused while the first is open.
-    /// let refused = LogWriter::overwrite(&path, &WriterOptions::new()).err();
+    /// let refused = LogWriter::overwrite(&path, &LogWriterOptions::new()).err();
     /// assert!(matches!(refused, Some(Error::Locked { .. })));
     /// writer.close()?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -32,9 +32,9 @@ impl LogWriter<File> {
     ///
     /// # Errors
     /// [`Error::AlreadyExists`], [`Error::Locked`] (another writer holds the lock: see
-    /// [`WriterOptions::lock_wait`]), [`Error::IsADirectory`], [`Error::NotAFile`], or
+    /// [`LogWriterOptions::lock_wait`]), [`Error::IsADirectory`], [`Error::NotAFile`], or
     /// [`Error::Io`].
-    pub fn create(path: impl AsRef<Path>, options: &WriterOptions) -> Result<Self, Error> {
+    pub fn create(path: impl AsRef<Path>, options: &LogWriterOptions) -> Result<Self, Error> {
         let path = path.as_ref();
         let file = open_to_write(path, options)?;
         let len = inspect(&file, path)?.len();
@@ -53,7 +53,7 @@ impl LogWriter<File> {
     ///
     /// # Errors
     /// [`Error::Locked`], [`Error::IsADirectory`], [`Error::NotAFile`], or [`Error::Io`].
-    pub fn overwrite(path: impl AsRef<Path>, options: &WriterOptions) -> Result<Self, Error> {
+    pub fn overwrite(path: impl AsRef<Path>, options: &LogWriterOptions) -> Result<Self, Error> {
         let path = path.as_ref();
         let file = open_to_write(path, options)?;
         file.set_len(0)
@@ -64,7 +64,7 @@ impl LogWriter<File> {
 
 /// Opens (creating, never truncating) the regular file at `path` to write it, and takes its
 /// writer lock.
-fn open_to_write(path: &Path, options: &WriterOptions) -> Result<File, Error> {
+fn open_to_write(path: &Path, options: &LogWriterOptions) -> Result<File, Error> {
     check_writable_kind(path)?;
     let file = open_locked(path, options.lock_wait, || {
         OpenOptions::new()
@@ -99,17 +99,17 @@ mod tests {
         let dir = tempfile::tempdir()?;
         let path = dir.path().join("log");
         fs::write(&path, b"precious")?;
-        let err = LogWriter::create(&path, &WriterOptions::new()).err();
+        let err = LogWriter::create(&path, &LogWriterOptions::new()).err();
         assert!(
             matches!(err, Some(Error::AlreadyExists { len: 8, .. })),
             "{err:?}"
         );
         assert_eq!(fs::read(&path)?, b"precious");
-        let writer = LogWriter::overwrite(&path, &WriterOptions::new())?;
+        let writer = LogWriter::overwrite(&path, &LogWriterOptions::new())?;
         assert_eq!(fs::read(&path)?, b"");
         drop(writer);
         // An existing empty file is fine.
-        assert!(LogWriter::create(&path, &WriterOptions::new()).is_ok());
+        assert!(LogWriter::create(&path, &LogWriterOptions::new()).is_ok());
         Ok(())
     }
 
@@ -117,16 +117,16 @@ mod tests {
     fn a_second_writer_is_refused_and_the_log_left_alone() -> TestResult {
         let dir = tempfile::tempdir()?;
         let path = dir.path().join("log");
-        let mut first = LogWriter::create(&path, &WriterOptions::new())?;
+        let mut first = LogWriter::create(&path, &LogWriterOptions::new())?;
         first.add_record(b"one")?;
         first.flush()?;
         let before = fs::read(&path)?;
         for refused in [
-            LogWriter::create(&path, &WriterOptions::new()).err(),
-            LogWriter::overwrite(&path, &WriterOptions::new()).err(),
+            LogWriter::create(&path, &LogWriterOptions::new()).err(),
+            LogWriter::overwrite(&path, &LogWriterOptions::new()).err(),
             LogWriter::overwrite(
                 &path,
-                &WriterOptions::new().lock_wait(LockWait::For(Duration::from_millis(50))),
+                &LogWriterOptions::new().lock_wait(LockWait::For(Duration::from_millis(50))),
             )
             .err(),
         ] {
@@ -140,9 +140,9 @@ mod tests {
         assert_eq!(fs::read(&path)?, before);
         // The lock goes with the file.
         let file = first.close()?;
-        assert!(LogWriter::overwrite(&path, &WriterOptions::new()).is_err());
+        assert!(LogWriter::overwrite(&path, &LogWriterOptions::new()).is_err());
         drop(file);
-        assert!(LogWriter::overwrite(&path, &WriterOptions::new()).is_ok());
+        assert!(LogWriter::overwrite(&path, &LogWriterOptions::new()).is_ok());
         Ok(())
     }
 
@@ -151,7 +151,7 @@ mod tests {
     fn devices_and_directories_are_not_logs_to_write() -> TestResult {
         let dir = tempfile::tempdir()?;
         for (path, what) in [(Path::new("/dev/null"), "device"), (dir.path(), "dir")] {
-            let err = LogWriter::create(path, &WriterOptions::new()).err();
+            let err = LogWriter::create(path, &LogWriterOptions::new()).err();
             assert!(
                 matches!(
                     err,

@@ -9,10 +9,10 @@ use std::path::Path;
 
 use crate::content::{VersionEdit, WriteBatch};
 use crate::file::log_number_in_name;
-use crate::reader::{Bounded, LogReader, ReaderOptions};
+use crate::reader::{Bounded, LogReader, LogReaderOptions};
 use crate::recovery::{ReadError, RecoveryMode};
 use crate::source::StdSource;
-use logfmt_core::{ReadFormat, ReadOptions};
+use logfmt_core::{ReadOptions, parts::ReadFormat};
 
 /// The largest first record [`database_log`] reads to decode it: a WriteBatch or VersionEdit
 /// larger than this is not looked at (the file's name may still tell).
@@ -58,21 +58,21 @@ impl fmt::Display for DatabaseLog {
 ///
 /// ```
 /// use std::path::Path;
-/// use logfmt_std::{DatabaseLog, LogWriter, WriterOptions, database_log};
+/// use logfmt_std::{LogWriter, LogWriterOptions, advanced::{DatabaseLog, database_log}};
 ///
 /// assert_eq!(database_log(Path::new("/no/such/000005.log"))?, Some(DatabaseLog::WalName));
 /// assert_eq!(database_log(Path::new("/no/such/MANIFEST-000001"))?, Some(DatabaseLog::ManifestName));
 ///
 /// let dir = tempfile::tempdir()?;
 /// let path = dir.path().join("events");
-/// let mut writer = LogWriter::create(&path, &WriterOptions::new())?;
+/// let mut writer = LogWriter::create(&path, &LogWriterOptions::new())?;
 /// // A WriteBatch: sequence 1, one put of a = 1.
 /// writer.add_record(b"\x01\0\0\0\0\0\0\0\x01\0\0\0\x01\x01a\x011")?;
 /// writer.close()?;
 /// assert_eq!(database_log(&path)?, Some(DatabaseLog::WriteBatches));
 ///
 /// let text = dir.path().join("notes");
-/// let mut writer = LogWriter::create(&text, &WriterOptions::new())?;
+/// let mut writer = LogWriter::create(&text, &LogWriterOptions::new())?;
 /// writer.add_record(b"a line of text")?;
 /// writer.close()?;
 /// assert_eq!(database_log(&text)?, None);
@@ -108,7 +108,7 @@ fn is_manifest_name(path: &Path) -> bool {
 
 /// What the first complete record of the log in `file` decodes as, if it decodes whole.
 fn first_record_decodes(file: &File) -> io::Result<Option<DatabaseLog>> {
-    let options = ReaderOptions::new()
+    let options = LogReaderOptions::new()
         .read(ReadOptions::new().format(ReadFormat::Auto { log_number: None }))
         .recovery(RecoveryMode::SkipAnyCorruptedRecords);
     let mut reader = LogReader::new(StdSource::new(file), &options);

@@ -2,7 +2,8 @@
 //! — what every reader of the same log must then be given, so that ranges read apart agree.
 
 use logfmt_core::{
-    BlockSource, ChunkFormat, Event, FragmentReader, LogEnd, ReadFormat, ReadOptions,
+    BlockSource, LogEnd, ReadOptions,
+    parts::{ChunkFormat, Event, FragmentReader, ReadFormat},
 };
 
 /// The format `ReadFormat::Auto { log_number }` decides for the log `source` (positioned at its
@@ -12,9 +13,9 @@ use logfmt_core::{
 /// recycled file with no new record yet) is recyclable with that number.
 ///
 /// ```
-/// use logfmt_std::{detect_format, LogWriter, ReadFormat, ReadOptions, SliceSource, WriterOptions};
+/// use logfmt_std::{LogWriter, LogWriterOptions, advanced::{detect_format, ReadFormat, ReadOptions, SliceSource}};
 ///
-/// let mut writer = LogWriter::new(Vec::new(), &WriterOptions::new());
+/// let mut writer = LogWriter::new(Vec::new(), &LogWriterOptions::new());
 /// writer.add_record(b"a record")?;
 /// let log = writer.close()?;
 /// let found = detect_format(SliceSource::new(&log), &ReadOptions::new(), None);

@@ -345,10 +345,10 @@ pub enum LogWriterError {
         /// The alignment asked for.
         align: usize,
     },
-    /// Packing ([`WriterOptions::pack`](crate::WriterOptions::pack)) asked for in a recyclable
+    /// Packing ([`LogWriterOptions::pack`](crate::LogWriterOptions::pack)) asked for in a recyclable
     /// log: packs are written in legacy logs only.
     PackInRecyclableLog,
-    /// Compression ([`WriterOptions::compress`](crate::WriterOptions::compress)) asked for
+    /// Compression ([`LogWriterOptions::compress`](crate::LogWriterOptions::compress)) asked for
     /// (or a RocksDB-compressed log continued) in a build without the feature named here
     /// (`zstd`). Nothing was written; the writer is not poisoned.
     NeedsFeature {

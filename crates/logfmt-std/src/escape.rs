@@ -8,7 +8,7 @@ use std::path::Path;
 /// escaped as Rust escapes them (`\n`, `\u{1b}`); everything else as it is.
 ///
 /// ```
-/// use logfmt_std::Escaped;
+/// use logfmt_std::advanced::Escaped;
 ///
 /// assert_eq!(Escaped::new("a\x1b[2Jb.log").to_string(), r"a\u{1b}[2Jb.log");
 /// assert_eq!(Escaped::new("journal é.log").to_string(), "journal é.log");
@@ -41,7 +41,7 @@ impl fmt::Display for Escaped<'_> {
 ///
 /// ```
 /// use std::path::Path;
-/// use logfmt_std::EscapedPath;
+/// use logfmt_std::advanced::EscapedPath;
 ///
 /// let name = Path::new("/tmp/\x1b]0;pwned\x07.log");
 /// assert_eq!(EscapedPath::new(name).to_string(), r"/tmp/\u{1b}]0;pwned\u{7}.log");

@@ -4,7 +4,9 @@ use std::fs::{self, File, Metadata};
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
+use crate::entry::Records;
 use crate::error::{Error, Operation};
+use crate::reader::LogReaderOptions;
 use crate::ring::{RingImage, RingSource};
 use crate::source::StdSource;
 use crate::split::ReadAt;
@@ -17,11 +19,11 @@ use crate::split::ReadAt;
 /// [`AtomicLog`](crate::AtomicLog).
 ///
 /// ```
-/// use logfmt_std::{LogFile, LogWriter, WriterOptions};
+/// use logfmt_std::{LogFile, LogWriter, LogWriterOptions};
 ///
 /// let dir = tempfile::tempdir()?;
 /// let path = dir.path().join("000001.log");
-/// let mut writer = LogWriter::create(&path, &WriterOptions::new())?;
+/// let mut writer = LogWriter::create(&path, &LogWriterOptions::new())?;
 /// writer.add_record(b"hello")?;
 /// writer.close()?;
 ///
@@ -89,6 +91,36 @@ impl LogFile {
         self.file
     }
 
+    /// The log's records, with LevelDB's policy: a torn tail is the end of the log, every
+    /// other damage is reported ([`LogEntry::Damage`](crate::LogEntry::Damage)) and skipped. Each record is owned.
+    ///
+    /// ```
+    /// use logfmt_std::{LogEntry, LogFile, LogWriter, LogWriterOptions};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("000001.log");
+    /// let mut writer = LogWriter::create(&path, &LogWriterOptions::new())?;
+    /// writer.add_record(b"hello")?;
+    /// writer.close()?;
+    ///
+    /// for entry in LogFile::open(&path)?.records() {
+    ///     match entry? {
+    ///         LogEntry::Record(record) => assert_eq!(&record.data[..], b"hello"),
+    ///         damage => eprintln!("{damage}"),
+    ///     }
+    /// }
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn records(&self) -> Records<'_> {
+        Records::new(self, &LogReaderOptions::new())
+    }
+
+    /// The log's records, read with `options`: another [`RecoveryMode`](crate::RecoveryMode),
+    /// a byte range, RocksDB's recyclable format, flash images, …
+    pub fn records_with(&self, options: &LogReaderOptions) -> Records<'_> {
+        Records::new(self, options)
+    }
+
     /// A block source reading the log from its start up to its length when it was opened
     /// ([`len_at_open`](Self::len_at_open)): what is appended meanwhile is not read, so a
     /// command that reads a log and one that appends what it reads to the same log both end.
@@ -97,11 +129,11 @@ impl LogFile {
     ///
     /// ```
     /// use std::io::Write;
-    /// use logfmt_std::{BlockSource, LogFile, LogWriter, WriterOptions};
+    /// use logfmt_std::{advanced::BlockSource, LogFile, LogWriter, LogWriterOptions};
     ///
     /// let dir = tempfile::tempdir()?;
     /// let path = dir.path().join("000001.log");
-    /// let mut writer = LogWriter::create(&path, &WriterOptions::new())?;
+    /// let mut writer = LogWriter::create(&path, &LogWriterOptions::new())?;
     /// writer.add_record(b"hello")?;
     /// writer.close()?;
     ///
@@ -142,11 +174,11 @@ impl LogFile {
     /// by its path).
     ///
     /// ```
-    /// use logfmt_std::{BlockSource, LogFile, LogWriter, WriterOptions};
+    /// use logfmt_std::{advanced::BlockSource, LogFile, LogWriter, LogWriterOptions};
     ///
     /// let dir = tempfile::tempdir()?;
     /// let path = dir.path().join("000001.log");
-    /// let mut writer = LogWriter::create(&path, &WriterOptions::new())?;
+    /// let mut writer = LogWriter::create(&path, &LogWriterOptions::new())?;
     /// writer.add_record(&[1u8; 40_000])?;
     /// writer.close()?;
     ///
@@ -240,6 +272,7 @@ impl LogFile {
 /// The bytes of a [`LogFile`] as its [`source`](LogFile::source) reads them: a regular file
 /// with positioned reads of its own, up to an end; a pipe or a device as it comes.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum LogBytes<'f> {
     /// A regular file.
     File(ReadAt<'f>),
@@ -300,7 +333,7 @@ impl Seek for Reread<'_> {
 ///
 /// ```
 /// use std::path::Path;
-/// use logfmt_std::log_number_in_name;
+/// use logfmt_std::advanced::log_number_in_name;
 ///
 /// assert_eq!(log_number_in_name(Path::new("/db/000042.log")), Some(42));
 /// assert_eq!(log_number_in_name(Path::new("MANIFEST-000005")), None);
@@ -318,10 +351,10 @@ pub fn log_number_in_name(path: &Path) -> Option<u64> {
 /// (RocksDB's rule).
 ///
 /// ```
-/// assert_eq!(logfmt_std::log_number_of_file((1 << 32) + 42), 42);
+/// assert_eq!(logfmt_std::advanced::recyclable_log_number((1 << 32) + 42), 42);
 /// ```
 #[must_use]
-pub fn log_number_of_file(number: u64) -> u32 {
+pub fn recyclable_log_number(number: u64) -> u32 {
     (number & u64::from(u32::MAX)) as u32
 }
 
@@ -353,7 +386,7 @@ pub(crate) fn check_writable_kind(path: &Path) -> Result<(), Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use logfmt_core::{Item, Reader};
+    use logfmt_core::{Reader, parts::Item};
     type TestResult = Result<(), Box<dyn std::error::Error>>;
 
     fn read_lengths(log: &LogFile) -> Result<Vec<(u64, usize)>, io::Error> {

@@ -198,11 +198,11 @@ impl<W: SyncWrite> State<W> {
 ///
 /// ```
 /// use std::sync::Arc;
-/// use logfmt_std::{GroupPolicy, GroupWriter, LogReader, LogWriter, ReaderOptions, WriterOptions};
+/// use logfmt_std::{GroupPolicy, GroupWriter, advanced::LogReader, LogWriter, LogReaderOptions, LogWriterOptions};
 ///
 /// let dir = tempfile::tempdir()?;
 /// let path = dir.path().join("000001.log");
-/// let writer = LogWriter::create(&path, &WriterOptions::new())?;
+/// let writer = LogWriter::create(&path, &LogWriterOptions::new())?;
 /// let log = Arc::new(GroupWriter::from_file_writer(writer, GroupPolicy::new())?);
 /// let threads: Vec<_> = (0..4u8)
 ///     .map(|t| {
@@ -217,7 +217,7 @@ impl<W: SyncWrite> State<W> {
 /// assert!(log.stats().syncs <= 4);
 /// log.close()?;
 /// let bytes = std::fs::read(&path)?;
-/// let mut reader = LogReader::from_slice(&bytes, &ReaderOptions::new());
+/// let mut reader = LogReader::from_slice(&bytes, &LogReaderOptions::new());
 /// let mut records = 0;
 /// while reader.next()?.is_some() {
 ///     records += 1;

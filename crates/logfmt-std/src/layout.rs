@@ -9,7 +9,7 @@
 //! ```
 //! use std::io::Cursor;
 //! use logfmt_std::layout::{BlockMap, BlockState, SpanKind};
-//! use logfmt_std::ReadOptions;
+//! use logfmt_std::advanced::ReadOptions;
 //!
 //! // One FULL chunk of "hi" (its checksum is not LevelDB's: a damaged block).
 //! let log = [0, 0, 0, 0, 2, 0, 1, b'h', b'i'];
@@ -23,10 +23,13 @@
 
 use std::io::{self, Read, Seek, SeekFrom};
 
-use logfmt_core::block::{BlockParser, ChunkClass, ChunkRules, Parsed};
-use logfmt_core::format::{CURSOR_TYPE, RESUME_TYPE};
-use logfmt_core::ring::RingHeader;
-use logfmt_core::{BLOCK_SIZE, CorruptionKind, FragmentKind, ReadOptions, RecordType};
+use logfmt_core::parts::block::{BlockParser, ChunkClass, ChunkRules, Parsed};
+use logfmt_core::parts::format::{CURSOR_TYPE, RESUME_TYPE};
+use logfmt_core::parts::ring::RingHeader;
+use logfmt_core::{
+    BLOCK_SIZE, ReadOptions,
+    parts::{CorruptionKind, FragmentKind, RecordType},
+};
 
 use crate::reader::Bounded;
 use crate::recovery::{Damage, DamageKind, Ending, ReadError};
@@ -38,6 +41,7 @@ pub use walk::{Counts, Walk};
 
 /// A byte range of a block and what it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Span {
     /// File offset where it begins.
     pub offset: u64,
@@ -63,7 +67,7 @@ pub enum SpanKind {
         checked: bool,
         /// The masked checksum its header stores.
         stored_checksum: u32,
-        /// Its header's length: [`HEADER_SIZE`](logfmt_core::HEADER_SIZE), or more in a
+        /// Its header's length: [`HEADER_SIZE`](logfmt_core::parts::HEADER_SIZE), or more in a
         /// recyclable log; its payload is the rest of the span.
         header_len: u8,
     },
@@ -240,7 +244,7 @@ impl ChunkRole {
 /// The name of a chunk type: `FULL`, `FIRST`, …, `RECYCLABLE_LAST`, `PACK_…`, or `unknown`.
 #[must_use]
 pub fn type_name(record_type: u8) -> &'static str {
-    if record_type == logfmt_core::format::SET_COMPRESSION_TYPE {
+    if record_type == logfmt_core::parts::format::SET_COMPRESSION_TYPE {
         return "SET_COMPRESSION";
     }
     RecordType::try_from(record_type).map_or("unknown", RecordType::name)
@@ -251,8 +255,8 @@ pub fn type_name(record_type: u8) -> &'static str {
 /// order.
 ///
 /// ```
-/// use logfmt_core::block::ChunkRules;
-/// use logfmt_std::ReadOptions;
+/// use logfmt_core::parts::block::ChunkRules;
+/// use logfmt_std::advanced::ReadOptions;
 /// use logfmt_std::layout::{SpanKind, block_spans};
 ///
 /// let block = [0u8; 40];
@@ -273,8 +277,8 @@ pub fn block_spans(block: &[u8], block_offset: u64, rules: &mut ChunkRules) -> V
 /// allocated.
 ///
 /// ```
-/// use logfmt_core::block::ChunkRules;
-/// use logfmt_std::ReadOptions;
+/// use logfmt_core::parts::block::ChunkRules;
+/// use logfmt_std::advanced::ReadOptions;
 /// use logfmt_std::layout::{SpanKind, each_span};
 ///
 /// let mut kinds = Vec::new();
@@ -389,7 +393,7 @@ impl Span {
 ///
 /// ```
 /// use logfmt_std::layout::gloss;
-/// use logfmt_std::{CorruptionKind, DamageKind};
+/// use logfmt_std::{advanced::CorruptionKind, DamageKind};
 ///
 /// let last = DamageKind::Corruption(CorruptionKind::LastWithoutStart);
 /// assert_eq!(last.to_string(), "missing start of fragmented record(2)");
@@ -781,10 +785,10 @@ impl Survey {
     ///
     /// ```
     /// use logfmt_std::layout::{BlockState, Survey};
-    /// use logfmt_std::{LogReader, ReaderOptions};
+    /// use logfmt_std::{advanced::LogReader, LogReaderOptions};
     ///
     /// let log = [0, 0, 0, 0, 2, 0, 1, b'h', b'i']; // a checksum that does not match
-    /// let mut reader = LogReader::from_slice(&log, &ReaderOptions::new());
+    /// let mut reader = LogReader::from_slice(&log, &LogReaderOptions::new());
     /// let survey = Survey::read(&mut reader, log.len() as u64, None, 10, 1 << 20, |_, _, _, _| {});
     /// assert_eq!((survey.records, survey.corruption_count, survey.dropped_bytes), (0, 1, 9));
     /// assert_eq!(survey.marks.states(), [BlockState::Damaged]);

@@ -1,6 +1,54 @@
 //! The `std` layer of logfmt: LevelDB-format logs in files and over any [`std::io`] stream.
 //!
-//! Writing:
+//! Reading a log file — its records, and the damage LevelDB's reader would report (a torn
+//! tail is the end of the log):
+//!
+//! ```
+//! # let dir = tempfile::tempdir()?;
+//! # let path = dir.path().join("000001.log");
+//! # let mut writer = logfmt_std::LogWriter::create(&path, &Default::default())?;
+//! # writer.add_record(b"hello")?;
+//! # writer.close()?;
+//! use logfmt_std::{LogEntry, LogFile};
+//!
+//! for entry in LogFile::open(&path)?.records() {
+//!     match entry? {
+//!         LogEntry::Record(record) => println!("{}: {:?}", record.offset, record.data),
+//!         LogEntry::Damage(damage) => eprintln!("{damage}"),
+//!         other => eprintln!("{other}"), // a compressed record this build cannot decode
+//!     }
+//! }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! Writing one, safely appended to, synced every 64 records:
+//!
+//! ```
+//! # let dir = tempfile::tempdir()?;
+//! # let path = dir.path().join("000001.log");
+//! use logfmt_std::{AppendOptions, LogWriter, LogWriterOptions, SyncPolicy};
+//!
+//! let writing = LogWriterOptions::new().sync(SyncPolicy::EveryRecords(64));
+//! let (mut writer, _report) = LogWriter::append(&path, &AppendOptions::new().writer(writing))?;
+//! writer.add_record(b"hello")?;
+//! writer.close()?; // flush and sync
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! The top level holds these common cases: [`LogFile`] and its records ([`LogEntry`],
+//! [`LogRecord`], [`Damage`], [`RecoveryMode`], [`LogReaderOptions`]), [`MappedLog`], the
+//! writers ([`LogWriter`], [`AtomicLog`], [`GroupWriter`]) with their options and errors, and
+//! the contents of LevelDB's and RocksDB's logs ([`content`]). Everything else — the reader
+//! over any source ([`advanced::LogReader`]), bounded-memory reads, parallel scans, ring
+//! images, and the types of [`logfmt_core`] this crate's API is made of — is in [`advanced`].
+//!
+//! **`#[non_exhaustive]`, the rule** (the same as `logfmt-core`'s): every public enum is
+//! `#[non_exhaustive]` — a later version may report a new kind of entry, damage or error — and
+//! so is every struct with public fields — a later version may add a field — so such values
+//! are read, and made by this crate (or a constructor), not by a struct literal. There is no
+//! exception.
+//!
+//! In detail — writing:
 //!
 //! - [`LogWriter`] — records to a file (or any [`SyncWrite`]) with buffering, flushing and
 //!   syncing kept apart ([`FlushPolicy`], [`SyncPolicy`]: never a sync per fragment), errors
@@ -43,7 +91,7 @@
 //!   process appends to: a reader returns `None` for "nothing more yet" and reads on later.
 //! - Flash images: [`ReadOptions::erased`] (`0xFF` or `0x00`) reads an erased region as
 //!   "nothing written here" rather than damage. A ring image (a flash log kept as a ring,
-//!   [`logfmt_core::ring`]) is found from its blocks' ring headers ([`RingImage`],
+//!   [`logfmt_core::parts::ring`]) is found from its blocks' ring headers ([`RingImage`],
 //!   [`LogFile::ring`]) and read from its oldest block to its newest ([`RingSource`]), with
 //!   offsets mapped back to the image.
 //!
@@ -66,7 +114,7 @@
 //!   advisory lock on the log ([`File::try_lock`](std::fs::File::try_lock): `flock` on Unix)
 //!   before it reads or changes anything, and holds it for as long as it
 //!   has the file open. A second writer is refused at once ([`Error::Locked`]) or waits
-//!   ([`WriterOptions::lock_wait`], [`LockWait`]). Readers never take it and are never
+//!   ([`LogWriterOptions::lock_wait`], [`LockWait`]). Readers never take it and are never
 //!   blocked: a log being appended to reads as a prefix, possibly ending in a torn tail (the
 //!   record being written), which a tailing reader waits out. An advisory lock cannot stop a
 //!   writer that does not take it (LevelDB's own writer, `cat >>`), and on network file
@@ -82,13 +130,13 @@
 //!   after, or cuts off exactly when asked ([`TornTailPolicy::Truncate`]).
 //!
 //! The types of [`logfmt_core`] this crate's API is made of (formats and options, records,
-//! reports, [`BlockSource`]) are re-exported here, and so are the core readers, which read
+//! reports, [`BlockSource`]) are re-exported in [`advanced`], and so are the core readers, which read
 //! the sources made here ([`LogFile::source`], [`StdSource`]): for reading and writing log
 //! files, this crate is all a host program needs. The rest of the core — its
 //! [`Writer`](logfmt_core::Writer) and sinks (with its own
 //! [`WriteError`](logfmt_core::WriteError); this crate's [`LogWriter`] fails with a
-//! [`LogWriterError`]), the [block parser](logfmt_core::block), the
-//! [checksum](logfmt_core::checksum) and the flash log — is used from `logfmt_core`.
+//! [`LogWriterError`]), the [block parser](logfmt_core::parts::block), the
+//! [checksum](logfmt_core::parts::checksum) and the flash log — is used from `logfmt_core`.
 //!
 //! Depending on this crate turns on `logfmt-core`'s `std` feature: checksums use the CPU's
 //! instructions, detected once at run time — on x86-64 the core's own engine (SSE 4.2 `crc32`,
@@ -116,14 +164,14 @@
 //! A write-ahead log: append safely, sync every 64 records, read back with a recovery mode.
 //!
 //! ```
+//! use logfmt_std::advanced::{Entry, LogReader, StdSource};
 //! use logfmt_std::{
-//!     AppendOptions, Entry, LogReader, LogWriter, ReaderOptions, RecoveryMode, StdSource,
-//!     SyncPolicy, WriterOptions,
+//!     AppendOptions, LogReaderOptions, LogWriter, LogWriterOptions, RecoveryMode, SyncPolicy,
 //! };
 //!
 //! let dir = tempfile::tempdir()?;
 //! let path = dir.path().join("000005.log");
-//! let writing = WriterOptions::new().sync(SyncPolicy::EveryRecords(64));
+//! let writing = LogWriterOptions::new().sync(SyncPolicy::EveryRecords(64));
 //! for session in 0..2 {
 //!     let options = AppendOptions::new().writer(writing.clone());
 //!     let (mut writer, report) = LogWriter::append(&path, &options)?;
@@ -135,7 +183,7 @@
 //! }
 //!
 //! let file = std::fs::File::open(&path)?;
-//! let options = ReaderOptions::new().recovery(RecoveryMode::AbsoluteConsistency);
+//! let options = LogReaderOptions::new().recovery(RecoveryMode::AbsoluteConsistency);
 //! let mut reader = LogReader::new(StdSource::seekable(file), &options);
 //! let mut count = 0;
 //! while let Some(entry) = reader.next()? {
@@ -149,15 +197,14 @@
 //! The core readers, over a file:
 //!
 //! ```
-//! use logfmt_std::{
-//!     Event, FragmentReader, Item, LogFile, LogWriter, ReadOptions, Reader, WriterOptions,
-//! };
+//! use logfmt_std::advanced::{Event, FragmentReader, ReadOptions, Reader};
+//! use logfmt_std::{LogFile, LogWriter, LogWriterOptions};
 //!
 //! let dir = tempfile::tempdir()?;
 //! let path = dir.path().join("000003.log");
 //!
 //! // Write two records; the second spans two blocks.
-//! let mut writer = LogWriter::create(&path, &WriterOptions::new())?;
+//! let mut writer = LogWriter::create(&path, &LogWriterOptions::new())?;
 //! for record in [&b"hello"[..], &[7u8; 40_000]] {
 //!     writer.add_record(record)?;
 //! }
@@ -168,12 +215,10 @@
 //! let mut buffer = vec![0u8; 64 * 1024];
 //! let mut reader = Reader::new(log.source(), &mut buffer);
 //! let mut records = Vec::new();
-//! while let Some(item) = reader.next().map_err(|e| log.read_error(e))? {
-//!     match item {
-//!         Item::Record(record) => records.push((record.offset, record.data.len())),
-//!         Item::Corruption(corruption) => eprintln!("{corruption}"),
-//!         Item::Oversized(oversized) => eprintln!("skipped {} bytes", oversized.len),
-//!         Item::Coded(pack) => eprintln!("a compressed pack at {}", pack.offset),
+//! while let Some(read) = reader.next_record().map_err(|e| log.read_error(e))? {
+//!     match read {
+//!         Ok(record) => records.push((record.offset, record.data.len())),
+//!         Err(dropped) => eprintln!("{dropped}"), // damage, a record too large, …
 //!     }
 //! }
 //! assert_eq!(records, [(0, 5), (12, 40_000)]);
@@ -193,6 +238,7 @@
 //! ```
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+pub mod advanced;
 mod append;
 mod atomic;
 mod compression;
@@ -200,6 +246,7 @@ pub mod content;
 mod create;
 mod database_log;
 mod detect;
+mod entry;
 mod error;
 mod escape;
 mod file;
@@ -223,49 +270,26 @@ mod stale;
 mod tail;
 mod writer;
 
-pub use append::{AppendFormat, AppendOptions, AppendReport, Kept, TornTailPolicy};
-pub use atomic::{AtomicLog, AtomicOptions};
-pub use compression::{Compression, MAX_DECODED};
-pub use error::{Error, LogWriterError, Operation, WriteOperation};
-pub use escape::{Escaped, EscapedPath};
-pub use file::{LogBytes, LogFile, Reread, log_number_in_name, log_number_of_file};
-pub use group::{GroupPolicy, GroupStats, GroupWriter, SyncHandle};
-pub use lock::{LockWait, is_same_file};
-// The format.
-pub use logfmt_core::{
-    BLOCK_SIZE, ChunkFormat, Format, FragmentKind, HEADER_SIZE, RECYCLABLE_HEADER_SIZE, RecordType,
-};
-// Options.
-pub use logfmt_core::packing::PackLimit;
-pub use logfmt_core::{ReadFormat, ReadOptions, WriteOptions};
-// What reading returns and reports, and where writing put a record.
-pub use logfmt_core::{Corruption, CorruptionKind, LogEnd, Oversized, Record, Written};
-// Sources, and the core readers over them.
-pub use database_log::{DatabaseLog, database_log};
-pub use detect::detect_format;
-pub use logfmt_core::{
-    Aborted, BlockSource, Event, Fragment, FragmentReader, Item, Reader, Skip, SkipKind,
-    SliceSource,
-};
+// Reading a log file.
+pub use entry::{LogEntry, LogRecord};
+pub use error::Error;
+pub use file::LogFile;
 #[cfg(feature = "mmap")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mmap")))]
-pub use mmap::{MappedEntry, MappedLog, MappedRecord, MappedRecords};
-#[cfg(feature = "parallel")]
-#[cfg_attr(docsrs, doc(cfg(feature = "parallel")))]
-pub use parallel::{par_scan, par_scan_file};
-pub use reader::{Bounded, Entry, LogReader, ReaderOptions};
-pub use record_stream::RecordStream;
-pub use recovery::{
-    Action, Damage, DamageKind, Ending, ReadError, RecoveryMode, UnknownRecoveryMode,
-};
-pub use ring::{BlockRole, RingDisagreement, RingImage, RingSource};
-pub use ring_cursors::{RingCursor, ring_cursors};
-pub use sink::StdSink;
-pub use source::StdSource;
-pub use split::{ReadAt, split};
-pub use stale::StaleTail;
-pub use tail::{ZeroFill, all_zero, zero_fill, zero_fill_from};
-pub use writer::{FlushPolicy, LogWriter, SyncPolicy, SyncWrite, WriterOptions};
+pub use mmap::MappedLog;
+pub use reader::LogReaderOptions;
+pub use recovery::{Damage, DamageKind, RecoveryMode};
+// Writing one.
+pub use append::{AppendOptions, TornTailPolicy};
+pub use atomic::{AtomicLog, AtomicOptions};
+pub use compression::Compression;
+pub use error::LogWriterError;
+pub use group::{GroupPolicy, GroupWriter};
+pub use writer::{FlushPolicy, LogWriter, LogWriterOptions, SyncPolicy};
+
+// Every other item, by its short path inside the crate.
+#[allow(unused_imports)]
+use advanced::*;
 
 /// The README's example, run as a doc test.
 #[cfg(doctest)]

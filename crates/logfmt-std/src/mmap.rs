@@ -7,10 +7,11 @@ use std::path::{Path, PathBuf};
 use logfmt_core::SliceSource;
 use memmap2::Mmap;
 
+use crate::entry::{LogEntry, Step, step};
 use crate::error::{Error, Operation};
 use crate::file::{check_kind, inspect};
-use crate::reader::{Entry, LogReader, ReaderOptions};
-use crate::recovery::{Damage, ReadError};
+use crate::reader::{LogReader, LogReaderOptions};
+use crate::recovery::Damage;
 
 /// A log file mapped into memory (`mmap`). Blocks are slices of the map, and a record in one
 /// chunk is a slice of the map too: reading copies only fragmented records.
@@ -20,18 +21,18 @@ use crate::recovery::{Damage, ReadError};
 /// truncated (appending is harmless; the map keeps the length it had when opened).
 ///
 /// ```
-/// use logfmt_std::{LogWriter, MappedEntry, MappedLog, ReaderOptions, WriterOptions};
+/// use logfmt_std::{LogWriter, LogEntry, MappedLog, LogReaderOptions, LogWriterOptions};
 ///
 /// let dir = tempfile::tempdir()?;
 /// let path = dir.path().join("000001.log");
-/// let mut writer = LogWriter::create(&path, &WriterOptions::new())?;
+/// let mut writer = LogWriter::create(&path, &LogWriterOptions::new())?;
 /// writer.add_record(b"small")?;
 /// writer.add_record(&[1u8; 100_000])?;
 /// writer.close()?;
 ///
 /// let log = MappedLog::open(&path)?;
-/// let records: Vec<_> = log.records(&ReaderOptions::new()).collect::<Result<_, _>>()?;
-/// let [MappedEntry::Record(small), MappedEntry::Record(big)] = &records[..] else { panic!() };
+/// let records: Vec<_> = log.records(&LogReaderOptions::new()).collect::<Result<_, _>>()?;
+/// let [LogEntry::Record(small), LogEntry::Record(big)] = &records[..] else { panic!() };
 /// assert!(small.is_borrowed() && small.data == &b"small"[..]);
 /// assert!(!big.is_borrowed() && big.data.len() == 100_000);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -86,13 +87,13 @@ impl MappedLog {
     }
 
     /// A [`LogReader`] over the map.
-    pub fn reader(&self, options: &ReaderOptions) -> LogReader<SliceSource<'_>> {
+    pub fn reader(&self, options: &LogReaderOptions) -> LogReader<SliceSource<'_>> {
         LogReader::from_slice(self.bytes(), options)
     }
 
     /// The records and reported damage, as an [`Iterator`] whose items borrow the map (not
     /// the iterator): records in one chunk are slices of the map.
-    pub fn records(&self, options: &ReaderOptions) -> MappedRecords<'_> {
+    pub fn records(&self, options: &LogReaderOptions) -> MappedRecords<'_> {
         MappedRecords {
             map: self.bytes(),
             reader: self.reader(options),
@@ -104,7 +105,7 @@ impl MappedLog {
     /// range's reader returns.
     #[cfg(feature = "parallel")]
     #[cfg_attr(docsrs, doc(cfg(feature = "parallel")))]
-    pub fn par_scan<T, F>(&self, options: &ReaderOptions, parts: usize, scan: F) -> Vec<T>
+    pub fn par_scan<T, F>(&self, options: &LogReaderOptions, parts: usize, scan: F) -> Vec<T>
     where
         T: Send,
         F: Fn(std::ops::Range<u64>, LogReader<SliceSource<'_>>) -> T + Sync,
@@ -131,47 +132,6 @@ fn map(file: &File) -> std::io::Result<Mmap> {
     unsafe { Mmap::map(file) }
 }
 
-/// A record read from a [`MappedLog`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MappedRecord<'m> {
-    /// File offset of the record's first chunk.
-    pub offset: u64,
-    /// File offset just past its last chunk.
-    pub end: u64,
-    /// For a record from a [pack](logfmt_core::pack), its index in the pack (the offsets are
-    /// the pack's); `None` for a plain record.
-    pub index: Option<u32>,
-    /// The payload: a slice of the map for a record in one chunk (or in a pack in one chunk),
-    /// a copy for a fragmented one.
-    pub data: Cow<'m, [u8]>,
-}
-
-impl MappedRecord<'_> {
-    /// Whether the payload is a slice of the map.
-    pub fn is_borrowed(&self) -> bool {
-        matches!(self.data, Cow::Borrowed(_))
-    }
-}
-
-/// What [`MappedRecords`] yields.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum MappedEntry<'m> {
-    /// A record.
-    Record(MappedRecord<'m>),
-    /// Damage the recovery mode reports.
-    Damage(Damage),
-    /// A compressed record or pack this build cannot decode (as
-    /// [`ReadError::NeedsFeature`]): it is not returned as a record; the records after it are.
-    NeedsFeature {
-        /// Where it starts.
-        offset: u64,
-        /// Where it ends.
-        end: u64,
-        /// The crate feature that decodes it (`zstd`).
-        feature: &'static str,
-    },
-}
-
 /// The records of a [`MappedLog`], as an [`Iterator`]; made by [`MappedLog::records`].
 ///
 /// Yields `Err` once, for damage in
@@ -190,43 +150,26 @@ impl<'m> MappedRecords<'m> {
 }
 
 impl<'m> Iterator for MappedRecords<'m> {
-    type Item = Result<MappedEntry<'m>, Damage>;
+    type Item = Result<LogEntry<'m>, Damage>;
 
     fn next(&mut self) -> Option<Self::Item> {
         let map = self.map;
-        match self.reader.next() {
-            Ok(None) => None,
-            Ok(Some(Entry::Damage(damage))) => Some(Ok(MappedEntry::Damage(damage))),
-            Ok(Some(Entry::Record(record))) => {
-                // A record in one chunk (or in a pack in one chunk) lies in the map.
-                let start = (record.data.as_ptr() as usize).checked_sub(map.as_ptr() as usize);
-                let in_map = start
-                    .and_then(|start| map.get(start..start.checked_add(record.data.len())?))
-                    .filter(|slice| std::ptr::eq(slice.as_ptr(), record.data.as_ptr()));
-                let data = match in_map {
-                    Some(slice) => Cow::Borrowed(slice),
-                    None => Cow::Owned(record.data.to_vec()),
-                };
-                Some(Ok(MappedEntry::Record(MappedRecord {
-                    offset: record.offset,
-                    end: record.end,
-                    index: record.index,
-                    data,
-                })))
+        let borrowed = |data: &[u8]| {
+            // A record in one chunk (or in a pack in one chunk) lies in the map.
+            let start = (data.as_ptr() as usize).checked_sub(map.as_ptr() as usize);
+            let in_map = start
+                .and_then(|start| map.get(start..start.checked_add(data.len())?))
+                .filter(|slice| std::ptr::eq(slice.as_ptr(), data.as_ptr()));
+            match in_map {
+                Some(slice) => Cow::Borrowed(slice),
+                None => Cow::Owned(data.to_vec()),
             }
-            Err(ReadError::Damaged(damage)) => Some(Err(damage)),
-            Err(ReadError::Io(never)) => match never {},
-            // Only `next_bounded` leaves records unassembled, and it is never called here.
-            Err(ReadError::NotAssembled(_)) => None,
-            Err(ReadError::NeedsFeature {
-                offset,
-                end,
-                feature,
-            }) => Some(Ok(MappedEntry::NeedsFeature {
-                offset,
-                end,
-                feature,
-            })),
+        };
+        match step(self.reader.next(), borrowed) {
+            Step::Entry(entry) => Some(Ok(entry)),
+            Step::Damaged(damage) => Some(Err(damage)),
+            Step::Failed(never) => match never {},
+            Step::End => None,
         }
     }
 }

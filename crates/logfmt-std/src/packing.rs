@@ -1,8 +1,8 @@
 //! The pack a [`LogWriter`](crate::LogWriter) gathers records in: a growing buffer under a
 //! [`PackLimit`], laid out with the core's pack functions (the layout lives there).
 
+use logfmt_core::pack::{PackLimit, Take, take};
 use logfmt_core::pack::{STORED_HEADER, length_prefix, stored_header};
-use logfmt_core::packing::{PackLimit, Take, take};
 
 /// A stored pack being filled.
 #[derive(Debug, Clone)]

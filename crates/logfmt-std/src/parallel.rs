@@ -7,23 +7,23 @@ use std::ops::Range;
 use logfmt_core::SliceSource;
 use rayon::prelude::{IntoParallelRefIterator, ParallelIterator};
 
-use crate::reader::{LogReader, ReaderOptions};
+use crate::reader::{LogReader, LogReaderOptions};
 use crate::source::StdSource;
 use crate::split::ReadAt;
 
 /// Reads `log` in `ranges` in parallel (rayon): calls `scan` with each range and a reader
-/// limited to it (`options` with that [range](ReaderOptions::range)); returns the results in
+/// limited to it (`options` with that [range](LogReaderOptions::range)); returns the results in
 /// the order of `ranges`.
 ///
 /// ```
-/// use logfmt_std::{Entry, LogWriter, ReaderOptions, WriterOptions, par_scan, split};
+/// use logfmt_std::{LogWriter, LogReaderOptions, LogWriterOptions, advanced::{Entry, par_scan, split}};
 ///
-/// let mut writer = LogWriter::new(Vec::new(), &WriterOptions::new());
+/// let mut writer = LogWriter::new(Vec::new(), &LogWriterOptions::new());
 /// for i in 0..1000u32 {
 ///     writer.add_record(&i.to_le_bytes().repeat(i as usize % 50))?;
 /// }
 /// let log = writer.close()?;
-/// let counts = par_scan(&log, &ReaderOptions::new(), &split(log.len() as u64, 4), |_, mut reader| {
+/// let counts = par_scan(&log, &LogReaderOptions::new(), &split(log.len() as u64, 4), |_, mut reader| {
 ///     let mut n = 0;
 ///     while let Ok(Some(entry)) = reader.next() {
 ///         n += u32::from(matches!(entry, Entry::Record(_)));
@@ -35,7 +35,7 @@ use crate::split::ReadAt;
 /// ```
 pub fn par_scan<'a, T, F>(
     log: &'a [u8],
-    options: &ReaderOptions,
+    options: &LogReaderOptions,
     ranges: &[Range<u64>],
     scan: F,
 ) -> Vec<T>
@@ -63,18 +63,18 @@ where
 /// begins is completed with the bytes before that length only).
 ///
 /// ```
-/// use logfmt_std::{Entry, LogWriter, ReaderOptions, WriterOptions, par_scan_file, split};
+/// use logfmt_std::{LogWriter, LogReaderOptions, LogWriterOptions, advanced::{Entry, par_scan_file, split}};
 ///
 /// let dir = tempfile::tempdir()?;
 /// let path = dir.path().join("000001.log");
-/// let mut writer = LogWriter::create(&path, &WriterOptions::new())?;
+/// let mut writer = LogWriter::create(&path, &LogWriterOptions::new())?;
 /// for i in 0..1000u32 {
 ///     writer.add_record(&i.to_le_bytes().repeat(i as usize % 50))?;
 /// }
 /// writer.close()?;
 /// let file = std::fs::File::open(&path)?;
 /// let ranges = split(file.metadata()?.len(), 4);
-/// let counts = par_scan_file(&file, &ReaderOptions::new(), &ranges, |_, mut reader| {
+/// let counts = par_scan_file(&file, &LogReaderOptions::new(), &ranges, |_, mut reader| {
 ///     let mut n = 0;
 ///     while let Ok(Some(entry)) = reader.next() {
 ///         n += u32::from(matches!(entry, Entry::Record(_)));
@@ -86,7 +86,7 @@ where
 /// ```
 pub fn par_scan_file<'f, T, F>(
     file: &'f File,
-    options: &ReaderOptions,
+    options: &LogReaderOptions,
     ranges: &[Range<u64>],
     scan: F,
 ) -> Vec<T>

@@ -4,11 +4,14 @@
 use std::collections::VecDeque;
 use std::ops::Range;
 
-use logfmt_core::assembler::{Assembler, Assembly, Room};
 use logfmt_core::pack::{self, Pack, PackError, Unpacker};
+use logfmt_core::parts::assembler::{Assembler, Assembly, Room};
 use logfmt_core::{
-    BLOCK_SIZE, BlockSource, ChunkFormat, CorruptionKind, Event, FragmentKind, FragmentReader,
-    LogEnd, Oversized, ReadFormat, ReadOptions, Record, SkipKind,
+    BLOCK_SIZE, BlockSource, LogEnd, ReadOptions, Record,
+    parts::{
+        ChunkFormat, CorruptionKind, Event, FragmentKind, FragmentReader, Oversized, ReadFormat,
+        SkipKind,
+    },
 };
 
 use crate::compression::{self, MAX_DECODED};
@@ -17,7 +20,7 @@ use crate::recovery::{Action, Damage, DamageKind, Ending, ReadError, RecoveryMod
 /// How a [`LogReader`] reads.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[non_exhaustive]
-pub struct ReaderOptions {
+pub struct LogReaderOptions {
     /// How chunks are read (checksums, format, erased flash, tailing, initial offset).
     pub read: ReadOptions,
     /// What is done with damage. Default: LevelDB's behaviour.
@@ -29,7 +32,7 @@ pub struct ReaderOptions {
     pub range: Option<Range<u64>>,
 }
 
-impl ReaderOptions {
+impl LogReaderOptions {
     /// The defaults: LevelDB's reader.
     #[must_use]
     pub fn new() -> Self {
@@ -60,6 +63,7 @@ impl ReaderOptions {
 
 /// What [`LogReader::next`] found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Entry<'a> {
     /// A complete record. One in a single chunk is borrowed from the block (from the map,
     /// for a [`MappedLog`](crate::MappedLog)); a fragmented one from the reader's buffer.
@@ -258,23 +262,23 @@ enum Unpacked {
 /// Like the core readers it is a lending iterator: each entry borrows the reader.
 ///
 /// ```
-/// use logfmt_std::{Entry, LogReader, LogWriter, ReaderOptions, RecoveryMode, WriterOptions};
+/// use logfmt_std::{LogWriter, LogReaderOptions, RecoveryMode, LogWriterOptions, advanced::{Entry, LogReader}};
 ///
-/// let mut writer = LogWriter::new(Vec::new(), &WriterOptions::new());
+/// let mut writer = LogWriter::new(Vec::new(), &LogWriterOptions::new());
 /// writer.add_record(b"one")?;
 /// writer.add_record(&[2u8; 40_000])?;
 /// let mut log = writer.close()?;
 /// log.truncate(log.len() - 5); // a crash while the second record was written
 ///
 /// // LevelDB's behaviour: the torn record is the end of the log.
-/// let mut reader = LogReader::from_slice(&log, &ReaderOptions::new());
+/// let mut reader = LogReader::from_slice(&log, &LogReaderOptions::new());
 /// let Some(Entry::Record(record)) = reader.next()? else { panic!() };
 /// assert_eq!(record.data, b"one");
 /// assert!(reader.next()?.is_none());
 /// assert_eq!(reader.tail().map(|t| t.offset), Some(10)); // truncate here to append
 ///
 /// // Absolute consistency: the same torn tail is an error.
-/// let options = ReaderOptions::new().recovery(RecoveryMode::AbsoluteConsistency);
+/// let options = LogReaderOptions::new().recovery(RecoveryMode::AbsoluteConsistency);
 /// let mut reader = LogReader::from_slice(&log, &options);
 /// assert!(matches!(reader.next()?, Some(Entry::Record(_))));
 /// assert!(reader.next().is_err());
@@ -335,14 +339,14 @@ pub struct LogReader<S> {
 
 impl<'a> LogReader<logfmt_core::SliceSource<'a>> {
     /// A reader over a log in memory.
-    pub fn from_slice(log: &'a [u8], options: &ReaderOptions) -> Self {
+    pub fn from_slice(log: &'a [u8], options: &LogReaderOptions) -> Self {
         Self::new(logfmt_core::SliceSource::new(log), options)
     }
 }
 
 impl<S: BlockSource> LogReader<S> {
     /// A reader over `source` (positioned at the start of the log) with `options`.
-    pub fn new(source: S, options: &ReaderOptions) -> Self {
+    pub fn new(source: S, options: &LogReaderOptions) -> Self {
         let range = options.range.clone();
         let start = range
             .as_ref()
@@ -421,14 +425,14 @@ impl<S: BlockSource> LogReader<S> {
     /// to count records and their sizes.
     ///
     /// ```
-    /// use logfmt_std::{Bounded, LogReader, LogWriter, ReaderOptions, WriterOptions};
+    /// use logfmt_std::{LogWriter, LogReaderOptions, LogWriterOptions, advanced::{Bounded, LogReader}};
     ///
-    /// let mut writer = LogWriter::new(Vec::new(), &WriterOptions::new());
+    /// let mut writer = LogWriter::new(Vec::new(), &LogWriterOptions::new());
     /// writer.add_record(&[1u8; 1000])?;
     /// writer.add_record(&[2u8; 100_000])?;
     /// let log = writer.close()?;
     ///
-    /// let mut reader = LogReader::from_slice(&log, &ReaderOptions::new());
+    /// let mut reader = LogReader::from_slice(&log, &LogReaderOptions::new());
     /// assert!(matches!(reader.next_bounded(0)?, Some(Bounded::Record(r)) if r.data.len() == 1000));
     /// let Some(Bounded::Oversized(big)) = reader.next_bounded(64 * 1024)? else { panic!() };
     /// assert_eq!((big.offset, big.len), (1007, 100_000));
@@ -461,12 +465,12 @@ impl<S: BlockSource> LogReader<S> {
                             Place::Buffer => self.assembler.record(),
                             Place::Decoded => &self.decoded,
                         };
-                        return Ok(Some(Bounded::Record(Record {
+                        return Ok(Some(Bounded::Record(Record::new(
                             offset,
                             end,
-                            index: Some(index),
-                            data: bytes.get(data).unwrap_or_default(),
-                        })));
+                            Some(index),
+                            bytes.get(data).unwrap_or_default(),
+                        ))));
                     }
                     Some(Unpacked::Step(Step::Damage(damage))) => {
                         return Ok(Some(Bounded::Damage(damage)));
@@ -552,12 +556,12 @@ impl<S: BlockSource> LogReader<S> {
                     end,
                     form: Form::Plain,
                 } => {
-                    return Ok(Some(Bounded::Record(Record {
+                    return Ok(Some(Bounded::Record(Record::new(
                         offset,
                         end,
-                        index: None,
-                        data: self.assembler.record(),
-                    })));
+                        None,
+                        self.assembler.record(),
+                    ))));
                 }
             }
         }
@@ -596,12 +600,8 @@ impl<S: BlockSource> LogReader<S> {
             Ok(false) => {
                 // Decoded as far as the limit: longer than that, by one byte at least.
                 let len = (limit.min(MAX_DECODED) as u64).saturating_add(1);
-                self.pending.push_front(Step::Oversized(Oversized {
-                    offset,
-                    end,
-                    len,
-                    coded: true,
-                }));
+                self.pending
+                    .push_front(Step::Oversized(Oversized::new(offset, end, len, true)));
                 Ok(false)
             }
             Err(()) => {
@@ -619,12 +619,7 @@ impl<S: BlockSource> LogReader<S> {
 
     /// The record just decompressed.
     fn decompressed(&self, offset: u64, end: u64) -> Bounded<'_> {
-        Bounded::Record(Record {
-            offset,
-            end,
-            index: None,
-            data: &self.decoded,
-        })
+        Bounded::Record(Record::new(offset, end, None, &self.decoded))
     }
 
     /// A whole pack at `range` of `place`: its records are returned from the next step on (a
@@ -659,12 +654,12 @@ impl<S: BlockSource> LogReader<S> {
                     // More than the caller's limit (not damage): not decoded, as a record
                     // longer than the limit is not assembled.
                     self.decoded = decoded;
-                    self.pending.push_front(Step::Oversized(Oversized {
+                    self.pending.push_front(Step::Oversized(Oversized::new(
                         offset,
                         end,
-                        len: u64::from(declared),
-                        coded: true,
-                    }));
+                        u64::from(declared),
+                        true,
+                    )));
                     return Ok(());
                 }
                 let result = self.contexts.decode(&parsed, &mut decoded, limit);
@@ -850,12 +845,7 @@ impl<S: BlockSource> LogReader<S> {
             .block()
             .get(payload)
             .unwrap_or_default();
-        Entry::Record(Record {
-            offset,
-            end,
-            index: None,
-            data,
-        })
+        Entry::Record(Record::new(offset, end, None, data))
     }
 
     /// The hot path of [`next_bounded`](Self::next_bounded): a whole `FULL` record next in a
@@ -1012,6 +1002,8 @@ impl<S: BlockSource> LogReader<S> {
                     }
                 }
             }
+            // An event of a later core: nothing to do here.
+            _ => return Ok(Step::Continue),
         };
         self.settled = Some(self.position());
         self.gap_end = None;
@@ -1094,12 +1086,9 @@ impl<S: BlockSource> LogReader<S> {
                 end,
                 form,
             },
-            Some(Assembly::Overflowed { len }) => Step::Oversized(Oversized {
-                offset: record_offset,
-                end,
-                len,
-                coded: form != Form::Plain,
-            }),
+            Some(Assembly::Overflowed { len }) => {
+                Step::Oversized(Oversized::new(record_offset, end, len, form != Form::Plain))
+            }
             // Not kept (it starts before the range).
             Some(Assembly::Pending) | None => return Ok(before.unwrap_or(Step::Continue)),
         };
@@ -1150,7 +1139,8 @@ impl<S: BlockSource> LogReader<S> {
         let (input_end, torn_at) = match end {
             LogEnd::Clean { offset } => (offset, None),
             LogEnd::Torn { offset, len } => (offset + len, Some(offset)),
-            LogEnd::OldRecord { .. } | LogEnd::ReadError { .. } => return Ok(Step::Done),
+            // An ending of a later core: nothing more to read.
+            LogEnd::OldRecord { .. } | LogEnd::ReadError { .. } | _ => return Ok(Step::Done),
         };
         // A range reader that saw nothing from its first block on: a tail began before it,
         // and belongs to an earlier range.

@@ -3,7 +3,10 @@
 
 use std::ops::Range;
 
-use logfmt_core::{BLOCK_SIZE, BlockSource, Event, FragmentReader, Oversized, ReadOptions};
+use logfmt_core::{
+    BLOCK_SIZE, BlockSource, ReadOptions,
+    parts::{Event, FragmentReader, Oversized},
+};
 
 use crate::error::Error;
 use crate::file::{LogFile, Reread};
@@ -20,18 +23,17 @@ use crate::source::StdSource;
 /// [`LogFile::reread`], so the first reader is not disturbed and can read on afterwards.
 ///
 /// ```
-/// use logfmt_std::{
-///     Bounded, LogFile, LogReader, LogWriter, ReaderOptions, RecordStream, WriterOptions,
-/// };
+/// use logfmt_std::advanced::{Bounded, LogReader, RecordStream};
+/// use logfmt_std::{LogFile, LogReaderOptions, LogWriter, LogWriterOptions};
 ///
 /// let dir = tempfile::tempdir()?;
 /// let path = dir.path().join("000001.log");
-/// let mut writer = LogWriter::create(&path, &WriterOptions::new())?;
+/// let mut writer = LogWriter::create(&path, &LogWriterOptions::new())?;
 /// writer.add_record(&[7u8; 100_000])?;
 /// writer.close()?;
 ///
 /// let log = LogFile::open(&path)?;
-/// let options = ReaderOptions::new();
+/// let options = LogReaderOptions::new();
 /// let mut reader = LogReader::new(log.source(), &options);
 /// // At most 64 KiB of a record in memory.
 /// let Some(Bounded::Oversized(record)) = reader.next_bounded(64 * 1024)? else { panic!() };
@@ -152,7 +154,7 @@ impl<'f> RecordStream<'f> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{LogWriter, WriterOptions};
+    use crate::{LogWriter, LogWriterOptions};
 
     type TestResult = Result<(), Box<dyn std::error::Error>>;
 
@@ -169,19 +171,14 @@ mod tests {
     fn a_record_streams_again_and_a_changed_log_is_noticed() -> TestResult {
         let dir = tempfile::tempdir()?;
         let path = dir.path().join("000003.log");
-        let mut writer = LogWriter::create(&path, &WriterOptions::new())?;
+        let mut writer = LogWriter::create(&path, &LogWriterOptions::new())?;
         writer.add_record(b"small")?;
         let big: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8).collect();
         let at = writer.add_record(&big)?;
         writer.add_record(b"after")?;
         writer.close()?;
         let log = LogFile::open(&path)?;
-        let record = Oversized {
-            offset: at.offset,
-            end: at.end,
-            len: big.len() as u64,
-            coded: false,
-        };
+        let record = Oversized::new(at.offset, at.end, big.len() as u64, false);
         let mut stream = RecordStream::new(&log, &ReadOptions::new(), &record)?;
         let pieces = drain(&mut stream)?;
         assert_eq!(pieces.concat(), big);
@@ -192,26 +189,11 @@ mod tests {
 
         // Another length, another end, another offset: the log is not what was read.
         for wrong in [
-            Oversized {
-                len: 99_999,
-                ..record
-            },
-            Oversized {
-                len: 100_001,
-                ..record
-            },
-            Oversized {
-                end: record.end + 1,
-                ..record
-            },
-            Oversized {
-                offset: 3,
-                ..record
-            },
-            Oversized {
-                offset: record.end,
-                ..record
-            },
+            Oversized::new(record.offset, record.end, 99_999, record.coded),
+            Oversized::new(record.offset, record.end, 100_001, record.coded),
+            Oversized::new(record.offset, record.end + 1, record.len, record.coded),
+            Oversized::new(3, record.end, record.len, record.coded),
+            Oversized::new(record.end, record.end, record.len, record.coded),
         ] {
             let mut stream = RecordStream::new(&log, &ReadOptions::new(), &wrong)?;
             let result = drain(&mut stream);
@@ -228,18 +210,13 @@ mod tests {
     fn a_record_overwritten_since_it_was_read_is_noticed() -> TestResult {
         let dir = tempfile::tempdir()?;
         let path = dir.path().join("000004.log");
-        let mut writer = LogWriter::create(&path, &WriterOptions::new())?;
+        let mut writer = LogWriter::create(&path, &LogWriterOptions::new())?;
         let at = writer.add_record(&[5u8; 70_000])?;
         writer.close()?;
         let log = LogFile::open(&path)?;
-        let record = Oversized {
-            offset: at.offset,
-            end: at.end,
-            len: 70_000,
-            coded: false,
-        };
+        let record = Oversized::new(at.offset, at.end, 70_000, false);
         // The same file, rewritten in place with shorter records.
-        let mut writer = LogWriter::overwrite(&path, &WriterOptions::new())?;
+        let mut writer = LogWriter::overwrite(&path, &LogWriterOptions::new())?;
         for _ in 0..10 {
             writer.add_record(&[6u8; 7_000])?;
         }
@@ -264,12 +241,7 @@ mod tests {
     #[test]
     fn a_device_cannot_be_read_again() -> TestResult {
         let log = LogFile::open("/dev/null")?;
-        let record = Oversized {
-            offset: 0,
-            end: 100_000,
-            len: 99_000,
-            coded: false,
-        };
+        let record = Oversized::new(0, 100_000, 99_000, false);
         let refused = RecordStream::new(&log, &ReadOptions::new(), &record).err();
         assert!(
             matches!(refused, Some(Error::NotAFile { .. })),

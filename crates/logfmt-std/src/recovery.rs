@@ -3,7 +3,10 @@
 use std::fmt;
 use std::str::FromStr;
 
-use logfmt_core::{BLOCK_SIZE, Corruption, CorruptionKind, LogEnd, Oversized};
+use logfmt_core::{
+    BLOCK_SIZE, LogEnd,
+    parts::{Corruption, CorruptionKind, Oversized},
+};
 
 /// What a [`LogReader`](crate::LogReader) does with damage. Named after RocksDB's
 /// `WALRecoveryMode`s.
@@ -104,6 +107,7 @@ impl FromStr for RecoveryMode {
 
 /// What a [`RecoveryMode`] does with a piece of damage.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Action {
     /// Nothing: it is read as LevelDB reads it, without a report.
     Ignore,
@@ -148,7 +152,7 @@ impl DamageKind {
     /// complete record) nor bytes skipped without a report (zeros, which may hide nothing).
     ///
     /// ```
-    /// use logfmt_std::{CorruptionKind, DamageKind};
+    /// use logfmt_std::{advanced::CorruptionKind, DamageKind};
     ///
     /// assert!(DamageKind::LostTail { chunks: 49, next: 32_768 }.loses_records());
     /// assert!(DamageKind::Corruption(CorruptionKind::BadRecordLength).loses_records());
@@ -181,6 +185,7 @@ impl fmt::Display for DamageKind {
 
 /// A damaged region of a log.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct Damage {
     /// File offset where it begins. For a [`DamageKind::Corruption`], the offset of LevelDB's
     /// report (see [`Corruption`]).
@@ -190,6 +195,18 @@ pub struct Damage {
     pub bytes: u64,
     /// What it is.
     pub kind: DamageKind,
+}
+
+impl Damage {
+    /// `bytes` bytes of damage of `kind` at `offset`: for a reader built on this crate's
+    /// parts, and for tests.
+    pub const fn new(offset: u64, bytes: u64, kind: DamageKind) -> Self {
+        Self {
+            offset,
+            bytes,
+            kind,
+        }
+    }
 }
 
 impl From<Corruption> for Damage {
@@ -283,7 +300,7 @@ impl<E: std::error::Error + 'static> std::error::Error for ReadError<E> {
 pub enum Ending {
     /// It read to the end of the log, which ended so.
     Log(LogEnd),
-    /// It read to the end of its [range](crate::ReaderOptions::range): no later record starts
+    /// It read to the end of its [range](crate::LogReaderOptions::range): no later record starts
     /// before `offset`.
     RangeEnd {
         /// The range's end.
@@ -305,20 +322,20 @@ impl Ending {
     /// ("read error"). `None` for every other ending.
     ///
     /// ```
-    /// use logfmt_std::{Corruption, CorruptionKind, Ending};
+    /// use logfmt_std::advanced::{Corruption, CorruptionKind, Ending};
     ///
     /// let failed = Ending::Failed { offset: 65_536 };
-    /// let dropped = Corruption { offset: 65_536, bytes: 32_768, kind: CorruptionKind::ReadError };
+    /// let dropped = Corruption::new(65_536, 32_768, CorruptionKind::ReadError);
     /// assert_eq!(failed.read_error(), Some(dropped));
     /// assert_eq!(Ending::RangeEnd { offset: 65_536 }.read_error(), None);
     /// ```
     pub const fn read_error(self) -> Option<Corruption> {
         match self {
-            Self::Failed { offset } => Some(Corruption {
+            Self::Failed { offset } => Some(Corruption::new(
                 offset,
-                bytes: BLOCK_SIZE as u64,
-                kind: CorruptionKind::ReadError,
-            }),
+                BLOCK_SIZE as u64,
+                CorruptionKind::ReadError,
+            )),
             _ => None,
         }
     }

@@ -1,4 +1,4 @@
-//! Ring images: a dump of a flash region that holds a ring log ([`logfmt_core::ring`]), found
+//! Ring images: a dump of a flash region that holds a ring log ([`logfmt_core::parts::ring`]), found
 //! from its blocks' ring headers and read from its oldest block to its newest.
 //!
 //! The core decides everything here: which block is the newest and the oldest, the order the
@@ -9,9 +9,9 @@
 use std::fmt;
 use std::io::{self, ErrorKind, Read, Seek, SeekFrom};
 
-use logfmt_core::block::{BlockParser, ChunkRules, Parsed};
-use logfmt_core::format::{HEADER_SIZE, RING_TYPE};
-use logfmt_core::ring::{RING_HEADER_SIZE, Ring, RingHeader};
+use logfmt_core::parts::block::{BlockParser, ChunkRules, Parsed};
+use logfmt_core::parts::format::{HEADER_SIZE, RING_TYPE};
+use logfmt_core::parts::ring::{RING_HEADER_SIZE, Ring, RingHeader};
 use logfmt_core::{BLOCK_SIZE, BlockSource, ReadOptions};
 
 use crate::recovery::{Damage, DamageKind};
@@ -31,8 +31,8 @@ use crate::recovery::{Damage, DamageKind};
 /// [`region_offset`](Self::region_offset) turns into image offsets.
 ///
 /// ```
-/// use logfmt_core::ring::RingHeader;
-/// use logfmt_std::{BLOCK_SIZE, BlockRole, RingImage};
+/// use logfmt_core::parts::ring::RingHeader;
+/// use logfmt_std::advanced::{BLOCK_SIZE, BlockRole, RingImage};
 ///
 /// // Four blocks: the writer is in block 0 (lap 2), block 1 was erased ahead, blocks 2 and 3
 /// // hold lap 1.
@@ -71,8 +71,8 @@ pub struct RingImage {
 /// ([`RingImage::disagreements`]).
 ///
 /// ```
-/// use logfmt_core::ring::RingHeader;
-/// use logfmt_std::{BLOCK_SIZE, RingDisagreement, RingImage};
+/// use logfmt_core::parts::ring::RingHeader;
+/// use logfmt_std::advanced::{BLOCK_SIZE, RingDisagreement, RingImage};
 ///
 /// // Four blocks; block 1 holds lap 5 among blocks of lap 9.
 /// let mut image = vec![0xFF; 4 * BLOCK_SIZE];
@@ -591,8 +591,8 @@ impl fmt::Display for RingImage {
 /// order, and the reader the rest.
 ///
 /// ```
-/// use logfmt_core::ring::RingHeader;
-/// use logfmt_std::{BLOCK_SIZE, BlockSource, RingImage};
+/// use logfmt_core::parts::ring::RingHeader;
+/// use logfmt_std::advanced::{BLOCK_SIZE, BlockSource, RingImage};
 ///
 /// let header = RingHeader { lap: 1, records: 0, blocks: 2, group: 1, write_size: 8, erased: 0xFF };
 /// let mut image = vec![0xFF; 2 * BLOCK_SIZE];

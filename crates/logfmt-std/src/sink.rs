@@ -15,7 +15,7 @@ use logfmt_core::Sink;
 ///
 /// ```
 /// use logfmt_core::Writer;
-/// use logfmt_std::{BLOCK_SIZE, StdSink};
+/// use logfmt_std::advanced::{BLOCK_SIZE, StdSink};
 ///
 /// let mut writer = Writer::new(StdSink::new(Vec::new()), Box::new([0u8; BLOCK_SIZE]));
 /// writer.add_record(b"foo")?;

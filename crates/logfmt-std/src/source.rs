@@ -23,8 +23,8 @@ type SeekFn<R> = fn(&mut R, u64) -> io::Result<()>;
 /// Offsets are counted from where the reader is when the source is made.
 ///
 /// ```
-/// use logfmt_core::{Event, FragmentReader};
-/// use logfmt_std::StdSource;
+/// use logfmt_core::parts::{Event, FragmentReader};
+/// use logfmt_std::advanced::StdSource;
 ///
 /// // "foo" as a FULL chunk.
 /// let log: &[u8] = &[0xdd, 0x5f, 0xb3, 0x7a, 0x03, 0x00, 0x01, b'f', b'o', b'o'];
@@ -138,7 +138,7 @@ fn seek_by<R: Seek>(reader: &mut R, mut bytes: u64) -> io::Result<()> {
 mod tests {
     use super::*;
     use crate::StdSink;
-    use logfmt_core::{Item, ReadOptions, Reader, SliceSource, Writer};
+    use logfmt_core::{ReadOptions, Reader, SliceSource, Writer, parts::Item};
     use proptest::prelude::*;
     use std::io::Cursor;
     use std::io::ErrorKind;

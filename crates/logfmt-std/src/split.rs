@@ -4,7 +4,7 @@
 //!
 //! The format's blocks make this possible: a reader can start at any block and find the next
 //! record that starts there. A range's reader
-//! ([`ReaderOptions::range`](crate::ReaderOptions::range)) starts at the block holding the
+//! ([`LogReaderOptions::range`](crate::LogReaderOptions::range)) starts at the block holding the
 //! range's start, skips the records (and continuation chunks) that start before it, returns
 //! every record whose first chunk starts in the range — reading past its end to
 //! complete the last one — and stops at the first record that starts at or after its end.
@@ -23,8 +23,8 @@ use std::ops::Range;
 /// more parts than bytes, some ranges are empty.
 ///
 /// ```
-/// assert_eq!(logfmt_std::split(10, 3), [0..3, 3..6, 6..10]);
-/// assert_eq!(logfmt_std::split(0, 2), [0..0, 0..0]);
+/// assert_eq!(logfmt_std::advanced::split(10, 3), [0..3, 3..6, 6..10]);
+/// assert_eq!(logfmt_std::advanced::split(0, 2), [0..0, 0..0]);
 /// ```
 pub fn split(len: u64, parts: usize) -> Vec<Range<u64>> {
     let parts = parts.max(1) as u64;
@@ -44,10 +44,10 @@ pub fn split(len: u64, parts: usize) -> Vec<Range<u64>> {
 /// let mut file = tempfile::tempfile()?;
 /// file.write_all(b"0123456789")?;
 /// let mut first = String::new();
-/// logfmt_std::ReadAt::up_to(&file, 4).read_to_string(&mut first)?;
+/// logfmt_std::advanced::ReadAt::up_to(&file, 4).read_to_string(&mut first)?;
 /// assert_eq!(first, "0123");
 /// let mut all = String::new();
-/// logfmt_std::ReadAt::new(&file).read_to_string(&mut all)?;
+/// logfmt_std::advanced::ReadAt::new(&file).read_to_string(&mut all)?;
 /// assert_eq!(all, "0123456789");
 /// # Ok::<(), std::io::Error>(())
 /// ```

@@ -20,16 +20,14 @@ use crate::recovery::Ending;
 /// file.
 ///
 /// ```
-/// use logfmt_std::{
-///     Format, LogReader, LogWriter, ReadFormat, ReadOptions, ReaderOptions, StaleTail,
-///     WriteOptions, WriterOptions,
-/// };
+/// use logfmt_std::advanced::{Format, LogReader, ReadFormat, ReadOptions, StaleTail, WriteOptions};
+/// use logfmt_std::{LogReaderOptions, LogWriter, LogWriterOptions};
 ///
 /// // A recycled file: log 7's record, written over log 6's first one; log 6's second
 /// // record after it.
 /// let write = |log_number, records: &[&[u8]]| -> Result<Vec<u8>, logfmt_std::LogWriterError> {
 ///     let format = Format::Recyclable { log_number };
-///     let options = WriterOptions::new().write(WriteOptions::new().format(format));
+///     let options = LogWriterOptions::new().write(WriteOptions::new().format(format));
 ///     let mut writer = LogWriter::new(Vec::new(), &options);
 ///     for record in records {
 ///         writer.add_record(record)?;
@@ -40,13 +38,15 @@ use crate::recovery::Ending;
 /// file[..111].copy_from_slice(&write(7, &[&[7u8; 100]])?);
 ///
 /// let read = ReadOptions::new().format(ReadFormat::Recyclable { log_number: 7 });
-/// let mut reader = LogReader::from_slice(&file, &ReaderOptions::new().read(read));
+/// let mut reader = LogReader::from_slice(&file, &LogReaderOptions::new().read(read));
 /// while reader.next()?.is_some() {}
 /// let stale = StaleTail::after(&mut reader, None)?;
-/// assert_eq!(stale, Some(StaleTail { offset: 111, bytes: 14, log_number: 6 }));
+/// let stale = stale.expect("stale bytes after the log");
+/// assert_eq!((stale.offset, stale.bytes, stale.log_number), (111, 14, 6));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct StaleTail {
     /// Where this log ends and the stale bytes begin.
     pub offset: u64,
@@ -131,14 +131,14 @@ impl StaleTail {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{LogWriter, ReaderOptions, StdSource, WriterOptions};
-    use logfmt_core::{Format, ReadFormat, ReadOptions, WriteOptions};
+    use crate::{LogReaderOptions, LogWriter, LogWriterOptions, StdSource};
+    use logfmt_core::{Format, ReadOptions, WriteOptions, parts::ReadFormat};
 
     type TestResult = Result<(), Box<dyn std::error::Error>>;
 
     fn recyclable(log_number: u32, records: &[usize]) -> Result<Vec<u8>, crate::LogWriterError> {
         let format = Format::Recyclable { log_number };
-        let options = WriterOptions::new().write(WriteOptions::new().format(format));
+        let options = LogWriterOptions::new().write(WriteOptions::new().format(format));
         let mut writer = LogWriter::new(Vec::new(), &options);
         for (i, &len) in records.iter().enumerate() {
             writer.add_record(&vec![i as u8 + 1; len])?;
@@ -156,8 +156,8 @@ mod tests {
         Ok(file)
     }
 
-    fn options() -> ReaderOptions {
-        ReaderOptions::new()
+    fn options() -> LogReaderOptions {
+        LogReaderOptions::new()
             .read(ReadOptions::new().format(ReadFormat::Recyclable { log_number: 7 }))
     }
 

@@ -19,6 +19,7 @@ const CHUNK: usize = 64 * 1024;
 /// A reader reports it as a torn tail ([`DamageKind::TornTail`]); [`zero_fill`] tells the
 /// two apart by reading the file again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct ZeroFill {
     /// Where the zeros begin.
     pub offset: u64,
@@ -37,24 +38,22 @@ pub struct ZeroFill {
 /// ```
 /// use std::io::Write;
 ///
-/// use logfmt_std::{LogFile, LogReader, LogWriter, ReaderOptions, WriterOptions, ZeroFill};
+/// use logfmt_std::{LogFile, LogWriter, LogReaderOptions, LogWriterOptions, advanced::LogReader};
 ///
 /// let dir = tempfile::tempdir()?;
 /// let path = dir.path().join("000001.log");
-/// let mut writer = LogWriter::create(&path, &WriterOptions::new())?;
+/// let mut writer = LogWriter::create(&path, &LogWriterOptions::new())?;
 /// writer.add_record(b"hello")?;
 /// writer.close()?;
 /// // Space preallocated after the record and never written.
 /// std::fs::OpenOptions::new().append(true).open(&path)?.write_all(&[0; 1000])?;
 ///
 /// let log = LogFile::open(&path)?;
-/// let mut reader = LogReader::new(log.source(), &ReaderOptions::new());
+/// let mut reader = LogReader::new(log.source(), &LogReaderOptions::new());
 /// while reader.next()?.is_some() {}
 /// let tail = reader.tail().expect("a torn tail, as the reader sees it");
-/// assert_eq!(
-///     logfmt_std::zero_fill(&log, &tail),
-///     Some(ZeroFill { offset: 12, bytes: 1000 })
-/// );
+/// let zeros = logfmt_std::advanced::zero_fill(&log, &tail).expect("zeros to the end");
+/// assert_eq!((zeros.offset, zeros.bytes), (12, 1000));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn zero_fill(log: &LogFile, tail: &Damage) -> Option<ZeroFill> {
@@ -78,7 +77,7 @@ pub fn zero_fill(log: &LogFile, tail: &Damage) -> Option<ZeroFill> {
 /// byte from `offset` on, or one is not zero.
 ///
 /// ```
-/// use logfmt_std::{LogFile, ZeroFill};
+/// use logfmt_std::{LogFile, advanced::ZeroFill};
 ///
 /// let dir = tempfile::tempdir()?;
 /// let path = dir.path().join("000001.log");
@@ -87,12 +86,10 @@ pub fn zero_fill(log: &LogFile, tail: &Damage) -> Option<ZeroFill> {
 /// std::fs::write(&path, &bytes)?;
 ///
 /// let log = LogFile::open(&path)?;
-/// assert_eq!(
-///     logfmt_std::zero_fill_from(&log, 100),
-///     Some(ZeroFill { offset: 100, bytes: 50 })
-/// );
-/// assert_eq!(logfmt_std::zero_fill_from(&log, 99), None); // a byte 1 at 99
-/// assert_eq!(logfmt_std::zero_fill_from(&log, 150), None); // nothing there
+/// let zeros = logfmt_std::advanced::zero_fill_from(&log, 100).expect("zeros to the end");
+/// assert_eq!((zeros.offset, zeros.bytes), (100, 50));
+/// assert_eq!(logfmt_std::advanced::zero_fill_from(&log, 99), None); // a byte 1 at 99
+/// assert_eq!(logfmt_std::advanced::zero_fill_from(&log, 150), None); // nothing there
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn zero_fill_from(log: &LogFile, offset: u64) -> Option<ZeroFill> {
@@ -115,9 +112,9 @@ pub fn zero_fill_from(log: &LogFile, offset: u64) -> Option<ZeroFill> {
 ///
 /// let mut file = tempfile::tempfile()?;
 /// file.write_all(b"log\0\0\0\0")?;
-/// assert!(logfmt_std::all_zero(&file, 3, 4)?);
-/// assert!(!logfmt_std::all_zero(&file, 2, 5)?); // a byte of the log
-/// assert!(!logfmt_std::all_zero(&file, 3, 5)?); // past the end
+/// assert!(logfmt_std::advanced::all_zero(&file, 3, 4)?);
+/// assert!(!logfmt_std::advanced::all_zero(&file, 2, 5)?); // a byte of the log
+/// assert!(!logfmt_std::advanced::all_zero(&file, 3, 5)?); // past the end
 /// # Ok::<(), std::io::Error>(())
 /// ```
 ///

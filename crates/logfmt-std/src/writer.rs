@@ -5,8 +5,8 @@ use std::fs::File;
 use std::io::{self, Write};
 use std::sync::Arc;
 
-use logfmt_core::packing::{PackLimit, Take};
-use logfmt_core::{BLOCK_SIZE, Format, HEADER_SIZE, WriteOptions, Writer, Written};
+use logfmt_core::pack::{PackLimit, Take};
+use logfmt_core::{BLOCK_SIZE, Format, WriteOptions, Writer, Written, parts::HEADER_SIZE};
 
 use crate::compression::{self, Compression};
 use crate::error::{LogWriterError, WriteOperation};
@@ -95,7 +95,7 @@ pub enum FlushPolicy {
 /// How a [`LogWriter`] writes.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[non_exhaustive]
-pub struct WriterOptions {
+pub struct LogWriterOptions {
     /// How records are laid out: the chunk format (default LevelDB's legacy format) and the
     /// length of the log being continued, where the destination must be positioned (at its
     /// end; default 0, a new log). The file constructors set the start themselves: use
@@ -124,7 +124,7 @@ pub struct WriterOptions {
     pub compress: Compression,
 }
 
-impl WriterOptions {
+impl LogWriterOptions {
     /// The defaults: a new legacy log, synced only on [`close`](LogWriter::close) or when
     /// asked, flushed a block at a time.
     #[must_use]
@@ -211,7 +211,7 @@ type Inner<W> = Writer<StdSink<W>, Box<[u8; BLOCK_SIZE]>>;
 /// Errors stick: after a write, flush or sync fails, every call returns
 /// [`LogWriterError::Poisoned`] carrying the original error.
 ///
-/// [`close`](Self::close) flushes, syncs (unless [`WriterOptions::sync_on_close`] is off) and
+/// [`close`](Self::close) flushes, syncs (unless [`LogWriterOptions::sync_on_close`] is off) and
 /// gives the destination back. Dropping the writer flushes what is buffered, ignoring errors.
 ///
 /// A writer made by [`create`](Self::create), [`overwrite`](Self::overwrite) or
@@ -220,9 +220,9 @@ type Inner<W> = Writer<StdSink<W>, Box<[u8; BLOCK_SIZE]>>;
 /// writer at a time (see [`LockWait`]). Readers take no lock.
 ///
 /// ```
-/// use logfmt_std::{LogWriter, SyncPolicy, WriterOptions};
+/// use logfmt_std::{LogWriter, SyncPolicy, LogWriterOptions};
 ///
-/// let options = WriterOptions::new().sync(SyncPolicy::EveryRecords(100));
+/// let options = LogWriterOptions::new().sync(SyncPolicy::EveryRecords(100));
 /// let mut writer = LogWriter::new(Vec::new(), &options);
 /// let written = writer.add_record(b"hello")?;
 /// assert_eq!((written.offset, written.end), (0, 12));
@@ -234,7 +234,7 @@ type Inner<W> = Writer<StdSink<W>, Box<[u8; BLOCK_SIZE]>>;
 #[derive(Debug)]
 pub struct LogWriter<W: SyncWrite> {
     inner: Option<Inner<W>>,
-    options: WriterOptions,
+    options: LogWriterOptions,
     /// Bytes laid out since the last sync.
     unsynced_bytes: u64,
     /// Records added since the last sync.
@@ -251,7 +251,7 @@ pub struct LogWriter<W: SyncWrite> {
 impl<W: SyncWrite> LogWriter<W> {
     /// A writer to `dest`, which must be positioned at `options.write.start` (0 for a new
     /// log).
-    pub fn new(dest: W, options: &WriterOptions) -> Self {
+    pub fn new(dest: W, options: &LogWriterOptions) -> Self {
         Self {
             inner: Some(Writer::with_options(
                 StdSink::new(dest),
@@ -273,7 +273,7 @@ impl<W: SyncWrite> LogWriter<W> {
 
     /// Appends one record, then flushes or syncs if the policies say so.
     ///
-    /// When packing ([`WriterOptions::pack`]), the record joins the pack in progress (written
+    /// When packing ([`LogWriterOptions::pack`]), the record joins the pack in progress (written
     /// when full, or at the next flush or sync); the place returned is its pack's (`end` as if
     /// the pack ended now).
     ///
@@ -308,12 +308,9 @@ impl<W: SyncWrite> LogWriter<W> {
                 if let Some(pending) = self.pending.as_mut() {
                     pending.push(data);
                     let end = start + (HEADER_SIZE + pending.record().0.len()) as u64;
-                    Written { offset: start, end }
+                    Written::new(start, end)
                 } else {
-                    Written {
-                        offset: start,
-                        end: start,
-                    }
+                    Written::new(start, start)
                 }
             }
         };
@@ -330,9 +327,9 @@ impl<W: SyncWrite> LogWriter<W> {
     /// and added with `add_record`.
     ///
     /// ```
-    /// use logfmt_std::{LogWriter, WriterOptions};
+    /// use logfmt_std::{LogWriter, LogWriterOptions};
     ///
-    /// let mut writer = LogWriter::new(Vec::new(), &WriterOptions::new());
+    /// let mut writer = LogWriter::new(Vec::new(), &LogWriterOptions::new());
     /// let written = writer.add_record_with(100_000, |payload| {
     ///     payload.fill(b'x');
     ///     Ok(())
@@ -434,7 +431,7 @@ impl<W: SyncWrite> LogWriter<W> {
             return Ok(());
         }
         let inner = self.usable()?;
-        let result = inner.add_compression_record(logfmt_core::format::ZSTD_CODEC);
+        let result = inner.add_compression_record(logfmt_core::parts::format::ZSTD_CODEC);
         let written = self.check(result, WriteOperation::Write)?;
         self.unsynced_bytes += written.end - written.offset;
         self.compression_record_due = false;
@@ -522,7 +519,7 @@ impl<W: SyncWrite> LogWriter<W> {
         Ok(())
     }
 
-    /// Flushes, syncs (if [`WriterOptions::sync_on_close`]) and gives the destination back.
+    /// Flushes, syncs (if [`LogWriterOptions::sync_on_close`]) and gives the destination back.
     ///
     /// # Errors
     /// As for [`sync`](Self::sync). The destination is dropped.
@@ -625,7 +622,7 @@ impl<W: SyncWrite> Drop for LogWriter<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use logfmt_core::{Item, Reader};
+    use logfmt_core::{Reader, parts::Item};
 
     /// Accepts `room` bytes, then fails every write; counts writes and syncs.
     #[derive(Debug, Default)]
@@ -685,7 +682,7 @@ mod tests {
 
     #[test]
     fn one_write_per_block_unless_asked() -> Result<(), LogWriterError> {
-        let mut writer = LogWriter::new(probe(usize::MAX), &WriterOptions::new());
+        let mut writer = LogWriter::new(probe(usize::MAX), &LogWriterOptions::new());
         for _ in 0..100 {
             writer.add_record(&[7u8; 1000])?;
         }
@@ -709,7 +706,7 @@ mod tests {
             (SyncPolicy::EveryBytes(0), 10),
         ];
         for (policy, syncs) in cases {
-            let options = WriterOptions::new().sync(policy).sync_on_close(false);
+            let options = LogWriterOptions::new().sync(policy).sync_on_close(false);
             let mut writer = LogWriter::new(probe(usize::MAX), &options);
             for _ in 0..10 {
                 writer.add_record(&[1u8; 1000])?;
@@ -730,7 +727,7 @@ mod tests {
 
     #[test]
     fn flush_every_record_writes_once_per_record() -> Result<(), LogWriterError> {
-        let options = WriterOptions::new().flush(FlushPolicy::EveryRecord);
+        let options = LogWriterOptions::new().flush(FlushPolicy::EveryRecord);
         let mut writer = LogWriter::new(probe(usize::MAX), &options);
         for _ in 0..5 {
             writer.add_record(b"abc")?;
@@ -743,7 +740,7 @@ mod tests {
     #[test]
     fn a_failed_write_sticks_with_the_original_error() {
         // The destination takes 40 000 bytes, then reports a full disk.
-        let mut writer = LogWriter::new(probe(40_000), &WriterOptions::new());
+        let mut writer = LogWriter::new(probe(40_000), &LogWriterOptions::new());
         let mut first_error = None;
         for i in 0..100 {
             match writer.add_record(&[i as u8; 1000]) {
@@ -769,8 +766,8 @@ mod tests {
         for again in [
             writer.add_record(b"more"),
             writer.add_record(b""),
-            writer.flush().map(|()| Written { offset: 0, end: 0 }),
-            writer.sync().map(|()| Written { offset: 0, end: 0 }),
+            writer.flush().map(|()| Written::new(0, 0)),
+            writer.sync().map(|()| Written::new(0, 0)),
         ] {
             let Err(e) = again else {
                 panic!("a poisoned writer accepted a call")
@@ -792,7 +789,7 @@ mod tests {
     fn a_failed_sync_sticks_too() {
         let mut dest = probe(usize::MAX);
         dest.fail_sync = true;
-        let options = WriterOptions::new().sync(SyncPolicy::EveryRecords(2));
+        let options = LogWriterOptions::new().sync(SyncPolicy::EveryRecords(2));
         let mut writer = LogWriter::new(dest, &options);
         assert!(writer.add_record(b"one").is_ok());
         let error = writer.add_record(b"two").err();
@@ -821,16 +818,16 @@ mod tests {
 
     #[test]
     fn continuing_a_log_matches_writing_it_at_once() -> Result<(), LogWriterError> {
-        let first = LogWriter::new(Vec::new(), &WriterOptions::new());
+        let first = LogWriter::new(Vec::new(), &LogWriterOptions::new());
         let mut first = first;
         first.add_record(&[1u8; 32_758])?;
         let mut log = first.close()?;
-        let options = WriterOptions::new().write(WriteOptions::new().start(log.len() as u64));
+        let options = LogWriterOptions::new().write(WriteOptions::new().start(log.len() as u64));
         let mut second = LogWriter::new(&mut log, &options);
         second.add_record(b"abc")?;
         second.close()?;
 
-        let mut once = LogWriter::new(Vec::new(), &WriterOptions::new());
+        let mut once = LogWriter::new(Vec::new(), &LogWriterOptions::new());
         once.add_record(&[1u8; 32_758])?;
         once.add_record(b"abc")?;
         assert_eq!(log, once.close()?);
@@ -841,7 +838,7 @@ mod tests {
     fn dropping_flushes() -> Result<(), LogWriterError> {
         let mut log = Vec::new();
         {
-            let mut writer = LogWriter::new(&mut log, &WriterOptions::new());
+            let mut writer = LogWriter::new(&mut log, &LogWriterOptions::new());
             writer.add_record(b"kept")?;
         }
         assert_eq!(records_in(&log), [b"kept".to_vec()]);
@@ -850,7 +847,7 @@ mod tests {
 
     #[test]
     fn padding() -> Result<(), LogWriterError> {
-        let mut writer = LogWriter::new(Vec::new(), &WriterOptions::new());
+        let mut writer = LogWriter::new(Vec::new(), &LogWriterOptions::new());
         writer.add_record(b"x")?;
         assert_eq!(
             writer.pad_to(3).err().map(|e| e.to_string()).as_deref(),

@@ -7,8 +7,8 @@ use std::fs;
 
 use common::{Seen, damages, log_of, read, record, records};
 use logfmt_std::{
-    AppendOptions, BLOCK_SIZE, DamageKind, Error, LogWriter, ReaderOptions, RecoveryMode,
-    TornTailPolicy, WriterOptions,
+    AppendOptions, DamageKind, Error, LogReaderOptions, LogWriter, LogWriterOptions, RecoveryMode,
+    TornTailPolicy, advanced::BLOCK_SIZE,
 };
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
@@ -19,8 +19,8 @@ const LENS: [usize; 5] = [10, 32_760, 3, 0, 5];
 /// A record that leaves a 6-byte trailer in block 0, then two in block 1.
 const TRAILER_LENS: [usize; 3] = [32_755, 3, 40];
 
-fn skip_all() -> ReaderOptions {
-    ReaderOptions::new().recovery(RecoveryMode::SkipAnyCorruptedRecords)
+fn skip_all() -> LogReaderOptions {
+    LogReaderOptions::new().recovery(RecoveryMode::SkipAnyCorruptedRecords)
 }
 
 #[test]
@@ -57,7 +57,7 @@ fn sweep(
     let (log, written) = log_of(lens);
     let ends: Vec<u64> = written.iter().map(|(w, _)| w.end).collect();
     // No fsync: 65 556 cuts.
-    let no_sync = WriterOptions::new().sync_on_close(false);
+    let no_sync = LogWriterOptions::new().sync_on_close(false);
     let appended = [record(3, 100), record(1000, 101), Vec::new()];
     let dir = common::scratch_dir()?;
     let path = dir.path().join("cut.log");
@@ -207,7 +207,7 @@ fn a_zero_filled_tail_is_a_torn_tail() -> TestResult {
         fs::write(&path, &bytes)?;
         // LevelDB reads both records and no drop; appending after the zeros would put the new
         // records behind a zero header, which LevelDB skips silently.
-        let seen = read(&bytes, &ReaderOptions::new());
+        let seen = read(&bytes, &LogReaderOptions::new());
         assert_eq!(records(&seen).len(), 2);
         assert_eq!(damages(&seen), []);
         let result = LogWriter::append(&path, &AppendOptions::new());
@@ -241,7 +241,7 @@ fn a_zero_region_mid_log_is_damage_for_append() -> TestResult {
     let dir = tempfile::tempdir()?;
     let path = dir.path().join("hole.log");
     fs::write(&path, &log)?;
-    let seen = read(&log, &ReaderOptions::new());
+    let seen = read(&log, &LogReaderOptions::new());
     // LevelDB: records 1 to 3 vanish without a report.
     assert_eq!(records(&seen).len(), 2);
     assert_eq!(damages(&seen), []);
@@ -266,7 +266,7 @@ fn appending_to_a_missing_or_empty_log() -> TestResult {
     assert_eq!((report.records, report.len, report.start), (0, 0, 0));
     writer.add_record(b"first")?;
     writer.close()?;
-    let seen = read(&fs::read(&path)?, &ReaderOptions::new());
+    let seen = read(&fs::read(&path)?, &LogReaderOptions::new());
     assert_eq!(seen, [Seen::Record(0, b"first".to_vec())]);
     Ok(())
 }
@@ -294,10 +294,10 @@ fn a_new_log_is_not_created_over_an_old_one() -> TestResult {
     let dir = tempfile::tempdir()?;
     let path = dir.path().join("old.log");
     fs::write(&path, b"precious")?;
-    let refused = LogWriter::create(&path, &WriterOptions::new()).err();
+    let refused = LogWriter::create(&path, &LogWriterOptions::new()).err();
     assert!(matches!(refused, Some(Error::AlreadyExists { len: 8, .. })));
     assert_eq!(fs::read(&path)?, b"precious");
-    let mut writer = LogWriter::overwrite(&path, &WriterOptions::new())?;
+    let mut writer = LogWriter::overwrite(&path, &LogWriterOptions::new())?;
     writer.add_record(b"x")?;
     writer.close()?;
     assert_eq!(fs::read(&path)?.len(), 8);

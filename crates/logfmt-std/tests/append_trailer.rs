@@ -12,9 +12,12 @@ use std::fs;
 use std::path::Path;
 
 use logfmt_std::{
-    AppendOptions, BLOCK_SIZE, Bounded, Ending, Error, Format, Item, LogReader, LogWriter,
-    ReadFormat, ReadOptions, Reader, ReaderOptions, RecoveryMode, SliceSource, TornTailPolicy,
-    WriteOptions, WriterOptions,
+    AppendOptions, Error, LogReaderOptions, LogWriter, LogWriterOptions, RecoveryMode,
+    TornTailPolicy,
+    advanced::{
+        BLOCK_SIZE, Bounded, Ending, Format, Item, LogReader, ReadFormat, ReadOptions, Reader,
+        SliceSource, WriteOptions,
+    },
 };
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
@@ -34,8 +37,8 @@ fn header(format: Format) -> usize {
     }
 }
 
-fn writer_options(format: Format) -> WriterOptions {
-    WriterOptions::new()
+fn writer_options(format: Format) -> LogWriterOptions {
+    LogWriterOptions::new()
         .sync_on_close(false)
         .write(WriteOptions::new().format(format))
 }
@@ -80,7 +83,7 @@ fn write_log(path: &Path, format: Format, records: &[Vec<u8>]) -> TestResult {
 /// Every record of `log` read in `mode` (as `format`); panics on any damage or error, or on
 /// a reading stopped early.
 fn read_all(log: &[u8], format: ReadFormat, mode: RecoveryMode, what: &str) -> Vec<Vec<u8>> {
-    let options = ReaderOptions::new()
+    let options = LogReaderOptions::new()
         .read(ReadOptions::new().format(format))
         .recovery(mode);
     let mut reader = LogReader::from_slice(log, &options);

@@ -5,7 +5,10 @@
 
 use logfmt_core::pack::{ZSTD, coded_header};
 use logfmt_core::{FnSink, Writer};
-use logfmt_std::{BLOCK_SIZE, Entry, LogReader, ReadError, ReaderOptions};
+use logfmt_std::{
+    LogReaderOptions,
+    advanced::{BLOCK_SIZE, Entry, LogReader, ReadError},
+};
 
 /// A zstd frame of a pack body: `hello` and `world`, each after its length.
 const PACK_FRAME: &[u8] = &[
@@ -36,7 +39,7 @@ fn log_with_compressed_pack() -> Vec<u8> {
 /// compressed record.
 fn log_with_rocksdb_compression() -> Vec<u8> {
     write(|writer| {
-        writer.add_compression_record(logfmt_core::format::ZSTD_CODEC)?;
+        writer.add_compression_record(logfmt_core::parts::format::ZSTD_CODEC)?;
         writer.add_record(RECORD_FRAME)?;
         Ok(())
     })
@@ -66,7 +69,7 @@ fn write(
 /// What a reader returns: records (with their offsets), damage, and the errors that name a
 /// missing feature (with their offsets); reading goes on after each.
 fn read(log: &[u8]) -> Vec<String> {
-    let mut reader = LogReader::from_slice(log, &ReaderOptions::new());
+    let mut reader = LogReader::from_slice(log, &LogReaderOptions::new());
     let mut seen = Vec::new();
     loop {
         match reader.next() {
@@ -82,6 +85,7 @@ fn read(log: &[u8]) -> Vec<String> {
                 seen.push(format!("{offset} error: {e}"));
             }
             Err(e) => panic!("{e}"),
+            other => panic!("not expected here: {other:?}"),
         }
     }
 }
@@ -122,10 +126,10 @@ fn compressed_records_without_the_feature_are_errors_naming_it() {
 #[cfg(not(feature = "zstd"))]
 #[test]
 fn compressing_without_the_feature_is_refused_and_writes_nothing() {
-    use logfmt_std::{Compression, LogWriter, LogWriterError, WriterOptions};
+    use logfmt_std::{Compression, LogWriter, LogWriterError, LogWriterOptions};
 
     for compress in [Compression::zstd(), Compression::rocksdb()] {
-        let options = WriterOptions::new().compress(compress);
+        let options = LogWriterOptions::new().compress(compress);
         let mut writer = LogWriter::new(Vec::new(), &options);
         let refused = writer.add_record(b"a record").expect_err("refused");
         assert!(

@@ -16,8 +16,9 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use logfmt_std::{
-    AppendOptions, DamageKind, Entry, LogReader, LogWriter, ReaderOptions, RecoveryMode,
-    SyncPolicy, TornTailPolicy, WriterOptions,
+    AppendOptions, DamageKind, LogReaderOptions, LogWriter, LogWriterOptions, RecoveryMode,
+    SyncPolicy, TornTailPolicy,
+    advanced::{Entry, LogReader},
 };
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
@@ -65,7 +66,7 @@ fn crash_child() -> TestResult {
         return Ok(()); // Not the child.
     };
     let run: u64 = std::env::var(RUN)?.parse()?;
-    let writing = WriterOptions::new().sync(SyncPolicy::EveryRecord);
+    let writing = LogWriterOptions::new().sync(SyncPolicy::EveryRecord);
     let options = AppendOptions::new()
         .writer(writing)
         .torn_tail(TornTailPolicy::Truncate);
@@ -85,7 +86,7 @@ type Contents = (Vec<Vec<u8>>, bool);
 /// is an error.
 fn read_back(path: &Path) -> Result<Contents, Box<dyn std::error::Error>> {
     let data = fs::read(path)?;
-    let options = ReaderOptions::new().recovery(RecoveryMode::SkipAnyCorruptedRecords);
+    let options = LogReaderOptions::new().recovery(RecoveryMode::SkipAnyCorruptedRecords);
     let mut reader = LogReader::from_slice(&data, &options);
     let mut records = Vec::new();
     while let Some(entry) = reader.next()? {
@@ -93,6 +94,7 @@ fn read_back(path: &Path) -> Result<Contents, Box<dyn std::error::Error>> {
             Entry::Record(r) => records.push(r.data.to_vec()),
             Entry::Damage(d) if d.kind == DamageKind::TornTail => {}
             Entry::Damage(d) => return Err(format!("damage after a crash: {d}").into()),
+            other => panic!("not expected here: {other:?}"),
         }
     }
     Ok((records, reader.tail().is_some()))
@@ -204,7 +206,7 @@ impl std::io::Write for Full {
     }
 }
 
-impl logfmt_std::SyncWrite for Full {
+impl logfmt_std::advanced::SyncWrite for Full {
     fn sync(&mut self) -> std::io::Result<()> {
         self.file.sync_data()
     }
@@ -219,7 +221,7 @@ fn a_full_disk_keeps_every_record_written_before_it() -> TestResult {
     ] {
         let path = dir.path().join(format!("full-{room}.log"));
         let file = fs::File::options().create(true).append(true).open(&path)?;
-        let options = WriterOptions::new().sync(SyncPolicy::EveryRecord);
+        let options = LogWriterOptions::new().sync(SyncPolicy::EveryRecord);
         let mut writer = LogWriter::new(Full { file, room }, &options);
         let mut acked = Vec::new();
         let error = loop {

@@ -2,8 +2,14 @@
 //! indices, and a pack that does not hold together is damage under the recovery mode.
 
 use logfmt_core::pack::{PackBuffer, PackError};
-use logfmt_core::{BLOCK_SIZE, CorruptionKind, Item, Reader, SliceWriter};
-use logfmt_std::{DamageKind, Entry, LogReader, ReaderOptions, RecoveryMode};
+use logfmt_core::{
+    BLOCK_SIZE, Reader, SliceWriter,
+    parts::{CorruptionKind, Item},
+};
+use logfmt_std::{
+    DamageKind, LogReaderOptions, RecoveryMode,
+    advanced::{Entry, LogReader},
+};
 use proptest::prelude::*;
 
 /// A log of plain records and packs: `Ok` a plain record, `Err` a pack of records.
@@ -44,7 +50,7 @@ fn with_core(log: &[u8]) -> Vec<Seen> {
     seen
 }
 
-fn with_std(log: &[u8], options: &ReaderOptions) -> (Vec<Seen>, u64) {
+fn with_std(log: &[u8], options: &LogReaderOptions) -> (Vec<Seen>, u64) {
     let mut reader = LogReader::from_slice(log, options);
     let mut seen = Vec::new();
     while let Some(entry) = reader.next().expect("no damage") {
@@ -76,7 +82,7 @@ proptest! {
     fn the_std_reader_reads_packs_as_the_core_reader_does(entries in entries()) {
         let log = log_of(&entries);
         let core = with_core(&log);
-        let (std, counted) = with_std(&log, &ReaderOptions::new());
+        let (std, counted) = with_std(&log, &LogReaderOptions::new());
         prop_assert_eq!(&std, &core);
         prop_assert_eq!(counted, core.len() as u64);
         let expected: usize = entries.iter().map(|e| e.as_ref().map_or_else(Vec::len, |_| 1)).sum();
@@ -88,7 +94,7 @@ proptest! {
 fn a_pack_across_blocks_reads_from_the_buffer() {
     let big: Vec<Vec<u8>> = (0..3u8).map(|i| vec![i; 20_000]).collect();
     let log = log_of(&[Ok(b"a".to_vec()), Err(big.clone()), Ok(b"z".to_vec())]);
-    let (seen, counted) = with_std(&log, &ReaderOptions::new());
+    let (seen, counted) = with_std(&log, &LogReaderOptions::new());
     assert_eq!(counted, 5);
     assert_eq!(seen[1], (8, Some(0), big[0].clone()));
     assert_eq!(seen[3], (8, Some(2), big[2].clone()));
@@ -110,12 +116,13 @@ fn a_malformed_pack_is_damage_under_the_recovery_mode() {
     let log = &buffer[..len];
 
     // Reported (the default mode), reading goes on.
-    let mut reader = LogReader::from_slice(log, &ReaderOptions::new());
+    let mut reader = LogReader::from_slice(log, &LogReaderOptions::new());
     let mut seen = Vec::new();
     while let Some(entry) = reader.next().unwrap() {
         seen.push(match entry {
             Entry::Record(r) => format!("{:?} {}", r.index, String::from_utf8_lossy(r.data)),
             Entry::Damage(d) => format!("{} {}", d.offset, d.kind),
+            other => panic!("not expected here: {other:?}"),
         });
     }
     assert_eq!(
@@ -129,11 +136,11 @@ fn a_malformed_pack_is_damage_under_the_recovery_mode() {
     );
 
     // Absolute consistency: an error.
-    let options = ReaderOptions::new().recovery(RecoveryMode::AbsoluteConsistency);
+    let options = LogReaderOptions::new().recovery(RecoveryMode::AbsoluteConsistency);
     let mut reader = LogReader::from_slice(log, &options);
     assert!(matches!(reader.next(), Ok(Some(Entry::Record(_)))));
     assert!(matches!(reader.next(), Ok(Some(Entry::Record(_)))));
-    let Err(logfmt_std::ReadError::Damaged(damage)) = reader.next() else {
+    let Err(logfmt_std::advanced::ReadError::Damaged(damage)) = reader.next() else {
         panic!("an error");
     };
     assert_eq!(
@@ -152,7 +159,7 @@ fn a_pack_with_a_codec_not_read_here_is_damage_with_its_count() {
     let mut writer = SliceWriter::new(&mut buffer);
     writer.add_pack(&coded).unwrap();
     let len = writer.len();
-    let mut reader = LogReader::from_slice(&buffer[..len], &ReaderOptions::new());
+    let mut reader = LogReader::from_slice(&buffer[..len], &LogReaderOptions::new());
     let Some(Entry::Damage(damage)) = reader.next().unwrap() else {
         panic!("damage");
     };
@@ -169,12 +176,13 @@ fn a_pack_with_a_codec_not_read_here_is_damage_with_its_count() {
 mod writer {
     use logfmt_core::Format;
     use logfmt_std::{
-        FlushPolicy, LogWriter, LogWriterError, PackLimit, SyncPolicy, WriteOptions, WriterOptions,
+        FlushPolicy, LogWriter, LogWriterError, LogWriterOptions, SyncPolicy,
+        advanced::{PackLimit, WriteOptions},
     };
 
     use super::{with_core, with_std};
 
-    fn packed(options: &WriterOptions, records: &[&[u8]]) -> Vec<u8> {
+    fn packed(options: &LogWriterOptions, records: &[&[u8]]) -> Vec<u8> {
         let mut writer = LogWriter::new(Vec::new(), options);
         for record in records {
             writer.add_record(record).unwrap();
@@ -184,7 +192,7 @@ mod writer {
 
     #[test]
     fn the_writer_packs_within_its_limit_and_at_every_flush() {
-        let options = WriterOptions::new().pack(Some(PackLimit::bytes(64)));
+        let options = LogWriterOptions::new().pack(Some(PackLimit::bytes(64)));
         let records: Vec<Vec<u8>> = (0..20u8).map(|i| vec![i; 16]).collect();
         let refs: Vec<&[u8]> = records.iter().map(Vec::as_slice).collect();
         let log = packed(&options, &refs);
@@ -193,14 +201,14 @@ mod writer {
         let seen = with_core(&log);
         assert_eq!(seen.len(), 20);
         assert_eq!(seen[4], (63, Some(1), vec![4; 16]));
-        assert_eq!(with_std(&log, &logfmt_std::ReaderOptions::new()).0, seen);
+        assert_eq!(with_std(&log, &logfmt_std::LogReaderOptions::new()).0, seen);
 
         // A flush ends the pack: with a flush after every record, every record is plain.
         let every = options.clone().flush(FlushPolicy::EveryRecord);
         let log = packed(&every, &refs);
         assert_eq!(log.len(), 20 * (7 + 16));
         assert!(with_core(&log).iter().all(|(_, index, _)| index.is_none()));
-        let every = WriterOptions::new()
+        let every = LogWriterOptions::new()
             .pack(Some(PackLimit::default()))
             .sync(SyncPolicy::EveryRecords(4));
         let log = packed(&every, &refs);
@@ -212,7 +220,7 @@ mod writer {
     fn a_dropped_writer_writes_its_pack() {
         let mut log = Vec::new();
         {
-            let options = WriterOptions::new().pack(Some(PackLimit::default()));
+            let options = LogWriterOptions::new().pack(Some(PackLimit::default()));
             let mut writer = LogWriter::new(&mut log, &options);
             writer.add_record(b"one").unwrap();
             let written = writer.add_record(b"two").unwrap();
@@ -223,7 +231,7 @@ mod writer {
 
     #[test]
     fn packing_is_refused_in_a_recyclable_log() {
-        let options = WriterOptions::new()
+        let options = LogWriterOptions::new()
             .write(WriteOptions::new().format(Format::Recyclable { log_number: 3 }))
             .pack(Some(PackLimit::default()));
         let mut writer = LogWriter::new(Vec::new(), &options);
@@ -238,12 +246,14 @@ mod writer {
 
 #[cfg(feature = "zstd")]
 mod compressed {
-    use logfmt_core::{Item, Reader};
-    use logfmt_std::{Compression, LogWriter, PackLimit, ReaderOptions, WriterOptions};
+    use logfmt_core::{Reader, parts::Item};
+    use logfmt_std::{
+        Compression, LogReaderOptions, LogWriter, LogWriterOptions, advanced::PackLimit,
+    };
 
     use super::with_std;
 
-    fn written(options: &WriterOptions, records: &[Vec<u8>]) -> Vec<u8> {
+    fn written(options: &LogWriterOptions, records: &[Vec<u8>]) -> Vec<u8> {
         let mut writer = LogWriter::new(Vec::new(), options);
         for record in records {
             writer.add_record(record).unwrap();
@@ -258,13 +268,13 @@ mod compressed {
                 format!("{{\"sensor\":\"t{}\",\"value\":{}}}", i % 7, 20 + i % 13).into_bytes()
             })
             .collect();
-        let plain = written(&WriterOptions::new(), &samples);
+        let plain = written(&LogWriterOptions::new(), &samples);
         let packed = written(
-            &WriterOptions::new().pack(Some(PackLimit::default())),
+            &LogWriterOptions::new().pack(Some(PackLimit::default())),
             &samples,
         );
         let compressed = written(
-            &WriterOptions::new()
+            &LogWriterOptions::new()
                 .pack(Some(PackLimit::default()))
                 .compress(Compression::zstd()),
             &samples,
@@ -276,7 +286,7 @@ mod compressed {
             packed.len()
         );
         assert!(packed.len() < plain.len());
-        let (seen, count) = with_std(&compressed, &ReaderOptions::new());
+        let (seen, count) = with_std(&compressed, &LogReaderOptions::new());
         assert_eq!(count, 5_000);
         let data: Vec<Vec<u8>> = seen.into_iter().map(|(_, _, d)| d).collect();
         assert_eq!(data, samples);
@@ -296,9 +306,9 @@ mod compressed {
             })
             .collect();
         let big: Vec<Vec<u8>> = vec![b"abcd".repeat(20_000), noise];
-        let log = written(&WriterOptions::new().compress(Compression::zstd()), &big);
+        let log = written(&LogWriterOptions::new().compress(Compression::zstd()), &big);
         assert!(log.len() < 80_000 + 70_000, "{}", log.len());
-        let (seen, _) = with_std(&log, &ReaderOptions::new());
+        let (seen, _) = with_std(&log, &LogReaderOptions::new());
         assert_eq!(seen[0], (0, Some(0), big[0].clone()));
         assert_eq!(seen[1].1, None, "noise is written plain");
         assert_eq!(seen[1].2, big[1]);
@@ -308,46 +318,48 @@ mod compressed {
     fn a_compressed_pack_larger_than_the_limit_is_not_decoded() {
         let samples: Vec<Vec<u8>> = (0..2_000).map(|_| b"same bytes again".to_vec()).collect();
         let log = written(
-            &WriterOptions::new()
+            &LogWriterOptions::new()
                 .pack(Some(PackLimit::bytes(32 * 1024)))
                 .compress(Compression::zstd()),
             &samples,
         );
-        let mut reader = logfmt_std::LogReader::from_slice(&log, &ReaderOptions::new());
+        let mut reader =
+            logfmt_std::advanced::LogReader::from_slice(&log, &LogReaderOptions::new());
         // A limit under the decoded size: the pack is not decoded, as a record longer than
         // the limit is not assembled.
         let item = reader.next_bounded(1_000).unwrap();
         assert!(
-            matches!(item, Some(logfmt_std::Bounded::Oversized(o)) if o.coded && o.len > 30_000),
+            matches!(item, Some(logfmt_std::advanced::Bounded::Oversized(o)) if o.coded && o.len > 30_000),
             "{item:?}"
         );
     }
 
     /// A RocksDB-compressed record that decodes to more than any reader holds
-    /// ([`logfmt_std::MAX_DECODED`]), read with no limit of the caller's: skipped as too
+    /// ([`logfmt_std::advanced::MAX_DECODED`]), read with no limit of the caller's: skipped as too
     /// large, its length given as the most that was decoded and one byte more — never an
     /// overflow.
     #[test]
     fn a_compressed_record_larger_than_any_limit_is_oversized() {
-        let huge = vec![0u8; logfmt_std::MAX_DECODED + 10];
+        let huge = vec![0u8; logfmt_std::advanced::MAX_DECODED + 10];
         let log = written(
-            &WriterOptions::new().compress(Compression::rocksdb()),
+            &LogWriterOptions::new().compress(Compression::rocksdb()),
             &[huge, b"after".to_vec()],
         );
         assert!(log.len() < 100_000, "{}", log.len());
-        let mut reader = logfmt_std::LogReader::from_slice(&log, &ReaderOptions::new());
+        let mut reader =
+            logfmt_std::advanced::LogReader::from_slice(&log, &LogReaderOptions::new());
         let item = reader.next_bounded(usize::MAX).unwrap();
         assert!(
             matches!(
                 item,
-                Some(logfmt_std::Bounded::Oversized(o))
-                    if o.coded && o.len == logfmt_std::MAX_DECODED as u64 + 1
+                Some(logfmt_std::advanced::Bounded::Oversized(o))
+                    if o.coded && o.len == logfmt_std::advanced::MAX_DECODED as u64 + 1
             ),
             "{item:?}"
         );
         let item = reader.next_bounded(usize::MAX).unwrap();
         assert!(
-            matches!(item, Some(logfmt_std::Bounded::Record(r)) if r.data == b"after"),
+            matches!(item, Some(logfmt_std::advanced::Bounded::Record(r)) if r.data == b"after"),
             "{item:?}"
         );
     }

@@ -7,8 +7,8 @@ use std::io::{self, ErrorKind, Read, Write};
 
 use common::{Seen, damages, drain, log_of, read, records};
 use logfmt_std::{
-    Ending, Entry, LogEnd, LogReader, MappedEntry, MappedLog, ReadOptions, ReaderOptions,
-    RecoveryMode, StdSource,
+    LogEntry, LogReaderOptions, MappedLog, RecoveryMode,
+    advanced::{Ending, Entry, LogEnd, LogReader, ReadOptions, StdSource},
 };
 use proptest::prelude::*;
 
@@ -42,9 +42,9 @@ fn short_and_interrupted_reads_lose_nothing() {
     let (mut log, _) = log_of(&[5, 50_000, 0, 32_758, 100_000, 7, 1]);
     log[40_000] ^= 1;
     for options in [
-        ReaderOptions::new(),
-        ReaderOptions::new().recovery(RecoveryMode::SkipAnyCorruptedRecords),
-        ReaderOptions::new().range(100..90_000),
+        LogReaderOptions::new(),
+        LogReaderOptions::new().recovery(RecoveryMode::SkipAnyCorruptedRecords),
+        LogReaderOptions::new().range(100..90_000),
     ] {
         let expected = read(&log, &options);
         assert!(!records(&expected).is_empty());
@@ -70,7 +70,7 @@ fn a_mapped_log_reads_like_a_file() -> TestResult {
     fs::write(&path, &log)?;
     let mapped = MappedLog::open(&path)?;
     assert_eq!(mapped.bytes(), &log[..]);
-    let options = ReaderOptions::new().recovery(RecoveryMode::SkipAnyCorruptedRecords);
+    let options = LogReaderOptions::new().recovery(RecoveryMode::SkipAnyCorruptedRecords);
     let expected = read(&log, &options);
     let file = File::open(&path)?;
     assert_eq!(
@@ -84,7 +84,7 @@ fn a_mapped_log_reads_like_a_file() -> TestResult {
     let mut seen = Vec::new();
     for entry in mapped.records(&options) {
         match entry? {
-            MappedEntry::Record(record) => {
+            LogEntry::Record(record) => {
                 let single = written.iter().any(|(w, d)| {
                     w.offset == record.offset && w.end - w.offset == 7 + d.len() as u64
                 });
@@ -94,16 +94,14 @@ fn a_mapped_log_reads_like_a_file() -> TestResult {
                 }
                 seen.push(Seen::Record(record.offset, record.data.into_owned()));
             }
-            MappedEntry::Damage(d) => seen.push(Seen::Damage(d)),
+            LogEntry::Damage(d) => seen.push(Seen::Damage(d)),
             other => panic!("{other:?}"),
         }
     }
     assert_eq!(seen, expected);
     // Records borrowed from the map outlive the iterator.
-    let first = mapped.records(&ReaderOptions::new()).next();
-    assert!(
-        matches!(first, Some(Ok(MappedEntry::Record(ref r))) if r.data.as_ref() == written[0].1)
-    );
+    let first = mapped.records(&LogReaderOptions::new()).next();
+    assert!(matches!(first, Some(Ok(LogEntry::Record(ref r))) if r.data.as_ref() == written[0].1));
     Ok(())
 }
 
@@ -114,7 +112,7 @@ fn an_empty_or_odd_file_maps() -> TestResult {
     fs::write(&path, b"")?;
     let mapped = MappedLog::open(&path)?;
     assert!(mapped.is_empty());
-    assert_eq!(mapped.records(&ReaderOptions::new()).count(), 0);
+    assert_eq!(mapped.records(&LogReaderOptions::new()).count(), 0);
     assert!(MappedLog::open(dir.path()).is_err());
     assert!(MappedLog::open(dir.path().join("missing")).is_err());
     #[cfg(unix)]
@@ -126,7 +124,7 @@ fn an_empty_or_odd_file_maps() -> TestResult {
     let (log, _) = log_of(&[10, 100]);
     fs::write(&path, &log[..50])?;
     let mapped = MappedLog::open(&path)?;
-    let options = ReaderOptions::new().recovery(RecoveryMode::AbsoluteConsistency);
+    let options = LogReaderOptions::new().recovery(RecoveryMode::AbsoluteConsistency);
     let items: Vec<_> = mapped.records(&options).collect();
     assert_eq!(items.len(), 2);
     assert!(items[1].is_err());
@@ -140,7 +138,7 @@ fn tail_in_steps(log: &[u8], steps: &[usize]) -> Result<Vec<Seen>, Box<dyn std::
     let path = dir.path().join("growing.log");
     let mut writer = OpenOptions::new().create(true).append(true).open(&path)?;
     let file = File::open(&path)?;
-    let options = ReaderOptions::new()
+    let options = LogReaderOptions::new()
         .read(ReadOptions::new().tailing(true))
         .recovery(RecoveryMode::SkipAnyCorruptedRecords);
     let mut reader = LogReader::new(StdSource::new(&file), &options);
@@ -157,6 +155,7 @@ fn tail_in_steps(log: &[u8], steps: &[usize]) -> Result<Vec<Seen>, Box<dyn std::
                 Ok(Some(Entry::Damage(d))) => seen.push(Seen::Damage(d)),
                 Ok(None) => break,
                 Err(e) => return Err(e.to_string().into()),
+                other => panic!("not expected here: {other:?}"),
             }
         }
         // Nothing has ended: more may come.
@@ -201,17 +200,17 @@ fn a_tailing_reader_ends_when_the_log_does() -> TestResult {
     let half = &log[..30_000];
     let seen = read(
         half,
-        &ReaderOptions::new().recovery(RecoveryMode::SkipAnyCorruptedRecords),
+        &LogReaderOptions::new().recovery(RecoveryMode::SkipAnyCorruptedRecords),
     );
     assert_eq!(records(&seen).len(), 1);
     assert_eq!(damages(&seen).len(), 1);
-    let options = ReaderOptions::new().read(ReadOptions::new().tailing(true));
+    let options = LogReaderOptions::new().read(ReadOptions::new().tailing(true));
     let mut reader = LogReader::from_slice(half, &options);
     assert_eq!(records(&drain(&mut reader)).len(), 1);
     assert_eq!(reader.ending(), None);
     // A slice never grows, so a tailing reader over one keeps waiting.
     assert_eq!(records(&drain(&mut reader)).len(), 0);
-    let mut reader = LogReader::from_slice(&log, &ReaderOptions::new());
+    let mut reader = LogReader::from_slice(&log, &LogReaderOptions::new());
     assert_eq!(records(&drain(&mut reader)).len(), 2);
     assert_eq!(
         reader.ending(),

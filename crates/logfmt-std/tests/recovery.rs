@@ -4,19 +4,26 @@ mod common;
 
 use common::{Seen, damages, log_of, read, records};
 use logfmt_std::{
-    BLOCK_SIZE, Corruption, CorruptionKind, Damage, DamageKind, Ending, Entry, Item, LogEnd,
-    LogReader, ReadError, ReadOptions, Reader, ReaderOptions, RecoveryMode,
+    Damage, DamageKind, LogReaderOptions, RecoveryMode,
+    advanced::{
+        BLOCK_SIZE, Corruption, CorruptionKind, Ending, Entry, Item, LogEnd, LogReader, ReadError,
+        ReadOptions, Reader,
+    },
 };
 use proptest::prelude::*;
 
-fn mode(mode: RecoveryMode) -> ReaderOptions {
-    ReaderOptions::new().recovery(mode)
+fn mode(mode: RecoveryMode) -> LogReaderOptions {
+    LogReaderOptions::new().recovery(mode)
 }
 
 /// What the core reader (LevelDB's) returns.
 fn leveldb(log: &[u8], options: &ReadOptions) -> Vec<Seen> {
     let mut scratch = vec![0u8; 1 << 20];
-    let mut reader = Reader::with_options(logfmt_std::SliceSource::new(log), &mut scratch, options);
+    let mut reader = Reader::with_options(
+        logfmt_std::advanced::SliceSource::new(log),
+        &mut scratch,
+        options,
+    );
     let mut seen = Vec::new();
     while let Ok(Some(item)) = reader.next() {
         match item {
@@ -24,6 +31,7 @@ fn leveldb(log: &[u8], options: &ReadOptions) -> Vec<Seen> {
             Item::Corruption(c) => seen.push(Seen::Damage(c.into())),
             Item::Oversized(o) => panic!("{o:?}"),
             Item::Coded(pack) => panic!("{pack:?}"),
+            other => panic!("not expected here: {other:?}"),
         }
     }
     seen
@@ -34,17 +42,17 @@ fn a_checksum_mismatch_in_every_mode() {
     // Records of 100, 200, 300 bytes in block 0, 40 000 bytes across blocks 0-1, then 50.
     let (mut log, written) = log_of(&[100, 200, 300, 40_000, 50]);
     log[written[1].0.offset as usize + 10] ^= 1;
-    let mismatch = Damage {
-        offset: written[1].0.offset,
-        bytes: BLOCK_SIZE as u64 - written[1].0.offset,
-        kind: DamageKind::Corruption(CorruptionKind::ChecksumMismatch),
-    };
+    let mismatch = Damage::new(
+        written[1].0.offset,
+        BLOCK_SIZE as u64 - written[1].0.offset,
+        DamageKind::Corruption(CorruptionKind::ChecksumMismatch),
+    );
     // Block 0 is dropped from record 1 on; record 3's last chunk has no start.
-    let missing_start = Damage {
-        offset: BLOCK_SIZE as u64,
-        bytes: written[3].0.end - BLOCK_SIZE as u64 - 7,
-        kind: DamageKind::Corruption(CorruptionKind::LastWithoutStart),
-    };
+    let missing_start = Damage::new(
+        BLOCK_SIZE as u64,
+        written[3].0.end - BLOCK_SIZE as u64 - 7,
+        DamageKind::Corruption(CorruptionKind::LastWithoutStart),
+    );
     let first = Seen::Record(0, written[0].1.clone());
     let last = Seen::Record(written[4].0.offset, written[4].1.clone());
 
@@ -73,7 +81,7 @@ fn a_checksum_mismatch_in_every_mode() {
     );
 
     let mut reader =
-        logfmt_std::LogReader::from_slice(&log, &mode(RecoveryMode::PointInTimeRecovery));
+        logfmt_std::advanced::LogReader::from_slice(&log, &mode(RecoveryMode::PointInTimeRecovery));
     let _ = common::drain(&mut reader);
     assert_eq!(reader.ending(), Some(Ending::Stopped(mismatch)));
 }
@@ -82,11 +90,11 @@ fn a_checksum_mismatch_in_every_mode() {
 fn a_torn_tail_in_every_mode() {
     let (log, written) = log_of(&[100, 40_000]);
     let cut = &log[..log.len() - 100];
-    let torn = Damage {
-        offset: written[0].0.end,
-        bytes: cut.len() as u64 - written[0].0.end,
-        kind: DamageKind::TornTail,
-    };
+    let torn = Damage::new(
+        written[0].0.end,
+        cut.len() as u64 - written[0].0.end,
+        DamageKind::TornTail,
+    );
     let first = Seen::Record(0, written[0].1.clone());
     for (recovery, expected) in [
         (
@@ -103,14 +111,14 @@ fn a_torn_tail_in_every_mode() {
             vec![first.clone(), Seen::Error(torn)],
         ),
     ] {
-        let mut reader = logfmt_std::LogReader::from_slice(cut, &mode(recovery));
+        let mut reader = logfmt_std::advanced::LogReader::from_slice(cut, &mode(recovery));
         assert_eq!(common::drain(&mut reader), expected, "{recovery}");
         // The tail is found whatever the mode.
         assert_eq!(reader.tail(), Some(torn), "{recovery}");
         assert_eq!(reader.last_clean_end(), written[0].0.end);
     }
     assert_eq!(
-        read(cut, &ReaderOptions::new()),
+        read(cut, &LogReaderOptions::new()),
         leveldb(cut, &ReadOptions::new())
     );
 }
@@ -121,14 +129,14 @@ fn a_zero_region_hides_records_silently_in_leveldb_only() {
     let (mut log, written) = log_of(&[100, 200, 300, 32_137, 50]);
     let hole = written[1].0;
     log[hole.offset as usize..hole.end as usize].fill(0);
-    let skipped = Damage {
-        offset: hole.offset,
-        bytes: BLOCK_SIZE as u64 - hole.offset,
-        kind: DamageKind::Skipped,
-    };
+    let skipped = Damage::new(
+        hole.offset,
+        BLOCK_SIZE as u64 - hole.offset,
+        DamageKind::Skipped,
+    );
     let first = Seen::Record(0, written[0].1.clone());
     let last = Seen::Record(BLOCK_SIZE as u64, written[4].1.clone());
-    let tolerate = read(&log, &ReaderOptions::new());
+    let tolerate = read(&log, &LogReaderOptions::new());
     assert_eq!(tolerate, [first.clone(), last.clone()]);
     assert_eq!(tolerate, leveldb(&log, &ReadOptions::new()));
     assert_eq!(
@@ -154,7 +162,7 @@ fn a_clean_log_is_clean_in_every_mode() {
         .map(|(w, d)| Seen::Record(w.offset, d.clone()))
         .collect();
     for recovery in RecoveryMode::ALL {
-        let mut reader = logfmt_std::LogReader::from_slice(&log, &mode(recovery));
+        let mut reader = logfmt_std::advanced::LogReader::from_slice(&log, &mode(recovery));
         assert_eq!(common::drain(&mut reader), expected, "{recovery}");
         assert_eq!(reader.tail(), None);
         assert_eq!(
@@ -187,7 +195,7 @@ fn an_erased_flash_image_has_no_damage() {
         assert_eq!(damages(&seen), [], "{recovery}");
     }
     // Without the option, LevelDB's reader sees bad record lengths.
-    let seen = read(&image, &ReaderOptions::new());
+    let seen = read(&image, &LogReaderOptions::new());
     assert!(!damages(&seen).is_empty());
     assert_eq!(seen, leveldb(&image, &ReadOptions::new()));
 }
@@ -198,11 +206,7 @@ fn mode_names() {
         assert_eq!(recovery.name().parse(), Ok(recovery));
     }
     assert!("paranoid".parse::<RecoveryMode>().is_err());
-    let corruption = Corruption {
-        offset: 3,
-        bytes: 10,
-        kind: CorruptionKind::ChecksumMismatch,
-    };
+    let corruption = Corruption::new(3, 10, CorruptionKind::ChecksumMismatch);
     assert_eq!(
         Damage::from(corruption).to_string(),
         "dropped 10 bytes at offset 3: checksum mismatch"
@@ -223,7 +227,7 @@ fn a_failed_read_ends_the_log_with_the_one_block_drop_leveldb_reports() {
     }
     let (log, _) = log_of(&[10, 40_000, 5]);
     for recovery in RecoveryMode::ALL {
-        let source = logfmt_std::StdSource::new(FailsAfter(&log[..BLOCK_SIZE]));
+        let source = logfmt_std::advanced::StdSource::new(FailsAfter(&log[..BLOCK_SIZE]));
         let mut reader = LogReader::new(source, &mode(recovery));
         assert!(matches!(reader.next(), Ok(Some(Entry::Record(r))) if r.offset == 0));
         let failed = reader.next().err();
@@ -238,11 +242,7 @@ fn a_failed_read_ends_the_log_with_the_one_block_drop_leveldb_reports() {
             Some(Ending::Failed { offset: 32_768 }),
             "{recovery}"
         );
-        let dropped = Corruption {
-            offset: 32_768,
-            bytes: 32_768,
-            kind: CorruptionKind::ReadError,
-        };
+        let dropped = Corruption::new(32_768, 32_768, CorruptionKind::ReadError);
         assert_eq!(ending.and_then(Ending::read_error), Some(dropped));
         assert_eq!(
             Damage::from(dropped).to_string(),
@@ -283,7 +283,7 @@ proptest! {
     ) {
         let log = damaged(&lens, &flips, cut);
         let reference = leveldb(&log, &ReadOptions::new());
-        let tolerate = read(&log, &ReaderOptions::new());
+        let tolerate = read(&log, &LogReaderOptions::new());
         prop_assert_eq!(&tolerate, &reference);
         let all = records(&reference);
         let skip = read(&log, &mode(RecoveryMode::SkipAnyCorruptedRecords));

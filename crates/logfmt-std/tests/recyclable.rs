@@ -7,9 +7,12 @@ use std::fs;
 
 use common::{Seen, drain, record};
 use logfmt_std::{
-    AppendFormat, AppendOptions, BLOCK_SIZE, Bounded, Damage, DamageKind, Ending, Error, Format,
-    LogEnd, LogReader, LogWriter, ReadError, ReadFormat, ReadOptions, ReaderOptions, RecoveryMode,
-    TornTailPolicy, WriteOptions, WriterOptions,
+    AppendOptions, Damage, DamageKind, Error, LogReaderOptions, LogWriter, LogWriterOptions,
+    RecoveryMode, TornTailPolicy,
+    advanced::{
+        AppendFormat, BLOCK_SIZE, Bounded, Ending, Format, LogEnd, LogReader, ReadError,
+        ReadFormat, ReadOptions, WriteOptions,
+    },
 };
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
@@ -18,7 +21,7 @@ type TestResult = Result<(), Box<dyn std::error::Error>>;
 fn log(format: Format, lens: &[usize], seed: u32) -> Vec<u8> {
     let mut writer = LogWriter::new(
         Vec::new(),
-        &WriterOptions::new().write(WriteOptions::new().format(format)),
+        &LogWriterOptions::new().write(WriteOptions::new().format(format)),
     );
     for (i, &len) in lens.iter().enumerate() {
         writer
@@ -32,8 +35,8 @@ fn recyclable(log_number: u32) -> Format {
     Format::Recyclable { log_number }
 }
 
-fn reading(log_number: u32) -> ReaderOptions {
-    ReaderOptions::new().read(ReadOptions::new().format(ReadFormat::Recyclable { log_number }))
+fn reading(log_number: u32) -> LogReaderOptions {
+    LogReaderOptions::new().read(ReadOptions::new().format(ReadFormat::Recyclable { log_number }))
 }
 
 /// What `next_bounded(limit)` returns, with oversized records as (offset, end, len).
@@ -44,7 +47,7 @@ enum Got {
     Damage(Damage),
 }
 
-fn bounded(log: &[u8], options: &ReaderOptions, limit: usize) -> Vec<Got> {
+fn bounded(log: &[u8], options: &LogReaderOptions, limit: usize) -> Vec<Got> {
     let mut reader = LogReader::from_slice(log, options);
     let mut got = Vec::new();
     loop {
@@ -67,9 +70,9 @@ fn bounded_reading_keeps_only_records_under_the_limit() {
     damaged[150_000] ^= 1; // inside the 100 000-byte record
     for log in [&data, &damaged] {
         for options in [
-            ReaderOptions::new(),
-            ReaderOptions::new().recovery(RecoveryMode::SkipAnyCorruptedRecords),
-            ReaderOptions::new().range(5..140_000),
+            LogReaderOptions::new(),
+            LogReaderOptions::new().recovery(RecoveryMode::SkipAnyCorruptedRecords),
+            LogReaderOptions::new().range(5..140_000),
         ] {
             let full = drain(&mut LogReader::from_slice(log, &options));
             for limit in [0, 1, 40_000, 99_999, 100_000, usize::MAX] {
@@ -101,7 +104,7 @@ fn bounded_reading_keeps_only_records_under_the_limit() {
 #[test]
 fn an_oversized_record_reports_where_it_ends() {
     let data = log(Format::Legacy, &[5, 100_000, 5], 1);
-    let got = bounded(&data, &ReaderOptions::new(), 1000);
+    let got = bounded(&data, &LogReaderOptions::new(), 1000);
     // 5 + 7 = 12; 100 000 bytes in 4 chunks of 7-byte headers; the last record follows.
     let end = 12 + 100_000 + 4 * 7;
     assert_eq!(
@@ -124,10 +127,10 @@ fn an_oversized_record_cut_off_is_never_returned() {
     damaged[70_000] ^= 1;
     for limit in [0, 1000, usize::MAX] {
         assert_eq!(
-            bounded(torn, &ReaderOptions::new(), limit),
+            bounded(torn, &LogReaderOptions::new(), limit),
             [Got::Record(0, record(5, 2))]
         );
-        let got = bounded(&damaged, &ReaderOptions::new(), limit);
+        let got = bounded(&damaged, &LogReaderOptions::new(), limit);
         assert!(matches!(got[0], Got::Record(0, _)), "{got:?}");
         assert!(
             got.iter()
@@ -147,8 +150,11 @@ fn next_refuses_a_record_a_bounded_call_gave_up() -> TestResult {
     let dir = tempfile::tempdir()?;
     let path = dir.path().join("growing.log");
     fs::write(&path, &data[..50_000])?;
-    let options = ReaderOptions::new().read(ReadOptions::new().tailing(true));
-    let mut reader = LogReader::new(logfmt_std::StdSource::new(fs::File::open(&path)?), &options);
+    let options = LogReaderOptions::new().read(ReadOptions::new().tailing(true));
+    let mut reader = LogReader::new(
+        logfmt_std::advanced::StdSource::new(fs::File::open(&path)?),
+        &options,
+    );
     assert!(reader.next_bounded(10)?.is_none());
     assert!(reader.ending().is_none());
     fs::OpenOptions::new()
@@ -159,7 +165,9 @@ fn next_refuses_a_record_a_bounded_call_gave_up() -> TestResult {
         Err(ReadError::NotAssembled(big)) => assert_eq!((big.offset, big.len), (0, 100_000)),
         other => panic!("{other:?}"),
     }
-    assert!(matches!(reader.next()?, Some(logfmt_std::Entry::Record(r)) if r.data.len() == 3));
+    assert!(
+        matches!(reader.next()?, Some(logfmt_std::advanced::Entry::Record(r)) if r.data.len() == 3)
+    );
     Ok(())
 }
 
@@ -203,7 +211,7 @@ fn a_recycled_file_ends_where_its_new_records_end() {
             assert_eq!(reader.last_clean_end(), new.len() as u64);
         }
         // Auto, with the file name's log number, reads the same.
-        let auto = ReaderOptions::new().read(ReadOptions::new().format(ReadFormat::Auto {
+        let auto = LogReaderOptions::new().read(ReadOptions::new().format(ReadFormat::Auto {
             log_number: Some(10),
         }));
         assert_eq!(drain(&mut LogReader::from_slice(&file, &auto)), expected);
@@ -273,7 +281,7 @@ fn an_aligned_recycled_file_and_real_damage() {
         (damage[0].offset, damage[0].kind),
         (
             511,
-            DamageKind::Corruption(logfmt_std::CorruptionKind::ChecksumMismatch)
+            DamageKind::Corruption(logfmt_std::advanced::CorruptionKind::ChecksumMismatch)
         )
     );
     assert!(matches!(
@@ -305,7 +313,7 @@ fn a_record_torn_in_a_recycled_file_ends_the_log_at_its_start() {
 fn appending_to_a_recyclable_log() -> TestResult {
     let dir = tempfile::tempdir()?;
     let path = dir.path().join("000010.log");
-    let writing = WriterOptions::new().write(WriteOptions::new().format(recyclable(10)));
+    let writing = LogWriterOptions::new().write(WriteOptions::new().format(recyclable(10)));
     let options = AppendOptions::new().writer(writing.clone());
     for session in 0..2u32 {
         let (mut writer, report) = LogWriter::append(&path, &options)?;
@@ -377,7 +385,7 @@ fn a_log_number_mismatch_never_destroys_a_log() -> TestResult {
     let data = log(recyclable(50), &[5; 1000], 1);
     fs::write(&path, &data)?;
     let truncate = AppendOptions::new()
-        .writer(WriterOptions::new().write(WriteOptions::new().format(recyclable(51))))
+        .writer(LogWriterOptions::new().write(WriteOptions::new().format(recyclable(51))))
         .torn_tail(TornTailPolicy::Truncate);
     let refused = LogWriter::append(&path, &truncate).err();
     let text = refused
@@ -457,12 +465,8 @@ fn a_log_number_mismatch_never_destroys_a_log() -> TestResult {
 
 #[test]
 fn not_assembled_is_a_typed_error() {
-    let error: ReadError<std::io::Error> = ReadError::NotAssembled(logfmt_std::Oversized {
-        offset: 7,
-        end: 100,
-        len: 80,
-        coded: false,
-    });
+    let error: ReadError<std::io::Error> =
+        ReadError::NotAssembled(logfmt_std::advanced::Oversized::new(7, 100, 80, false));
     assert!(error.to_string().contains("offset 7"));
 }
 
@@ -470,7 +474,7 @@ fn not_assembled_is_a_typed_error() {
 fn chunk(t: u8, payload: &[u8]) -> Vec<u8> {
     let mut covered = vec![t];
     covered.extend_from_slice(payload);
-    let crc = logfmt_core::checksum::mask(logfmt_core::checksum::crc32c(&covered));
+    let crc = logfmt_core::parts::checksum::mask(logfmt_core::parts::checksum::crc32c(&covered));
     let mut out = crc.to_le_bytes().to_vec();
     out.extend_from_slice(&(payload.len() as u16).to_le_bytes());
     out.extend_from_slice(&covered);
@@ -488,7 +492,7 @@ fn skipped_ignorable_chunks_are_not_damage_in_any_mode() {
     data.extend(chunk(0xff, b"last"));
     let records = [record(10, 1), record(20, 2), record(40_000, 3)];
     for mode in RecoveryMode::ALL {
-        let options = ReaderOptions::new()
+        let options = LogReaderOptions::new()
             .read(ReadOptions::new().skip_ignorable_types(true))
             .recovery(mode);
         let mut reader = LogReader::from_slice(&data, &options);
@@ -505,7 +509,7 @@ fn skipped_ignorable_chunks_are_not_damage_in_any_mode() {
             Some(Ending::Log(LogEnd::Clean { .. }))
         ));
         // Reported as LevelDB does without the option.
-        let options = ReaderOptions::new().recovery(mode);
+        let options = LogReaderOptions::new().recovery(mode);
         let seen = drain(&mut LogReader::from_slice(&data, &options));
         assert!(
             seen.iter().any(|s| !matches!(s, Seen::Record(..))),

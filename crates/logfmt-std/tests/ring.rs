@@ -8,10 +8,13 @@ mod ring_image;
 
 use std::io::Cursor;
 
-use logfmt_core::ring::RingHeader;
+use logfmt_core::parts::ring::RingHeader;
 use logfmt_std::{
-    BLOCK_SIZE, BlockRole, CorruptionKind, Damage, DamageKind, Entry, LogFile, LogReader,
-    ReadOptions, ReaderOptions, RecoveryMode, RingDisagreement, RingImage,
+    Damage, DamageKind, LogFile, LogReaderOptions, RecoveryMode,
+    advanced::{
+        BLOCK_SIZE, BlockRole, CorruptionKind, Entry, LogReader, ReadOptions, RingDisagreement,
+        RingImage,
+    },
 };
 use ring_image::{Run, Spec, check, run, sample};
 
@@ -30,7 +33,7 @@ struct Read {
 
 fn read(image: &[u8], mode: RecoveryMode) -> Read {
     let ring = RingImage::find(image).expect("a ring image");
-    let options = ReaderOptions::new()
+    let options = LogReaderOptions::new()
         .read(ring.read_options(ReadOptions::new()))
         .recovery(mode);
     let mut reader = LogReader::new(ring.source(Cursor::new(image)), &options);
@@ -46,6 +49,7 @@ fn read(image: &[u8], mode: RecoveryMode) -> Read {
                 out.failed = Some(e.to_string());
                 break;
             }
+            other => panic!("not expected here: {other:?}"),
         }
     }
     out.tail = reader.tail().map(|t| ring.region_damage(t));
@@ -124,13 +128,14 @@ fn a_ring_image_file_reads_as_in_memory() -> TestResult {
     let ring = log.ring()?.expect("a ring image");
     assert_eq!(Some(&ring), RingImage::find(&run.image).as_ref());
     assert_eq!(ring.erased(), 0xFF);
-    let options = ReaderOptions::new().read(ring.read_options(ReadOptions::new()));
+    let options = LogReaderOptions::new().read(ring.read_options(ReadOptions::new()));
     let mut reader = LogReader::new(log.ring_source(&ring)?, &options);
     let mut records = Vec::new();
     while let Some(entry) = reader.next()? {
         match entry {
             Entry::Record(r) => records.push(r.data.to_vec()),
             Entry::Damage(d) => panic!("{d}"),
+            other => panic!("not expected here: {other:?}"),
         }
     }
     assert_eq!(records, run.reference);
@@ -260,7 +265,7 @@ fn images_without_ring_headers_are_not_ring_images() -> TestResult {
     assert_eq!(RingImage::find(&[]), None);
     assert_eq!(RingImage::find(&vec![0xFF; 3 * BLOCK_SIZE]), None);
     // A plain log of whole blocks.
-    let mut writer = logfmt_std::LogWriter::new(Vec::new(), &logfmt_std::WriterOptions::new());
+    let mut writer = logfmt_std::LogWriter::new(Vec::new(), &logfmt_std::LogWriterOptions::new());
     writer.add_record(&vec![7u8; 2 * BLOCK_SIZE - 2 * 7])?;
     let log = writer.close()?;
     assert_eq!(log.len() % BLOCK_SIZE, 0);
@@ -435,7 +440,7 @@ fn an_image_cut_short_reads_in_ring_order() -> TestResult {
         std::fs::write(&path, cut)?;
         let log = LogFile::open(&path)?;
         assert_eq!(log.ring()?.as_ref(), Some(&ring), "{what}");
-        let options = ReaderOptions::new()
+        let options = LogReaderOptions::new()
             .read(ring.read_options(ReadOptions::new()))
             .recovery(RecoveryMode::SkipAnyCorruptedRecords);
         let mut reader = LogReader::new(log.ring_source(&ring)?, &options);

@@ -5,13 +5,13 @@ mod common;
 
 use common::{Seen, damages, drain, log_of, read, records};
 use logfmt_std::{
-    CorruptionKind, Damage, DamageKind, LogReader, MappedLog, ReadOptions, ReaderOptions,
-    RecoveryMode, par_scan, split,
+    Damage, DamageKind, LogReaderOptions, MappedLog, RecoveryMode,
+    advanced::{CorruptionKind, LogReader, ReadOptions, par_scan, split},
 };
 use proptest::prelude::*;
 
 /// The records of every range of `ranges`, in order.
-fn by_ranges(log: &[u8], options: &ReaderOptions, ranges: &[std::ops::Range<u64>]) -> Vec<Seen> {
+fn by_ranges(log: &[u8], options: &LogReaderOptions, ranges: &[std::ops::Range<u64>]) -> Vec<Seen> {
     par_scan(log, options, ranges, |range, mut reader| {
         let seen = drain(&mut reader);
         for record in records(&seen) {
@@ -24,7 +24,7 @@ fn by_ranges(log: &[u8], options: &ReaderOptions, ranges: &[std::ops::Range<u64>
     .collect()
 }
 
-fn check(log: &[u8], options: &ReaderOptions, parts: usize) -> Result<(), TestCaseError> {
+fn check(log: &[u8], options: &LogReaderOptions, parts: usize) -> Result<(), TestCaseError> {
     let sequential = read(log, options);
     let ranges = split(log.len() as u64, parts);
     let split_read = by_ranges(log, options, &ranges);
@@ -86,13 +86,13 @@ fn ranges_on_a_fixed_log() {
     let lens = [10, 40_000, 3, 32_742, 0, 100_000, 5, 7, 32_761, 1];
     let (log, written) = log_of(&lens);
     for parts in 1..=40 {
-        check(&log, &ReaderOptions::new(), parts)
+        check(&log, &LogReaderOptions::new(), parts)
             .map_err(|e| format!("{e}"))
             .unwrap_or_else(|e| panic!("{e}"));
     }
     // A range that starts exactly at a record gets it; the one ending there does not.
     let at = written[3].0.offset;
-    let options = ReaderOptions::new();
+    let options = LogReaderOptions::new();
     let seen = by_ranges(&log, &options, &[0..at, at..at + 1]);
     assert_eq!(records(&seen).len(), 4);
     let seen = read(&log, &options.clone().range(at..at + 1));
@@ -106,7 +106,7 @@ fn a_mapped_log_splits_the_same() -> Result<(), Box<dyn std::error::Error>> {
     let path = dir.path().join("000001.log");
     std::fs::write(&path, &log)?;
     let mapped = MappedLog::open(&path)?;
-    let counts = mapped.par_scan(&ReaderOptions::new(), 7, |_, mut reader| {
+    let counts = mapped.par_scan(&LogReaderOptions::new(), 7, |_, mut reader| {
         records(&drain(&mut reader)).len()
     });
     assert_eq!(counts.len(), 7);
@@ -151,7 +151,7 @@ proptest! {
         recovery in proptest::sample::select(RecoveryMode::ALL.to_vec()),
         erased in proptest::option::of(proptest::sample::select(vec![0u8, 0xff])),
     ) {
-        let options = ReaderOptions::new()
+        let options = LogReaderOptions::new()
             .recovery(recovery)
             .read(ReadOptions::new().erased(erased));
         // Point-in-time and absolute stop at the first damage; each range stops at the first in
@@ -175,7 +175,7 @@ proptest! {
 fn a_range_reader_stops_early() {
     // A range at the start of a long log reads little past its end.
     let (log, _) = log_of(&[100; 10_000]);
-    let options = ReaderOptions::new().range(0..1000);
+    let options = LogReaderOptions::new().range(0..1000);
     let mut reader = LogReader::from_slice(&log, &options);
     let seen = drain(&mut reader);
     assert_eq!(records(&seen).len(), 10);
@@ -205,13 +205,14 @@ fn block_ranges_report_the_damage_a_sequential_read_reports() {
             vec![i as u8; len as usize]
         })
         .collect();
-    let options = logfmt_std::WriterOptions::new().pack(Some(logfmt_std::PackLimit::bytes(2000)));
+    let options = logfmt_std::LogWriterOptions::new()
+        .pack(Some(logfmt_std::advanced::PackLimit::bytes(2000)));
     let mut writer = logfmt_std::LogWriter::new(Vec::new(), &options);
     for record in &records {
         writer.add_record(record).unwrap();
     }
     let clean = writer.close().unwrap();
-    let options = ReaderOptions::new().recovery(RecoveryMode::SkipAnyCorruptedRecords);
+    let options = LogReaderOptions::new().recovery(RecoveryMode::SkipAnyCorruptedRecords);
     let mut missing_starts = 0;
     for round in 0..40 {
         let mut log = clean.clone();

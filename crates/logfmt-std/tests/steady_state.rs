@@ -10,7 +10,10 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::io::{self, Write};
 
 use logfmt_core::{FnSink, SliceWriter, Writer};
-use logfmt_std::{BLOCK_SIZE, Item, LogWriter, Reader, StdSource, SyncWrite, WriterOptions};
+use logfmt_std::{
+    LogWriter, LogWriterOptions,
+    advanced::{BLOCK_SIZE, Item, Reader, StdSource, SyncWrite},
+};
 
 /// Counts every allocation, per thread.
 struct Counting;
@@ -101,7 +104,7 @@ fn writing_allocates_nothing_per_record() {
     // The std writer: its block buffer is allocated once, when it is made; none per record.
     let mut writer = LogWriter::new(
         Vec::with_capacity(total + 2 * BLOCK_SIZE),
-        &WriterOptions::new(),
+        &LogWriterOptions::new(),
     );
     let counted = allocations_in(|| {
         for r in &records {
@@ -177,7 +180,7 @@ impl SyncWrite for CountingFile {
 #[test]
 fn one_write_per_block_for_small_records() {
     let _one_at_a_time = one_at_a_time();
-    let options = WriterOptions::new().sync_on_close(false);
+    let options = LogWriterOptions::new().sync_on_close(false);
     let mut writer = LogWriter::new(CountingFile::default(), &options);
     for i in 0..100_000u32 {
         assert!(writer.add_record(&i.to_le_bytes().repeat(4)).is_ok());

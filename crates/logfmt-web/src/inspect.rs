@@ -5,7 +5,10 @@ use std::io::{self, Read, Seek, SeekFrom};
 
 use logfmt_core::{BlockSource, ReadOptions};
 use logfmt_std::layout::Survey;
-use logfmt_std::{Bounded, LogReader, ReaderOptions, RingImage, StdSource};
+use logfmt_std::{
+    LogReaderOptions,
+    advanced::{Bounded, LogReader, RingImage, StdSource},
+};
 
 use crate::content::{self, ContentKind, describe, holds_key};
 use crate::report::{Corruption, Hit, RecordView, Report, RingView, Tail};
@@ -59,13 +62,13 @@ pub fn inspect<R: Read + Seek>(mut file: R, len: u64, options: &Options) -> io::
     match &ring {
         Some(ring) => {
             let read = ring.read_options(options.read.clone());
-            let reader = LogReader::new(ring.source(file), &ReaderOptions::new().read(read));
+            let reader = LogReader::new(ring.source(file), &LogReaderOptions::new().read(read));
             scan.run(reader);
         }
         None => {
             let reader = LogReader::new(
                 StdSource::seekable(file),
-                &ReaderOptions::new().read(options.read.clone()),
+                &LogReaderOptions::new().read(options.read.clone()),
             );
             let mut file = scan.run(reader).into_inner();
             scan.zero_fill(&mut file)?;
@@ -91,13 +94,13 @@ pub fn search<R: Read + Seek>(
     match &ring {
         Some(ring) => {
             let read = ring.read_options(options.read.clone());
-            let reader = LogReader::new(ring.source(file), &ReaderOptions::new().read(read));
+            let reader = LogReader::new(ring.source(file), &LogReaderOptions::new().read(read));
             find(reader, key, options, |at| ring.region_offset(at), &mut hits);
         }
         None => {
             let reader = LogReader::new(
                 StdSource::seekable(file),
-                &ReaderOptions::new().read(options.read.clone()),
+                &LogReaderOptions::new().read(options.read.clone()),
             );
             find(reader, key, options, |at| at, &mut hits);
         }

@@ -1,7 +1,7 @@
 //! One block's bytes, span by span: what the map's detail view draws, from the layout model
 //! of [`logfmt_std::layout`].
 
-use logfmt_core::block::ChunkRules;
+use logfmt_core::parts::block::ChunkRules;
 use logfmt_core::{BLOCK_SIZE, ReadOptions};
 use logfmt_std::layout::{self, SpanKind};
 use serde::Serialize;

@@ -4,7 +4,7 @@
 use std::io;
 
 use js_sys::{Function, Uint8Array};
-use logfmt_core::{ReadFormat, ReadOptions};
+use logfmt_core::{ReadOptions, parts::ReadFormat};
 use wasm_bindgen::prelude::*;
 
 use crate::{ContentKind, Options, ReadAt, Window};

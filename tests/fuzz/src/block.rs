@@ -19,11 +19,11 @@
 //! (fused); and `parse_chunk` at each chunk offset returns what the parser returned.
 #![allow(dead_code, unreachable_pub)]
 
-use logfmt_core::block::{
+use logfmt_core::parts::block::{
     BlockParser, ChunkRules, FlashGap, Parsed, damaged_pack_end, flash_gap, flash_padding,
     parse_chunk,
 };
-use logfmt_core::{BLOCK_SIZE, ChunkFormat};
+use logfmt_core::{BLOCK_SIZE, parts::ChunkFormat};
 
 use crate::common::le;
 use crate::model;
@@ -231,7 +231,7 @@ fn check_chunk(
     block: &[u8],
     pos: usize,
     rules: &ChunkRules,
-    chunk: &logfmt_core::block::Chunk<'_>,
+    chunk: &logfmt_core::parts::block::Chunk<'_>,
 ) {
     assert_eq!(chunk.offset, pos);
     let kind = block[pos + 6];

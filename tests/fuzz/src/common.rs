@@ -5,8 +5,8 @@
 use std::convert::Infallible;
 
 use logfmt_core::{
-    BLOCK_SIZE, BlockSource, Corruption, Event, FragmentKind, FragmentReader, Item, LogEnd,
-    Oversized, ReadOptions, Reader,
+    BLOCK_SIZE, BlockSource, LogEnd, ReadOptions, Reader,
+    parts::{Corruption, Event, FragmentKind, FragmentReader, Item, Oversized},
 };
 
 /// The smallest chunk header (legacy).
@@ -64,6 +64,7 @@ pub fn read_records<S: BlockSource>(source: S, options: &ReadOptions, scratch: u
                 assert!(errors <= 4, "the reader keeps failing");
                 continue;
             }
+            Ok(Some(other)) => panic!("not expected here: {other:?}"),
         };
         match &seen {
             Seen::Record { offset, end, .. } => {
@@ -148,12 +149,7 @@ pub fn read_fragments<S: BlockSource>(source: S, options: &ReadOptions, scratch:
                                 current.take().expect("a record in progress");
                             let len = data.len() as u64;
                             items.push(if len > scratch as u64 {
-                                Seen::Oversized(Oversized {
-                                    offset,
-                                    end,
-                                    len,
-                                    coded: false,
-                                })
+                                Seen::Oversized(Oversized::new(offset, end, len, false))
                             } else {
                                 Seen::Record { offset, end, data }
                             });
@@ -180,6 +176,7 @@ pub fn read_fragments<S: BlockSource>(source: S, options: &ReadOptions, scratch:
                 errors += 1;
                 assert!(errors <= 4, "the reader keeps failing");
             }
+            Ok(Some(other)) => panic!("not expected here: {other:?}"),
         }
         if let Some(Seen::Record { offset, .. } | Seen::Oversized(Oversized { offset, .. })) =
             items.get(before)

@@ -16,7 +16,10 @@
 
 use logfmt_core::pack::ZSTD;
 use logfmt_core::{BLOCK_SIZE, SliceWriter, Writer};
-use logfmt_std::{Bounded, LogReader, ReaderOptions, RecoveryMode, StdSink};
+use logfmt_std::{
+    LogReaderOptions, RecoveryMode,
+    advanced::{Bounded, LogReader, StdSink},
+};
 
 /// The reader's limit for one record.
 const LIMIT: usize = 1 << 20;
@@ -53,7 +56,7 @@ pub fn check(data: &[u8]) {
     let len = log.len();
     let log = &log[..];
 
-    let options = ReaderOptions::new().recovery(RecoveryMode::SkipAnyCorruptedRecords);
+    let options = LogReaderOptions::new().recovery(RecoveryMode::SkipAnyCorruptedRecords);
     let mut reader = LogReader::from_slice(log, &options);
     let mut records: Vec<Vec<u8>> = Vec::new();
     // Each step reads on. A stored pack holds no more records than it has bytes; a compressed

@@ -7,7 +7,7 @@ use crate::reference;
 /// Reads a flash image with [`reference`]: the records, and how many damage reports.
 pub fn read_flash(image: &[u8], erased: u8, word: usize) -> (Vec<Vec<u8>>, usize) {
     let crc = |kind: u8, payload: &[u8]| {
-        use logfmt_core::checksum::{crc32c, extend, mask};
+        use logfmt_core::parts::checksum::{crc32c, extend, mask};
         mask(extend(crc32c(&[kind]), payload))
     };
     let mut scratch = vec![0u8; image.len()];

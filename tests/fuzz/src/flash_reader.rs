@@ -25,7 +25,7 @@
 
 use embedded_storage::nor_flash::NorFlash;
 use logfmt_core::flash::{FlashConfig, FlashError, FlashSource, FlashWriter, MockFlash};
-use logfmt_core::{BLOCK_SIZE, BlockSource, HEADER_SIZE, ReadOptions, SliceSource};
+use logfmt_core::{BLOCK_SIZE, BlockSource, ReadOptions, SliceSource, parts::HEADER_SIZE};
 
 use crate::common::{Rng, Seen, assert_sane, read_records, record_content};
 
@@ -258,7 +258,7 @@ pub fn colliding_chunks(before: &[u8], after: &[u8]) -> Vec<usize> {
 /// type; the length within the block, the type not 0, the masked CRC-32C of the type and the
 /// payload right), or `None`.
 fn chunk_end(image: &[u8], at: usize) -> Option<usize> {
-    use logfmt_core::checksum::{crc32c, extend, mask};
+    use logfmt_core::parts::checksum::{crc32c, extend, mask};
     let header = image.get(at..at + HEADER_SIZE)?;
     let stored = u32::from_le_bytes([header[0], header[1], header[2], header[3]]);
     let len = usize::from(u16::from_le_bytes([header[4], header[5]]));

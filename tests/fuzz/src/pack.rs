@@ -14,7 +14,10 @@
 #![allow(dead_code, unreachable_pub)]
 
 use logfmt_core::pack::{Pack, PackBuffer, PackError, STORED};
-use logfmt_core::{BLOCK_SIZE, CorruptionKind, Item, Reader, SliceWriter};
+use logfmt_core::{
+    BLOCK_SIZE, Reader, SliceWriter,
+    parts::{CorruptionKind, Item},
+};
 
 /// Checks one input.
 pub fn check(data: &[u8]) {
@@ -92,6 +95,7 @@ pub fn check(data: &[u8]) {
                 assert_eq!(pack.data, data);
             }
             Item::Oversized(o) => panic!("{o:?}"),
+            other => panic!("not expected here: {other:?}"),
         }
     }
     if parsed.as_ref().is_ok_and(|p| p.codec() == STORED) {

@@ -17,15 +17,15 @@
 //! strictly increase from the initial offset, records inside the input, no byte returned or
 //! dropped twice); `last_record_offset`/`last_record_end` follow every record; the end is
 //! sticky and [`Reader::end`](logfmt_core::Reader::end) tells it; the [`Reader`](logfmt_core::Reader)
-//! and the streaming [`FragmentReader`](logfmt_core::FragmentReader) agree item for item (so a
+//! and the streaming [`FragmentReader`](logfmt_core::parts::FragmentReader) agree item for item (so a
 //! record's data is exactly the concatenation of its fragments); a source that reads
 //! 1..=k bytes at a time changes nothing; and a tailing reader fed the log in arbitrary steps
 //! returns a prefix of what the plain reader returns — all of it when the log ends cleanly (for
 //! damaged logs, with [`TAILING_DAMAGED_LOGS`]: the same records and dropped bytes).
 #![allow(dead_code, unreachable_pub)]
 
-use logfmt_core::block::{BlockParser, ChunkRules, Parsed};
-use logfmt_core::{BLOCK_SIZE, IoSource, LogEnd, ReadFormat, ReadOptions, SliceSource};
+use logfmt_core::parts::block::{BlockParser, ChunkRules, Parsed};
+use logfmt_core::{BLOCK_SIZE, IoSource, LogEnd, ReadOptions, SliceSource, parts::ReadFormat};
 
 use crate::common::{
     Dribble, Growing, Outcome, Rng, Seen, assert_sane, le, read_fragments, read_records,
@@ -151,6 +151,7 @@ fn check_end(outcome: &Outcome, len: u64) {
             assert_eq!(offset + torn, len, "{end:?} for a {len}-byte input");
         }
         LogEnd::OldRecord { offset, .. } => assert!(offset < len, "{end:?}"),
+        other => panic!("not expected here: {other:?}"),
     }
 }
 
@@ -188,14 +189,15 @@ fn check_tailing(log: &[u8], p: &Params, plain: &Outcome) {
     loop {
         while let Some(item) = reader.next().unwrap_or_else(|e| match e {}) {
             items.push(match item {
-                logfmt_core::Item::Record(r) => Seen::Record {
+                logfmt_core::parts::Item::Record(r) => Seen::Record {
                     offset: r.offset,
                     end: r.end,
                     data: r.data.to_vec(),
                 },
-                logfmt_core::Item::Corruption(c) => Seen::Drop(c),
-                logfmt_core::Item::Oversized(o) => Seen::Oversized(o),
-                logfmt_core::Item::Coded(pack) => panic!("a pack read at {}", pack.offset),
+                logfmt_core::parts::Item::Corruption(c) => Seen::Drop(c),
+                logfmt_core::parts::Item::Oversized(o) => Seen::Oversized(o),
+                logfmt_core::parts::Item::Coded(pack) => panic!("a pack read at {}", pack.offset),
+                other => panic!("not expected here: {other:?}"),
             });
             assert!(
                 items.len() <= 2 * log.len() + 2,

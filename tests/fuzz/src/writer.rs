@@ -20,8 +20,8 @@ use std::convert::Infallible;
 
 use arbitrary::{Arbitrary, Unstructured};
 use logfmt_core::{
-    BLOCK_SIZE, FnSink, Format, Item, ReadFormat, ReadOptions, Reader, SliceSource, WriteError,
-    WriteOptions, Writer,
+    BLOCK_SIZE, FnSink, Format, ReadOptions, Reader, SliceSource, WriteError, WriteOptions, Writer,
+    parts::{Item, ReadFormat},
 };
 
 use crate::common::record_content;
@@ -404,7 +404,7 @@ fn read_back(script: &Script, records: &[Vec<u8>], run: &Run, start: u64, padded
         if let Item::Corruption(c) = item
             && padded
             && c.bytes == 0
-            && c.kind == logfmt_core::CorruptionKind::ErrorInMiddleOfRecord
+            && c.kind == logfmt_core::parts::CorruptionKind::ErrorInMiddleOfRecord
         {
             continue;
         }

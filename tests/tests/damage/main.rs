@@ -32,8 +32,8 @@ use std::ops::Range;
 use std::sync::OnceLock;
 
 use leveldb_reader::Out;
-use logfmt_core::block::{ChunkRules, Parsed, parse_chunk};
-use logfmt_core::{BLOCK_SIZE, Item, ReadOptions, Reader, SliceSource};
+use logfmt_core::parts::block::{ChunkRules, Parsed, parse_chunk};
+use logfmt_core::{BLOCK_SIZE, ReadOptions, Reader, SliceSource, parts::Item};
 use logfmt_tests::model;
 
 const BLOCK: usize = BLOCK_SIZE;
@@ -290,6 +290,7 @@ fn core_read(log: &[u8], resync: bool) -> Vec<Out> {
                 },
                 Item::Oversized(o) => panic!("buffer too small: {o:?}"),
                 Item::Coded(pack) => panic!("no coded packs in these logs: {pack:?}"),
+                other => panic!("not expected here: {other:?}"),
             });
         }
         out

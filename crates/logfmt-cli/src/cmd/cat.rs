@@ -4,7 +4,10 @@ use std::io::{self, BufWriter, IsTerminal, Write};
 use std::ops::Range;
 use std::path::PathBuf;
 
-use logfmt_std::{Ending, LogReader, ReaderOptions, RecordStream};
+use logfmt_std::{
+    LogReaderOptions,
+    advanced::{Ending, LogReader, RecordStream},
+};
 
 use crate::decode::{Content, Decode, Style};
 use crate::error::CliError;
@@ -242,7 +245,7 @@ fn follow_change(log: &logfmt_std::LogFile, seen: &mut u64) -> Option<&'static s
 /// How one file's records are printed, decided before the first is read.
 #[derive(Debug)]
 struct Plan {
-    options: ReaderOptions,
+    options: LogReaderOptions,
     /// The file is followed after its last record.
     follow: bool,
     /// What the records are decoded as.
@@ -345,7 +348,11 @@ fn print_in_parallel(
     let decoded = content != Content::Raw;
     let (style, output) = (plan.style, plan.output);
     if print.several && plan.heads() {
-        writeln!(out, "==> {} <==", logfmt_std::EscapedPath::new(log.path()))?;
+        writeln!(
+            out,
+            "==> {} <==",
+            logfmt_std::advanced::EscapedPath::new(log.path())
+        )?;
     }
     let printed = crate::parallel::print_clean(
         input,
@@ -435,7 +442,11 @@ fn cat(
         match found {
             Found::Record { offset, data, .. } if content != Content::Raw => {
                 if header && style != Style::Json {
-                    writeln!(out, "==> {} <==", logfmt_std::EscapedPath::new(log.path()))?;
+                    writeln!(
+                        out,
+                        "==> {} <==",
+                        logfmt_std::advanced::EscapedPath::new(log.path())
+                    )?;
                 }
                 header = false;
                 let offset = input.offset(offset);
@@ -530,7 +541,7 @@ fn printed_raw(args: &CatArgs, target: &Target, input: &Input, offset: u64) {
 
 /// The warning that a record too long to decode (a pack or compressed record past the
 /// limit, or a record to decode longer than `limit`) is not printed.
-fn not_printed(input: &Input, record: &logfmt_std::Oversized, limit: usize) {
+fn not_printed(input: &Input, record: &logfmt_std::advanced::Oversized, limit: usize) {
     let message = if record.coded {
         // A pack, or a compressed record, is decoded whole: not streamed.
         format!(
@@ -539,7 +550,7 @@ fn not_printed(input: &Input, record: &logfmt_std::Oversized, limit: usize) {
                  decoded to): not printed",
             input.offset(record.offset),
             record.len,
-            logfmt_std::MAX_DECODED >> 20
+            logfmt_std::advanced::MAX_DECODED >> 20
         )
     } else {
         format!(

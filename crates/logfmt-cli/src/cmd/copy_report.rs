@@ -5,7 +5,8 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 
 use logfmt_std::{
-    AtomicLog, AtomicOptions, BlockSource, EscapedPath, LogReader, ReaderOptions, WriterOptions,
+    AtomicLog, AtomicOptions, LogReaderOptions, LogWriterOptions,
+    advanced::{BlockSource, EscapedPath, LogReader},
 };
 use serde::ser::{SerializeMap, Serializer};
 
@@ -40,7 +41,7 @@ impl CopyArgs {
     pub(crate) fn create(
         &self,
         output: &std::path::Path,
-        writer: WriterOptions,
+        writer: LogWriterOptions,
     ) -> Result<AtomicLog, CliError> {
         let atomic = AtomicOptions::new()
             .writer(writer.lock_wait(self.wait.lock_wait()))
@@ -201,7 +202,7 @@ impl CopyReport {
 pub(crate) fn copy_all(
     reader: &mut LogReader<impl BlockSource<Error = io::Error>>,
     input: &Input,
-    options: &ReaderOptions,
+    options: &LogReaderOptions,
     writer: &mut AtomicLog,
     report: &mut CopyReport,
 ) -> Result<(Outcome, Option<io::Error>), CliError> {

@@ -4,9 +4,9 @@ use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 
 use logfmt_core::pack::{self, Pack};
-use logfmt_core::ring::RingHeader;
+use logfmt_core::parts::ring::RingHeader;
+use logfmt_std::advanced::{BLOCK_SIZE, BlockRole, BlockSource, FragmentKind, ReadOptions};
 use logfmt_std::layout::{ChunkRole, Counts, Span, SpanKind, Walk, type_name};
-use logfmt_std::{BLOCK_SIZE, BlockRole, BlockSource, FragmentKind, ReadOptions};
 
 use crate::error::CliError;
 use crate::format::FormatArgs;
@@ -315,7 +315,7 @@ fn walk(
 }
 
 /// The item of block `index` of a ring image: its role and ring header.
-fn ring_item<'a>(ring: &logfmt_std::RingImage, index: u32) -> Item<'a> {
+fn ring_item<'a>(ring: &logfmt_std::advanced::RingImage, index: u32) -> Item<'a> {
     Item::RingBlock {
         index,
         role: ring.role(index),

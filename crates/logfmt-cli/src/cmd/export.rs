@@ -2,7 +2,10 @@
 
 use std::path::PathBuf;
 
-use logfmt_std::{Ending, LogReader, WriterOptions};
+use logfmt_std::{
+    LogWriterOptions,
+    advanced::{Ending, LogReader},
+};
 
 use super::copy_report::{Copier, CopyArgs, CopyReport, copy_all};
 use crate::error::CliError;
@@ -60,7 +63,7 @@ pub(crate) fn run(args: &ExportArgs) -> Result<(), CliError> {
         });
     }
     let options = args.read.options(&input, 0, None)?;
-    let mut writer = args.copy.create(&args.output, WriterOptions::new())?;
+    let mut writer = args.copy.create(&args.output, LogWriterOptions::new())?;
     let mut reader = LogReader::new(input.source()?, &options);
     let mut report = CopyReport::new(
         Copier::Export,

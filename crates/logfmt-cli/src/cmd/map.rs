@@ -4,7 +4,10 @@ use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 use logfmt_std::layout::{BlockState, Survey};
-use logfmt_std::{EscapedPath, LogReader, ReadOptions, ReaderOptions};
+use logfmt_std::{
+    LogReaderOptions,
+    advanced::{EscapedPath, LogReader, ReadOptions},
+};
 
 use crate::error::CliError;
 use crate::format::FormatArgs;
@@ -95,7 +98,7 @@ fn gather(args: &MapArgs, path: &Path) -> Result<(MapReport, Input, ReadOptions)
     let read = ReadOptions::new().erased(input.erased(args.erased));
     let read = input.read_options(args.format.read_options(&input.log, read)?);
     let len = input.log.len_at_open();
-    let mut reader = LogReader::new(input.source()?, &ReaderOptions::new().read(read.clone()));
+    let mut reader = LogReader::new(input.source()?, &LogReaderOptions::new().read(read.clone()));
     let mut survey = Survey::read(
         &mut reader,
         len,
@@ -112,7 +115,7 @@ fn gather(args: &MapArgs, path: &Path) -> Result<(MapReport, Input, ReadOptions)
     });
     if input.ring.is_none()
         && let Some(torn) = &survey.tail
-        && let Some(zeros) = logfmt_std::zero_fill(&input.log, torn)
+        && let Some(zeros) = logfmt_std::advanced::zero_fill(&input.log, torn)
     {
         survey.marks.zero_fill(zeros.offset);
         tail = tail.map(|t| TailLine {

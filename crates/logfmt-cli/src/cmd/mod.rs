@@ -13,7 +13,7 @@ pub(crate) mod verify;
 pub(crate) mod verify_report;
 pub(crate) mod write;
 
-use logfmt_std::{Damage, RingImage};
+use logfmt_std::{Damage, advanced::RingImage};
 
 use crate::notes::{hint, note, plural, say};
 

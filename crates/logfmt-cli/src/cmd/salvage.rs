@@ -3,8 +3,8 @@
 use std::path::PathBuf;
 
 use logfmt_std::{
-    Format, LogReader, ReadFormat, ReadOptions, ReaderOptions, RecoveryMode, WriteOptions,
-    WriterOptions,
+    LogReaderOptions, LogWriterOptions, RecoveryMode,
+    advanced::{Format, LogReader, ReadFormat, ReadOptions, WriteOptions},
 };
 
 use super::copy_report::{Copier, CopyArgs, CopyReport, copy_all};
@@ -86,10 +86,10 @@ pub(crate) fn run(args: &SalvageArgs) -> Result<(), CliError> {
         ReadFormat::Recyclable { log_number } => Format::Recyclable { log_number },
         _ => Format::Legacy,
     };
-    let options = ReaderOptions::new()
+    let options = LogReaderOptions::new()
         .read(read)
         .recovery(RecoveryMode::SkipAnyCorruptedRecords);
-    let written = WriterOptions::new().write(WriteOptions::new().format(format));
+    let written = LogWriterOptions::new().write(WriteOptions::new().format(format));
     let mut writer = args.copy.create(&args.output, written)?;
     let mut reader = LogReader::new(input.source()?, &options);
     let mut report = CopyReport::new(

@@ -3,7 +3,10 @@
 use std::io::{self, Write};
 use std::path::PathBuf;
 
-use logfmt_std::{Bounded, LogFile, ReadOptions, ReaderOptions, par_scan_file};
+use logfmt_std::{
+    LogFile, LogReaderOptions,
+    advanced::{Bounded, ReadOptions, par_scan_file},
+};
 
 use crate::error::CliError;
 use crate::format::FormatArgs;
@@ -58,7 +61,7 @@ const PARTS_PER_BLOCK: u64 = 64;
 /// How many ranges `asked` for comes to on a file of `len` bytes: at most
 /// [`PARTS_PER_BLOCK`] per block (a file of less than a block counts as one).
 fn parts(asked: u32, len: u64) -> usize {
-    let blocks = len.div_ceil(logfmt_std::BLOCK_SIZE as u64).max(1);
+    let blocks = len.div_ceil(logfmt_std::advanced::BLOCK_SIZE as u64).max(1);
     let most = blocks.saturating_mul(PARTS_PER_BLOCK);
     usize::try_from(u64::from(asked).min(most)).unwrap_or(usize::MAX)
 }
@@ -121,7 +124,7 @@ fn open(path: &std::path::Path) -> Result<LogFile, CliError> {
         return Err(CliError::Usage(format!(
             "{} is a ring image, read from its oldest block to its newest, not in byte ranges \
              (`logfmt cat` reads it; `logfmt export` turns it into a plain log)",
-            logfmt_std::EscapedPath::new(log.path())
+            logfmt_std::advanced::EscapedPath::new(log.path())
         )));
     }
     Ok(log)
@@ -137,9 +140,9 @@ fn gather(
     // Every range reads with the format decided from the start of the file.
     let read = ReadOptions::new().erased(args.erased.map(Erased::byte));
     let read = args.format.read_options(&log, read)?;
-    let options = ReaderOptions::new().read(read);
+    let options = LogReaderOptions::new().read(read);
     let len = log.len_at_open();
-    let ranges = logfmt_std::split(len, parts(args.parts, len));
+    let ranges = logfmt_std::advanced::split(len, parts(args.parts, len));
     let mut results = par_scan_file(log.file(), &options, &ranges, |range, reader| {
         (range, count(reader))
     });
@@ -164,9 +167,9 @@ fn gather(
 }
 
 /// Counts what one range's reader returns.
-fn count<S>(mut reader: logfmt_std::LogReader<S>) -> Part
+fn count<S>(mut reader: logfmt_std::advanced::LogReader<S>) -> Part
 where
-    S: logfmt_std::BlockSource<Error = io::Error>,
+    S: logfmt_std::advanced::BlockSource<Error = io::Error>,
 {
     let mut part = Part::default();
     // Records are only counted: none is assembled.
@@ -174,7 +177,7 @@ where
         let entry = match reader.next_bounded(0) {
             Ok(Some(entry)) => entry,
             Ok(None) => break,
-            Err(logfmt_std::ReadError::Io(e)) => {
+            Err(logfmt_std::advanced::ReadError::Io(e)) => {
                 part.error = Some(e);
                 break;
             }

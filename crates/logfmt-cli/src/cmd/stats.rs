@@ -6,7 +6,8 @@ use std::path::PathBuf;
 
 use logfmt_std::layout::{Counts as ChunkCounts, Walk};
 use logfmt_std::{
-    BlockSource, Damage, HEADER_SIZE, LogReader, ReaderOptions, RecoveryMode, StaleTail,
+    Damage, LogReaderOptions, RecoveryMode,
+    advanced::{BlockSource, HEADER_SIZE, LogReader, StaleTail},
 };
 
 use super::SpanJson;
@@ -187,14 +188,13 @@ impl Sizes {
     }
 }
 
-/// Runs `stats`.
 /// The read cursors committed in the ring image at `path` (none if it cannot be read again).
 fn cursors_of(
     path: &std::path::Path,
-    ring: &logfmt_std::RingImage,
+    ring: &logfmt_std::advanced::RingImage,
 ) -> Vec<super::stats_report::Cursor> {
     std::fs::read(path)
-        .map(|image| logfmt_std::ring_cursors(&image, ring))
+        .map(|image| logfmt_std::advanced::ring_cursors(&image, ring))
         .unwrap_or_default()
         .into_iter()
         .map(|c| super::stats_report::Cursor {
@@ -206,6 +206,7 @@ fn cursors_of(
         .collect()
 }
 
+/// Runs `stats`.
 pub(crate) fn run(args: &StatsArgs) -> Result<(), CliError> {
     crate::targets::each(&args.files, args.json, |target, several| {
         run_one(args, target, several)
@@ -249,7 +250,7 @@ fn gather(
     let mut content = args.decode.content(&target.path, target.kind);
     let confirmed = args.decode != Decode::Auto || content == Content::Raw;
     let read = input.chunk_read(args.erased, &args.format)?;
-    let options = ReaderOptions::new()
+    let options = LogReaderOptions::new()
         .read(read.clone())
         .recovery(RecoveryMode::SkipAnyCorruptedRecords);
     let counts = match count_in_parts(args, &input, &options, &read, &mut content, confirmed)? {
@@ -264,8 +265,8 @@ fn gather(
 fn count_in_parts(
     args: &StatsArgs,
     input: &Input,
-    options: &ReaderOptions,
-    read: &logfmt_std::ReadOptions,
+    options: &LogReaderOptions,
+    read: &logfmt_std::advanced::ReadOptions,
     content: &mut Content,
     confirmed: bool,
 ) -> Result<Option<Counts>, CliError> {
@@ -317,8 +318,8 @@ fn count_in_parts(
 /// Counts a log read in order, its chunks as its blocks are loaded.
 fn count_in_order(
     input: &Input,
-    options: &ReaderOptions,
-    read: &logfmt_std::ReadOptions,
+    options: &LogReaderOptions,
+    read: &logfmt_std::advanced::ReadOptions,
     content: &mut Content,
     mut confirmed: bool,
 ) -> Result<Counts, CliError> {

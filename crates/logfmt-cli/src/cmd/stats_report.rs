@@ -202,7 +202,11 @@ impl Report for StatsReport {
         if let Some(ring) = &self.ring {
             ring.rows(&mut rows);
         }
-        writeln!(out, "{}", logfmt_std::EscapedPath::new(&self.path))?;
+        writeln!(
+            out,
+            "{}",
+            logfmt_std::advanced::EscapedPath::new(&self.path)
+        )?;
         let width = rows.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
         for (key, value) in rows {
             writeln!(out, "  {key:<width$}  {value}")?;

@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use logfmt_std::{
-    BlockSource, Ending, LogFile, LogReader, ReadFormat, ReadOptions, ReaderOptions, RecoveryMode,
-    StaleTail,
+    LogFile, LogReaderOptions, RecoveryMode,
+    advanced::{BlockSource, Ending, LogReader, ReadFormat, ReadOptions, StaleTail},
 };
 
 use super::verify_report::{Packed, VerifyReport};
@@ -290,7 +290,7 @@ fn kept(args: &VerifyArgs) -> usize {
 fn empty_report(
     args: &VerifyArgs,
     input: &Input,
-    options: &ReaderOptions,
+    options: &LogReaderOptions,
     several: bool,
 ) -> VerifyReport {
     let keep = kept(args);
@@ -324,7 +324,7 @@ fn read_all(
     args: &VerifyArgs,
     target: &crate::targets::Target,
     input: &Input,
-    options: &ReaderOptions,
+    options: &LogReaderOptions,
     report: &mut VerifyReport,
 ) -> Result<Option<io::Error>, CliError> {
     let log = &input.log;

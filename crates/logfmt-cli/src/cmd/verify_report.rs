@@ -4,7 +4,10 @@
 use std::io::{self, Write};
 use std::path::PathBuf;
 
-use logfmt_std::{Damage, DamageKind, RecoveryMode, RingImage, StaleTail};
+use logfmt_std::{
+    Damage, DamageKind, RecoveryMode,
+    advanced::{RingImage, StaleTail},
+};
 use serde::{Serialize, Serializer};
 
 use super::{DamageJson, RingJson, SpanJson, plural};
@@ -242,7 +245,7 @@ impl crate::report::Report for VerifyReport {
     /// The text report: a line, then the ring, packs, the damaged regions and undecoded
     /// records (unless `--summary`), and how the log ends.
     fn write_text(&self, out: &mut dyn Write) -> io::Result<()> {
-        let path = logfmt_std::EscapedPath::new(&self.path);
+        let path = logfmt_std::advanced::EscapedPath::new(&self.path);
         if let Some(not) = self.not_a_log {
             // One line: the damage found reading it says nothing more.
             return writeln!(out, "{path}: {}", not.explain());

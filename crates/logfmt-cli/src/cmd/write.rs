@@ -4,9 +4,11 @@ use std::io::{self, IsTerminal};
 use std::path::{Path, PathBuf};
 
 use logfmt_std::{
-    AppendFormat, AppendOptions, AtomicLog, AtomicOptions, Compression, Format, LogWriter,
-    PackLimit, SyncPolicy, TornTailPolicy, WriteOptions, WriterOptions, log_number_in_name,
-    log_number_of_file,
+    AppendOptions, AtomicLog, AtomicOptions, Compression, LogWriter, LogWriterOptions, SyncPolicy,
+    TornTailPolicy,
+    advanced::{
+        AppendFormat, Format, PackLimit, WriteOptions, log_number_in_name, recyclable_log_number,
+    },
 };
 
 use crate::error::CliError;
@@ -150,7 +152,7 @@ pub(crate) fn run(args: &WriteArgs) -> Result<(), CliError> {
             ));
         }
         (_, Some(number)) => Some(Format::Recyclable {
-            log_number: log_number_of_file(number),
+            log_number: recyclable_log_number(number),
         }),
         (Some(WriteFormatName::Legacy), None) => Some(Format::Legacy),
         (Some(WriteFormatName::Recyclable), None) | (None, None) => None,
@@ -164,7 +166,7 @@ pub(crate) fn run(args: &WriteArgs) -> Result<(), CliError> {
     if packs && !to_stdout && !args.allow_logfmt_chunks {
         refuse_logfmt_chunks(&args.file)?;
     }
-    let options = WriterOptions::new()
+    let options = LogWriterOptions::new()
         .lock_wait(args.wait.lock_wait())
         .pack(args.pack.map(|bytes| PackLimit::bytes(bytes as usize)))
         .compress(match args.compress {
@@ -194,7 +196,7 @@ pub(crate) fn run(args: &WriteArgs) -> Result<(), CliError> {
 /// `write` without `--append`: a new log, put in place whole.
 fn create(
     args: &WriteArgs,
-    options: WriterOptions,
+    options: LogWriterOptions,
     format: Option<Format>,
     mut records: Records<io::StdinLock<'_>>,
 ) -> Result<(), CliError> {
@@ -202,7 +204,7 @@ fn create(
         (Some(format), _) => format,
         (None, Some(WriteFormatName::Recyclable)) => match log_number_in_name(&args.file) {
             Some(number) => Format::Recyclable {
-                log_number: log_number_of_file(number),
+                log_number: recyclable_log_number(number),
             },
             None => {
                 return Err(logfmt_std::Error::NoLogNumber {
@@ -246,7 +248,7 @@ fn create(
 /// `write -`: a new log written to standard output, as it is read.
 fn to_standard_output(
     args: &WriteArgs,
-    options: WriterOptions,
+    options: LogWriterOptions,
     format: Option<Format>,
     mut records: Records<io::StdinLock<'_>>,
 ) -> Result<(), CliError> {
@@ -300,7 +302,7 @@ impl io::Write for Stdout<'_> {
     }
 }
 
-impl logfmt_std::SyncWrite for Stdout<'_> {
+impl logfmt_std::advanced::SyncWrite for Stdout<'_> {
     fn sync(&mut self) -> io::Result<()> {
         io::Write::flush(&mut self.0)
     }
@@ -309,7 +311,7 @@ impl logfmt_std::SyncWrite for Stdout<'_> {
 /// `write --append`: the log continued in place.
 fn append(
     args: &WriteArgs,
-    options: WriterOptions,
+    options: LogWriterOptions,
     format: Option<Format>,
     mut records: Records<io::StdinLock<'_>>,
 ) -> Result<(), CliError> {
@@ -388,15 +390,15 @@ fn append(
 /// Refuses to put logfmt's own chunks into a log LevelDB or RocksDB reads (they would drop
 /// those records): one line, nothing written.
 fn refuse_logfmt_chunks(path: &Path) -> Result<(), CliError> {
-    let found = logfmt_std::database_log(path)
-        .map_err(|e| logfmt_std::Error::io(logfmt_std::Operation::Read, path, e))?;
+    let found = logfmt_std::advanced::database_log(path)
+        .map_err(|e| logfmt_std::Error::io(logfmt_std::advanced::Operation::Read, path, e))?;
     match found {
         None => Ok(()),
         Some(why) => Err(CliError::Usage(format!(
             "{}: {why}: --pack and --compress zstd write logfmt's packs, which LevelDB and \
              RocksDB report as unknown record types and drop; --allow-logfmt-chunks writes \
              them anyway",
-            logfmt_std::EscapedPath::new(path)
+            logfmt_std::advanced::EscapedPath::new(path)
         ))),
     }
 }
@@ -412,7 +414,7 @@ fn refuse_stdin_as_output(path: &Path) -> Result<(), CliError> {
         };
         let stdin = std::fs::File::from(stdin);
         if stdin.metadata().is_ok_and(|m| m.is_file())
-            && logfmt_std::is_same_file(&stdin, path).unwrap_or(false)
+            && logfmt_std::advanced::is_same_file(&stdin, path).unwrap_or(false)
         {
             return Err(CliError::SameFile {
                 path: path.to_path_buf(),

@@ -42,6 +42,7 @@ const PACKED: u8 = RecordType::PackFull as u8 - FULL;
 /// What [`WordReader::next`] found. Offsets are region offsets (a flash region is at most 4 GiB).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum FlashItem {
     /// A record: its first `len` bytes of the caller's buffer; `offset` is where its first
     /// chunk starts in the region.

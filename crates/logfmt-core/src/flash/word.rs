@@ -7,7 +7,7 @@ use super::reader::Walk;
 use super::resume::Geometry;
 use super::{FlashConfig, FlashError, FlashStats};
 use crate::pack::PackBuffer;
-use crate::packing::{PackLimit, Take};
+use crate::pack::{PackLimit, Take};
 use crate::writer::Written;
 
 /// Opens a log on a blocking flash: the resume walk, then the engine appending where it
@@ -111,7 +111,7 @@ impl<F: NorFlash> WordWriter<F> {
     /// # fn main() -> Result<(), logfmt_core::flash::FlashError<logfmt_core::flash::MockError>> {
     /// use logfmt_core::flash::{FlashConfig, MockFlash, WordWriter};
     /// use logfmt_core::pack::PackBuffer;
-    /// use logfmt_core::packing::PackLimit;
+    /// use logfmt_core::pack::PackLimit;
     /// use logfmt_core::BLOCK_SIZE;
     ///
     /// let (mut memory, mut programmed) = ([0u8; BLOCK_SIZE], [false; BLOCK_SIZE / 8]);

@@ -8,8 +8,11 @@ use std::path::{Path, PathBuf};
 use datafusion::arrow::array::{Array, BinaryArray, StringArray, UInt32Array, UInt64Array};
 use datafusion::arrow::record_batch::RecordBatch;
 use logfmt_std::{
-    Entry, Format, LogReader, LogWriter, PackLimit, ReadFormat, ReadOptions, ReaderOptions,
-    RecoveryMode, StdSource, WriteOptions, WriterOptions, log_number_in_name, log_number_of_file,
+    LogReaderOptions, LogWriter, LogWriterOptions, RecoveryMode,
+    advanced::{
+        Entry, Format, LogReader, PackLimit, ReadFormat, ReadOptions, StdSource, WriteOptions,
+        log_number_in_name, recyclable_log_number,
+    },
 };
 
 /// A row of `logs`.
@@ -50,7 +53,7 @@ pub fn records(seed: u64, count: usize, max: u64) -> Vec<Vec<u8>> {
 }
 
 /// Writes `records` to a log at `path` with `options`.
-pub fn write(path: &Path, options: &WriterOptions, records: &[Vec<u8>]) {
+pub fn write(path: &Path, options: &LogWriterOptions, records: &[Vec<u8>]) {
     let mut writer = LogWriter::create(path, options).unwrap();
     for record in records {
         writer.add_record(record).unwrap();
@@ -59,7 +62,7 @@ pub fn write(path: &Path, options: &WriterOptions, records: &[Vec<u8>]) {
 }
 
 /// Writes the same records to a `Vec`.
-pub fn write_vec(options: &WriterOptions, records: &[Vec<u8>]) -> Vec<u8> {
+pub fn write_vec(options: &LogWriterOptions, records: &[Vec<u8>]) -> Vec<u8> {
     let mut writer = LogWriter::new(Vec::new(), options);
     for record in records {
         writer.add_record(record).unwrap();
@@ -77,16 +80,17 @@ pub fn corpus(dir: &Path) -> Vec<PathBuf> {
         std::fs::write(&path, bytes).unwrap();
         paths.push(path);
     };
-    let plain = WriterOptions::new();
+    let plain = LogWriterOptions::new();
     add("plain.log", write_vec(&plain, &records(1, 300, 3000)));
-    let packed = WriterOptions::new().pack(Some(PackLimit::bytes(4096)));
+    let packed = LogWriterOptions::new().pack(Some(PackLimit::bytes(4096)));
     let small: Vec<Vec<u8>> = records(2, 2000, 40)
         .into_iter()
         .map(|r| r[..r.len().min(60)].to_vec())
         .collect();
     add("packed.log", write_vec(&packed, &small));
     let recyclable = |n: u32| {
-        WriterOptions::new().write(WriteOptions::new().format(Format::Recyclable { log_number: n }))
+        LogWriterOptions::new()
+            .write(WriteOptions::new().format(Format::Recyclable { log_number: n }))
     };
     add(
         "000007.log",
@@ -129,8 +133,8 @@ pub fn name(path: &Path) -> String {
 /// format `auto` decides (with the log number of the file's name). A torn tail of zeros to
 /// the end of the file is of kind `zero_fill`.
 pub fn sequential(path: &Path, recovery: RecoveryMode) -> (Vec<Row>, Vec<DamageRow>) {
-    let log_number = log_number_in_name(path).map(log_number_of_file);
-    let options = ReaderOptions::new()
+    let log_number = log_number_in_name(path).map(recyclable_log_number);
+    let options = LogReaderOptions::new()
         .recovery(recovery)
         .read(ReadOptions::new().format(ReadFormat::Auto { log_number }));
     let mut reader = LogReader::new(StdSource::seekable(File::open(path).unwrap()), &options);
@@ -155,6 +159,7 @@ pub fn sequential(path: &Path, recovery: RecoveryMode) -> (Vec<Row>, Vec<DamageR
                 };
                 damage.push((file.clone(), d.offset, d.bytes, kind));
             }
+            other => panic!("not expected here: {other:?}"),
         }
     }
     (rows, damage)

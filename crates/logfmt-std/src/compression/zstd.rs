@@ -155,7 +155,7 @@ impl Contexts {
         use zstd::stream::raw::{Decoder, InBuffer, Operation, OutBuffer};
 
         out.clear();
-        if codec != logfmt_core::format::ZSTD_CODEC {
+        if codec != logfmt_core::parts::format::ZSTD_CODEC {
             return Err(());
         }
         if data.is_empty() {
@@ -255,7 +255,7 @@ mod tests {
             .iter()
             .map(|r| contexts.encode_stream(r, 3).unwrap())
             .collect();
-        let codec = logfmt_core::format::ZSTD_CODEC;
+        let codec = logfmt_core::parts::format::ZSTD_CODEC;
         let mut out = Vec::new();
         for (record, frame) in records.iter().zip(&frames) {
             // Cut short, then damaged: refused; then the record itself: whole.

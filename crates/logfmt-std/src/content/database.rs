@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use super::version_edit::{Field, FileField, VersionEdit};
 use crate::escape::EscapedPath;
-use crate::{Entry, LogReader, ReaderOptions, StdSource};
+use crate::{Entry, LogReader, LogReaderOptions, StdSource};
 
 /// What a file of a [`Database`] holds (see [`Database::files`]).
 ///
@@ -28,6 +28,7 @@ pub enum DbFileKind {
 
 /// A file of a [`Database`]: see the example of [`Database`].
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct DbFile {
     /// What it holds.
     pub kind: DbFileKind,
@@ -50,12 +51,12 @@ pub struct DbFile {
 ///
 /// ```
 /// use logfmt_std::content::{Database, DbFileKind};
-/// use logfmt_std::{LogWriter, WriterOptions};
+/// use logfmt_std::{LogWriter, LogWriterOptions};
 ///
 /// let dir = tempfile::tempdir()?;
 /// std::fs::write(dir.path().join("CURRENT"), "MANIFEST-000004\n")?;
 /// // One edit: log number 7 (tag 2).
-/// let mut manifest = LogWriter::create(dir.path().join("MANIFEST-000004"), &WriterOptions::new())?;
+/// let mut manifest = LogWriter::create(dir.path().join("MANIFEST-000004"), &LogWriterOptions::new())?;
 /// manifest.add_record(&[2, 7])?;
 /// manifest.close()?;
 /// for log in ["000003.log", "000010.log", "000007.log"] {
@@ -229,7 +230,7 @@ struct Needed {
 /// Reads the MANIFEST's edits as far as they can be read.
 fn oldest_needed(file: File) -> Needed {
     use std::collections::BTreeMap;
-    let mut reader = LogReader::new(StdSource::seekable(file), &ReaderOptions::new());
+    let mut reader = LogReader::new(StdSource::seekable(file), &LogReaderOptions::new());
     // The last log number of each live column family.
     let mut families: BTreeMap<u32, u64> = BTreeMap::new();
     let mut keep: Option<u64> = None;
@@ -352,12 +353,12 @@ impl std::error::Error for DatabaseError {
 mod tests {
     use super::*;
     use crate::content::coding::{put_slice, put_varint};
-    use crate::{LogWriter, WriterOptions};
+    use crate::{LogWriter, LogWriterOptions};
 
     fn manifest(dir: &Path, number: u64, edits: &[Vec<u8>]) {
         fs::write(dir.join("CURRENT"), format!("MANIFEST-{number:06}\n")).unwrap();
         let path = dir.join(format!("MANIFEST-{number:06}"));
-        let mut writer = LogWriter::create(&path, &WriterOptions::new()).unwrap();
+        let mut writer = LogWriter::create(&path, &LogWriterOptions::new()).unwrap();
         for edit in edits {
             writer.add_record(edit).unwrap();
         }

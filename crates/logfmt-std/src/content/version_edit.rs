@@ -119,6 +119,7 @@ impl std::iter::FusedIterator for Fields<'_> {}
 /// An internal key: a user key with the sequence number and value type of the entry
 /// (LevelDB's `ParsedInternalKey`), as a file's smallest and largest keys are kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct InternalKey<'a> {
     /// The user's key.
     pub user_key: &'a [u8],
@@ -217,6 +218,7 @@ impl NewFileTag {
 /// assert_eq!((file.smallest.user_key, file.largest.kind), (&b"a"[..], 0));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct NewFile<'a> {
     /// The tag it was recorded with.
     pub tag: NewFileTag,
@@ -271,6 +273,7 @@ pub struct NewFile<'a> {
 /// assert_eq!(file.smallest, bounds.smallest);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct RangeKeyBounds<'a> {
     /// Pebble's bounds marker: bit 0 set if the table has point keys, bit 1 if its smallest
     /// key is a point key, bit 2 if its largest is.

@@ -3,11 +3,11 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Duration;
 
-use logfmt_core::{Item, Reader};
+use logfmt_core::{Reader, parts::Item};
 use proptest::prelude::*;
 
 use super::*;
-use crate::writer::WriterOptions;
+use crate::writer::LogWriterOptions;
 
 /// A destination in memory that fails its `n`-th operation (a write, which then leaves half
 /// its bytes, or a sync) and every one after it, like a disk gone bad; `durable` is how much
@@ -99,7 +99,7 @@ struct Done {
 /// each did.
 fn run(
     disk: &Shared,
-    options: &WriterOptions,
+    options: &LogWriterOptions,
     policy: GroupPolicy,
     records: &[Vec<Vec<u8>>],
     every: usize,
@@ -159,9 +159,9 @@ proptest! {
         pack in any::<bool>(),
     ) {
         let disk = Shared::default();
-        let mut options = WriterOptions::new();
+        let mut options = LogWriterOptions::new();
         if pack {
-            options = options.pack(Some(logfmt_core::packing::PackLimit::default()));
+            options = options.pack(Some(logfmt_core::pack::PackLimit::default()));
         }
         let policy = GroupPolicy::new().max_delay(Duration::from_micros(delay)).max_records(8);
         let done = run(&disk, &options, policy, &records, every);
@@ -176,7 +176,7 @@ proptest! {
         prop_assert_eq!(&read, &expected);
         if !pack {
             // The same bytes as one thread's sequential appends in ticket order.
-            let mut sequential = LogWriter::new(Vec::new(), &WriterOptions::new());
+            let mut sequential = LogWriter::new(Vec::new(), &LogWriterOptions::new());
             for (written, record) in &appended {
                 prop_assert_eq!(sequential.add_record(record).unwrap(), *written);
             }
@@ -196,7 +196,7 @@ fn a_fault_at_any_write_or_sync_loses_no_acknowledged_record() {
                 .collect()
         })
         .collect();
-    let options = WriterOptions::new();
+    let options = LogWriterOptions::new();
     let clean = Shared::default();
     run(&clean, &options, GroupPolicy::new(), &records, 3);
     let ops = clean.disk().ops;
@@ -239,7 +239,7 @@ fn a_fault_at_any_write_or_sync_loses_no_acknowledged_record() {
 fn a_failed_sync_fails_every_waiter_with_the_original_error() {
     let disk = Shared::default();
     let group = GroupWriter::new(
-        LogWriter::new(disk.clone(), &WriterOptions::new()),
+        LogWriter::new(disk.clone(), &LogWriterOptions::new()),
         disk.clone(),
         GroupPolicy::new(),
     );
@@ -277,7 +277,7 @@ fn a_leader_waits_for_more_records_within_the_policy() {
         .max_delay(Duration::from_secs(10))
         .max_records(4);
     let group = Arc::new(GroupWriter::new(
-        LogWriter::new(disk.clone(), &WriterOptions::new()),
+        LogWriter::new(disk.clone(), &LogWriterOptions::new()),
         disk.clone(),
         policy,
     ));
@@ -301,7 +301,7 @@ fn a_leader_waits_for_more_records_within_the_policy() {
 fn a_log_file_keeps_its_length_while_room_is_reserved_ahead() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("000007.log");
-    let writer = LogWriter::create(&path, &WriterOptions::new()).unwrap();
+    let writer = LogWriter::create(&path, &LogWriterOptions::new()).unwrap();
     let group = GroupWriter::from_file_writer(writer, GroupPolicy::new()).unwrap();
     let written = group.append_durable(&[5u8; 100]).unwrap();
     assert_eq!(group.durable(), written.end);

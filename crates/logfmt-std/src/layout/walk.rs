@@ -1,8 +1,8 @@
 //! A log walked block by block with its chunks counted: what `logfmt chunks` lists and
 //! `logfmt stats` sums up.
 
-use logfmt_core::block::ChunkRules;
-use logfmt_core::{BLOCK_SIZE, LogEnd, ReadOptions, RecordType};
+use logfmt_core::parts::block::ChunkRules;
+use logfmt_core::{BLOCK_SIZE, LogEnd, ReadOptions, parts::RecordType};
 
 use super::{ChunkRole, Span, SpanKind, each_span};
 use crate::StaleTail;
@@ -10,7 +10,7 @@ use crate::StaleTail;
 /// The chunks and the regions that are not chunks of a log, counted over the blocks walked.
 ///
 /// ```
-/// use logfmt_std::ReadOptions;
+/// use logfmt_std::advanced::ReadOptions;
 /// use logfmt_std::layout::Walk;
 ///
 /// // A FULL chunk of "hi" whose checksum does not match: it and the rest of its block are
@@ -168,7 +168,7 @@ impl Counts {
 /// its block are only counted in `bytes` and `blocks`. Memory: nothing that grows.
 ///
 /// ```
-/// use logfmt_std::ReadOptions;
+/// use logfmt_std::advanced::ReadOptions;
 /// use logfmt_std::layout::{SpanKind, Walk};
 ///
 /// let mut walk = Walk::new(&ReadOptions::default());

@@ -3,7 +3,8 @@
 #![allow(dead_code, unreachable_pub)]
 
 use logfmt_std::{
-    Damage, Entry, LogReader, LogWriter, ReadError, ReaderOptions, WriterOptions, Written,
+    Damage, LogReaderOptions, LogWriter, LogWriterOptions,
+    advanced::{Entry, LogReader, ReadError, Written},
 };
 
 /// A record of `len` bytes whose content depends on `seed`.
@@ -20,7 +21,7 @@ pub fn record(len: usize, seed: u32) -> Vec<u8> {
 
 /// A log of records of the given lengths, and where each was written.
 pub fn log_of(lens: &[usize]) -> (Vec<u8>, Vec<(Written, Vec<u8>)>) {
-    let mut writer = LogWriter::new(Vec::new(), &WriterOptions::new());
+    let mut writer = LogWriter::new(Vec::new(), &LogWriterOptions::new());
     let mut written = Vec::new();
     for (i, &len) in lens.iter().enumerate() {
         let data = record(len, i as u32);
@@ -39,7 +40,7 @@ pub enum Seen {
 }
 
 /// Everything `reader` returns, until `None` or an error.
-pub fn drain<S: logfmt_std::BlockSource>(reader: &mut LogReader<S>) -> Vec<Seen>
+pub fn drain<S: logfmt_std::advanced::BlockSource>(reader: &mut LogReader<S>) -> Vec<Seen>
 where
     S::Error: std::fmt::Debug,
 {
@@ -55,12 +56,13 @@ where
             }
             Err(ReadError::Io(e)) => panic!("read error {e:?}"),
             Err(_) => panic!("unexpected error"),
+            other => panic!("not expected here: {other:?}"),
         }
     }
 }
 
 /// Everything a reader over `log` with `options` returns.
-pub fn read(log: &[u8], options: &ReaderOptions) -> Vec<Seen> {
+pub fn read(log: &[u8], options: &LogReaderOptions) -> Vec<Seen> {
     drain(&mut LogReader::from_slice(log, options))
 }
 

@@ -6,7 +6,7 @@
 #![allow(dead_code, unreachable_pub)]
 
 use logfmt_core::flash::{FlashConfig, FlashError, FlashSource, MockError, MockFlash, PowerCut};
-use logfmt_core::{BLOCK_SIZE, Item, ReadOptions, Reader};
+use logfmt_core::{BLOCK_SIZE, ReadOptions, Reader, parts::Item};
 
 /// The flash word of the simulated part.
 pub const WRITE: usize = 8;

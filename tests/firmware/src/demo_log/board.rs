@@ -5,7 +5,7 @@ use core::cell::RefCell;
 
 use embedded_storage::nor_flash::{ErrorType, NorFlash, ReadNorFlash};
 use logfmt_core::flash::{MockError, MockFlash, PowerCut};
-use logfmt_core::ring::{RING_HEADER_SIZE, RingHeader};
+use logfmt_core::parts::ring::{RING_HEADER_SIZE, RingHeader};
 
 use super::{BLOCK_SIZE, ERASE_SIZE, WRITE_SIZE};
 

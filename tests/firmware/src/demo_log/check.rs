@@ -5,7 +5,7 @@
 use core::cell::RefCell;
 
 use logfmt_core::flash::{FlashConfig, FlashSource};
-use logfmt_core::{BLOCK_SIZE, Item, ReadOptions, Reader};
+use logfmt_core::{BLOCK_SIZE, ReadOptions, Reader, parts::Item};
 
 use super::board::{Board, Shared};
 use super::sample::sample_of;
@@ -132,6 +132,11 @@ pub fn read_back(
             }
             Item::Coded(pack) => {
                 report.get_or_insert(pack.offset);
+                continue;
+            }
+            // An item of a later version: reported where the reader stands.
+            _ => {
+                report.get_or_insert(reader.position());
                 continue;
             }
         };

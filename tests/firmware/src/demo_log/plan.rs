@@ -5,7 +5,7 @@ use core::fmt;
 
 use logfmt_core::BLOCK_SIZE;
 use logfmt_core::flash::PowerCut;
-use logfmt_core::ring::RING_HEADER_SIZE;
+use logfmt_core::parts::ring::RING_HEADER_SIZE;
 
 use super::REGION;
 

@@ -8,7 +8,7 @@ use super::{
     Ack, BLOCK_SIZE, BLOCKS, Console, CutReport, ERASE_SIZE, ERASED, FIRST_LAP, KEEP, MAX_BATCH,
     Outcome, PLAN, REGION, WRITE_SIZE,
 };
-use logfmt_core::ring::RING_HEADER_SIZE;
+use logfmt_core::parts::ring::RING_HEADER_SIZE;
 
 /// The setting.
 pub fn intro(out: &mut dyn Console) {

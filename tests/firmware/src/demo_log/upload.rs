@@ -19,7 +19,7 @@ struct Delivered {
     first: Option<u32>,
     last: Option<u32>,
     count: u32,
-    cursor: logfmt_core::cursor::Cursor,
+    cursor: logfmt_core::parts::cursor::Cursor,
     committed: Option<u32>,
     aged_out: u32,
 }

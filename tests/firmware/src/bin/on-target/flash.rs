@@ -4,11 +4,11 @@
 //! these tests and the ring's; and the demo's scenario, run quietly.
 
 use logfmt_core::BLOCK_SIZE;
-use logfmt_core::checksum::{self, crc32c};
 use logfmt_core::flash::{
     AsyncWordWriter, FlashConfig, FlashError, FlashItem, FlashStats, FlashWriter, MockError,
     MockFlash, PowerCut, WordReader, WordWriter,
 };
+use logfmt_core::parts::checksum::{self, crc32c};
 use logfmt_firmware::demo_log::{self, Buffers};
 use logfmt_firmware::fmtbuf::FmtBuf;
 use logfmt_firmware::harness::{Fail, TestResult};

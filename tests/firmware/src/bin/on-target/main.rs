@@ -14,9 +14,10 @@ mod ring;
 use core::convert::Infallible;
 
 use cortex_m_rt::entry;
-use logfmt_core::checksum::{self, crc32c};
+use logfmt_core::parts::checksum::{self, crc32c};
 use logfmt_core::{
-    BLOCK_SIZE, Event, FnSink, FragmentKind, FragmentReader, Item, ReadOptions, Reader, Writer,
+    BLOCK_SIZE, FnSink, ReadOptions, Reader, Writer,
+    parts::{Event, FragmentKind, FragmentReader, Item},
 };
 use logfmt_firmware::demo_log::{self, Ack};
 use logfmt_firmware::fmtbuf::FmtBuf;
@@ -221,6 +222,7 @@ fn read_subset(
             Item::Corruption(_) => reports += 1,
             Item::Oversized(o) => fail!("returned an oversized record never written: {o:?}"),
             Item::Coded(pack) => fail!("returned a pack never written: {pack:?}"),
+            other => panic!("not expected here: {other:?}"),
         }
     }
     Ok((records, reports))
@@ -364,6 +366,7 @@ fn reader_matches_leveldb(ram: &mut Ram<'_>) -> TestResult {
                 }
                 Item::Oversized(o) => fail!("{}: oversized {o:?}", v.name),
                 Item::Coded(pack) => fail!("{}: a pack {pack:?}", v.name),
+                other => panic!("not expected here: {other:?}"),
             }
         }
         ensure!(
@@ -410,6 +413,7 @@ fn fragment_reader_matches_leveldb(_: &mut Ram<'_>) -> TestResult {
                 // Trailers and the like: nothing LevelDB reports.
                 Event::Skipped(_) => None,
                 Event::Corruption(c) => Some(c),
+                other => panic!("not expected here: {other:?}"),
             };
             if let Some(c) = corruption {
                 let Some(d) = v.drops.get(drops) else {

@@ -10,8 +10,11 @@ use logfmt_core::flash::{
     AsyncWordReader, FlashConfig, FlashError, FlashItem, FlashSource, MockError, MockFlash,
     PowerCut, WordReader,
 };
-use logfmt_core::ring::Ring;
-use logfmt_core::{BLOCK_SIZE, HEADER_SIZE, Item, ReadOptions, Reader};
+use logfmt_core::parts::ring::Ring;
+use logfmt_core::{
+    BLOCK_SIZE, ReadOptions, Reader,
+    parts::{HEADER_SIZE, Item},
+};
 use logfmt_firmware::harness::TestResult;
 use logfmt_firmware::rng::XorShift;
 use logfmt_firmware::{ensure, fail};

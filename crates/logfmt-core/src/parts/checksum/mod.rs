@@ -25,8 +25,8 @@ pub const MASK_DELTA: u32 = 0xa282_ead8;
 /// computing the CRC of a string that contains embedded CRCs problematic.
 ///
 /// ```
-/// assert_eq!(logfmt_core::checksum::mask(0), 0xa282_ead8);
-/// assert_eq!(logfmt_core::checksum::mask(0xe306_9283), 0xc78a_b0e5);
+/// assert_eq!(logfmt_core::parts::checksum::mask(0), 0xa282_ead8);
+/// assert_eq!(logfmt_core::parts::checksum::mask(0xe306_9283), 0xc78a_b0e5);
 /// ```
 #[must_use]
 #[inline]
@@ -44,7 +44,7 @@ pub const fn unmask(masked: u32) -> u32 {
 /// CRC-32C of `data`.
 ///
 /// ```
-/// assert_eq!(logfmt_core::checksum::crc32c(b"123456789"), 0xe306_9283);
+/// assert_eq!(logfmt_core::parts::checksum::crc32c(b"123456789"), 0xe306_9283);
 /// ```
 #[must_use]
 #[inline]

@@ -18,7 +18,7 @@
 //! cursor where the commit before put it.
 //!
 //! ```
-//! use logfmt_core::cursor::Cursor;
+//! use logfmt_core::parts::cursor::Cursor;
 //!
 //! let cursor = Cursor::new(1, 585);
 //! let chunk = cursor.encode();
@@ -117,7 +117,7 @@ impl Cursor {
     /// the cursor is ahead of them.
     ///
     /// ```
-    /// use logfmt_core::cursor::Cursor;
+    /// use logfmt_core::parts::cursor::Cursor;
     /// assert_eq!(Cursor::new(0, 10).undelivered(15), 5);
     /// assert_eq!(Cursor::new(0, u32::MAX).undelivered(2), 3); // across the wrap
     /// assert_eq!(Cursor::new(0, 10).undelivered(9), 0);

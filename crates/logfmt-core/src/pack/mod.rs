@@ -40,6 +40,13 @@
 //! assert_eq!(records, [(0, &b"t=21.5"[..]), (1, &b"t=21.6"[..])]);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! Writing packs: [`PackWriter`] packs the records given to a [`Writer`](crate::Writer), and
+//! [`PackLimit`] and [`take`] say when a pack ends. A pack ends when the next record would take
+//! it past its byte or record limit, and at every flush: packing never delays a record's
+//! durability. A record too large for any pack is written as a plain record (after the pack in
+//! progress, so that records keep their order), and so is a pack of one record (6 bytes
+//! smaller, and readable by LevelDB).
 
 use core::fmt;
 use core::ops::Range;
@@ -47,6 +54,10 @@ use core::ops::Range;
 use crate::error::{Corruption, CorruptionKind};
 // Defined with the other read errors (error.rs), which need it.
 pub use crate::error::PackError;
+
+mod writer;
+
+pub use writer::{PackLimit, PackWriter, Take, take};
 
 /// The codec byte of a pack whose body is stored as it is.
 pub const STORED: u8 = 0;
@@ -545,7 +556,7 @@ impl<const N: usize> PackBuffer<N> {
 
     /// Adds a record of fewer than 128 bytes (a one-byte length) if the pack then takes at most
     /// `bytes` bytes and held fewer than `records` records: a packing writer's fast path, the
-    /// case of [`take`](crate::packing::take) that is `Add` with room to spare. Whether it was
+    /// case of [`take`](crate::pack::take) that is `Add` with room to spare. Whether it was
     /// added.
     #[inline]
     pub(crate) fn push_short(&mut self, record: &[u8], bytes: usize, records: u32) -> bool {

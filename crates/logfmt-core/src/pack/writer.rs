@@ -1,16 +1,11 @@
 //! Packing records as they are written: when a pack ends ([`PackLimit`], [`Take`]) and a
-//! writer that packs ([`PackWriter`]). The layout of a pack is in [`pack`](crate::pack).
-//!
-//! A pack ends when the next record would take it past its byte or record limit, and at every
-//! flush: packing never delays a record's durability. A record too large for any pack is
-//! written as a plain record (after the pack in progress, so that records keep their order),
-//! and so is a pack of one record (6 bytes smaller, and readable by LevelDB).
+//! writer that packs ([`PackWriter`]).
 
 use core::borrow::BorrowMut;
 
+use super::{PackBuffer, STORED_HEADER, entry_len};
 use crate::error::WriteError;
 use crate::format::BLOCK_SIZE;
-use crate::pack::{PackBuffer, STORED_HEADER, entry_len};
 use crate::writer::{Sink, Writer, Written};
 
 /// When a pack ends: before a record that would take it past `bytes` bytes (the whole pack
@@ -54,6 +49,7 @@ impl Default for PackLimit {
 /// ([`PackBuffer::take`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum Take {
     /// Add it to the pack.
     Add,
@@ -68,7 +64,7 @@ impl<const N: usize> PackBuffer<N> {
     ///
     /// ```
     /// use logfmt_core::pack::PackBuffer;
-    /// use logfmt_core::packing::{PackLimit, Take};
+    /// use logfmt_core::pack::{PackLimit, Take};
     ///
     /// let limit = PackLimit::bytes(64).records(2);
     /// let mut pack = PackBuffer::<256>::new();
@@ -94,7 +90,7 @@ impl<const N: usize> PackBuffer<N> {
 /// packing writer makes (a writer with its own buffer calls it directly).
 ///
 /// ```
-/// use logfmt_core::packing::{take, PackLimit, Take};
+/// use logfmt_core::pack::{take, PackLimit, Take};
 ///
 /// let limit = PackLimit::bytes(100);
 /// assert_eq!(take(5, 0, 90, limit), Take::Add); // 5 + 1 + 90 = 96
@@ -119,8 +115,8 @@ pub fn take(pack_len: usize, count: u32, len: usize, limit: PackLimit) -> Take {
 /// on [`end_pack`](Self::end_pack) and on [`flush`](Self::flush).
 ///
 /// ```
-/// use logfmt_core::packing::{PackLimit, PackWriter};
-/// use logfmt_core::{FnSink, Item, Reader, Writer, BLOCK_SIZE};
+/// use logfmt_core::pack::{PackLimit, PackWriter};
+/// use logfmt_core::{FnSink, parts::Item, Reader, Writer, BLOCK_SIZE};
 ///
 /// let mut log = Vec::new();
 /// let mut block = [0u8; BLOCK_SIZE];

@@ -82,6 +82,7 @@ pub const ZSTD_CODEC: u32 = 7;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[repr(u8)]
+#[non_exhaustive]
 pub enum RecordType {
     /// Type 0: reserved for preallocated (zeroed) file regions; never written.
     Zero = 0,
@@ -167,7 +168,7 @@ impl RecordType {
     /// `PACK_MIDDLE`, `PACK_LAST`, `ZERO`.
     ///
     /// ```
-    /// use logfmt_core::RecordType;
+    /// use logfmt_core::parts::RecordType;
     ///
     /// assert_eq!(RecordType::try_from(6).map(RecordType::name), Ok("RECYCLABLE_FIRST"));
     /// ```

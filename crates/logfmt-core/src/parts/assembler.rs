@@ -96,8 +96,8 @@ pub enum Assembly {
 /// [`abort`](Self::abort) when the reader abandons the record in progress.
 ///
 /// ```
-/// use logfmt_core::FragmentKind;
-/// use logfmt_core::assembler::{Assembler, Assembly, SliceRoom};
+/// use logfmt_core::parts::FragmentKind;
+/// use logfmt_core::parts::assembler::{Assembler, Assembly, SliceRoom};
 ///
 /// let mut buffer = [0u8; 8];
 /// let mut assembler = Assembler::new(SliceRoom::new(&mut buffer));

@@ -51,7 +51,7 @@ pub const RING_HEADER_SIZE: usize = HEADER_SIZE + RING_PAYLOAD;
 /// The header at the start of every block of a ring log.
 ///
 /// ```
-/// use logfmt_core::ring::RingHeader;
+/// use logfmt_core::parts::ring::RingHeader;
 ///
 /// let header = RingHeader { lap: 7, records: 1_000, blocks: 4, group: 1, write_size: 8, erased: 0xFF };
 /// let bytes = header.encode();
@@ -131,7 +131,7 @@ impl RingHeader {
 /// Whether lap `a` is newer than lap `b` (serial-number arithmetic: the counter may wrap).
 ///
 /// ```
-/// use logfmt_core::ring::newer;
+/// use logfmt_core::parts::ring::newer;
 /// assert!(newer(5, 4));
 /// assert!(newer(0, u32::MAX)); // the lap after 0xFFFF_FFFF
 /// assert!(!newer(4, 4));
@@ -145,7 +145,7 @@ pub const fn newer(a: u32, b: u32) -> bool {
 /// [`Ring::find`] does with all of them at once.
 ///
 /// ```
-/// use logfmt_core::ring::{RingFinder, RingHeader};
+/// use logfmt_core::parts::ring::{RingFinder, RingHeader};
 ///
 /// let header = |lap| Some(RingHeader { lap, records: 0, blocks: 3, group: 1, write_size: 8, erased: 0xFF });
 /// let mut finder = RingFinder::default();
@@ -196,7 +196,7 @@ impl RingFinder {
 /// are read in.
 ///
 /// ```
-/// use logfmt_core::ring::{Ring, RingHeader};
+/// use logfmt_core::parts::ring::{Ring, RingHeader};
 ///
 /// // Six blocks, one per group; the writer is in block 1 of lap 9, block 2 is the one erased
 /// // ahead, blocks 3..6 hold lap 8.

@@ -16,6 +16,7 @@ use crate::options::ReadOptions;
 /// One chunk: a header and the payload it frames.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub struct Chunk<'a> {
     /// Offset of the chunk's header within the block.
     pub offset: usize,
@@ -112,8 +113,8 @@ impl ChunkRules {
     /// The rules for reading with `options`.
     ///
     /// ```
-    /// use logfmt_core::block::ChunkRules;
-    /// use logfmt_core::{ChunkFormat, ReadFormat, ReadOptions};
+    /// use logfmt_core::parts::block::ChunkRules;
+    /// use logfmt_core::{ReadOptions, parts::{ChunkFormat, ReadFormat}};
     ///
     /// let options = ReadOptions::new().format(ReadFormat::Auto { log_number: None });
     /// let rules = ChunkRules::new(&options);
@@ -136,8 +137,8 @@ impl ChunkRules {
     /// [`decide`](Self::decide)).
     ///
     /// ```
-    /// use logfmt_core::FragmentKind;
-    /// use logfmt_core::block::{ChunkClass, ChunkRules};
+    /// use logfmt_core::parts::FragmentKind;
+    /// use logfmt_core::parts::block::{ChunkClass, ChunkRules};
     ///
     /// let rules = ChunkRules::default(); // LevelDB's
     /// assert_eq!(rules.classify(2), ChunkClass::Fragment(FragmentKind::First));
@@ -428,7 +429,7 @@ pub fn parse_chunk<'a>(
 /// checksum per candidate header.
 ///
 /// ```
-/// use logfmt_core::block::{ChunkRules, chunks_from};
+/// use logfmt_core::parts::block::{ChunkRules, chunks_from};
 ///
 /// // Garbage, then "foo" as a FULL chunk.
 /// let mut block = vec![0xee; 5];
@@ -543,7 +544,7 @@ pub fn flash_gap(
 /// hold (a reader need not read them).
 ///
 /// ```
-/// use logfmt_core::block::{ChunkRules, flash_padding};
+/// use logfmt_core::parts::block::{ChunkRules, flash_padding};
 ///
 /// // Three erased bytes (a flush's padding at W = 4), then "foo" as a FULL chunk.
 /// let mut block = vec![0xFF; 3];
@@ -638,7 +639,7 @@ fn ring_word(block: &[u8], rules: &ChunkRules) -> Option<usize> {
 /// drops the rest of the block, as LevelDB's reader does.
 ///
 /// ```
-/// use logfmt_core::block::{ChunkRules, damaged_pack_end};
+/// use logfmt_core::parts::block::{ChunkRules, damaged_pack_end};
 /// use logfmt_core::ReadOptions;
 ///
 /// // A PACK_FULL chunk ("stored", 1 record: "hi") with a bad checksum, then a FULL "foo".
@@ -677,7 +678,7 @@ pub fn damaged_pack_end(
 /// than [`BLOCK_SIZE`] is taken to be the last block of the input.
 ///
 /// ```
-/// use logfmt_core::block::{BlockParser, Parsed};
+/// use logfmt_core::parts::block::{BlockParser, Parsed};
 ///
 /// // "foo" as a FULL chunk, as LevelDB writes it.
 /// let block = [0xdd, 0x5f, 0xb3, 0x7a, 0x03, 0x00, 0x01, b'f', b'o', b'o'];

@@ -1,0 +1,183 @@
+//! [`LogEntry`] and [`LogRecord`]: what the iterators over a log yield, and [`Records`], the
+//! iterator over a [`LogFile`](crate::LogFile)'s records.
+
+use std::borrow::Cow;
+use std::io;
+
+use crate::error::Error;
+use crate::file::{LogBytes, LogFile};
+use crate::reader::{Entry, LogReader, LogReaderOptions};
+use crate::recovery::{Damage, ReadError};
+use crate::source::StdSource;
+
+/// A record, with its place in the log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct LogRecord<'a> {
+    /// File offset of the record's first chunk.
+    pub offset: u64,
+    /// File offset just past its last chunk.
+    pub end: u64,
+    /// For a record from a [pack](logfmt_core::pack), its index in the pack (the offsets are
+    /// the pack's); `None` for a plain record.
+    pub index: Option<u32>,
+    /// The payload: owned when read from a file ([`LogFile::records`]); from a
+    /// [`MappedLog`](crate::MappedLog), a slice of the map for a record in one chunk (or in a
+    /// pack in one chunk), a copy for a fragmented one.
+    pub data: Cow<'a, [u8]>,
+}
+
+impl LogRecord<'_> {
+    /// Whether the payload is borrowed (a slice of a map) rather than owned.
+    pub fn is_borrowed(&self) -> bool {
+        matches!(self.data, Cow::Borrowed(_))
+    }
+}
+
+/// What [`LogFile::records`] and [`MappedLog::records`](crate::MappedLog::records) yield: a
+/// record, or damage the recovery mode reports (reading goes on after it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LogEntry<'a> {
+    /// A record.
+    Record(LogRecord<'a>),
+    /// Damage the recovery mode reports: where, how many bytes, what.
+    Damage(Damage),
+    /// A compressed record or pack this build cannot decode (as
+    /// [`ReadError::NeedsFeature`](crate::advanced::ReadError::NeedsFeature)): it is not
+    /// returned as a record; the records after it are.
+    NeedsFeature {
+        /// Where it starts.
+        offset: u64,
+        /// Where it ends.
+        end: u64,
+        /// The crate feature that decodes it (`zstd`).
+        feature: &'static str,
+    },
+}
+
+/// One line: the record's place and length, the damage's text (where, how many bytes, why),
+/// or the record this build cannot decode and the feature that would.
+impl std::fmt::Display for LogEntry<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Record(record) => write!(
+                f,
+                "a record of {} bytes at offset {}",
+                record.data.len(),
+                record.offset
+            ),
+            Self::Damage(damage) => write!(f, "{damage}"),
+            Self::NeedsFeature {
+                offset,
+                end,
+                feature,
+            } => write!(
+                f,
+                "{} bytes at offset {offset}: a compressed record, read with the `{feature}` feature",
+                end.saturating_sub(*offset)
+            ),
+        }
+    }
+}
+
+/// What one step of a [`LogReader`] gives an iterator: an entry with its data owned or
+/// borrowed (`data` decides), an error, or the end.
+pub(crate) enum Step<'a, E> {
+    Entry(LogEntry<'a>),
+    Damaged(Damage),
+    Failed(E),
+    End,
+}
+
+/// Turns one [`LogReader::next`] result into an iterator's [`Step`]; `data` makes a record's
+/// payload (borrowed from a map, or copied).
+pub(crate) fn step<'a, E>(
+    read: Result<Option<Entry<'_>>, ReadError<E>>,
+    data: impl FnOnce(&[u8]) -> Cow<'a, [u8]>,
+) -> Step<'a, E> {
+    match read {
+        Ok(None) => Step::End,
+        Ok(Some(Entry::Damage(damage))) => Step::Entry(LogEntry::Damage(damage)),
+        Ok(Some(Entry::Record(record))) => Step::Entry(LogEntry::Record(LogRecord {
+            offset: record.offset,
+            end: record.end,
+            index: record.index,
+            data: data(record.data),
+        })),
+        Err(ReadError::Damaged(damage)) => Step::Damaged(damage),
+        Err(ReadError::Io(error)) => Step::Failed(error),
+        // Only `next_bounded` leaves records unassembled, and the iterators never call it.
+        Err(ReadError::NotAssembled(_)) => Step::End,
+        Err(ReadError::NeedsFeature {
+            offset,
+            end,
+            feature,
+        }) => Step::Entry(LogEntry::NeedsFeature {
+            offset,
+            end,
+            feature,
+        }),
+    }
+}
+
+/// The records of a [`LogFile`], as an [`Iterator`] of owned [`LogEntry`]s; made by
+/// [`LogFile::records`] and [`LogFile::records_with`].
+///
+/// A regular file is read up to its length when it was opened. A read error, and damage in
+/// [`AbsoluteConsistency`](crate::RecoveryMode::AbsoluteConsistency), is yielded once as an
+/// [`Error`] naming the file ([`Error::Damaged`]); then the iterator ends.
+#[derive(Debug)]
+pub struct Records<'f> {
+    file: &'f LogFile,
+    reader: LogReader<StdSource<LogBytes<'f>>>,
+    done: bool,
+}
+
+impl<'f> Records<'f> {
+    pub(crate) fn new(file: &'f LogFile, options: &LogReaderOptions) -> Self {
+        Self {
+            file,
+            reader: LogReader::new(file.source(), options),
+            done: false,
+        }
+    }
+
+    /// The reader, for how the log ended ([`ending`](LogReader::ending),
+    /// [`tail`](LogReader::tail)) and where it stands.
+    pub fn reader(&self) -> &LogReader<StdSource<LogBytes<'f>>> {
+        &self.reader
+    }
+
+    fn error(&self, read: Result<Damage, io::Error>) -> Error {
+        match read {
+            Ok(first) => Error::Damaged {
+                path: self.file.path().to_path_buf(),
+                first,
+                count: 1,
+            },
+            Err(error) => self.file.read_error(error),
+        }
+    }
+}
+
+impl Iterator for Records<'_> {
+    type Item = Result<LogEntry<'static>, Error>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        let failed = match step(self.reader.next(), |data| Cow::Owned(data.to_vec())) {
+            Step::Entry(entry) => return Some(Ok(entry)),
+            Step::End => {
+                self.done = true;
+                return None;
+            }
+            Step::Damaged(damage) => Ok(damage),
+            Step::Failed(error) => Err(error),
+        };
+        self.done = true;
+        Some(Err(self.error(failed)))
+    }
+}
