@@ -15,11 +15,11 @@
 
 use std::path::PathBuf;
 
-use logfmt_core::parts::cursor::Cursor;
 use logfmt_core::flash::{
     CursorReader, FlashConfig, FlashItem, FlashSource, MockFlash, PowerCut, WordReader, WordWriter,
 };
 use logfmt_core::pack::Pack;
+use logfmt_core::parts::cursor::Cursor;
 use logfmt_core::parts::format::{BLOCK_SIZE, CURSOR_TYPE, RESUME_TYPE, RING_TYPE};
 use logfmt_core::parts::ring::RingHeader;
 use logfmt_core::{

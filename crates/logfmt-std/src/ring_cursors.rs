@@ -2,8 +2,8 @@
 //! cursor's newest commit, found and read as a device's `CursorReader` finds and reads it.
 
 use embedded_storage::nor_flash::{ErrorType, NorFlashErrorKind, ReadNorFlash};
-use logfmt_core::parts::cursor::{CURSOR_CHUNK, Cursor};
 use logfmt_core::flash::{CursorReader, FlashConfig, FlashItem};
+use logfmt_core::parts::cursor::{CURSOR_CHUNK, Cursor};
 use logfmt_core::parts::format::{BLOCK_SIZE, CURSOR_TYPE};
 
 use crate::RingImage;

@@ -58,11 +58,11 @@ use std::cell::RefCell;
 use std::sync::OnceLock;
 
 use embedded_storage::nor_flash::{ErrorType, NorFlash, ReadNorFlash};
-use logfmt_core::parts::cursor::Cursor;
 use logfmt_core::flash::{
     CursorReader, FlashConfig, FlashError, FlashItem, FlashSource, FlashWriter, MockError,
     MockFlash, PowerCut, WordWriter,
 };
+use logfmt_core::parts::cursor::Cursor;
 use logfmt_core::parts::ring::{RING_HEADER_SIZE, Ring, RingHeader};
 use logfmt_core::{
     BLOCK_SIZE, ReadOptions, Reader, Written,
