@@ -345,10 +345,10 @@ fn logfmt_cursor_cycles<const W: usize>(measured: u64) -> Result<QueueCycle, Str
     let mut samples = 0u64;
     let mut measuring: Option<(Counts, Instant)> = None;
     loop {
-        if let Some((before, _)) = measuring {
-            if cell.borrow().1.since(before).programmed >= measured {
-                break;
-            }
+        if let Some((before, _)) = measuring
+            && cell.borrow().1.since(before).programmed >= measured
+        {
+            break;
         }
         let batch = if writer.stats().laps == 0 && delivered.is_none() {
             1
@@ -375,7 +375,7 @@ fn logfmt_cursor_cycles<const W: usize>(measured: u64) -> Result<QueueCycle, Str
                 start.aged_out
             ));
         }
-        let mut next = delivered.unwrap_or(logged - logged.min(u64::MAX));
+        let mut next = delivered.unwrap_or(0);
         let mut first = delivered.is_none();
         while let Some(item) = reader
             .next(&mut buffer)
