@@ -298,7 +298,10 @@ pub struct RangeKeyBounds<'a> {
 /// assert_eq!(refs.depth(), 1);
 /// assert_eq!(refs.iter().collect::<Vec<_>>(), [(4, 300), (9, 5)]);
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+///
+/// Two are equal when they hold the same depth and references, however their varints were
+/// written (a varint may take more bytes than it needs).
+#[derive(Debug, Clone, Copy)]
 pub struct BlobReferences<'a> {
     depth: u64,
     count: u64,
@@ -355,6 +358,24 @@ impl<'a> BlobReferences<'a> {
     pub fn iter(&self) -> impl Iterator<Item = (u64, u64)> + use<'a> {
         let mut cursor = Cursor::new(self.pairs, 0);
         std::iter::from_fn(move || Some((cursor.varint64()?, cursor.varint64()?)))
+    }
+}
+
+impl PartialEq for BlobReferences<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.depth == other.depth && self.count == other.count && self.iter().eq(other.iter())
+    }
+}
+
+impl Eq for BlobReferences<'_> {}
+
+impl std::hash::Hash for BlobReferences<'_> {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.depth.hash(state);
+        self.count.hash(state);
+        for pair in self.iter() {
+            pair.hash(state);
+        }
     }
 }
 
@@ -1573,5 +1594,21 @@ mod tests {
                 prop_assert!(items.last().is_some_and(Result::is_err));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod blob_reference_tests {
+    use super::BlobReferences;
+
+    #[test]
+    fn references_written_with_longer_varints_are_the_same_references() {
+        // Depth 1, two references: (3, 0) with 0 written in two bytes, then (4, 7).
+        let long = BlobReferences::decode(&[1, 2, 3, 0x80, 0x00, 4, 7]).expect("well formed");
+        let short = BlobReferences::decode(&[1, 2, 3, 0, 4, 7]).expect("well formed");
+        assert_eq!(long.iter().collect::<Vec<_>>(), [(3, 0), (4, 7)]);
+        assert_eq!(long, short);
+        let other = BlobReferences::decode(&[1, 2, 3, 1, 4, 7]).expect("well formed");
+        assert_ne!(long, other);
     }
 }
