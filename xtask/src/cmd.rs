@@ -90,6 +90,16 @@ impl Cmd {
         self
     }
 
+    /// Compiles the workspace's own crates through `clippy-driver` with warnings denied (what
+    /// `cargo clippy -- -D warnings` does), in whatever cargo does — a build, a test — so that one
+    /// build both lints and compiles them. `cargo clippy` only checks: its artifacts of every
+    /// dependency are not a build's, and a later build would compile each dependency again.
+    /// Dependencies are compiled by `rustc` as in any build, so their artifacts are shared.
+    pub(crate) fn linted(self) -> Self {
+        self.env("RUSTC_WORKSPACE_WRAPPER", "clippy-driver")
+            .env("CLIPPY_ARGS", "-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__")
+    }
+
     /// Runs in `dir` (relative to the project root) instead of the root: cargo reads
     /// `.cargo/config.toml` from the current directory.
     pub(crate) fn dir(mut self, dir: &str) -> Self {
