@@ -30,8 +30,7 @@ use std::time::{Duration, Instant};
 
 use interop_tools::logfmt_bin;
 use logfmt_std::{
-    AppendOptions, DamageKind, LogReaderOptions, LogWriter, LogWriterOptions, RecoveryMode,
-    TornTailPolicy,
+    DamageKind, LogReaderOptions, LogWriter, LogWriterOptions, RecoveryMode, TornTailPolicy,
     advanced::{BLOCK_SIZE, Entry, LogReader},
 };
 use logfmt_tests::LevelDbRandom;
@@ -331,7 +330,7 @@ fn logfmt_appends_to_a_leveldb_log() {
     let last = numbered(&theirs, 1);
     let next = last.last().map_or(1, |b| b.sequence + b.ops.len() as u64);
     let ours = numbered(&batches(4, 30), next);
-    let (mut writer, report) = LogWriter::append(&log, &AppendOptions::new())
+    let (mut writer, report) = LogWriter::append(&log, &LogWriterOptions::new())
         .unwrap_or_else(|e| panic!("appending to LevelDB's log: {e}"));
     assert_eq!(report.records, theirs.len() as u64);
     assert_eq!(report.start, before.len() as u64);
@@ -375,7 +374,7 @@ fn logfmt_appends_after_a_torn_leveldb_log() {
         .unwrap_or_else(|e| panic!("{e}"));
     let torn = fs::read(&log).unwrap_or_default();
 
-    let refused = LogWriter::append(&log, &AppendOptions::new()).err();
+    let refused = LogWriter::append(&log, &LogWriterOptions::new()).err();
     assert!(
         matches!(refused, Some(logfmt_std::Error::TornTail { offset, bytes, .. })
             if offset == complete_end && bytes == cut - complete_end),
@@ -388,7 +387,7 @@ fn logfmt_appends_after_a_torn_leveldb_log() {
         .last()
         .map_or(1, |b| b.sequence + b.ops.len() as u64);
     let ours = numbered(&batches(6, 10), next);
-    let options = AppendOptions::new().torn_tail(TornTailPolicy::Truncate);
+    let options = LogWriterOptions::new().torn_tail(TornTailPolicy::Truncate);
     let (mut writer, report) = LogWriter::append(&log, &options).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(report.start, complete_end);
     for batch in &ours {

@@ -31,7 +31,7 @@ use std::sync::OnceLock;
 
 use logfmt_core::parts::block::{ChunkRules, Parsed, parse_chunk};
 use logfmt_std::{
-    AppendOptions, LogReaderOptions, LogWriter, LogWriterOptions, TornTailPolicy,
+    LogReaderOptions, LogWriter, LogWriterOptions, TornTailPolicy,
     advanced::{
         BLOCK_SIZE, Bounded, ChunkFormat, Ending, Format, Item, LogEnd, LogReader, ReadFormat,
         ReadOptions, Reader, SliceSource, WriteOptions,
@@ -526,8 +526,7 @@ fn rocksdb_recovers_every_batch_of_a_log_appended_after_trailer_garbage() {
             // logfmt refuses to continue after garbage a reader would take for a header, and
             // cuts it off when asked.
             let writer_options = LogWriterOptions::new().write(WriteOptions::new().format(format));
-            let refused =
-                LogWriter::append(&wal, &AppendOptions::new().writer(writer_options.clone()));
+            let refused = LogWriter::append(&wal, &writer_options.clone());
             let mut writer = match refused {
                 Ok((writer, report)) => {
                     assert!(!in_trailer, "{name}: continued after the garbage");
@@ -540,9 +539,7 @@ fn rocksdb_recovers_every_batch_of_a_log_appended_after_trailer_garbage() {
                         (offset, bytes),
                         ((BLOCK_SIZE - left) as u64, garbage as u64)
                     );
-                    let truncate = AppendOptions::new()
-                        .writer(writer_options)
-                        .torn_tail(TornTailPolicy::Truncate);
+                    let truncate = writer_options.torn_tail(TornTailPolicy::Truncate);
                     let (writer, report) = LogWriter::append(&wal, &truncate)
                         .unwrap_or_else(|e| panic!("{name}: {e}"));
                     assert_eq!(report.start, (BLOCK_SIZE - left) as u64, "{name}");

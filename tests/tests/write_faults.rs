@@ -421,7 +421,7 @@ fn log_file_write_errors_name_the_file() {
     let options = logfmt_std::LogWriterOptions::new();
     for err in [
         logfmt_std::LogWriter::create(&path, &options).err(),
-        logfmt_std::AtomicLog::create(&path, &logfmt_std::AtomicOptions::new()).err(),
+        logfmt_std::AtomicLog::create(&path, &logfmt_std::LogWriterOptions::new()).err(),
     ] {
         let text = err.as_ref().map(ToString::to_string).unwrap_or_default();
         assert!(text.starts_with("cannot create log: "), "{text}");

@@ -96,8 +96,10 @@ impl Cmd {
     /// dependency are not a build's, and a later build would compile each dependency again.
     /// Dependencies are compiled by `rustc` as in any build, so their artifacts are shared.
     pub(crate) fn linted(self) -> Self {
-        self.env("RUSTC_WORKSPACE_WRAPPER", "clippy-driver")
-            .env("CLIPPY_ARGS", "-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__")
+        self.env("RUSTC_WORKSPACE_WRAPPER", "clippy-driver").env(
+            "CLIPPY_ARGS",
+            "-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__",
+        )
     }
 
     /// Runs in `dir` (relative to the project root) instead of the root: cargo reads

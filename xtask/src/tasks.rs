@@ -501,7 +501,14 @@ fn test() -> Result {
         .run()?;
     // The flash log and its power-cut tests.
     Cmd::cargo()
-        .args(["test", "-p", CORE, "--features", "embedded-storage", "--lib"])
+        .args([
+            "test",
+            "-p",
+            CORE,
+            "--features",
+            "embedded-storage",
+            "--lib",
+        ])
         .run()?;
     crc_table_tests()
 }
@@ -527,7 +534,14 @@ fn test_linted() -> Result {
         .run()?;
     Cmd::cargo()
         .linted()
-        .args(["test", "-p", CORE, "--features", "embedded-storage", "--lib"])
+        .args([
+            "test",
+            "-p",
+            CORE,
+            "--features",
+            "embedded-storage",
+            "--lib",
+        ])
         .run()?;
     crc_table_tests()
 }

@@ -375,7 +375,7 @@ fn cat_follow_prints_records_as_they_are_appended() -> TestResult {
     assert_eq!(next()?, "--- offset 0; sequence 1; count 1");
     assert_eq!(next()?, "  put 'first' '1'");
     // Appended while it waits; a record spanning blocks arrives whole.
-    let options = logfmt_std::AppendOptions::new();
+    let options = logfmt_std::LogWriterOptions::new();
     let (mut writer, _) = LogWriter::append(&log, &options)?;
     writer.add_record(&batch(2, 1, &put(b"second", b"2")))?;
     writer.flush()?;

@@ -9,7 +9,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use logfmt_std::{
-    AppendOptions, Error, LogReaderOptions, LogWriter, RecoveryMode,
+    Error, LogReaderOptions, LogWriter, LogWriterOptions, RecoveryMode,
     advanced::{Entry, LogReader, ReadFormat, ReadOptions},
 };
 
@@ -79,7 +79,7 @@ fn start(args: &[&str]) -> std::io::Result<Child> {
 fn wait_until_locked(path: &Path) -> Result<(), Box<dyn std::error::Error>> {
     let deadline = Instant::now() + Duration::from_secs(20);
     while Instant::now() < deadline {
-        let probe = LogWriter::append(path, &AppendOptions::new().create(false));
+        let probe = LogWriter::append(path, &LogWriterOptions::new().create_missing(false));
         match probe {
             Err(Error::Locked { .. }) => return Ok(()),
             // Let go at once: the process probed for is waiting for it.

@@ -84,69 +84,6 @@ pub enum AppendFormat {
     RecyclableLog,
 }
 
-/// How [`LogWriter::append`] opens a log.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct AppendOptions {
-    /// How the writer writes. Its [`start`](logfmt_core::WriteOptions::start) is ignored: it is where the
-    /// last complete record ends; its [`format`](logfmt_core::WriteOptions::format) is used as
-    /// [`format`](Self::format) says.
-    pub writer: LogWriterOptions,
-    /// What to do with a torn tail. Default [`TornTailPolicy::Refuse`].
-    pub torn_tail: TornTailPolicy,
-    /// Create the file if it does not exist. Default `true`.
-    pub create: bool,
-    /// Which format the log is continued in. Default [`AppendFormat::Writer`].
-    pub format: AppendFormat,
-}
-
-impl Default for AppendOptions {
-    fn default() -> Self {
-        Self {
-            writer: LogWriterOptions::new(),
-            torn_tail: TornTailPolicy::Refuse,
-            create: true,
-            format: AppendFormat::Writer,
-        }
-    }
-}
-
-impl AppendOptions {
-    /// The defaults: refuse a torn tail, create a missing log.
-    #[must_use]
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Sets [`writer`](Self::writer).
-    #[must_use]
-    pub fn writer(mut self, writer: LogWriterOptions) -> Self {
-        self.writer = writer;
-        self
-    }
-
-    /// Sets [`torn_tail`](Self::torn_tail).
-    #[must_use]
-    pub fn torn_tail(mut self, policy: TornTailPolicy) -> Self {
-        self.torn_tail = policy;
-        self
-    }
-
-    /// Sets [`create`](Self::create).
-    #[must_use]
-    pub fn create(mut self, create: bool) -> Self {
-        self.create = create;
-        self
-    }
-
-    /// Sets [`format`](Self::format).
-    #[must_use]
-    pub fn format(mut self, format: AppendFormat) -> Self {
-        self.format = format;
-        self
-    }
-}
-
 /// What [`LogWriter::append`] found at the end of the log.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -182,7 +119,7 @@ impl LogWriter<File> {
     /// - any other damage is refused ([`Error::Damaged`]): a log is never continued after
     ///   garbage. Copy its records into a new log instead.
     ///
-    /// The log is continued in the format [`AppendOptions::format`] says, checked against the
+    /// The log is continued in the format [`LogWriterOptions::append_format`] says, checked against the
     /// log's own (its first chunk's).
     ///
     /// The log's writer lock is taken before it is read, and held until the writer (or the
@@ -191,7 +128,7 @@ impl LogWriter<File> {
     /// out; they see the log grow.
     ///
     /// ```
-    /// use logfmt_std::{AppendOptions, Error, LogWriter, TornTailPolicy, LogWriterOptions};
+    /// use logfmt_std::{Error, LogWriter, LogWriterOptions, TornTailPolicy};
     ///
     /// let dir = tempfile::tempdir()?;
     /// let path = dir.path().join("000001.log");
@@ -203,11 +140,11 @@ impl LogWriter<File> {
     /// std::fs::File::options().write(true).open(&path)?.set_len(60)?;
     ///
     /// // Refused by default, and the file is left as it is.
-    /// let refused = LogWriter::append(&path, &AppendOptions::new()).err();
+    /// let refused = LogWriter::append(&path, &LogWriterOptions::new()).err();
     /// assert!(matches!(refused, Some(Error::TornTail { offset: 15, bytes: 45, .. })));
     ///
     /// // Truncating the torn bytes is explicit.
-    /// let options = AppendOptions::new().torn_tail(TornTailPolicy::Truncate);
+    /// let options = LogWriterOptions::new().torn_tail(TornTailPolicy::Truncate);
     /// let (mut writer, report) = LogWriter::append(&path, &options)?;
     /// assert_eq!((report.records, report.start), (1, 15));
     /// writer.add_record(b"after the crash")?;
@@ -222,15 +159,15 @@ impl LogWriter<File> {
     /// [`Error::Io`].
     pub fn append(
         path: impl AsRef<Path>,
-        options: &AppendOptions,
+        options: &LogWriterOptions,
     ) -> Result<(Self, AppendReport), Error> {
         let path = path.as_ref();
         check_writable_kind(path)?;
-        let file = open_locked(path, options.writer.lock_wait, || {
+        let file = open_locked(path, options.lock_wait, || {
             OpenOptions::new()
                 .read(true)
                 .append(true)
-                .create(options.create)
+                .create(options.create_missing)
                 .open(path)
                 .map(Some)
                 .map_err(|e| Error::io(Operation::Create, path, e))
@@ -260,7 +197,7 @@ impl LogWriter<File> {
             }
             file.set_len(tail.offset)
                 .map_err(|e| Error::io(Operation::Truncate, path, e))?;
-            let writer = Self::new(file, &options.writer.continuing(format, tail.offset));
+            let writer = Self::new(file, &options.continuing(format, tail.offset));
             let report = AppendReport {
                 records: found.records,
                 len,
@@ -286,7 +223,7 @@ impl LogWriter<File> {
                 (tail.offset, Some(tail))
             }
         };
-        let writer = Self::new(file, &options.writer.continuing(format, start));
+        let writer = Self::new(file, &options.continuing(format, start));
         let report = AppendReport {
             records: found.records,
             len,
@@ -366,16 +303,16 @@ impl LogWriter<File> {
 /// chunk decides it).
 fn continued_format(
     path: &Path,
-    options: &AppendOptions,
+    options: &LogWriterOptions,
     own: Option<Format>,
 ) -> Result<Format, Error> {
-    let wanted = options.writer.write.format;
+    let wanted = options.write.format;
     let mismatch = |found, wanted| Error::FormatMismatch {
         path: path.into(),
         found,
         wanted,
     };
-    match (options.format, own) {
+    match (options.append_format, own) {
         (AppendFormat::Writer, Some(found)) if found != wanted => {
             Err(mismatch(found, Some(wanted)))
         }
@@ -396,13 +333,13 @@ fn continued_format(
 /// the log (a log that starts with RocksDB's compression record is continued compressed, a
 /// log of `len` bytes that does not is continued without it: the record must be first).
 fn continued_compression(
-    options: &AppendOptions,
+    options: &LogWriterOptions,
     compression: Option<u32>,
     len: u64,
-) -> AppendOptions {
+) -> LogWriterOptions {
     let mut options = options.clone();
-    let asked = options.writer.compress;
-    options.writer.compress = match (compression, asked) {
+    let asked = options.compress;
+    options.compress = match (compression, asked) {
         (Some(_), Compression::Rocksdb { .. }) => asked,
         (Some(_), _) => Compression::rocksdb(),
         (None, Compression::Rocksdb { .. }) if len > 0 => Compression::None,

@@ -35,17 +35,17 @@ use crate::writer::{LogWriter, LogWriterOptions};
 /// old file (the new log is a new file).
 ///
 /// ```
-/// use logfmt_std::{AtomicLog, AtomicOptions, Error, LogFile};
+/// use logfmt_std::{AtomicLog, Error, LogFile, LogWriterOptions};
 ///
 /// let dir = tempfile::tempdir()?;
 /// let path = dir.path().join("000001.log");
 /// std::fs::write(&path, b"old content")?;
 ///
 /// // Refused: the destination is not empty.
-/// let refused = AtomicLog::create(&path, &AtomicOptions::new()).err();
+/// let refused = AtomicLog::create(&path, &LogWriterOptions::new()).err();
 /// assert!(matches!(refused, Some(Error::AlreadyExists { .. })));
 ///
-/// let mut log = AtomicLog::create(&path, &AtomicOptions::new().replace(true))?;
+/// let mut log = AtomicLog::create(&path, &LogWriterOptions::new().replace(true))?;
 /// log.add_record(b"new")?;
 /// assert_eq!(std::fs::read(&path)?, b"old content"); // not yet
 /// log.commit()?;
@@ -62,63 +62,20 @@ pub struct AtomicLog {
     held: Option<File>,
 }
 
-/// How an [`AtomicLog`] is written and put in place.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct AtomicOptions {
-    /// How the log is written. Its [`start`](logfmt_core::WriteOptions::start) is ignored (0), and it is
-    /// always synced before it is put in place.
-    pub writer: LogWriterOptions,
-    /// Replace a destination that is not empty. Default `false`: it is refused
-    /// ([`Error::AlreadyExists`]); an empty one is replaced either way.
-    pub replace: bool,
-}
-
-impl Default for AtomicOptions {
-    fn default() -> Self {
-        Self {
-            writer: LogWriterOptions::new(),
-            replace: false,
-        }
-    }
-}
-
-impl AtomicOptions {
-    /// The defaults: a legacy log, a destination that is not empty refused.
-    #[must_use]
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Sets [`writer`](Self::writer).
-    #[must_use]
-    pub fn writer(mut self, writer: LogWriterOptions) -> Self {
-        self.writer = writer;
-        self
-    }
-
-    /// Sets [`replace`](Self::replace).
-    #[must_use]
-    pub fn replace(mut self, replace: bool) -> Self {
-        self.replace = replace;
-        self
-    }
-}
-
 impl AtomicLog {
     /// Starts a new log to be put at `path`: takes the writer lock of the file there (if
     /// any), checks it may be replaced, and creates the temporary file beside it.
     ///
     /// # Errors
     /// [`Error::AlreadyExists`] (a destination that is not empty, without
-    /// [`replace`](AtomicOptions::replace)); [`Error::Locked`]; [`Error::IsADirectory`],
+    /// [`replace`](LogWriterOptions::replace)); [`Error::Locked`]; [`Error::IsADirectory`],
     /// [`Error::NotAFile`] (a destination that is not a regular file); [`Error::Io`] (with
     /// [`Operation::Open`] if the destination exists and this user may not write it, with
     /// [`Operation::Create`] if the directory cannot take a new file).
-    pub fn create(path: impl AsRef<Path>, options: &AtomicOptions) -> Result<Self, Error> {
+    pub fn create(path: impl AsRef<Path>, options: &LogWriterOptions) -> Result<Self, Error> {
         let dest = &link_target(path.as_ref())?;
         check_writable_kind(dest)?;
-        let held = open_locked(dest, options.writer.lock_wait, || {
+        let held = open_locked(dest, options.lock_wait, || {
             match OpenOptions::new().read(true).open(dest) {
                 Ok(file) => Ok(Some(file)),
                 Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
@@ -160,7 +117,7 @@ impl AtomicLog {
             .tempfile_in(dir)
             .map_err(|e| Error::io(Operation::Create, dest, without_path(e)))?;
         let (file, temp) = temp.into_parts();
-        let writer_options = options.writer.starting_at(0).sync_on_close(true);
+        let writer_options = options.starting_at(0).sync_on_close(true);
         Ok(Self {
             writer: LogWriter::new(file, &writer_options),
             temp,
@@ -383,7 +340,7 @@ mod tests {
         fs::write(&path, b"not a log, but someone's")?;
         fs::set_permissions(&path, fs::Permissions::from_mode(0o444))?;
         let may_write = OpenOptions::new().write(true).open(&path).is_ok();
-        let options = AtomicOptions::new().replace(true);
+        let options = LogWriterOptions::new().replace(true);
         match AtomicLog::create(&path, &options) {
             Err(Error::Io {
                 operation: Operation::Open,
@@ -408,14 +365,14 @@ mod tests {
     fn nothing_is_in_place_until_the_commit_and_nothing_is_left_without_it() -> TestResult {
         let dir = tempfile::tempdir()?;
         let path = dir.path().join("new.log");
-        let mut log = AtomicLog::create(&path, &AtomicOptions::new())?;
+        let mut log = AtomicLog::create(&path, &LogWriterOptions::new())?;
         log.add_record(&[1; 50_000])?;
         assert!(!path.exists());
         assert!(log.temporary_path().exists());
         drop(log);
         assert_eq!(entries(dir.path())?, Vec::<String>::new());
 
-        let mut log = AtomicLog::create(&path, &AtomicOptions::new())?;
+        let mut log = AtomicLog::create(&path, &LogWriterOptions::new())?;
         log.add_record(b"kept")?;
         log.commit()?;
         assert_eq!(entries(dir.path())?, ["new.log"]);
@@ -427,7 +384,7 @@ mod tests {
     fn a_destination_created_meanwhile_is_kept() -> TestResult {
         let dir = tempfile::tempdir()?;
         let path = dir.path().join("raced.log");
-        let mut log = AtomicLog::create(&path, &AtomicOptions::new().replace(true))?;
+        let mut log = AtomicLog::create(&path, &LogWriterOptions::new().replace(true))?;
         log.add_record(b"late")?;
         // Another writer puts a log there first.
         fs::write(&path, b"first")?;
@@ -453,7 +410,7 @@ mod tests {
         fs::write(&target, b"old")?;
         let link = dir.path().join("link.log");
         std::os::unix::fs::symlink("logs/real.log", &link)?;
-        let mut log = AtomicLog::create(&link, &AtomicOptions::new().replace(true))?;
+        let mut log = AtomicLog::create(&link, &LogWriterOptions::new().replace(true))?;
         assert_eq!(log.path(), target);
         assert!(log.temporary_path().starts_with(&logs));
         log.add_record(b"new")?;
@@ -466,7 +423,7 @@ mod tests {
         // A dangling link: its target is created.
         let dangling = dir.path().join("dangling.log");
         std::os::unix::fs::symlink("logs/new.log", &dangling)?;
-        let mut log = AtomicLog::create(&dangling, &AtomicOptions::new())?;
+        let mut log = AtomicLog::create(&dangling, &LogWriterOptions::new())?;
         log.add_record(b"first")?;
         log.commit()?;
         assert!(fs::symlink_metadata(&dangling)?.file_type().is_symlink());
@@ -477,7 +434,7 @@ mod tests {
         let b = dir.path().join("b.log");
         std::os::unix::fs::symlink(&b, &a)?;
         std::os::unix::fs::symlink(&a, &b)?;
-        let refused = AtomicLog::create(&a, &AtomicOptions::new()).err();
+        let refused = AtomicLog::create(&a, &LogWriterOptions::new()).err();
         assert!(
             matches!(
                 refused,
@@ -502,7 +459,7 @@ mod tests {
         fs::set_permissions(&path, fs::Permissions::from_mode(0o640))?;
         let link = dir.path().join("link.log");
         fs::hard_link(&path, &link)?;
-        let mut log = AtomicLog::create(&path, &AtomicOptions::new().replace(true))?;
+        let mut log = AtomicLog::create(&path, &LogWriterOptions::new().replace(true))?;
         log.add_record(b"new")?;
         log.commit()?;
         assert_eq!(fs::metadata(&path)?.permissions().mode() & 0o777, 0o640);

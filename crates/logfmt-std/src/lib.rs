@@ -26,10 +26,10 @@
 //! ```
 //! # let dir = tempfile::tempdir()?;
 //! # let path = dir.path().join("000001.log");
-//! use logfmt_std::{AppendOptions, LogWriter, LogWriterOptions, SyncPolicy};
+//! use logfmt_std::{LogWriter, LogWriterOptions, SyncPolicy};
 //!
 //! let writing = LogWriterOptions::new().sync(SyncPolicy::EveryRecords(64));
-//! let (mut writer, _report) = LogWriter::append(&path, &AppendOptions::new().writer(writing))?;
+//! let (mut writer, _report) = LogWriter::append(&path, &writing)?;
 //! writer.add_record(b"hello")?;
 //! writer.close()?; // flush and sync
 //! # Ok::<(), Box<dyn std::error::Error>>(())
@@ -166,15 +166,14 @@
 //! ```
 //! use logfmt_std::advanced::{Entry, LogReader, StdSource};
 //! use logfmt_std::{
-//!     AppendOptions, LogReaderOptions, LogWriter, LogWriterOptions, RecoveryMode, SyncPolicy,
+//!     LogReaderOptions, LogWriter, LogWriterOptions, RecoveryMode, SyncPolicy,
 //! };
 //!
 //! let dir = tempfile::tempdir()?;
 //! let path = dir.path().join("000005.log");
 //! let writing = LogWriterOptions::new().sync(SyncPolicy::EveryRecords(64));
 //! for session in 0..2 {
-//!     let options = AppendOptions::new().writer(writing.clone());
-//!     let (mut writer, report) = LogWriter::append(&path, &options)?;
+//!     let (mut writer, report) = LogWriter::append(&path, &writing)?;
 //!     assert_eq!(report.records, 100 * session);
 //!     for i in 0..100u32 {
 //!         writer.add_record(&i.to_le_bytes())?;
@@ -280,8 +279,8 @@ pub use mmap::MappedLog;
 pub use reader::LogReaderOptions;
 pub use recovery::{Damage, DamageKind, RecoveryMode};
 // Writing one.
-pub use append::{AppendOptions, TornTailPolicy};
-pub use atomic::{AtomicLog, AtomicOptions};
+pub use append::TornTailPolicy;
+pub use atomic::AtomicLog;
 pub use compression::Compression;
 pub use error::LogWriterError;
 pub use group::{GroupPolicy, GroupWriter};

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use logfmt_core::pack::{PackLimit, Take};
 use logfmt_core::{BLOCK_SIZE, Format, WriteOptions, Writer, Written, parts::HEADER_SIZE};
 
+use crate::append::{AppendFormat, TornTailPolicy};
 use crate::compression::{self, Compression};
 use crate::error::{LogWriterError, WriteOperation};
 use crate::lock::LockWait;
@@ -92,8 +93,24 @@ pub enum FlushPolicy {
     EveryRecord,
 }
 
-/// How a [`LogWriter`] writes.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+/// How a log is written: by a [`LogWriter`] (made by [`create`](LogWriter::create),
+/// [`overwrite`](LogWriter::overwrite), [`append`](LogWriter::append) or over any destination
+/// with [`new`](LogWriter::new)) and by an [`AtomicLog`](crate::AtomicLog). The one options
+/// type of the writing side: a field that only one of them reads says so.
+///
+/// ```
+/// use logfmt_std::{LogWriter, LogWriterOptions, SyncPolicy, TornTailPolicy};
+///
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("000001.log");
+/// let options = LogWriterOptions::new()
+///     .sync(SyncPolicy::EveryRecord)
+///     .torn_tail(TornTailPolicy::Truncate);
+/// let (mut writer, _found) = LogWriter::append(&path, &options)?;
+/// writer.add_record(b"durable once add_record returns")?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct LogWriterOptions {
     /// How records are laid out: the chunk format (default LevelDB's legacy format) and the
@@ -122,16 +139,44 @@ pub struct LogWriterOptions {
     /// ([`Compression`]; a compressed record is written as a compressed pack of one). Legacy
     /// logs only. Default [`Compression::None`].
     pub compress: Compression,
+    /// [`LogWriter::append`]: what to do with a torn tail. Default [`TornTailPolicy::Refuse`].
+    pub torn_tail: TornTailPolicy,
+    /// [`LogWriter::append`]: create the file if it does not exist. Default `true`.
+    pub create_missing: bool,
+    /// [`LogWriter::append`]: which format the log is continued in. Default
+    /// [`AppendFormat::Writer`]: the format of [`write`](Self::write), exactly.
+    pub append_format: AppendFormat,
+    /// [`AtomicLog::create`](crate::AtomicLog::create): replace a destination that is not
+    /// empty. Default `false`: it is refused ([`Error::AlreadyExists`](crate::Error)); an empty
+    /// one is replaced either way.
+    pub replace: bool,
+}
+
+impl Default for LogWriterOptions {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 impl LogWriterOptions {
     /// The defaults: a new legacy log, synced only on [`close`](LogWriter::close) or when
-    /// asked, flushed a block at a time.
+    /// asked, flushed a block at a time; appending refuses a torn tail, creates a missing
+    /// log and keeps the writer's format; an atomic log refuses a destination that is not
+    /// empty.
     #[must_use]
     pub fn new() -> Self {
         Self {
+            write: WriteOptions::default(),
+            sync: SyncPolicy::default(),
+            flush: FlushPolicy::default(),
             sync_on_close: true,
-            ..Self::default()
+            lock_wait: LockWait::default(),
+            pack: None,
+            compress: Compression::default(),
+            torn_tail: TornTailPolicy::Refuse,
+            create_missing: true,
+            append_format: AppendFormat::Writer,
+            replace: false,
         }
     }
 
@@ -192,6 +237,34 @@ impl LogWriterOptions {
     #[must_use]
     pub fn compress(mut self, compress: Compression) -> Self {
         self.compress = compress;
+        self
+    }
+
+    /// Sets [`torn_tail`](Self::torn_tail).
+    #[must_use]
+    pub fn torn_tail(mut self, policy: TornTailPolicy) -> Self {
+        self.torn_tail = policy;
+        self
+    }
+
+    /// Sets [`create_missing`](Self::create_missing).
+    #[must_use]
+    pub fn create_missing(mut self, create: bool) -> Self {
+        self.create_missing = create;
+        self
+    }
+
+    /// Sets [`append_format`](Self::append_format).
+    #[must_use]
+    pub fn append_format(mut self, format: AppendFormat) -> Self {
+        self.append_format = format;
+        self
+    }
+
+    /// Sets [`replace`](Self::replace).
+    #[must_use]
+    pub fn replace(mut self, replace: bool) -> Self {
+        self.replace = replace;
         self
     }
 }

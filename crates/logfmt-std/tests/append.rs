@@ -7,8 +7,8 @@ use std::fs;
 
 use common::{Seen, damages, log_of, read, record, records};
 use logfmt_std::{
-    AppendOptions, DamageKind, Error, LogReaderOptions, LogWriter, LogWriterOptions, RecoveryMode,
-    TornTailPolicy, advanced::BLOCK_SIZE,
+    DamageKind, Error, LogReaderOptions, LogWriter, LogWriterOptions, RecoveryMode, TornTailPolicy,
+    advanced::BLOCK_SIZE,
 };
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
@@ -80,7 +80,7 @@ fn sweep(
 
         // By default: refused unless the cut is a safe point, and the file is unchanged.
         fs::write(&path, prefix)?;
-        let result = LogWriter::append(&path, &AppendOptions::new().writer(no_sync.clone()));
+        let result = LogWriter::append(&path, &no_sync.clone());
         if safe(cut as u64, &ends) {
             let (writer, report) = result?;
             assert_eq!(
@@ -108,9 +108,7 @@ fn sweep(
 
         // Truncating: every record complete before the cut, then every appended one, and no
         // damage at all.
-        let options = AppendOptions::new()
-            .torn_tail(TornTailPolicy::Truncate)
-            .writer(no_sync.clone());
+        let options = no_sync.clone().torn_tail(TornTailPolicy::Truncate);
         let (mut writer, report) = LogWriter::append(&path, &options)?;
         if !safe(cut as u64, &ends) {
             assert_eq!(report.start, last_end, "cut {cut}");
@@ -155,7 +153,7 @@ fn a_clean_append_is_what_leveldb_writes() -> TestResult {
     let path = dir.path().join("clean.log");
     for (i, (at, _)) in written.iter().enumerate() {
         fs::write(&path, &log[..at.end as usize])?;
-        let (mut writer, report) = LogWriter::append(&path, &AppendOptions::new())?;
+        let (mut writer, report) = LogWriter::append(&path, &LogWriterOptions::new())?;
         assert_eq!(report.start, at.end);
         for (_, data) in &written[i + 1..] {
             writer.add_record(data)?;
@@ -165,7 +163,7 @@ fn a_clean_append_is_what_leveldb_writes() -> TestResult {
     }
     let (log, written) = log_of(&TRAILER_LENS);
     fs::write(&path, &log[..32_765])?;
-    let (mut writer, report) = LogWriter::append(&path, &AppendOptions::new())?;
+    let (mut writer, report) = LogWriter::append(&path, &LogWriterOptions::new())?;
     assert_eq!(report.start, 32_765);
     for (_, data) in &written[1..] {
         writer.add_record(data)?;
@@ -183,7 +181,7 @@ fn damage_is_refused_and_points_to_salvage() -> TestResult {
     let path = dir.path().join("damaged.log");
     fs::write(&path, &log)?;
     for policy in [TornTailPolicy::Refuse, TornTailPolicy::Truncate] {
-        let result = LogWriter::append(&path, &AppendOptions::new().torn_tail(policy));
+        let result = LogWriter::append(&path, &LogWriterOptions::new().torn_tail(policy));
         let Err(Error::Damaged { first, count, .. }) = result else {
             panic!("{:?}", result.err())
         };
@@ -210,7 +208,7 @@ fn a_zero_filled_tail_is_a_torn_tail() -> TestResult {
         let seen = read(&bytes, &LogReaderOptions::new());
         assert_eq!(records(&seen).len(), 2);
         assert_eq!(damages(&seen), []);
-        let result = LogWriter::append(&path, &AppendOptions::new());
+        let result = LogWriter::append(&path, &LogWriterOptions::new());
         match result {
             Err(Error::TornTail {
                 offset, bytes: n, ..
@@ -219,7 +217,7 @@ fn a_zero_filled_tail_is_a_torn_tail() -> TestResult {
             }
             other => panic!("{zeros} zeros: {:?}", other.err()),
         }
-        let options = AppendOptions::new().torn_tail(TornTailPolicy::Truncate);
+        let options = LogWriterOptions::new().torn_tail(TornTailPolicy::Truncate);
         let (mut writer, _) = LogWriter::append(&path, &options)?;
         writer.add_record(b"new")?;
         writer.close()?;
@@ -245,7 +243,7 @@ fn a_zero_region_mid_log_is_damage_for_append() -> TestResult {
     // LevelDB: records 1 to 3 vanish without a report.
     assert_eq!(records(&seen).len(), 2);
     assert_eq!(damages(&seen), []);
-    let result = LogWriter::append(&path, &AppendOptions::new());
+    let result = LogWriter::append(&path, &LogWriterOptions::new());
     let Err(Error::Damaged { first, .. }) = result else {
         panic!("{:?}", result.err())
     };
@@ -259,10 +257,10 @@ fn a_zero_region_mid_log_is_damage_for_append() -> TestResult {
 fn appending_to_a_missing_or_empty_log() -> TestResult {
     let dir = tempfile::tempdir()?;
     let path = dir.path().join("new.log");
-    let refused = LogWriter::append(&path, &AppendOptions::new().create(false)).err();
+    let refused = LogWriter::append(&path, &LogWriterOptions::new().create_missing(false)).err();
     assert!(matches!(refused, Some(Error::Io { .. })), "{refused:?}");
     assert!(!path.exists());
-    let (mut writer, report) = LogWriter::append(&path, &AppendOptions::new())?;
+    let (mut writer, report) = LogWriter::append(&path, &LogWriterOptions::new())?;
     assert_eq!((report.records, report.len, report.start), (0, 0, 0));
     writer.add_record(b"first")?;
     writer.close()?;
@@ -277,7 +275,7 @@ fn errors_read_well() -> TestResult {
     let dir = tempfile::tempdir()?;
     let path = dir.path().join("torn.log");
     fs::write(&path, &log[..50])?;
-    let error = LogWriter::append(&path, &AppendOptions::new()).err();
+    let error = LogWriter::append(&path, &LogWriterOptions::new()).err();
     let text = error.map(|e| e.to_string()).unwrap_or_default();
     assert_eq!(
         text,

@@ -12,8 +12,7 @@ use std::fs;
 use std::path::Path;
 
 use logfmt_std::{
-    AppendOptions, Error, LogReaderOptions, LogWriter, LogWriterOptions, RecoveryMode,
-    TornTailPolicy,
+    Error, LogReaderOptions, LogWriter, LogWriterOptions, RecoveryMode, TornTailPolicy,
     advanced::{
         BLOCK_SIZE, Bounded, Ending, Format, Item, LogReader, ReadFormat, ReadOptions, Reader,
         SliceSource, WriteOptions,
@@ -142,9 +141,7 @@ fn append_and_check(
     what: &str,
 ) -> Result<Outcome, Box<dyn std::error::Error>> {
     let before = fs::read(path)?;
-    let options = AppendOptions::new()
-        .writer(writer_options(format))
-        .torn_tail(policy);
+    let options = writer_options(format).torn_tail(policy);
     let (mut writer, report) = match LogWriter::append(path, &options) {
         Err(Error::TornTail { .. } | Error::Damaged { .. } | Error::StaleTail { .. }) => {
             assert_eq!(fs::read(path)?, before, "{what}: refused, yet changed");

@@ -16,8 +16,8 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use logfmt_std::{
-    AppendOptions, DamageKind, LogReaderOptions, LogWriter, LogWriterOptions, RecoveryMode,
-    SyncPolicy, TornTailPolicy,
+    DamageKind, LogReaderOptions, LogWriter, LogWriterOptions, RecoveryMode, SyncPolicy,
+    TornTailPolicy,
     advanced::{Entry, LogReader},
 };
 
@@ -67,9 +67,7 @@ fn crash_child() -> TestResult {
     };
     let run: u64 = std::env::var(RUN)?.parse()?;
     let writing = LogWriterOptions::new().sync(SyncPolicy::EveryRecord);
-    let options = AppendOptions::new()
-        .writer(writing)
-        .torn_tail(TornTailPolicy::Truncate);
+    let options = writing.torn_tail(TornTailPolicy::Truncate);
     let (mut writer, _) = LogWriter::append(Path::new(&path), &options)?;
     println!("ready");
     for i in 0.. {
@@ -170,7 +168,7 @@ fn a_writer_killed_at_random_moments_loses_no_acknowledged_record() -> TestResul
         expected = records;
     }
     // The next append (truncating a torn tail, if any) continues cleanly.
-    let options = AppendOptions::new().torn_tail(TornTailPolicy::Truncate);
+    let options = LogWriterOptions::new().torn_tail(TornTailPolicy::Truncate);
     let (mut writer, report) = LogWriter::append(&path, &options)?;
     assert_eq!(report.records, expected.len() as u64);
     writer.add_record(b"the end")?;
@@ -243,7 +241,7 @@ fn a_full_disk_keeps_every_record_written_before_it() -> TestResult {
         let (records, _) = read_back(&path)?;
         assert_eq!(records, acked, "room {room}");
         // Once there is room again, the log continues cleanly after its last record.
-        let options = AppendOptions::new().torn_tail(TornTailPolicy::Truncate);
+        let options = LogWriterOptions::new().torn_tail(TornTailPolicy::Truncate);
         let (mut writer, report) = LogWriter::append(&path, &options)?;
         assert_eq!(report.records, acked.len() as u64);
         let extra = record(9, rng.below(100));

@@ -7,8 +7,8 @@ use std::fs;
 
 use common::{Seen, drain, record};
 use logfmt_std::{
-    AppendOptions, Damage, DamageKind, Error, LogReaderOptions, LogWriter, LogWriterOptions,
-    RecoveryMode, TornTailPolicy,
+    Damage, DamageKind, Error, LogReaderOptions, LogWriter, LogWriterOptions, RecoveryMode,
+    TornTailPolicy,
     advanced::{
         AppendFormat, BLOCK_SIZE, Bounded, Ending, Format, LogEnd, LogReader, ReadError,
         ReadFormat, ReadOptions, WriteOptions,
@@ -314,7 +314,7 @@ fn appending_to_a_recyclable_log() -> TestResult {
     let dir = tempfile::tempdir()?;
     let path = dir.path().join("000010.log");
     let writing = LogWriterOptions::new().write(WriteOptions::new().format(recyclable(10)));
-    let options = AppendOptions::new().writer(writing.clone());
+    let options = writing.clone();
     for session in 0..2u32 {
         let (mut writer, report) = LogWriter::append(&path, &options)?;
         assert_eq!(report.records, u64::from(session) * 3);
@@ -384,8 +384,8 @@ fn a_log_number_mismatch_never_destroys_a_log() -> TestResult {
     let path = dir.path().join("000050.log");
     let data = log(recyclable(50), &[5; 1000], 1);
     fs::write(&path, &data)?;
-    let truncate = AppendOptions::new()
-        .writer(LogWriterOptions::new().write(WriteOptions::new().format(recyclable(51))))
+    let truncate = LogWriterOptions::new()
+        .write(WriteOptions::new().format(recyclable(51)))
         .torn_tail(TornTailPolicy::Truncate);
     let refused = LogWriter::append(&path, &truncate).err();
     let text = refused
@@ -406,7 +406,7 @@ fn a_log_number_mismatch_never_destroys_a_log() -> TestResult {
         (AppendFormat::Log, 1000),
         (AppendFormat::RecyclableLog, 1001),
     ] {
-        let options = AppendOptions::new().format(format);
+        let options = LogWriterOptions::new().append_format(format);
         let (mut writer, report) = LogWriter::append(&copy, &options)?;
         assert_eq!(report.format, recyclable(50), "{format:?}");
         assert_eq!((report.records, report.stale), (records, None));
@@ -422,7 +422,7 @@ fn a_log_number_mismatch_never_destroys_a_log() -> TestResult {
     fs::write(&legacy, log(Format::Legacy, &[3; 3], 1))?;
     let refused = LogWriter::append(
         &legacy,
-        &AppendOptions::new().format(AppendFormat::RecyclableLog),
+        &LogWriterOptions::new().append_format(AppendFormat::RecyclableLog),
     )
     .err();
     assert!(
@@ -436,7 +436,7 @@ fn a_log_number_mismatch_never_destroys_a_log() -> TestResult {
         ),
         "{refused:?}"
     );
-    let refused = LogWriter::append(&copy, &AppendOptions::new()).err();
+    let refused = LogWriter::append(&copy, &LogWriterOptions::new()).err();
     assert!(
         matches!(
             refused,
@@ -450,7 +450,7 @@ fn a_log_number_mismatch_never_destroys_a_log() -> TestResult {
 
     // An empty log takes the number in its name, or none is known.
     let empty = dir.path().join("000012.log");
-    let options = AppendOptions::new().format(AppendFormat::RecyclableLog);
+    let options = LogWriterOptions::new().append_format(AppendFormat::RecyclableLog);
     let (writer, report) = LogWriter::append(&empty, &options)?;
     assert_eq!(report.format, recyclable(12));
     drop(writer);

@@ -5,7 +5,7 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 
 use logfmt_std::{
-    AtomicLog, AtomicOptions, LogReaderOptions, LogWriterOptions,
+    AtomicLog, LogReaderOptions, LogWriterOptions,
     advanced::{BlockSource, EscapedPath, LogReader},
 };
 use serde::ser::{SerializeMap, Serializer};
@@ -43,9 +43,7 @@ impl CopyArgs {
         output: &std::path::Path,
         writer: LogWriterOptions,
     ) -> Result<AtomicLog, CliError> {
-        let atomic = AtomicOptions::new()
-            .writer(writer.lock_wait(self.wait.lock_wait()))
-            .replace(self.force);
+        let atomic = writer.lock_wait(self.wait.lock_wait()).replace(self.force);
         AtomicLog::create(output, &atomic).map_err(|e| match e {
             logfmt_std::Error::AlreadyExists { .. } => {
                 CliError::Hinted(e, "use --force to replace it")

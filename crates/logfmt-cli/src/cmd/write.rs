@@ -4,8 +4,7 @@ use std::io::{self, IsTerminal};
 use std::path::{Path, PathBuf};
 
 use logfmt_std::{
-    AppendOptions, AtomicLog, AtomicOptions, Compression, LogWriter, LogWriterOptions, SyncPolicy,
-    TornTailPolicy,
+    AtomicLog, Compression, LogWriter, LogWriterOptions, SyncPolicy, TornTailPolicy,
     advanced::{
         AppendFormat, Format, PackLimit, WriteOptions, log_number_in_name, recyclable_log_number,
     },
@@ -215,8 +214,8 @@ fn create(
         },
         (None, _) => Format::Legacy,
     };
-    let atomic = AtomicOptions::new()
-        .writer(options.write(WriteOptions::new().format(format)))
+    let atomic = options
+        .write(WriteOptions::new().format(format))
         .replace(args.force);
     let mut log = AtomicLog::create(&args.file, &atomic)?;
     let mut record = Vec::new();
@@ -332,10 +331,9 @@ fn append(
         Some(n) => writer_options.sync(SyncPolicy::EveryRecords(n)),
         None => writer_options,
     };
-    let append = AppendOptions::new()
-        .writer(writer_options)
+    let append = writer_options
         .torn_tail(policy)
-        .format(append_format);
+        .append_format(append_format);
     let (mut writer, report) = LogWriter::append(&args.file, &append)?;
     if let Some(torn) = report.truncated {
         super::say(
