@@ -245,8 +245,8 @@ pub(crate) const CI_STEPS: &[Step] = &[
         msrv,
         "the MSRV toolchain, its thumbv7 targets or its rust-src (rustup)",
     ),
-    step("lint", thumb_lint, "the thumbv7em target (rustup)"),
-    step("test", test_linted, ""),
+    step("lint", lint, "the thumbv7em target (rustup)"),
+    step("test", test, ""),
     step(
         "interop",
         interop::run,
@@ -384,27 +384,40 @@ fn fmt(check: bool) -> Result {
 // ---------------------------------------------------------------- lint
 
 fn lint() -> Result {
-    for (scope, features) in HOST_BUILDS {
-        Cmd::cargo()
-            .args(["clippy", "--all-targets"])
-            .args(scope.iter().chain(features.iter()).copied())
-            .args(["--", "-D", "warnings"])
-            .run()?;
-    }
-    thumb_lint()
-}
-
-/// The host builds that are linted, each (packages, features): clippy's own task checks them,
-/// CI's `test` step lints them in the build that tests them ([`test_linted`]).
-const HOST_BUILDS: &[(&[&str], &[&str])] = &[
-    (&["--workspace"], &[]),
-    (&["-p", CORE], &["--features", "embedded-storage"]),
-    (&["-p", STD], &["--no-default-features"]),
-];
-
-/// Clippy on the thumb target (logfmt-core, bare and with its embedded features) and on the
-/// firmware example: CI's `lint` step, whose host part is in its `test` step.
-fn thumb_lint() -> Result {
+    // On the host, clippy checks (it does not build through `Cmd::linted` as the example and
+    // the DataFusion crate do): `cargo doc` needs the same check artifacts of every dependency,
+    // so this check is shared with the `doc` step, where a linted build would not be.
+    Cmd::cargo()
+        .args([
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--",
+            "-D",
+            "warnings",
+        ])
+        .run()?;
+    Cmd::cargo()
+        .args([
+            "clippy",
+            "-p",
+            CORE,
+            "--all-targets",
+            "--features",
+            "embedded-storage",
+        ])
+        .args(["--", "-D", "warnings"])
+        .run()?;
+    Cmd::cargo()
+        .args([
+            "clippy",
+            "-p",
+            STD,
+            "--all-targets",
+            "--no-default-features",
+        ])
+        .args(["--", "-D", "warnings"])
+        .run()?;
     ensure_targets(&[THUMBV7EM])?;
     for features in [&[][..], &["--features", "defmt,embedded-storage"]] {
         Cmd::cargo()
@@ -510,45 +523,8 @@ fn test() -> Result {
             "--lib",
         ])
         .run()?;
-    crc_table_tests()
-}
-
-/// CI's `test` step: [`test`], each host build of [`HOST_BUILDS`] first compiled with every
-/// target through clippy with warnings denied (`Cmd::linted`), so that the lint and the tests
-/// share one build of every dependency; the tests then run from that build.
-fn test_linted() -> Result {
-    for (scope, features) in HOST_BUILDS {
-        Cmd::cargo()
-            .linted()
-            .args(["test", "--all-targets", "--no-run"])
-            .args(scope.iter().chain(features.iter()).copied())
-            .run()?;
-    }
-    Cmd::cargo().linted().args(["test", "--workspace"]).run()?;
-    Cmd::cargo()
-        .args(["test", "-p", CORE, "--no-default-features"])
-        .run()?;
-    Cmd::cargo()
-        .linted()
-        .args(["test", "-p", STD, "--no-default-features"])
-        .run()?;
-    Cmd::cargo()
-        .linted()
-        .args([
-            "test",
-            "-p",
-            CORE,
-            "--features",
-            "embedded-storage",
-            "--lib",
-        ])
-        .run()?;
-    crc_table_tests()
-}
-
-/// The software CRC with each table, both table features together included (the 16 KiB
-/// table), against the `crc32c` crate.
-fn crc_table_tests() -> Result {
+    // The software CRC with each table, both table features together included (the 16 KiB
+    // table), against the `crc32c` crate.
     for features in CRC_TABLE_FEATURES {
         Cmd::cargo()
             .args(["test", "-p", CORE, "--lib", "--features", features])
