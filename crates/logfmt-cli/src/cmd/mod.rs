@@ -1,6 +1,7 @@
 //! The subcommands.
 
 pub(crate) mod cat;
+pub(crate) mod chunks_report;
 pub(crate) mod copy_report;
 pub(crate) mod dump;
 pub(crate) mod export;
