@@ -188,13 +188,13 @@ impl Sizes {
     }
 }
 
-/// The read cursors committed in the ring image at `path` (none if it cannot be read again).
+/// The read cursors committed in the ring image `log` (none if it cannot be read again, as a
+/// pipe cannot), read a block at a time: memory does not grow with the image.
 fn cursors_of(
-    path: &std::path::Path,
+    log: &logfmt_std::LogFile,
     ring: &logfmt_std::advanced::RingImage,
 ) -> Vec<super::stats_report::Cursor> {
-    std::fs::read(path)
-        .map(|image| logfmt_std::advanced::ring_cursors(&image, ring))
+    logfmt_std::advanced::ring_cursors_in_file(log.file(), ring)
         .unwrap_or_default()
         .into_iter()
         .map(|c| super::stats_report::Cursor {
@@ -445,7 +445,7 @@ fn report(input: &Input, mut counts: Counts, content: Content, several: bool) ->
         ring: input.ring.as_ref().map(|ring| Ring {
             ring: ring.into(),
             records_aged_out: ring.records_aged_out(),
-            cursors: cursors_of(log.path(), ring),
+            cursors: cursors_of(log, ring),
         }),
         packs: (layout.pack_chunks > 0).then(|| Packs {
             chunks: layout.pack_chunks,
