@@ -1,7 +1,6 @@
 //! `logfmt chunks` (formerly `logfmt dump`): the physical layout of a log, chunk by chunk.
 
 use std::io::{self, BufWriter, Write};
-use std::path::PathBuf;
 
 use logfmt_core::pack::{self, Pack};
 use logfmt_core::parts::ring::RingHeader;
@@ -10,9 +9,8 @@ use logfmt_std::layout::{ChunkRole, Counts, Span, SpanKind, Walk, type_name};
 
 use super::chunks_report::{ChunkEntry, Entry, Line, Region, RingBlockEntry, write_row};
 use crate::error::CliError;
-use crate::format::FormatArgs;
 use crate::image::Input;
-use crate::options::Erased;
+use crate::options::ChunkArgs;
 use crate::output::write_json_line;
 use crate::progress::Progress;
 use crate::report::{Rendering, render};
@@ -64,18 +62,8 @@ use crate::report::{Rendering, render};
 /// read.
 #[derive(Debug, clap::Args)]
 pub(crate) struct DumpArgs {
-    /// One JSON object per line (keys above).
-    #[arg(long)]
-    json: bool,
-    /// Read a flash image whose erased bytes are 0xFF (ff) or 0x00 (00).
-    #[arg(long, value_enum, value_name = "BYTE")]
-    erased: Option<Erased>,
     #[command(flatten)]
-    format: FormatArgs,
-    /// The log files (`-`: standard input; a directory: a LevelDB or RocksDB database, its
-    /// MANIFEST and live write-ahead logs).
-    #[arg(value_name = "FILE", required = true)]
-    files: Vec<PathBuf>,
+    chunks: ChunkArgs,
 }
 
 /// What [`walk`] visits.
@@ -278,21 +266,23 @@ fn describe_span(span: &Span, bytes: &[u8], counts: &Counts) -> Entry {
 
 /// Runs `dump`.
 pub(crate) fn run(args: &DumpArgs) -> Result<(), CliError> {
-    crate::targets::each(&args.files, args.json, |target, several| {
-        run_one(args, &target.path, several)
-    })
+    crate::targets::each(
+        &args.chunks.files.files,
+        args.chunks.json,
+        |target, several| run_one(args, &target.path, several),
+    )
 }
 
 /// Runs `dump` on one file; `several` when more are read: the lines before the chunks (the
 /// file in JSON, the ring, the heading), an entry for each chunk and region, then how the log
 /// ends and the summary.
 fn run_one(args: &DumpArgs, path: &std::path::Path, several: bool) -> Result<(), CliError> {
-    let input = Input::open(path, args.erased)?;
+    let input = Input::open(path, args.chunks.erased)?;
     let log = &input.log;
     let mut out = BufWriter::with_capacity(64 * 1024, io::stdout().lock());
-    let rendering = Rendering::json(args.json);
+    let rendering = Rendering::json(args.chunks.json);
     let width = log.len_at_open().to_string().len().max("OFFSET".len());
-    if several && args.json {
+    if several && args.chunks.json {
         /// With several files, the line before each file's lines: `{"file": PATH}`.
         #[derive(serde::Serialize)]
         struct FileJson<'a> {
@@ -342,7 +332,7 @@ fn print_entries(
     width: usize,
     rendering: Rendering,
 ) -> Result<(Counts, Option<u64>), CliError> {
-    let read = input.chunk_read(args.erased, &args.format)?;
+    let read = input.chunk_read(args.chunks.erased, &args.chunks.format)?;
     let progress = Progress::bytes("chunks", input.log.len_at_open());
     let mut zeros_from = None;
     let counts = walk(input, &read, &progress, |item, counts| {
