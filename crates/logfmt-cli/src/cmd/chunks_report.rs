@@ -230,21 +230,34 @@ fn role_name<S: Serializer>(role: &BlockRole, serializer: S) -> Result<S::Ok, S:
 /// The walk's counts.
 #[derive(Debug, Serialize)]
 pub(crate) struct SummaryEntry {
+    /// The file's bytes walked.
     bytes: u64,
+    /// Its blocks.
     blocks: u64,
+    /// Every chunk counted.
     chunks: u64,
+    /// FULL chunks (legacy or recyclable).
     full: u64,
+    /// FIRST chunks.
     first: u64,
+    /// MIDDLE chunks.
     middle: u64,
+    /// LAST chunks.
     last: u64,
     /// Pack chunks (only in a log that has them).
     #[serde(skip_serializing_if = "is_zero")]
     pack: u64,
+    /// Chunks of any other type.
     unknown: u64,
+    /// Bytes of block trailers.
     trailer_bytes: u64,
+    /// Bytes skipped without a report (zero headers, erased flash, padding).
     skipped_bytes: u64,
+    /// Bad checksums and lengths: bytes dropped with a report.
     damaged_bytes: u64,
+    /// Bytes of chunks cut short, and bytes torn by a power cut.
     torn_bytes: u64,
+    /// Bytes after the end of a recycled log, left by its earlier use.
     stale_bytes: u64,
     /// The damaged regions (text only).
     #[serde(skip)]

@@ -21,8 +21,11 @@ use crate::notes::{hint, note, plural, say};
 /// A damage in JSON: `{"offset": n, "bytes": n, "reason": "..."}`.
 #[derive(Debug, serde::Serialize)]
 struct DamageJson {
+    /// Where it begins.
     offset: u64,
+    /// How many bytes it spans.
     bytes: u64,
+    /// LevelDB's reason.
     reason: String,
 }
 
