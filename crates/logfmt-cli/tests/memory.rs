@@ -6,7 +6,9 @@
 //! - a million tiny damaged chunks (each a report);
 //! - one record of 96 MiB (more than the limit itself);
 //! - a write-ahead log of a million records that do not decode as WriteBatches, alone and in
-//!   a database directory.
+//!   a database directory;
+//! - a ring image followed by 96 MiB of erased flash (its read cursors are looked for in all
+//!   of it).
 //!
 //! Each command's output goes to a file (its size is checked where it must stay small), so
 //! that nothing but `logfmt` itself is measured.
@@ -21,6 +23,9 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use logfmt_core::parts::checksum::{crc32c, extend, mask};
+
+#[path = "common/ring_image.rs"]
+mod ring_image;
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
@@ -393,5 +398,44 @@ fn a_million_undecodable_write_batches_in_bounded_memory() -> TestResult {
     let small_db = dir.path().join("small");
     database(&small_db)?;
     check_all(dir.path(), &small_db, &db, &[&["verify", "LOG"]])?;
+    Ok(())
+}
+
+#[test]
+fn a_large_ring_image_in_bounded_memory() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let small = dir.path().join("small.img");
+    let large = dir.path().join("large.img");
+    let image =
+        ring_image::run::<4096>(&ring_image::Spec::new(5, 1_500, 29), ring_image::sample).image;
+    fs::write(&small, &image)?;
+    let mut out = BufWriter::new(File::create(&large)?);
+    out.write_all(&image)?;
+    let erased = vec![0xFFu8; BLOCK];
+    for _ in 0..(96 << 20) / BLOCK {
+        out.write_all(&erased)?;
+    }
+    out.flush()?;
+    drop(out);
+    check_all(
+        dir.path(),
+        &small,
+        &large,
+        &[&["stats", "LOG"], &["stats", "--json", "LOG"]],
+    )?;
+    // The same records of the ring, whatever follows it (that the cursors a file holds are
+    // found as in memory is logfmt-std's test of `ring_cursors_in_file`).
+    let json = |log: &Path| -> Result<Vec<u8>, Box<dyn std::error::Error>> {
+        run(
+            dir.path(),
+            &["stats", "--json", log.to_str().ok_or("path")?],
+        )?;
+        Ok(fs::read(dir.path().join("stdout"))?)
+    };
+    let (small, large) = (json(&small)?, json(&large)?);
+    let small: serde_json::Value = serde_json::from_slice(&small)?;
+    let large: serde_json::Value = serde_json::from_slice(&large)?;
+    assert_eq!(small["records"], large["records"]);
+    assert!(small["records"].as_u64().is_some_and(|n| n > 0), "{small}");
     Ok(())
 }
