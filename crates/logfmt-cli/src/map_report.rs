@@ -6,16 +6,25 @@ use logfmt_std::layout::BlockState;
 /// What `map` shows of one file.
 #[derive(Debug, serde::Serialize)]
 pub(crate) struct MapReport {
+    /// The file's path (control characters escaped).
     pub(crate) file: String,
+    /// Its length.
     pub(crate) bytes: u64,
     /// One letter per block.
     pub(crate) blocks: String,
+    /// Records read.
     pub(crate) records: u64,
+    /// Their bytes.
     pub(crate) payload_bytes: u64,
+    /// Damaged regions, counted (all of them; `damage` lists the first).
     pub(crate) corruptions: u64,
+    /// The bytes of the damaged regions.
     pub(crate) dropped_bytes: u64,
+    /// The first damaged regions (`--max-errors`), in file order.
     pub(crate) damage: Vec<DamageLine>,
+    /// How the log ends, where it does not end cleanly at a record.
     pub(crate) tail: Option<TailLine>,
+    /// The ring of a ring image.
     pub(crate) ring: Option<RingLine>,
     /// The states, one per block (for the picture).
     #[serde(skip)]
@@ -25,26 +34,38 @@ pub(crate) struct MapReport {
 /// A corruption, with its reason in plain words.
 #[derive(Debug, serde::Serialize)]
 pub(crate) struct DamageLine {
+    /// Where it begins.
     pub(crate) offset: u64,
+    /// How many bytes it spans.
     pub(crate) bytes: u64,
+    /// LevelDB's reason.
     pub(crate) reason: String,
+    /// The reason in plain words.
     pub(crate) gloss: &'static str,
 }
 
 /// The torn or zero-filled end.
 #[derive(Debug, serde::Serialize)]
 pub(crate) struct TailLine {
+    /// Where it begins.
     pub(crate) offset: u64,
+    /// How many bytes it spans, to the end of the file.
     pub(crate) bytes: u64,
+    /// `torn` or `zero_fill`.
     pub(crate) kind: &'static str,
 }
 
 /// A ring image's geometry and position.
 #[derive(Debug, serde::Serialize)]
 pub(crate) struct RingLine {
+    /// Blocks in the ring.
     pub(crate) blocks: u32,
+    /// Blocks per erase group.
     pub(crate) group: u32,
+    /// The newest block.
     pub(crate) newest: u32,
+    /// The newest block's lap.
     pub(crate) lap: u32,
+    /// The oldest block, where reading starts.
     pub(crate) oldest: u32,
 }

@@ -83,6 +83,43 @@ impl ReadArgs {
     }
 }
 
+/// What the commands that read whole logs with their records (`cat`, `verify`) share: how a
+/// log is read, on how many threads, and the files.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct InputArgs {
+    #[command(flatten)]
+    pub(crate) read: ReadArgs,
+    #[command(flatten)]
+    pub(crate) threads: crate::parallel::ThreadsArg,
+    #[command(flatten)]
+    pub(crate) files: FilesArg,
+}
+
+/// What the commands that report on a log's chunks and blocks (`chunks`, `stats`, `split`,
+/// `map`) share: `--json`, how the chunks are read, and the files.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct ChunkArgs {
+    /// Print JSON instead of text (its keys are listed above).
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// Read a flash image whose erased bytes are 0xFF (ff) or 0x00 (00).
+    #[arg(long, value_enum, value_name = "BYTE")]
+    pub(crate) erased: Option<Erased>,
+    #[command(flatten)]
+    pub(crate) format: FormatArgs,
+    #[command(flatten)]
+    pub(crate) files: FilesArg,
+}
+
+/// The files a reading command reads.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct FilesArg {
+    /// The log files (`-`: standard input; a directory: a LevelDB or RocksDB database, its
+    /// MANIFEST and live write-ahead logs).
+    #[arg(value_name = "FILE", required = true)]
+    pub(crate) files: Vec<std::path::PathBuf>,
+}
+
 /// `--wait[=SECONDS]`: what a writer does when another writer holds the log's lock.
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct WaitArgs {

@@ -144,10 +144,14 @@ impl OutputFormat {
 /// {"offset": 0, "index": 2, "length": 3, "hex": "666f6f"}.
 #[derive(Serialize)]
 struct JsonRecord<H> {
+    /// The offset of the record's first chunk (of its pack, for a record from a pack).
     offset: u64,
+    /// Its index in its pack, for a record from a pack.
     #[serde(skip_serializing_if = "Option::is_none")]
     index: Option<u32>,
+    /// Its payload's length.
     length: u64,
+    /// Its payload, in lowercase hex.
     hex: H,
 }
 

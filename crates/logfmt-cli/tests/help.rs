@@ -163,3 +163,28 @@ fn completions_and_man_are_commands_and_generate_still_works() {
     assert!(dir.path().join("logfmt-chunks.1").is_file());
     assert!(dir.path().join("logfmt.1").is_file());
 }
+
+#[test]
+fn every_command_that_reports_takes_json() {
+    // The commands' names, not the words of a description wrapped onto the next line.
+    let help = stdout(&logfmt(&["--help"], b""));
+    let commands: Vec<&str> = help
+        .lines()
+        .skip_while(|line| !line.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|line| line.starts_with("  "))
+        .filter(|line| !line.starts_with("   "))
+        .filter_map(|line| line.split_whitespace().next())
+        .collect();
+    assert!(commands.len() >= 12, "{commands:?}");
+    for command in commands {
+        if matches!(command, "completions" | "man" | "help") {
+            continue;
+        }
+        let help = stdout(&logfmt(&[command, "--help"], b""));
+        assert!(
+            flags_defined(&help).contains("--json"),
+            "`logfmt {command}` has no --json:\n{help}"
+        );
+    }
+}

@@ -239,3 +239,36 @@ fn chunks_map_and_split_count_alike_in_text_and_json() {
         }
     }
 }
+
+#[test]
+fn write_reports_in_json_what_verify_reads() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let log = dir.path().join("a.log");
+    let written = logfmt(&["write", "--json", p(&log)], b"one\ntwo\nthree\n");
+    assert_eq!(status(&written), 0, "{}", stderr(&written));
+    let created: Value = serde_json::from_str(&stdout(&written)).expect("one JSON object");
+    let appended = logfmt(&["write", "--append", "--json", p(&log)], b"four\n");
+    assert_eq!(status(&appended), 0, "{}", stderr(&appended));
+    let appended: Value = serde_json::from_str(&stdout(&appended)).expect("one JSON object");
+    assert_eq!(created["file"], p(&log));
+    assert_eq!(
+        (u(&created["records"]), u(&created["payload_bytes"])),
+        (3, 11)
+    );
+    assert_eq!(created["appended_at"], Value::Null);
+    assert_eq!(u(&appended["appended_at"]), u(&created["bytes"]));
+    assert_eq!(
+        (u(&appended["records"]), u(&appended["payload_bytes"])),
+        (1, 4)
+    );
+    let verified = logfmt(&["verify", "--json", p(&log)], b"");
+    let verified: Value = serde_json::from_str(&stdout(&verified)).expect("one JSON object");
+    assert_eq!(u(&verified["records"]), 4);
+    assert_eq!(u(&verified["payload_bytes"]), 15);
+    let len = std::fs::metadata(&log).expect("the log").len();
+    assert_eq!(u(&appended["bytes"]), len);
+    // Standard output holds the log with `-`: no room for the report.
+    let refused = logfmt(&["write", "--json", "-"], b"x\n");
+    assert_eq!(status(&refused), 2);
+    assert!(stdout(&refused).is_empty());
+}

@@ -46,7 +46,7 @@ pub use crate::reader::{Bounded, Entry, LogReader};
 pub use crate::record_stream::RecordStream;
 pub use crate::recovery::{Action, Ending, ReadError, UnknownRecoveryMode};
 pub use crate::ring::{BlockRole, RingDisagreement, RingImage, RingSource};
-pub use crate::ring_cursors::{RingCursor, ring_cursors};
+pub use crate::ring_cursors::{RingCursor, ring_cursors, ring_cursors_in_file};
 pub use crate::sink::StdSink;
 pub use crate::source::StdSource;
 pub use crate::split::{ReadAt, split};

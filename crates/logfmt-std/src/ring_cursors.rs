@@ -19,18 +19,53 @@ pub struct RingCursor {
     pub aged_out: u32,
 }
 
-/// The ring image's bytes as a flash to read (bytes past the image's end read erased).
-struct ImageFlash<'a> {
-    image: &'a [u8],
+/// Where a ring image's bytes are read from: `read` fills `into` with the bytes at `offset`
+/// and says how many there were (fewer at the image's end).
+trait ImageBytes {
+    /// Fills `into` from `offset`; the bytes read (0 past the end).
+    fn read(&mut self, offset: u64, into: &mut [u8]) -> std::io::Result<usize>;
+}
+
+impl ImageBytes for &[u8] {
+    fn read(&mut self, offset: u64, into: &mut [u8]) -> std::io::Result<usize> {
+        let start = usize::try_from(offset)
+            .unwrap_or(usize::MAX)
+            .min(self.len());
+        let here = &self[start..];
+        let n = here.len().min(into.len());
+        into[..n].copy_from_slice(&here[..n]);
+        Ok(n)
+    }
+}
+
+impl ImageBytes for &std::fs::File {
+    /// Positioned reads: the file's own offset does not move.
+    fn read(&mut self, offset: u64, into: &mut [u8]) -> std::io::Result<usize> {
+        let mut filled = 0;
+        while filled < into.len() {
+            match crate::split::read_at(self, &mut into[filled..], offset + filled as u64) {
+                Ok(0) => break,
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(filled)
+    }
+}
+
+/// A ring image's bytes as a flash to read (bytes past the image's end read erased).
+struct ImageFlash<B> {
+    image: B,
     erased: u8,
     len: usize,
 }
 
-impl ErrorType for ImageFlash<'_> {
+impl<B> ErrorType for ImageFlash<B> {
     type Error = NorFlashErrorKind;
 }
 
-impl ReadNorFlash for ImageFlash<'_> {
+impl<B: ImageBytes> ReadNorFlash for ImageFlash<B> {
     const READ_SIZE: usize = 1;
 
     fn read(&mut self, offset: u32, bytes: &mut [u8]) -> Result<(), Self::Error> {
@@ -38,9 +73,11 @@ impl ReadNorFlash for ImageFlash<'_> {
         if start + bytes.len() > self.len {
             return Err(NorFlashErrorKind::OutOfBounds);
         }
-        for (i, byte) in bytes.iter_mut().enumerate() {
-            *byte = self.image.get(start + i).copied().unwrap_or(self.erased);
-        }
+        let n = self
+            .image
+            .read(u64::from(offset), bytes)
+            .map_err(|_| NorFlashErrorKind::Other)?;
+        bytes[n..].fill(self.erased);
         Ok(())
     }
 
@@ -55,14 +92,29 @@ impl ReadNorFlash for ImageFlash<'_> {
 /// aged out before delivery.
 #[must_use]
 pub fn ring_cursors(image: &[u8], ring: &RingImage) -> Vec<RingCursor> {
-    let mut ids = [false; 256];
-    for at in 0..image.len().saturating_sub(CURSOR_CHUNK - 1) {
-        if image.get(at + 6) == Some(&CURSOR_TYPE)
-            && let Some(cursor) = Cursor::parse(&image[at..])
-        {
-            ids[usize::from(cursor.id)] = true;
-        }
-    }
+    // Reading memory cannot fail.
+    cursors_in(image, ring).unwrap_or_default()
+}
+
+/// The cursors committed in the ring image `file` holding `ring`, as [`ring_cursors`] finds
+/// them, read a block at a time with positioned reads (the file's own offset does not move):
+/// the memory used does not grow with the image's size.
+///
+/// # Errors
+/// Reading the file failed.
+pub fn ring_cursors_in_file(
+    file: &std::fs::File,
+    ring: &RingImage,
+) -> std::io::Result<Vec<RingCursor>> {
+    cursors_in(file, ring)
+}
+
+/// The cursors of the ring image `image` holding `ring`.
+fn cursors_in<B: ImageBytes + Copy>(
+    image: B,
+    ring: &RingImage,
+) -> std::io::Result<Vec<RingCursor>> {
+    let ids = cursor_ids(image)?;
     let len = ring.ring().blocks() as usize * BLOCK_SIZE;
     let config = FlashConfig::new(0, len as u32).ring().erased(ring.erased());
     let mut buffer = vec![0u8; 1 << 16];
@@ -91,7 +143,31 @@ pub fn ring_cursors(image: &[u8], ring: &RingImage) -> Vec<RingCursor> {
             aged_out: reader.start().aged_out,
         });
     }
-    cursors
+    Ok(cursors)
+}
+
+/// The ids of the well-formed cursor chunks anywhere in `image`, at any offset: read a block
+/// at a time, each with the bytes of a cursor chunk that would begin in it.
+fn cursor_ids<B: ImageBytes + Copy>(mut image: B) -> std::io::Result<[bool; 256]> {
+    let mut ids = [false; 256];
+    let mut window = vec![0u8; BLOCK_SIZE + CURSOR_CHUNK - 1];
+    let mut start = 0u64;
+    loop {
+        let n = image.read(start, &mut window)?;
+        let window = &window[..n];
+        let starts = n.saturating_sub(CURSOR_CHUNK - 1).min(BLOCK_SIZE);
+        for at in 0..starts {
+            if window.get(at + 6) == Some(&CURSOR_TYPE)
+                && let Some(cursor) = Cursor::parse(&window[at..])
+            {
+                ids[usize::from(cursor.id)] = true;
+            }
+        }
+        if n < BLOCK_SIZE + CURSOR_CHUNK - 1 {
+            return Ok(ids);
+        }
+        start += BLOCK_SIZE as u64;
+    }
 }
 
 #[cfg(test)]
@@ -116,6 +192,16 @@ mod tests {
         let image = flash.memory().to_vec();
         let ring = RingImage::find(&image).expect("a ring");
         let cursors = ring_cursors(&image, &ring);
+        let mut file = tempfile::tempfile().unwrap();
+        std::io::Write::write_all(&mut file, &image).unwrap();
+        assert_eq!(ring_cursors_in_file(&file, &ring).unwrap(), cursors);
+        // An image cut short reads erased past its end, from memory and from a file alike.
+        let cut = &image[..image.len() - BLOCK_SIZE / 2];
+        file.set_len(cut.len() as u64).unwrap();
+        assert_eq!(
+            ring_cursors_in_file(&file, &ring).unwrap(),
+            ring_cursors(cut, &ring)
+        );
         assert_eq!(
             cursors,
             [

@@ -2,7 +2,6 @@
 
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::ops::Range;
-use std::path::PathBuf;
 
 use logfmt_std::{
     LogReaderOptions,
@@ -12,7 +11,7 @@ use logfmt_std::{
 use crate::decode::{Content, Decode, Style};
 use crate::error::CliError;
 use crate::image::Input;
-use crate::options::{ReadArgs, parse_offset, parse_range};
+use crate::options::{InputArgs, parse_offset, parse_range};
 use crate::output::OutputFormat;
 use crate::progress::Progress;
 use crate::scan::{Found, UNLIMITED, scan};
@@ -97,12 +96,7 @@ pub(crate) struct CatArgs {
     #[arg(short = 'f', long)]
     follow: bool,
     #[command(flatten)]
-    read: ReadArgs,
-    #[command(flatten)]
-    threads: crate::parallel::ThreadsArg,
-    /// The log files to read (`-`: standard input; a directory: a database).
-    #[arg(value_name = "FILE", required = true)]
-    files: Vec<PathBuf>,
+    input: InputArgs,
 }
 
 impl CatArgs {
@@ -165,7 +159,7 @@ fn decode_name(content: Content) -> &'static str {
 
 /// Runs `cat`.
 pub(crate) fn run(args: &CatArgs) -> Result<(), CliError> {
-    let targets = crate::targets::expand(&args.files)?;
+    let targets = crate::targets::expand(&args.input.files.files)?;
     let several = targets.len() > 1;
     let stdout = io::stdout();
     let terminal = stdout.is_terminal();
@@ -268,7 +262,7 @@ impl Plan {
         input: &Input,
         print: &Print<'_>,
     ) -> Result<Self, CliError> {
-        let read = target.read_args(&args.read);
+        let read = target.read_args(&args.input.read);
         let log = &input.log;
         let mut options = read.options(input, args.offset, args.range.clone())?;
         // A pipe ends when its writer is done: only a file is waited on.
@@ -357,7 +351,7 @@ fn print_in_parallel(
     let printed = crate::parallel::print_clean(
         input,
         &plan.options,
-        args.threads.count(),
+        args.input.threads.count(),
         plan.limit,
         out,
         |data| crate::decode::first_error(content, data).is_none(),
@@ -373,18 +367,16 @@ fn print_in_parallel(
     Ok(Some(printed))
 }
 
-/// Prints the records of one file.
-// Long for a reason: the reading loop's visitor holds the state of the file's printing (the
-// content confirmed, the header, the records left), which it shares with the loop that
-// follows the file; the decisions around it are in [`Plan`], [`print_in_parallel`] and
-// [`ended`].
+/// Prints the records of one file: a parallel pass where it cannot delay the first line,
+/// else one reader, each item printed as it is read (then, followed, the records a writer
+/// appends).
 fn cat(
     args: &CatArgs,
     target: &Target,
     print: &mut Print<'_>,
     out: &mut impl Write,
 ) -> Result<Followed, CliError> {
-    let read = target.read_args(&args.read);
+    let read = target.read_args(&args.input.read);
     let input = Input::open(&target.path, read.erased)?;
     input.say_disagreements();
     let log = &input.log;
@@ -398,129 +390,182 @@ fn cat(
         Some(false) if plan.heads() => header = false,
         _ => {}
     }
-    let Plan {
-        ref options,
-        follow,
-        mut content,
-        mut confirmed,
-        output,
-        style,
-        limit,
-    } = plan;
     // Read up to its length at open, unless followed.
-    let source = if follow {
+    let source = if plan.follow {
         input.growing_source()?
     } else {
         input.source()?
     };
-    let mut reader = LogReader::new(source, options);
-    let progress = Progress::none();
-    let mut printer = crate::decode::Printer::default();
-    let shared = std::cell::RefCell::new((&mut *out, None));
-    let left = &mut *print.left;
-    let mut visit = |found: Found<'_>| -> Result<(), Stop> {
-        let (out, read_error) = &mut *shared.borrow_mut();
-        let out = &mut **out;
+    let mut reader = LogReader::new(source, &plan.options);
+    let mut file = FileOut {
+        args,
+        target,
+        input: &input,
+        plan: &plan,
+        content: plan.content,
+        confirmed: plan.confirmed,
+        header,
+        label,
+        left: &mut *print.left,
+        printer: crate::decode::Printer::default(),
+        read_error: None,
+        out,
+    };
+    file.read_all(&mut reader)
+}
+
+/// One file being printed by one reader: what its printing has decided so far, and where it
+/// goes.
+struct FileOut<'a, 'p, W> {
+    args: &'a CatArgs,
+    target: &'a Target,
+    input: &'a Input,
+    plan: &'a Plan,
+    /// What the records are decoded as (raw once the first record does not decode).
+    content: Content,
+    /// Whether `content` is confirmed (by the flags, or by the first record).
+    confirmed: bool,
+    /// Whether the file's header (`==> FILE <==`) is still to be printed.
+    header: bool,
+    /// The file's name in JSON, when several files are printed.
+    label: Option<&'a str>,
+    /// Records still to be printed (--limit).
+    left: &'p mut Option<u64>,
+    printer: crate::decode::Printer,
+    /// The read error the log ended with, if any.
+    read_error: Option<io::Error>,
+    out: &'a mut W,
+}
+
+impl<W: Write> FileOut<'_, '_, W> {
+    /// Reads the file to its end, printing as it goes; followed, waits for more and reads on
+    /// until it is truncated or replaced (or interrupted).
+    fn read_all<S>(&mut self, reader: &mut LogReader<S>) -> Result<Followed, CliError>
+    where
+        S: logfmt_std::advanced::BlockSource<Error = io::Error>,
+    {
+        let progress = Progress::none();
+        let log = &self.input.log;
+        let limit = self.plan.limit;
+        let mut outcome = match scan(reader, &progress, limit, |found| self.found(found)) {
+            Ok(outcome) => outcome,
+            Err(stop) => return stopped(stop),
+        };
+        let mut seen = log.len_at_open();
+        while self.plan.follow && self.read_error.is_none() && outcome.failed_on.is_none() {
+            // Nothing more yet: print what was read, wait, read on.
+            self.out.flush()?;
+            std::thread::sleep(std::time::Duration::from_millis(200));
+            if let Some(change) = follow_change(log, &mut seen) {
+                super::say(log.path(), change);
+                return Ok(Followed::Again);
+            }
+            outcome = match scan(reader, &progress, limit, |found| self.found(found)) {
+                Ok(outcome) => outcome,
+                Err(stop) => return stopped(stop),
+            };
+        }
+        self.out.flush()?;
+        ended(self.input, outcome, self.read_error.take())
+    }
+
+    /// Prints what the reader found, in its place: a record, or a note of damage.
+    fn found(&mut self, found: Found<'_>) -> Result<(), Stop> {
         let record = matches!(found, Found::Record { .. } | Found::Oversized(_));
         if record {
-            match left {
+            match self.left {
                 Some(0) => return Err(Stop::Limit),
                 Some(n) => *n -= 1,
                 None => {}
             }
         }
-        if let Found::Record { offset, data, .. } = &found
-            && !confirmed
-        {
-            confirmed = true;
-            if !crate::decode::decodes(content, data) {
-                content = Content::Raw;
-                out.flush()?;
-                printed_raw(args, target, &input, *offset);
-            }
-        }
         match found {
-            Found::Record { offset, data, .. } if content != Content::Raw => {
-                if header && style != Style::Json {
-                    writeln!(
-                        out,
-                        "==> {} <==",
-                        logfmt_std::advanced::EscapedPath::new(log.path())
-                    )?;
-                }
-                header = false;
-                let offset = input.offset(offset);
-                let undecoded = printer.write_record(out, content, style, offset, data, label)?;
-                if let Some(error) = undecoded {
-                    out.flush()?;
-                    super::say(
-                        log.path(),
-                        &format!("the record at offset {offset}: {error}"),
-                    );
-                }
-            }
             Found::Record {
                 offset,
                 index,
                 data,
-            } => output.write_record(out, input.offset(offset), index, data)?,
-            Found::Oversized(record) if record.coded || content != Content::Raw => {
-                out.flush()?;
-                not_printed(&input, &record, limit);
-            }
-            Found::Oversized(record) => {
-                output.write_streamed(out, record.offset, None, record.len, |sink| {
-                    let mut stream = RecordStream::new(log, &options.read, &record)?;
-                    while let Some(piece) = stream.next()? {
-                        sink(piece)?;
-                    }
-                    Ok::<(), CliError>(())
-                })?;
-            }
+            } => self.record(offset, index, data)?,
+            Found::Oversized(record) => self.oversized(&record)?,
             Found::Damage(damage) => {
                 // Keep the note in place relative to the records printed around it.
-                out.flush()?;
-                super::note(log.path(), &input.damage(damage));
+                self.out.flush()?;
+                super::note(self.input.log.path(), &self.input.damage(damage));
             }
             Found::ReadError { error, corruption } => {
-                out.flush()?;
+                self.out.flush()?;
                 if let Some(corruption) = corruption {
-                    super::note(log.path(), &input.damage(corruption.into()));
+                    super::note(self.input.log.path(), &self.input.damage(corruption.into()));
                 }
-                *read_error = Some(error);
+                self.read_error = Some(error);
             }
         }
-        if record && *left == Some(0) {
+        if record && *self.left == Some(0) {
             // The last record asked for: nothing more is read.
             return Err(Stop::Limit);
         }
         Ok(())
-    };
-    let stopped = |stop: Stop| match stop {
+    }
+
+    /// Prints a complete record: decoded, or as --output says. The first record confirms
+    /// what the log holds, or has it printed raw.
+    fn record(&mut self, offset: u64, index: Option<u32>, data: &[u8]) -> Result<(), Stop> {
+        if !self.confirmed {
+            self.confirmed = true;
+            if !crate::decode::decodes(self.content, data) {
+                self.content = Content::Raw;
+                self.out.flush()?;
+                printed_raw(self.args, self.target, self.input, offset);
+            }
+        }
+        let at = self.input.offset(offset);
+        if self.content == Content::Raw {
+            return Ok(self.plan.output.write_record(self.out, at, index, data)?);
+        }
+        let log = &self.input.log;
+        if self.header && self.plan.style != Style::Json {
+            let path = logfmt_std::advanced::EscapedPath::new(log.path());
+            writeln!(self.out, "==> {path} <==")?;
+        }
+        self.header = false;
+        let (content, style) = (self.content, self.plan.style);
+        let undecoded = self
+            .printer
+            .write_record(self.out, content, style, at, data, self.label)?;
+        if let Some(error) = undecoded {
+            self.out.flush()?;
+            super::say(log.path(), &format!("the record at offset {at}: {error}"));
+        }
+        Ok(())
+    }
+
+    /// Prints a record too long to hold, streamed from the file; one to decode (or a pack or
+    /// compressed record) is noted and not printed.
+    fn oversized(&mut self, record: &logfmt_std::advanced::Oversized) -> Result<(), Stop> {
+        if record.coded || self.content != Content::Raw {
+            self.out.flush()?;
+            not_printed(self.input, record, self.plan.limit);
+            return Ok(());
+        }
+        let (log, read) = (&self.input.log, &self.plan.options.read);
+        self.plan
+            .output
+            .write_streamed(self.out, record.offset, None, record.len, |sink| {
+                let mut stream = RecordStream::new(log, read, record)?;
+                while let Some(piece) = stream.next()? {
+                    sink(piece)?;
+                }
+                Ok::<(), CliError>(())
+            })?;
+        Ok(())
+    }
+}
+
+/// How printing ended at a [`Stop`]: --limit records printed, or a failure.
+fn stopped(stop: Stop) -> Result<Followed, CliError> {
+    match stop {
         Stop::Limit => Ok(Followed::Limit),
         Stop::Failed(error) => Err(error),
-    };
-    let mut outcome = match scan(&mut reader, &progress, limit, &mut visit) {
-        Ok(outcome) => outcome,
-        Err(stop) => return stopped(stop),
-    };
-    let mut seen = log.len_at_open();
-    while follow && shared.borrow().1.is_none() && outcome.failed_on.is_none() {
-        // Nothing more yet: print what was read, wait, read on.
-        shared.borrow_mut().0.flush()?;
-        std::thread::sleep(std::time::Duration::from_millis(200));
-        if let Some(change) = follow_change(log, &mut seen) {
-            super::say(log.path(), change);
-            return Ok(Followed::Again);
-        }
-        outcome = match scan(&mut reader, &progress, limit, &mut visit) {
-            Ok(outcome) => outcome,
-            Err(stop) => return stopped(stop),
-        };
     }
-    let (out, read_error) = shared.into_inner();
-    out.flush()?;
-    ended(&input, outcome, read_error)
 }
 
 /// The note that a log named for `--decode auto`'s content holds something else, from its

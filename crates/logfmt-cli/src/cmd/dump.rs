@@ -1,19 +1,19 @@
 //! `logfmt chunks` (formerly `logfmt dump`): the physical layout of a log, chunk by chunk.
 
 use std::io::{self, BufWriter, Write};
-use std::path::PathBuf;
 
 use logfmt_core::pack::{self, Pack};
 use logfmt_core::parts::ring::RingHeader;
 use logfmt_std::advanced::{BLOCK_SIZE, BlockRole, BlockSource, FragmentKind, ReadOptions};
 use logfmt_std::layout::{ChunkRole, Counts, Span, SpanKind, Walk, type_name};
 
+use super::chunks_report::{ChunkEntry, Entry, Line, Region, RingBlockEntry, write_row};
 use crate::error::CliError;
-use crate::format::FormatArgs;
 use crate::image::Input;
-use crate::options::Erased;
+use crate::options::ChunkArgs;
 use crate::output::write_json_line;
 use crate::progress::Progress;
+use crate::report::{Rendering, render};
 
 /// Print every chunk of a log, and every region that is not a chunk.
 ///
@@ -62,162 +62,8 @@ use crate::progress::Progress;
 /// read.
 #[derive(Debug, clap::Args)]
 pub(crate) struct DumpArgs {
-    /// One JSON object per line (keys above).
-    #[arg(long)]
-    json: bool,
-    /// Read a flash image whose erased bytes are 0xFF (ff) or 0x00 (00).
-    #[arg(long, value_enum, value_name = "BYTE")]
-    erased: Option<Erased>,
     #[command(flatten)]
-    format: FormatArgs,
-    /// The log files (`-`: standard input; a directory: a LevelDB or RocksDB database, its
-    /// MANIFEST and live write-ahead logs).
-    #[arg(value_name = "FILE", required = true)]
-    files: Vec<PathBuf>,
-}
-
-/// One line of human output: offset, type, length, note.
-struct Line {
-    offset: u64,
-    what: String,
-    length: u64,
-    note: String,
-}
-
-/// One line of `--json`: the keys documented on [`DumpArgs`], in that order, after "kind".
-#[derive(Debug, serde::Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-enum Entry {
-    Chunk {
-        offset: u64,
-        block: u64,
-        #[serde(rename = "type")]
-        type_name: &'static str,
-        type_byte: u8,
-        length: u64,
-        checksum: &'static str,
-        stored_checksum: u32,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        log_number: Option<u32>,
-        /// A whole pack in this chunk: the records it holds.
-        #[serde(skip_serializing_if = "Option::is_none")]
-        pack_records: Option<u32>,
-    },
-    Trailer(Region),
-    Torn(Region),
-    Padding(Region),
-    ZeroHeader(Region),
-    Erased(Region),
-    BadLength {
-        #[serde(flatten)]
-        region: Region,
-        declared: u16,
-    },
-    ChecksumMismatch {
-        #[serde(flatten)]
-        region: Region,
-        stored_checksum: u32,
-        computed_checksum: u32,
-    },
-    OldRecord {
-        #[serde(flatten)]
-        region: Region,
-        log_number: u32,
-    },
-    Stale(Region),
-    /// A kind of span this listing does not name yet.
-    Other(Region),
-    Ring(super::RingJson),
-    RingBlock {
-        offset: u64,
-        block: u64,
-        role: &'static str,
-        place: Option<u32>,
-        lap: Option<u32>,
-        records: Option<u32>,
-    },
-    Summary {
-        bytes: u64,
-        blocks: u64,
-        chunks: u64,
-        full: u64,
-        first: u64,
-        middle: u64,
-        last: u64,
-        /// Pack chunks (only in a log that has them).
-        #[serde(skip_serializing_if = "is_zero")]
-        pack: u64,
-        unknown: u64,
-        trailer_bytes: u64,
-        skipped_bytes: u64,
-        damaged_bytes: u64,
-        torn_bytes: u64,
-        stale_bytes: u64,
-    },
-}
-
-/// Where a region that is not a chunk lies.
-#[derive(Debug, serde::Serialize)]
-struct Region {
-    offset: u64,
-    block: u64,
-    /// To the end of the block (of the file, for a stale region).
-    length: u64,
-}
-
-/// A region line: `kind` at `offset`, `len` bytes.
-fn region(offset: u64, len: u64, kind: &'static str, note: String) -> (Line, Region) {
-    (
-        Line {
-            offset,
-            what: kind.replace('_', "-"),
-            length: len,
-            note,
-        },
-        Region {
-            offset,
-            block: offset / BLOCK_SIZE as u64,
-            length: len,
-        },
-    )
-}
-
-/// The line of a ring image's block.
-fn ring_block(index: u32, role: BlockRole, header: Option<RingHeader>) -> (Line, Entry) {
-    let offset = u64::from(index) * BLOCK_SIZE as u64;
-    let (name, place) = match role {
-        BlockRole::Read { place } => ("read", Some(place)),
-        BlockRole::ReadAsErased { place } => ("read_as_erased", Some(place)),
-        BlockRole::Ahead => ("ahead", None),
-        BlockRole::NotInLog => ("not_in_log", None),
-        _ => ("outside", None),
-    };
-    let mut note = format!("block {index} {role}");
-    if place == Some(0) {
-        note += " (the oldest)";
-    }
-    note += &match header {
-        Some(h) => format!(
-            "; ring header: lap {}, {} records begun before it",
-            h.lap, h.records
-        ),
-        None => "; no ring header".to_owned(),
-    };
-    let line = Line {
-        offset,
-        what: "ring-block".to_owned(),
-        length: BLOCK_SIZE as u64,
-        note,
-    };
-    let json = Entry::RingBlock {
-        offset,
-        block: u64::from(index),
-        role: name,
-        place,
-        lap: header.map(|h| h.lap),
-        records: header.map(|h| h.records),
-    };
-    (line, json)
+    chunks: ChunkArgs,
 }
 
 /// What [`walk`] visits.
@@ -345,27 +191,22 @@ fn verdict(role: ChunkRole, record_type: u8) -> Option<String> {
     })
 }
 
-fn describe(item: &Item<'_>, counts: &Counts) -> (Line, Entry) {
-    let (span, bytes) = match *item {
-        Item::Span(span, bytes) => (span, bytes),
+/// The entry of what [`walk`] visits, with the counts so far.
+fn describe(item: &Item<'_>, counts: &Counts) -> Entry {
+    match *item {
+        Item::Span(span, bytes) => describe_span(span, bytes, counts),
         Item::RingBlock {
             index,
             role,
             header,
-        } => return ring_block(index, role, header),
-        Item::Stale { offset, len } => {
-            let (line, region) = region(
-                offset,
-                len,
-                "stale",
-                "left by an earlier use of the file: not part of this log".into(),
-            );
-            return (line, Entry::Stale(region));
-        }
-    };
-    let offset = span.offset;
-    let block = offset / BLOCK_SIZE as u64;
-    let region = |kind: &'static str, note: String| region(offset, span.len, kind, note);
+        } => Entry::RingBlock(RingBlockEntry::new(index, role, header)),
+        Item::Stale { offset, len } => Entry::Stale(Region::new(offset, len)),
+    }
+}
+
+/// The entry of a span of a block (a chunk, or a region that is not one), with its bytes.
+fn describe_span(span: &Span, bytes: &[u8], counts: &Counts) -> Entry {
+    let region = Region::new(span.offset, span.len);
     match span.kind {
         SpanKind::Chunk {
             record_type,
@@ -375,149 +216,73 @@ fn describe(item: &Item<'_>, counts: &Counts) -> (Line, Entry) {
             ..
         } => {
             let payload = span.payload(bytes);
-            let name = type_name(record_type);
-            let what = if name == "unknown" || name == "ZERO" {
-                format!("type {record_type}")
-            } else {
-                name.to_owned()
+            let (pack_records, pack) = match role {
+                ChunkRole::Pack(kind) => {
+                    let (records, what) = pack_note(kind, payload);
+                    (records, Some(what))
+                }
+                _ => (None, None),
             };
-            let mut note = match log_number {
-                Some(n) => format!("log {n}; checksum ok ({stored_checksum:#010x})"),
-                None => format!("checksum ok ({stored_checksum:#010x})"),
-            };
-            if let Some(verdict) = verdict(role, record_type) {
-                note += &format!("; {verdict}");
-            }
-            if let Some(h) = span.ring_header(bytes) {
-                note += &format!(
-                    " (lap {}, {} records begun before this block; ring of {} blocks, {} per \
-                     erase group)",
-                    h.lap, h.records, h.blocks, h.group
-                );
-            }
-            let mut pack_records = None;
-            if let ChunkRole::Pack(kind) = role {
-                let (records, what) = pack_note(kind, payload);
-                pack_records = records;
-                note += &format!("; {what}");
-            }
-            let json = Entry::Chunk {
-                offset,
-                block,
-                type_name: name,
+            Entry::Chunk(ChunkEntry {
+                offset: span.offset,
+                block: region.block,
+                type_name: type_name(record_type),
                 type_byte: record_type,
                 length: payload.len() as u64,
                 checksum: "ok",
                 stored_checksum,
                 log_number,
                 pack_records,
-            };
-            let line = Line {
-                offset,
-                what,
-                length: payload.len() as u64,
-                note,
-            };
-            (line, json)
+                verdict: verdict(role, record_type),
+                ring_header: span.ring_header(bytes),
+                pack,
+            })
         }
-        SpanKind::Trailer => {
-            let (line, region) = region("trailer", "block trailer, skipped".into());
-            (line, Entry::Trailer(region))
-        }
-        SpanKind::Torn { power_cut: false } => {
-            let (line, region) = region(
-                "torn",
-                "the file ends inside this chunk: a torn write, the end of the log".into(),
-            );
-            (line, Entry::Torn(region))
-        }
-        SpanKind::Torn { power_cut: true } => {
-            let (line, region) = region(
-                "torn",
-                "torn by a power cut: the writer went on at the resume marker after it".into(),
-            );
-            (line, Entry::Torn(region))
-        }
-        SpanKind::Padding => {
-            let (line, region) = region(
-                "padding",
-                "erased flash up to the next chunk (a flush's unprogrammed word, or the words \
-                 a reopening writer skipped)"
-                    .into(),
-            );
-            (line, Entry::Padding(region))
-        }
-        SpanKind::ZeroHeader => {
-            let (line, region) = region(
-                "zero_header",
-                "skipped to the end of the block WITHOUT a report (LevelDB)".into(),
-            );
-            (line, Entry::ZeroHeader(region))
-        }
-        SpanKind::Erased => {
-            let (line, region) = region(
-                "erased",
-                "erased flash: nothing written to the end of the block".into(),
-            );
-            (line, Entry::Erased(region))
-        }
-        SpanKind::BadLength { declared } => {
-            let (line, region) = region(
-                "bad_length",
-                format!("dropped: bad record length (declares {declared} bytes)"),
-            );
-            (line, Entry::BadLength { region, declared })
-        }
-        SpanKind::ChecksumMismatch { stored, computed } => {
-            let (line, region) = region(
-                "checksum_mismatch",
-                format!(
-                    "dropped: checksum mismatch (stored {stored:#010x}, computed {computed:#010x})"
-                ),
-            );
-            let json = Entry::ChecksumMismatch {
-                region,
-                stored_checksum: stored,
-                computed_checksum: computed,
-            };
-            (line, json)
-        }
-        SpanKind::OldRecord { log_number } => {
-            let mut note = format!(
-                "old record (log {log_number}): the end of this log; the rest of the file is \
-                 left by an earlier use of it"
-            );
-            if let Some((from, bytes)) = counts.stale_garbage
-                && from + bytes == offset
-            {
-                note += &format!(
-                    " (so are the {bytes} bytes before it from offset {from}, where this log's \
-                     records end: not damage)"
-                );
-            }
-            let (line, region) = region("old_record", note);
-            (line, Entry::OldRecord { region, log_number })
-        }
-        other => {
-            let (line, region) = region(other.name(), other.note().unwrap_or_default());
-            (line, Entry::Other(region))
-        }
+        SpanKind::Trailer => Entry::Trailer(region),
+        SpanKind::Torn { power_cut } => Entry::Torn { region, power_cut },
+        SpanKind::Padding => Entry::Padding(region),
+        SpanKind::ZeroHeader => Entry::ZeroHeader(region),
+        SpanKind::Erased => Entry::Erased(region),
+        SpanKind::BadLength { declared } => Entry::BadLength { region, declared },
+        SpanKind::ChecksumMismatch { stored, computed } => Entry::ChecksumMismatch {
+            region,
+            stored_checksum: stored,
+            computed_checksum: computed,
+        },
+        SpanKind::OldRecord { log_number } => Entry::OldRecord {
+            stale_before: counts
+                .stale_garbage
+                .filter(|(from, bytes)| from + bytes == span.offset),
+            region,
+            log_number,
+        },
+        other => Entry::Other {
+            region,
+            name: other.name(),
+            note: other.note().unwrap_or_default().to_string(),
+        },
     }
 }
 
 /// Runs `dump`.
 pub(crate) fn run(args: &DumpArgs) -> Result<(), CliError> {
-    crate::targets::each(&args.files, args.json, |target, several| {
-        run_one(args, &target.path, several)
-    })
+    crate::targets::each(
+        &args.chunks.files.files,
+        args.chunks.json,
+        |target, several| run_one(args, &target.path, several),
+    )
 }
 
-/// Runs `dump` on one file; `several` when more are read.
+/// Runs `dump` on one file; `several` when more are read: the lines before the chunks (the
+/// file in JSON, the ring, the heading), an entry for each chunk and region, then how the log
+/// ends and the summary.
 fn run_one(args: &DumpArgs, path: &std::path::Path, several: bool) -> Result<(), CliError> {
-    let input = Input::open(path, args.erased)?;
+    let input = Input::open(path, args.chunks.erased)?;
     let log = &input.log;
     let mut out = BufWriter::with_capacity(64 * 1024, io::stdout().lock());
-    if several && args.json {
+    let rendering = Rendering::json(args.chunks.json);
+    let width = log.len_at_open().to_string().len().max("OFFSET".len());
+    if several && args.chunks.json {
         /// With several files, the line before each file's lines: `{"file": PATH}`.
         #[derive(serde::Serialize)]
         struct FileJson<'a> {
@@ -526,122 +291,68 @@ fn run_one(args: &DumpArgs, path: &std::path::Path, several: bool) -> Result<(),
         let file = log.path().to_string_lossy();
         write_json_line(&mut out, &FileJson { file: &file })?;
     }
-    let width = log.len_at_open().to_string().len().max("OFFSET".len());
     if let Some(ring) = &input.ring {
-        if args.json {
-            write_json_line(&mut out, &Entry::Ring(ring.into()))?;
-        } else {
-            let order: Vec<String> = ring.order().map(|b| b.to_string()).collect();
-            writeln!(out, "a ring image: {ring}")?;
-            writeln!(out, "reading order: blocks {}", order.join(", "))?;
-            for disagreement in ring.disagreements() {
-                writeln!(out, "the ring image disagrees: {disagreement}")?;
-            }
-        }
-    }
-    if !args.json {
-        writeln!(
-            out,
-            "{:>width$}  {:<17} {:>6}  NOTE",
-            "OFFSET", "TYPE", "LENGTH"
+        let entry = Entry::Ring(ring.into());
+        render(
+            &mut out,
+            &Line {
+                entry: &entry,
+                width,
+            },
+            rendering,
         )?;
     }
-    let read = input.chunk_read(args.erased, &args.format)?;
-    let progress = Progress::bytes("chunks", log.len_at_open());
-    // Where a run of zero headers that may reach the end of the file began.
-    let mut zeros_from = None;
-    let layout = walk(&input, &read, &progress, |item, counts| {
-        let (line, json) = describe(&item, counts);
-        match line.what.as_ref() {
-            "zero-header" => zeros_from = zeros_from.or(Some(line.offset)),
-            "trailer" => {}
-            _ => zeros_from = None,
-        }
-        if args.json {
-            write_json_line(&mut out, &json)?;
-        } else {
-            writeln!(
-                out,
-                "{:>width$}  {:<17} {:>6}  {}",
-                line.offset, line.what, line.length, line.note
-            )?;
-        }
-        Ok(())
-    })?;
-    drop(progress);
+    if rendering == Rendering::Text {
+        write_row(&mut out, width, &"OFFSET", "TYPE", &"LENGTH", "NOTE")?;
+    }
+    let (counts, zeros_from) = print_entries(args, &input, &mut out, width, rendering)?;
     let zero_fill = match (zeros_from, &input.ring) {
         (Some(offset), None) => crate::story::zero_filled_from(log, offset),
         _ => None,
     };
-    if args.json {
-        let [full, first, middle, last] = layout.by_type;
-        let summary = Entry::Summary {
-            bytes: layout.bytes,
-            blocks: layout.blocks,
-            chunks: layout.chunks(),
-            full,
-            first,
-            middle,
-            last,
-            pack: layout.pack_chunks,
-            unknown: layout.unknown,
-            trailer_bytes: layout.trailer_bytes,
-            skipped_bytes: layout.skipped_bytes,
-            damaged_bytes: layout.damaged_bytes,
-            torn_bytes: layout.torn_bytes,
-            stale_bytes: layout.stale().map_or(0, |s| s.bytes),
-        };
-        if let Some(crate::story::Tail::ZeroFilled { offset, bytes }) = zero_fill {
-            /// The end of the log told as `verify` and `stats` tell it.
-            #[derive(serde::Serialize)]
-            struct ZeroFill {
-                kind: &'static str,
-                offset: u64,
-                bytes: u64,
-            }
-            write_json_line(
-                &mut out,
-                &ZeroFill {
-                    kind: "zero_fill",
-                    offset,
-                    bytes,
-                },
-            )?;
-        }
-        write_json_line(&mut out, &summary)?;
-    } else {
-        use super::plural;
-        let [full, first, middle, last] = layout.by_type;
-        writeln!(
-            out,
-            "{}, {}, {} (FULL {full}, FIRST {first}, MIDDLE {middle}, LAST {last}{}, other {}), \
-             {} of trailers, {} skipped, {} dropped in {}, {} torn{}",
-            plural(layout.bytes, "byte"),
-            plural(layout.blocks, "block"),
-            plural(layout.chunks(), "chunk"),
-            packs_note(&layout),
-            layout.unknown,
-            plural(layout.trailer_bytes, "byte"),
-            plural(layout.skipped_bytes, "byte"),
-            plural(layout.damaged_bytes, "byte"),
-            plural(layout.damaged_regions, "region"),
-            plural(layout.torn_bytes, "byte"),
-            match layout.stale() {
-                Some(stale) => format!(
-                    "; the log ends at an old record (log {}) at offset {}, {} stale",
-                    stale.log_number,
-                    stale.offset,
-                    plural(stale.bytes, "byte")
-                ),
-                None => String::new(),
-            },
-        )?;
-        if let Some(zeros) = zero_fill {
-            writeln!(out, "{}", zeros.explain())?;
-        }
+    // The summary is the last JSON line; the text tells how the log ends after it.
+    let mut last = vec![Entry::Summary((&counts).into())];
+    if let Some(crate::story::Tail::ZeroFilled { offset, bytes }) = zero_fill {
+        let at = if rendering == Rendering::Json { 0 } else { 1 };
+        last.insert(at, Entry::ZeroFill { offset, bytes });
+    }
+    for entry in &last {
+        render(&mut out, &Line { entry, width }, rendering)?;
     }
     out.flush()?;
     Ok(())
+}
+
+/// Walks `input`, printing an entry for each chunk and region as it is read; returns the
+/// walk's counts and where a run of zero headers that may reach the end of the file began.
+fn print_entries(
+    args: &DumpArgs,
+    input: &Input,
+    out: &mut impl Write,
+    width: usize,
+    rendering: Rendering,
+) -> Result<(Counts, Option<u64>), CliError> {
+    let read = input.chunk_read(args.chunks.erased, &args.chunks.format)?;
+    let progress = Progress::bytes("chunks", input.log.len_at_open());
+    let mut zeros_from = None;
+    let counts = walk(input, &read, &progress, |item, counts| {
+        let entry = describe(&item, counts);
+        match &entry {
+            Entry::ZeroHeader(region) => zeros_from = zeros_from.or(Some(region.offset)),
+            Entry::Trailer(_) => {}
+            _ => zeros_from = None,
+        }
+        render(
+            out,
+            &Line {
+                entry: &entry,
+                width,
+            },
+            rendering,
+        )?;
+        Ok(())
+    })?;
+    Ok((counts, zeros_from))
 }
 
 /// What a pack chunk holds, for its note: the records of a whole pack (and their count), or
@@ -677,19 +388,4 @@ fn pack_note(kind: FragmentKind, payload: &[u8]) -> (Option<u32>, String) {
         }
         Err(error) => (None, format!("a pack that does not hold together: {error}")),
     }
-}
-
-/// ", PACK N" for a log with pack chunks, for the chunk counts' line.
-pub(crate) fn packs_note(counts: &Counts) -> String {
-    if counts.pack_chunks == 0 {
-        String::new()
-    } else {
-        format!(", PACK {}", counts.pack_chunks)
-    }
-}
-
-/// For `skip_serializing_if`: a count of 0.
-#[expect(clippy::trivially_copy_pass_by_ref, reason = "serde's signature")]
-fn is_zero(n: &u64) -> bool {
-    *n == 0
 }

@@ -10,10 +10,9 @@ use logfmt_std::{
 };
 
 use crate::error::CliError;
-use crate::format::FormatArgs;
 use crate::image::Input;
 use crate::map_report::{DamageLine, MapReport, RingLine, TailLine};
-use crate::options::Erased;
+use crate::options::ChunkArgs;
 
 /// Draw the block map of a log, a flash image or a ring image.
 ///
@@ -38,9 +37,6 @@ use crate::options::Erased;
 /// is replaced only with --force, and never when it is one of the files read.
 #[derive(Debug, clap::Args)]
 pub(crate) struct MapArgs {
-    /// Print the model as JSON (keys above).
-    #[arg(long)]
-    json: bool,
     /// Also write the picture to this HTML file.
     #[arg(long, value_name = "OUT")]
     html: Option<PathBuf>,
@@ -53,14 +49,8 @@ pub(crate) struct MapArgs {
     /// Corruptions listed in the picture and the JSON (the rest are counted).
     #[arg(long, value_name = "N", default_value_t = 100)]
     max_errors: usize,
-    /// Read a flash image whose erased bytes are 0xFF (ff) or 0x00 (00).
-    #[arg(long, value_enum, value_name = "BYTE")]
-    erased: Option<Erased>,
     #[command(flatten)]
-    format: FormatArgs,
-    /// The files (a directory: a database's MANIFEST and live write-ahead logs).
-    #[arg(value_name = "FILE", required = true)]
-    files: Vec<PathBuf>,
+    chunks: ChunkArgs,
 }
 
 /// Largest record assembled while mapping: a larger one is counted, not held.
@@ -70,9 +60,9 @@ const MAX_LINES: u64 = 32;
 
 pub(crate) fn run(args: &MapArgs) -> Result<(), CliError> {
     let mut pictures = Vec::new();
-    crate::targets::each(&args.files, args.json, |target, _| {
+    crate::targets::each(&args.chunks.files.files, args.chunks.json, |target, _| {
         let (report, input, read) = gather(args, &target.path)?;
-        if args.json {
+        if args.chunks.json {
             crate::output::write_json_line(&mut std::io::stdout().lock(), &report)?;
         } else {
             render(&report, args.width)?;
@@ -94,9 +84,9 @@ pub(crate) fn run(args: &MapArgs) -> Result<(), CliError> {
 
 /// Reads `path` once with the reader, marking each block with what it found.
 fn gather(args: &MapArgs, path: &Path) -> Result<(MapReport, Input, ReadOptions), CliError> {
-    let input = Input::open(path, args.erased)?;
-    let read = ReadOptions::new().erased(input.erased(args.erased));
-    let read = input.read_options(args.format.read_options(&input.log, read)?);
+    let input = Input::open(path, args.chunks.erased)?;
+    let read = ReadOptions::new().erased(input.erased(args.chunks.erased));
+    let read = input.read_options(args.chunks.format.read_options(&input.log, read)?);
     let len = input.log.len_at_open();
     let mut reader = LogReader::new(input.source()?, &LogReaderOptions::new().read(read.clone()));
     let mut survey = Survey::read(

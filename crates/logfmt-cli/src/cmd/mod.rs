@@ -1,6 +1,7 @@
 //! The subcommands.
 
 pub(crate) mod cat;
+pub(crate) mod chunks_report;
 pub(crate) mod copy_report;
 pub(crate) mod dump;
 pub(crate) mod export;
@@ -20,8 +21,11 @@ use crate::notes::{hint, note, plural, say};
 /// A damage in JSON: `{"offset": n, "bytes": n, "reason": "..."}`.
 #[derive(Debug, serde::Serialize)]
 struct DamageJson {
+    /// Where it begins.
     offset: u64,
+    /// How many bytes it spans.
     bytes: u64,
+    /// LevelDB's reason.
     reason: String,
 }
 

@@ -1,7 +1,6 @@
 //! `logfmt split`: a log cut into byte ranges that can be read independently.
 
 use std::io::{self, Write};
-use std::path::PathBuf;
 
 use logfmt_std::{
     LogFile, LogReaderOptions,
@@ -9,8 +8,7 @@ use logfmt_std::{
 };
 
 use crate::error::CliError;
-use crate::format::FormatArgs;
-use crate::options::Erased;
+use crate::options::{ChunkArgs, Erased};
 use crate::report::Report;
 
 /// Split a log into byte ranges and read them in parallel; print each range and its records.
@@ -19,6 +17,9 @@ use crate::report::Report;
 /// --range A..B` prints them), so together the ranges return every record once, as a
 /// sequential read does, damaged logs included. Damage is counted by the range it starts in
 /// (with LevelDB's rules, as `verify` reports it by default).
+///
+/// Each range is read with positioned reads of its own: the files are regular files (or a
+/// database directory's).
 ///
 /// --json prints one JSON object: {"bytes": n, "records": n, "ranges": [{"start", "end",
 /// "records", "payload_bytes", "damage"}]}; with several files, one per file, each ending
@@ -30,18 +31,8 @@ pub(crate) struct SplitArgs {
     /// over and over); a smaller file is split into fewer.
     #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     parts: u32,
-    /// One JSON object (keys above).
-    #[arg(long)]
-    json: bool,
-    /// Read a flash image whose erased bytes are 0xFF (ff) or 0x00 (00).
-    #[arg(long, value_enum, value_name = "BYTE")]
-    erased: Option<Erased>,
     #[command(flatten)]
-    format: FormatArgs,
-    /// The log files (regular files: each range is read with positioned reads of its own; a
-    /// directory: a LevelDB or RocksDB database, its MANIFEST and live write-ahead logs).
-    #[arg(value_name = "FILE", required = true)]
-    files: Vec<PathBuf>,
+    chunks: ChunkArgs,
 }
 
 /// What one range holds.
@@ -68,15 +59,17 @@ fn parts(asked: u32, len: u64) -> usize {
 
 /// Runs `split`.
 pub(crate) fn run(args: &SplitArgs) -> Result<(), CliError> {
-    crate::targets::each(&args.files, args.json, |target, several| {
-        run_one(args, &target.path, several)
-    })
+    crate::targets::each(
+        &args.chunks.files.files,
+        args.chunks.json,
+        |target, several| run_one(args, &target.path, several),
+    )
 }
 
 /// Splits one file; `several` when more are split.
 fn run_one(args: &SplitArgs, path: &std::path::Path, several: bool) -> Result<(), CliError> {
     let report = gather(args, path, several)?;
-    crate::report::print(&report, args.json)?;
+    crate::report::print(&report, args.chunks.json)?;
     Ok(())
 }
 
@@ -138,8 +131,8 @@ fn gather(
 ) -> Result<SplitReport, CliError> {
     let log = open(path)?;
     // Every range reads with the format decided from the start of the file.
-    let read = ReadOptions::new().erased(args.erased.map(Erased::byte));
-    let read = args.format.read_options(&log, read)?;
+    let read = ReadOptions::new().erased(args.chunks.erased.map(Erased::byte));
+    let read = args.chunks.format.read_options(&log, read)?;
     let options = LogReaderOptions::new().read(read);
     let len = log.len_at_open();
     let ranges = logfmt_std::advanced::split(len, parts(args.parts, len));

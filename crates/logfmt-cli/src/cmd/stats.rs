@@ -2,7 +2,6 @@
 
 use std::collections::BTreeMap;
 use std::io;
-use std::path::PathBuf;
 
 use logfmt_std::layout::{Counts as ChunkCounts, Walk};
 use logfmt_std::{
@@ -16,9 +15,8 @@ use super::stats_report::{
 };
 use crate::decode::{Content, Decode};
 use crate::error::CliError;
-use crate::format::FormatArgs;
 use crate::image::{Input, Source};
-use crate::options::Erased;
+use crate::options::ChunkArgs;
 use crate::progress::Progress;
 use crate::reports::DamageReports;
 use crate::scan::{COUNTING, Found, scan};
@@ -57,24 +55,14 @@ use crate::scan::{COUNTING, Found, scan};
 /// files, each object ends with "file" (its path).
 #[derive(Debug, clap::Args)]
 pub(crate) struct StatsArgs {
-    /// One JSON object (keys above).
-    #[arg(long)]
-    json: bool,
-    /// Read a flash image whose erased bytes are 0xFF (ff) or 0x00 (00).
-    #[arg(long, value_enum, value_name = "BYTE")]
-    erased: Option<Erased>,
     #[command(flatten)]
-    format: FormatArgs,
+    chunks: ChunkArgs,
     /// Also count what the records hold: auto (by the file's name: NNNNNN.log holds
     /// WriteBatches, MANIFEST-NNNNNN VersionEdits), raw (nothing), write-batch, version-edit.
     #[arg(long, value_enum, value_name = "WHAT", default_value_t)]
     decode: crate::decode::Decode,
     #[command(flatten)]
     threads: crate::parallel::ThreadsArg,
-    /// The log files (`-`: standard input; a directory: a LevelDB or RocksDB database, its
-    /// MANIFEST and live write-ahead logs).
-    #[arg(value_name = "FILE", required = true)]
-    files: Vec<PathBuf>,
 }
 
 /// A source that walks each block it loads with logfmt-std's [`Walk`]: the chunks counted as
@@ -188,13 +176,13 @@ impl Sizes {
     }
 }
 
-/// The read cursors committed in the ring image at `path` (none if it cannot be read again).
+/// The read cursors committed in the ring image `log` (none if it cannot be read again, as a
+/// pipe cannot), read a block at a time: memory does not grow with the image.
 fn cursors_of(
-    path: &std::path::Path,
+    log: &logfmt_std::LogFile,
     ring: &logfmt_std::advanced::RingImage,
 ) -> Vec<super::stats_report::Cursor> {
-    std::fs::read(path)
-        .map(|image| logfmt_std::advanced::ring_cursors(&image, ring))
+    logfmt_std::advanced::ring_cursors_in_file(log.file(), ring)
         .unwrap_or_default()
         .into_iter()
         .map(|c| super::stats_report::Cursor {
@@ -208,9 +196,11 @@ fn cursors_of(
 
 /// Runs `stats`.
 pub(crate) fn run(args: &StatsArgs) -> Result<(), CliError> {
-    crate::targets::each(&args.files, args.json, |target, several| {
-        run_one(args, target, several)
-    })
+    crate::targets::each(
+        &args.chunks.files.files,
+        args.chunks.json,
+        |target, several| run_one(args, target, several),
+    )
 }
 
 /// Runs `stats` on one file; `several` when more are read.
@@ -220,7 +210,7 @@ fn run_one(
     several: bool,
 ) -> Result<(), CliError> {
     let report = gather(args, target, several)?;
-    crate::report::print(&report, args.json)?;
+    crate::report::print(&report, args.chunks.json)?;
     Ok(())
 }
 
@@ -245,11 +235,11 @@ fn gather(
     target: &crate::targets::Target,
     several: bool,
 ) -> Result<StatsReport, CliError> {
-    let input = Input::open(&target.path, args.erased)?;
+    let input = Input::open(&target.path, args.chunks.erased)?;
     // What the records hold, as `cat` decodes it: by name, confirmed by the first record.
     let mut content = args.decode.content(&target.path, target.kind);
     let confirmed = args.decode != Decode::Auto || content == Content::Raw;
-    let read = input.chunk_read(args.erased, &args.format)?;
+    let read = input.chunk_read(args.chunks.erased, &args.chunks.format)?;
     let options = LogReaderOptions::new()
         .read(read.clone())
         .recovery(RecoveryMode::SkipAnyCorruptedRecords);
@@ -445,7 +435,7 @@ fn report(input: &Input, mut counts: Counts, content: Content, several: bool) ->
         ring: input.ring.as_ref().map(|ring| Ring {
             ring: ring.into(),
             records_aged_out: ring.records_aged_out(),
-            cursors: cursors_of(log.path(), ring),
+            cursors: cursors_of(log, ring),
         }),
         packs: (layout.pack_chunks > 0).then(|| Packs {
             chunks: layout.pack_chunks,

@@ -1,7 +1,6 @@
 //! `logfmt verify`: read a whole log and report what was dropped.
 
 use std::io::{self, Write};
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use logfmt_std::{
@@ -13,7 +12,7 @@ use super::verify_report::{Packed, VerifyReport};
 use crate::decode::{Content, Decode, Undecoded};
 use crate::error::{CliError, EXIT_BAD_DATA, EXIT_NOT_A_LOG, EXIT_OK};
 use crate::image::Input;
-use crate::options::ReadArgs;
+use crate::options::InputArgs;
 use crate::progress::Progress;
 use crate::report::{Rendering, render};
 use crate::reports::{DEFAULT_SHOWN, DamageReports, Reports};
@@ -99,13 +98,7 @@ pub(crate) struct VerifyArgs {
     #[arg(long, conflicts_with = "max_errors")]
     summary: bool,
     #[command(flatten)]
-    read: ReadArgs,
-    #[command(flatten)]
-    threads: crate::parallel::ThreadsArg,
-    /// The log files (`-`: standard input; a directory: a LevelDB or RocksDB database, its
-    /// MANIFEST and live write-ahead logs).
-    #[arg(value_name = "FILE", required = true)]
-    files: Vec<PathBuf>,
+    input: InputArgs,
 }
 
 /// What `verify` counts in one range of a log read on several threads
@@ -185,7 +178,7 @@ fn undecodable(
 /// Whether damage was found reading a log as LevelDB's that RocksDB wrote in its recyclable
 /// format (no format given).
 fn recyclable_hint(args: &VerifyArgs, input: &Input, report: &VerifyReport) -> bool {
-    let format = &args.read.format;
+    let format = &args.input.read.format;
     let log: &LogFile = &input.log;
     input.ring.is_none()
         && format.format.is_none()
@@ -200,7 +193,7 @@ fn recyclable_hint(args: &VerifyArgs, input: &Input, report: &VerifyReport) -> b
 
 /// Runs `verify`. Its status depends on what was found, so it is returned even on success.
 pub(crate) fn run(args: &VerifyArgs) -> Result<ExitCode, CliError> {
-    let targets = crate::targets::expand(&args.files)?;
+    let targets = crate::targets::expand(&args.input.files.files)?;
     let several = targets.len() > 1;
     let mut damaged = 0u64;
     let mut not_logs = 0u64;
@@ -244,7 +237,7 @@ fn run_one(
     target: &crate::targets::Target,
     several: bool,
 ) -> Result<u8, CliError> {
-    let read = target.read_args(&args.read);
+    let read = target.read_args(&args.input.read);
     let input = Input::open(&target.path, read.erased)?;
     let log = &input.log;
     let options = read.options(&input, args.offset, None)?;
@@ -343,7 +336,7 @@ fn read_all(
     let clean = crate::parallel::scan_clean(
         input,
         options,
-        args.threads.count(),
+        args.input.threads.count(),
         COUNTING,
         &Progress::bytes("verify", log.len_at_open()),
         |tally: &mut Tally, found| {

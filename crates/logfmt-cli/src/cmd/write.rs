@@ -60,6 +60,11 @@ use crate::options::WaitArgs;
 /// compression (its compression record first, then each record one zstd frame), which RocksDB
 /// 7.4 and later read; with --append, a log keeps its own compression (RocksDB's record must be
 /// the first).
+///
+/// Nothing is printed on success, unless --json: then one JSON object, {"file", "records",
+/// "payload_bytes", "appended_at", "bytes"}: the log written, the records written and their
+/// bytes, where the new records begin (null for a new log; the offset --append continued at)
+/// and the log's length after the write.
 #[derive(Debug, clap::Args)]
 pub(crate) struct WriteArgs {
     /// Continue the log in FILE (created if missing) exactly as LevelDB's writer continues a
@@ -120,6 +125,10 @@ pub(crate) struct WriteArgs {
     allow_logfmt_chunks: bool,
     #[command(flatten)]
     wait: WaitArgs,
+    /// Print what was written as one JSON object (keys above); not with FILE `-`, whose log
+    /// is standard output.
+    #[arg(long)]
+    json: bool,
     /// The log file to write (`-`: standard output, which must not be a terminal).
     #[arg(value_name = "FILE")]
     file: PathBuf,
@@ -183,12 +192,63 @@ pub(crate) fn run(args: &WriteArgs) -> Result<(), CliError> {
         eprintln!("logfmt: reading records from standard input ({how}); end with Ctrl-D");
     }
     let records = Records::new(stdin.lock(), args.input).line_limit(args.line_limit);
-    if to_stdout {
+    let mut written = Written::default();
+    let result = if to_stdout {
         to_standard_output(args, options, format, records)
     } else if args.append {
-        append(args, options, format, records)
+        append(args, options, format, records, &mut written)
     } else {
-        create(args, options, format, records)
+        create(args, options, format, records, &mut written)
+    };
+    if args.json && result.is_ok() {
+        let report = WriteReport {
+            file: args.file.to_string_lossy().into_owned(),
+            records: written.records,
+            payload_bytes: written.payload_bytes,
+            appended_at: written.appended_at,
+            bytes: std::fs::metadata(&args.file).map_or(0, |meta| meta.len()),
+        };
+        crate::report::print(&report, true)?;
+    }
+    result
+}
+
+/// What was written: counted as the records are added.
+#[derive(Debug, Default)]
+struct Written {
+    records: u64,
+    payload_bytes: u64,
+    /// Where --append continued the log.
+    appended_at: Option<u64>,
+}
+
+impl Written {
+    /// Counts `record`, added to the log.
+    fn add(&mut self, record: &[u8]) {
+        self.records += 1;
+        self.payload_bytes += record.len() as u64;
+    }
+}
+
+/// What `write --json` prints: one object, its keys in this order.
+#[derive(Debug, serde::Serialize)]
+struct WriteReport {
+    /// The log written, as named on the command line.
+    file: String,
+    /// The records written.
+    records: u64,
+    /// Their bytes.
+    payload_bytes: u64,
+    /// Where the new records begin: the offset --append continued at (null for a new log).
+    appended_at: Option<u64>,
+    /// The log's length after the write.
+    bytes: u64,
+}
+
+impl crate::report::Report for WriteReport {
+    /// A write says nothing on success: the text is empty.
+    fn write_text(&self, _out: &mut dyn std::io::Write) -> io::Result<()> {
+        Ok(())
     }
 }
 
@@ -198,6 +258,7 @@ fn create(
     options: LogWriterOptions,
     format: Option<Format>,
     mut records: Records<io::StdinLock<'_>>,
+    written: &mut Written,
 ) -> Result<(), CliError> {
     let format = match (format, args.format) {
         (Some(format), _) => format,
@@ -226,6 +287,7 @@ fn create(
             Ok(true) => {
                 log.add_record(&record).map_err(CliError::unchanged)?;
                 added += 1;
+                written.add(&record);
             }
             Ok(false) => break Ok(()),
             Err(e) => break Err(e),
@@ -255,6 +317,11 @@ fn to_standard_output(
         return Err(CliError::Usage(
             "--append and --force write files: standard output (-) is written from its start"
                 .into(),
+        ));
+    }
+    if args.json {
+        return Err(CliError::Usage(
+            "--json prints on standard output, which holds the log with FILE `-`".into(),
         ));
     }
     let stdout = io::stdout();
@@ -313,6 +380,7 @@ fn append(
     options: LogWriterOptions,
     format: Option<Format>,
     mut records: Records<io::StdinLock<'_>>,
+    written: &mut Written,
 ) -> Result<(), CliError> {
     let (writer_options, append_format) = match (format, args.format) {
         (Some(format), _) => (
@@ -335,6 +403,7 @@ fn append(
         .torn_tail(policy)
         .append_format(append_format);
     let (mut writer, report) = LogWriter::append(&args.file, &append)?;
+    written.appended_at = Some(report.start);
     if let Some(torn) = report.truncated {
         super::say(
             &args.file,
@@ -370,6 +439,7 @@ fn append(
                 if let Err(source) = writer.add_record(&record) {
                     return Err(failed(&writer, source));
                 }
+                written.add(&record);
             }
             Ok(false) => break Ok(()),
             Err(e) => break Err(e),

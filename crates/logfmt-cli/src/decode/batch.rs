@@ -226,21 +226,30 @@ fn op_json(line: &mut Vec<u8>, op: &Op<'_>) {
 #[cfg(test)]
 #[derive(serde::Serialize)]
 pub(super) struct OpJson<'a> {
+    /// The operation's name (put, delete, merge, ...).
     op: &'static str,
+    /// Its column family, where the operation names one.
     #[serde(skip_serializing_if = "Option::is_none")]
     cf: Option<u32>,
+    /// The key, in hex.
     #[serde(skip_serializing_if = "Option::is_none")]
     key: Option<Hex<'a>>,
+    /// The value, in hex.
     #[serde(skip_serializing_if = "Option::is_none")]
     value: Option<Hex<'a>>,
+    /// A range deletion's end key, in hex.
     #[serde(skip_serializing_if = "Option::is_none")]
     end_key: Option<Hex<'a>>,
+    /// A timed put's write time.
     #[serde(skip_serializing_if = "Option::is_none")]
     write_time: Option<u64>,
+    /// A transaction marker's id, in hex.
     #[serde(skip_serializing_if = "Option::is_none")]
     xid: Option<Hex<'a>>,
+    /// A commit's timestamp, in hex.
     #[serde(skip_serializing_if = "Option::is_none")]
     timestamp: Option<Hex<'a>>,
+    /// Log data's blob, in hex.
     #[serde(skip_serializing_if = "Option::is_none")]
     blob: Option<Hex<'a>>,
 }

@@ -227,7 +227,9 @@ enum CustomValue<'a> {
 /// table.
 #[derive(Serialize)]
 struct BlobJson {
+    /// The blob file's id.
     id: u64,
+    /// The bytes of values it holds for the table.
     value_size: u64,
 }
 
@@ -281,8 +283,11 @@ fn custom_value<'a>(field: &FileField<'a>) -> (Cow<'static, str>, CustomValue<'a
 /// A key of a version edit in JSON: the user key in hex, the sequence number and the type.
 #[derive(Serialize)]
 struct KeyJson<'a> {
+    /// The user key, in hex.
     key: Hex<'a>,
+    /// The sequence number.
     sequence: u64,
+    /// The value type (LevelDB's 0 deletion, 1 value, ...).
     #[serde(rename = "type")]
     kind: u8,
 }
@@ -301,11 +306,16 @@ impl<'a> From<&InternalKey<'a>> for KeyJson<'a> {
 /// and the point key bounds if the table has point keys.
 #[derive(Serialize)]
 struct RangeKeysJson<'a> {
+    /// The bounds marker.
     marker: u8,
+    /// The smallest range key.
     smallest: KeyJson<'a>,
+    /// The largest range key.
     largest: KeyJson<'a>,
+    /// The smallest point key, if the table has point keys.
     #[serde(skip_serializing_if = "Option::is_none")]
     point_smallest: Option<KeyJson<'a>>,
+    /// The largest point key.
     #[serde(skip_serializing_if = "Option::is_none")]
     point_largest: Option<KeyJson<'a>>,
 }
@@ -313,7 +323,9 @@ struct RangeKeysJson<'a> {
 /// A custom field of a new file in JSON.
 #[derive(Serialize)]
 struct CustomJson<'a> {
+    /// The field's name (RocksDB's, lower case; `tag_N` for a tag unknown to this version).
     name: Cow<'static, str>,
+    /// Its value: a number, a flag, bytes in hex, or blob references.
     value: CustomValue<'a>,
 }
 

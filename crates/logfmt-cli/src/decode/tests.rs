@@ -120,22 +120,61 @@ fn an_edit_in_text_and_json() {
     assert_eq!(parsed["fields"][2]["smallest"]["sequence"], 3);
 }
 
+/// A batch's JSON document, as serde serializes it: what the hand-written JSON must equal.
+#[derive(serde::Serialize)]
+struct BatchJson<'a> {
+    offset: u64,
+    sequence: Option<u64>,
+    count: Option<u32>,
+    ops: Vec<OpJson<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    file: Option<&'a str>,
+}
+
+/// Checks the printer's JSON of the batch `record` at `offset` against serde's.
+fn batch_json_is_serdes(printer: &mut Printer, offset: u64, record: &[u8], file: Option<&str>) {
+    let batch = WriteBatch::new(record).expect("a header");
+    let mut doc = BatchJson {
+        offset,
+        sequence: Some(batch.sequence()),
+        count: Some(batch.count()),
+        ops: Vec::new(),
+        error: None,
+        file,
+    };
+    for op in batch.ops() {
+        match op {
+            Ok(op) => doc.ops.push(OpJson::from(&op)),
+            Err(e) => doc.error = Some(e.to_string()),
+        }
+    }
+    let mut expected = Vec::new();
+    write_json_line(&mut expected, &doc).expect("memory");
+    let mut ours = Vec::new();
+    printer
+        .write_record(
+            &mut ours,
+            Content::WriteBatch,
+            Style::Json,
+            offset,
+            record,
+            file,
+        )
+        .expect("memory");
+    assert_eq!(
+        String::from_utf8_lossy(&ours),
+        String::from_utf8_lossy(&expected),
+        "offset {offset}, {} bytes",
+        record.len()
+    );
+}
+
 /// The hand-written JSON of a batch is byte for byte what serde writes for the same
 /// document (`write_json_line`), for every kind of operation, errors and file names.
 #[test]
 fn hand_written_json_is_serdes() {
-    /// The document, as serde serializes it.
-    #[derive(serde::Serialize)]
-    struct BatchJson<'a> {
-        offset: u64,
-        sequence: Option<u64>,
-        count: Option<u32>,
-        ops: Vec<OpJson<'a>>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        error: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        file: Option<&'a str>,
-    }
     let header = |count: u32| {
         let mut out = u64::MAX.to_le_bytes().to_vec();
         out.extend_from_slice(&count.to_le_bytes());
@@ -155,39 +194,7 @@ fn hand_written_json_is_serdes() {
             for file in [None, Some("dir/\u{1b}\"x\".log")] {
                 let mut record = header(count);
                 record.extend_from_slice(body);
-                let batch = WriteBatch::new(&record).expect("a header");
-                let mut doc = BatchJson {
-                    offset: i as u64 * 1000,
-                    sequence: Some(batch.sequence()),
-                    count: Some(batch.count()),
-                    ops: Vec::new(),
-                    error: None,
-                    file,
-                };
-                for op in batch.ops() {
-                    match op {
-                        Ok(op) => doc.ops.push(OpJson::from(&op)),
-                        Err(e) => doc.error = Some(e.to_string()),
-                    }
-                }
-                let mut expected = Vec::new();
-                write_json_line(&mut expected, &doc).expect("memory");
-                let mut ours = Vec::new();
-                printer
-                    .write_record(
-                        &mut ours,
-                        Content::WriteBatch,
-                        Style::Json,
-                        doc.offset,
-                        &record,
-                        file,
-                    )
-                    .expect("memory");
-                assert_eq!(
-                    String::from_utf8_lossy(&ours),
-                    String::from_utf8_lossy(&expected),
-                    "body {i}, count {count}"
-                );
+                batch_json_is_serdes(&mut printer, i as u64 * 1000, &record, file);
             }
         }
     }
