@@ -1,5 +1,5 @@
-// The inspector's worker: the reader, compiled to WebAssembly, over a file read in slices with
-// synchronous reads (FileReaderSync, or ranged requests for a file named in the page's URL).
+// The inspector's worker: the reader, compiled to WebAssembly, over a file read in slices
+// (Blob reads, or ranged requests for a file named in the page's URL).
 // `wasm_bindgen` and WASM_BASE64 come before this in the worker's source.
 "use strict";
 
@@ -12,70 +12,128 @@ function bytesOf(base64) {
 
 const ready = wasm_bindgen({ module_or_path: bytesOf(WASM_BASE64) });
 
-// A function (offset, len) => Uint8Array over the source, and the bytes it has read and the
-// milliseconds spent reading them.
+// The worker's own memory, at its peak: the WebAssembly memory, and the JavaScript heap where
+// the browser tells it (Chromium's performance.memory).
+const memory = { wasm: 0, heap: 0 };
+function sampleMemory(exports) {
+  memory.wasm = Math.max(memory.wasm, exports.memory.buffer.byteLength);
+  const heap = performance.memory ? performance.memory.usedJSHeapSize : 0;
+  memory.heap = Math.max(memory.heap, heap);
+}
+
+// Bytes handed to the inspection at a time: the next slice is read while the reader scans
+// this one, and memory holds about two slices whatever the file's size.
+const SLICE = 4 << 20;
+
+// The reads of a source: `read(offset, len)`, synchronous (a ring image, a key search, and a
+// record longer than what the inspection holds), and `fetch(offset, len)`, a promise (the
+// slices of an inspection); and the bytes and milliseconds of the synchronous reads.
 function reader(source) {
   const counter = { bytes: 0, ms: 0 };
   const timed = (read) => (offset, len) => {
     const started = performance.now();
     const bytes = read(offset, len);
+    counter.bytes += bytes.length;
     counter.ms += performance.now() - started;
     return bytes;
   };
   if (source.bytes) {
     // Bytes already in memory (the page's screenshot mode for small test files).
-    const read = (offset, len) => {
-      const bytes = source.bytes.subarray(offset, offset + len);
-      counter.bytes += bytes.length;
-      return bytes;
-    };
-    return [timed(read), counter];
+    const read = (offset, len) => source.bytes.subarray(offset, offset + len);
+    return { read: timed(read), fetch: async (offset, len) => read(offset, len), counter };
   }
   if (source.file) {
     const sync = new FileReaderSync();
-    const read = (offset, len) => {
-      const bytes = new Uint8Array(sync.readAsArrayBuffer(source.file.slice(offset, offset + len)));
-      counter.bytes += bytes.length;
-      return bytes;
-    };
-    return [timed(read), counter];
+    const read = (offset, len) => new Uint8Array(sync.readAsArrayBuffer(source.file.slice(offset, offset + len)));
+    const fetch = async (offset, len) => new Uint8Array(await source.file.slice(offset, offset + len).arrayBuffer());
+    return { read: timed(read), fetch, counter };
   }
+  const range = (offset, len) => `bytes=${offset}-${offset + len - 1}`;
+  // A server that ignores the range sends the whole file: the bytes asked for are cut from it.
+  const part = (status, buffer, offset, len) => {
+    if (status !== 206 && status !== 200) throw new Error(`reading ${source.url} failed: HTTP ${status}`);
+    const bytes = new Uint8Array(buffer);
+    return status === 200 ? bytes.subarray(offset, offset + len) : bytes;
+  };
   const read = (offset, len) => {
     if (len <= 0) return new Uint8Array(0);
     const request = new XMLHttpRequest();
     request.open("GET", source.url, false);
     request.responseType = "arraybuffer";
-    request.setRequestHeader("Range", `bytes=${offset}-${offset + len - 1}`);
+    request.setRequestHeader("Range", range(offset, len));
     request.send();
-    if (request.status !== 206 && request.status !== 200) {
-      throw new Error(`reading ${source.url} failed: HTTP ${request.status}`);
-    }
-    const bytes = new Uint8Array(request.response);
-    counter.bytes += bytes.length;
-    return bytes;
+    return part(request.status, request.response, offset, len);
   };
-  return [timed(read), counter];
+  const fetchPart = async (offset, len) => {
+    if (len <= 0) return new Uint8Array(0);
+    const response = await fetch(source.url, { headers: { Range: range(offset, len) } });
+    return part(response.status, await response.arrayBuffer(), offset, len);
+  };
+  return { read: timed(read), fetch: fetchPart, counter };
+}
+
+// Inspects a file: slice after slice handed to the WebAssembly inspection, the read of the
+// next started before the scan of this one. Returns the report (JSON) and the milliseconds
+// spent waiting for reads and scanning.
+async function inspect(message, io) {
+  const inspection = new wasm_bindgen.FileInspection(message.name, message.size, io.read, message.format);
+  const times = { wait: 0, scan: 0 };
+  let done = false;
+  try {
+    let at = inspection.wants();
+    let next = at >= 0 ? io.fetch(at, SLICE) : null;
+    while (next) {
+      let started = performance.now();
+      const bytes = await next;
+      times.wait += performance.now() - started;
+      const after = at + bytes.length;
+      next = bytes.length > 0 && after < message.size ? io.fetch(after, SLICE) : null;
+      started = performance.now();
+      inspection.push(at, bytes);
+      times.scan += performance.now() - started;
+      sampleMemory(await ready);
+      const wants = inspection.wants();
+      if (wants < 0) break;
+      if (wants !== after || !next) {
+        // It read on by itself (a long record): the read under way is not the one it wants.
+        if (next) next.catch(() => {});
+        next = io.fetch(wants, SLICE);
+      }
+      at = wants;
+    }
+    if (next) next.catch(() => {});
+    const caught_up = inspection.caught_up();
+    done = true;
+    const started = performance.now();
+    const json = inspection.finish();
+    times.scan += performance.now() - started;
+    return { json, caught_up, ...times };
+  } finally {
+    if (!done) inspection.free();
+  }
 }
 
 // Carries out one message of the page; in the worker, each message that arrives.
 async function handle(message) {
   try {
     await ready;
-    const [read, counter] = reader(message.source);
+    const io = reader(message.source);
     const started = performance.now();
-    let json;
+    let json, times = {};
     if (message.op === "inspect") {
-      json = wasm_bindgen.inspect_file(message.name, message.size, read, message.format);
+      ({ json, ...times } = await inspect(message, io));
     } else if (message.op === "search") {
-      json = wasm_bindgen.search_file(message.name, message.size, read, message.format, message.key);
+      json = wasm_bindgen.search_file(message.name, message.size, io.read, message.format, message.key);
     } else if (message.op === "block") {
-      const bytes = read(message.offset, Math.min(32768, message.size - message.offset));
+      const bytes = io.read(message.offset, Math.min(32768, message.size - message.offset));
       json = wasm_bindgen.block_spans(bytes, message.offset, message.format, message.erased);
     } else {
       throw new Error(`unknown operation ${message.op}`);
     }
     const ms = performance.now() - started;
-    return { id: message.id, ok: true, json, ms, read: counter.bytes, read_ms: counter.ms };
+    sampleMemory(await ready);
+    return { id: message.id, ok: true, json, ms, read: io.counter.bytes, read_ms: io.counter.ms, ...times,
+      memory: { ...memory } };
   } catch (error) {
     return { id: message.id, ok: false, error: String(error && error.message || error) };
   }

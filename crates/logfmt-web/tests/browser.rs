@@ -537,37 +537,216 @@ fn browser_memory(profile: &Path) -> u64 {
     total
 }
 
+// ---------------------------------------------------------------- the DevTools protocol
+
+/// A page of Chromium, driven through its DevTools protocol (a WebSocket to the port Chromium
+/// started with `--remote-debugging-port=0` writes to its profile): enough to hand the page's
+/// file input a file from disk, as the file picker does.
+struct DevTools {
+    stream: TcpStream,
+    next_id: u64,
+}
+
+/// An HTTP GET of `path` on 127.0.0.1:`port`: the body.
+fn http_get(port: u16, path: &str) -> std::io::Result<String> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port))?;
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n"
+    )?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response)?;
+    Ok(response
+        .split_once("\r\n\r\n")
+        .map(|(_, body)| body.to_owned())
+        .unwrap_or_default())
+}
+
+impl DevTools {
+    /// Connects to the page of the browser whose profile is `profile` once it shows `url`.
+    fn connect(profile: &Path, url: &str) -> Self {
+        let started = Instant::now();
+        let (port, socket) = loop {
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "Chromium's DevTools did not answer"
+            );
+            thread::sleep(Duration::from_millis(100));
+            let Some(port) = std::fs::read_to_string(profile.join("DevToolsActivePort"))
+                .ok()
+                .and_then(|text| text.lines().next()?.trim().parse::<u16>().ok())
+            else {
+                continue;
+            };
+            let Ok(list) = http_get(port, "/json/list") else {
+                continue;
+            };
+            let targets: Value = serde_json::from_str(&list).unwrap_or(Value::Null);
+            let page = targets.as_array().into_iter().flatten().find(|t| {
+                t["type"] == "page" && t["url"].as_str().is_some_and(|u| u.starts_with(url))
+            });
+            if let Some(socket) = page.and_then(|p| p["webSocketDebuggerUrl"].as_str()) {
+                break (port, socket.to_owned());
+            }
+        };
+        let path = socket
+            .split_once("/devtools/")
+            .map(|(_, rest)| format!("/devtools/{rest}"))
+            .unwrap();
+        let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        write!(
+            stream,
+            "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n\
+             Connection: Upgrade\r\nSec-WebSocket-Key: bG9nZm10LWRldnRvb2xzIQ==\r\n\
+             Sec-WebSocket-Version: 13\r\n\r\n"
+        )
+        .unwrap();
+        let mut head = Vec::new();
+        let mut byte = [0u8];
+        while !head.ends_with(b"\r\n\r\n") {
+            stream.read_exact(&mut byte).unwrap();
+            head.push(byte[0]);
+        }
+        let head = String::from_utf8_lossy(&head);
+        assert!(head.starts_with("HTTP/1.1 101"), "DevTools: {head}");
+        Self { stream, next_id: 1 }
+    }
+
+    /// Calls `method` with `params`; its result.
+    fn call(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        let message = serde_json::json!({ "id": id, "method": method, "params": params });
+        self.send(message.to_string().as_bytes());
+        loop {
+            let answer: Value = serde_json::from_slice(&self.receive()).unwrap();
+            if answer["id"] == id {
+                assert!(answer.get("error").is_none(), "{method}: {answer}");
+                return answer["result"].clone();
+            }
+        }
+    }
+
+    /// Sends one text frame (masked, as a client's must be).
+    fn send(&mut self, text: &[u8]) {
+        let mask = [0x6c, 0x6f, 0x67, 0x21];
+        let mut frame = vec![0x81];
+        match text.len() {
+            n if n < 126 => frame.push(0x80 | n as u8),
+            n if n < 1 << 16 => {
+                frame.push(0x80 | 126);
+                frame.extend_from_slice(&(n as u16).to_be_bytes());
+            }
+            n => {
+                frame.push(0x80 | 127);
+                frame.extend_from_slice(&(n as u64).to_be_bytes());
+            }
+        }
+        frame.extend_from_slice(&mask);
+        frame.extend(text.iter().enumerate().map(|(i, b)| b ^ mask[i % 4]));
+        self.stream.write_all(&frame).unwrap();
+    }
+
+    /// Receives one message (its frames joined).
+    fn receive(&mut self) -> Vec<u8> {
+        let mut message = Vec::new();
+        loop {
+            let mut head = [0u8; 2];
+            self.stream.read_exact(&mut head).unwrap();
+            let len = match head[1] & 0x7f {
+                126 => {
+                    let mut n = [0u8; 2];
+                    self.stream.read_exact(&mut n).unwrap();
+                    u64::from(u16::from_be_bytes(n))
+                }
+                127 => {
+                    let mut n = [0u8; 8];
+                    self.stream.read_exact(&mut n).unwrap();
+                    u64::from_be_bytes(n)
+                }
+                n => u64::from(n),
+            };
+            let mut payload = vec![0u8; usize::try_from(len).unwrap()];
+            self.stream.read_exact(&mut payload).unwrap();
+            if head[0] & 0x0f == 0x9 {
+                // A ping: answered by the next call's traffic, nothing to keep.
+                continue;
+            }
+            message.extend_from_slice(&payload);
+            if head[0] & 0x80 != 0 {
+                return message;
+            }
+        }
+    }
+
+    /// Hands the page's file input (`selector`) the file at `path`, as the file picker does.
+    fn choose_file(&mut self, selector: &str, path: &Path) {
+        let started = Instant::now();
+        let node = loop {
+            let root = self.call("DOM.getDocument", serde_json::json!({}));
+            let node = self.call(
+                "DOM.querySelector",
+                serde_json::json!({ "nodeId": root["root"]["nodeId"], "selector": selector }),
+            );
+            if node["nodeId"].as_u64().unwrap_or(0) != 0 {
+                break node["nodeId"].clone();
+            }
+            assert!(started.elapsed() < Duration::from_secs(30), "no {selector}");
+            thread::sleep(Duration::from_millis(100));
+        };
+        self.call(
+            "DOM.setFileInputFiles",
+            serde_json::json!({ "nodeId": node, "files": [path.to_string_lossy()] }),
+        );
+    }
+}
+
+// ---------------------------------------------------------------- the benchmark
+
 /// How the benchmark hands the page its file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Via {
-    /// Ranged HTTP requests from 127.0.0.1, each a synchronous request in the worker.
+    /// Ranged HTTP requests from 127.0.0.1, each slice a `fetch` in the worker.
     Http,
-    /// A `File` (the file fetched whole into a Blob first), read in the worker with
-    /// `FileReaderSync` as a file from the picker is.
-    File,
+    /// The file picker: the file is chosen through the DevTools protocol
+    /// (`DOM.setFileInputFiles`), and the worker reads slices of the `File` from disk.
+    Picker,
 }
 
 /// What one run of the page measured.
 struct Run {
     /// The worker's time for the inspection, in seconds.
     seconds: f64,
-    /// Of which reading the file (the requests, or `FileReaderSync`).
-    reading: f64,
+    /// Of which waiting for the file's slices (reads not overlapped by the scan).
+    waiting: f64,
+    /// Of which scanning (in WebAssembly).
+    scanning: f64,
+    /// Bytes the inspection read at once, outside the slices.
+    caught_up: u64,
     /// The browser's peak memory (every process's resident size, summed).
     peak: u64,
+    /// The page's own memory: the WebAssembly memory and the worker's JavaScript heap at its
+    /// peak.
+    wasm: u64,
+    heap: u64,
 }
 
 /// Reads the log `name` in the page (the worker, through `path`): its time and the browser's
 /// peak memory while it reads.
-fn page_run(server: &Server, name: &str, path: Via) -> Run {
-    let profile = tempfile_dir(&format!("logfmt-web-bench-{name}"));
-    let blob = if path == Via::File { "&blob=1" } else { "" };
-    let url = server.url(&format!("files={name}&base=/files/&report=/report{blob}"));
+fn page_run(server: &Server, root: &Path, name: &str, path: Via) -> Run {
+    let profile = tempfile_dir(&format!("logfmt-web-bench-profile-{name}"));
+    let url = match path {
+        Via::Http => server.url(&format!("files={name}&base=/files/&report=/report")),
+        Via::Picker => server.url("report=/report"),
+    };
     let browser = spawn_in_group(chromium(
         &url,
         &profile,
         &["--remote-debugging-port=0".into()],
     ));
+    if path == Via::Picker {
+        DevTools::connect(&profile, &url).choose_file("#files", &root.join(name));
+    }
     let mut peak = 0;
     let started = Instant::now();
     let report = loop {
@@ -582,15 +761,21 @@ fn page_run(server: &Server, name: &str, path: Via) -> Run {
         thread::sleep(Duration::from_millis(50));
     };
     drop(browser);
+    let _ = std::fs::remove_dir_all(&profile);
     let report: Value = serde_json::from_str(&report).unwrap();
     let check = &report["files"][0];
     assert!(check.get("error").is_none(), "{check}");
-    let expected = if path == Via::File { "file" } else { "http" };
+    let expected = if path == Via::Picker { "file" } else { "http" };
     assert_eq!(check["path"], expected, "{check}");
+    let ms = |key: &str| check[key].as_f64().unwrap_or(0.0) / 1000.0;
     Run {
-        seconds: check["ms"].as_f64().unwrap() / 1000.0,
-        reading: check["read_ms"].as_f64().unwrap_or(0.0) / 1000.0,
+        seconds: ms("ms"),
+        waiting: ms("wait_ms"),
+        scanning: ms("scan_ms"),
+        caught_up: check["caught_up"].as_u64().unwrap_or(0),
         peak,
+        wasm: check["memory"]["wasm"].as_u64().unwrap_or(0),
+        heap: check["memory"]["heap"].as_u64().unwrap_or(0),
     }
 }
 
@@ -600,10 +785,19 @@ fn bench() {
     let root = tempfile_dir("logfmt-web-bench");
     let record = vec![b'x'; 1000];
     let mut sizes = Vec::new();
-    for (name, mib) in [("small.log", 256u64), ("big.log", 1024)] {
+    // `LOGFMT_WEB_BENCH_MIB` (`cargo xtask web --bench --size MIB`): the sizes, in MiB.
+    let sizes_mib: Vec<u64> = std::env::var("LOGFMT_WEB_BENCH_MIB")
+        .ok()
+        .filter(|list| !list.trim().is_empty())
+        .map(|list| list.split(',').map(|s| s.trim().parse().unwrap()).collect())
+        .unwrap_or_else(|| vec![256, 1024]);
+    for (name, mib) in sizes_mib
+        .iter()
+        .map(|&mib| (format!("log-{mib}m.log"), mib))
+    {
         let count = mib * (1 << 20) / 1007;
         let log = log_of((0..count).map(|_| record.clone()));
-        std::fs::write(root.join(name), &log).unwrap();
+        std::fs::write(root.join(&name), &log).unwrap();
         sizes.push((name, log.len() as u64));
     }
     let server = Server::start(env_path("LOGFMT_WEB_PAGE"), root.clone());
@@ -615,9 +809,10 @@ fn bench() {
                 .map(|m| m.trim_start_matches([' ', '\t', ':']).to_owned())
         })
         .unwrap_or_default();
-    println!("CPU: {cpu}; the page reads 16 MiB a request");
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    println!("CPU: {cpu}; load average {}", load.trim());
     for (name, bytes) in sizes {
-        let file = root.join(name);
+        let file = root.join(&name);
         let median = |v: &mut Vec<f64>| {
             v.sort_by(f64::total_cmp);
             v[v.len() / 2]
@@ -641,22 +836,37 @@ fn bench() {
             bytes >> 20,
             mb / native
         );
-        for path in [Via::Http, Via::File] {
-            let runs: Vec<Run> = (0..3).map(|_| page_run(&server, name, path)).collect();
-            let mut seconds: Vec<f64> = runs.iter().map(|r| r.seconds).collect();
-            let mut reading: Vec<f64> = runs.iter().map(|r| r.reading).collect();
-            let (page, reading) = (median(&mut seconds), median(&mut reading));
+        for path in [Via::Http, Via::Picker] {
+            let runs: Vec<Run> = (0..3)
+                .map(|_| page_run(&server, &root, &name, path))
+                .collect();
+            let take = |f: fn(&Run) -> f64| median(&mut runs.iter().map(f).collect());
+            let (page, waiting, scanning) = (
+                take(|r| r.seconds),
+                take(|r| r.waiting),
+                take(|r| r.scanning),
+            );
+            let max = |f: fn(&Run) -> u64| runs.iter().map(f).max().unwrap_or(0) >> 20;
             println!(
-                "  the page, {}: {:.0} MB/s ({:.0} % of native; reading the file {:.0} % of its time); browser peak memory {} MiB",
+                "  the page, {}: {:.0} MB/s ({:.0} % of native); scanning {:.0} %, waiting \
+                 for reads {:.0} % of its time (scan alone {:.0} MB/s); {} bytes read outside \
+                 the slices; memory: WebAssembly {} MiB, the worker's JS heap {} MiB, the \
+                 browser's processes {} MiB at most",
                 match path {
                     Via::Http => "ranged HTTP requests from 127.0.0.1",
-                    Via::File => "a File read with FileReaderSync",
+                    Via::Picker => "a File from the picker, read from disk",
                 },
                 mb / page,
                 100.0 * native / page,
-                100.0 * reading / page,
-                runs.iter().map(|r| r.peak).max().unwrap_or(0) >> 20
+                100.0 * scanning / page,
+                100.0 * waiting / page,
+                mb / scanning,
+                runs.iter().map(|r| r.caught_up).max().unwrap_or(0),
+                max(|r| r.wasm),
+                max(|r| r.heap),
+                max(|r| r.peak),
             );
         }
     }
+    let _ = std::fs::remove_dir_all(&root);
 }
