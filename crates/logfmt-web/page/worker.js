@@ -21,8 +21,8 @@ function sampleMemory(exports) {
   memory.heap = Math.max(memory.heap, heap);
 }
 
-// Bytes handed to the inspection at a time: the next slice is read while the reader scans
-// this one, and memory holds about two slices whatever the file's size.
+// Bytes handed to the inspection at a time: the next slices are read while the reader scans
+// this one, and memory holds a few slices whatever the file's size.
 const SLICE = 4 << 20;
 
 // The reads of a source: `read(offset, len)`, synchronous (a ring image, a key search, and a
@@ -72,36 +72,41 @@ function reader(source) {
   return { read: timed(read), fetch: fetchPart, counter };
 }
 
-// Inspects a file: slice after slice handed to the WebAssembly inspection, the read of the
-// next started before the scan of this one. Returns the report (JSON) and the milliseconds
-// spent waiting for reads and scanning.
+// Inspects a file: slice after slice handed to the WebAssembly inspection, the reads of the
+// next AHEAD slices under way while it scans one. Returns the report (JSON) and the
+// milliseconds spent waiting for reads and scanning.
+const AHEAD = 2;
 async function inspect(message, io) {
   const inspection = new wasm_bindgen.FileInspection(message.name, message.size, io.read, message.format);
   const times = { wait: 0, scan: 0 };
+  const queue = [];
+  const drop = () => { for (const read of queue.splice(0)) read.bytes.catch(() => {}); };
   let done = false;
   try {
-    let at = inspection.wants();
-    let next = at >= 0 ? io.fetch(at, SLICE) : null;
-    while (next) {
+    let want = inspection.wants();
+    let ahead = want;
+    while (want >= 0) {
+      if ((queue.length ? queue[0].at : ahead) !== want) {
+        // It read on by itself (a long record): the reads under way are not the ones it wants.
+        drop();
+        ahead = want;
+      }
+      while (queue.length < AHEAD && ahead < message.size) {
+        queue.push({ at: ahead, bytes: io.fetch(ahead, SLICE) });
+        ahead += SLICE;
+      }
+      // Nothing left to read where it wants more: the file ends there.
+      const read = queue.shift() || { at: want, bytes: Promise.resolve(new Uint8Array(0)) };
       let started = performance.now();
-      const bytes = await next;
+      const bytes = await read.bytes;
       times.wait += performance.now() - started;
-      const after = at + bytes.length;
-      next = bytes.length > 0 && after < message.size ? io.fetch(after, SLICE) : null;
       started = performance.now();
-      inspection.push(at, bytes);
+      inspection.push(read.at, bytes);
       times.scan += performance.now() - started;
       sampleMemory(await ready);
-      const wants = inspection.wants();
-      if (wants < 0) break;
-      if (wants !== after || !next) {
-        // It read on by itself (a long record): the read under way is not the one it wants.
-        if (next) next.catch(() => {});
-        next = io.fetch(wants, SLICE);
-      }
-      at = wants;
+      want = inspection.wants();
     }
-    if (next) next.catch(() => {});
+    drop();
     const caught_up = inspection.caught_up();
     done = true;
     const started = performance.now();
@@ -109,6 +114,7 @@ async function inspect(message, io) {
     times.scan += performance.now() - started;
     return { json, caught_up, ...times };
   } finally {
+    drop();
     if (!done) inspection.free();
   }
 }

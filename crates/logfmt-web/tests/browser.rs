@@ -547,19 +547,31 @@ struct DevTools {
     next_id: u64,
 }
 
-/// An HTTP GET of `path` on 127.0.0.1:`port`: the body.
+/// An HTTP GET of `path` on 127.0.0.1:`port`: the body (as long as its `Content-Length`:
+/// DevTools' server may keep the connection open).
 fn http_get(port: u16, path: &str) -> std::io::Result<String> {
-    let mut stream = TcpStream::connect(("127.0.0.1", port))?;
+    let stream = TcpStream::connect(("127.0.0.1", port))?;
+    stream.set_read_timeout(Some(Duration::from_secs(10)))?;
+    let mut reader = BufReader::new(stream.try_clone()?);
     write!(
-        stream,
+        &stream,
         "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n"
     )?;
-    let mut response = String::new();
-    stream.read_to_string(&mut response)?;
-    Ok(response
-        .split_once("\r\n\r\n")
-        .map(|(_, body)| body.to_owned())
-        .unwrap_or_default())
+    let mut length = 0;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line)? == 0 || line.trim().is_empty() {
+            break;
+        }
+        if let Some((name, value)) = line.split_once(':')
+            && name.eq_ignore_ascii_case("content-length")
+        {
+            length = value.trim().parse().unwrap_or(0);
+        }
+    }
+    let mut body = vec![0u8; length];
+    reader.read_exact(&mut body)?;
+    Ok(String::from_utf8_lossy(&body).into_owned())
 }
 
 impl DevTools {
@@ -594,6 +606,9 @@ impl DevTools {
             .map(|(_, rest)| format!("/devtools/{rest}"))
             .unwrap();
         let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(60)))
+            .unwrap();
         write!(
             stream,
             "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n\
@@ -612,8 +627,8 @@ impl DevTools {
         Self { stream, next_id: 1 }
     }
 
-    /// Calls `method` with `params`; its result.
-    fn call(&mut self, method: &str, params: Value) -> Value {
+    /// Calls `method` with `params`; its result, or the error it answered.
+    fn call(&mut self, method: &str, params: Value) -> Result<Value, Value> {
         let id = self.next_id;
         self.next_id += 1;
         let message = serde_json::json!({ "id": id, "method": method, "params": params });
@@ -621,8 +636,10 @@ impl DevTools {
         loop {
             let answer: Value = serde_json::from_slice(&self.receive()).unwrap();
             if answer["id"] == id {
-                assert!(answer.get("error").is_none(), "{method}: {answer}");
-                return answer["result"].clone();
+                return match answer.get("error") {
+                    Some(error) => Err(error.clone()),
+                    None => Ok(answer["result"].clone()),
+                };
             }
         }
     }
@@ -681,23 +698,36 @@ impl DevTools {
 
     /// Hands the page's file input (`selector`) the file at `path`, as the file picker does.
     fn choose_file(&mut self, selector: &str, path: &Path) {
+        // The document may still be replaced while the page loads: asked again until the
+        // input is there and takes the file.
         let started = Instant::now();
-        let node = loop {
-            let root = self.call("DOM.getDocument", serde_json::json!({}));
-            let node = self.call(
-                "DOM.querySelector",
-                serde_json::json!({ "nodeId": root["root"]["nodeId"], "selector": selector }),
-            );
-            if node["nodeId"].as_u64().unwrap_or(0) != 0 {
-                break node["nodeId"].clone();
+        loop {
+            let chosen = self
+                .call("DOM.getDocument", serde_json::json!({}))
+                .and_then(|root| {
+                    self.call(
+                        "DOM.querySelector",
+                        serde_json::json!({ "nodeId": root["root"]["nodeId"], "selector": selector }),
+                    )
+                })
+                .and_then(|node| {
+                    self.call(
+                        "DOM.setFileInputFiles",
+                        serde_json::json!({
+                            "nodeId": node["nodeId"],
+                            "files": [path.to_string_lossy()],
+                        }),
+                    )
+                });
+            match chosen {
+                Ok(_) => return,
+                Err(error) => assert!(
+                    started.elapsed() < Duration::from_secs(30),
+                    "{selector} takes no file: {error}"
+                ),
             }
-            assert!(started.elapsed() < Duration::from_secs(30), "no {selector}");
-            thread::sleep(Duration::from_millis(100));
-        };
-        self.call(
-            "DOM.setFileInputFiles",
-            serde_json::json!({ "nodeId": node, "files": [path.to_string_lossy()] }),
-        );
+            thread::sleep(Duration::from_millis(200));
+        }
     }
 }
 
@@ -850,7 +880,7 @@ fn bench() {
             println!(
                 "  the page, {}: {:.0} MB/s ({:.0} % of native); scanning {:.0} %, waiting \
                  for reads {:.0} % of its time (scan alone {:.0} MB/s); {} bytes read outside \
-                 the slices; memory: WebAssembly {} MiB, the worker's JS heap {} MiB, the \
+                 the slices; memory: WebAssembly {} MiB, the worker's JS heap {:.1} MiB, the \
                  browser's processes {} MiB at most",
                 match path {
                     Via::Http => "ranged HTTP requests from 127.0.0.1",
@@ -863,7 +893,7 @@ fn bench() {
                 mb / scanning,
                 runs.iter().map(|r| r.caught_up).max().unwrap_or(0),
                 max(|r| r.wasm),
-                max(|r| r.heap),
+                runs.iter().map(|r| r.heap).max().unwrap_or(0) as f64 / f64::from(1 << 20),
                 max(|r| r.peak),
             );
         }
