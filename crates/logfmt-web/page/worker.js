@@ -21,13 +21,10 @@ function sampleMemory(exports) {
   memory.heap = Math.max(memory.heap, heap);
 }
 
-// Bytes handed to the inspection at a time: the next slices are read while the reader scans
-// this one, and memory holds a few slices whatever the file's size.
-const SLICE = 4 << 20;
-
 // The reads of a source: `read(offset, len)`, synchronous (a ring image, a key search, and a
-// record longer than what the inspection holds), and `fetch(offset, len)`, a promise (the
-// slices of an inspection); and the bytes and milliseconds of the synchronous reads.
+// record longer than what the inspection holds), and `stream(offset)`, a promise of its bytes
+// from `offset` on as a stream (`at`, where it starts, and `chunks`, a stream reader: what an
+// inspection reads); and the bytes and milliseconds of the synchronous reads.
 function reader(source) {
   const counter = { bytes: 0, ms: 0 };
   const timed = (read) => (offset, len) => {
@@ -40,13 +37,21 @@ function reader(source) {
   if (source.bytes) {
     // Bytes already in memory (the page's screenshot mode for small test files).
     const read = (offset, len) => source.bytes.subarray(offset, offset + len);
-    return { read: timed(read), fetch: async (offset, len) => read(offset, len), counter };
+    const stream = async (offset) => {
+      let sent = false;
+      const chunks = {
+        read: async () => (sent ? { done: true } : (sent = true, { done: false, value: read(offset, source.bytes.length) })),
+        cancel: async () => {},
+      };
+      return { at: offset, chunks };
+    };
+    return { read: timed(read), stream, counter };
   }
   if (source.file) {
     const sync = new FileReaderSync();
     const read = (offset, len) => new Uint8Array(sync.readAsArrayBuffer(source.file.slice(offset, offset + len)));
-    const fetch = async (offset, len) => new Uint8Array(await source.file.slice(offset, offset + len).arrayBuffer());
-    return { read: timed(read), fetch, counter };
+    const stream = async (offset) => ({ at: offset, chunks: source.file.slice(offset).stream().getReader() });
+    return { read: timed(read), stream, counter };
   }
   const range = (offset, len) => `bytes=${offset}-${offset + len - 1}`;
   // A server that ignores the range sends the whole file: the bytes asked for are cut from it.
@@ -64,49 +69,42 @@ function reader(source) {
     request.send();
     return part(request.status, request.response, offset, len);
   };
-  const fetchPart = async (offset, len) => {
-    if (len <= 0) return new Uint8Array(0);
-    const response = await fetch(source.url, { headers: { Range: range(offset, len) } });
-    return part(response.status, await response.arrayBuffer(), offset, len);
+  const stream = async (offset) => {
+    const response = await fetch(source.url, { headers: { Range: `bytes=${offset}-` } });
+    if (response.status !== 206 && response.status !== 200) throw new Error(`reading ${source.url} failed: HTTP ${response.status}`);
+    // A server that ignores the range sends the whole file.
+    return { at: response.status === 200 ? 0 : offset, chunks: response.body.getReader() };
   };
-  return { read: timed(read), fetch: fetchPart, counter };
+  return { read: timed(read), stream, counter };
 }
 
-// Inspects a file: slice after slice handed to the WebAssembly inspection, the reads of the
-// next AHEAD slices under way while it scans one. Returns the report (JSON) and the
-// milliseconds spent waiting for reads and scanning.
-const AHEAD = 2;
+// Inspects a file: its bytes streamed from where the inspection wants them, each part handed
+// to the WebAssembly inspection as it arrives (the browser reads on while it scans). Returns
+// the report (JSON) and the milliseconds spent waiting for bytes and scanning.
 async function inspect(message, io) {
   const inspection = new wasm_bindgen.FileInspection(message.name, message.size, io.read, message.format);
   const times = { wait: 0, scan: 0 };
-  const queue = [];
-  const drop = () => { for (const read of queue.splice(0)) read.bytes.catch(() => {}); };
+  const exports = await ready;
+  let stream = null;
   let done = false;
   try {
     let want = inspection.wants();
-    let ahead = want;
+    if (want >= 0 && want < message.size) stream = await io.stream(want);
+    let at = stream ? stream.at : want;
     while (want >= 0) {
-      if ((queue.length ? queue[0].at : ahead) !== want) {
-        // It read on by itself (a long record): the reads under way are not the ones it wants.
-        drop();
-        ahead = want;
-      }
-      while (queue.length < AHEAD && ahead < message.size) {
-        queue.push({ at: ahead, bytes: io.fetch(ahead, SLICE) });
-        ahead += SLICE;
-      }
-      // Nothing left to read where it wants more: the file ends there.
-      const read = queue.shift() || { at: want, bytes: Promise.resolve(new Uint8Array(0)) };
       let started = performance.now();
-      const bytes = await read.bytes;
+      const part = stream ? await stream.chunks.read() : { done: true };
       times.wait += performance.now() - started;
+      // The end of the stream where it wants more: the file ends there.
+      const bytes = part.done ? new Uint8Array(0) : part.value;
       started = performance.now();
-      inspection.push(read.at, bytes);
+      inspection.push(part.done ? want : at, bytes);
       times.scan += performance.now() - started;
-      sampleMemory(await ready);
+      at += bytes.length;
+      sampleMemory(exports);
       want = inspection.wants();
+      if (part.done && want >= 0) throw new Error("the file ended, and the inspection wants more");
     }
-    drop();
     const caught_up = inspection.caught_up();
     done = true;
     const started = performance.now();
@@ -114,7 +112,7 @@ async function inspect(message, io) {
     times.scan += performance.now() - started;
     return { json, caught_up, ...times };
   } finally {
-    drop();
+    if (stream) stream.chunks.cancel().catch(() => {});
     if (!done) inspection.free();
   }
 }
