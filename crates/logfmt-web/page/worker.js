@@ -12,13 +12,33 @@ function bytesOf(base64) {
 
 const ready = wasm_bindgen({ module_or_path: bytesOf(WASM_BASE64) });
 
-// The worker's own memory, at its peak: the WebAssembly memory, and the JavaScript heap where
-// the browser tells it (Chromium's performance.memory).
-const memory = { wasm: 0, heap: 0 };
+// The worker's own memory at its peak: the WebAssembly memory (a worker's JavaScript heap is
+// not told: Chromium's performance.memory is the window's).
+const memory = { wasm: 0 };
 function sampleMemory(exports) {
   memory.wasm = Math.max(memory.wasm, exports.memory.buffer.byteLength);
-  const heap = performance.memory ? performance.memory.usedJSHeapSize : 0;
-  memory.heap = Math.max(memory.heap, heap);
+}
+
+// A stream's reader that reads into one buffer, used again part after part (a "byob" reader,
+// where the stream is a byte stream): the parts leave no garbage behind them, so the worker's
+// memory does not grow with the file between collections.
+const PART = 1 << 20;
+function chunked(stream) {
+  let reader;
+  try {
+    reader = stream.getReader({ mode: "byob" });
+  } catch {
+    return stream.getReader();
+  }
+  let buffer = new ArrayBuffer(PART);
+  return {
+    read: async () => {
+      const part = await reader.read(new Uint8Array(buffer));
+      if (part.value) buffer = part.value.buffer;
+      return part;
+    },
+    cancel: (reason) => reader.cancel(reason),
+  };
 }
 
 // The reads of a source: `read(offset, len)`, synchronous (a ring image, a key search, and a
@@ -50,7 +70,7 @@ function reader(source) {
   if (source.file) {
     const sync = new FileReaderSync();
     const read = (offset, len) => new Uint8Array(sync.readAsArrayBuffer(source.file.slice(offset, offset + len)));
-    const stream = async (offset) => ({ at: offset, chunks: source.file.slice(offset).stream().getReader() });
+    const stream = async (offset) => ({ at: offset, chunks: chunked(source.file.slice(offset).stream()) });
     return { read: timed(read), stream, counter };
   }
   const range = (offset, len) => `bytes=${offset}-${offset + len - 1}`;
@@ -73,7 +93,7 @@ function reader(source) {
     const response = await fetch(source.url, { headers: { Range: `bytes=${offset}-` } });
     if (response.status !== 206 && response.status !== 200) throw new Error(`reading ${source.url} failed: HTTP ${response.status}`);
     // A server that ignores the range sends the whole file.
-    return { at: response.status === 200 ? 0 : offset, chunks: response.body.getReader() };
+    return { at: response.status === 200 ? 0 : offset, chunks: chunked(response.body) };
   };
   return { read: timed(read), stream, counter };
 }

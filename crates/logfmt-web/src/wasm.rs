@@ -57,10 +57,10 @@ fn file(len: f64, read: Function) -> (Window<JsRead>, u64) {
     (Window::new(JsRead(read), len, WINDOW), len)
 }
 
-/// An inspection of the file `name` of `len` bytes, handed over slice after slice
-/// ([`push`](Self::push)) while the page reads the next; `read(offset, len)` reads what it
-/// needs at once (a ring image, and a record longer than what it holds); `format` is `legacy`
-/// or `auto`.
+/// An inspection of the file `name` of `len` bytes, handed over part after part
+/// ([`push`](Self::push)) as the page reads them; `read(offset, len)` reads what it needs at
+/// once (a ring image, and a record longer than what it holds); `format` is `legacy` or
+/// `auto`.
 #[wasm_bindgen]
 #[derive(Debug)]
 pub struct FileInspection(Inspection<JsRead>);

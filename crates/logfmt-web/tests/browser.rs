@@ -249,8 +249,9 @@ fn serve(
         ),
         None => ("200 OK", 0, len, String::new()),
     };
+    // Not kept in the browser's cache: the benchmark's memory is the page's reading.
     let head = format!(
-        "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {count}\r\n{extra}Accept-Ranges: bytes\r\nConnection: close\r\n\r\n"
+        "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {count}\r\n{extra}Accept-Ranges: bytes\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n"
     );
     out.write_all(head.as_bytes())?;
     if method != "HEAD" {
@@ -736,10 +737,10 @@ impl DevTools {
 /// How the benchmark hands the page its file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Via {
-    /// Ranged HTTP requests from 127.0.0.1, each slice a `fetch` in the worker.
+    /// A ranged HTTP request to 127.0.0.1, its body streamed in the worker.
     Http,
     /// The file picker: the file is chosen through the DevTools protocol
-    /// (`DOM.setFileInputFiles`), and the worker reads slices of the `File` from disk.
+    /// (`DOM.setFileInputFiles`), and the worker streams the `File` from disk.
     Picker,
 }
 
@@ -747,18 +748,16 @@ enum Via {
 struct Run {
     /// The worker's time for the inspection, in seconds.
     seconds: f64,
-    /// Of which waiting for the file's slices (reads not overlapped by the scan).
+    /// Of which waiting for the file's bytes (reads not overlapped by the scan).
     waiting: f64,
     /// Of which scanning (in WebAssembly).
     scanning: f64,
-    /// Bytes the inspection read at once, outside the slices.
+    /// Bytes the inspection read at once, outside the stream.
     caught_up: u64,
     /// The browser's peak memory (every process's resident size, summed).
     peak: u64,
-    /// The page's own memory: the WebAssembly memory and the worker's JavaScript heap at its
-    /// peak.
+    /// The page's own memory: the WebAssembly memory at its peak.
     wasm: u64,
-    heap: u64,
 }
 
 /// Reads the log `name` in the page (the worker, through `path`): its time and the browser's
@@ -805,7 +804,6 @@ fn page_run(server: &Server, root: &Path, name: &str, path: Via) -> Run {
         caught_up: check["caught_up"].as_u64().unwrap_or(0),
         peak,
         wasm: check["memory"]["wasm"].as_u64().unwrap_or(0),
-        heap: check["memory"]["heap"].as_u64().unwrap_or(0),
     }
 }
 
@@ -880,10 +878,9 @@ fn bench() {
             println!(
                 "  the page, {}: {:.0} MB/s ({:.0} % of native); scanning {:.0} %, waiting \
                  for reads {:.0} % of its time (scan alone {:.0} MB/s); {} bytes read outside \
-                 the slices; memory: WebAssembly {} MiB, the worker's JS heap {:.1} MiB, the \
-                 browser's processes {} MiB at most",
+                 the stream; memory: WebAssembly {} MiB, the browser's processes {} MiB at most",
                 match path {
-                    Via::Http => "ranged HTTP requests from 127.0.0.1",
+                    Via::Http => "a ranged HTTP request to 127.0.0.1",
                     Via::Picker => "a File from the picker, read from disk",
                 },
                 mb / page,
@@ -893,7 +890,6 @@ fn bench() {
                 mb / scanning,
                 runs.iter().map(|r| r.caught_up).max().unwrap_or(0),
                 max(|r| r.wasm),
-                runs.iter().map(|r| r.heap).max().unwrap_or(0) as f64 / f64::from(1 << 20),
                 max(|r| r.peak),
             );
         }
