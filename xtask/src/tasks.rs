@@ -202,10 +202,11 @@ pub(crate) const TASKS: &[Task] = &[
     Task {
         name: "web",
         aliases: &[],
-        flags: &["--test", "--bench"],
+        flags: &["--test", "--bench", "--size MIB"],
         about: "the inspector page (logfmt-web in WebAssembly) in target/web/index.html; --test: \
-                drive it in headless Chromium against `logfmt verify`/`cat`; --bench: a 1 GiB \
-                log read in the page against `logfmt verify --threads 1`",
+                drive it in headless Chromium against `logfmt verify`/`cat`; --bench: logs of \
+                256 MiB and 1 GiB (--size: others) read in the page against `logfmt verify \
+                --threads 1`",
         run: crate::web::run,
     },
     Task {

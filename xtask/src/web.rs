@@ -16,22 +16,39 @@ const WASM: &str = "wasm32-unknown-unknown";
 /// Where the page's sources are.
 const PAGE: &str = "crates/logfmt-web/page";
 
-/// `cargo xtask web [--test] [--bench]`.
+/// `cargo xtask web [--test] [--bench [--size MIB]…]`: `--size` sets the benchmark's log
+/// sizes (default 256 and 1024 MiB).
 pub(crate) fn run(args: &[String]) -> Result {
-    for arg in args {
-        if !matches!(arg.as_str(), "--test" | "--bench") {
-            return Err(Error::Usage(format!(
-                "unexpected argument `{arg}` for `web`"
-            )));
+    let (mut test, mut bench, mut sizes) = (false, false, Vec::new());
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--test" => test = true,
+            "--bench" => bench = true,
+            "--size" => {
+                let size = args
+                    .next()
+                    .and_then(|s| s.parse::<u64>().ok())
+                    .filter(|&s| s > 0);
+                let size = size.ok_or_else(|| {
+                    Error::Usage("`--size` takes a size in MiB (a whole number above 0)".to_owned())
+                })?;
+                sizes.push(size.to_string());
+            }
+            _ => {
+                return Err(Error::Usage(format!(
+                    "unexpected argument `{arg}` for `web`"
+                )));
+            }
         }
     }
     let page = build()?;
     println!("the inspector: {}", page.display());
-    if args.iter().any(|a| a == "--test") {
-        browser_test(&page, false)?;
+    if test {
+        browser_test(&page, None)?;
     }
-    if args.iter().any(|a| a == "--bench") {
-        browser_test(&page, true)?;
+    if bench {
+        browser_test(&page, Some(&sizes.join(",")))?;
     }
     Ok(())
 }
@@ -39,7 +56,7 @@ pub(crate) fn run(args: &[String]) -> Result {
 /// CI's step: the page built and tested in Chromium.
 pub(crate) fn ci() -> Result {
     let page = build()?;
-    browser_test(&page, false)
+    browser_test(&page, None)
 }
 
 /// Where cargo builds: `CARGO_TARGET_DIR` or the workspace's `target/`.
@@ -180,10 +197,13 @@ fn ensure_chromium() -> Result<PathBuf> {
     }
 }
 
-/// Runs the browser test (or, with `bench`, the browser benchmark) against `page`, with the
-/// `logfmt` command line to compare with.
-fn browser_test(page: &Path, bench: bool) -> Result {
+/// Runs the browser test (or, with `bench`, the browser benchmark over logs of those sizes in
+/// MiB, comma-separated, or its default sizes if empty) against `page`, with the `logfmt`
+/// command line to compare with.
+fn browser_test(page: &Path, bench: Option<&str>) -> Result {
     let chromium = ensure_chromium()?;
+    let sizes = bench.unwrap_or_default();
+    let bench = bench.is_some();
     let logfmt = if bench {
         crate::cmd::build_release_bin("logfmt-cli", "logfmt")?
     } else {
@@ -211,6 +231,7 @@ fn browser_test(page: &Path, bench: bool) -> Result {
             "LOGFMT_WEB_OUT",
             &target_dir().join("web").to_string_lossy(),
         )
+        .env("LOGFMT_WEB_BENCH_MIB", sizes)
         .run()
 }
 

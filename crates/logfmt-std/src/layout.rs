@@ -799,9 +799,16 @@ impl Survey {
         ring: Option<&RingImage>,
         keep: usize,
         limit: usize,
-        mut on_record: impl FnMut(u64, u64, u64, Option<&[u8]>),
+        on_record: impl FnMut(u64, u64, u64, Option<&[u8]>),
     ) -> Self {
-        let mut survey = Self {
+        let mut survey = Self::new(len);
+        survey.read_on(reader, ring, keep, limit, on_record, |_| false);
+        survey
+    }
+
+    /// Nothing read yet of a file of `len` bytes: for [`read_on`](Self::read_on).
+    pub fn new(len: u64) -> Self {
+        Self {
             records: 0,
             payload_bytes: 0,
             corruption_count: 0,
@@ -809,9 +816,43 @@ impl Survey {
             corruptions: Vec::new(),
             tail: None,
             marks: Marks::new(len),
-        };
+        }
+    }
+
+    /// As [`read`](Self::read), in steps: reads entries of `reader` until `pause(reader)`,
+    /// asked before each entry, says to stop (returns `false`: call again to read on, with the
+    /// same reader and arguments), or until the end (returns `true`: the survey is complete).
+    /// For input that arrives in parts, read as far as it has arrived.
+    ///
+    /// ```
+    /// use logfmt_std::layout::Survey;
+    /// use logfmt_std::{advanced::LogReader, LogReaderOptions};
+    ///
+    /// let log = [0, 0, 0, 0, 2, 0, 1, b'h', b'i']; // a checksum that does not match
+    /// let mut reader = LogReader::from_slice(&log, &LogReaderOptions::new());
+    /// let mut survey = Survey::new(log.len() as u64);
+    /// let mut asked = 0;
+    /// // Paused once, before the first entry; then read to the end.
+    /// while !survey.read_on(&mut reader, None, 10, 1 << 20, |_, _, _, _| {}, |_| {
+    ///     asked += 1;
+    ///     asked == 1
+    /// }) {}
+    /// assert_eq!((survey.records, survey.corruption_count, survey.dropped_bytes), (0, 1, 9));
+    /// ```
+    pub fn read_on<S: logfmt_core::BlockSource>(
+        &mut self,
+        reader: &mut crate::LogReader<S>,
+        ring: Option<&RingImage>,
+        keep: usize,
+        limit: usize,
+        mut on_record: impl FnMut(u64, u64, u64, Option<&[u8]>),
+        mut pause: impl FnMut(&crate::LogReader<S>) -> bool,
+    ) -> bool {
         let place = |offset: u64| ring.map_or(offset, |ring| ring.region_offset(offset));
         loop {
+            if pause(reader) {
+                return false;
+            }
             let (offset, end, data, bytes) = match reader.next_bounded(limit) {
                 Ok(Some(Bounded::Record(record))) => (
                     record.offset,
@@ -823,35 +864,35 @@ impl Survey {
                     (record.offset, record.end, None, record.len)
                 }
                 Ok(Some(Bounded::Damage(damage))) => {
-                    survey.damage(ring, damage, keep);
+                    self.damage(ring, damage, keep);
                     continue;
                 }
                 Ok(None) => break,
                 Err(ReadError::Damaged(damage)) => {
-                    survey.damage(ring, damage, keep);
+                    self.damage(ring, damage, keep);
                     break;
                 }
                 Err(_) => {
                     if let Some(dropped) = reader.ending().and_then(Ending::read_error) {
-                        survey.damage(ring, dropped.into(), keep);
+                        self.damage(ring, dropped.into(), keep);
                     }
                     break;
                 }
             };
             let (start, stop) = (place(offset), place(end.saturating_sub(1)));
-            survey.marks.mark(
+            self.marks.mark(
                 start,
                 stop.saturating_add(1).max(start + 1),
                 BlockState::Clean,
             );
-            on_record(survey.records, start, bytes, data);
-            survey.records += 1;
-            survey.payload_bytes += bytes;
+            on_record(self.records, start, bytes, data);
+            self.records += 1;
+            self.payload_bytes += bytes;
         }
         if let Some(tail) = reader.tail() {
-            survey.damage(ring, tail, keep);
+            self.damage(ring, tail, keep);
         }
-        survey
+        true
     }
 
     fn damage(&mut self, ring: Option<&RingImage>, damage: Damage, keep: usize) {

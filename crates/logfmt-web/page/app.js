@@ -192,7 +192,8 @@ async function show(file, out) {
   section.replaceChildren(...parts);
 
   // What a test reads back: the report, and the colour drawn at the first damaged block.
-  const check = { name: file.name, report, ms: answer.ms, read: answer.read, read_ms: answer.read_ms, path: file.path };
+  const check = { name: file.name, report, ms: answer.ms, read: answer.read, read_ms: answer.read_ms,
+    wait_ms: answer.wait, scan_ms: answer.scan, caught_up: answer.caught_up, memory: answer.memory, path: file.path };
   const firstDamaged = report.blocks.indexOf("damaged");
   if (firstDamaged >= 0) {
     const { x, y } = map.place(firstDamaged);
@@ -227,8 +228,18 @@ async function databaseFiles(list) {
   return chosen.concat(logs);
 }
 
-const local = (file) => ({ name: file.name, size: file.size, source: { file } });
-document.getElementById("files").addEventListener("change", (e) => openAll([...e.target.files].map(local)));
+const params = new URLSearchParams(location.search);
+const local = (file) => ({ name: file.name, size: file.size, source: { file }, path: "file" });
+// ?report=URL: what the page shows is posted there as JSON (the tests, the benchmark).
+async function report(checks) {
+  const expected = {};
+  for (const s of STATES) expected[s] = colour(s);
+  document.body.dataset.done = "1";
+  if (params.get("report")) {
+    await fetch(params.get("report"), { method: "POST", body: JSON.stringify({ files: checks, colours: expected }) });
+  }
+}
+document.getElementById("files").addEventListener("change", async (e) => report(await openAll([...e.target.files].map(local))));
 document.getElementById("dir").addEventListener("change", async (e) => openAll((await databaseFiles([...e.target.files])).map(local)));
 document.getElementById("format").addEventListener("change", () => { if (lastOpened) openAll(lastOpened); });
 document.addEventListener("dragover", (e) => { e.preventDefault(); document.body.classList.add("dragging"); });
@@ -242,7 +253,6 @@ document.addEventListener("drop", (e) => {
 // Files named in the page's URL (?files=a,b&base=/files/&report=/report/case): read over HTTP
 // with ranged requests, and the results posted back for the tests.
 (async () => {
-  const params = new URLSearchParams(location.search);
   if (!params.get("files")) return;
   if (params.get("format")) document.getElementById("format").value = params.get("format");
   const base = params.get("base") || "";
@@ -251,20 +261,10 @@ document.addEventListener("drop", (e) => {
     // Absolute: the worker, made from a blob, has no base to resolve a relative URL against.
     const url = new URL(base + encodeURIComponent(name), location.href).href;
     const head = await fetch(url, { method: "HEAD" });
-    // ?blob=1 (the benchmark of the picker's path): the file fetched whole into a File, which
-    // the worker reads in slices with FileReaderSync as it reads a file the user opened.
-    const source = inline ? { bytes: new Uint8Array(await (await fetch(url)).arrayBuffer()) }
-      : params.get("blob") === "1" ? { file: new File([await (await fetch(url)).blob()], name) }
-      : { url };
-    const path = source.file ? "file" : source.bytes ? "memory" : "http";
+    const source = inline ? { bytes: new Uint8Array(await (await fetch(url)).arrayBuffer()) } : { url };
+    const path = source.bytes ? "memory" : "http";
     listed.push({ name, size: Number(head.headers.get("content-length") || 0), source, path,
       text: async () => (await fetch(url)).text() });
   }
-  const checks = await openAll(await databaseFiles(listed));
-  const expected = {};
-  for (const s of STATES) expected[s] = colour(s);
-  document.body.dataset.done = "1";
-  if (params.get("report")) {
-    await fetch(params.get("report"), { method: "POST", body: JSON.stringify({ files: checks, colours: expected }) });
-  }
+  await report(await openAll(await databaseFiles(listed)));
 })();

@@ -11,7 +11,9 @@ use logfmt_std::{
 };
 
 use crate::content::{self, ContentKind, describe, holds_key};
+use crate::feed::Feed;
 use crate::report::{Corruption, Hit, RecordView, Report, RingView, Tail};
+use crate::{ReadAt, Window};
 use logfmt_std::layout::gloss;
 
 /// What an inspection keeps and how it reads.
@@ -58,23 +60,205 @@ impl Default for Options {
 pub fn inspect<R: Read + Seek>(mut file: R, len: u64, options: &Options) -> io::Result<Report> {
     let ring = RingImage::read(&mut file, len)?;
     file.seek(SeekFrom::Start(0))?;
-    let mut scan = Scan::new(len, options, ring.as_ref());
-    match &ring {
-        Some(ring) => {
-            let read = ring.read_options(options.read.clone());
-            let reader = LogReader::new(ring.source(file), &LogReaderOptions::new().read(read));
-            scan.run(reader);
+    if let Some(ring) = ring {
+        return Ok(inspect_ring(file, len, ring, options));
+    }
+    let mut scan = Scan::new(len, options, None);
+    let mut reader = LogReader::new(StdSource::seekable(file), &log_options(options));
+    scan.read_on(&mut reader, |_| false);
+    let mut file = reader.into_inner().into_inner();
+    scan.zero_fill(|offset, bytes| all_zero(&mut file, offset, bytes))?;
+    Ok(scan.finish())
+}
+
+/// A ring image, read from its oldest block to its newest.
+fn inspect_ring<R: Read + Seek>(file: R, len: u64, ring: RingImage, options: &Options) -> Report {
+    let read = ring.read_options(options.read.clone());
+    let mut reader = LogReader::new(ring.source(file), &LogReaderOptions::new().read(read));
+    let mut scan = Scan::new(len, options, Some(ring));
+    scan.read_on(&mut reader, |_| false);
+    scan.finish()
+}
+
+/// How a plain log (not a ring image) is read.
+fn log_options(options: &Options) -> LogReaderOptions {
+    LogReaderOptions::new().read(options.read.clone())
+}
+
+/// Whether the `bytes` bytes of `file` at `offset` are all zero (reading them again).
+fn all_zero<R: Read + Seek>(file: &mut R, offset: u64, bytes: u64) -> io::Result<bool> {
+    file.seek(SeekFrom::Start(offset))?;
+    let mut rest = file.take(bytes);
+    let mut buffer = vec![0u8; 64 << 10];
+    loop {
+        let n = rest.read(&mut buffer)?;
+        if n == 0 {
+            return Ok(true);
         }
-        None => {
-            let reader = LogReader::new(
-                StdSource::seekable(file),
-                &LogReaderOptions::new().read(options.read.clone()),
-            );
-            let mut file = scan.run(reader).into_inner();
-            scan.zero_fill(&mut file)?;
+        if buffer[..n].iter().any(|&b| b != 0) {
+            return Ok(false);
         }
     }
-    Ok(scan.finish())
+}
+
+/// An inspection of a file handed over in slices, in order, as the page reads it: the report
+/// of [`inspect`], with the reader pausing at the end of each slice instead of waiting for a
+/// read, so that the next slice can be read while it scans this one. A ring image (read in
+/// its ring's order, not the file's) is read whole through the source when the inspection is
+/// made; so are the bytes a record longer than what is held needs before they are handed over.
+///
+/// ```
+/// use logfmt_core::{BLOCK_SIZE, FnSink, Writer};
+/// use logfmt_web::{Inspection, Options};
+///
+/// let mut log = Vec::new();
+/// let mut writer = Writer::new(
+///     FnSink(|bytes: &[u8]| Ok::<(), std::convert::Infallible>(log.extend_from_slice(bytes))),
+///     [0u8; BLOCK_SIZE],
+/// );
+/// for i in 0..100u32 {
+///     writer.add_record(format!("record {i}").repeat(100).as_bytes()).unwrap();
+/// }
+/// writer.flush().unwrap();
+/// let _ = writer.into_parts();
+///
+/// let source = |at: u64, len: usize| Ok(log[at as usize..(at as usize + len).min(log.len())].to_vec());
+/// let mut inspection = Inspection::new(source, log.len() as u64, &Options::default(), 1 << 20)?;
+/// while let Some(at) = inspection.wants() {
+///     let slice = &log[at as usize..(at as usize + 50_000).min(log.len())];
+///     inspection.push(at, slice)?;
+/// }
+/// let report = inspection.finish()?;
+/// assert_eq!(report.records, 100);
+/// assert!(report.corruptions.is_empty());
+/// # Ok::<(), std::io::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct Inspection<R> {
+    scan: Scan,
+    /// The reader of a plain log; `None` for a ring image, read when the inspection was made.
+    reader: Option<LogReader<Feed<R>>>,
+    ended: bool,
+}
+
+impl<R: ReadAt> Inspection<R> {
+    /// An inspection of a file of `len` bytes; `source` reads bytes not handed over — the
+    /// first bytes, to tell a ring image, a ring image whole (`slice` bytes a read), and what
+    /// a long record needs before it is handed over.
+    ///
+    /// # Errors
+    /// An error reading a ring image's headers.
+    pub fn new(mut source: R, len: u64, options: &Options, slice: usize) -> io::Result<Self> {
+        let mut file = Window::new(ByRef(&mut source), len, slice);
+        if let Some(ring) = RingImage::read(&mut file, len)? {
+            file.seek(SeekFrom::Start(0))?;
+            return Ok(Self {
+                scan: Scan::done(inspect_ring(file, len, ring, options)),
+                reader: None,
+                ended: true,
+            });
+        }
+        Ok(Self {
+            scan: Scan::new(len, options, None),
+            reader: Some(LogReader::new(
+                Feed::new(source, len),
+                &log_options(options),
+            )),
+            ended: false,
+        })
+    }
+
+    /// The file offset of the bytes it wants next; `None` once it has read the file.
+    pub fn wants(&self) -> Option<u64> {
+        match &self.reader {
+            Some(reader) if !self.ended => Some(reader.get_ref().end()),
+            _ => None,
+        }
+    }
+
+    /// Hands over the bytes at `offset` (those that follow what it has, in order; others are
+    /// ignored, and an empty slice where it wants bytes says the file ends there), and reads
+    /// as far as they go. Returns whether it wants more ([`wants`](Self::wants)).
+    ///
+    /// # Errors
+    /// A read through the source failed (a record needed bytes not handed over yet).
+    pub fn push(&mut self, offset: u64, bytes: &[u8]) -> io::Result<bool> {
+        self.push_with(offset, bytes.len(), |skip, into| {
+            into.copy_from_slice(&bytes[skip..]);
+            Ok(())
+        })
+    }
+
+    /// As [`push`](Self::push), for bytes that are not in a slice: `fill(skip, into)` copies
+    /// the `n` bytes at `offset` from `skip` on into `into` (those before `skip` are held
+    /// already).
+    ///
+    /// # Errors
+    /// The error of `fill`, or of a read through the source.
+    pub fn push_with(
+        &mut self,
+        offset: u64,
+        n: usize,
+        fill: impl FnOnce(usize, &mut [u8]) -> io::Result<()>,
+    ) -> io::Result<bool> {
+        let Some(reader) = self.reader.as_mut().filter(|_| !self.ended) else {
+            return Ok(false);
+        };
+        reader.get_mut().push_with(offset, n, fill)?;
+        self.ended = self
+            .scan
+            .read_on(reader, |reader| reader.get_ref().wants_more());
+        Ok(!self.ended)
+    }
+
+    /// Bytes read through the source because a record needed them before they were handed
+    /// over (besides a ring image's).
+    pub fn caught_up(&self) -> u64 {
+        self.reader
+            .as_ref()
+            .map_or(0, |reader| reader.get_ref().caught_up())
+    }
+
+    /// Bytes of the file it holds in memory at most so far (what it keeps ahead of the reader
+    /// and the slice handed over): the same whatever the file's size.
+    pub fn held(&self) -> usize {
+        self.reader
+            .as_ref()
+            .map_or(0, |reader| reader.get_ref().capacity())
+    }
+
+    /// The report; what was not handed over is read through the source.
+    ///
+    /// # Errors
+    /// An error reading the end of the file again, to tell a zero-filled tail.
+    pub fn finish(mut self) -> io::Result<Report> {
+        if let Some(mut reader) = self.reader.take() {
+            if !self.ended {
+                self.scan.read_on(&mut reader, |_| false);
+            }
+            let feed = reader.into_inner();
+            let len = self.scan.report.bytes;
+            self.scan
+                .zero_fill(|offset, bytes| match feed.zeros_from(offset) {
+                    Some(zeros) => Ok(zeros),
+                    None => all_zero(
+                        &mut Window::new(feed.into_source(), len, 64 << 10),
+                        offset,
+                        bytes,
+                    ),
+                })?;
+        }
+        Ok(self.scan.finish())
+    }
+}
+
+/// A [`ReadAt`] borrowed.
+struct ByRef<'a, R>(&'a mut R);
+
+impl<R: ReadAt> ReadAt for ByRef<'_, R> {
+    fn read_at(&mut self, offset: u64, len: usize, into: &mut Vec<u8>) -> io::Result<()> {
+        self.0.read_at(offset, len, into)
+    }
 }
 
 /// The records of `file` that hold `key` (a key of a `WriteBatch`, or anywhere in the bytes of
@@ -142,34 +326,58 @@ fn line(kind: ContentKind, data: &[u8]) -> String {
 }
 
 /// One inspection: the survey of the file, its first records, and the report made of them.
-struct Scan<'a> {
-    options: &'a Options,
-    ring: Option<&'a RingImage>,
+#[derive(Debug)]
+struct Scan {
+    options: Options,
+    ring: Option<RingImage>,
     report: Report,
     survey: Option<Survey>,
 }
 
-impl<'a> Scan<'a> {
-    fn new(len: u64, options: &'a Options, ring: Option<&'a RingImage>) -> Self {
+impl Scan {
+    fn new(len: u64, options: &Options, ring: Option<RingImage>) -> Self {
         Self {
-            options,
+            options: options.clone(),
             ring,
             report: Report {
                 bytes: len,
                 content: options.content.name(),
                 ..Report::default()
             },
+            survey: Some(Survey::new(len)),
+        }
+    }
+
+    /// An inspection already made.
+    fn done(report: Report) -> Self {
+        Self {
+            options: Options::default(),
+            ring: None,
+            report,
             survey: None,
         }
     }
 
-    /// Reads every entry of `reader`; returns its source.
-    fn run<S: BlockSource>(&mut self, mut reader: LogReader<S>) -> S {
-        let (options, first) = (self.options, &mut self.report.first_records);
-        let survey = Survey::read(
-            &mut reader,
-            self.report.bytes,
-            self.ring,
+    /// Reads entries of `reader` until `pause` says to stop (returns `false`) or the end
+    /// (returns `true`).
+    fn read_on<S: BlockSource>(
+        &mut self,
+        reader: &mut LogReader<S>,
+        pause: impl FnMut(&LogReader<S>) -> bool,
+    ) -> bool {
+        let Self {
+            options,
+            ring,
+            report,
+            survey,
+        } = self;
+        let Some(survey) = survey else {
+            return true;
+        };
+        let first = &mut report.first_records;
+        survey.read_on(
+            reader,
+            ring.as_ref(),
             options.max_damage,
             options.record_limit,
             |index, offset, length, data| {
@@ -185,14 +393,14 @@ impl<'a> Scan<'a> {
                     });
                 }
             },
-        );
-        self.survey = Some(survey);
-        reader.into_inner()
+            pause,
+        )
     }
 
     /// Calls a torn tail of zeros to the end of the file what it is: space preallocated or
-    /// mapped and never written (`zero_fill`), as `logfmt verify` does.
-    fn zero_fill<R: Read + Seek>(&mut self, file: &mut R) -> io::Result<()> {
+    /// mapped and never written (`zero_fill`), as `logfmt verify` does. `all_zero(offset,
+    /// bytes)` tells whether those bytes of the file are all zero.
+    fn zero_fill(&mut self, all_zero: impl FnOnce(u64, u64) -> io::Result<bool>) -> io::Result<()> {
         let Some(survey) = &mut self.survey else {
             return Ok(());
         };
@@ -202,17 +410,8 @@ impl<'a> Scan<'a> {
         if tail.bytes == 0 || tail.offset.saturating_add(tail.bytes) != self.report.bytes {
             return Ok(());
         }
-        file.seek(SeekFrom::Start(tail.offset))?;
-        let mut rest = file.take(tail.bytes);
-        let mut buffer = vec![0u8; 64 << 10];
-        loop {
-            let n = rest.read(&mut buffer)?;
-            if n == 0 {
-                break;
-            }
-            if buffer[..n].iter().any(|&b| b != 0) {
-                return Ok(());
-            }
+        if !all_zero(tail.offset, tail.bytes)? {
+            return Ok(());
         }
         survey.marks.zero_fill(tail.offset);
         self.report.tail = Some(Tail {
@@ -253,7 +452,7 @@ impl<'a> Scan<'a> {
                 },
             });
         }
-        if let Some(image) = self.ring {
+        if let Some(image) = &self.ring {
             survey.marks.ring(image);
             let ring = image.ring();
             report.ring = Some(RingView {

@@ -31,6 +31,7 @@
 //! ```
 
 mod content;
+mod feed;
 mod inspect;
 mod report;
 mod spans;
@@ -40,7 +41,7 @@ mod window;
 pub mod wasm;
 
 pub use content::{ContentKind, describe};
-pub use inspect::{Options, inspect, search};
+pub use inspect::{Inspection, Options, inspect, search};
 pub use logfmt_std::layout::gloss;
 pub use report::{Corruption, Hit, RecordView, Report, RingView, Tail};
 pub use spans::{Span, block_spans};

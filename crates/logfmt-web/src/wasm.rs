@@ -7,14 +7,16 @@ use js_sys::{Function, Uint8Array};
 use logfmt_core::{ReadOptions, parts::ReadFormat};
 use wasm_bindgen::prelude::*;
 
-use crate::{ContentKind, Options, ReadAt, Window};
+use crate::{ContentKind, Inspection, Options, ReadAt, Window};
 
-/// Bytes fetched from the file at a time: each fetch is one synchronous request through the
-/// browser (a ranged HTTP request, or a `FileReaderSync` read), whose fixed cost a large window
-/// spreads; memory is about two windows whatever the file's size.
+/// Bytes fetched from the file at a time where it is read synchronously (a ring image, a key
+/// search): each fetch is one synchronous request through the browser (a ranged HTTP request,
+/// or a `FileReaderSync` read), whose fixed cost a large window spreads; memory is about two
+/// windows whatever the file's size.
 const WINDOW: usize = 16 << 20;
 
 /// A JavaScript function `(offset, len) => Uint8Array`.
+#[derive(Debug)]
 struct JsRead(Function);
 
 impl ReadAt for JsRead {
@@ -51,12 +53,71 @@ fn options(name: &str, format: &str) -> Options {
 }
 
 fn file(len: f64, read: Function) -> (Window<JsRead>, u64) {
-    let len = if len.is_finite() && len > 0.0 {
+    let len = length(len);
+    (Window::new(JsRead(read), len, WINDOW), len)
+}
+
+/// An inspection of the file `name` of `len` bytes, handed over part after part
+/// ([`push`](Self::push)) as the page reads them; `read(offset, len)` reads what it needs at
+/// once (a ring image, and a record longer than what it holds); `format` is `legacy` or
+/// `auto`.
+#[wasm_bindgen]
+#[derive(Debug)]
+pub struct FileInspection(Inspection<JsRead>);
+
+#[wasm_bindgen]
+impl FileInspection {
+    /// Starts the inspection (a ring image is read whole here).
+    ///
+    /// # Errors
+    /// A read error on a ring image's headers.
+    #[wasm_bindgen(constructor)]
+    pub fn new(name: &str, len: f64, read: Function, format: &str) -> Result<Self, JsError> {
+        let len = length(len);
+        let inspection = Inspection::new(JsRead(read), len, &options(name, format), WINDOW)?;
+        Ok(Self(inspection))
+    }
+
+    /// The file offset of the bytes it wants next; -1 once it has read the file.
+    pub fn wants(&self) -> f64 {
+        self.0.wants().map_or(-1.0, |at| at as f64)
+    }
+
+    /// Hands over `bytes`, the file's bytes at `offset`, and reads as far as they go (copied
+    /// once, into WebAssembly memory). Returns whether it wants more.
+    ///
+    /// # Errors
+    /// A read of bytes it needed at once failed.
+    pub fn push(&mut self, offset: f64, bytes: &Uint8Array) -> Result<bool, JsError> {
+        let n = bytes.length();
+        let wants = self.0.push_with(length(offset), n as usize, |skip, into| {
+            bytes.subarray(skip as u32, n).copy_to(into);
+            Ok(())
+        })?;
+        Ok(wants)
+    }
+
+    /// Bytes it read at once because a record needed them before they were handed over.
+    pub fn caught_up(&self) -> f64 {
+        self.0.caught_up() as f64
+    }
+
+    /// The report, as JSON.
+    ///
+    /// # Errors
+    /// A read error at the end of the file.
+    pub fn finish(self) -> Result<String, JsError> {
+        Ok(serde_json::to_string(&self.0.finish()?)?)
+    }
+}
+
+/// A length or offset from JavaScript: 0 if it is not a number of bytes.
+fn length(len: f64) -> u64 {
+    if len.is_finite() && len > 0.0 {
         len as u64
     } else {
         0
-    };
-    (Window::new(JsRead(read), len, WINDOW), len)
+    }
 }
 
 /// Inspects the file `name` of `len` bytes, read through `read(offset, len)`; `format` is

@@ -249,8 +249,9 @@ fn serve(
         ),
         None => ("200 OK", 0, len, String::new()),
     };
+    // Not kept in the browser's cache: the benchmark's memory is the page's reading.
     let head = format!(
-        "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {count}\r\n{extra}Accept-Ranges: bytes\r\nConnection: close\r\n\r\n"
+        "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {count}\r\n{extra}Accept-Ranges: bytes\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n"
     );
     out.write_all(head.as_bytes())?;
     if method != "HEAD" {
@@ -537,37 +538,244 @@ fn browser_memory(profile: &Path) -> u64 {
     total
 }
 
+// ---------------------------------------------------------------- the DevTools protocol
+
+/// A page of Chromium, driven through its DevTools protocol (a WebSocket to the port Chromium
+/// started with `--remote-debugging-port=0` writes to its profile): enough to hand the page's
+/// file input a file from disk, as the file picker does.
+struct DevTools {
+    stream: TcpStream,
+    next_id: u64,
+}
+
+/// An HTTP GET of `path` on 127.0.0.1:`port`: the body (as long as its `Content-Length`:
+/// DevTools' server may keep the connection open).
+fn http_get(port: u16, path: &str) -> std::io::Result<String> {
+    let stream = TcpStream::connect(("127.0.0.1", port))?;
+    stream.set_read_timeout(Some(Duration::from_secs(10)))?;
+    let mut reader = BufReader::new(stream.try_clone()?);
+    write!(
+        &stream,
+        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n"
+    )?;
+    let mut length = 0;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line)? == 0 || line.trim().is_empty() {
+            break;
+        }
+        if let Some((name, value)) = line.split_once(':')
+            && name.eq_ignore_ascii_case("content-length")
+        {
+            length = value.trim().parse().unwrap_or(0);
+        }
+    }
+    let mut body = vec![0u8; length];
+    reader.read_exact(&mut body)?;
+    Ok(String::from_utf8_lossy(&body).into_owned())
+}
+
+impl DevTools {
+    /// Connects to the page of the browser whose profile is `profile` once it shows `url`.
+    fn connect(profile: &Path, url: &str) -> Self {
+        let started = Instant::now();
+        let (port, socket) = loop {
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "Chromium's DevTools did not answer"
+            );
+            thread::sleep(Duration::from_millis(100));
+            let Some(port) = std::fs::read_to_string(profile.join("DevToolsActivePort"))
+                .ok()
+                .and_then(|text| text.lines().next()?.trim().parse::<u16>().ok())
+            else {
+                continue;
+            };
+            let Ok(list) = http_get(port, "/json/list") else {
+                continue;
+            };
+            let targets: Value = serde_json::from_str(&list).unwrap_or(Value::Null);
+            let page = targets.as_array().into_iter().flatten().find(|t| {
+                t["type"] == "page" && t["url"].as_str().is_some_and(|u| u.starts_with(url))
+            });
+            if let Some(socket) = page.and_then(|p| p["webSocketDebuggerUrl"].as_str()) {
+                break (port, socket.to_owned());
+            }
+        };
+        let path = socket
+            .split_once("/devtools/")
+            .map(|(_, rest)| format!("/devtools/{rest}"))
+            .unwrap();
+        let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(60)))
+            .unwrap();
+        write!(
+            stream,
+            "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n\
+             Connection: Upgrade\r\nSec-WebSocket-Key: bG9nZm10LWRldnRvb2xzIQ==\r\n\
+             Sec-WebSocket-Version: 13\r\n\r\n"
+        )
+        .unwrap();
+        let mut head = Vec::new();
+        let mut byte = [0u8];
+        while !head.ends_with(b"\r\n\r\n") {
+            stream.read_exact(&mut byte).unwrap();
+            head.push(byte[0]);
+        }
+        let head = String::from_utf8_lossy(&head);
+        assert!(head.starts_with("HTTP/1.1 101"), "DevTools: {head}");
+        Self { stream, next_id: 1 }
+    }
+
+    /// Calls `method` with `params`; its result, or the error it answered.
+    fn call(&mut self, method: &str, params: Value) -> Result<Value, Value> {
+        let id = self.next_id;
+        self.next_id += 1;
+        let message = serde_json::json!({ "id": id, "method": method, "params": params });
+        self.send(message.to_string().as_bytes());
+        loop {
+            let answer: Value = serde_json::from_slice(&self.receive()).unwrap();
+            if answer["id"] == id {
+                return match answer.get("error") {
+                    Some(error) => Err(error.clone()),
+                    None => Ok(answer["result"].clone()),
+                };
+            }
+        }
+    }
+
+    /// Sends one text frame (masked, as a client's must be).
+    fn send(&mut self, text: &[u8]) {
+        let mask = [0x6c, 0x6f, 0x67, 0x21];
+        let mut frame = vec![0x81];
+        match text.len() {
+            n if n < 126 => frame.push(0x80 | n as u8),
+            n if n < 1 << 16 => {
+                frame.push(0x80 | 126);
+                frame.extend_from_slice(&(n as u16).to_be_bytes());
+            }
+            n => {
+                frame.push(0x80 | 127);
+                frame.extend_from_slice(&(n as u64).to_be_bytes());
+            }
+        }
+        frame.extend_from_slice(&mask);
+        frame.extend(text.iter().enumerate().map(|(i, b)| b ^ mask[i % 4]));
+        self.stream.write_all(&frame).unwrap();
+    }
+
+    /// Receives one message (its frames joined).
+    fn receive(&mut self) -> Vec<u8> {
+        let mut message = Vec::new();
+        loop {
+            let mut head = [0u8; 2];
+            self.stream.read_exact(&mut head).unwrap();
+            let len = match head[1] & 0x7f {
+                126 => {
+                    let mut n = [0u8; 2];
+                    self.stream.read_exact(&mut n).unwrap();
+                    u64::from(u16::from_be_bytes(n))
+                }
+                127 => {
+                    let mut n = [0u8; 8];
+                    self.stream.read_exact(&mut n).unwrap();
+                    u64::from_be_bytes(n)
+                }
+                n => u64::from(n),
+            };
+            let mut payload = vec![0u8; usize::try_from(len).unwrap()];
+            self.stream.read_exact(&mut payload).unwrap();
+            if head[0] & 0x0f == 0x9 {
+                // A ping: answered by the next call's traffic, nothing to keep.
+                continue;
+            }
+            message.extend_from_slice(&payload);
+            if head[0] & 0x80 != 0 {
+                return message;
+            }
+        }
+    }
+
+    /// Hands the page's file input (`selector`) the file at `path`, as the file picker does.
+    fn choose_file(&mut self, selector: &str, path: &Path) {
+        // The document may still be replaced while the page loads: asked again until the
+        // input is there and takes the file.
+        let started = Instant::now();
+        loop {
+            let chosen = self
+                .call("DOM.getDocument", serde_json::json!({}))
+                .and_then(|root| {
+                    self.call(
+                        "DOM.querySelector",
+                        serde_json::json!({ "nodeId": root["root"]["nodeId"], "selector": selector }),
+                    )
+                })
+                .and_then(|node| {
+                    self.call(
+                        "DOM.setFileInputFiles",
+                        serde_json::json!({
+                            "nodeId": node["nodeId"],
+                            "files": [path.to_string_lossy()],
+                        }),
+                    )
+                });
+            match chosen {
+                Ok(_) => return,
+                Err(error) => assert!(
+                    started.elapsed() < Duration::from_secs(30),
+                    "{selector} takes no file: {error}"
+                ),
+            }
+            thread::sleep(Duration::from_millis(200));
+        }
+    }
+}
+
+// ---------------------------------------------------------------- the benchmark
+
 /// How the benchmark hands the page its file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Via {
-    /// Ranged HTTP requests from 127.0.0.1, each a synchronous request in the worker.
+    /// A ranged HTTP request to 127.0.0.1, its body streamed in the worker.
     Http,
-    /// A `File` (the file fetched whole into a Blob first), read in the worker with
-    /// `FileReaderSync` as a file from the picker is.
-    File,
+    /// The file picker: the file is chosen through the DevTools protocol
+    /// (`DOM.setFileInputFiles`), and the worker streams the `File` from disk.
+    Picker,
 }
 
 /// What one run of the page measured.
 struct Run {
     /// The worker's time for the inspection, in seconds.
     seconds: f64,
-    /// Of which reading the file (the requests, or `FileReaderSync`).
-    reading: f64,
+    /// Of which waiting for the file's bytes (reads not overlapped by the scan).
+    waiting: f64,
+    /// Of which scanning (in WebAssembly).
+    scanning: f64,
+    /// Bytes the inspection read at once, outside the stream.
+    caught_up: u64,
     /// The browser's peak memory (every process's resident size, summed).
     peak: u64,
+    /// The page's own memory: the WebAssembly memory at its peak.
+    wasm: u64,
 }
 
 /// Reads the log `name` in the page (the worker, through `path`): its time and the browser's
 /// peak memory while it reads.
-fn page_run(server: &Server, name: &str, path: Via) -> Run {
-    let profile = tempfile_dir(&format!("logfmt-web-bench-{name}"));
-    let blob = if path == Via::File { "&blob=1" } else { "" };
-    let url = server.url(&format!("files={name}&base=/files/&report=/report{blob}"));
+fn page_run(server: &Server, root: &Path, name: &str, path: Via) -> Run {
+    let profile = tempfile_dir(&format!("logfmt-web-bench-profile-{name}"));
+    let url = match path {
+        Via::Http => server.url(&format!("files={name}&base=/files/&report=/report")),
+        Via::Picker => server.url("report=/report"),
+    };
     let browser = spawn_in_group(chromium(
         &url,
         &profile,
         &["--remote-debugging-port=0".into()],
     ));
+    if path == Via::Picker {
+        DevTools::connect(&profile, &url).choose_file("#files", &root.join(name));
+    }
     let mut peak = 0;
     let started = Instant::now();
     let report = loop {
@@ -582,15 +790,20 @@ fn page_run(server: &Server, name: &str, path: Via) -> Run {
         thread::sleep(Duration::from_millis(50));
     };
     drop(browser);
+    let _ = std::fs::remove_dir_all(&profile);
     let report: Value = serde_json::from_str(&report).unwrap();
     let check = &report["files"][0];
     assert!(check.get("error").is_none(), "{check}");
-    let expected = if path == Via::File { "file" } else { "http" };
+    let expected = if path == Via::Picker { "file" } else { "http" };
     assert_eq!(check["path"], expected, "{check}");
+    let ms = |key: &str| check[key].as_f64().unwrap_or(0.0) / 1000.0;
     Run {
-        seconds: check["ms"].as_f64().unwrap() / 1000.0,
-        reading: check["read_ms"].as_f64().unwrap_or(0.0) / 1000.0,
+        seconds: ms("ms"),
+        waiting: ms("wait_ms"),
+        scanning: ms("scan_ms"),
+        caught_up: check["caught_up"].as_u64().unwrap_or(0),
         peak,
+        wasm: check["memory"]["wasm"].as_u64().unwrap_or(0),
     }
 }
 
@@ -600,10 +813,19 @@ fn bench() {
     let root = tempfile_dir("logfmt-web-bench");
     let record = vec![b'x'; 1000];
     let mut sizes = Vec::new();
-    for (name, mib) in [("small.log", 256u64), ("big.log", 1024)] {
+    // `LOGFMT_WEB_BENCH_MIB` (`cargo xtask web --bench --size MIB`): the sizes, in MiB.
+    let sizes_mib: Vec<u64> = std::env::var("LOGFMT_WEB_BENCH_MIB")
+        .ok()
+        .filter(|list| !list.trim().is_empty())
+        .map(|list| list.split(',').map(|s| s.trim().parse().unwrap()).collect())
+        .unwrap_or_else(|| vec![256, 1024]);
+    for (name, mib) in sizes_mib
+        .iter()
+        .map(|&mib| (format!("log-{mib}m.log"), mib))
+    {
         let count = mib * (1 << 20) / 1007;
         let log = log_of((0..count).map(|_| record.clone()));
-        std::fs::write(root.join(name), &log).unwrap();
+        std::fs::write(root.join(&name), &log).unwrap();
         sizes.push((name, log.len() as u64));
     }
     let server = Server::start(env_path("LOGFMT_WEB_PAGE"), root.clone());
@@ -615,9 +837,10 @@ fn bench() {
                 .map(|m| m.trim_start_matches([' ', '\t', ':']).to_owned())
         })
         .unwrap_or_default();
-    println!("CPU: {cpu}; the page reads 16 MiB a request");
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    println!("CPU: {cpu}; load average {}", load.trim());
     for (name, bytes) in sizes {
-        let file = root.join(name);
+        let file = root.join(&name);
         let median = |v: &mut Vec<f64>| {
             v.sort_by(f64::total_cmp);
             v[v.len() / 2]
@@ -641,22 +864,35 @@ fn bench() {
             bytes >> 20,
             mb / native
         );
-        for path in [Via::Http, Via::File] {
-            let runs: Vec<Run> = (0..3).map(|_| page_run(&server, name, path)).collect();
-            let mut seconds: Vec<f64> = runs.iter().map(|r| r.seconds).collect();
-            let mut reading: Vec<f64> = runs.iter().map(|r| r.reading).collect();
-            let (page, reading) = (median(&mut seconds), median(&mut reading));
+        for path in [Via::Http, Via::Picker] {
+            let runs: Vec<Run> = (0..3)
+                .map(|_| page_run(&server, &root, &name, path))
+                .collect();
+            let take = |f: fn(&Run) -> f64| median(&mut runs.iter().map(f).collect());
+            let (page, waiting, scanning) = (
+                take(|r| r.seconds),
+                take(|r| r.waiting),
+                take(|r| r.scanning),
+            );
+            let max = |f: fn(&Run) -> u64| runs.iter().map(f).max().unwrap_or(0) >> 20;
             println!(
-                "  the page, {}: {:.0} MB/s ({:.0} % of native; reading the file {:.0} % of its time); browser peak memory {} MiB",
+                "  the page, {}: {:.0} MB/s ({:.0} % of native); scanning {:.0} %, waiting \
+                 for reads {:.0} % of its time (scan alone {:.0} MB/s); {} bytes read outside \
+                 the stream; memory: WebAssembly {} MiB, the browser's processes {} MiB at most",
                 match path {
-                    Via::Http => "ranged HTTP requests from 127.0.0.1",
-                    Via::File => "a File read with FileReaderSync",
+                    Via::Http => "a ranged HTTP request to 127.0.0.1",
+                    Via::Picker => "a File from the picker, read from disk",
                 },
                 mb / page,
                 100.0 * native / page,
-                100.0 * reading / page,
-                runs.iter().map(|r| r.peak).max().unwrap_or(0) >> 20
+                100.0 * scanning / page,
+                100.0 * waiting / page,
+                mb / scanning,
+                runs.iter().map(|r| r.caught_up).max().unwrap_or(0),
+                max(|r| r.wasm),
+                max(|r| r.peak),
             );
         }
     }
+    let _ = std::fs::remove_dir_all(&root);
 }

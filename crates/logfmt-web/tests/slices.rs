@@ -1,0 +1,225 @@
+//! An inspection handed the file slice by slice, as the page reads it, reports exactly what
+//! `inspect` reports reading the whole file: on the LevelDB vectors, damaged logs, records
+//! longer than what it holds, zero-filled and torn tails, a ring image, a file shorter than
+//! it said and random bytes, for slices of many sizes.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "../../logfmt-cli/tests/common/ring_image.rs"]
+mod ring_image;
+
+use std::cell::Cell;
+use std::io::{self, Cursor};
+use std::path::PathBuf;
+
+use logfmt_core::{BLOCK_SIZE, FnSink, Writer};
+use logfmt_web::{Inspection, Options, Report, Window, inspect};
+
+/// A log of `records`, written by the core writer.
+fn log_of(records: impl IntoIterator<Item = Vec<u8>>) -> Vec<u8> {
+    let mut log = Vec::new();
+    let mut writer = Writer::new(
+        FnSink(|bytes: &[u8]| {
+            log.extend_from_slice(bytes);
+            Ok::<(), std::convert::Infallible>(())
+        }),
+        [0u8; BLOCK_SIZE],
+    );
+    for record in records {
+        writer.add_record(&record).unwrap();
+    }
+    writer.flush().unwrap();
+    let _ = writer.into_parts();
+    log
+}
+
+/// What one inspection in slices gave: the report, and the bytes it had to read itself.
+struct Sliced {
+    report: Report,
+    caught_up: u64,
+    held: usize,
+}
+
+/// Inspects `file` (said to be `len` bytes) handed over `slice` bytes at a time, in order;
+/// the source reads what the inspection needs before it is handed over.
+fn sliced(file: &[u8], len: u64, slice: usize) -> Sliced {
+    let reads = Cell::new(0u64);
+    let source = |at: u64, n: usize| -> io::Result<Vec<u8>> {
+        reads.set(reads.get() + 1);
+        let at = usize::try_from(at).unwrap().min(file.len());
+        Ok(file[at..(at + n).min(file.len())].to_vec())
+    };
+    let mut inspection = Inspection::new(source, len, &Options::default(), 1 << 20).unwrap();
+    let mut held = 0;
+    while let Some(at) = inspection.wants() {
+        let at = usize::try_from(at).unwrap();
+        let bytes = &file[at.min(file.len())..(at + slice).min(file.len())];
+        inspection.push(at as u64, bytes).unwrap();
+        held = held.max(inspection.held());
+    }
+    let caught_up = inspection.caught_up();
+    Sliced {
+        report: inspection.finish().unwrap(),
+        caught_up,
+        held,
+    }
+}
+
+/// The report of the whole file, read as `logfmt verify` reads it.
+fn whole(file: &[u8], len: u64) -> Report {
+    let source = |at: u64, n: usize| -> io::Result<Vec<u8>> {
+        let at = usize::try_from(at).unwrap().min(file.len());
+        Ok(file[at..(at + n).min(file.len())].to_vec())
+    };
+    inspect(Window::new(source, len, 1 << 20), len, &Options::default()).unwrap()
+}
+
+/// Every slice size gives the whole file's report; returns the largest number of bytes read
+/// by the inspection itself.
+fn agrees(name: &str, file: &[u8]) -> u64 {
+    let expected = inspect(Cursor::new(file), file.len() as u64, &Options::default()).unwrap();
+    let mut caught_up = 0;
+    for slice in [1, 4096, 32 * 1024, 100_000, 1 << 20, 3 << 20] {
+        if slice == 1 && file.len() > 1 << 20 {
+            continue;
+        }
+        let got = sliced(file, file.len() as u64, slice);
+        assert_eq!(got.report, expected, "{name}, slices of {slice} bytes");
+        caught_up = caught_up.max(got.caught_up);
+    }
+    caught_up
+}
+
+fn vectors() -> Vec<(String, Vec<u8>)> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/leveldb");
+    let mut names: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.ends_with(".log"))
+        .collect();
+    names.sort();
+    names
+        .into_iter()
+        .map(|name| {
+            let bytes = std::fs::read(dir.join(&name)).unwrap();
+            (name, bytes)
+        })
+        .collect()
+}
+
+#[test]
+fn the_leveldb_vectors_in_slices() {
+    let vectors = vectors();
+    assert_eq!(vectors.len(), 27);
+    for (name, bytes) in vectors {
+        agrees(&name, &bytes);
+    }
+}
+
+/// Records of 1 to 9000 bytes, about 6 MiB in all.
+fn mixed_log() -> Vec<u8> {
+    log_of((0..1500u32).map(|i| vec![(i % 251) as u8; 1 + (i as usize * 7919) % 9000]))
+}
+
+#[test]
+fn a_damaged_log_in_slices() {
+    let mut log = mixed_log();
+    for at in [
+        3 * BLOCK_SIZE + 100,
+        40 * BLOCK_SIZE + 7,
+        128 * BLOCK_SIZE - 3,
+    ] {
+        log[at] ^= 0x40;
+    }
+    agrees("damaged", &log);
+    let report = sliced(&log, log.len() as u64, 1 << 20).report;
+    assert!(report.corruption_count >= 3, "{report:?}");
+}
+
+#[test]
+fn records_shorter_than_what_is_held_need_no_read_of_their_own() {
+    let log = mixed_log();
+    assert_eq!(agrees("mixed", &log), 0, "bytes read besides the slices");
+}
+
+#[test]
+fn records_longer_than_what_is_held_are_read_on_at_once() {
+    // Records of 3 MiB cross every slice's end by more than the inspection keeps ahead.
+    let log = log_of((0..5u8).map(|i| vec![i; 3 << 20]).chain([b"last".to_vec()]));
+    let caught_up = agrees("long records", &log);
+    assert!(caught_up > 0, "the long records were read on at once");
+    let report = sliced(&log, log.len() as u64, 1 << 20).report;
+    assert_eq!(report.records, 6);
+}
+
+#[test]
+fn memory_does_not_grow_with_the_file() {
+    let small = log_of((0..4_000u32).map(|i| vec![(i % 7) as u8; 1000]));
+    let large = log_of((0..40_000u32).map(|i| vec![(i % 7) as u8; 1000]));
+    let slice = 1 << 20;
+    let (a, b) = (
+        sliced(&small, small.len() as u64, slice),
+        sliced(&large, large.len() as u64, slice),
+    );
+    assert_eq!(b.report.records, 40_000);
+    assert_eq!(a.held, b.held, "bytes held for 4 and 40 MB");
+    assert!(b.held <= 3 << 20, "{} bytes held", b.held);
+}
+
+#[test]
+fn zero_filled_and_torn_tails_in_slices() {
+    let mut zeros = log_of((0..300u32).map(|i| vec![1 + (i % 200) as u8; 5000]));
+    zeros.resize(zeros.len() + (3 << 20) + 12_345, 0);
+    agrees("zero-filled", &zeros);
+    let report = sliced(&zeros, zeros.len() as u64, 100_000).report;
+    assert_eq!(report.tail.as_ref().map(|t| t.kind), Some("zero_fill"));
+
+    // Zeros, then one byte that is not: a torn tail, not zero fill.
+    let mut torn = zeros.clone();
+    *torn.last_mut().unwrap() = 1;
+    agrees("torn after zeros", &torn);
+    let report = sliced(&torn, torn.len() as u64, 100_000).report;
+    assert_eq!(report.tail.as_ref().map(|t| t.kind), Some("torn"));
+
+    // A record cut short by the end of the file.
+    let mut cut = mixed_log();
+    cut.truncate(cut.len() - 1000);
+    agrees("cut", &cut);
+}
+
+#[test]
+fn a_ring_image_is_read_whole() {
+    let spec = ring_image::Spec::new(4, 1_500, 11);
+    let ring = ring_image::run::<4096>(&spec, ring_image::sample);
+    agrees("ring", &ring.image);
+    let report = sliced(&ring.image, ring.image.len() as u64, 4096).report;
+    assert!(report.ring.is_some());
+}
+
+#[test]
+fn a_file_shorter_than_it_said() {
+    let log = mixed_log();
+    let said = log.len() as u64 + 50_000;
+    for slice in [4096, 1 << 20] {
+        assert_eq!(
+            sliced(&log, said, slice).report,
+            whole(&log, said),
+            "slices of {slice}"
+        );
+    }
+}
+
+#[test]
+fn random_bytes_in_slices() {
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let bytes: Vec<u8> = (0..(2 << 20))
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state as u8
+        })
+        .collect();
+    agrees("random", &bytes);
+    agrees("empty", &[]);
+}
