@@ -420,6 +420,12 @@ pub struct FlashConfig {
     /// reboot on average: see [Power cuts on parts with per-word
     /// ECC](self#power-cuts-on-parts-with-per-word-ecc).
     pub fresh_unit_on_reopen: bool,
+    /// The flash's word size (its `WRITE_SIZE`), for readers of a bounded log: with it, a
+    /// flush's padding is skipped to the next word boundary without being read, as in a ring,
+    /// whose ring headers tell the word size. Default `None`: a bounded log's reader reads
+    /// the padding up to the next chunk. Writers check it against their flash (another value
+    /// is [`FlashError::BadRegion`]); in a ring the ring headers' word size is the one used.
+    pub write_size: Option<u8>,
 }
 
 impl FlashConfig {
@@ -433,6 +439,35 @@ impl FlashConfig {
             ring: false,
             first_lap: 1,
             fresh_unit_on_reopen: false,
+            write_size: None,
+        }
+    }
+
+    /// Sets [`write_size`](Self::write_size): the flash's `WRITE_SIZE` (a power of two up to
+    /// 32; any other value makes writers refuse the region and readers ignore it).
+    ///
+    /// ```
+    /// use logfmt_core::flash::FlashConfig;
+    ///
+    /// let config = FlashConfig::new(0, 65_536).write_size(16);
+    /// assert_eq!(config.write_size, Some(16));
+    /// ```
+    #[must_use]
+    pub const fn write_size(mut self, write_size: usize) -> Self {
+        self.write_size = Some(if write_size <= 32 {
+            write_size as u8
+        } else {
+            0
+        });
+        self
+    }
+
+    /// The word size readers may rely on: [`write_size`](Self::write_size) if it is a power
+    /// of two up to 32.
+    pub(super) const fn told_word(&self) -> Option<u32> {
+        match self.write_size {
+            Some(w) if w.is_power_of_two() && w <= 32 => Some(w as u32),
+            _ => None,
         }
     }
 
@@ -500,6 +535,9 @@ impl FlashConfig {
             && len.is_multiple_of(block)
             && len > 0;
         let words = write_size.is_power_of_two()
+            && self
+                .write_size
+                .is_none_or(|told| usize::from(told) == write_size)
             && write_size <= engine::MAX_WRITE
             && block.is_multiple_of(write_size)
             && read_size <= resume::MAX_READ
@@ -532,7 +570,8 @@ pub enum FlashError<E> {
     /// what the ring keeps.
     Full,
     /// The region is not a whole number of blocks and erase units inside the flash, or the
-    /// flash's `WRITE_SIZE` is not a power of two up to 32, or its `READ_SIZE` is over 32; or
+    /// flash's `WRITE_SIZE` is not a power of two up to 32 (or not the one
+    /// [`FlashConfig::write_size`] tells), or its `READ_SIZE` is over 32; or
     /// a ring has fewer than two erase groups (or more than 65 535 blocks).
     BadRegion,
     /// An earlier failure left the log in an unknown state; nothing more is written (reopen to

@@ -151,9 +151,10 @@ pub(super) struct Walk {
     last: bool,
     /// Offset in the current block (`BLOCK_SIZE`: the next block is due).
     pos: u32,
-    /// The flash's word size, where known (a ring's block tells it in its ring header; the
-    /// writer's reopening walk knows it): a flush's padding is skipped to the next word
-    /// boundary without reading it.
+    /// The flash's word size, where known (a ring's block tells it in its ring header, a
+    /// bounded log's reader may be told it, [`FlashConfig::write_size`]; the writer's
+    /// reopening walk knows it): a flush's padding is skipped to the next word boundary
+    /// without reading it.
     word: Option<u32>,
     state: State,
     deferred: Option<Deferred>,
@@ -184,6 +185,7 @@ pub(super) struct Numbering {
     idents(
         ReadFlash,
         find_ring(fn),
+        order_of(fn),
         open(fn),
         next_item(fn),
         chunk_or_padding(fn),
@@ -212,29 +214,21 @@ impl Walk {
         flash: &mut R,
         config: FlashConfig,
     ) -> Result<Self, R::Error> {
-        let order = if config.ring {
-            order::find_ring(flash, &config).await?
+        let order = Self::order_of(flash, &config).await?;
+        Ok(Self::new(config, order))
+    }
+
+    /// The order the blocks of region `config` are read in: a ring's from its oldest block,
+    /// found by reading each block's ring header, if `config.ring`; else the region's.
+    pub(super) async fn order_of<R: ReadFlash>(
+        flash: &mut R,
+        config: &FlashConfig,
+    ) -> Result<Order, R::Error> {
+        if config.ring {
+            order::find_ring(flash, config).await
         } else {
-            Order::Region
-        };
-        Ok(Self {
-            config,
-            order,
-            blocks: 0,
-            index: 0,
-            last: false,
-            pos: BLOCK,
-            word: None,
-            state: if config.ring {
-                State::Resync
-            } else {
-                State::Idle
-            },
-            deferred: None,
-            pending: None,
-            done: false,
-            numbering: Numbering::default(),
-        })
+            Ok(Order::Region)
+        }
     }
 
     /// The next record (copied into `buffer`), damage report or oversized record; `None` at
@@ -247,20 +241,8 @@ impl Walk {
         config: FlashConfig,
         geometry: Geometry,
     ) -> Result<Resumed, R::Error> {
-        let mut walk = Self {
-            config,
-            order: Order::Region,
-            blocks: 0,
-            index: 0,
-            last: false,
-            pos: 0,
-            word: Some(geometry.write_size),
-            state: State::Idle,
-            deferred: None,
-            pending: None,
-            done: false,
-            numbering: Numbering::default(),
-        };
+        let mut walk = Self::new(config, Order::Region);
+        (walk.pos, walk.word, walk.state) = (0, Some(geometry.write_size), State::Idle);
         let erased = config.erased;
         let head = if config.ring {
             RING_HEADER_SIZE
@@ -454,7 +436,8 @@ impl Walk {
         };
         (self.blocks, self.last, self.deferred) = (self.blocks + 1, last, None);
         self.last |= self.numbering.end == Some(self.blocks);
-        self.word = word;
+        // A ring header tells the word size; a bounded log's reader may be told it.
+        self.word = word.or(self.config.told_word());
         if let Some(header) = header.filter(|_| holds && self.order.ring_of().is_some()) {
             self.numbering.records = header.records;
         }
@@ -776,6 +759,7 @@ impl Walk {
     /// interrupted, on parts with per-word ECC) is read again a `READ_SIZE` piece at a time;
     /// a piece that still fails holds unknown bytes, taken as written bytes that are no
     /// chunk's ([`unreadable`](super::unreadable)). Other errors are returned.
+    #[inline(never)]
     async fn read_at<R: ReadFlash>(
         &self,
         flash: &mut R,
@@ -833,6 +817,29 @@ impl Walk {
 
 /// The walk's rules: what the chunks read mean.
 impl Walk {
+    /// The walk of the log in region `config`, its blocks read in `order`, before its first
+    /// block.
+    pub(super) fn new(config: FlashConfig, order: Order) -> Self {
+        Self {
+            config,
+            order,
+            blocks: 0,
+            index: 0,
+            last: false,
+            pos: BLOCK,
+            word: None,
+            state: if config.ring {
+                State::Resync
+            } else {
+                State::Idle
+            },
+            deferred: None,
+            pending: None,
+            done: false,
+            numbering: Numbering::default(),
+        }
+    }
+
     /// A well-formed chunk of type `kind` at `at`, `len` bytes of payload (copied into the
     /// buffer, of `room` bytes, if it is a fragment of a record that fits).
     fn on_chunk(&mut self, kind: u8, at: u32, len: u32, room: usize) -> Option<FlashItem> {
@@ -1056,8 +1063,11 @@ impl<F: ReadNorFlash> WordReader<F> {
     /// A read error (one of kind `Other` while reading a ring header: that header is taken as
     /// missing).
     pub fn open(mut flash: F, config: FlashConfig) -> Result<Self, F::Error> {
-        let walk = Walk::open_sync(&mut flash, config)?;
-        Ok(Self { flash, walk })
+        let order = Walk::order_of_sync(&mut flash, &config)?;
+        Ok(Self {
+            flash,
+            walk: Walk::new(config, order),
+        })
     }
 
     /// The next record (copied into `buffer`), damage report or oversized record; `None` at
@@ -1128,8 +1138,11 @@ impl<F: embedded_storage_async::nor_flash::ReadNorFlash> AsyncWordReader<F> {
     /// A read error (one of kind `Other` while reading a ring header: that header is taken as
     /// missing).
     pub async fn open(mut flash: F, config: FlashConfig) -> Result<Self, F::Error> {
-        let walk = Walk::open_async(&mut flash, config).await?;
-        Ok(Self { flash, walk })
+        let order = Walk::order_of_async(&mut flash, &config).await?;
+        Ok(Self {
+            flash,
+            walk: Walk::new(config, order),
+        })
     }
 
     /// The next record, damage report or oversized record, as [`WordReader::next`].
