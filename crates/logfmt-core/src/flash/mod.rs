@@ -326,7 +326,7 @@
 //! | call | flash programmed | erased | read |
 //! |---|---|---|---|
 //! | `commit` | `roundup(12, W)` after a flush (12 bytes at `W` ≤ 4, 16 at 8 and 16, 32 at 32); with records not yet flushed, their flush and 12 more bytes | nothing, except where the cursor does not fit in the rest of its block (fewer than 12 bytes left): it goes on in the next block, with the erase and ring header that block costs any record | nothing |
-//! | `CursorReader::open` | nothing | nothing | the ring headers (as [`WordReader::open`]); the chunks of the newest blocks back to the cursor's newest commit (one block when a commit is made at least once a block; all of them when the cursor was never committed); the ring headers up to the block of the cursor's record |
+//! | `CursorReader::open` | nothing | nothing | the ring headers (as [`WordReader::open`]); the chunks of the newest blocks back to the cursor's newest commit (one block when a commit is made at least once a block; all of them when the cursor was never committed); `⌈log2 N⌉` ring headers of 19 bytes (`N` blocks) to find the block of the cursor's record, a binary search as [`WordReader::seek_record`]'s |
 //! | `CursorReader::next` | nothing | nothing | as [`WordReader::next`], from the start of the block of the cursor's record (a bounded log: from its start) |
 //!
 //! # Testing aid
