@@ -87,7 +87,7 @@
 //!   8) to 1.19 (W = 16, 32) times the records' bytes and headers. A bounded log has no ring
 //!   headers: its reader skips the padding the same way when told `W`
 //!   ([`FlashConfig::write_size`], the same figures), and without it reads the padding up to
-//!   the next chunk (1.41 and 1.84 times at W = 16 and 32: the flash a sample takes).
+//!   the next chunk (2.05 times at W = 16 and 32).
 //! - **Opening a writer** reads every block's first header (19 bytes in a ring) and the newest
 //!   block once: at most one block and the headers.
 //! - **Seeking** ([`WordReader::seek_record`], [`WordReader::seek_key`],
