@@ -104,7 +104,7 @@ pub(super) async fn find_ring<R: ReadFlash>(
 
 /// The ring header of block `index` of the region, if one is there intact.
 #[maybe_async_cfg::maybe(
-    idents(ReadFlash, read(fn)),
+    idents(ReadFlash, read(fn, sync = "read_outlined")),
     sync(),
     async(feature = "embedded-storage-async")
 )]

@@ -22,7 +22,6 @@ const WINDOW: usize = 32 + 2 * 32;
     sync(),
     async(feature = "embedded-storage-async")
 )]
-#[inline(never)]
 pub(super) async fn read<R: ReadFlash>(
     flash: &mut R,
     config: &FlashConfig,
@@ -50,6 +49,19 @@ pub(super) async fn read<R: ReadFlash>(
         pos = piece_end;
     }
     Ok(())
+}
+
+/// [`read_sync`], kept out of line: one copy of the blocking read path in a firmware's code
+/// for every step that reads. (The async one is left to the compiler: out of line, its
+/// futures take more stack.)
+#[inline(never)]
+pub(super) fn read_outlined<R: ReadFlashSync>(
+    flash: &mut R,
+    config: &FlashConfig,
+    at: u32,
+    out: &mut [u8],
+) -> Result<(), R::Error> {
+    read_sync(flash, config, at, out)
 }
 
 /// Reads `out.len()` (at most 32) bytes at flash offset `abs`, aligned to the flash's

@@ -197,7 +197,7 @@ pub(super) struct Numbering {
         find_written(fn),
         last_written(fn),
         read_at(fn),
-        read(fn),
+        read(fn, sync = "read_outlined"),
         resume(fn),
         walk_tail(fn),
     ),
