@@ -736,7 +736,8 @@ fn read_costs_at<const W: usize, const PAGE_WORDS: usize>(
 /// logfmt: the region filled (a ring: for one lap, up to the sample before the one that begins
 /// the next), then reopened and read whole through a counting flash.
 fn logfmt_read_cost<const W: usize>(kind: Kind, samples: &[Vec<u8>]) -> Result<ReadCost, String> {
-    let config = FlashConfig::new(0, REGION as u32);
+    // The reader is told the word size (a ring's headers tell it too).
+    let config = FlashConfig::new(0, REGION as u32).write_size(W);
     let config = if kind == Kind::Ring {
         config.ring()
     } else {
@@ -961,12 +962,15 @@ mod tests {
     #[test]
     fn reading_a_full_region_costs_little_more_than_what_it_returns() {
         let samples = make_samples(READ_SAMPLE);
-        let costs = [
-            logfmt_read_cost::<4>(Kind::Ring, &samples),
-            logfmt_read_cost::<8>(Kind::Ring, &samples),
-            logfmt_read_cost::<16>(Kind::Ring, &samples),
-            logfmt_read_cost::<32>(Kind::Ring, &samples),
-        ];
+        let mut costs = Vec::new();
+        for kind in [Kind::Word, Kind::Ring] {
+            costs.extend([
+                logfmt_read_cost::<4>(kind, &samples),
+                logfmt_read_cost::<8>(kind, &samples),
+                logfmt_read_cost::<16>(kind, &samples),
+                logfmt_read_cost::<32>(kind, &samples),
+            ]);
+        }
         let costs: Vec<_> = costs.into_iter().map(|c| c.expect("read cost")).collect();
         for cost in &costs {
             eprintln!("{cost}");

@@ -11,10 +11,10 @@ use crate::cmd::{Error, Result, project_root};
 use crate::toolchain::{THUMBV7EM, ensure_targets};
 
 /// The budget for writer + reader + CRC (1 KiB table): the whole firmware log (ring,
-/// small-RAM writer, small-RAM reader, CRC) in 7.5 KiB. (It was 7 KiB until the readers'
-/// padding rule, which cut a full region's read cost from 78x to 1.08-1.19x the bytes
-/// returned, and the record numbering of seeks and read cursors: about 430 B together.)
-const FLASH_BUDGET: u64 = 7 * 1024 + 512;
+/// small-RAM writer, small-RAM reader, CRC) in 7 KiB, the readers' padding rule (a full
+/// region read at 1.08-1.19x the bytes returned) and the record numbering of seeks and read
+/// cursors included.
+const FLASH_BUDGET: u64 = 7 * 1024;
 /// The RAM budget for the small-RAM writer's and reader's state together, besides the caller's
 /// record buffer (1 KiB).
 const RAM_BUDGET: u64 = 1024;

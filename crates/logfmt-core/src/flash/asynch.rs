@@ -5,24 +5,23 @@ use embedded_storage_async::nor_flash::NorFlash;
 
 use super::engine::Engine;
 use super::reader::Walk;
-use super::resume::Geometry;
+use super::resume::{Geometry, Resumed};
 use super::{FlashConfig, FlashError, FlashStats};
 use crate::writer::Written;
 
-/// The resume walk, then the engine appending where it found.
+/// The resume walk: where the engine appends.
 async fn open<F: NorFlash>(
     flash: &mut F,
     config: FlashConfig,
-) -> Result<Engine, FlashError<F::Error>> {
+) -> Result<Resumed, FlashError<F::Error>> {
     config.check(flash.capacity(), F::WRITE_SIZE, F::ERASE_SIZE, F::READ_SIZE)?;
     let geometry = Geometry {
         write_size: F::WRITE_SIZE as u32,
         erase_size: F::ERASE_SIZE as u32,
     };
-    let resumed = Walk::resume_async(flash, config, geometry)
+    Walk::resume_async(flash, config, geometry)
         .await
-        .map_err(FlashError::Flash)?;
-    Ok(Engine::new(config, F::WRITE_SIZE, F::ERASE_SIZE, resumed))
+        .map_err(FlashError::Flash)
 }
 
 /// [`WordWriter`](super::WordWriter) over an async flash driver (feature
@@ -63,8 +62,11 @@ impl<F: NorFlash> AsyncWordWriter<F> {
     /// # Errors
     /// As [`WordWriter::open`](super::WordWriter::open).
     pub async fn open(mut flash: F, config: FlashConfig) -> Result<Self, FlashError<F::Error>> {
-        let engine = open(&mut flash, config).await?;
-        Ok(Self { flash, engine })
+        let resumed = open(&mut flash, config).await?;
+        Ok(Self {
+            flash,
+            engine: Engine::new(config, F::WRITE_SIZE, F::ERASE_SIZE, resumed),
+        })
     }
 
     /// Appends one record, as [`WordWriter::add_record`](super::WordWriter::add_record).

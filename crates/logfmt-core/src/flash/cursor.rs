@@ -9,9 +9,6 @@ use embedded_storage::nor_flash::{NorFlashError, NorFlashErrorKind, ReadNorFlash
 use embedded_storage_async::nor_flash::ReadNorFlash as ReadFlashAsync;
 
 use super::FlashConfig;
-#[cfg(feature = "embedded-storage-async")]
-use super::order::ring_header_async;
-use super::order::ring_header_sync;
 use super::reader::{FlashItem, Walk};
 use crate::cursor::{CURSOR_PAYLOAD, Cursor};
 use crate::format::{BLOCK_SIZE, HEADER_SIZE};
@@ -77,10 +74,9 @@ fn blocks_of(walk: &Walk, config: &FlashConfig) -> u32 {
         ReadFlash,
         open(fn),
         next_item(fn),
-        ring_header(fn),
         start(fn),
         newest_commit(fn),
-        first_block(fn),
+        block_of_record(fn),
         holds_log(fn),
     ),
     sync(),
@@ -100,7 +96,7 @@ async fn start<R: ReadFlash>(
     } else {
         0
     };
-    let first = first_block(flash, &walk, &config, from).await?;
+    let first = Walk::block_of_record(&mut walk, flash, from).await?;
     walk.skip_blocks(first);
     let start = CursorStart {
         committed: committed.map(|next| Cursor::new(id, next)),
@@ -125,10 +121,9 @@ async fn start<R: ReadFlash>(
         ReadFlash,
         open(fn),
         next_item(fn),
-        ring_header(fn),
         start(fn),
         newest_commit(fn),
-        first_block(fn),
+        block_of_record(fn),
         holds_log(fn),
     ),
     sync(),
@@ -165,43 +160,6 @@ async fn newest_commit<R: ReadFlash>(
     Ok(None)
 }
 
-/// In a ring, the last block (in reading order) whose ring header counts no more records
-/// than `from`: every record begun before it is below the cursor. 0 otherwise.
-#[maybe_async_cfg::maybe(
-    idents(
-        ReadFlash,
-        open(fn),
-        next_item(fn),
-        ring_header(fn),
-        start(fn),
-        newest_commit(fn),
-        first_block(fn),
-        holds_log(fn),
-    ),
-    sync(),
-    async(feature = "embedded-storage-async")
-)]
-async fn first_block<R: ReadFlash>(
-    flash: &mut R,
-    walk: &Walk,
-    config: &FlashConfig,
-    from: u32,
-) -> Result<u32, R::Error> {
-    if walk.order().ring_of().is_none() {
-        return Ok(0);
-    }
-    let mut first = 0;
-    let mut n = 1;
-    while let Some((index, _)) = walk.order().block(config, n) {
-        match ring_header(flash, config, index).await? {
-            Some(header) if !newer(header.records, from) => first = n,
-            _ => break,
-        }
-        n += 1;
-    }
-    Ok(first)
-}
-
 /// Whether block `index` of a bounded region begins with written bytes (a block of the
 /// log begins with a chunk; one that reads erased there holds nothing of it).
 #[maybe_async_cfg::maybe(
@@ -209,10 +167,9 @@ async fn first_block<R: ReadFlash>(
         ReadFlash,
         open(fn),
         next_item(fn),
-        ring_header(fn),
         start(fn),
         newest_commit(fn),
-        first_block(fn),
+        block_of_record(fn),
         holds_log(fn),
     ),
     sync(),
@@ -254,8 +211,10 @@ async fn holds_log<R: ReadFlash>(
 ///
 /// Cost of [`open`](Self::open): the ring headers (as [`WordReader::open`](super::WordReader::open)),
 /// the newest blocks' chunks back to the cursor's newest commit (one block when commits are
-/// made at least once a block; all of them when the cursor was never committed), and the ring
-/// headers up to the block of the cursor's record; reading then begins in that block.
+/// made at least once a block; all of them when the cursor was never committed), and
+/// `⌈log2 N⌉` ring headers of 19 bytes for a ring of `N` blocks to find the block of the
+/// cursor's record (a binary search, as [`WordReader::seek_record`](super::WordReader::seek_record));
+/// reading then begins in that block.
 ///
 /// ```
 /// # #[cfg(not(feature = "mock-flash"))] fn main() {}

@@ -84,8 +84,10 @@
 //!   `W`, a header of erased bytes is a flush's padding when a well-formed chunk starts at the
 //!   next word boundary: the bytes between are not read (nor reported if damaged: they hold no
 //!   record). Reading a full 256 KiB ring of 30-byte samples, each flushed, reads 1.08 (W = 4,
-//!   8) to 1.19 (W = 16, 32) times the records' bytes and headers. A bounded log's reader does
-//!   not know `W`: it reads the padding up to the next chunk.
+//!   8) to 1.19 (W = 16, 32) times the records' bytes and headers. A bounded log has no ring
+//!   headers: its reader skips the padding the same way when told `W`
+//!   ([`FlashConfig::write_size`], the same figures), and without it reads the padding up to
+//!   the next chunk (2.05 times at W = 16 and 32).
 //! - **Opening a writer** reads every block's first header (19 bytes in a ring) and the newest
 //!   block once: at most one block and the headers.
 //! - **Seeking** ([`WordReader::seek_record`], [`WordReader::seek_key`],
@@ -324,7 +326,7 @@
 //! | call | flash programmed | erased | read |
 //! |---|---|---|---|
 //! | `commit` | `roundup(12, W)` after a flush (12 bytes at `W` ≤ 4, 16 at 8 and 16, 32 at 32); with records not yet flushed, their flush and 12 more bytes | nothing, except where the cursor does not fit in the rest of its block (fewer than 12 bytes left): it goes on in the next block, with the erase and ring header that block costs any record | nothing |
-//! | `CursorReader::open` | nothing | nothing | the ring headers (as [`WordReader::open`]); the chunks of the newest blocks back to the cursor's newest commit (one block when a commit is made at least once a block; all of them when the cursor was never committed); the ring headers up to the block of the cursor's record |
+//! | `CursorReader::open` | nothing | nothing | the ring headers (as [`WordReader::open`]); the chunks of the newest blocks back to the cursor's newest commit (one block when a commit is made at least once a block; all of them when the cursor was never committed); `⌈log2 N⌉` ring headers of 19 bytes (`N` blocks) to find the block of the cursor's record, a binary search as [`WordReader::seek_record`]'s |
 //! | `CursorReader::next` | nothing | nothing | as [`WordReader::next`], from the start of the block of the cursor's record (a bounded log: from its start) |
 //!
 //! # Testing aid
@@ -342,6 +344,7 @@ mod layout;
 #[cfg(any(test, feature = "mock-flash"))]
 mod mock;
 mod order;
+mod piece;
 mod reader;
 mod resume;
 mod source;
@@ -420,6 +423,12 @@ pub struct FlashConfig {
     /// reboot on average: see [Power cuts on parts with per-word
     /// ECC](self#power-cuts-on-parts-with-per-word-ecc).
     pub fresh_unit_on_reopen: bool,
+    /// The flash's word size (its `WRITE_SIZE`), for readers of a bounded log: with it, a
+    /// flush's padding is skipped to the next word boundary without being read, as in a ring,
+    /// whose ring headers tell the word size. Default `None`: a bounded log's reader reads
+    /// the padding up to the next chunk. Writers check it against their flash (another value
+    /// is [`FlashError::BadRegion`]); in a ring the ring headers' word size is the one used.
+    pub write_size: Option<u8>,
 }
 
 impl FlashConfig {
@@ -433,6 +442,35 @@ impl FlashConfig {
             ring: false,
             first_lap: 1,
             fresh_unit_on_reopen: false,
+            write_size: None,
+        }
+    }
+
+    /// Sets [`write_size`](Self::write_size): the flash's `WRITE_SIZE` (a power of two up to
+    /// 32; any other value makes writers refuse the region and readers ignore it).
+    ///
+    /// ```
+    /// use logfmt_core::flash::FlashConfig;
+    ///
+    /// let config = FlashConfig::new(0, 65_536).write_size(16);
+    /// assert_eq!(config.write_size, Some(16));
+    /// ```
+    #[must_use]
+    pub const fn write_size(mut self, write_size: usize) -> Self {
+        self.write_size = Some(if write_size <= 32 {
+            write_size as u8
+        } else {
+            0
+        });
+        self
+    }
+
+    /// The word size readers may rely on: [`write_size`](Self::write_size) if it is a power
+    /// of two up to 32.
+    pub(super) const fn told_word(&self) -> Option<u32> {
+        match self.write_size {
+            Some(w) if w.is_power_of_two() && w <= 32 => Some(w as u32),
+            _ => None,
         }
     }
 
@@ -500,6 +538,9 @@ impl FlashConfig {
             && len.is_multiple_of(block)
             && len > 0;
         let words = write_size.is_power_of_two()
+            && self
+                .write_size
+                .is_none_or(|told| usize::from(told) == write_size)
             && write_size <= engine::MAX_WRITE
             && block.is_multiple_of(write_size)
             && read_size <= resume::MAX_READ
@@ -532,7 +573,8 @@ pub enum FlashError<E> {
     /// what the ring keeps.
     Full,
     /// The region is not a whole number of blocks and erase units inside the flash, or the
-    /// flash's `WRITE_SIZE` is not a power of two up to 32, or its `READ_SIZE` is over 32; or
+    /// flash's `WRITE_SIZE` is not a power of two up to 32 (or not the one
+    /// [`FlashConfig::write_size`] tells), or its `READ_SIZE` is over 32; or
     /// a ring has fewer than two erase groups (or more than 65 535 blocks).
     BadRegion,
     /// An earlier failure left the log in an unknown state; nothing more is written (reopen to

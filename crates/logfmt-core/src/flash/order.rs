@@ -3,7 +3,6 @@
 //! [`FlashSource`](super::FlashSource) and the small-RAM [`WordReader`](super::WordReader).
 
 use embedded_storage::nor_flash::ReadNorFlash as ReadFlashSync;
-use embedded_storage::nor_flash::{NorFlashError, NorFlashErrorKind};
 #[cfg(feature = "embedded-storage-async")]
 use embedded_storage_async::nor_flash::ReadNorFlash as ReadFlashAsync;
 
@@ -104,24 +103,19 @@ pub(super) async fn find_ring<R: ReadFlash>(
 }
 
 /// The ring header of block `index` of the region, if one is there intact.
-#[maybe_async_cfg::maybe(idents(ReadFlash), sync(), async(feature = "embedded-storage-async"))]
+#[maybe_async_cfg::maybe(
+    idents(ReadFlash, read(fn, sync = "read_outlined")),
+    sync(),
+    async(feature = "embedded-storage-async")
+)]
 pub(super) async fn ring_header<R: ReadFlash>(
     flash: &mut R,
     config: &FlashConfig,
     index: u32,
 ) -> Result<Option<RingHeader>, R::Error> {
-    // Whole READ_SIZE units from the block's start (at most 32 bytes each).
-    let mut bytes = [0u8; 64];
-    let len = RING_HEADER_SIZE.next_multiple_of(R::READ_SIZE.clamp(1, 32));
-    let at = config.start + index * BLOCK_SIZE as u32;
-    match flash
-        .read(at, bytes.get_mut(..len).unwrap_or_default())
-        .await
-    {
-        Ok(()) => Ok(RingHeader::parse(&bytes)),
-        // A header that cannot be read (an ECC error: its program was interrupted) is not
-        // intact.
-        Err(e) if e.kind() == NorFlashErrorKind::Other => Ok(None),
-        Err(e) => Err(e),
-    }
+    let mut bytes = [0u8; RING_HEADER_SIZE];
+    // A header that cannot be read whole (an ECC error: its program was interrupted) reads
+    // as unknown bytes: not intact.
+    super::piece::read(flash, config, index * BLOCK_SIZE as u32, &mut bytes).await?;
+    Ok(RingHeader::parse(&bytes))
 }

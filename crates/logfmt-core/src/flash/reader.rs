@@ -10,12 +10,13 @@
 //! same place, and nothing is lost or returned twice.
 
 use embedded_storage::nor_flash::ReadNorFlash as ReadFlashSync;
-use embedded_storage::nor_flash::{NorFlashError, NorFlashErrorKind, ReadNorFlash};
+use embedded_storage::nor_flash::ReadNorFlash;
 #[cfg(feature = "embedded-storage-async")]
 use embedded_storage_async::nor_flash::ReadNorFlash as ReadFlashAsync;
 
 use super::FlashConfig;
 use super::order::{self, Order};
+use super::piece;
 use super::resume::{Geometry, Resumed, Tail};
 use crate::checksum;
 use crate::format::{BLOCK_SIZE, CURSOR_TYPE, HEADER_SIZE, RESUME_TYPE, RING_TYPE, RecordType};
@@ -25,8 +26,6 @@ mod seek;
 
 /// Bytes read at a time (besides `READ_SIZE` alignment).
 const PIECE: usize = 32;
-/// Room for a piece read at `READ_SIZE` alignment (at most 32).
-const WINDOW: usize = PIECE + 2 * 32;
 /// A block's bytes.
 const BLOCK: u32 = BLOCK_SIZE as u32;
 /// A chunk header's bytes.
@@ -121,7 +120,7 @@ impl Deferred {
     }
 }
 
-/// What is after erased bytes at a chunk's place: see [`Walk::padding_at`].
+/// What is after erased bytes at a chunk's place: see [`Walk::chunk_or_padding`].
 #[derive(Debug, Clone, Copy, Default)]
 struct Padding {
     /// The first byte after them that is not erased, in the block.
@@ -151,9 +150,10 @@ pub(super) struct Walk {
     last: bool,
     /// Offset in the current block (`BLOCK_SIZE`: the next block is due).
     pos: u32,
-    /// The flash's word size, where known (a ring's block tells it in its ring header; the
-    /// writer's reopening walk knows it): a flush's padding is skipped to the next word
-    /// boundary without reading it.
+    /// The flash's word size, where known (a ring's block tells it in its ring header, a
+    /// bounded log's reader may be told it, [`FlashConfig::write_size`]; the writer's
+    /// reopening walk knows it): a flush's padding is skipped to the next word boundary
+    /// without reading it.
     word: Option<u32>,
     state: State,
     deferred: Option<Deferred>,
@@ -184,20 +184,20 @@ pub(super) struct Numbering {
     idents(
         ReadFlash,
         find_ring(fn),
+        order_of(fn),
         open(fn),
         next_item(fn),
         chunk_or_padding(fn),
         next_block(fn),
         resumes(fn),
         not_a_chunk(fn),
-        padding_at(fn),
         chunk_at(fn),
         read_header(fn),
         search_from(fn),
         find_written(fn),
         last_written(fn),
         read_at(fn),
-        read_raw(fn),
+        read(fn, sync = "read_outlined"),
         resume(fn),
         walk_tail(fn),
     ),
@@ -212,29 +212,21 @@ impl Walk {
         flash: &mut R,
         config: FlashConfig,
     ) -> Result<Self, R::Error> {
-        let order = if config.ring {
-            order::find_ring(flash, &config).await?
+        let order = Self::order_of(flash, &config).await?;
+        Ok(Self::new(config, order))
+    }
+
+    /// The order the blocks of region `config` are read in: a ring's from its oldest block,
+    /// found by reading each block's ring header, if `config.ring`; else the region's.
+    pub(super) async fn order_of<R: ReadFlash>(
+        flash: &mut R,
+        config: &FlashConfig,
+    ) -> Result<Order, R::Error> {
+        if config.ring {
+            order::find_ring(flash, config).await
         } else {
-            Order::Region
-        };
-        Ok(Self {
-            config,
-            order,
-            blocks: 0,
-            index: 0,
-            last: false,
-            pos: BLOCK,
-            word: None,
-            state: if config.ring {
-                State::Resync
-            } else {
-                State::Idle
-            },
-            deferred: None,
-            pending: None,
-            done: false,
-            numbering: Numbering::default(),
-        })
+            Ok(Order::Region)
+        }
     }
 
     /// The next record (copied into `buffer`), damage report or oversized record; `None` at
@@ -247,20 +239,8 @@ impl Walk {
         config: FlashConfig,
         geometry: Geometry,
     ) -> Result<Resumed, R::Error> {
-        let mut walk = Self {
-            config,
-            order: Order::Region,
-            blocks: 0,
-            index: 0,
-            last: false,
-            pos: 0,
-            word: Some(geometry.write_size),
-            state: State::Idle,
-            deferred: None,
-            pending: None,
-            done: false,
-            numbering: Numbering::default(),
-        };
+        let mut walk = Self::new(config, Order::Region);
+        (walk.pos, walk.word, walk.state) = (0, Some(geometry.write_size), State::Idle);
         let erased = config.erased;
         let head = if config.ring {
             RING_HEADER_SIZE
@@ -454,7 +434,8 @@ impl Walk {
         };
         (self.blocks, self.last, self.deferred) = (self.blocks + 1, last, None);
         self.last |= self.numbering.end == Some(self.blocks);
-        self.word = word;
+        // A ring header tells the word size; a bounded log's reader may be told it.
+        self.word = word.or(self.config.told_word());
         if let Some(header) = header.filter(|_| holds && self.order.ring_of().is_some()) {
             self.numbering.records = header.records;
         }
@@ -491,45 +472,23 @@ impl Walk {
         )
     }
 
-    /// The chunk at `at` (copied into `buffer` where a record's bytes go), or, if the first
-    /// byte there reads erased, the chunk after the erased bytes
-    /// ([`padding_at`](Self::padding_at)): what [`Padding`] tells.
+    /// The chunk at `at` (copied into `buffer` where a record's bytes go), or, if bytes
+    /// there read erased, the chunk after them — the rest of a flash word a flush left
+    /// unprogrammed, or the words a reopened writer skipped: what [`Padding`] tells. Where the
+    /// word size is known, a header of erased bytes is a flush's padding if a well-formed chunk
+    /// starts at the next word boundary (the bytes between are not read). Else the chunk
+    /// starts at the first byte not erased, or up to 6 bytes before if its checksum begins
+    /// with bytes that read as erased, `at` itself last: erased bytes are padding first, and a
+    /// header read across padding is not checked over the length it declares before the
+    /// chunk after the padding is. The block reader's rule
+    /// ([`flash_padding`](crate::block::flash_padding)).
     async fn chunk_or_padding<R: ReadFlash>(
         &self,
         flash: &mut R,
         at: u32,
-        buffer: Option<&mut [u8]>,
-    ) -> Result<Padding, R::Error> {
-        let header = Self::read_header(self, flash, at).await?;
-        if header[0] == self.config.erased {
-            // Erased bytes are padding first, before a chunk at their start is.
-            return Self::padding_at(self, flash, at, &header, buffer).await;
-        }
-        let mut padding = Padding::default();
-        match Self::chunk_at(self, flash, at, &header, buffer, self.state).await? {
-            Chunk::Good { kind, len } => padding.chunk = Some((at, kind, len)),
-            Chunk::Bad { torn, end } => (padding.torn, padding.own_end) = (torn, Some(end)),
-            Chunk::Erased => {}
-        }
-        Ok(padding)
-    }
-
-    /// Erased bytes at `at` (`header`, the 7 bytes there, begins with one), up to a
-    /// well-formed chunk — the rest of a flash word a flush left unprogrammed, or the words a
-    /// reopened writer skipped: that chunk, read (and copied into `buffer` where a record's
-    /// bytes go). Where the word size is known, a header of erased bytes is a flush's padding
-    /// if a well-formed chunk starts at the next word boundary (the bytes between are not
-    /// read). Else the chunk starts at the first byte not erased, or up to 6 bytes before if
-    /// its checksum begins with bytes that read as erased, `at` itself last: a header read
-    /// across padding is not checked over the length it declares before the chunk after the
-    /// padding is. The block reader's rule ([`flash_padding`](crate::block::flash_padding)).
-    async fn padding_at<R: ReadFlash>(
-        &self,
-        flash: &mut R,
-        at: u32,
-        header: &Header,
         mut buffer: Option<&mut [u8]>,
     ) -> Result<Padding, R::Error> {
+        let header = Self::read_header(self, flash, at).await?;
         let erased = self.config.erased;
         let mut padding = Padding::default();
         let in_header = header.iter().position(|&b| b != erased);
@@ -548,13 +507,15 @@ impl Walk {
                 }
             }
         }
-        padding.written = match in_header {
-            Some(i) => Some(at + i as u32),
-            None => Self::find_written(self, flash, at + HEADER).await?,
+        let written = match in_header {
+            Some(i) => at + i as u32,
+            None => match Self::find_written(self, flash, at + HEADER).await? {
+                Some(written) => written,
+                None => return Ok(padding),
+            },
         };
-        let Some(written) = padding.written else {
-            return Ok(padding);
-        };
+        // Erased bytes before the first byte written, if any.
+        padding.written = Some(written).filter(|&w| w > at);
         for back in 0..=(written - at).min(HEADER - 1) {
             let to = written - back;
             // Padding cuts a record in progress: a chunk after it is copied as one that begins
@@ -716,9 +677,7 @@ impl Walk {
             Self::read_at(self, flash, at, &mut header).await?;
             let [.., l0, l1, kind] = header;
             let marker = kind == RESUME_TYPE && l0 == 0 && l1 == 0;
-            if (matches!(kind, FULL..=LAST)
-                || (FULL + PACKED..=LAST + PACKED).contains(&kind)
-                || marker)
+            if (matches!(fragment_of(kind).0, FULL..=LAST) || marker)
                 && let Chunk::Good { .. } =
                     Self::chunk_at(self, flash, at, &header, None, self.state).await?
             {
@@ -771,68 +730,43 @@ impl Walk {
         Ok(None)
     }
 
-    /// Reads `out.len()` (at most 32) bytes at `at` in the current block. A read that fails
-    /// with an error of kind `Other` (an ECC error: a word whose program a power cut
-    /// interrupted, on parts with per-word ECC) is read again a `READ_SIZE` piece at a time;
-    /// a piece that still fails holds unknown bytes, taken as written bytes that are no
-    /// chunk's ([`unreadable`](super::unreadable)). Other errors are returned.
+    /// Reads `out.len()` (at most 32) bytes at `at` in the current block
+    /// ([`piece::read`](super::piece::read)).
     async fn read_at<R: ReadFlash>(
         &self,
         flash: &mut R,
         at: u32,
         out: &mut [u8],
     ) -> Result<(), R::Error> {
-        match Self::read_raw(self, flash, at, out).await {
-            Err(e) if e.kind() == NorFlashErrorKind::Other => {}
-            done => return done,
-        }
-        let size = R::READ_SIZE.clamp(1, 32) as u32;
-        let end = at + out.len() as u32;
-        let mut pos = at;
-        while pos < end {
-            let abs = self.config.start + self.region(pos);
-            let piece_end = end.min(pos + size - abs % size);
-            let range = (pos - at) as usize..(piece_end - at) as usize;
-            let piece = out.get_mut(range).unwrap_or_default();
-            match Self::read_raw(self, flash, pos, piece).await {
-                Err(e) if e.kind() == NorFlashErrorKind::Other => {
-                    piece.fill(super::unreadable(self.config.erased))
-                }
-                done => done?,
-            }
-            pos = piece_end;
-        }
-        Ok(())
-    }
-
-    /// Reads `out.len()` (at most 32) bytes at `at` in the current block, aligned to the
-    /// flash's `READ_SIZE`.
-    async fn read_raw<R: ReadFlash>(
-        &self,
-        flash: &mut R,
-        at: u32,
-        out: &mut [u8],
-    ) -> Result<(), R::Error> {
-        let abs = self.config.start + self.region(at);
-        if R::READ_SIZE <= 1 {
-            return flash.read(abs, out).await;
-        }
-        let size = R::READ_SIZE.min(32) as u32;
-        let from = abs - abs % size;
-        let to = (abs + out.len() as u32).next_multiple_of(size);
-        let mut window = [0u8; WINDOW];
-        let window = window.get_mut(..(to - from) as usize).unwrap_or_default();
-        flash.read(from, window).await?;
-        let skip = (abs - from) as usize;
-        if let Some(bytes) = window.get(skip..skip + out.len()) {
-            out.copy_from_slice(bytes);
-        }
-        Ok(())
+        piece::read(flash, &self.config, self.region(at), out).await
     }
 }
 
 /// The walk's rules: what the chunks read mean.
 impl Walk {
+    /// The walk of the log in region `config`, its blocks read in `order`, before its first
+    /// block.
+    pub(super) fn new(config: FlashConfig, order: Order) -> Self {
+        Self {
+            config,
+            order,
+            blocks: 0,
+            index: 0,
+            last: false,
+            pos: BLOCK,
+            word: None,
+            state: if config.ring {
+                State::Resync
+            } else {
+                State::Idle
+            },
+            deferred: None,
+            pending: None,
+            done: false,
+            numbering: Numbering::default(),
+        }
+    }
+
     /// A well-formed chunk of type `kind` at `at`, `len` bytes of payload (copied into the
     /// buffer, of `room` bytes, if it is a fragment of a record that fits).
     fn on_chunk(&mut self, kind: u8, at: u32, len: u32, room: usize) -> Option<FlashItem> {
@@ -1056,8 +990,11 @@ impl<F: ReadNorFlash> WordReader<F> {
     /// A read error (one of kind `Other` while reading a ring header: that header is taken as
     /// missing).
     pub fn open(mut flash: F, config: FlashConfig) -> Result<Self, F::Error> {
-        let walk = Walk::open_sync(&mut flash, config)?;
-        Ok(Self { flash, walk })
+        let order = Walk::order_of_sync(&mut flash, &config)?;
+        Ok(Self {
+            flash,
+            walk: Walk::new(config, order),
+        })
     }
 
     /// The next record (copied into `buffer`), damage report or oversized record; `None` at
@@ -1128,8 +1065,11 @@ impl<F: embedded_storage_async::nor_flash::ReadNorFlash> AsyncWordReader<F> {
     /// A read error (one of kind `Other` while reading a ring header: that header is taken as
     /// missing).
     pub async fn open(mut flash: F, config: FlashConfig) -> Result<Self, F::Error> {
-        let walk = Walk::open_async(&mut flash, config).await?;
-        Ok(Self { flash, walk })
+        let order = Walk::order_of_async(&mut flash, &config).await?;
+        Ok(Self {
+            flash,
+            walk: Walk::new(config, order),
+        })
     }
 
     /// The next record, damage report or oversized record, as [`WordReader::next`].

@@ -4,25 +4,23 @@ use embedded_storage::nor_flash::NorFlash;
 
 use super::engine::Engine;
 use super::reader::Walk;
-use super::resume::Geometry;
+use super::resume::{Geometry, Resumed};
 use super::{FlashConfig, FlashError, FlashStats};
 use crate::pack::PackBuffer;
 use crate::pack::{PackLimit, Take};
 use crate::writer::Written;
 
-/// Opens a log on a blocking flash: the resume walk, then the engine appending where it
-/// found.
+/// Opens a log on a blocking flash: the resume walk, which finds where the engine appends.
 pub(super) fn open<F: NorFlash>(
     flash: &mut F,
     config: FlashConfig,
-) -> Result<Engine, FlashError<F::Error>> {
+) -> Result<Resumed, FlashError<F::Error>> {
     config.check(flash.capacity(), F::WRITE_SIZE, F::ERASE_SIZE, F::READ_SIZE)?;
     let geometry = Geometry {
         write_size: F::WRITE_SIZE as u32,
         erase_size: F::ERASE_SIZE as u32,
     };
-    let resumed = Walk::resume_sync(flash, config, geometry).map_err(FlashError::Flash)?;
-    Ok(Engine::new(config, F::WRITE_SIZE, F::ERASE_SIZE, resumed))
+    Walk::resume_sync(flash, config, geometry).map_err(FlashError::Flash)
 }
 
 /// Appends records to a log in NOR flash with no block buffer: a [`FlashWriter`](super::FlashWriter)
@@ -70,8 +68,11 @@ impl<F: NorFlash> WordWriter<F> {
     /// `OutOfBounds` (one of kind `Other`, such as an ECC error, reads as unknown bytes:
     /// see [the module docs](super#power-cuts-on-parts-with-per-word-ecc)).
     pub fn open(mut flash: F, config: FlashConfig) -> Result<Self, FlashError<F::Error>> {
-        let engine = open(&mut flash, config)?;
-        Ok(Self { flash, engine })
+        let resumed = open(&mut flash, config)?;
+        Ok(Self {
+            flash,
+            engine: Engine::new(config, F::WRITE_SIZE, F::ERASE_SIZE, resumed),
+        })
     }
 
     /// Appends one record: its complete words are programmed at once, the last partial word

@@ -166,7 +166,8 @@ impl<F: NorFlash, B: BorrowMut<[u8; BLOCK_SIZE]>> FlashWriter<F, B> {
     /// `OutOfBounds` (one of kind `Other`, such as an ECC error, reads as unknown bytes:
     /// see [the module docs](super#power-cuts-on-parts-with-per-word-ecc)).
     pub fn open(mut flash: F, config: FlashConfig, block: B) -> Result<Self, FlashError<F::Error>> {
-        let engine = open(&mut flash, config)?;
+        let resumed = open(&mut flash, config)?;
+        let engine = Engine::new(config, F::WRITE_SIZE, F::ERASE_SIZE, resumed);
         let pending = Pending {
             block,
             config,

@@ -15,6 +15,7 @@ use crate::ring::{RING_HEADER_SIZE, RingHeader};
     idents(
         ReadFlash,
         seek_record(fn),
+        block_of_record(fn),
         seek_newest(fn),
         seek_key(fn),
         first_key(fn),
@@ -38,23 +39,7 @@ impl Walk {
         buffer: &mut [u8],
         record: u32,
     ) -> Result<Option<FlashItem>, R::Error> {
-        let start = match self.order {
-            Order::Ring(ring, oldest, aged) if !serial_before(record, aged) => {
-                let count = ring.order(oldest).count() as u32;
-                // The last block whose header counts no more records before it than `record`:
-                // block 0 (the oldest) does.
-                let (mut lo, mut hi) = (0, count);
-                while hi - lo > 1 {
-                    let mid = lo + (hi - lo) / 2;
-                    match Self::records_before(self, flash, mid).await? {
-                        Some(before) if !serial_before(record, before) => lo = mid,
-                        _ => hi = mid,
-                    }
-                }
-                lo
-            }
-            _ => 0,
-        };
+        let start = Self::block_of_record(self, flash, record).await?;
         self.start_at(start);
         while let Some(item) = Self::next_item(self, flash, buffer).await? {
             // A whole record is the newest begun.
@@ -65,6 +50,35 @@ impl Walk {
             }
         }
         Ok(None)
+    }
+
+    /// The block (its place in the reading order) where record number `record` begins, or
+    /// the first block if it aged out or the log is not a ring: the last block whose ring
+    /// header counts no more records begun before it than `record`, found by a binary search
+    /// over the ring's blocks, `⌈log2 N⌉` ring headers read for `N` blocks (a block whose
+    /// header is missing or not of the ring counts as after `record`).
+    pub(in crate::flash) async fn block_of_record<R: ReadFlash>(
+        &mut self,
+        flash: &mut R,
+        record: u32,
+    ) -> Result<u32, R::Error> {
+        let Order::Ring(ring, oldest, aged) = self.order else {
+            return Ok(0);
+        };
+        if serial_before(record, aged) {
+            return Ok(0);
+        }
+        let count = ring.order(oldest).count() as u32;
+        // Block 0 (the oldest) counts no more records before it than `record`.
+        let (mut lo, mut hi) = (0, count);
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            match Self::records_before(self, flash, mid).await? {
+                Some(before) if !serial_before(record, before) => lo = mid,
+                _ => hi = mid,
+            }
+        }
+        Ok(lo)
     }
 
     /// Goes to the newest `count` records and returns the first of them: the newest block is
