@@ -126,7 +126,8 @@ impl<F: NorFlash> AsyncWordWriter<F> {
         self.engine.stats()
     }
 
-    /// The region.
+    /// The region, with the word size it is written in filled in
+    /// ([`FlashConfig::write_size`]): a reader opened with it skips a flush's padding unread.
     pub fn config(&self) -> FlashConfig {
         self.engine.config()
     }

@@ -107,8 +107,13 @@ impl Engine {
         }
     }
 
+    /// The region, with the word size this writer writes in: a reader opened with it skips
+    /// a flush's padding unread ([`FlashConfig::write_size`]).
     pub(super) fn config(&self) -> FlashConfig {
-        self.config
+        FlashConfig {
+            write_size: Some(self.write_size),
+            ..self.config
+        }
     }
 
     pub(super) fn stats(&self) -> FlashStats {

@@ -86,8 +86,8 @@
 //!   record). Reading a full 256 KiB ring of 30-byte samples, each flushed, reads 1.08 (W = 4,
 //!   8) to 1.19 (W = 16, 32) times the records' bytes and headers. A bounded log has no ring
 //!   headers: its reader skips the padding the same way when told `W`
-//!   ([`FlashConfig::write_size`], the same figures), and without it reads the padding up to
-//!   the next chunk (2.05 times at W = 16 and 32).
+//!   ([`FlashConfig::write_size`], the same figures; a writer's `config()` has it filled in),
+//!   and without it reads the padding up to the next chunk (2.05 times at W = 16 and 32).
 //! - **Opening a writer** reads every block's first header (19 bytes in a ring) and the newest
 //!   block once: at most one block and the headers.
 //! - **Seeking** ([`WordReader::seek_record`], [`WordReader::seek_key`],
@@ -426,7 +426,8 @@ pub struct FlashConfig {
     /// The flash's word size (its `WRITE_SIZE`), for readers of a bounded log: with it, a
     /// flush's padding is skipped to the next word boundary without being read, as in a ring,
     /// whose ring headers tell the word size. Default `None`: a bounded log's reader reads
-    /// the padding up to the next chunk. Writers check it against their flash (another value
+    /// the padding up to the next chunk. A writer's `config()` gives its region with this
+    /// filled in, so a reader opened with it reads at the lower cost. Writers check it against their flash (another value
     /// is [`FlashError::BadRegion`]); in a ring the ring headers' word size is the one used.
     pub write_size: Option<u8>,
 }

@@ -348,3 +348,16 @@ mod asynch {
         );
     }
 }
+
+#[test]
+fn a_writers_config_tells_its_readers_the_word_size() {
+    let mut memory = std::vec![0xFFu8; BLOCKS * BLOCK_SIZE];
+    let mut flags = std::vec![false; BLOCKS * BLOCK_SIZE / 16];
+    let mut flash: MockFlash<'_, 16, ERASE> =
+        MockFlash::new(&mut memory, &mut flags, 0xFF).expect("geometry");
+    let config = FlashConfig::new(0, (BLOCKS * BLOCK_SIZE) as u32);
+    assert_eq!(config.write_size, None);
+    let writer = WordWriter::open(&mut flash, config).expect("open");
+    assert_eq!(writer.config().write_size, Some(16));
+    assert_eq!(writer.config().len, config.len);
+}

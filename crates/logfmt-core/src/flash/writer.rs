@@ -270,7 +270,8 @@ impl<F: NorFlash, B: BorrowMut<[u8; BLOCK_SIZE]>> FlashWriter<F, B> {
         }
     }
 
-    /// The region.
+    /// The region, with the word size it is written in filled in
+    /// ([`FlashConfig::write_size`]): a reader opened with it skips a flush's padding unread.
     pub fn config(&self) -> FlashConfig {
         self.engine.config()
     }
