@@ -96,29 +96,34 @@ impl<'a> CatRecord<'a> {
             OutputFormat::Json => Rendering::Json,
             _ => Rendering::Text,
         };
-        let printed = render(out, self, rendering);
-        self.hex.failure()?;
-        Ok(printed?)
+        // A failure of the source (or a refusal) always stops the writer too: it is looked
+        // for only then, and comes first.
+        render(out, self, rendering).map_err(|e| match self.hex.failure() {
+            Err(failure) => failure,
+            Ok(()) => e.into(),
+        })
     }
-}
 
-impl Report for CatRecord<'_> {
-    /// The record as its (text) format prints it.
-    fn write_text(&self, out: &mut dyn Write) -> io::Result<()> {
+    /// The record in its (text) format, to `out`.
+    fn write_format<W: Write>(&self, out: &mut W) -> io::Result<()> {
         let payload = &self.hex;
-        match self.format {
-            OutputFormat::Lines | OutputFormat::Raw => {
+        match (self.format, &payload.held) {
+            // The common case, a record held, as plainly as it can be written.
+            (OutputFormat::Lines | OutputFormat::Raw, Held::Bytes(data)) => {
+                out.write_all(data)?;
+            }
+            (OutputFormat::Lines | OutputFormat::Raw, _) => {
                 payload.push(&mut |piece| Ok(out.write_all(piece)?))?;
             }
-            OutputFormat::Escaped => {
+            (OutputFormat::Escaped, _) => {
                 payload.push(&mut |piece| Ok(crate::escape::write_escaped(out, piece)?))?;
             }
-            OutputFormat::Hex => {
+            (OutputFormat::Hex, _) => {
                 payload
                     .push(&mut |piece| Ok(hex(piece, |text| out.write_all(text.as_bytes()))?))?;
             }
-            OutputFormat::Json => return self.write_json(&mut &mut *out),
-            OutputFormat::Framed => {
+            (OutputFormat::Json, _) => return self.write_json(out),
+            (OutputFormat::Framed, _) => {
                 let Ok(len) = u32::try_from(self.length) else {
                     return Err(payload.fail(OutputError::TooLongForFrame {
                         offset: self.offset,
@@ -130,6 +135,17 @@ impl Report for CatRecord<'_> {
             }
         }
         out.write_all(b"\n")
+    }
+}
+
+impl Report for CatRecord<'_> {
+    /// The record as its (text) format prints it.
+    fn write_text(&self, out: &mut dyn Write) -> io::Result<()> {
+        self.write_format(&mut &mut *out)
+    }
+
+    fn write_text_to<W: Write>(&self, out: &mut W) -> io::Result<()> {
+        self.write_format(out)
     }
 
     /// The record's JSON line, cut where its payload's source failed, if it did.
@@ -359,8 +375,12 @@ impl Serialize for DecodedRecord<'_> {
 
 impl Report for DecodedRecord<'_> {
     fn write_text(&self, out: &mut dyn Write) -> io::Result<()> {
+        self.write_text_to(&mut &mut *out)
+    }
+
+    fn write_text_to<W: Write>(&self, out: &mut W) -> io::Result<()> {
         let hex = matches!(self.style, Style::Text { hex: true });
-        self.write_in(&mut &mut *out, Style::Text { hex })
+        self.write_in(out, Style::Text { hex })
     }
 
     fn write_json<W: Write>(&self, out: &mut W) -> io::Result<()> {
