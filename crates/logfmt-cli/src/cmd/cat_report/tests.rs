@@ -147,3 +147,172 @@ fn a_write_error_is_the_writers() {
         );
     }
 }
+
+#[test]
+fn a_frame_too_long_is_refused_and_nothing_printed() {
+    let mut out = Vec::new();
+    let record = CatRecord::streamed(OutputFormat::Framed, 7, 1 << 32, |_| Ok(()));
+    match record.print(&mut out) {
+        Err(CliError::Output(OutputError::TooLongForFrame { offset: 7, len })) => {
+            assert_eq!(len, 1 << 32);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(out.is_empty());
+}
+
+/// The record `data` at `offset` holding `content`, printed in `style`.
+fn decoded(content: Content, style: Style, data: &[u8], file: Option<&str>) -> String {
+    let mut printer = Printer::default();
+    let record = DecodedRecord::new(&mut printer, content, style, 40, data, file);
+    let mut out = Vec::new();
+    record.print(&mut out).expect("memory");
+    String::from_utf8(out).expect("UTF-8")
+}
+
+/// The document of the record `data` at `offset` holding `content`, serialized by serde.
+fn serialized(content: Content, data: &[u8], file: Option<&str>) -> String {
+    let mut printer = Printer::default();
+    let record = DecodedRecord::new(&mut printer, content, Style::Json, 40, data, file);
+    let mut out = Vec::new();
+    write_json_line(&mut out, &record).expect("memory");
+    String::from_utf8(out).expect("UTF-8")
+}
+
+/// A write batch at sequence 5 of a put, a delete in column family 2 and an unknown tag.
+fn batch() -> Vec<u8> {
+    let mut record = 5u64.to_le_bytes().to_vec();
+    record.extend_from_slice(&3u32.to_le_bytes());
+    record.extend_from_slice(b"\x01\x02k\x1b\x01v\x04\x02\x01d\x42");
+    record
+}
+
+#[test]
+fn a_decoded_batch_prints_its_document() {
+    let data = batch();
+    for file in [None, Some("a/\"b\".log")] {
+        let json = decoded(Content::WriteBatch, Style::Json, &data, file);
+        assert_eq!(json, serialized(Content::WriteBatch, &data, file));
+        let value: serde_json::Value = serde_json::from_str(&json).expect("JSON");
+        assert_eq!(value["sequence"], 5);
+        assert_eq!(value["ops"][1]["cf"], 2);
+        assert_eq!(value["file"].as_str(), file);
+    }
+    // Too short for a header: no sequence, the error.
+    let json = decoded(Content::WriteBatch, Style::Json, b"abc", None);
+    assert_eq!(json, serialized(Content::WriteBatch, b"abc", None));
+    assert!(json.starts_with("{\"offset\": 40, \"sequence\": null, \"count\": null"));
+    let text = decoded(Content::WriteBatch, Style::Text { hex: true }, &data, None);
+    assert!(
+        text.starts_with("--- offset 40; sequence 5; count 3\n  put 6b1b 76\n  delete cf 2 64\n"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_decoded_edit_prints_its_document() {
+    let data = [1, 3, b'c', b'm', b'p', 2, 12];
+    let json = decoded(
+        Content::VersionEdit,
+        Style::Json,
+        &data,
+        Some("MANIFEST-000001"),
+    );
+    assert_eq!(
+        json,
+        serialized(Content::VersionEdit, &data, Some("MANIFEST-000001"))
+    );
+    assert_eq!(
+        json,
+        "{\"offset\": 40, \"fields\": [{\"field\": \"comparator\", \"name\": \"cmp\"}, \
+         {\"field\": \"log_number\", \"value\": 12}], \"file\": \"MANIFEST-000001\"}\n"
+    );
+    let text = decoded(
+        Content::VersionEdit,
+        Style::Text { hex: false },
+        &data,
+        None,
+    );
+    assert_eq!(text, "--- offset 40\n  comparator 'cmp'\n  log_number 12\n");
+}
+
+/// `report` rendered as text.
+fn text(report: &impl Report) -> String {
+    let mut out = Vec::new();
+    render(&mut out, report, Rendering::Text).expect("memory");
+    String::from_utf8(out).expect("UTF-8")
+}
+
+/// `report` rendered as JSON.
+fn json(report: &impl Report) -> String {
+    let mut out = Vec::new();
+    render(&mut out, report, Rendering::Json).expect("memory");
+    String::from_utf8(out).expect("UTF-8")
+}
+
+#[test]
+fn damage_is_one_warning_line_with_its_gloss() {
+    use logfmt_std::advanced::CorruptionKind;
+    let damage = Damage::new(
+        32768,
+        100,
+        logfmt_std::DamageKind::Corruption(CorruptionKind::ChecksumMismatch),
+    );
+    let note = CatDamage {
+        file: Path::new("dir/x\u{1b}.log"),
+        damage: &damage,
+    };
+    let gloss = crate::gloss::Suffix(&damage.kind).to_string();
+    assert!(!gloss.is_empty());
+    assert_eq!(
+        text(&note),
+        format!(
+            "logfmt: dir/x\\u{{1b}}.log: dropped 100 bytes at offset 32768: checksum mismatch{gloss}\n"
+        )
+    );
+    assert_eq!(
+        json(&note),
+        "{\"file\": \"dir/x\\u001b.log\", \"offset\": 32768, \"bytes\": 100, \
+         \"reason\": \"checksum mismatch\"}\n"
+    );
+}
+
+#[test]
+fn a_record_not_printed_is_told_with_its_offset_and_length() {
+    let mut note = CatOversized {
+        file: Path::new("000003.log"),
+        offset: 9,
+        length: 20 << 20,
+        coded: false,
+        limit: 16 << 20,
+    };
+    assert_eq!(
+        text(&note),
+        "logfmt: 000003.log: offset 9: a record of 20971520 bytes, more than the 16777216 \
+         bytes a record is decoded in (see --buffer-limit): not printed (--decode raw prints \
+         it)\n"
+    );
+    note.coded = true;
+    assert!(
+        text(&note).starts_with(
+            "logfmt: 000003.log: offset 9: a pack or compressed record of 20971520 bytes or \
+             more once decoded"
+        ),
+        "{}",
+        text(&note)
+    );
+    assert_eq!(
+        json(&note),
+        "{\"file\": \"000003.log\", \"offset\": 9, \"length\": 20971520, \"coded\": true, \
+         \"limit\": 16777216}\n"
+    );
+}
+
+#[test]
+fn a_files_header_heads_its_records() {
+    let header = FileHeader {
+        file: Path::new("db/000003.log"),
+    };
+    assert_eq!(text(&header), "==> db/000003.log <==\n");
+    assert_eq!(json(&header), "{\"file\": \"db/000003.log\"}\n");
+}
