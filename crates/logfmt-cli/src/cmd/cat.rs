@@ -8,7 +8,10 @@ use logfmt_std::{
     advanced::{Ending, LogReader, RecordStream},
 };
 
-use super::cat_report::{CatDamage, CatOversized, CatRecord, DecodedRecord, FileHeader, warn};
+use super::cat_report::{
+    CatDamage, CatOversized, CatPrintedRaw, CatRecord, CatStopped, CatUndecoded, DecodedRecord,
+    FileHeader, hint, warn,
+};
 use crate::decode::{Content, Decode, Style};
 use crate::error::CliError;
 use crate::image::Input;
@@ -141,22 +144,6 @@ fn output_is_a_file() -> bool {
             .map(std::fs::File::from)
             .and_then(|file| file.metadata())
             .is_ok_and(|meta| meta.is_file() || meta.file_type().is_char_device())
-}
-
-/// What a record of `content` is called in a note.
-fn content_name(content: Content) -> &'static str {
-    match content {
-        Content::VersionEdit => "a VersionEdit",
-        _ => "a WriteBatch",
-    }
-}
-
-/// The `--decode` value for `content`.
-fn decode_name(content: Content) -> &'static str {
-    match content {
-        Content::VersionEdit => "version-edit",
-        _ => "write-batch",
-    }
 }
 
 /// Runs `cat`.
@@ -513,7 +500,15 @@ impl<W: Write> FileOut<'_, '_, W> {
             if !crate::decode::decodes(self.content, data) {
                 self.content = Content::Raw;
                 self.out.flush()?;
-                printed_raw(self.args, self.target, self.input, offset);
+                let named = self
+                    .args
+                    .decode
+                    .content(&self.target.path, self.target.kind);
+                hint(&CatPrintedRaw {
+                    file: self.input.log.path(),
+                    offset: self.input.offset(offset),
+                    named,
+                });
             }
         }
         let at = self.input.offset(offset);
@@ -530,7 +525,11 @@ impl<W: Write> FileOut<'_, '_, W> {
         let undecoded = record.print(self.out)?;
         if let Some(error) = undecoded {
             self.out.flush()?;
-            super::say(log.path(), &format!("the record at offset {at}: {error}"));
+            warn(&CatUndecoded {
+                file: log.path(),
+                offset: at,
+                error,
+            });
         }
         Ok(())
     }
@@ -579,22 +578,6 @@ fn stopped(stop: Stop) -> Result<Followed, CliError> {
     }
 }
 
-/// The note that a log named for `--decode auto`'s content holds something else, from its
-/// record at `offset`: it is printed raw.
-fn printed_raw(args: &CatArgs, target: &Target, input: &Input, offset: u64) {
-    let named = args.decode.content(&target.path, target.kind);
-    super::hint(
-        input.log.path(),
-        &format!(
-            "the record at offset {} is not {}: the log is printed raw \
-                 (--decode {} decodes it anyway)",
-            input.offset(offset),
-            content_name(named),
-            decode_name(named),
-        ),
-    );
-}
-
 /// How reading a file ended: a read error, damage that absolute consistency fails on, a stop
 /// at damage (point-in-time), or its end.
 fn ended(
@@ -613,13 +596,10 @@ fn ended(
         ));
     }
     if let Some(Ending::Stopped(damage)) = outcome.ending {
-        super::say(
-            log.path(),
-            &format!(
-                "stopped at offset {} (point-in-time recovery)",
-                input.offset(damage.offset)
-            ),
-        );
+        warn(&CatStopped {
+            file: log.path(),
+            offset: input.offset(damage.offset),
+        });
     }
     Ok(Followed::Done)
 }

@@ -488,6 +488,105 @@ impl Report for CatOversized<'_> {
     }
 }
 
+/// A record printed decoded whose payload did not decode in full (the part that did is
+/// printed, then the error), told on standard error. In JSON: {"file", "offset", "error"}.
+#[derive(Serialize)]
+pub(crate) struct CatUndecoded<'a> {
+    /// The file.
+    #[serde(serialize_with = "lossy")]
+    pub(crate) file: &'a Path,
+    /// The record's offset.
+    pub(crate) offset: u64,
+    /// What kept it from decoding.
+    #[serde(serialize_with = "told")]
+    pub(crate) error: Undecoded,
+}
+
+impl Report for CatUndecoded<'_> {
+    fn write_text(&self, out: &mut dyn Write) -> io::Result<()> {
+        let (offset, error) = (self.offset, &self.error);
+        warning(
+            out,
+            self.file,
+            format_args!("the record at offset {offset}: {error}"),
+        )
+    }
+}
+
+/// A value in JSON as its text tells it.
+fn told<S: Serializer>(value: &impl fmt::Display, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.collect_str(value)
+}
+
+/// A log named as holding what `--decode auto` decodes whose first record (at `offset`) does
+/// not decode: it is printed raw. Told on standard error unless `--quiet`. In JSON: {"file",
+/// "offset", "named"}, `named` the `--decode` value the name gave.
+#[derive(Serialize)]
+pub(crate) struct CatPrintedRaw<'a> {
+    /// The file.
+    #[serde(serialize_with = "lossy")]
+    pub(crate) file: &'a Path,
+    /// The record that did not decode.
+    pub(crate) offset: u64,
+    /// What the name said the records hold.
+    #[serde(serialize_with = "decode_name")]
+    pub(crate) named: Content,
+}
+
+impl Report for CatPrintedRaw<'_> {
+    fn write_text(&self, out: &mut dyn Write) -> io::Result<()> {
+        let what = match self.named {
+            Content::VersionEdit => "a VersionEdit",
+            _ => "a WriteBatch",
+        };
+        warning(
+            out,
+            self.file,
+            format_args!(
+                "the record at offset {} is not {what}: the log is printed raw (--decode {} \
+                 decodes it anyway)",
+                self.offset,
+                decode_value(self.named)
+            ),
+        )
+    }
+}
+
+/// The `--decode` value for `content`.
+fn decode_value(content: Content) -> &'static str {
+    match content {
+        Content::VersionEdit => "version-edit",
+        _ => "write-batch",
+    }
+}
+
+/// `content` in JSON as its `--decode` value.
+fn decode_name<S: Serializer>(content: &Content, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(decode_value(*content))
+}
+
+/// Printing stopped at the first damage, as `--recovery point-in-time` asks, told on
+/// standard error. In JSON: {"file", "offset"}.
+#[derive(Serialize)]
+pub(crate) struct CatStopped<'a> {
+    /// The file.
+    #[serde(serialize_with = "lossy")]
+    pub(crate) file: &'a Path,
+    /// Where the damage begins.
+    pub(crate) offset: u64,
+}
+
+impl Report for CatStopped<'_> {
+    fn write_text(&self, out: &mut dyn Write) -> io::Result<()> {
+        let offset = self.offset;
+        warning(
+            out,
+            self.file,
+            format_args!("stopped at offset {offset} (point-in-time recovery)"),
+        )
+    }
+}
+
 /// A warning's line: `logfmt: FILE: message`.
 fn warning(out: &mut dyn Write, file: &Path, message: fmt::Arguments<'_>) -> io::Result<()> {
     let path = logfmt_std::advanced::EscapedPath::new(file);
@@ -498,6 +597,13 @@ fn warning(out: &mut dyn Write, file: &Path, message: fmt::Arguments<'_>) -> io:
 /// out); nothing useful can be done if standard error is gone.
 pub(crate) fn warn(note: &impl Report) {
     let _ = render(&mut io::stderr().lock(), note, Rendering::Text);
+}
+
+/// Tells the hint `note` on standard error, as text, unless `--quiet`.
+pub(crate) fn hint(note: &impl Report) {
+    if crate::notes::verbosity() > crate::notes::Verbosity::Quiet {
+        warn(note);
+    }
 }
 
 #[cfg(test)]

@@ -17,7 +17,7 @@ pub(crate) mod write;
 
 use logfmt_std::{Damage, advanced::RingImage};
 
-use crate::notes::{hint, plural, say};
+use crate::notes::{plural, say};
 
 /// A damage in JSON: `{"offset": n, "bytes": n, "reason": "..."}`.
 #[derive(Debug, serde::Serialize)]

@@ -316,3 +316,44 @@ fn a_files_header_heads_its_records() {
     assert_eq!(text(&header), "==> db/000003.log <==\n");
     assert_eq!(json(&header), "{\"file\": \"db/000003.log\"}\n");
 }
+
+#[test]
+fn the_other_notes_are_one_line_each() {
+    let file = Path::new("000005.log");
+    let error = crate::decode::first_error(Content::WriteBatch, b"abc").expect("too short");
+    let undecoded = CatUndecoded {
+        file,
+        offset: 7,
+        error,
+    };
+    assert_eq!(
+        text(&undecoded),
+        format!("logfmt: 000005.log: the record at offset 7: {error}\n")
+    );
+    assert_eq!(
+        json(&undecoded),
+        format!("{{\"file\": \"000005.log\", \"offset\": 7, \"error\": \"{error}\"}}\n")
+    );
+    let raw = CatPrintedRaw {
+        file,
+        offset: 0,
+        named: Content::WriteBatch,
+    };
+    assert_eq!(
+        text(&raw),
+        "logfmt: 000005.log: the record at offset 0 is not a WriteBatch: the log is printed raw \
+         (--decode write-batch decodes it anyway)\n"
+    );
+    assert_eq!(
+        json(&raw),
+        "{\"file\": \"000005.log\", \"offset\": 0, \"named\": \"write-batch\"}\n"
+    );
+    let stopped = CatStopped {
+        file,
+        offset: 32768,
+    };
+    assert_eq!(
+        text(&stopped),
+        "logfmt: 000005.log: stopped at offset 32768 (point-in-time recovery)\n"
+    );
+}
