@@ -54,6 +54,7 @@ pub(crate) struct CatRecord<'a> {
 impl<'a> CatRecord<'a> {
     /// The record `data` at file offset `offset` (with its `index` in the pack there, for a
     /// record from a pack), to print as `format`.
+    #[inline]
     pub(crate) fn held(
         format: OutputFormat,
         offset: u64,
@@ -91,6 +92,7 @@ impl<'a> CatRecord<'a> {
     /// record is refused (too long for a frame). If its source fails, that error is returned
     /// and the record is left unfinished: a JSON record is cut before its closing quote, so
     /// that no line looks complete that is not.
+    #[inline]
     pub(crate) fn print(&self, out: &mut impl Write) -> Result<(), CliError> {
         let rendering = match self.format {
             OutputFormat::Json => Rendering::Json,
@@ -105,6 +107,7 @@ impl<'a> CatRecord<'a> {
     }
 
     /// The record in its (text) format, to `out`.
+    #[inline]
     fn write_format<W: Write>(&self, out: &mut W) -> io::Result<()> {
         let payload = &self.hex;
         match (self.format, &payload.held) {
