@@ -8,12 +8,17 @@ use logfmt_std::{
     advanced::{Ending, LogReader, RecordStream},
 };
 
+use super::cat_report::{
+    CatDamage, CatOversized, CatPrintedRaw, CatRecord, CatStopped, CatUndecoded, DecodedRecord,
+    FileHeader, hint, warn,
+};
 use crate::decode::{Content, Decode, Style};
 use crate::error::CliError;
 use crate::image::Input;
 use crate::options::{InputArgs, parse_offset, parse_range};
 use crate::output::OutputFormat;
 use crate::progress::Progress;
+use crate::report::{Rendering, render};
 use crate::scan::{Found, UNLIMITED, scan};
 use crate::targets::Target;
 
@@ -139,22 +144,6 @@ fn output_is_a_file() -> bool {
             .map(std::fs::File::from)
             .and_then(|file| file.metadata())
             .is_ok_and(|meta| meta.is_file() || meta.file_type().is_char_device())
-}
-
-/// What a record of `content` is called in a note.
-fn content_name(content: Content) -> &'static str {
-    match content {
-        Content::VersionEdit => "a VersionEdit",
-        _ => "a WriteBatch",
-    }
-}
-
-/// The `--decode` value for `content`.
-fn decode_name(content: Content) -> &'static str {
-    match content {
-        Content::VersionEdit => "version-edit",
-        _ => "write-batch",
-    }
 }
 
 /// Runs `cat`.
@@ -342,11 +331,8 @@ fn print_in_parallel(
     let decoded = content != Content::Raw;
     let (style, output) = (plan.style, plan.output);
     if print.several && plan.heads() {
-        writeln!(
-            out,
-            "==> {} <==",
-            logfmt_std::advanced::EscapedPath::new(log.path())
-        )?;
+        let header = FileHeader { file: log.path() };
+        render(out, &header, Rendering::Text)?;
     }
     let printed = crate::parallel::print_clean(
         input,
@@ -357,10 +343,10 @@ fn print_in_parallel(
         |data| crate::decode::first_error(content, data).is_none(),
         |printer: &mut crate::decode::Printer, buffer, offset, index, data| {
             if decoded {
-                printer.write_record(buffer, content, style, offset, data, label)?;
+                DecodedRecord::new(printer, content, style, offset, data, label).print(buffer)?;
                 Ok(())
             } else {
-                Ok(output.write_record(buffer, offset, index, data)?)
+                CatRecord::held(output, offset, index, data).print(buffer)
             }
         },
     )?;
@@ -489,12 +475,12 @@ impl<W: Write> FileOut<'_, '_, W> {
             Found::Damage(damage) => {
                 // Keep the note in place relative to the records printed around it.
                 self.out.flush()?;
-                super::note(self.input.log.path(), &self.input.damage(damage));
+                self.damaged(damage);
             }
             Found::ReadError { error, corruption } => {
                 self.out.flush()?;
                 if let Some(corruption) = corruption {
-                    super::note(self.input.log.path(), &self.input.damage(corruption.into()));
+                    self.damaged(corruption.into());
                 }
                 self.read_error = Some(error);
             }
@@ -514,26 +500,36 @@ impl<W: Write> FileOut<'_, '_, W> {
             if !crate::decode::decodes(self.content, data) {
                 self.content = Content::Raw;
                 self.out.flush()?;
-                printed_raw(self.args, self.target, self.input, offset);
+                let named = self
+                    .args
+                    .decode
+                    .content(&self.target.path, self.target.kind);
+                hint(&CatPrintedRaw {
+                    file: self.input.log.path(),
+                    offset: self.input.offset(offset),
+                    named,
+                });
             }
         }
         let at = self.input.offset(offset);
         if self.content == Content::Raw {
-            return Ok(self.plan.output.write_record(self.out, at, index, data)?);
+            return Ok(CatRecord::held(self.plan.output, at, index, data).print(self.out)?);
         }
         let log = &self.input.log;
         if self.header && self.plan.style != Style::Json {
-            let path = logfmt_std::advanced::EscapedPath::new(log.path());
-            writeln!(self.out, "==> {path} <==")?;
+            render(self.out, &FileHeader { file: log.path() }, Rendering::Text)?;
         }
         self.header = false;
         let (content, style) = (self.content, self.plan.style);
-        let undecoded = self
-            .printer
-            .write_record(self.out, content, style, at, data, self.label)?;
+        let record = DecodedRecord::new(&mut self.printer, content, style, at, data, self.label);
+        let undecoded = record.print(self.out)?;
         if let Some(error) = undecoded {
             self.out.flush()?;
-            super::say(log.path(), &format!("the record at offset {at}: {error}"));
+            warn(&CatUndecoded {
+                file: log.path(),
+                offset: at,
+                error,
+            });
         }
         Ok(())
     }
@@ -543,20 +539,34 @@ impl<W: Write> FileOut<'_, '_, W> {
     fn oversized(&mut self, record: &logfmt_std::advanced::Oversized) -> Result<(), Stop> {
         if record.coded || self.content != Content::Raw {
             self.out.flush()?;
-            not_printed(self.input, record, self.plan.limit);
+            warn(&CatOversized {
+                file: self.input.log.path(),
+                offset: self.input.offset(record.offset),
+                length: record.len,
+                coded: record.coded,
+                limit: self.plan.limit,
+            });
             return Ok(());
         }
         let (log, read) = (&self.input.log, &self.plan.options.read);
-        self.plan
-            .output
-            .write_streamed(self.out, record.offset, None, record.len, |sink| {
-                let mut stream = RecordStream::new(log, read, record)?;
-                while let Some(piece) = stream.next()? {
-                    sink(piece)?;
-                }
-                Ok::<(), CliError>(())
-            })?;
-        Ok(())
+        let output = self.plan.output;
+        let streamed = CatRecord::streamed(output, record.offset, record.len, |sink| {
+            let mut stream = RecordStream::new(log, read, record)?;
+            while let Some(piece) = stream.next()? {
+                sink(piece)?;
+            }
+            Ok(())
+        });
+        Ok(streamed.print(self.out)?)
+    }
+
+    /// Notes `damage` (read at offsets in the reader's order) on standard error.
+    fn damaged(&self, damage: logfmt_std::Damage) {
+        let damage = self.input.damage(damage);
+        warn(&CatDamage {
+            file: self.input.log.path(),
+            damage: &damage,
+        });
     }
 }
 
@@ -566,47 +576,6 @@ fn stopped(stop: Stop) -> Result<Followed, CliError> {
         Stop::Limit => Ok(Followed::Limit),
         Stop::Failed(error) => Err(error),
     }
-}
-
-/// The note that a log named for `--decode auto`'s content holds something else, from its
-/// record at `offset`: it is printed raw.
-fn printed_raw(args: &CatArgs, target: &Target, input: &Input, offset: u64) {
-    let named = args.decode.content(&target.path, target.kind);
-    super::hint(
-        input.log.path(),
-        &format!(
-            "the record at offset {} is not {}: the log is printed raw \
-                 (--decode {} decodes it anyway)",
-            input.offset(offset),
-            content_name(named),
-            decode_name(named),
-        ),
-    );
-}
-
-/// The warning that a record too long to decode (a pack or compressed record past the
-/// limit, or a record to decode longer than `limit`) is not printed.
-fn not_printed(input: &Input, record: &logfmt_std::advanced::Oversized, limit: usize) {
-    let message = if record.coded {
-        // A pack, or a compressed record, is decoded whole: not streamed.
-        format!(
-            "offset {}: a pack or compressed record of {} bytes or more once \
-                 decoded, more than --buffer-limit (or the {} MiB any record is \
-                 decoded to): not printed",
-            input.offset(record.offset),
-            record.len,
-            logfmt_std::advanced::MAX_DECODED >> 20
-        )
-    } else {
-        format!(
-            "offset {}: a record of {} bytes, more than the {limit} bytes a record \
-             is decoded in (see --buffer-limit): not printed (--decode raw prints \
-             it)",
-            input.offset(record.offset),
-            record.len,
-        )
-    };
-    super::say(input.log.path(), &message);
 }
 
 /// How reading a file ended: a read error, damage that absolute consistency fails on, a stop
@@ -627,13 +596,10 @@ fn ended(
         ));
     }
     if let Some(Ending::Stopped(damage)) = outcome.ending {
-        super::say(
-            log.path(),
-            &format!(
-                "stopped at offset {} (point-in-time recovery)",
-                input.offset(damage.offset)
-            ),
-        );
+        warn(&CatStopped {
+            file: log.path(),
+            offset: input.offset(damage.offset),
+        });
     }
     Ok(Followed::Done)
 }

@@ -1,6 +1,7 @@
 //! The subcommands.
 
 pub(crate) mod cat;
+pub(crate) mod cat_report;
 pub(crate) mod chunks_report;
 pub(crate) mod copy_report;
 pub(crate) mod dump;
@@ -16,7 +17,7 @@ pub(crate) mod write;
 
 use logfmt_std::{Damage, advanced::RingImage};
 
-use crate::notes::{hint, note, plural, say};
+use crate::notes::{plural, say};
 
 /// A damage in JSON: `{"offset": n, "bytes": n, "reason": "..."}`.
 #[derive(Debug, serde::Serialize)]

@@ -3,9 +3,7 @@
 
 use logfmt_std::content::{BatchError, Op, WriteBatch};
 
-#[cfg(test)]
-use crate::escape::Hex;
-use crate::escape::{Scratch, hex_into, text_bytes};
+use crate::escape::{Hex, Scratch, hex_into, text_bytes};
 
 /// Appends the decimal digits of `n`.
 fn number(line: &mut Vec<u8>, n: impl itoa::Integer) {
@@ -221,9 +219,59 @@ fn op_json(line: &mut Vec<u8>, op: &Op<'_>) {
     line.push(b'}');
 }
 
+/// A write batch in JSON, as serde serializes it: the document [`batch_json`] writes by hand
+/// (the tests check the two agree byte for byte).
+#[derive(serde::Serialize)]
+pub(crate) struct BatchJson<'a> {
+    /// The offset of the record's first chunk.
+    pub(super) offset: u64,
+    /// The batch's sequence number (null if the record is too short for a header).
+    pub(super) sequence: Option<u64>,
+    /// The operations the header counts.
+    pub(super) count: Option<u32>,
+    /// The operations decoded, in order.
+    pub(super) ops: Vec<OpJson<'a>>,
+    /// What kept the rest of the record from decoding, if anything.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) error: Option<String>,
+    /// The file, when several are printed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) file: Option<&'a str>,
+}
+
+/// The JSON document of the write batch `data` at `offset` (`file` names it when several
+/// files are printed).
+pub(crate) fn batch_document<'a>(
+    offset: u64,
+    data: &'a [u8],
+    file: Option<&'a str>,
+) -> BatchJson<'a> {
+    let mut doc = BatchJson {
+        offset,
+        sequence: None,
+        count: None,
+        ops: Vec::new(),
+        error: None,
+        file,
+    };
+    match WriteBatch::new(data) {
+        Ok(batch) => {
+            doc.sequence = Some(batch.sequence());
+            doc.count = Some(batch.count());
+            for op in batch.ops() {
+                match op {
+                    Ok(op) => doc.ops.push(OpJson::from(&op)),
+                    Err(e) => doc.error = Some(e.to_string()),
+                }
+            }
+        }
+        Err(e) => doc.error = Some(e.to_string()),
+    }
+    doc
+}
+
 /// One operation in JSON, as serde serializes it: the reference [`op_json`] is checked
 /// against.
-#[cfg(test)]
 #[derive(serde::Serialize)]
 pub(super) struct OpJson<'a> {
     /// The operation's name (put, delete, merge, ...).
@@ -254,7 +302,6 @@ pub(super) struct OpJson<'a> {
     blob: Option<Hex<'a>>,
 }
 
-#[cfg(test)]
 impl<'a> From<&Op<'a>> for OpJson<'a> {
     fn from(op: &Op<'a>) -> Self {
         let mut json = OpJson {

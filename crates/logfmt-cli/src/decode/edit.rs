@@ -3,12 +3,69 @@
 use std::borrow::Cow;
 use std::io::{self, Write};
 
-use logfmt_std::content::{Field, FileField, InternalKey, VersionEdit};
+use logfmt_std::content::{EditError, Field, FileField, InternalKey, VersionEdit};
 use serde::Serialize;
 
 use super::shape::{Style, Undecoded};
 use crate::escape::{Hex, hex_into, text_bytes};
 use crate::output::write_json_line;
+
+/// A decoded version edit in JSON: `offset`, `fields` (each with its name in `field`), then
+/// `error` if it could not be decoded in full, and `file` for several files.
+#[derive(Serialize)]
+pub(crate) struct EditJson<'a> {
+    /// The offset of the record's first chunk.
+    offset: u64,
+    /// The fields decoded, in order.
+    fields: Vec<FieldJson<'a>>,
+    /// What kept the rest of the record from decoding, if anything.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+    /// The file, when several are printed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    file: Option<&'a str>,
+}
+
+/// The fields of the version edit `data`, and the error that ended them, if any.
+fn decode_fields(data: &[u8]) -> (Vec<Field<'_>>, Option<EditError>) {
+    let mut error = None;
+    let mut fields = Vec::new();
+    for field in VersionEdit::new(data).fields() {
+        match field {
+            Ok(field) => fields.push(field),
+            Err(e) => error = Some(e),
+        }
+    }
+    (fields, error)
+}
+
+/// The JSON document of the version edit `data` at `offset` (`file` names it when several
+/// files are printed).
+pub(crate) fn edit_document<'a>(
+    offset: u64,
+    data: &'a [u8],
+    file: Option<&'a str>,
+) -> EditJson<'a> {
+    let (fields, error) = decode_fields(data);
+    EditJson::new(offset, &fields, error, file)
+}
+
+impl<'a> EditJson<'a> {
+    /// The document of the `fields` at `offset`, ended by `error`.
+    fn new(
+        offset: u64,
+        fields: &[Field<'a>],
+        error: Option<EditError>,
+        file: Option<&'a str>,
+    ) -> Self {
+        Self {
+            offset,
+            fields: fields.iter().map(FieldJson::from).collect(),
+            error: error.map(|e| e.to_string()),
+            file,
+        }
+    }
+}
 
 /// Appends the version edit `data` at `offset` in `style`; returns what could not be decoded.
 pub(super) fn write_edit(
@@ -18,14 +75,7 @@ pub(super) fn write_edit(
     data: &[u8],
     file: Option<&str>,
 ) -> io::Result<Option<Undecoded>> {
-    let mut error = None;
-    let mut fields = Vec::new();
-    for field in VersionEdit::new(data).fields() {
-        match field {
-            Ok(field) => fields.push(field),
-            Err(e) => error = Some(e),
-        }
-    }
+    let (fields, error) = decode_fields(data);
     match style {
         Style::Text { hex } => {
             writeln!(out, "--- offset {offset}")?;
@@ -35,29 +85,13 @@ pub(super) fn write_edit(
             if let Some(e) = error {
                 writeln!(out, "  error: {e}")?;
             }
+            Ok(error.map(Undecoded::Edit))
         }
         Style::Json => {
-            /// A decoded version edit: `offset`, `fields` (each with its name in `field`),
-            /// then `error` if it could not be decoded in full, and `file` for several files.
-            #[derive(Serialize)]
-            struct EditJson<'a> {
-                offset: u64,
-                fields: Vec<FieldJson<'a>>,
-                #[serde(skip_serializing_if = "Option::is_none")]
-                error: Option<String>,
-                #[serde(skip_serializing_if = "Option::is_none")]
-                file: Option<&'a str>,
-            }
-            let doc = EditJson {
-                offset,
-                fields: fields.iter().map(FieldJson::from).collect(),
-                error: error.map(|e| e.to_string()),
-                file,
-            };
-            write_json_line(out, &doc)?;
+            write_json_line(out, &EditJson::new(offset, &fields, error, file))?;
+            Ok(error.map(Undecoded::Edit))
         }
     }
-    Ok(error.map(Undecoded::Edit))
 }
 
 /// Bytes in text, to a writer: quoted and escaped, or in hex.

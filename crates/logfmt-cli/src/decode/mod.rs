@@ -14,7 +14,9 @@ use std::path::Path;
 use logfmt_std::content::{DbFileKind, VersionEdit, WriteBatch};
 
 use crate::escape::Scratch;
+pub(crate) use batch::batch_document;
 use batch::{batch_json, batch_text};
+pub(crate) use edit::edit_document;
 use edit::write_edit;
 pub(crate) use shape::{Style, Undecoded};
 

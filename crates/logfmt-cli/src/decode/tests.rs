@@ -2,7 +2,7 @@
 
 use logfmt_std::content::BatchError;
 
-use super::batch::OpJson;
+use super::batch::{BatchJson, OpJson};
 use super::*;
 use crate::output::write_json_line;
 
@@ -120,19 +120,6 @@ fn an_edit_in_text_and_json() {
     assert_eq!(parsed["fields"][2]["smallest"]["sequence"], 3);
 }
 
-/// A batch's JSON document, as serde serializes it: what the hand-written JSON must equal.
-#[derive(serde::Serialize)]
-struct BatchJson<'a> {
-    offset: u64,
-    sequence: Option<u64>,
-    count: Option<u32>,
-    ops: Vec<OpJson<'a>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    error: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    file: Option<&'a str>,
-}
-
 /// Checks the printer's JSON of the batch `record` at `offset` against serde's.
 fn batch_json_is_serdes(printer: &mut Printer, offset: u64, record: &[u8], file: Option<&str>) {
     let batch = WriteBatch::new(record).expect("a header");
@@ -150,6 +137,8 @@ fn batch_json_is_serdes(printer: &mut Printer, offset: u64, record: &[u8], file:
             Err(e) => doc.error = Some(e.to_string()),
         }
     }
+    let mut document = Vec::new();
+    write_json_line(&mut document, &batch_document(offset, record, file)).expect("memory");
     let mut expected = Vec::new();
     write_json_line(&mut expected, &doc).expect("memory");
     let mut ours = Vec::new();
@@ -167,6 +156,12 @@ fn batch_json_is_serdes(printer: &mut Printer, offset: u64, record: &[u8], file:
         String::from_utf8_lossy(&ours),
         String::from_utf8_lossy(&expected),
         "offset {offset}, {} bytes",
+        record.len()
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&document),
+        String::from_utf8_lossy(&expected),
+        "the serialized document: offset {offset}, {} bytes",
         record.len()
     );
 }
