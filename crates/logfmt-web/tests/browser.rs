@@ -12,6 +12,8 @@
 #[path = "../../logfmt-cli/tests/common/ring_image.rs"]
 mod ring_image;
 
+mod common;
+
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -21,31 +23,14 @@ use std::sync::mpsc::{self, Receiver, Sender};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use logfmt_core::{BLOCK_SIZE, FnSink, Writer};
+use common::log_of;
+use logfmt_core::BLOCK_SIZE;
 use serde_json::Value;
 
 fn env_path(name: &str) -> PathBuf {
     PathBuf::from(std::env::var_os(name).unwrap_or_else(|| {
         panic!("{name} is not set: run these tests with `cargo xtask web --test`")
     }))
-}
-
-/// A log of `records`, written by the core writer.
-fn log_of(records: impl IntoIterator<Item = Vec<u8>>) -> Vec<u8> {
-    let mut log = Vec::new();
-    let mut writer = Writer::new(
-        FnSink(|bytes: &[u8]| {
-            log.extend_from_slice(bytes);
-            Ok::<(), std::convert::Infallible>(())
-        }),
-        [0u8; BLOCK_SIZE],
-    );
-    for record in records {
-        writer.add_record(&record).unwrap();
-    }
-    writer.flush().unwrap();
-    let _ = writer.into_parts();
-    log
 }
 
 /// A small xorshift generator: the hostile files are the same at every run.

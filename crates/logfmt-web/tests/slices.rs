@@ -8,30 +8,14 @@
 #[path = "../../logfmt-cli/tests/common/ring_image.rs"]
 mod ring_image;
 
+mod common;
+
 use std::cell::Cell;
 use std::io::{self, Cursor};
-use std::path::PathBuf;
 
-use logfmt_core::{BLOCK_SIZE, FnSink, Writer};
+use common::log_of;
+use logfmt_core::BLOCK_SIZE;
 use logfmt_web::{Inspection, Options, Report, Window, inspect};
-
-/// A log of `records`, written by the core writer.
-fn log_of(records: impl IntoIterator<Item = Vec<u8>>) -> Vec<u8> {
-    let mut log = Vec::new();
-    let mut writer = Writer::new(
-        FnSink(|bytes: &[u8]| {
-            log.extend_from_slice(bytes);
-            Ok::<(), std::convert::Infallible>(())
-        }),
-        [0u8; BLOCK_SIZE],
-    );
-    for record in records {
-        writer.add_record(&record).unwrap();
-    }
-    writer.flush().unwrap();
-    let _ = writer.into_parts();
-    log
-}
 
 /// What one inspection in slices gave: the report, and the bytes it had to read itself.
 struct Sliced {
@@ -91,13 +75,7 @@ fn agrees(name: &str, file: &[u8]) -> u64 {
 }
 
 fn vectors() -> Vec<(String, Vec<u8>)> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/leveldb");
-    let mut names: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .filter(|n| n.ends_with(".log"))
-        .collect();
-    names.sort();
+    let (dir, names) = common::vector_names();
     names
         .into_iter()
         .map(|name| {

@@ -6,6 +6,8 @@ use std::path::PathBuf;
 
 use logfmt_web::{Options, Report, inspect};
 
+mod common;
+
 fn vector(name: &str) -> Report {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../../tests/data/leveldb")
@@ -28,13 +30,7 @@ fn a_checksum_mismatch_is_dropped_and_its_block_is_damaged() {
 
 #[test]
 fn every_vector_reads() {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/leveldb");
-    let mut names: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .filter(|n| n.ends_with(".log"))
-        .collect();
-    names.sort();
+    let (_, names) = common::vector_names();
     for name in names {
         let report = vector(&name);
         println!(
