@@ -71,13 +71,7 @@ fn make_cases(root: &Path) -> Vec<(&'static str, Vec<String>)> {
     };
     let mut cases = Vec::new();
 
-    let vectors = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/leveldb");
-    let mut names: Vec<String> = std::fs::read_dir(&vectors)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .filter(|n| n.ends_with(".log"))
-        .collect();
-    names.sort();
+    let (vectors, names) = common::vector_names();
     for name in &names {
         write("vectors", name, &std::fs::read(vectors.join(name)).unwrap());
     }
