@@ -5,19 +5,48 @@
 //! [`LogFile::ring`]); then the erased value comes from the headers, the blocks are read in
 //! the ring's order, and every offset shown is an offset in the image.
 
-use std::io;
+use std::io::{self, Write};
 use std::path::Path;
 use std::time::Instant;
 
 use logfmt_std::{
     Damage, LogFile,
     advanced::{
-        BlockSource, EscapedPath, LogBytes, ReadOptions, Reread, RingImage, RingSource, StdSource,
+        BlockSource, EscapedPath, LogBytes, ReadOptions, Reread, RingDisagreement, RingImage,
+        RingSource, StdSource,
     },
 };
+use serde::ser::{Serialize, SerializeStruct, Serializer};
 
 use crate::erased::Erased;
 use crate::error::CliError;
+use crate::report::Report;
+
+/// Something in a ring image that disagrees with its ring, told on standard error whatever
+/// the verbosity: `logfmt: FILE: ring image: what`. In JSON: {"file", "disagreement"}, the
+/// second the text after "ring image: ".
+pub(crate) struct Disagreement<'a> {
+    /// The image.
+    pub(crate) file: &'a Path,
+    /// What disagrees.
+    pub(crate) disagreement: RingDisagreement,
+}
+
+impl Serialize for Disagreement<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut doc = serializer.serialize_struct("Disagreement", 2)?;
+        doc.serialize_field("file", &self.file.to_string_lossy())?;
+        doc.serialize_field("disagreement", &self.disagreement.to_string())?;
+        doc.end()
+    }
+}
+
+impl Report for Disagreement<'_> {
+    fn write_text(&self, out: &mut dyn Write) -> io::Result<()> {
+        let path = EscapedPath::new(self.file);
+        writeln!(out, "logfmt: {path}: ring image: {}", self.disagreement)
+    }
+}
 
 /// A log opened to read it, and the ring it holds if it is a ring image.
 #[derive(Debug)]
@@ -73,7 +102,10 @@ impl Input {
     /// silently.
     pub(crate) fn say_disagreements(&self) {
         for disagreement in self.ring.iter().flat_map(RingImage::disagreements) {
-            crate::notes::say(self.log.path(), &format!("ring image: {disagreement}"));
+            crate::report::warn(&Disagreement {
+                file: self.log.path(),
+                disagreement,
+            });
         }
     }
 
@@ -229,5 +261,35 @@ fn describe(log: &LogFile, ring: Option<&RingImage>) -> String {
             image.oldest(),
             image.ring().head(),
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::{Rendering, render};
+
+    #[test]
+    fn a_disagreement_is_one_warning_line_and_one_json_object() {
+        let note = Disagreement {
+            file: Path::new("flash.bin"),
+            disagreement: RingDisagreement::Outside {
+                index: 9,
+                blocks: 8,
+            },
+        };
+        let what = note.disagreement.to_string();
+        let mut text = Vec::new();
+        render(&mut text, &note, Rendering::Text).expect("memory");
+        assert_eq!(
+            String::from_utf8(text).expect("UTF-8"),
+            format!("logfmt: flash.bin: ring image: {what}\n")
+        );
+        let mut json = Vec::new();
+        render(&mut json, &note, Rendering::Json).expect("memory");
+        assert_eq!(
+            String::from_utf8(json).expect("UTF-8"),
+            format!("{{\"file\": \"flash.bin\", \"disagreement\": \"{what}\"}}\n")
+        );
     }
 }

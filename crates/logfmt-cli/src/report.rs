@@ -69,6 +69,19 @@ pub(crate) fn print(report: &impl Report, json: bool) -> io::Result<()> {
     render(&mut io::stdout().lock(), report, Rendering::json(json))
 }
 
+/// Tells `note` on standard error, as text, whatever the verbosity (it is data lost or left
+/// out); nothing useful can be done if standard error is gone.
+pub(crate) fn warn(note: &impl Report) {
+    let _ = render(&mut io::stderr().lock(), note, Rendering::Text);
+}
+
+/// Tells the hint `note` on standard error, as text, unless `--quiet`.
+pub(crate) fn hint(note: &impl Report) {
+    if crate::notes::verbosity() > crate::notes::Verbosity::Quiet {
+        warn(note);
+    }
+}
+
 /// Damage, one line each, its offsets aligned: `  offset N: B bytes VERB: reason (gloss)`,
 /// the verb (`dropped`, `torn`, ...) as `verb` names it for the damage's kind, if any.
 pub(crate) fn write_damage_lines(

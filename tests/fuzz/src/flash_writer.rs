@@ -10,8 +10,8 @@
 //! — nothing else, nothing lost, nothing out of order, and no damage reported. The flash has
 //! per-word ECC (a word is never programmed twice), with one exception, the one the flash
 //! module's docs state: a session cut in its very first program, leaving that word reading
-//! erased, lets the next session program that word again (the flash refuses it; the run
-//! stops there, as every later session would pick the same word). The region is read with
+//! erased, lets the next session that programs anything program that word again (the flash
+//! refuses it; the run stops there, as every later session would pick the same word). The region is read with
 //! the reference reader of the flash read rules ([`crate::reference`]).
 #![allow(dead_code, unreachable_pub)]
 
@@ -90,7 +90,9 @@ pub fn run<const W: usize, const E: usize>(script: &Script) {
     let config = FlashConfig::new(0, (blocks * BLOCK_SIZE) as u32);
     let mut survived: Vec<Vec<u8>> = Vec::new();
     let mut id = 0u64;
-    // The previous session was cut in its first program.
+    // The last session that programmed anything was cut in its first program (a session that
+    // programs nothing, such as one whose first record does not fit, leaves the flash as it
+    // found it, so the word cut stays the one the next program picks).
     let mut cut_first = false;
     for (s, session) in script.sessions.iter().enumerate().take(6) {
         let records: Vec<Vec<u8>> = session
@@ -126,7 +128,7 @@ pub fn run<const W: usize, const E: usize>(script: &Script) {
                 .unwrap_or_else(|e| panic!("session {s}: open: {e:?}"));
             log(&mut writer, &records, batch)
         };
-        let cut_now = first.cut;
+        let cut_now = first.cut || (cut_first && first.programs == 0);
         if let Some(offset) = twice {
             let word = &flash.memory()[offset as usize..offset as usize + W];
             assert!(

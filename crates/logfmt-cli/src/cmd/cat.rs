@@ -9,8 +9,8 @@ use logfmt_std::{
 };
 
 use super::cat_report::{
-    CatDamage, CatOversized, CatPrintedRaw, CatRecord, CatStopped, CatUndecoded, DecodedRecord,
-    FileHeader, hint, warn,
+    CatDamage, CatOversized, CatPrintedRaw, CatRecord, CatRestarted, CatStopped, CatUndecoded,
+    DecodedRecord, FileHeader, Restart,
 };
 use crate::decode::{Content, Decode, Style};
 use crate::error::CliError;
@@ -18,7 +18,7 @@ use crate::image::Input;
 use crate::options::{InputArgs, parse_offset, parse_range};
 use crate::output::OutputFormat;
 use crate::progress::Progress;
-use crate::report::{Rendering, render};
+use crate::report::{Rendering, hint, render, warn};
 use crate::scan::{Found, UNLIMITED, scan};
 use crate::targets::Target;
 
@@ -210,16 +210,16 @@ struct Print<'a> {
 }
 
 /// Whether the followed `log` was truncated (it is shorter than the `seen` length) or its
-/// name now belongs to another file, as `tail -f` notices it; the note to make if so.
-/// Updates `seen` to the length now.
-fn follow_change(log: &logfmt_std::LogFile, seen: &mut u64) -> Option<&'static str> {
+/// name now belongs to another file, as `tail -f` notices it. Updates `seen` to the length
+/// now.
+fn follow_change(log: &logfmt_std::LogFile, seen: &mut u64) -> Option<Restart> {
     // A name that does not resolve (the log deleted, not yet replaced) is waited on.
     if log.is_same_file(log.path()).ok() == Some(false) && log.path().exists() {
-        return Some("replaced by a new file: reading the new file from its start");
+        return Some(Restart::Replaced);
     }
     let len = log.file().metadata().ok()?.len();
     if len < *seen {
-        return Some("file truncated: reading it again from its start");
+        return Some(Restart::Truncated);
     }
     *seen = len;
     None
@@ -442,8 +442,11 @@ impl<W: Write> FileOut<'_, '_, W> {
             // Nothing more yet: print what was read, wait, read on.
             self.out.flush()?;
             std::thread::sleep(std::time::Duration::from_millis(200));
-            if let Some(change) = follow_change(log, &mut seen) {
-                super::say(log.path(), change);
+            if let Some(why) = follow_change(log, &mut seen) {
+                warn(&CatRestarted {
+                    file: log.path(),
+                    why,
+                });
                 return Ok(Followed::Again);
             }
             outcome = match scan(reader, &progress, limit, |found| self.found(found)) {

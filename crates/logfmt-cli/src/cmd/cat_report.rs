@@ -1,7 +1,7 @@
 //! What `logfmt cat` prints, item by item: each record ([`CatRecord`] as `--output` says, or
 //! [`DecodedRecord`] for a WriteBatch or a VersionEdit), a file's header ([`FileHeader`]),
-//! and on standard error each damage met ([`CatDamage`]) and each record too long to print
-//! ([`CatOversized`]) is one typed value, printed by the one renderer
+//! and on standard error each damage met ([`CatDamage`]), each record too long to print
+//! ([`CatOversized`]) and each restart of a followed file ([`CatRestarted`]) is one typed value, printed by the one renderer
 //! ([`crate::report::render`]): as one JSON line (`--output json`, the keys documented on each
 //! type, in that order) or as its text. Text and JSON come from the same value.
 //!
@@ -590,23 +590,41 @@ impl Report for CatStopped<'_> {
     }
 }
 
+/// Why a followed file is read again from its start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Restart {
+    /// Its name now belongs to a new file (a log rotated or replaced).
+    Replaced,
+    /// It is shorter than it was.
+    Truncated,
+}
+
+/// A followed file read again from its start (`--follow`), as `tail -F` says it, told on
+/// standard error. In JSON: {"file", "why"}, `why` "replaced" or "truncated".
+#[derive(Serialize)]
+pub(crate) struct CatRestarted<'a> {
+    /// The file.
+    #[serde(serialize_with = "lossy")]
+    pub(crate) file: &'a Path,
+    /// Why it is read again.
+    pub(crate) why: Restart,
+}
+
+impl Report for CatRestarted<'_> {
+    fn write_text(&self, out: &mut dyn Write) -> io::Result<()> {
+        let message = match self.why {
+            Restart::Replaced => "replaced by a new file: reading the new file from its start",
+            Restart::Truncated => "file truncated: reading it again from its start",
+        };
+        warning(out, self.file, format_args!("{message}"))
+    }
+}
+
 /// A warning's line: `logfmt: FILE: message`.
 fn warning(out: &mut dyn Write, file: &Path, message: fmt::Arguments<'_>) -> io::Result<()> {
     let path = logfmt_std::advanced::EscapedPath::new(file);
     writeln!(out, "logfmt: {path}: {message}")
-}
-
-/// Tells `note` on standard error, as text, whatever the verbosity (it is data lost or left
-/// out); nothing useful can be done if standard error is gone.
-pub(crate) fn warn(note: &impl Report) {
-    let _ = render(&mut io::stderr().lock(), note, Rendering::Text);
-}
-
-/// Tells the hint `note` on standard error, as text, unless `--quiet`.
-pub(crate) fn hint(note: &impl Report) {
-    if crate::notes::verbosity() > crate::notes::Verbosity::Quiet {
-        warn(note);
-    }
 }
 
 #[cfg(test)]

@@ -357,3 +357,32 @@ fn the_other_notes_are_one_line_each() {
         "logfmt: 000005.log: stopped at offset 32768 (point-in-time recovery)\n"
     );
 }
+
+#[test]
+fn a_followed_file_read_again_says_why() {
+    let file = Path::new("LOG");
+    let replaced = CatRestarted {
+        file,
+        why: Restart::Replaced,
+    };
+    assert_eq!(
+        text(&replaced),
+        "logfmt: LOG: replaced by a new file: reading the new file from its start\n"
+    );
+    assert_eq!(
+        json(&replaced),
+        "{\"file\": \"LOG\", \"why\": \"replaced\"}\n"
+    );
+    let truncated = CatRestarted {
+        file,
+        why: Restart::Truncated,
+    };
+    assert_eq!(
+        text(&truncated),
+        "logfmt: LOG: file truncated: reading it again from its start\n"
+    );
+    assert_eq!(
+        json(&truncated),
+        "{\"file\": \"LOG\", \"why\": \"truncated\"}\n"
+    );
+}
