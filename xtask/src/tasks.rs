@@ -504,7 +504,9 @@ const DEPS_DIRS: &[&str] = &[
 
 fn test() -> Result {
     // Never `--all-features`: `defmt` needs a defmt global logger and
-    // linker script, so it does not link in host test binaries.
+    // linker script, so it does not link in host test binaries. The workspace's members
+    // enable the core's `embedded-storage` and `mock-flash`, so this runs the flash log's
+    // power-cut tests too (once: they are the core's slowest).
     Cmd::cargo().args(["test", "--workspace"]).run()?;
     Cmd::cargo()
         .args(["test", "-p", CORE, "--no-default-features"])
@@ -512,17 +514,6 @@ fn test() -> Result {
     // Without rayon and memmap2: every writer and reader but `par_scan` and `MappedLog`.
     Cmd::cargo()
         .args(["test", "-p", STD, "--no-default-features"])
-        .run()?;
-    // The flash log and its power-cut tests.
-    Cmd::cargo()
-        .args([
-            "test",
-            "-p",
-            CORE,
-            "--features",
-            "embedded-storage",
-            "--lib",
-        ])
         .run()?;
     // The software CRC with each table, both table features together included (the 16 KiB
     // table), against the `crc32c` crate.

@@ -20,6 +20,7 @@ use super::piece;
 use super::resume::{Geometry, Resumed, Tail};
 use crate::checksum;
 use crate::format::{BLOCK_SIZE, CURSOR_TYPE, HEADER_SIZE, RESUME_TYPE, RING_TYPE, RecordType};
+use crate::parts::block::{padding_chunk_starts, padding_word_end};
 use crate::ring::{RING_HEADER_SIZE, RingFinder, RingHeader};
 
 mod seek;
@@ -377,11 +378,17 @@ impl Walk {
                 Self::next_block(self, flash).await?
             } else {
                 let padding = Self::chunk_or_padding(self, flash, at, Some(&mut *buffer)).await?;
+                let in_record = matches!(self.state, State::InRecord { .. });
                 match padding.chunk {
+                    // After padding that cuts a record in progress, the chunk was checked,
+                    // not copied (`chunk_or_padding`): it is read again, as the record's
+                    // fragments are dropped.
+                    Some((chunk, ..)) if chunk > at && in_record => {
+                        self.drop_record();
+                        self.pos = chunk;
+                        None
+                    }
                     Some((chunk, kind, len)) => {
-                        if chunk > at {
-                            self.drop_record();
-                        }
                         self.pos = chunk + HEADER + len;
                         if kind == CURSOR_TYPE {
                             self.on_cursor(buffer.get(..len as usize));
@@ -491,13 +498,22 @@ impl Walk {
         let header = Self::read_header(self, flash, at).await?;
         let erased = self.config.erased;
         let mut padding = Padding::default();
+        // Chunks tried after erased bytes before the chunk at `at` is tried copy nothing while
+        // a record is in progress: one that fails must not overwrite the fragments copied so
+        // far, which the chunk at `at` may go on with; one that holds is read again, copied
+        // ([`Self::next_item`]).
+        let in_record = matches!(self.state, State::InRecord { .. });
         let in_header = header.iter().position(|&b| b != erased);
         if in_header.is_none()
             && let Some(word) = self.word
+            && let Some(to) = padding_word_end(at as usize, word as usize)
         {
-            let to = at.next_multiple_of(word);
-            if to > at && to + HEADER <= BLOCK {
+            // The rule's chunk must lie in this block (a slice reader's parse says so).
+            let to = to as u32;
+            if to + HEADER <= BLOCK {
                 let known = header.get((to - at) as usize..).unwrap_or_default();
+                // A header of erased bytes at `at`: a record in progress ends here whatever
+                // is found, so a trial may copy.
                 let chunk =
                     Self::chunk_at(self, flash, to, known, buffer.as_deref_mut(), State::Idle)
                         .await?;
@@ -516,13 +532,16 @@ impl Walk {
         };
         // Erased bytes before the first byte written, if any.
         padding.written = Some(written).filter(|&w| w > at);
-        for back in 0..=(written - at).min(HEADER - 1) {
-            let to = written - back;
-            // Padding cuts a record in progress: a chunk after it is copied as one that begins
-            // a record.
-            let state = if to == at { self.state } else { State::Idle };
+        for to in padding_chunk_starts(at as usize, written as usize) {
+            let to = to as u32;
             let known = header.get((to - at) as usize..).unwrap_or_default();
-            match Self::chunk_at(self, flash, to, known, buffer.as_deref_mut(), state).await? {
+            // Padding cuts a record in progress: a chunk after it is one that begins a record.
+            let (state, copy) = if to == at {
+                (self.state, buffer.as_deref_mut())
+            } else {
+                (State::Idle, buffer.as_deref_mut().filter(|_| !in_record))
+            };
+            match Self::chunk_at(self, flash, to, known, copy, state).await? {
                 Chunk::Good { kind, len } => {
                     padding.chunk = Some((to, kind, len));
                     break;

@@ -223,3 +223,24 @@ fn a_bounded_log_told_its_word_size_reads_the_same_records() {
     assert!(block.0.len() > 50, "{} records", block.0.len());
     assert!(block == small);
 }
+
+/// A record's last chunk whose checksum begins with a byte that reads erased, just after the
+/// next block's ring header: the small-RAM reader takes that byte for padding and tries the
+/// chunk one byte on first, whose header reads as a FULL chunk of 1 074 bytes with a bad
+/// checksum. That trial must not overwrite the record's first part: the record comes back
+/// as written, as the block reader returns it.
+#[test]
+fn a_last_chunk_whose_checksum_begins_erased_keeps_its_record_whole() {
+    let (block, small) = image::<8>(
+        true,
+        &[0, 0, 31, 965, 44534, 30000],
+        &[(0, 0), (32792, 0), (111127, 1)],
+        &[],
+        Kind::Buffered,
+        false,
+    );
+    let written: Vec<u8> = (0..44534).map(|j| (4 * 7 + j * 13) as u8).collect();
+    let record = small.0.iter().find(|r| r.1.len() == 44534);
+    assert_eq!(record.map(|r| (r.0, &r.1)), Some((1056, &written)));
+    assert!(block == small);
+}

@@ -604,21 +604,38 @@ pub(crate) fn padding_end(
     let header_erased = rest
         .get(..HEADER_SIZE)
         .is_some_and(|h| h.iter().all(|&b| b == erased));
-    if header_erased && let Some(word) = ring_word(block, rules) {
-        // A ring's flush padding: the next chunk at the next word boundary.
-        let to = offset.next_multiple_of(word);
-        if to > offset
-            && let Some(found) = at(to)
-        {
-            return found;
-        }
+    if header_erased
+        && let Some(word) = ring_word(block, rules)
+        && let Some(found) = padding_word_end(offset, word).and_then(at)
+    {
+        return found;
     }
     let Some(next) = rest.iter().position(|&b| b != erased) else {
         return PaddingEnd::None;
     };
-    (0..=next.min(HEADER_SIZE - 1))
-        .find_map(|back| at(offset + next - back))
+    padding_chunk_starts(offset, offset + next)
+        .find_map(at)
         .unwrap_or(PaddingEnd::None)
+}
+
+/// The flash padding rule, first part: where a flush's padding that begins at `at` (a header
+/// of erased bytes, in a block whose flash word size `word` is known) ends if a well-formed
+/// chunk starts there — the next word boundary after `at`. The slice readers
+/// ([`padding_end`]) and the flash readers both ask here.
+#[inline]
+pub(crate) fn padding_word_end(at: usize, word: usize) -> Option<usize> {
+    let to = at.next_multiple_of(word);
+    (to > at).then_some(to)
+}
+
+/// The flash padding rule, second part: where the chunk after erased bytes, from `at` to the
+/// first byte written (`written`), may start, in the order they are tried: `written` itself,
+/// then up to 6 bytes before it (a chunk whose checksum begins with bytes that read as
+/// erased), never before `at`. The slice readers ([`padding_end`]) and the flash readers both
+/// ask here.
+#[inline]
+pub(crate) fn padding_chunk_starts(at: usize, written: usize) -> impl Iterator<Item = usize> {
+    (0..=written.saturating_sub(at).min(HEADER_SIZE - 1)).map(move |back| written - back)
 }
 
 /// The flash's word size, from the ring header `block` begins with (flash rules only).
