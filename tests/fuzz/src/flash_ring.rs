@@ -709,6 +709,11 @@ impl Model {
             };
             // Nothing left to read from the cursor: it is at the end of what the ring holds.
             let Some(start) = first.or(end).and_then(|f| f.checked_sub(before)) else {
+                if cut.is_some() {
+                    // Which of the two commits holds cannot be told from records without an
+                    // index: the cursor's place is not known here until its next commit.
+                    self.cursors[id] = Some(None);
+                }
                 continue;
             };
             if cut == Some(Some(start)) {
