@@ -12,7 +12,9 @@
 //! | 3 | seed of their lengths |
 //!
 //! Properties: no panic; reading the region through `FlashSource` returns exactly what reading
-//! the same bytes from memory returns, with the same options, and the output is sane; opening a
+//! the same bytes from memory returns, with the same options, and the output is sane; with
+//! LevelDB's options, the small-RAM reader (`WordReader`) reads the same records
+//! ([`check_small_reader`]); opening a
 //! `FlashWriter` on whatever the region holds never fails but for a full region, and after
 //! appending records and a successful flush, reading the region with the flash read rules (the
 //! library's flash reader) returns those records, in order, one after the other
@@ -24,7 +26,9 @@
 #![allow(dead_code, unreachable_pub)]
 
 use embedded_storage::nor_flash::NorFlash;
-use logfmt_core::flash::{FlashConfig, FlashError, FlashSource, FlashWriter, MockFlash};
+use logfmt_core::flash::{
+    FlashConfig, FlashError, FlashItem, FlashSource, FlashWriter, MockFlash, WordReader,
+};
 use logfmt_core::{BLOCK_SIZE, BlockSource, ReadOptions, SliceSource, parts::HEADER_SIZE};
 
 use crate::common::{Rng, Seen, assert_sane, read_records, record_content};
@@ -70,7 +74,54 @@ pub fn check_input(data: &[u8]) -> Appended {
         .resync_after_zeros(flags & 16 != 0)
         .skip_ignorable_types(flags & 32 != 0);
     let appends = usize::from(byte(2) % 8);
+    if flags & (8 | 16 | 32) == 0 {
+        check_small_reader(&memory, erased, &options);
+    }
     check_image(&memory, erased, flags & 4 == 0, &options, appends, byte(3))
+}
+
+/// The small-RAM reader ([`WordReader`]) reads the records the block reader reads from
+/// `image`, byte for byte, at the same offsets, in order: the two implement one set of rules
+/// (`options`: LevelDB's, on erased flash). An image that holds a pack is left out: the block
+/// reader here reads a pack as LevelDB does, as a chunk of a type it does not know.
+fn check_small_reader(image: &[u8], erased: u8, options: &ReadOptions) {
+    let from_memory = read_records(SliceSource::new(image), options, image.len());
+    let expected: Vec<(u64, &[u8])> = from_memory
+        .items
+        .iter()
+        .filter_map(|seen| match seen {
+            Seen::Record { offset, data, .. } => Some((*offset, &data[..])),
+            _ => None,
+        })
+        .collect();
+    let mut memory = vec![0u8; image.len()];
+    let mut programmed = vec![false; image.len() / WRITE];
+    let mut flash = load(image, &mut memory, &mut programmed, erased, false);
+    let config = FlashConfig::new(0, image.len() as u32).erased(erased);
+    let mut reader = WordReader::open(&mut flash, config).expect("reads");
+    let mut buffer = vec![0u8; image.len()];
+    let mut read = Vec::new();
+    while let Some(item) = reader.next(&mut buffer).expect("reads") {
+        match item {
+            FlashItem::Record { offset, len } => {
+                read.push((u64::from(offset), buffer[..len].to_vec()))
+            }
+            FlashItem::Pack { .. } => return,
+            _ => {}
+        }
+    }
+    let read: Vec<(u64, &[u8])> = read.iter().map(|(o, d)| (*o, &d[..])).collect();
+    assert!(
+        read == expected,
+        "the small-RAM reader read {} records at {:?}, the block reader {} at {:?}",
+        read.len(),
+        read.iter().map(|r| (r.0, r.1.len())).collect::<Vec<_>>(),
+        expected.len(),
+        expected
+            .iter()
+            .map(|r| (r.0, r.1.len()))
+            .collect::<Vec<_>>()
+    );
 }
 
 /// Programs `image` into a fresh mock flash: only the words that are not all erased, so that

@@ -43,6 +43,10 @@
 //! twice, among others: the mock flash has per-word ECC). A reopened writer never goes on
 //! before the end of the acknowledged records.
 //!
+//! The small-RAM reader: after each session, [`WordReader`] reads the region too, and must
+//! return the records the library's reader returned, byte for byte, in order (the two
+//! implement one set of rules; [`check_small_reader`]).
+//!
 //! Read cursors: after each session, every cursor committed is read from with `CursorReader`:
 //! unless records aged out of the ring before the cursor delivered them (then it starts no
 //! earlier), it starts at the record after the last one delivered before its newest
@@ -60,7 +64,7 @@ use std::sync::OnceLock;
 use embedded_storage::nor_flash::{ErrorType, NorFlash, ReadNorFlash};
 use logfmt_core::flash::{
     CursorReader, FlashConfig, FlashError, FlashItem, FlashSource, FlashWriter, MockError,
-    MockFlash, PowerCut, WordWriter,
+    MockFlash, PowerCut, WordReader, WordWriter,
 };
 use logfmt_core::parts::cursor::Cursor;
 use logfmt_core::parts::ring::{RING_HEADER_SIZE, Ring, RingHeader};
@@ -358,6 +362,19 @@ struct Read {
 }
 
 impl Read {
+    /// The index of the record after the last one read: the last that carries its index, and
+    /// the records after it (shorter than an index: the sequence has no gaps).
+    fn end(&self) -> Option<usize> {
+        let (after, last) = self
+            .records
+            .iter()
+            .rev()
+            .enumerate()
+            .find(|(_, r)| r.len() >= 4)?;
+        let index = u32::from_le_bytes([last[0], last[1], last[2], last[3]]) as usize;
+        Some(index + 1 + after)
+    }
+
     /// Whether the reports after the last record read are those of one damaged chunk: a
     /// report of the chunk, and, if it ended a record of several chunks, one of that record's
     /// fragments before it (LevelDB's "error in middle of record").
@@ -407,6 +424,34 @@ where
         }
     }
     read
+}
+
+/// The small-RAM reader ([`WordReader`]) reads the records the library's reader read
+/// (`read`), byte for byte and in order: the two implement one set of rules.
+fn check_small_reader<F: ReadNorFlash>(flash: F, config: FlashConfig, read: &Read, what: &str)
+where
+    F::Error: std::fmt::Debug,
+{
+    let mut reader = WordReader::open(flash, config).expect("reads");
+    let mut buffer = vec![0u8; config.len as usize];
+    let mut records = 0;
+    while let Some(item) = reader.next(&mut buffer).expect("reads") {
+        if let FlashItem::Record { len, .. } = item {
+            let expected = read.records.get(records);
+            assert!(
+                expected.is_some_and(|r| r[..] == buffer[..len]),
+                "{what}: the small-RAM reader's record {records} ({len} bytes) is not the \
+                 library reader's ({:?} bytes)",
+                expected.map(Vec::len)
+            );
+            records += 1;
+        }
+    }
+    assert_eq!(
+        records,
+        read.records.len(),
+        "{what}: records read by the small-RAM reader and by the library's reader"
+    );
 }
 
 /// Where each record starts in the log as if the ring were unrolled (laps counted), to tell
@@ -568,14 +613,21 @@ impl Model {
             .unwrap_or_else(|e| panic!("{what}: open cursor {id}: {e:?}"));
         let mut buffer = vec![0u8; config.len as usize];
         let mut delivered = 0;
-        let mut last = None;
+        // The last record delivered that carries its index, and the records after it (shorter
+        // than an index: the sequence has no gaps, so they are the next ones).
+        let mut last_indexed = None;
+        let mut after = 0;
         while delivered < deliver {
             match reader.next(&mut buffer) {
                 Ok(Some(FlashItem::Record { len, .. })) => {
                     delivered += 1;
-                    last = (len >= 4).then(|| {
-                        u32::from_le_bytes([buffer[0], buffer[1], buffer[2], buffer[3]]) as usize
-                    });
+                    if len >= 4 {
+                        let index =
+                            u32::from_le_bytes([buffer[0], buffer[1], buffer[2], buffer[3]]);
+                        (last_indexed, after) = (Some(index as usize), 0);
+                    } else {
+                        after += 1;
+                    }
                 }
                 Ok(Some(_)) => {}
                 Ok(None) => break,
@@ -585,8 +637,16 @@ impl Model {
         if delivered == 0 {
             return Ok(());
         }
-        let expect = last.map(|i| i + 1);
         let id = usize::from(id);
+        // Where the cursor goes: after the records delivered; with none that carries its
+        // index, counted on from where it was, if no record aged out before it.
+        let expect = match last_indexed {
+            Some(index) => Some(index + 1 + after),
+            None if reader.start().aged_out == 0 => {
+                self.cursors[id].flatten().map(|from| from + delivered)
+            }
+            None => None,
+        };
         match writer.commit(reader.cursor()) {
             Ok(()) => {
                 self.cursors[id] = Some(expect);
@@ -619,8 +679,10 @@ impl Model {
         &mut self,
         mut flash: F,
         config: FlashConfig,
+        read: &Read,
         what: &str,
     ) {
+        let end = read.end();
         let mut buffer = vec![0u8; config.len as usize];
         for id in 0..4 {
             let Some(expect) = self.cursors[id] else {
@@ -645,11 +707,24 @@ impl Model {
                     Err(e) => panic!("{what}: read from cursor {id}: {e:?}"),
                 }
             };
-            let Some(start) = first.and_then(|f| f.checked_sub(before)) else {
+            // Nothing left to read from the cursor: it is at the end of what the ring holds.
+            let Some(start) = first.or(end).and_then(|f| f.checked_sub(before)) else {
+                if cut.is_some() {
+                    // Which of the two commits holds cannot be told from records without an
+                    // index: the cursor's place is not known here until its next commit.
+                    self.cursors[id] = Some(None);
+                }
                 continue;
             };
             if cut == Some(Some(start)) {
                 // The commit a power cut interrupted took.
+                self.cursors[id] = Some(Some(start));
+                continue;
+            }
+            if cut == Some(None) && expect.is_none_or(|expect| start >= expect) {
+                // A commit a power cut interrupted, after records delivered that carry no
+                // index once records had aged out: where it goes is not known here; either
+                // it took, or the commit before holds (or aged out) — no earlier start.
                 self.cursors[id] = Some(Some(start));
                 continue;
             }
@@ -903,7 +978,8 @@ fn run<const W: usize, const E: usize>(script: &Script) {
             );
         }
         model.check(&read, &what);
-        model.check_cursors(Shared(&flash), config, &what);
+        check_small_reader(Shared(&flash), config, &read, &what);
+        model.check_cursors(Shared(&flash), config, &read, &what);
         if reason == End::Done {
             break;
         }
