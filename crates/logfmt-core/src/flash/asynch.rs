@@ -65,7 +65,7 @@ impl<F: NorFlash> AsyncWordWriter<F> {
         let resumed = open(&mut flash, config).await?;
         Ok(Self {
             flash,
-            engine: Engine::new(config, F::WRITE_SIZE, F::ERASE_SIZE, resumed),
+            engine: Engine::new(config, F::WRITE_SIZE, F::ERASE_SIZE, resumed, true),
         })
     }
 
@@ -87,7 +87,16 @@ impl<F: NorFlash> AsyncWordWriter<F> {
     }
 
     async fn add(&mut self, data: &[u8], pack: bool) -> Result<Written, FlashError<F::Error>> {
-        self.engine.add_async(&mut self.flash, data, pack).await
+        let mut tries = 0;
+        loop {
+            match self.engine.add_async(&mut self.flash, data, pack).await {
+                Ok(written) => {
+                    self.engine.ended_word(written.end);
+                    return Ok(written);
+                }
+                Err(e) => self.engine.recover(e, &mut tries)?,
+            }
+        }
     }
 
     /// Makes every record added so far durable, as [`WordWriter::flush`](super::WordWriter::flush).
@@ -95,7 +104,11 @@ impl<F: NorFlash> AsyncWordWriter<F> {
     /// # Errors
     /// As [`add_record`](Self::add_record).
     pub async fn flush(&mut self) -> Result<(), FlashError<F::Error>> {
-        self.engine.flush_async(&mut self.flash).await
+        let mut tries = 0;
+        while let Err(e) = self.engine.flush_async(&mut self.flash).await {
+            self.engine.recover(e, &mut tries)?;
+        }
+        self.engine.flushed()
     }
 
     /// Commits read cursor `cursor`, as [`WordWriter::commit`](super::WordWriter::commit).
@@ -106,7 +119,11 @@ impl<F: NorFlash> AsyncWordWriter<F> {
         &mut self,
         cursor: crate::cursor::Cursor,
     ) -> Result<(), FlashError<F::Error>> {
-        self.engine.commit_async(&mut self.flash, cursor).await
+        let mut tries = 0;
+        while let Err(e) = self.engine.commit_async(&mut self.flash, cursor).await {
+            self.engine.recover(e, &mut tries)?;
+        }
+        self.engine.flushed()
     }
 
     /// The flash, to read the log while the writer is open, as

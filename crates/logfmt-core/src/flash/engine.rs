@@ -17,16 +17,25 @@
 //! - before a word is programmed in a block not yet erased, the block's erase units are erased
 //!   (lazily, a block at a time); a ring erases the group after the one it enters once that
 //!   group's first ring header is on the flash;
-//! - the engine is busy from the start of an operation to its end: if the flash fails, or the
-//!   operation stops (a dropped future), it stays busy and refuses everything
-//!   ([`FlashError::Poisoned`]): the flash is then in the state a power cut leaves, and
-//!   reopening resumes safely.
+//! - the engine is busy from the start of an operation to its end: if the operation stops (a
+//!   dropped future), it stays busy and refuses everything ([`FlashError::Poisoned`]): the
+//!   flash is then in the state a power cut leaves, and reopening resumes safely;
+//! - a program or erase the flash refuses (an error of kind `Other`, or a word that reads back
+//!   other than programmed: the session's first program is read back) is survived: the
+//!   writer leaves that erase unit (a ring: erase group) for the next one, erased first,
+//!   resumes there with the resume marker, and the driver tries the operation again
+//!   ([`Engine::recover`]), at most [`MAX_ABANDONED`] units in a row.
 
 use embedded_storage::nor_flash::NorFlash as NorFlashSync;
 #[cfg(feature = "embedded-storage-async")]
 use embedded_storage_async::nor_flash::NorFlash as NorFlashAsync;
 
+use embedded_storage::nor_flash::{NorFlashError, NorFlashErrorKind};
+
 use super::layout::{self, MARKER, RecordLayout};
+#[cfg(feature = "embedded-storage-async")]
+use super::piece::read_aligned_async;
+use super::piece::read_aligned_sync;
 use super::resume::Resumed;
 use super::{FlashConfig, FlashError, FlashStats};
 use crate::cursor::{CURSOR_CHUNK, Cursor};
@@ -36,6 +45,47 @@ use crate::writer::Written;
 
 /// The largest `WRITE_SIZE` the engine supports.
 pub(super) const MAX_WRITE: usize = 32;
+
+/// How many erase units in a row one operation of a flash writer may leave after refused
+/// programs or erases before it gives up (the writer is then poisoned; reopening resumes).
+pub const MAX_ABANDONED: u8 = 3;
+
+/// The records added whose last bytes are not on the flash yet (in the staged word, or a
+/// buffered writer's block): what a refused program takes with it.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct InFlight {
+    /// How many.
+    records: u32,
+    /// Where the last of them ends.
+    last_end: u32,
+}
+
+impl InFlight {
+    /// A record ending at `end` was laid out; the flash holds everything before
+    /// `programmed_to`.
+    fn ended(&mut self, end: u32, programmed_to: u32) {
+        if self.last_end <= programmed_to {
+            self.records = 0;
+        }
+        if end > programmed_to {
+            (self.records, self.last_end) = (self.records + 1, end);
+        }
+    }
+
+    /// The records a failure at `failed_at` loses: everything before it is on the flash, and
+    /// the bytes that failed lie in one block (the staged word, or a buffered writer's block).
+    fn lost_at(&mut self, failed_at: u32) -> u32 {
+        let block = BLOCK_SIZE as u32;
+        let same_block = self.last_end.saturating_sub(1) / block == failed_at / block;
+        let lost = if same_block && self.last_end > failed_at {
+            self.records
+        } else {
+            0
+        };
+        *self = Self::default();
+        lost
+    }
+}
 
 /// The engine's state: everything the small-RAM writer keeps between calls.
 #[derive(Debug, Clone)]
@@ -56,6 +106,14 @@ pub(super) struct Engine {
     stats: FlashStats,
     /// A ring's state (unused in a bounded log).
     ring: RingState,
+    /// The next program is read back (the session's first: a power cut at the first program
+    /// of the session before may have left that word unprogrammable yet reading erased).
+    verify: bool,
+    /// Region offset where the program or erase that failed last began.
+    failed_at: Option<u32>,
+    in_flight: InFlight,
+    /// Records added since the last flush that a refused program took: the next flush says so.
+    lost: u32,
 }
 
 /// What a ring writer keeps: its lap, its record count, and which erase groups are erased
@@ -83,6 +141,7 @@ impl Engine {
         write_size: usize,
         erase_size: usize,
         resumed: Resumed,
+        verify: bool,
     ) -> Self {
         let group = FlashConfig::group_bytes(erase_size as u32);
         let ring = RingState {
@@ -104,7 +163,87 @@ impl Engine {
             word: [0; MAX_WRITE],
             stats: FlashStats::default(),
             ring,
+            verify,
+            failed_at: None,
+            in_flight: InFlight::default(),
+            lost: 0,
         }
+    }
+
+    /// After an operation failed with `error`: whether to try it again. A program or erase
+    /// the flash refused (an error of kind `Other`, or a word that read back wrong) is
+    /// survived: the writer leaves the erase unit (a ring: erase group) where it failed for
+    /// the next one, erased before its first program, with the resume marker first, and the
+    /// records added since the last flush whose bytes were not all programmed are counted
+    /// lost (the next flush reports them). `Ok` to try again, at most [`MAX_ABANDONED`] times
+    /// (`tries` counts them); else the error to return, and the writer is poisoned.
+    pub(super) fn recover<E: NorFlashError>(
+        &mut self,
+        error: FlashError<E>,
+        tries: &mut u8,
+    ) -> Result<(), FlashError<E>> {
+        let refused = match &error {
+            FlashError::Flash(e) => e.kind() == NorFlashErrorKind::Other,
+            FlashError::Mismatch { .. } => true,
+            _ => false,
+        };
+        let failed_at = match self.failed_at.take() {
+            // Not the flash's failure (a full region, a cursor ahead, a poisoned writer).
+            None => return Err(error),
+            Some(at) if refused && *tries < MAX_ABANDONED => at,
+            Some(_) => {
+                // Not survived: the flash is in an unknown state until reopened.
+                self.busy = true;
+                return Err(error);
+            }
+        };
+        *tries += 1;
+        let lost = self.in_flight.lost_at(failed_at);
+        self.lost += lost;
+        self.stats.lost_records += lost;
+        self.stats.abandoned_units += 1;
+        let unit = if self.config.ring {
+            self.group()
+        } else {
+            self.erase_size
+        };
+        let mut next = (failed_at / unit + 1) * unit;
+        if self.config.ring && next >= self.config.len {
+            // Past a ring's end: its start, one lap later.
+            next = 0;
+            self.ring.lap = self.ring.lap.wrapping_add(1);
+            self.stats.laps += 1;
+        }
+        if next >= self.config.len {
+            // No unit left in a bounded region: nothing more fits.
+            (self.pos, self.ready_to, self.marker, self.busy) =
+                (self.config.len, self.config.len, false, false);
+            return Err(FlashError::Full);
+        }
+        // The next unit, erased before its first program (a ring's: its group, and the one
+        // after it erased ahead once its first ring header is on the flash).
+        (self.pos, self.ready_to, self.marker, self.busy) = (next, next, true, false);
+        (self.ring.ready, self.ring.ahead, self.ring.due) = (None, None, false);
+        Ok(())
+    }
+
+    /// A record ending at region offset `end` was laid out by a writer whose flash holds
+    /// everything before `programmed_to` (a buffered writer's block programmed so far).
+    pub(super) fn ended(&mut self, end: u64, programmed_to: u32) {
+        self.in_flight.ended(end as u32, programmed_to);
+    }
+
+    /// A record ending at `end` was laid out by a small-RAM writer: the flash holds every
+    /// word before the one staged.
+    pub(super) fn ended_word(&mut self, end: u64) {
+        let word = u32::from(self.write_size);
+        self.ended(end, self.pos - self.pos % word);
+    }
+
+    /// A buffered writer's program of what it gathered from `at` failed (its words are lost,
+    /// whatever the engine staged after them).
+    pub(super) fn failed_from(&mut self, at: u32) {
+        self.failed_at = Some(at);
     }
 
     /// The region, with the word size this writer writes in: a reader opened with it skips
@@ -127,10 +266,15 @@ impl Engine {
         u64::from(self.pos) + marker
     }
 
-    /// The flash (or what stands for it) failed, outside the engine: the log's state on the
-    /// flash is unknown.
-    pub(super) fn poison(&mut self) {
-        self.busy = true;
+    /// A driver's flush is done: every record laid out is on the flash, but those a refused
+    /// program took since the last flush, which this reports once
+    /// ([`FlashError::Lost`]).
+    pub(super) fn flushed<E>(&mut self) -> Result<(), FlashError<E>> {
+        self.in_flight = InFlight::default();
+        match core::mem::take(&mut self.lost) {
+            0 => Ok(()),
+            records => Err(FlashError::Lost { records }),
+        }
     }
 
     /// Begins an operation: refused while one is unfinished.
@@ -249,7 +393,9 @@ impl Engine {
         put(fn),
         put_erased(fn),
         stage(fn),
+        verify(fn),
         erase(fn),
+        read_aligned(fn),
     ),
     keep_self,
     sync(),
@@ -426,25 +572,58 @@ impl Engine {
             return Ok(());
         }
         if let Some(range) = self.prepare(self.pos) {
-            Self::erase(flash, range).await?;
+            Self::erase(self, flash, range).await?;
         }
         self.stats.programs += 1;
         self.stats.programmed_bytes += word as u64;
-        let at = self.config.start + self.pos - word as u32;
+        let at = self.pos - word as u32;
+        self.failed_at = Some(at);
         let bytes = self.word.get(..word).unwrap_or_default();
-        flash.write(at, bytes).await.map_err(FlashError::Flash)?;
-        if let Some(range) = self.erase_ahead() {
-            Self::erase(flash, range).await?;
+        flash
+            .write(self.config.start + at, bytes)
+            .await
+            .map_err(FlashError::Flash)?;
+        if core::mem::take(&mut self.verify) {
+            Self::verify(self, flash, at).await?;
+        }
+        self.failed_at = None;
+        if let Some(range) = self.erase_ahead()
+            && Self::erase(self, flash, range).await.is_err()
+        {
+            // Never read while it is ahead of the log, and erased again when the log enters
+            // it (where a failure leaves it for the next group).
+            (self.ring.ahead, self.failed_at) = (None, None);
         }
         Ok(())
     }
 
-    /// Erases `from..to`.
+    /// Reads back the word just programmed at region offset `at`: a word a power cut left
+    /// unprogrammable yet reading erased is refused by some parts, spoiled by others.
+    async fn verify<F: NorFlash>(
+        &mut self,
+        flash: &mut F,
+        at: u32,
+    ) -> Result<(), FlashError<F::Error>> {
+        let word = usize::from(self.write_size);
+        let mut back = [0u8; MAX_WRITE];
+        let back = back.get_mut(..word).unwrap_or_default();
+        let read = read_aligned(flash, self.config.start + at, back).await;
+        if read.is_err() || self.word.get(..word) != Some(&*back) {
+            return Err(FlashError::Mismatch { offset: at });
+        }
+        Ok(())
+    }
+
+    /// Erases `from..to` (flash offsets).
     async fn erase<F: NorFlash>(
+        &mut self,
         flash: &mut F,
         (from, to): (u32, u32),
     ) -> Result<(), FlashError<F::Error>> {
-        flash.erase(from, to).await.map_err(FlashError::Flash)
+        self.failed_at = Some(from - self.config.start);
+        flash.erase(from, to).await.map_err(FlashError::Flash)?;
+        self.failed_at = None;
+        Ok(())
     }
 }
 

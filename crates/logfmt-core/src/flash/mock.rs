@@ -34,6 +34,20 @@ pub enum PowerCut {
     EccError,
 }
 
+/// What a part with per-word ECC does with a second program of a word before an erase (a word
+/// whose first program a power cut interrupted, even one that still reads erased).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum SecondProgram {
+    /// Refuses it ([`MockError::WrittenTwice`]) and leaves the word as it was, as STM32L4,
+    /// L5, U5, G4 and H7 do (PROGERR / PGSERR). The default.
+    Refused,
+    /// Accepts it: the bits are programmed, the ECC no longer matches, and every read of the
+    /// word fails with [`MockError::Ecc`] until its unit is erased — as parts that do not
+    /// check do.
+    Spoiled,
+}
+
 /// How many words that read as ECC errors ([`PowerCut::EccError`]) a [`MockFlash`] keeps.
 pub const MAX_ECC_WORDS: usize = 16;
 
@@ -127,6 +141,7 @@ pub struct MockFlash<'a, const WRITE: usize, const ERASE: usize> {
     cut: PowerCut,
     powered: bool,
     ecc: bool,
+    second: SecondProgram,
     /// Words (their indices) that read as ECC errors until erased.
     ecc_words: [Option<u32>; MAX_ECC_WORDS],
     /// Operation counts.
@@ -163,6 +178,7 @@ impl<'a, const WRITE: usize, const ERASE: usize> MockFlash<'a, WRITE, ERASE> {
             cut: PowerCut::Partial,
             powered: true,
             ecc: true,
+            second: SecondProgram::Refused,
             ecc_words: [None; MAX_ECC_WORDS],
             stats: MockStats::default(),
         })
@@ -173,6 +189,12 @@ impl<'a, const WRITE: usize, const ERASE: usize> MockFlash<'a, WRITE, ERASE> {
     /// that reads as erased may be programmed (plain NOR cells).
     pub fn set_ecc(&mut self, ecc: bool) {
         self.ecc = ecc;
+    }
+
+    /// What a second program of a word does with per-word ECC ([`set_ecc`](Self::set_ecc)):
+    /// refused (the default) or accepted, spoiling the word.
+    pub fn set_second_program(&mut self, second: SecondProgram) {
+        self.second = second;
     }
 
     /// Schedules a power cut after `bytes` more bytes of programming or erasing.
@@ -355,6 +377,7 @@ impl<const WRITE: usize, const ERASE: usize> NorFlash for MockFlash<'_, WRITE, E
         self.check_power()?;
         check_write(self, offset, bytes.len()).map_err(kind_to_mock)?;
         let start = offset as usize;
+        let mut spoiled = None;
         for word in start / WRITE..(start + bytes.len()) / WRITE {
             let erased = self.erased;
             let blank = self
@@ -362,9 +385,21 @@ impl<const WRITE: usize, const ERASE: usize> NorFlash for MockFlash<'_, WRITE, E
                 .get(word * WRITE..(word + 1) * WRITE)
                 .is_some_and(|w| w.iter().all(|&b| b == erased));
             if self.programmed.get(word).copied().unwrap_or(false) && (self.ecc || !blank) {
+                if self.ecc && self.second == SecondProgram::Spoiled {
+                    spoiled = spoiled.or(Some(word));
+                    continue;
+                }
                 return Err(MockError::WrittenTwice {
                     offset: (word * WRITE) as u32,
                 });
+            }
+        }
+        if let Some(first) = spoiled {
+            // Accepted; every word programmed a second time reads as an ECC error.
+            for word in first..(start + bytes.len()) / WRITE {
+                if self.programmed.get(word).copied().unwrap_or(false) {
+                    self.spoil(word);
+                }
             }
         }
         self.stats.writes += 1;

@@ -377,9 +377,10 @@ pub use asynch::AsyncWordWriter;
 #[cfg_attr(docsrs, doc(cfg(feature = "embedded-storage-async")))]
 pub use cursor::AsyncCursorReader;
 pub use cursor::{CursorReader, CursorStart};
+pub use engine::MAX_ABANDONED;
 #[cfg(any(test, feature = "mock-flash"))]
 #[cfg_attr(docsrs, doc(cfg(feature = "mock-flash")))]
-pub use mock::{MAX_ECC_WORDS, MockError, MockFlash, MockStats, PowerCut};
+pub use mock::{MAX_ECC_WORDS, MockError, MockFlash, MockStats, PowerCut, SecondProgram};
 #[cfg(feature = "embedded-storage-async")]
 #[cfg_attr(docsrs, doc(cfg(feature = "embedded-storage-async")))]
 pub use reader::AsyncWordReader;
@@ -568,8 +569,28 @@ impl FlashConfig {
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[non_exhaustive]
 pub enum FlashError<E> {
-    /// The flash driver failed. After a failed program or erase the writer is poisoned.
+    /// The flash driver failed. A program or erase the flash refuses (an error of kind
+    /// `Other`) is survived — the writer leaves that erase unit for a fresh one and tries
+    /// again ([Refused programs](self#refused-programs-and-erases)) — and returned only when
+    /// it failed in [`MAX_ABANDONED`] units in a row, or is of another kind; the writer is
+    /// then poisoned.
     Flash(E),
+    /// A word read back other than it was programmed (the first program of each session is
+    /// read back): survived as a refused program is, and returned only as [`Flash`](Self::Flash)
+    /// is. `offset` is the word's region offset.
+    Mismatch {
+        /// Region offset of the word.
+        offset: u32,
+    },
+    /// The flash refused a program, and records added since the last flush had bytes in
+    /// it: those `records` (the newest added before the refused program, not counting the
+    /// one being added then, which was written again) are not in the log. The writer left
+    /// the erase unit, and this flush made every other record durable; add them again if
+    /// they must be kept. Reported once, by the flush (or commit) after the refusal.
+    Lost {
+        /// How many records were lost.
+        records: u32,
+    },
     /// The bounded region has no room for the record; in a ring, the record is longer than
     /// what the ring keeps.
     Full,
@@ -590,6 +611,16 @@ impl<E: fmt::Debug> fmt::Display for FlashError<E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Flash(e) => write!(f, "flash operation failed: {e:?}"),
+            Self::Mismatch { offset } => {
+                write!(
+                    f,
+                    "the flash word at {offset} read back other than programmed"
+                )
+            }
+            Self::Lost { records } => write!(
+                f,
+                "{records} records added since the last flush were lost to a refused program"
+            ),
             Self::Full => f.write_str("the flash log region is full"),
             Self::BadRegion => f.write_str(
                 "the flash log region must be whole erase units and 32 KiB blocks inside the flash",

@@ -67,7 +67,7 @@ pub(super) fn read_outlined<R: ReadFlashSync>(
 /// Reads `out.len()` (at most 32) bytes at flash offset `abs`, aligned to the flash's
 /// `READ_SIZE`.
 #[maybe_async_cfg::maybe(idents(ReadFlash), sync(), async(feature = "embedded-storage-async"))]
-async fn read_aligned<R: ReadFlash>(
+pub(super) async fn read_aligned<R: ReadFlash>(
     flash: &mut R,
     abs: u32,
     out: &mut [u8],

@@ -234,7 +234,7 @@ fn a_last_chunk_whose_checksum_begins_erased_keeps_its_record_whole() {
     let (block, small) = image::<8>(
         true,
         &[0, 0, 31, 965, 44534, 30000],
-        &[(0, 0), (32792, 0), (111127, 1)],
+        &[(0, 0), (32790, 1), (111127, 1)],
         &[],
         Kind::Buffered,
         false,

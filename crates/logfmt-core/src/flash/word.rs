@@ -71,7 +71,7 @@ impl<F: NorFlash> WordWriter<F> {
         let resumed = open(&mut flash, config)?;
         Ok(Self {
             flash,
-            engine: Engine::new(config, F::WRITE_SIZE, F::ERASE_SIZE, resumed),
+            engine: Engine::new(config, F::WRITE_SIZE, F::ERASE_SIZE, resumed, true),
         })
     }
 
@@ -81,8 +81,10 @@ impl<F: NorFlash> WordWriter<F> {
     ///
     /// # Errors
     /// [`FlashError::Full`] if the record does not fit in the rest of the region (nothing is
-    /// written; smaller records may still fit). A flash error poisons the writer
-    /// ([`FlashError::Poisoned`] from then on).
+    /// written; smaller records may still fit). A program or erase the flash refuses is
+    /// survived: the record is written in the next erase unit ([refused
+    /// programs](super#refused-programs-and-erases)); a flash error that is not poisons the
+    /// writer ([`FlashError::Poisoned`] from then on).
     pub fn add_record(&mut self, data: &[u8]) -> Result<Written, FlashError<F::Error>> {
         self.add(data, false)
     }
@@ -173,16 +175,31 @@ impl<F: NorFlash> WordWriter<F> {
     }
 
     fn add(&mut self, data: &[u8], pack: bool) -> Result<Written, FlashError<F::Error>> {
-        self.engine.add_sync(&mut self.flash, data, pack)
+        let mut tries = 0;
+        loop {
+            match self.engine.add_sync(&mut self.flash, data, pack) {
+                Ok(written) => {
+                    self.engine.ended_word(written.end);
+                    return Ok(written);
+                }
+                Err(e) => self.engine.recover(e, &mut tries)?,
+            }
+        }
     }
 
     /// Programs the last, partly filled flash word (its rest left erased): every record added
     /// so far is then durable. The next record starts at the next word boundary.
     ///
     /// # Errors
-    /// As for [`add_record`](Self::add_record).
+    /// As for [`add_record`](Self::add_record); [`FlashError::Lost`] once after a refused
+    /// program took records added since the last flush (those whose last bytes were in the
+    /// word it refused): every other record is durable then.
     pub fn flush(&mut self) -> Result<(), FlashError<F::Error>> {
-        self.engine.flush_sync(&mut self.flash)
+        let mut tries = 0;
+        while let Err(e) = self.engine.flush_sync(&mut self.flash) {
+            self.engine.recover(e, &mut tries)?;
+        }
+        self.engine.flushed()
     }
 
     /// Commits read cursor `cursor`: the records numbered below `cursor.next` were delivered.
@@ -198,7 +215,11 @@ impl<F: NorFlash> WordWriter<F> {
     /// is written); [`FlashError::Full`] if a bounded region has no room for it; a flash
     /// error poisons the writer, as for [`add_record`](Self::add_record).
     pub fn commit(&mut self, cursor: crate::cursor::Cursor) -> Result<(), FlashError<F::Error>> {
-        self.engine.commit_sync(&mut self.flash, cursor)
+        let mut tries = 0;
+        while let Err(e) = self.engine.commit_sync(&mut self.flash, cursor) {
+            self.engine.recover(e, &mut tries)?;
+        }
+        self.engine.flushed()
     }
 
     /// The flash, to read the log while the writer is open (with a

@@ -6,6 +6,7 @@ use core::borrow::BorrowMut;
 use embedded_storage::nor_flash::{ErrorType, NorFlash, ReadNorFlash};
 
 use super::engine::Engine;
+use super::piece::read_aligned_sync;
 use super::word::open;
 use super::{FlashConfig, FlashError};
 use crate::format::BLOCK_SIZE;
@@ -28,6 +29,11 @@ pub struct FlashStats {
     /// Bytes of a ring's erase groups erased while they held the log's oldest records: the
     /// records there aged out.
     pub aged_out_bytes: u64,
+    /// Erase units (a ring's erase groups) the writer left after the flash refused a program
+    /// or an erase in them, or a word read back wrong: each resumed in the next unit.
+    pub abandoned_units: u32,
+    /// Records added and not yet flushed that refused programs took ([`FlashError::Lost`]).
+    pub lost_records: u32,
 }
 
 /// The engine's programs, gathered in the RAM block: `from..to` (region offsets, whole words,
@@ -41,6 +47,10 @@ struct Pending<B> {
     /// Programs carried out on the flash, and their bytes.
     programs: u32,
     programmed_bytes: u64,
+    /// The next program's first word is read back (the session's first program).
+    verify: bool,
+    /// A program failed (or its first word read back wrong, `true`): where it began.
+    failed: Option<(u32, bool)>,
 }
 
 impl<B: BorrowMut<[u8; BLOCK_SIZE]>> Pending<B> {
@@ -69,19 +79,51 @@ impl<B: BorrowMut<[u8; BLOCK_SIZE]>> Pending<B> {
         Ok(())
     }
 
-    /// Programs what is pending.
+    /// Programs what is pending. A failure is noted (`failed`) and what was pending dropped.
+    /// The session's first program is read back first, its first word programmed alone: a
+    /// word that reads back wrong is noted the same way, nothing after it programmed, without
+    /// an error.
     fn program<F: NorFlash>(&mut self, flash: &mut F) -> Result<(), F::Error> {
         if self.from < self.to {
-            let offset = (self.from % BLOCK_SIZE as u32) as usize;
-            let len = (self.to - self.from) as usize;
+            let from = self.from;
+            self.from = self.to;
+            let offset = (from % BLOCK_SIZE as u32) as usize;
+            let len = (self.to - from) as usize;
+            let at = self.config.start + from;
             let buffer: &mut [u8; BLOCK_SIZE] = self.block.borrow_mut();
             let pending = buffer.get(offset..offset + len).unwrap_or_default();
-            flash.write(self.config.start + self.from, pending)?;
-            self.programs += 1;
-            self.programmed_bytes += len as u64;
-            self.from = self.to;
+            let first = if core::mem::take(&mut self.verify) {
+                F::WRITE_SIZE.min(len)
+            } else {
+                0
+            };
+            let (word, rest) = pending.split_at(first);
+            for (at, bytes) in [(at, word), (at + first as u32, rest)] {
+                if bytes.is_empty() {
+                    continue;
+                }
+                if let Err(e) = flash.write(at, bytes) {
+                    self.failed = Some((from, false));
+                    return Err(e);
+                }
+                self.programs += 1;
+                self.programmed_bytes += bytes.len() as u64;
+                if first > 0 && at == self.config.start + from {
+                    let mut back = [0u8; super::engine::MAX_WRITE];
+                    let back = back.get_mut(..first).unwrap_or_default();
+                    if read_aligned_sync(flash, at, back).is_err() || back != word {
+                        self.failed = Some((from, true));
+                        return Ok(());
+                    }
+                }
+            }
         }
         Ok(())
+    }
+
+    /// Drops what is pending (its program failed, or the writer moved on).
+    fn discard(&mut self) {
+        self.from = self.to;
     }
 }
 
@@ -167,7 +209,8 @@ impl<F: NorFlash, B: BorrowMut<[u8; BLOCK_SIZE]>> FlashWriter<F, B> {
     /// see [the module docs](super#power-cuts-on-parts-with-per-word-ecc)).
     pub fn open(mut flash: F, config: FlashConfig, block: B) -> Result<Self, FlashError<F::Error>> {
         let resumed = open(&mut flash, config)?;
-        let engine = Engine::new(config, F::WRITE_SIZE, F::ERASE_SIZE, resumed);
+        // The block's first program is read back, not the engine's gathering.
+        let engine = Engine::new(config, F::WRITE_SIZE, F::ERASE_SIZE, resumed, false);
         let pending = Pending {
             block,
             config,
@@ -175,6 +218,8 @@ impl<F: NorFlash, B: BorrowMut<[u8; BLOCK_SIZE]>> FlashWriter<F, B> {
             to: 0,
             programs: 0,
             programmed_bytes: 0,
+            verify: true,
+            failed: None,
         };
         Ok(Self {
             flash,
@@ -189,8 +234,9 @@ impl<F: NorFlash, B: BorrowMut<[u8; BLOCK_SIZE]>> FlashWriter<F, B> {
     ///
     /// # Errors
     /// [`FlashError::Full`] if the record does not fit in the rest of the region (nothing is
-    /// written; smaller records may still fit). A flash error poisons the writer
-    /// ([`FlashError::Poisoned`] from then on).
+    /// written; smaller records may still fit). A program or erase the flash refuses is
+    /// survived ([refused programs](super#refused-programs-and-erases)); a flash error that is
+    /// not poisons the writer ([`FlashError::Poisoned`] from then on).
     pub fn add_record(&mut self, data: &[u8]) -> Result<Written, FlashError<F::Error>> {
         self.add(data, false)
     }
@@ -205,29 +251,66 @@ impl<F: NorFlash, B: BorrowMut<[u8; BLOCK_SIZE]>> FlashWriter<F, B> {
     }
 
     fn add(&mut self, data: &[u8], pack: bool) -> Result<Written, FlashError<F::Error>> {
-        let mut gather = Gather {
-            flash: &mut self.flash,
-            pending: &mut self.pending,
+        let mut tries = 0;
+        loop {
+            let mut gather = Gather {
+                flash: &mut self.flash,
+                pending: &mut self.pending,
+            };
+            let result = self.engine.add_sync(&mut gather, data, pack);
+            match self.failure(result) {
+                Ok(written) => {
+                    self.engine.ended(written.end, self.pending.from);
+                    return Ok(written);
+                }
+                Err(e) => self.engine.recover(e, &mut tries)?,
+            }
+        }
+    }
+
+    /// `result`, unless a program of the block failed (or read back wrong) meanwhile: then
+    /// that failure, told to the engine.
+    fn failure<T>(
+        &mut self,
+        result: Result<T, FlashError<F::Error>>,
+    ) -> Result<T, FlashError<F::Error>> {
+        let Some((at, mismatch)) = self.pending.failed.take() else {
+            return result;
         };
-        self.engine.add_sync(&mut gather, data, pack)
+        self.pending.discard();
+        self.engine.failed_from(at);
+        match result {
+            Err(e) if !mismatch => Err(e),
+            _ => Err(FlashError::Mismatch { offset: at }),
+        }
     }
 
     /// Programs every record laid out so far; the last, partly filled flash word is programmed
     /// with its rest left erased, and the next record starts at the next word boundary.
     ///
     /// # Errors
-    /// As for [`add_record`](Self::add_record).
+    /// As for [`add_record`](Self::add_record); [`FlashError::Lost`] once after a refused
+    /// program took records laid out since the last flush (in this writer, the ones in the
+    /// RAM block when its program was refused): every other record is durable then.
     pub fn flush(&mut self) -> Result<(), FlashError<F::Error>> {
-        let mut gather = Gather {
-            flash: &mut self.flash,
-            pending: &mut self.pending,
-        };
-        self.engine.flush_sync(&mut gather)?;
-        if let Err(e) = self.pending.program(&mut self.flash) {
-            self.engine.poison();
-            return Err(FlashError::Flash(e));
+        let mut tries = 0;
+        loop {
+            let mut gather = Gather {
+                flash: &mut self.flash,
+                pending: &mut self.pending,
+            };
+            let mut result = self.engine.flush_sync(&mut gather);
+            if result.is_ok() {
+                result = self
+                    .pending
+                    .program(&mut self.flash)
+                    .map_err(FlashError::Flash);
+            }
+            match self.failure(result) {
+                Ok(()) => return self.engine.flushed(),
+                Err(e) => self.engine.recover(e, &mut tries)?,
+            }
         }
-        Ok(())
     }
 
     /// Commits read cursor `cursor`, as [`WordWriter::commit`](super::WordWriter::commit):
@@ -236,16 +319,24 @@ impl<F: NorFlash, B: BorrowMut<[u8; BLOCK_SIZE]>> FlashWriter<F, B> {
     /// # Errors
     /// As [`WordWriter::commit`](super::WordWriter::commit).
     pub fn commit(&mut self, cursor: crate::cursor::Cursor) -> Result<(), FlashError<F::Error>> {
-        let mut gather = Gather {
-            flash: &mut self.flash,
-            pending: &mut self.pending,
-        };
-        self.engine.commit_sync(&mut gather, cursor)?;
-        if let Err(e) = self.pending.program(&mut self.flash) {
-            self.engine.poison();
-            return Err(FlashError::Flash(e));
+        let mut tries = 0;
+        loop {
+            let mut gather = Gather {
+                flash: &mut self.flash,
+                pending: &mut self.pending,
+            };
+            let mut result = self.engine.commit_sync(&mut gather, cursor);
+            if result.is_ok() {
+                result = self
+                    .pending
+                    .program(&mut self.flash)
+                    .map_err(FlashError::Flash);
+            }
+            match self.failure(result) {
+                Ok(()) => return self.engine.flushed(),
+                Err(e) => self.engine.recover(e, &mut tries)?,
+            }
         }
-        Ok(())
     }
 
     /// The flash, to read what is flushed while the writer is open, as
