@@ -8,17 +8,20 @@
 //! session, then every record of this session acknowledged by a successful flush, then possibly
 //! some of the records in flight (added after the last successful flush, or failing), in order
 //! — nothing else, nothing lost, nothing out of order, and no damage reported. The flash has
-//! per-word ECC (a word is never programmed twice), with one exception, the one the flash
-//! module's docs state: a session cut in its very first program, leaving that word reading
-//! erased, lets the next session that programs anything program that word again (the flash
-//! refuses it; the run stops there, as every later session would pick the same word). The region is read with
-//! the reference reader of the flash read rules ([`crate::reference`]).
+//! per-word ECC: it refuses a second program of a word, or (`spoil`) accepts it and spoils the
+//! word. A session cut in its very first program, leaving that word reading erased, makes the
+//! next session that programs anything program that word again: the writer must survive it
+//! (leave the erase unit, write on in the next one), never fail with the flash's refusal, and
+//! report the records in flight the refusal took ([`FlashError::Lost`], counted in the
+//! writer's stats when it happens): those, and only those, are missing from the log. The
+//! region is read with the reference reader of the flash read rules ([`crate::reference`]).
 #![allow(dead_code, unreachable_pub)]
 
 use arbitrary::{Arbitrary, Unstructured};
-use embedded_storage::nor_flash::{ErrorType, NorFlash, ReadNorFlash};
 use logfmt_core::BLOCK_SIZE;
-use logfmt_core::flash::{FlashConfig, FlashError, FlashWriter, MockError, MockFlash, PowerCut};
+use logfmt_core::flash::{
+    FlashConfig, FlashError, FlashWriter, MockError, MockFlash, PowerCut, SecondProgram,
+};
 
 use crate::common::record_content;
 use crate::flash_read::read_flash;
@@ -66,6 +69,8 @@ pub struct Script {
     /// Region size: 1 + n % 4 blocks.
     pub blocks: u8,
     pub sessions: Vec<Session>,
+    /// The flash accepts a second program of a word and spoils it (else it refuses it).
+    pub spoil: bool,
 }
 
 /// Checks one input.
@@ -87,13 +92,12 @@ pub fn run<const W: usize, const E: usize>(script: &Script) {
     let mut programmed = vec![false; memory.len() / W];
     let mut flash: MockFlash<'_, W, E> =
         MockFlash::new(&mut memory, &mut programmed, 0xFF).expect("geometry");
+    if script.spoil {
+        flash.set_second_program(SecondProgram::Spoiled);
+    }
     let config = FlashConfig::new(0, (blocks * BLOCK_SIZE) as u32);
     let mut survived: Vec<Vec<u8>> = Vec::new();
     let mut id = 0u64;
-    // The last session that programmed anything was cut in its first program (a session that
-    // programs nothing, such as one whose first record does not fit, leaves the flash as it
-    // found it, so the word cut stays the one the next program picks).
-    let mut cut_first = false;
     for (s, session) in script.sessions.iter().enumerate().take(6) {
         let records: Vec<Vec<u8>> = session
             .records
@@ -117,127 +121,107 @@ pub fn run<const W: usize, const E: usize>(script: &Script) {
             flash.cut_power_after(bytes as usize % (2 * blocks * BLOCK_SIZE), mode);
         }
         let batch = usize::from(session.batch % 4) + 1;
-        let mut first = FirstProgram {
-            flash: &mut flash,
-            programs: 0,
-            cut: false,
-        };
-        let (acknowledged, in_flight, twice) = {
+        let Logged {
+            acknowledged,
+            in_flight,
+        } = {
             let mut block = Box::new([0u8; BLOCK_SIZE]);
-            let mut writer = FlashWriter::open(&mut first, config, &mut *block)
+            let mut writer = FlashWriter::open(&mut flash, config, &mut *block)
                 .unwrap_or_else(|e| panic!("session {s}: open: {e:?}"));
-            log(&mut writer, &records, batch)
+            log(&mut writer, &records, batch, s)
         };
-        let cut_now = first.cut || (cut_first && first.programs == 0);
-        if let Some(offset) = twice {
-            let word = &flash.memory()[offset as usize..offset as usize + W];
-            assert!(
-                cut_first && word.iter().all(|&b| b == 0xFF),
-                "session {s}: the word at {offset} programmed twice"
-            );
-        }
-        cut_first = cut_now;
         flash.power_on();
         let (read, damage) = read_flash(flash.memory(), 0xFF, W);
         assert_eq!(damage, 0, "session {s}: damage reported");
-        let kept = survived.len() + acknowledged;
+        let kept = survived.len() + acknowledged.len();
         assert!(
             read.len() >= kept,
-            "session {s}: read {} records, {} survived before and {acknowledged} were acknowledged",
+            "session {s}: read {} records, {} survived before and {} were acknowledged",
             read.len(),
-            survived.len()
+            survived.len(),
+            acknowledged.len()
         );
         assert!(
-            read.len() <= kept + in_flight,
+            read.len() <= kept + in_flight.len(),
             "session {s}: read {} records, at most {} expected",
             read.len(),
-            kept + in_flight
+            kept + in_flight.len()
         );
         assert!(
             read[..survived.len()] == survived[..],
             "session {s}: earlier records changed"
         );
+        let expected = acknowledged.iter().chain(&in_flight).map(|&i| &records[i]);
         assert!(
-            read[survived.len()..] == records[..read.len() - survived.len()],
+            read[survived.len()..]
+                .iter()
+                .zip(expected)
+                .all(|(a, b)| a == b),
             "session {s}: this session's records differ"
         );
         survived = read;
-        if twice.is_some() {
-            // Every later session would pick the same word.
-            return;
-        }
     }
 }
 
-/// Logs `records`, flushing every `batch`, stopping at the first error. Returns the number of
-/// acknowledged records and of records in flight (added since the last successful flush,
-/// counting one whose `add_record` failed), and the word the flash refused to program twice.
+/// The records of a session (indices) that its flushes acknowledged, and those in flight
+/// after them (added since the last successful flush, counting one whose `add_record`
+/// failed), in order; the records a refused program took are in neither.
+struct Logged {
+    acknowledged: Vec<usize>,
+    in_flight: Vec<usize>,
+}
+
+/// Logs `records`, flushing every `batch`, stopping at the first error but a refused
+/// program's [`FlashError::Lost`].
 fn log<F: embedded_storage::nor_flash::NorFlash<Error = MockError>>(
     writer: &mut FlashWriter<F, &mut [u8; BLOCK_SIZE]>,
     records: &[Vec<u8>],
     batch: usize,
-) -> (usize, usize, Option<u32>) {
-    let mut acknowledged = 0;
-    let mut pending = 0;
+    session: usize,
+) -> Logged {
+    let mut logged = Logged {
+        acknowledged: Vec::new(),
+        in_flight: Vec::new(),
+    };
+    let mut lost = 0;
+    // The records a refused program took: the newest in flight, when it happened.
+    let mut take_lost = |writer: &FlashWriter<F, _>, in_flight: &mut Vec<usize>| {
+        let now = writer.stats().lost_records;
+        let newly = (now - lost) as usize;
+        assert!(newly <= in_flight.len(), "session {session}: lost {newly}");
+        in_flight.truncate(in_flight.len() - newly);
+        lost = now;
+    };
     for (i, record) in records.iter().enumerate() {
-        match writer.add_record(record) {
-            Ok(_) => pending += 1,
-            Err(e) => return (acknowledged, pending + 1, expected(&e)),
+        let added = writer.add_record(record);
+        take_lost(writer, &mut logged.in_flight);
+        logged.in_flight.push(i);
+        if let Err(e) = added {
+            expected(&e, session);
+            return logged;
         }
         if (i + 1) % batch == 0 || i + 1 == records.len() {
-            match writer.flush() {
-                Ok(()) => {
-                    acknowledged += pending;
-                    pending = 0;
+            let flushed = writer.flush();
+            take_lost(writer, &mut logged.in_flight);
+            match flushed {
+                Ok(()) | Err(FlashError::Lost { .. }) => {
+                    logged.acknowledged.append(&mut logged.in_flight);
                 }
-                Err(e) => return (acknowledged, pending, expected(&e)),
+                Err(e) => {
+                    expected(&e, session);
+                    return logged;
+                }
             }
         }
     }
-    (acknowledged, pending, None)
+    logged
 }
 
-/// A power cut or a full region; or the word the flash refused to program twice.
-fn expected(e: &FlashError<MockError>) -> Option<u32> {
+/// A power cut or a full region: never the flash's refusal of a second program, which the
+/// writer survives.
+fn expected(e: &FlashError<MockError>, session: usize) {
     match e {
-        FlashError::Flash(MockError::WrittenTwice { offset }) => Some(*offset),
-        FlashError::Flash(MockError::PowerCut) | FlashError::Full => None,
-        e => panic!("unexpected flash error: {e:?}"),
-    }
-}
-
-/// The flash of a session, noting whether the power failed in its first program.
-struct FirstProgram<'f, 'm, const W: usize, const E: usize> {
-    flash: &'f mut MockFlash<'m, W, E>,
-    programs: u32,
-    /// The first program failed with a power cut.
-    cut: bool,
-}
-
-impl<const W: usize, const E: usize> ErrorType for FirstProgram<'_, '_, W, E> {
-    type Error = MockError;
-}
-
-impl<const W: usize, const E: usize> ReadNorFlash for FirstProgram<'_, '_, W, E> {
-    const READ_SIZE: usize = 1;
-    fn read(&mut self, offset: u32, bytes: &mut [u8]) -> Result<(), MockError> {
-        self.flash.read(offset, bytes)
-    }
-    fn capacity(&self) -> usize {
-        self.flash.capacity()
-    }
-}
-
-impl<const W: usize, const E: usize> NorFlash for FirstProgram<'_, '_, W, E> {
-    const WRITE_SIZE: usize = W;
-    const ERASE_SIZE: usize = E;
-    fn erase(&mut self, from: u32, to: u32) -> Result<(), MockError> {
-        self.flash.erase(from, to)
-    }
-    fn write(&mut self, offset: u32, bytes: &[u8]) -> Result<(), MockError> {
-        self.programs += 1;
-        let result = self.flash.write(offset, bytes);
-        self.cut |= self.programs == 1 && result == Err(MockError::PowerCut);
-        result
+        FlashError::Flash(MockError::PowerCut) | FlashError::Full => {}
+        e => panic!("session {session}: unexpected flash error: {e:?}"),
     }
 }

@@ -19,8 +19,9 @@ use super::order::{self, Order};
 use super::piece;
 use super::resume::{Geometry, Resumed, Tail};
 use crate::checksum;
-use crate::format::{BLOCK_SIZE, CURSOR_TYPE, HEADER_SIZE, RESUME_TYPE, RING_TYPE, RecordType};
-use crate::parts::block::{padding_chunk_starts, padding_word_end};
+use crate::format::{BLOCK_SIZE, CURSOR_TYPE, HEADER_SIZE, RESUME_TYPE};
+use crate::parts::FragmentKind::{self, First, Full, Last, Middle};
+use crate::parts::block::{ChunkClass, ChunkRules, padding_chunk_starts, padding_word_end};
 use crate::ring::{RING_HEADER_SIZE, RingFinder, RingHeader};
 
 mod seek;
@@ -31,13 +32,6 @@ const PIECE: usize = 32;
 const BLOCK: u32 = BLOCK_SIZE as u32;
 /// A chunk header's bytes.
 const HEADER: u32 = HEADER_SIZE as u32;
-
-const FULL: u8 = RecordType::Full as u8;
-const FIRST: u8 = RecordType::First as u8;
-const MIDDLE: u8 = RecordType::Middle as u8;
-const LAST: u8 = RecordType::Last as u8;
-/// A pack's types are its fragment's, plus this.
-const PACKED: u8 = RecordType::PackFull as u8 - FULL;
 
 /// What [`WordReader::next`] found. Offsets are region offsets (a flash region is at most 4 GiB).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -330,7 +324,7 @@ impl Walk {
             if let Some((chunk, kind, len)) = padding.chunk {
                 // A well-formed chunk (after padding, if any), read already.
                 at = chunk + HEADER + len;
-                tail = after_chunk(tail, at, kind, records);
+                tail = after_chunk(tail, at, sort(kind, self.config.erased), records);
                 continue;
             }
             let bad_end = match (padding.own_end, padding.written) {
@@ -463,17 +457,17 @@ impl Walk {
     /// (bad bytes before were torn) or another well-formed chunk (they were damage); `None`
     /// if neither.
     async fn resumes<R: ReadFlash>(&self, flash: &mut R) -> Result<Option<bool>, R::Error> {
+        let erased = self.config.erased;
         let mut at = 0;
-        if let Chunk::Good {
-            kind: RING_TYPE,
-            len,
-        } = Self::chunk_at(self, flash, 0, &[], None, self.state).await?
+        if let Chunk::Good { kind, len } =
+            Self::chunk_at(self, flash, 0, &[], None, self.state).await?
+            && sort(kind, erased) == Sort::RingHeader
         {
             at = HEADER + len;
         }
         Ok(
             match Self::chunk_at(self, flash, at, &[], None, self.state).await? {
-                Chunk::Good { kind, len } => Some(kind == RESUME_TYPE && len == 0),
+                Chunk::Good { kind, len } => Some(sort(kind, erased) == Sort::Marker && len == 0),
                 _ => None,
             },
         )
@@ -644,12 +638,10 @@ impl Walk {
                 end: start,
             });
         }
-        // Where a fragment goes: a pack's (0x51–0x54) as a record's (1–4). (A chunk of
-        // another type that this takes for a fragment is damage: what it copies is dropped.)
-        let dest = match (state, kind & 0x0F) {
-            _ if kind == CURSOR_TYPE => Some(0),
-            (_, FULL | FIRST) => Some(0),
-            (State::InRecord { len, .. }, MIDDLE | LAST) => Some(len as usize),
+        // Where a fragment goes: a pack's as a record's; a cursor's payload at the start.
+        let dest = match (state, sort(kind, erased)) {
+            (_, Sort::Cursor | Sort::Fragment(Full | First, _)) => Some(0),
+            (State::InRecord { len, .. }, Sort::Fragment(Middle | Last, _)) => Some(len as usize),
             _ => None,
         };
         let mut copy = buffer
@@ -695,8 +687,9 @@ impl Walk {
             let mut header = [0u8; HEADER_SIZE];
             Self::read_at(self, flash, at, &mut header).await?;
             let [.., l0, l1, kind] = header;
-            let marker = kind == RESUME_TYPE && l0 == 0 && l1 == 0;
-            if (matches!(fragment_of(kind).0, FULL..=LAST) || marker)
+            let sorted = sort(kind, self.config.erased);
+            let marker = sorted == Sort::Marker && l0 == 0 && l1 == 0;
+            if (matches!(sorted, Sort::Fragment(..)) || marker)
                 && let Chunk::Good { .. } =
                     Self::chunk_at(self, flash, at, &header, None, self.state).await?
             {
@@ -789,52 +782,51 @@ impl Walk {
     /// A well-formed chunk of type `kind` at `at`, `len` bytes of payload (copied into the
     /// buffer, of `room` bytes, if it is a fragment of a record that fits).
     fn on_chunk(&mut self, kind: u8, at: u32, len: u32, room: usize) -> Option<FlashItem> {
-        if kind == RING_TYPE {
-            return None;
-        }
-        if kind == CURSOR_TYPE {
+        let (fragment, pack) = match sort(kind, self.config.erased) {
+            Sort::RingHeader => return None,
             // A read cursor: between records (a record in progress was not written whole).
-            return self.drop_record_reported();
-        }
-        // A pack's chunk: the same rules, in its own family.
-        let (kind, pack) = fragment_of(kind);
-        if kind == FULL || kind == FIRST {
+            Sort::Cursor => return self.drop_record_reported(),
+            // A pack's chunk: the same rules, in its own family.
+            Sort::Fragment(fragment, pack) => (Some(fragment), pack),
+            Sort::Marker | Sort::Other => (None, false),
+        };
+        if let Some(Full | First) = fragment {
             let numbering = &mut self.numbering;
             numbering.current = numbering.records;
             numbering.records = numbering.records.wrapping_add(1);
         }
         if self.state == State::Resync {
-            if kind == MIDDLE {
+            if fragment == Some(Middle) {
                 return None;
             }
             self.state = State::Idle;
-            if kind == LAST {
+            if fragment == Some(Last) {
                 return None;
             }
         }
         let at = self.region(at);
-        match (self.state, kind) {
+        match (self.state, fragment) {
             (
                 State::InRecord {
                     offset,
                     len: sofar,
                     pack: in_pack,
                 },
-                MIDDLE | LAST,
+                Some(kind @ (Middle | Last)),
             ) if in_pack == pack => {
                 let len = sofar + len;
-                if kind == LAST {
+                if kind == Last {
                     self.state = State::Idle;
                     return Some(whole(offset, len, room, pack));
                 }
                 self.state = State::InRecord { offset, len, pack };
                 None
             }
-            (_, FULL) => {
+            (_, Some(Full)) => {
                 let partial = self.drop_record_reported();
                 self.both(partial, whole(at, len, room, pack))
             }
-            (_, FIRST) => {
+            (_, Some(First)) => {
                 let partial = self.drop_record_reported();
                 self.state = State::InRecord {
                     offset: at,
@@ -844,7 +836,7 @@ impl Walk {
                 partial
             }
             // A resume marker: a record in progress was torn by a power cut.
-            (_, RESUME_TYPE) if len == 0 => {
+            (_, None) if kind == RESUME_TYPE && len == 0 => {
                 self.drop_record();
                 None
             }
@@ -923,15 +915,18 @@ impl Walk {
     }
 }
 
-/// `tail` after a well-formed chunk of type `kind` ending at `end`, its records counted into
+/// `tail` after a well-formed chunk sorted `sorted` ending at `end`, its records counted into
 /// `records`.
-fn after_chunk(mut tail: Tail, end: u32, kind: u8, records: &mut u32) -> Tail {
-    let (kind, _) = fragment_of(kind);
-    if kind == FULL || kind == FIRST {
+fn after_chunk(mut tail: Tail, end: u32, sorted: Sort, records: &mut u32) -> Tail {
+    let fragment = match sorted {
+        Sort::Fragment(fragment, _) => Some(fragment),
+        _ => None,
+    };
+    if let Some(Full | First) = fragment {
         *records = records.wrapping_add(1);
     }
     (tail.good_end, tail.torn) = (end, false);
-    tail.open = kind == FIRST || kind == MIDDLE;
+    tail.open = matches!(fragment, Some(First | Middle));
     tail
 }
 
@@ -955,13 +950,38 @@ fn whole(offset: u32, len: u32, room: usize, pack: bool) -> FlashItem {
     }
 }
 
-/// The fragment type of chunk type `kind` (1–4 for a pack's 0x51–0x54), and whether it is a
-/// pack's; other types as they are.
-fn fragment_of(kind: u8) -> (u8, bool) {
-    if (FULL + PACKED..=LAST + PACKED).contains(&kind) {
-        (kind - PACKED, true)
-    } else {
-        (kind, false)
+/// What the flash readers make of a well-formed chunk, by its type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Sort {
+    /// A fragment of a record, or of a pack (`true`).
+    Fragment(FragmentKind, bool),
+    /// A ring's block header.
+    RingHeader,
+    /// The resume marker's type (a marker if its payload is empty).
+    Marker,
+    /// A read cursor.
+    Cursor,
+    /// Any other type: damage in a flash log.
+    Other,
+}
+
+/// Sorts chunk type `kind` with the core's one chunk classifier
+/// ([`ChunkRules::classify`]), under the rules of a flash image whose erased flash reads
+/// `erased`, as the block reader reads one: LevelDB's types and packs, the flash's own types
+/// (a flash log is never compressed: RocksDB's compression record is of an unknown type).
+fn sort(kind: u8, erased: u8) -> Sort {
+    let rules = ChunkRules {
+        erased: Some(erased),
+        wal_compression: false,
+        ..ChunkRules::default()
+    };
+    match rules.classify(kind) {
+        ChunkClass::Fragment(fragment) => Sort::Fragment(fragment, false),
+        ChunkClass::Pack(fragment) => Sort::Fragment(fragment, true),
+        ChunkClass::RingHeader => Sort::RingHeader,
+        ChunkClass::Ignorable if kind == RESUME_TYPE => Sort::Marker,
+        ChunkClass::Ignorable if kind == CURSOR_TYPE => Sort::Cursor,
+        _ => Sort::Other,
     }
 }
 
