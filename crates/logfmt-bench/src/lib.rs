@@ -7,6 +7,7 @@ pub mod flash;
 pub mod pack;
 pub mod paths;
 pub mod queue;
+pub mod reboot;
 pub mod wal_size;
 
 use std::hint::black_box;

@@ -221,6 +221,7 @@ fn flash_mode(args: &[String]) -> ExitCode {
     let run = run
         .and_then(|()| logfmt_bench::flash::read_costs(&mut |line| println!("{line}")))
         .and_then(|()| logfmt_bench::flash::seek_costs(&mut |line| println!("{line}")))
+        .and_then(|()| logfmt_bench::reboot::reboot_costs(&mut |line| println!("{line}")))
         .and_then(|()| {
             if reads_only {
                 Ok(())

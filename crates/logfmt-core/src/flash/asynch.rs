@@ -3,10 +3,12 @@
 
 use embedded_storage_async::nor_flash::NorFlash;
 
+use super::config::FlashConfig;
 use super::engine::Engine;
+use super::error::FlashError;
 use super::reader::Walk;
 use super::resume::{Geometry, Resumed};
-use super::{FlashConfig, FlashError, FlashStats};
+use super::writer::FlashStats;
 use crate::writer::Written;
 
 /// The resume walk: where the engine appends.

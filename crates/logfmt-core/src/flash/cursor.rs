@@ -8,7 +8,7 @@ use embedded_storage::nor_flash::{NorFlashError, NorFlashErrorKind, ReadNorFlash
 #[cfg(feature = "embedded-storage-async")]
 use embedded_storage_async::nor_flash::ReadNorFlash as ReadFlashAsync;
 
-use super::FlashConfig;
+use super::config::FlashConfig;
 use super::reader::{FlashItem, Walk};
 use crate::cursor::{CURSOR_PAYLOAD, Cursor};
 use crate::format::{BLOCK_SIZE, HEADER_SIZE};

@@ -32,19 +32,18 @@ use embedded_storage_async::nor_flash::NorFlash as NorFlashAsync;
 
 use embedded_storage::nor_flash::{NorFlashError, NorFlashErrorKind};
 
+use super::config::{FlashConfig, MAX_WRITE};
+use super::error::FlashError;
 use super::layout::{self, MARKER, RecordLayout};
 #[cfg(feature = "embedded-storage-async")]
 use super::piece::read_aligned_async;
 use super::piece::read_aligned_sync;
 use super::resume::Resumed;
-use super::{FlashConfig, FlashError, FlashStats};
+use super::writer::FlashStats;
 use crate::cursor::{CURSOR_CHUNK, Cursor};
 use crate::format::{BLOCK_SIZE, HEADER_SIZE};
 use crate::ring::{RING_HEADER_SIZE, RingHeader};
 use crate::writer::Written;
-
-/// The largest `WRITE_SIZE` the engine supports.
-pub(super) const MAX_WRITE: usize = 32;
 
 /// How many erase units in a row one operation of a flash writer may leave after refused
 /// programs or erases before it gives up (the writer is then poisoned; reopening resumes).
@@ -111,9 +110,14 @@ pub(super) struct Engine {
     verify: bool,
     /// Region offset where the program or erase that failed last began.
     failed_at: Option<u32>,
+    /// That failure was an erase's.
+    failed_erase: bool,
     in_flight: InFlight,
     /// Records added since the last flush that a refused program took: the next flush says so.
     lost: u32,
+    /// An erase unit (its region offset) to erase before the next program: where the log went
+    /// on after a refusal.
+    erase_first: Option<u32>,
 }
 
 /// What a ring writer keeps: its lap, its record count, and which erase groups are erased
@@ -165,8 +169,10 @@ impl Engine {
             ring,
             verify,
             failed_at: None,
+            failed_erase: false,
             in_flight: InFlight::default(),
             lost: 0,
+            erase_first: None,
         }
     }
 
@@ -202,29 +208,51 @@ impl Engine {
         self.lost += lost;
         self.stats.lost_records += lost;
         self.stats.abandoned_units += 1;
-        let unit = if self.config.ring {
-            self.group()
-        } else {
-            self.erase_size
-        };
-        let mut next = (failed_at / unit + 1) * unit;
-        if self.config.ring && next >= self.config.len {
-            // Past a ring's end: its start, one lap later.
-            next = 0;
-            self.ring.lap = self.ring.lap.wrapping_add(1);
-            self.stats.laps += 1;
-        }
+        let next = self.unit_after(failed_at);
         if next >= self.config.len {
             // No unit left in a bounded region: nothing more fits.
             (self.pos, self.ready_to, self.marker, self.busy) =
                 (self.config.len, self.config.len, false, false);
             return Err(FlashError::Full);
         }
-        // The next unit, erased before its first program (a ring's: its group, and the one
-        // after it erased ahead once its first ring header is on the flash).
-        (self.pos, self.ready_to, self.marker, self.busy) = (next, next, true, false);
-        (self.ring.ready, self.ring.ahead, self.ring.due) = (None, None, false);
+        (self.pos, self.marker, self.busy) = (next, true, false);
         Ok(())
+    }
+
+    /// Where the log goes on after a refusal at region offset `failed_at`: the next erase
+    /// unit, erased before its first program (the flash after the log's end is erased, but
+    /// for a unit whose first program an earlier refusal's retry may have begun). In a ring:
+    /// in the same erase group, after a block's ring header is on the flash (a block is read
+    /// only from its ring header); else at the next group, erased by the group's rules (the
+    /// one after it erased ahead once its first ring header is on the flash), one lap later
+    /// past the region's end. The region's length if a bounded region has no unit left.
+    fn unit_after(&mut self, failed_at: u32) -> u32 {
+        let (unit, block) = (self.erase_size, BLOCK_SIZE as u32);
+        let mut next = (failed_at / unit + 1) * unit;
+        if self.config.ring {
+            let header = (RING_HEADER_SIZE as u32).next_multiple_of(u32::from(self.write_size));
+            if failed_at % block < header {
+                next = next.max((failed_at / block + 1) * block);
+            }
+            let group = self.group();
+            if next / group != failed_at / group || self.failed_erase {
+                // (A group whose erase failed is left whole.)
+                next = next.next_multiple_of(group);
+                if next >= self.config.len {
+                    next = 0;
+                    self.ring.lap = self.ring.lap.wrapping_add(1);
+                    self.stats.laps += 1;
+                }
+                (self.ring.ready, self.ring.ahead, self.ring.due) = (None, None, false);
+                return next;
+            }
+        } else if next >= self.config.len {
+            return next;
+        }
+        // (Past that unit, a bounded log's flash is erased again before it is programmed:
+        // an erase that failed may have left anything there.)
+        (self.erase_first, self.ready_to) = (Some(next), next + unit);
+        next
     }
 
     /// A record ending at region offset `end` was laid out by a writer whose flash holds
@@ -243,7 +271,7 @@ impl Engine {
     /// A buffered writer's program of what it gathered from `at` failed (its words are lost,
     /// whatever the engine staged after them).
     pub(super) fn failed_from(&mut self, at: u32) {
-        self.failed_at = Some(at);
+        (self.failed_at, self.failed_erase) = (Some(at), false);
     }
 
     /// The region, with the word size this writer writes in: a reader opened with it skips
@@ -336,6 +364,12 @@ impl Engine {
     /// programmed: the erase to do first, if any (the state moves on as if it succeeds).
     /// `ready_to` is an erase unit boundary.
     fn prepare(&mut self, end: u32) -> Option<(u32, u32)> {
+        if let Some(from) = self.erase_first.take() {
+            self.stats.erases += 1;
+            self.stats.erased_bytes += u64::from(self.erase_size);
+            let from = self.config.start + from;
+            return Some((from, from + self.erase_size));
+        }
         if self.config.ring {
             // The group of the word at `end`: erased with the group before it (ahead), or now.
             let bytes = self.group();
@@ -620,9 +654,9 @@ impl Engine {
         flash: &mut F,
         (from, to): (u32, u32),
     ) -> Result<(), FlashError<F::Error>> {
-        self.failed_at = Some(from - self.config.start);
+        (self.failed_at, self.failed_erase) = (Some(from - self.config.start), true);
         flash.erase(from, to).await.map_err(FlashError::Flash)?;
-        self.failed_at = None;
+        (self.failed_at, self.failed_erase) = (None, false);
         Ok(())
     }
 }

@@ -338,8 +338,10 @@
 
 #[cfg(feature = "embedded-storage-async")]
 mod asynch;
+mod config;
 mod cursor;
 mod engine;
+mod error;
 mod layout;
 #[cfg(any(test, feature = "mock-flash"))]
 mod mock;
@@ -373,11 +375,13 @@ pub use crate::format::RESUME_TYPE;
 #[cfg(feature = "embedded-storage-async")]
 #[cfg_attr(docsrs, doc(cfg(feature = "embedded-storage-async")))]
 pub use asynch::AsyncWordWriter;
+pub use config::FlashConfig;
 #[cfg(feature = "embedded-storage-async")]
 #[cfg_attr(docsrs, doc(cfg(feature = "embedded-storage-async")))]
 pub use cursor::AsyncCursorReader;
 pub use cursor::{CursorReader, CursorStart};
 pub use engine::MAX_ABANDONED;
+pub use error::FlashError;
 #[cfg(any(test, feature = "mock-flash"))]
 #[cfg_attr(docsrs, doc(cfg(feature = "mock-flash")))]
 pub use mock::{MAX_ECC_WORDS, MockError, MockFlash, MockStats, PowerCut, SecondProgram};
@@ -388,249 +392,3 @@ pub use reader::{FlashItem, WordReader};
 pub use source::FlashSource;
 pub use word::WordWriter;
 pub use writer::{FlashStats, FlashWriter};
-
-use core::fmt;
-
-/// The value the readers and the reopening walk take for bytes whose read fails (an ECC
-/// error): never the erased value, and a chunk header made of it declares a length past any
-/// block (so it looks cut short, as an interrupted program is).
-pub(super) const fn unreadable(erased: u8) -> u8 {
-    0x80 | !erased
-}
-
-/// Where the log lives in the flash, and how erased flash reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub struct FlashConfig {
-    /// Offset of the region in the flash: a multiple of the erase size.
-    pub start: u32,
-    /// Length of the region: a multiple of the erase size and of [`BLOCK_SIZE`](crate::format::BLOCK_SIZE).
-    pub len: u32,
-    /// The value erased flash reads as. Default `0xFF`.
-    pub erased: u8,
-    /// Keep the log as a ring ([`ring`](crate::ring)): when the region is full, erase its
-    /// oldest erase units and go on at its start, for ever. Default `false`: bounded, a full
-    /// region is [`FlashError::Full`]. (In a ring, the offsets a writer returns are region
-    /// offsets: a record that runs across the wrap ends before it starts.)
-    pub ring: bool,
-    /// The lap a ring starts with in an empty region. Default 1. (Any value: the lap counter
-    /// wraps safely; tests start it near its maximum.)
-    pub first_lap: u32,
-    /// A reopened log continues at the start of an erase unit (a ring: of an erase group)
-    /// that the writer erases before its first program, instead of a word after the log's
-    /// end. Default `false`. This closes the one power cut the default leaves open on parts
-    /// with per-word ECC (a cut at the first program after a reopen that leaves the word
-    /// reading erased, with no ECC error), at a cost of half an erase unit and one erase per
-    /// reboot on average: see [Power cuts on parts with per-word
-    /// ECC](self#power-cuts-on-parts-with-per-word-ecc).
-    pub fresh_unit_on_reopen: bool,
-    /// The flash's word size (its `WRITE_SIZE`), for readers of a bounded log: with it, a
-    /// flush's padding is skipped to the next word boundary without being read, as in a ring,
-    /// whose ring headers tell the word size. Default `None`: a bounded log's reader reads
-    /// the padding up to the next chunk. A writer's `config()` gives its region with this
-    /// filled in, so a reader opened with it reads at the lower cost. Writers check it against their flash (another value
-    /// is [`FlashError::BadRegion`]); in a ring the ring headers' word size is the one used.
-    pub write_size: Option<u8>,
-}
-
-impl FlashConfig {
-    /// A region of `len` bytes at `start`, erased value `0xFF`.
-    #[must_use]
-    pub const fn new(start: u32, len: u32) -> Self {
-        Self {
-            start,
-            len,
-            erased: 0xFF,
-            ring: false,
-            first_lap: 1,
-            fresh_unit_on_reopen: false,
-            write_size: None,
-        }
-    }
-
-    /// Sets [`write_size`](Self::write_size): the flash's `WRITE_SIZE` (a power of two up to
-    /// 32; any other value makes writers refuse the region and readers ignore it).
-    ///
-    /// ```
-    /// use logfmt_core::flash::FlashConfig;
-    ///
-    /// let config = FlashConfig::new(0, 65_536).write_size(16);
-    /// assert_eq!(config.write_size, Some(16));
-    /// ```
-    #[must_use]
-    pub const fn write_size(mut self, write_size: usize) -> Self {
-        self.write_size = Some(if write_size <= 32 {
-            write_size as u8
-        } else {
-            0
-        });
-        self
-    }
-
-    /// The word size readers may rely on: [`write_size`](Self::write_size) if it is a power
-    /// of two up to 32.
-    pub(super) const fn told_word(&self) -> Option<u32> {
-        match self.write_size {
-            Some(w) if w.is_power_of_two() && w <= 32 => Some(w as u32),
-            _ => None,
-        }
-    }
-
-    /// Makes the log a ring ([`ring`](Self::ring)).
-    #[must_use]
-    pub const fn ring(mut self) -> Self {
-        self.ring = true;
-        self
-    }
-
-    /// Sets [`first_lap`](Self::first_lap).
-    #[must_use]
-    pub const fn first_lap(mut self, lap: u32) -> Self {
-        self.first_lap = lap;
-        self
-    }
-
-    /// Bytes of a ring's erase group on a flash with erase units of `erase_size` bytes: one
-    /// erase unit, or one block if the unit is smaller.
-    pub(super) const fn group_bytes(erase_size: u32) -> u32 {
-        let block = crate::format::BLOCK_SIZE as u32;
-        if erase_size > block {
-            erase_size
-        } else {
-            block
-        }
-    }
-
-    /// Sets [`fresh_unit_on_reopen`](Self::fresh_unit_on_reopen).
-    #[must_use]
-    pub const fn fresh_unit_on_reopen(mut self) -> Self {
-        self.fresh_unit_on_reopen = true;
-        self
-    }
-
-    /// Sets [`erased`](Self::erased).
-    #[must_use]
-    pub const fn erased(mut self, erased: u8) -> Self {
-        self.erased = erased;
-        self
-    }
-
-    /// Number of 32 KiB blocks in the region.
-    #[must_use]
-    pub const fn blocks(&self) -> u32 {
-        self.len / crate::format::BLOCK_SIZE as u32
-    }
-
-    /// Checks the region against a flash's geometry.
-    fn check<E>(
-        &self,
-        capacity: usize,
-        write_size: usize,
-        erase_size: usize,
-        read_size: usize,
-    ) -> Result<(), FlashError<E>> {
-        let block = crate::format::BLOCK_SIZE;
-        let len = self.len as usize;
-        let fits = (self.start as usize)
-            .checked_add(len)
-            .is_some_and(|end| end <= capacity);
-        let aligned = erase_size > 0
-            && (self.start as usize).is_multiple_of(erase_size)
-            && len.is_multiple_of(erase_size)
-            && len.is_multiple_of(block)
-            && len > 0;
-        let words = write_size.is_power_of_two()
-            && self
-                .write_size
-                .is_none_or(|told| usize::from(told) == write_size)
-            && write_size <= engine::MAX_WRITE
-            && block.is_multiple_of(write_size)
-            && read_size <= resume::MAX_READ
-            && (read_size == 0 || erase_size.is_multiple_of(read_size));
-        let units = block.is_multiple_of(erase_size) || erase_size.is_multiple_of(block);
-        // A ring: at least two erase groups (one is always erased ahead), its geometry fits
-        // the ring header.
-        let group = Self::group_bytes(erase_size as u32) as usize;
-        let ring = !self.ring
-            || (len.is_multiple_of(group)
-                && len / group >= 2
-                && len / block <= usize::from(u16::MAX)
-                && group / block <= usize::from(u8::MAX));
-        if fits && aligned && words && units && ring {
-            Ok(())
-        } else {
-            Err(FlashError::BadRegion)
-        }
-    }
-}
-
-/// Errors of the flash log.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-#[non_exhaustive]
-pub enum FlashError<E> {
-    /// The flash driver failed. A program or erase the flash refuses (an error of kind
-    /// `Other`) is survived — the writer leaves that erase unit for a fresh one and tries
-    /// again ([Refused programs](self#refused-programs-and-erases)) — and returned only when
-    /// it failed in [`MAX_ABANDONED`] units in a row, or is of another kind; the writer is
-    /// then poisoned.
-    Flash(E),
-    /// A word read back other than it was programmed (the first program of each session is
-    /// read back): survived as a refused program is, and returned only as [`Flash`](Self::Flash)
-    /// is. `offset` is the word's region offset.
-    Mismatch {
-        /// Region offset of the word.
-        offset: u32,
-    },
-    /// The flash refused a program, and records added since the last flush had bytes in
-    /// it: those `records` (the newest added before the refused program, not counting the
-    /// one being added then, which was written again) are not in the log. The writer left
-    /// the erase unit, and this flush made every other record durable; add them again if
-    /// they must be kept. Reported once, by the flush (or commit) after the refusal.
-    Lost {
-        /// How many records were lost.
-        records: u32,
-    },
-    /// The bounded region has no room for the record; in a ring, the record is longer than
-    /// what the ring keeps.
-    Full,
-    /// The region is not a whole number of blocks and erase units inside the flash, or the
-    /// flash's `WRITE_SIZE` is not a power of two up to 32 (or not the one
-    /// [`FlashConfig::write_size`] tells), or its `READ_SIZE` is over 32; or
-    /// a ring has fewer than two erase groups (or more than 65 535 blocks).
-    BadRegion,
-    /// An earlier failure left the log in an unknown state; nothing more is written (reopen to
-    /// resume safely).
-    Poisoned,
-    /// A ring's cursor was committed past the records the log has begun: it may only name a
-    /// record read from the log, or the next one to be written. Nothing is written.
-    CursorAhead,
-}
-
-impl<E: fmt::Debug> fmt::Display for FlashError<E> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Flash(e) => write!(f, "flash operation failed: {e:?}"),
-            Self::Mismatch { offset } => {
-                write!(
-                    f,
-                    "the flash word at {offset} read back other than programmed"
-                )
-            }
-            Self::Lost { records } => write!(
-                f,
-                "{records} records added since the last flush were lost to a refused program"
-            ),
-            Self::Full => f.write_str("the flash log region is full"),
-            Self::BadRegion => f.write_str(
-                "the flash log region must be whole erase units and 32 KiB blocks inside the flash",
-            ),
-            Self::Poisoned => f.write_str("the flash log failed earlier; reopen it to resume"),
-            Self::CursorAhead => {
-                f.write_str("the cursor names a record past the end of the flash log")
-            }
-        }
-    }
-}
-
-impl<E: fmt::Debug> core::error::Error for FlashError<E> {}

@@ -6,7 +6,7 @@ use embedded_storage::nor_flash::ReadNorFlash as ReadFlashSync;
 #[cfg(feature = "embedded-storage-async")]
 use embedded_storage_async::nor_flash::ReadNorFlash as ReadFlashAsync;
 
-use super::FlashConfig;
+use super::config::FlashConfig;
 use crate::format::BLOCK_SIZE;
 use crate::ring::{RING_HEADER_SIZE, Ring, RingFinder, RingHeader};
 

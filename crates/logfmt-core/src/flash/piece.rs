@@ -7,7 +7,7 @@ use embedded_storage::nor_flash::{NorFlashError, NorFlashErrorKind};
 #[cfg(feature = "embedded-storage-async")]
 use embedded_storage_async::nor_flash::ReadNorFlash as ReadFlashAsync;
 
-use super::FlashConfig;
+use super::config::{FlashConfig, unreadable};
 
 /// Room for a read of up to 32 bytes at `READ_SIZE` alignment (at most 32).
 const WINDOW: usize = 32 + 2 * 32;
@@ -16,7 +16,7 @@ const WINDOW: usize = 32 + 2 * 32;
 /// that fails with an error of kind `Other` (an ECC error: a word whose program a power cut
 /// interrupted, on parts with per-word ECC) is read again a `READ_SIZE` piece at a time; a
 /// piece that still fails holds unknown bytes, taken as written bytes that are no chunk's
-/// ([`unreadable`](super::unreadable)). Other errors are returned.
+/// ([`unreadable`]). Other errors are returned.
 #[maybe_async_cfg::maybe(
     idents(ReadFlash, read_aligned(fn)),
     sync(),
@@ -42,7 +42,7 @@ pub(super) async fn read<R: ReadFlash>(
         let piece = out.get_mut(range).unwrap_or_default();
         match read_aligned(flash, abs, piece).await {
             Err(e) if e.kind() == NorFlashErrorKind::Other => {
-                piece.fill(super::unreadable(config.erased));
+                piece.fill(unreadable(config.erased));
             }
             done => done?,
         }

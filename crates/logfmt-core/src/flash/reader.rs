@@ -14,7 +14,7 @@ use embedded_storage::nor_flash::ReadNorFlash;
 #[cfg(feature = "embedded-storage-async")]
 use embedded_storage_async::nor_flash::ReadNorFlash as ReadFlashAsync;
 
-use super::FlashConfig;
+use super::config::FlashConfig;
 use super::order::{self, Order};
 use super::piece;
 use super::resume::{Geometry, Resumed, Tail};

@@ -45,11 +45,8 @@
 //! bytes after its last well-formed chunk, from its end backwards; more only after a torn
 //! chunk, where the walk looks for the next chunk a byte at a time.
 
-use super::FlashConfig;
+use super::config::FlashConfig;
 use crate::format::{BLOCK_SIZE, HEADER_SIZE};
-
-/// The largest `READ_SIZE` a reopening supports.
-pub(super) const MAX_READ: usize = 32;
 
 /// Where a writer continues: region offsets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

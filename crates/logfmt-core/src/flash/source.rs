@@ -5,7 +5,7 @@ use core::borrow::BorrowMut;
 
 use embedded_storage::nor_flash::{NorFlashError, NorFlashErrorKind, ReadNorFlash};
 
-use super::FlashConfig;
+use super::config::{FlashConfig, unreadable};
 use super::order::Order;
 use crate::format::BLOCK_SIZE;
 use crate::ring::Ring;
@@ -136,7 +136,7 @@ impl<F: ReadNorFlash, B: BorrowMut<[u8; BLOCK_SIZE]>> BlockSource for FlashSourc
 /// word whose program a power cut interrupted, on parts with per-word ECC) is read again in
 /// pieces of 32 bytes, and a piece that fails a `READ_SIZE` unit at a time; a unit that still
 /// fails holds unknown bytes, taken as written bytes that are no chunk's
-/// ([`unreadable`](super::unreadable)), as the small-RAM reader takes them. Other errors are
+/// ([`unreadable`]), as the small-RAM reader takes them. Other errors are
 /// returned.
 fn read_or_unknown<F: ReadNorFlash>(
     flash: &mut F,
@@ -162,7 +162,7 @@ fn read_or_unknown<F: ReadNorFlash>(
         for (j, bytes) in chunk.chunks_mut(unit).enumerate() {
             match flash.read(chunk_at + (j * unit) as u32, bytes) {
                 Err(e) if e.kind() == NorFlashErrorKind::Other => {
-                    bytes.fill(super::unreadable(erased));
+                    bytes.fill(unreadable(erased));
                 }
                 done => done?,
             }

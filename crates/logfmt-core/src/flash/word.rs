@@ -2,10 +2,12 @@
 
 use embedded_storage::nor_flash::NorFlash;
 
+use super::config::FlashConfig;
 use super::engine::Engine;
+use super::error::FlashError;
 use super::reader::Walk;
 use super::resume::{Geometry, Resumed};
-use super::{FlashConfig, FlashError, FlashStats};
+use super::writer::FlashStats;
 use crate::pack::PackBuffer;
 use crate::pack::{PackLimit, Take};
 use crate::writer::Written;

@@ -5,10 +5,11 @@ use core::borrow::BorrowMut;
 
 use embedded_storage::nor_flash::{ErrorType, NorFlash, ReadNorFlash};
 
+use super::config::{FlashConfig, MAX_WRITE};
 use super::engine::Engine;
+use super::error::FlashError;
 use super::piece::read_aligned_sync;
 use super::word::open;
-use super::{FlashConfig, FlashError};
 use crate::format::BLOCK_SIZE;
 use crate::writer::Written;
 
@@ -109,7 +110,7 @@ impl<B: BorrowMut<[u8; BLOCK_SIZE]>> Pending<B> {
                 self.programs += 1;
                 self.programmed_bytes += bytes.len() as u64;
                 if first > 0 && at == self.config.start + from {
-                    let mut back = [0u8; super::engine::MAX_WRITE];
+                    let mut back = [0u8; MAX_WRITE];
                     let back = back.get_mut(..first).unwrap_or_default();
                     if read_aligned_sync(flash, at, back).is_err() || back != word {
                         self.failed = Some((from, true));
