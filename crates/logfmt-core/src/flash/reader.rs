@@ -338,9 +338,14 @@ impl Walk {
                     // Not a chunk after the padding: the one torn there starts at the word
                     // boundary (what a header read across the padding says is no chunk's).
                     let start = (written - written % word).max(at);
-                    match Self::chunk_at(self, flash, start, &[], None, self.state).await? {
-                        Chunk::Bad { end, .. } => end,
-                        _ => start + HEADER,
+                    if start + HEADER > BLOCK {
+                        // Written bytes in the block's trailer: no chunk's.
+                        BLOCK
+                    } else {
+                        match Self::chunk_at(self, flash, start, &[], None, self.state).await? {
+                            Chunk::Bad { end, .. } => end,
+                            _ => start + HEADER,
+                        }
                     }
                 }
             };
@@ -526,8 +531,11 @@ impl Walk {
         };
         // Erased bytes before the first byte written, if any.
         padding.written = Some(written).filter(|&w| w > at);
-        for to in padding_chunk_starts(at as usize, written as usize) {
-            let to = to as u32;
+        // (No chunk starts in a block's trailer: a header there would run past the block.)
+        let starts = padding_chunk_starts(at as usize, written as usize)
+            .map(|to| to as u32)
+            .filter(|&to| to + HEADER <= BLOCK);
+        for to in starts {
             let known = header.get((to - at) as usize..).unwrap_or_default();
             // Padding cuts a record in progress: a chunk after it is one that begins a record.
             let (state, copy) = if to == at {

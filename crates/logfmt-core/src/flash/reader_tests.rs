@@ -244,3 +244,23 @@ fn a_last_chunk_whose_checksum_begins_erased_keeps_its_record_whole() {
     assert_eq!(record.map(|r| (r.0, &r.1)), Some((1056, &written)));
     assert!(block == small);
 }
+
+/// Written bytes in the last bytes of the region's last block, where no chunk starts (its
+/// trailer): the small-RAM reader tries no chunk header there (one would run past the region:
+/// a read out of the flash's bounds), and reads the same records as the block reader.
+#[test]
+fn written_bytes_in_the_last_blocks_trailer_are_read_within_the_region() {
+    let lengths: Vec<usize> = (0..40).map(|i| [30, 100, 2_500, 16][i % 4]).collect();
+    let end = BLOCKS * BLOCK_SIZE;
+    for at in end - 6..end {
+        let (block, small) = image::<8>(
+            false,
+            &lengths,
+            &[(usize::MAX, 0)],
+            &[(at, 0x5A)],
+            Kind::Word,
+            false,
+        );
+        assert_eq!(block.0, small.0, "a byte written at {at}");
+    }
+}
