@@ -36,10 +36,11 @@ pub struct FlashConfig {
     pub first_lap: u32,
     /// A reopened log continues at the start of an erase unit (a ring: of an erase group)
     /// that the writer erases before its first program, instead of a word after the log's
-    /// end. Default `false`. This closes the one power cut the default leaves open on parts
-    /// with per-word ECC (a cut at the first program after a reopen that leaves the word
-    /// reading erased, with no ECC error), at a cost of half an erase unit and one erase per
-    /// reboot on average: see [Power cuts on parts with per-word
+    /// end. Default `false`: the default reads the session's first program back and leaves
+    /// the unit if the flash refused it, which is safe on parts that refuse or spoil a second
+    /// program. This never programs a word after a reopen before erasing it, for parts whose
+    /// read-back cannot be trusted, at a cost of an erase unit (most of it) and one erase
+    /// every reboot: see [Power cuts on parts with per-word
     /// ECC](super#power-cuts-on-parts-with-per-word-ecc).
     pub fresh_unit_on_reopen: bool,
     /// The flash's word size (its `WRITE_SIZE`), for readers of a bounded log: with it, a

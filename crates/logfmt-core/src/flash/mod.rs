@@ -203,29 +203,38 @@
 //!   whose ECC error raises a fault instead of returning an error must turn it into one.
 //! - **A word that reads erased** after the cut is covered by the extra word above when it is
 //!   the word right after the log's last written byte — a cut in the middle of a session.
-//! - **The one cut these rules leave open**: a power cut at the very first program after a
-//!   reopen that leaves that word reading erased, with no ECC error. The flash then reads
-//!   exactly as it did before that boot, so the next reopening — which must read the same
-//!   flash the same way — picks the same word and programs it a second time. No resume point
-//!   computed from the flash alone can avoid it, however many words it skips: the cut left
-//!   nothing to tell the two boots apart. Under the cut model of the simulated flash (the
-//!   power fails after a uniformly random number of bytes of flash work, the word in flight
-//!   keeping the bytes before the cut, and a word with none of its bytes programmed reading
-//!   erased), that takes a cut on the first byte of a boot's first program: one cut in `B`
-//!   for a boot that does `B` bytes of flash work, and every time in a brown-out loop that
-//!   cuts each boot at its first program.
-//! - **[`FlashConfig::fresh_unit_on_reopen`] closes it**: a reopened log then continues at the
-//!   start of an erase unit (a ring: of an erase group) that the writer erases before its
-//!   first program. An erase can be repeated, so a boot that picks the same place as the one
-//!   before erases that word again first: no word is ever programmed twice, whatever the cuts
-//!   (the brown-out tests cut every boot's first program, leaving it erased-looking, an ECC
-//!   error or arbitrary bits, from byte-programmable parts to 32-byte words and 128 KiB
-//!   sectors, bounded and ring). The cost, per reboot: a session that ended at `e` resumes
-//!   at `roundup(e + W, E)` instead of `e + W` — the rest
-//!   of the erase unit (of a block, in a ring whose units are smaller), up to `E` bytes and
-//!   nearly all of it after a short session (2 KiB pages and a few records a boot: about
-//!   1.7 KiB a reboot) — and one erase of a unit. It suits small units and rare reboots; with
-//!   128 KiB sectors a reboot costs up to 128 KiB.
+//! - **A cut at the very first program after a reopen** that leaves that word reading erased,
+//!   with no ECC error, leaves the flash exactly as it was before that boot, so the next
+//!   reopening — which must read the same flash the same way — picks the same word. No resume
+//!   point computed from the flash alone can avoid that, however many words it skips: the cut
+//!   left nothing to tell the two boots apart. So the writer *checks* instead: the first
+//!   program of every session is read back, and a program the flash refuses (or that reads
+//!   back wrong, on parts that accept a second program and spoil the word) is survived as
+//!   every refused program is ([Refused programs and
+//!   erases](self#refused-programs-and-erases)): the writer leaves that erase unit for the
+//!   next one, erased first, and writes on there. Under the cut model of the simulated flash
+//!   (the power fails after a uniformly random number of bytes of flash work), such a cut
+//!   takes a cut on the first byte of a boot's first program: one cut in `B` for a boot that
+//!   does `B` bytes of flash work, and every time in a brown-out loop that cuts each boot
+//!   there.
+//!
+//! What each configuration costs per reboot (`W` the word, `E` the erase unit; a ring's unit
+//! for [`FlashConfig::fresh_unit_on_reopen`] is its erase group, a block at least; figures
+//! for 2 KiB pages, 4 KiB and 128 KiB sectors in the crate README, `cargo xtask bench flash`'s
+//! `FLASH-REBOOT` lines):
+//!
+//! | configuration | a clean reboot | a reboot after a cut at the first program |
+//! |---|---|---|
+//! | default ([`FlashConfig::new`]) | `W` bytes (the extra word), a `W`-byte read; no erase | the next boot's first program is refused: the rest of that erase unit (`E / 2` on average) and one erase of a unit, once |
+//! | [`FlashConfig::fresh_unit_on_reopen`] | the rest of the erase unit (a ring: group), nearly all of it after a short session, and one erase of it (a ring: and the group erased ahead) | the same |
+//!
+//! The default is safe on every part: it closes the cut at the first program on parts that
+//! refuse a second program (STM32L4, L5, U5, G4, H7: PROGERR) and on parts that accept it and
+//! spoil the word, at the cost of a `W`-byte read per reboot, and pays an erase unit only when
+//! the cut happened. [`FlashConfig::fresh_unit_on_reopen`] never programs a word after a
+//! reopen before erasing it, for parts whose read-back cannot be trusted (a second program
+//! that reads back right, then decays); it costs an erase unit every reboot, which suits
+//! small units and rare reboots only.
 //!
 //! Also considered and declined: a longer fixed skip (the same word, one place further); a
 //! skip drawn from something that changes each boot — the library has nothing that survives
@@ -234,18 +243,50 @@
 //! `K × W / 2` bytes a reboot and still picks a spoiled word with probability up to `m / K`
 //! after `m` such cuts.
 //!
+//! # Refused programs and erases
+//!
+//! A flash log must never stop accepting records because one program failed. When the flash
+//! driver fails a program or an erase with an error of kind `Other` (a part's PROGERR, an ECC
+//! refusal, a worn cell), or the session's first program reads back other than it was
+//! programmed ([`FlashError::Mismatch`]), the writer — every writer, blocking and async,
+//! bounded and ring — is not poisoned:
+//!
+//! 1. it leaves the erase unit where the failure happened: the log goes on at the start of the
+//!    next erase unit, which it erases first (a ring: the next unit of the same erase group
+//!    once the block's ring header is on the flash, else the next group, with the ring's rules
+//!    for what ages out; a group whose erase failed is left whole; a bounded region with no
+//!    unit left is [`FlashError::Full`]);
+//! 2. it puts the resume marker there, and the operation is done again: the record being added
+//!    is written whole in the new unit, a flush or a cursor commit is done there;
+//! 3. records added since the last flush whose last bytes were in what the flash refused (the
+//!    small-RAM writers: the word refused; [`FlashWriter`]: its RAM block, programmed at the
+//!    flush) are lost — they were never acknowledged — and the next `flush` (or `commit`)
+//!    says so once, with [`FlashError::Lost`], after making every other record durable;
+//! 4. [`FlashStats::abandoned_units`] and [`FlashStats::lost_records`] count what it cost;
+//! 5. after [`MAX_ABANDONED`] units in a row fail in one operation, or an error of another
+//!    kind (`NotAligned`, `OutOfBounds`), the error is returned and the writer is poisoned;
+//!    a later `open` resumes, as after a power cut.
+//!
+//! What an abandoned unit leaves: the log's chunks before the failure, then the refused word
+//! (as it was: erased-looking, an ECC error, or partly programmed) and erased bytes to the
+//! unit's end (a ring: blocks with no ring header), then the resume marker. Readers read past
+//! it as they read past a torn write: silently, the record in progress with it. Record
+//! numbers (ring headers, read cursors) count the lost records as begun: a gap, never a
+//! number used twice.
+//!
 //! # The guarantee
 //!
-//! A record is *acknowledged* once a `flush` after it has returned `Ok`. After a power cut at
-//! any point — or, for `AsyncWordWriter`, a future dropped before it completes — and a reopen,
-//! reading the region returns every acknowledged record, in order, possibly followed by records
-//! that were being written, and nothing else; and no word is programmed twice, except in the
-//! one case above without [`FlashConfig::fresh_unit_on_reopen`]. There, a part that checks
-//! refuses the second program (the writer fails with the driver's error and is poisoned);
-//! one that does not spoils that word, and the record whose bytes it holds is lost, reported
-//! as damage (or its read faults, on parts that fault on ECC errors); every record
-//! acknowledged before that boot is kept. (The small-RAM writer programs words as soon as they
-//! are complete, so unacknowledged records may survive too.)
+//! A record is *acknowledged* once a `flush` after it has returned `Ok` (or
+//! [`FlashError::Lost`], which reports records added before it that a refused program took).
+//! After a power cut at any point — or, for `AsyncWordWriter`, a future dropped before it
+//! completes — and a reopen, reading the region returns every acknowledged record, in order,
+//! possibly followed by records that were being written, and nothing else; and a reopened
+//! writer appends, whatever the cuts before (a brown-out loop cutting each boot's first
+//! program, on parts that refuse a second program and on parts that spoil the word: the
+//! tests). On parts that accept a second program of a word and read it back right, then lose
+//! it, a record in that word can be lost, reported as damage: only
+//! [`FlashConfig::fresh_unit_on_reopen`] excludes that. (The small-RAM writer programs words
+//! as soon as they are complete, so unacknowledged records may survive too.)
 //!
 //! This holds **up to checksum collisions**: torn bytes that happen to form a chunk header (a
 //! record type, a length that fits in the block) whose extent reaches past the resume marker
