@@ -633,13 +633,15 @@ fn brownouts<const W: usize, const E: usize>(
     {
         let (a, l) = session(&mut flash, config, buffered, id..id + per_boot, cut);
         (id, abandoned, lost) = (id + per_boot, abandoned + a, lost + l);
-        agree(&mut flash, config, lost, &format!("{what}: boot {n}"));
+        // Numbers skipped: one per record lost, and one per unit abandoned (the record being
+        // written then is written again, numbered again).
+        agree(&mut flash, config, lost + abandoned, &format!("{what}: boot {n}"));
     }
     if !ring {
         agree(
             &mut flash,
             config.write_size(W),
-            lost,
+            lost + abandoned,
             &format!("{what}: W told"),
         );
     }

@@ -17,6 +17,9 @@ pub struct RingCursor {
     pub undelivered: u64,
     /// Records the cursor had not delivered that aged out of the ring.
     pub aged_out: u32,
+    /// Records the cursor names past the newest record the ring holds: 0, unless it was
+    /// committed past the log's end (it then waits for records yet to come).
+    pub ahead: u32,
 }
 
 /// Where a ring image's bytes are read from: `read` fills `into` with the bytes at `offset`
@@ -137,10 +140,14 @@ fn cursors_in<B: ImageBytes + Copy>(
                 undelivered += 1;
             }
         }
+        let end = reader.next_record();
+        let ahead = cursor.next.wrapping_sub(end);
         cursors.push(RingCursor {
             cursor,
             undelivered,
             aged_out: reader.start().aged_out,
+            // (Serial-number arithmetic: a cursor behind the end is not ahead of it.)
+            ahead: if (ahead as i32) > 0 { ahead } else { 0 },
         });
     }
     Ok(cursors)
@@ -208,14 +215,44 @@ mod tests {
                 RingCursor {
                     cursor: Cursor::new(0, 10),
                     undelivered: 30,
-                    aged_out: 0
+                    aged_out: 0,
+                    ahead: 0,
                 },
                 RingCursor {
                     cursor: Cursor::new(3, 35),
                     undelivered: 5,
-                    aged_out: 0
+                    aged_out: 0,
+                    ahead: 0,
                 },
             ]
+        );
+    }
+
+    #[test]
+    fn a_cursor_past_the_newest_record_says_how_far() {
+        let mut memory = vec![0xFFu8; 4 * BLOCK_SIZE];
+        let mut programmed = vec![false; 4 * BLOCK_SIZE / 8];
+        let mut flash = MockFlash::<8, 4096>::new(&mut memory, &mut programmed, 0xFF).unwrap();
+        let config = FlashConfig::new(0, 4 * BLOCK_SIZE as u32).ring();
+        let mut writer = WordWriter::open(&mut flash, config).unwrap();
+        let mut last = 0;
+        for i in 0..40u32 {
+            last = writer.add_record(&[i as u8; 20]).unwrap().offset;
+        }
+        writer.commit(Cursor::new(7, 40)).unwrap();
+        let mut image = flash.memory().to_vec();
+        let ring = RingImage::find(&image).expect("a ring");
+        assert_eq!(ring_cursors(&image, &ring)[0].ahead, 0, "at the end: not past it");
+        // The last two records damaged: the ring's newest record is number 37, the cursor
+        // names record 40.
+        let at = last as usize - 27 + 10;
+        image[at] ^= 1;
+        image[last as usize + 10] ^= 1;
+        let cursors = ring_cursors(&image, &ring);
+        assert_eq!(
+            (cursors[0].undelivered, cursors[0].ahead),
+            (0, 2),
+            "{cursors:?}"
         );
     }
 }

@@ -293,6 +293,13 @@ impl<F: ReadNorFlash> CursorReader<F> {
         Cursor::new(self.consumer.id, self.consumer.next)
     }
 
+    /// The number the next record begun in the log gets, as far as this reading has gone:
+    /// once [`next`](Self::next) returned `None`, one past the newest record's. A cursor
+    /// committed past it points past the log's end (a record numbered there is yet to come).
+    pub fn next_record(&self) -> u32 {
+        self.walk.numbering.records
+    }
+
     /// Gives back the flash.
     pub fn into_inner(self) -> F {
         self.flash
@@ -346,6 +353,11 @@ impl<F: embedded_storage_async::nor_flash::ReadNorFlash> AsyncCursorReader<F> {
     /// The cursor to commit, as [`CursorReader::cursor`].
     pub fn cursor(&self) -> Cursor {
         Cursor::new(self.consumer.id, self.consumer.next)
+    }
+
+    /// The number the next record begun in the log gets, as [`CursorReader::next_record`].
+    pub fn next_record(&self) -> u32 {
+        self.walk.numbering.records
     }
 
     /// Gives back the flash.

@@ -683,8 +683,8 @@ impl Walk {
         Ok(Chunk::Good { kind, len })
     }
 
-    /// The first well-formed fragment or resume marker from `from` on in the block: where,
-    /// and whether it is a marker.
+    /// The first well-formed fragment, read cursor or resume marker from `from` on in the
+    /// block: where, and whether it is a marker.
     async fn search_from<R: ReadFlash>(
         &self,
         flash: &mut R,
@@ -697,7 +697,7 @@ impl Walk {
             let [.., l0, l1, kind] = header;
             let sorted = sort(kind, self.config.erased);
             let marker = sorted == Sort::Marker && l0 == 0 && l1 == 0;
-            if (matches!(sorted, Sort::Fragment(..)) || marker)
+            if (matches!(sorted, Sort::Fragment(..) | Sort::Cursor) || marker)
                 && let Chunk::Good { .. } =
                     Self::chunk_at(self, flash, at, &header, None, self.state).await?
             {

@@ -627,6 +627,8 @@ fn add_stats(a: FlashStats, b: FlashStats) -> FlashStats {
         programmed_bytes: a.programmed_bytes + b.programmed_bytes,
         laps: a.laps + b.laps,
         aged_out_bytes: a.aged_out_bytes + b.aged_out_bytes,
+        abandoned_units: a.abandoned_units + b.abandoned_units,
+        lost_records: a.lost_records + b.lost_records,
     }
 }
 

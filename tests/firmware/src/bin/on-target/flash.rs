@@ -6,7 +6,7 @@
 use logfmt_core::BLOCK_SIZE;
 use logfmt_core::flash::{
     AsyncWordWriter, FlashConfig, FlashError, FlashItem, FlashStats, FlashWriter, MockError,
-    MockFlash, PowerCut, WordReader, WordWriter,
+    MockFlash, PowerCut, SecondProgram, WordReader, WordWriter,
 };
 use logfmt_core::parts::checksum::{self, crc32c};
 use logfmt_firmware::demo_log::{self, Buffers};
@@ -408,20 +408,25 @@ fn erased_before(at: usize, fresh: bool) -> usize {
     }
 }
 
+/// The brown-out records a loop has acknowledged, by number: a boot's records but those a
+/// refused program took.
+type Acked = [bool; BROWNOUT_BOOTS.len() * BROWNOUT_RECORDS];
+
 /// Reads the region with `WordReader` (through the flash's ECC errors): the records must be
-/// brown-out records `first..acked`, each as written — `first` 0 in a bounded log (nothing
-/// lost), and in a ring at most `acked - last_session` (the ring keeps the newest) — and no
-/// damage reported.
+/// acknowledged brown-out records, each as written, in order, and every acknowledged one from
+/// the first read on — all of them in a bounded log, at least the last session's `last` in a
+/// ring (it keeps the newest) — and no damage reported.
 fn read_brownout(
     flash: &mut Flash<'_>,
     config: FlashConfig,
     buffer: &mut [u8],
-    (acked, last_session): (usize, usize),
+    acked: &Acked,
+    last: usize,
 ) -> TestResult {
     let Ok(mut reader) = WordReader::open(&mut *flash, config) else {
         fail!("WordReader: cannot open");
     };
-    let (mut first, mut read) = (None, 0);
+    let (mut first, mut expect, mut read) = (None, 0, 0);
     loop {
         let len = match reader.next(buffer) {
             Ok(None) => break,
@@ -430,41 +435,57 @@ fn read_brownout(
             Err(e) => fail!("read error {e:?}"),
         };
         let data = &buffer[..len];
-        let number = usize::from(data[0]) | usize::from(data[1]) << 8;
-        let i = *first.get_or_insert(number) + read;
-        let same = len == brownout_len(i)
+        let i = usize::from(data[0]) | usize::from(data[1]) << 8;
+        if first.is_none() {
+            (first, expect) = (Some(i), i);
+        }
+        // The next acknowledged record.
+        while expect < acked.len() && !acked[expect] {
+            expect += 1;
+        }
+        let same = i == expect
+            && len == brownout_len(i)
             && data
                 .iter()
                 .enumerate()
                 .all(|(j, &b)| b == brownout_byte(i, j));
-        ensure!(same, "record {read} read is not record {i}");
-        read += 1;
+        ensure!(
+            same,
+            "record {read} read is {i}, not acknowledged record {expect}"
+        );
+        (expect, read) = (expect + 1, read + 1);
     }
-    let first = first.unwrap_or(acked);
+    let missing = acked.iter().skip(expect).filter(|&&a| a).count();
     ensure!(
-        first + read == acked,
-        "records {first}..{} read, {acked} acknowledged",
-        first + read
+        missing == 0,
+        "{missing} acknowledged records after the last read"
     );
+    let before = acked
+        .iter()
+        .take(first.unwrap_or(0))
+        .filter(|&&a| a)
+        .count();
     ensure!(
         if config.ring {
-            read >= last_session
+            read >= last
         } else {
-            first == 0
+            before == 0
         },
-        "acknowledged records lost: {first}..{acked} read"
+        "acknowledged records lost: {before} before the first read, {read} read"
     );
     Ok(())
 }
 
-/// One brown-out loop: [`BROWNOUT_BOOTS`] with the writer `which` on a fresh flash, each cut
-/// boot cut `bytes` into its first program as `mode` says; the region read back after each
-/// boot.
+/// One brown-out loop: [`BROWNOUT_BOOTS`] with the writer `which` on a fresh flash that does
+/// `second` with a second program of a word, each cut boot cut `bytes` into its first program
+/// as `mode` says; every boot not cut appends (a refused program survived, the records it
+/// took reported); the region read back after each boot.
 fn brownout_loop(
     ram: &mut Ram<'_>,
     which: Which,
     config: FlashConfig,
     (bytes, mode): (usize, PowerCut),
+    second: SecondProgram,
 ) -> TestResult {
     let Ok(mut flash) = Flash::new(
         &mut ram.flash[..demo_log::REGION],
@@ -473,7 +494,9 @@ fn brownout_loop(
     ) else {
         fail!("flash geometry");
     };
-    let (mut acked, mut last_session) = (0, 0);
+    flash.set_second_program(second);
+    let mut acked: Acked = [false; BROWNOUT_BOOTS.len() * BROWNOUT_RECORDS];
+    let mut last = 0;
     let mut next = 0;
     for (n, &cut) in BROWNOUT_BOOTS.iter().enumerate() {
         // Opening does no flash work: where this boot programs first.
@@ -485,72 +508,88 @@ fn brownout_loop(
             let erase = erased_before(at, config.fresh_unit_on_reopen);
             flash.cut_power_after(erase + bytes, mode);
         }
+        // The records of this boot, and how many of the newest a refused program took.
+        let mut kept = [false; BROWNOUT_RECORDS];
         let result = {
             let mut writer = match AnyWriter::open(which, &mut flash, config, &mut *ram.block) {
                 Ok(w) => w,
                 Err(e) => fail!("boot {n}: open: {e:?}"),
             };
             let mut result = Ok(());
-            for i in next..next + BROWNOUT_RECORDS {
+            for k in 0..BROWNOUT_RECORDS {
+                let i = next + k;
                 let data = &mut ram.scratch[..brownout_len(i)];
                 for (j, b) in data.iter_mut().enumerate() {
                     *b = brownout_byte(i, j);
                 }
+                let lost = writer.stats().lost_records;
                 result = writer.add_record(data).map(drop);
+                forget_lost(&mut kept[..k], writer.stats().lost_records - lost);
+                kept[k] = true;
                 if result.is_err() {
                     break;
                 }
             }
-            result.and_then(|()| writer.flush())
+            let lost = writer.stats().lost_records;
+            let result = result.and_then(|()| writer.flush());
+            forget_lost(&mut kept, writer.stats().lost_records - lost);
+            result
         };
         flash.power_on();
         match result {
-            Ok(()) if !cut => (acked, last_session) = (next + BROWNOUT_RECORDS, BROWNOUT_RECORDS),
+            Ok(()) | Err(FlashError::Lost { .. }) if !cut => {
+                for (k, &kept) in kept.iter().enumerate() {
+                    acked[next + k] = kept;
+                }
+                last = kept.iter().filter(|&&k| k).count();
+            }
             Err(FlashError::Flash(MockError::PowerCut)) if cut => {}
-            other => fail!("{which:?} {mode:?}: boot {n}: {other:?}"),
+            other => fail!("{which:?} {mode:?} {second:?}: boot {n}: {other:?}"),
         }
-        if !cut {
-            next += BROWNOUT_RECORDS;
-        }
-        read_brownout(
-            &mut flash,
-            config,
-            &mut *ram.read_block,
-            (acked, last_session),
-        )?;
+        next += BROWNOUT_RECORDS;
+        read_brownout(&mut flash, config, &mut *ram.read_block, &acked, last)?;
     }
-    ensure!(
-        acked >= 3 * BROWNOUT_RECORDS,
-        "{acked} records acknowledged"
-    );
+    let acknowledged = acked.iter().filter(|&&a| a).count();
+    ensure!(acknowledged >= 3, "{acknowledged} records acknowledged");
     Ok(())
 }
 
+/// The newest `lost` records still kept, forgotten: a refused program took them.
+fn forget_lost(kept: &mut [bool], lost: u32) {
+    for slot in kept.iter_mut().rev().filter(|k| **k).take(lost as usize) {
+        *slot = false;
+    }
+}
+
 /// Brown-out loops: boot after boot cut at its first program after a reopen — leaving a word
-/// whose reads report an ECC error (the default rules take it for a torn write), or, with a
-/// fresh erase unit after each reopening, a word that reads erased yet may not be programmed
-/// again, or arbitrary bits — bounded and ring, with each writer. The simulated flash refuses
-/// a second program of a word; every acknowledged record reads back.
+/// whose reads report an ECC error, a word that reads erased yet may not be programmed again,
+/// or arbitrary bits — on a part that refuses a second program of a word and on one that
+/// accepts it and spoils the word, in the default configuration and with a fresh erase unit
+/// after each reopening, bounded and ring, with each writer: every boot not cut appends, and
+/// every acknowledged record reads back.
 pub(crate) fn flash_brownout_loops(ram: &mut Ram<'_>) -> TestResult {
     let half = demo_log::WRITE_SIZE / 2;
     let cuts = [
-        (false, (0, PowerCut::EccError)),
-        (false, (half, PowerCut::EccError)),
-        (true, (0, PowerCut::Partial)),
-        (true, (0, PowerCut::EccError)),
-        (true, (0, PowerCut::Arbitrary { seed: 0xB20 })),
+        (0, PowerCut::EccError),
+        (half, PowerCut::EccError),
+        (0, PowerCut::Partial),
+        (0, PowerCut::Arbitrary { seed: 0xB20 }),
     ];
     for ring in [false, true] {
-        for (fresh, cut) in cuts {
-            let config = flash_config();
-            let config = if ring { config.ring() } else { config };
-            let config = if fresh {
-                config.fresh_unit_on_reopen()
-            } else {
-                config
-            };
-            for which in WRITERS {
-                brownout_loop(ram, which, config, cut)?;
+        for fresh in [false, true] {
+            for cut in cuts {
+                for second in [SecondProgram::Refused, SecondProgram::Spoiled] {
+                    let config = flash_config();
+                    let config = if ring { config.ring() } else { config };
+                    let config = if fresh {
+                        config.fresh_unit_on_reopen()
+                    } else {
+                        config
+                    };
+                    for which in WRITERS {
+                        brownout_loop(ram, which, config, cut, second)?;
+                    }
+                }
             }
         }
     }
