@@ -635,7 +635,12 @@ fn brownouts<const W: usize, const E: usize>(
         (id, abandoned, lost) = (id + per_boot, abandoned + a, lost + l);
         // Numbers skipped: one per record lost, and one per unit abandoned (the record being
         // written then is written again, numbered again).
-        agree(&mut flash, config, lost + abandoned, &format!("{what}: boot {n}"));
+        agree(
+            &mut flash,
+            config,
+            lost + abandoned,
+            &format!("{what}: boot {n}"),
+        );
     }
     if !ring {
         agree(

@@ -338,7 +338,11 @@ mod tests {
                 .expect("a line")
         };
         let default_brownout = line("default", "brownout");
-        assert_eq!(default_brownout.abandoned, (BOOTS / 4) as u64, "{default_brownout}");
+        assert_eq!(
+            default_brownout.abandoned,
+            (BOOTS / 4) as u64,
+            "{default_brownout}"
+        );
         let default_clean = line("default", "clean");
         // A clean reboot costs the extra word, and no erase of its own (the bytes it leaves
         // are erased once, with their group: one 32 KiB group over the run at most).

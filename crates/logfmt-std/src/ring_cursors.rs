@@ -242,7 +242,11 @@ mod tests {
         writer.commit(Cursor::new(7, 40)).unwrap();
         let mut image = flash.memory().to_vec();
         let ring = RingImage::find(&image).expect("a ring");
-        assert_eq!(ring_cursors(&image, &ring)[0].ahead, 0, "at the end: not past it");
+        assert_eq!(
+            ring_cursors(&image, &ring)[0].ahead,
+            0,
+            "at the end: not past it"
+        );
         // The last two records damaged: the ring's newest record is number 37, the cursor
         // names record 40.
         let at = last as usize - 27 + 10;

@@ -190,6 +190,7 @@ fn cursors_of(
             next: c.cursor.next,
             undelivered: c.undelivered,
             aged_out: c.aged_out,
+            ahead: c.ahead,
         })
         .collect()
 }
@@ -434,6 +435,7 @@ fn report(input: &Input, mut counts: Counts, content: Content, several: bool) ->
         }),
         ring: input.ring.as_ref().map(|ring| Ring {
             ring: ring.into(),
+            image_bytes: log.len_at_open(),
             records_aged_out: ring.records_aged_out(),
             cursors: cursors_of(log, ring),
         }),

@@ -98,6 +98,8 @@ pub(crate) struct Ring {
     /// The ring.
     #[serde(flatten)]
     pub(crate) ring: RingJson,
+    /// The image's size, in bytes (the blocks read are its ring's, from the oldest).
+    pub(crate) image_bytes: u64,
     /// Records begun before the oldest block, by its ring header.
     pub(crate) records_aged_out: u32,
     /// The read cursors committed in the image (only when there are some).
@@ -116,6 +118,9 @@ pub(crate) struct Cursor {
     pub(crate) undelivered: u64,
     /// The records that aged out before it delivered them.
     pub(crate) aged_out: u32,
+    /// How many records past the newest one the ring holds it names (0 unless it was
+    /// committed past the log's end).
+    pub(crate) ahead: u32,
 }
 
 /// The smallest, the median (the lower one of an even count) and the largest record.
@@ -363,6 +368,13 @@ impl Ring {
     fn rows(&self, rows: &mut Vec<(&'static str, String)>) {
         let ring = &self.ring;
         rows.push((
+            "image",
+            format!(
+                "{}, read in its ring's order",
+                crate::report::human_bytes(self.image_bytes)
+            ),
+        ));
+        rows.push((
             "ring",
             format!(
                 "{} in {} of {}, newest block {} in lap {}; read from block {} ({})",
@@ -390,14 +402,16 @@ impl Ring {
                     plural(u64::from(n), "record")
                 ),
             };
+            let state = match cursor.ahead {
+                0 => format!("{} not delivered", plural(cursor.undelivered, "record")),
+                n => format!(
+                    "past the newest record by {} (nothing to deliver until more are written)",
+                    plural(u64::from(n), "record")
+                ),
+            };
             rows.push((
                 "cursor",
-                format!(
-                    "{} at record {}: {} not delivered{aged}",
-                    cursor.id,
-                    cursor.next,
-                    plural(cursor.undelivered, "record"),
-                ),
+                format!("{} at record {}: {state}{aged}", cursor.id, cursor.next),
             ));
         }
         for disagreement in &ring.disagreements {

@@ -542,3 +542,99 @@ fn an_interrupted_program_can_read_as_an_ecc_error_until_erased() {
     assert_eq!(bytes, [0xFF; 4]);
     assert_eq!(flash.write(8, &[0; 8]), Ok(()));
 }
+
+// ---- any boots, any cuts
+
+/// One boot of a random brown-out run: cut at its first program (how), or logging records of
+/// these lengths and flushing.
+#[derive(Debug, Clone)]
+enum Boot {
+    Cut(PowerCut),
+    Log(Vec<usize>),
+}
+
+fn boots() -> impl proptest::strategy::Strategy<Value = Vec<Boot>> {
+    use proptest::prelude::*;
+    let cut = prop_oneof![
+        Just(PowerCut::Partial),
+        Just(PowerCut::Untouched),
+        Just(PowerCut::EccError),
+        any::<u64>().prop_map(|seed| PowerCut::Arbitrary { seed }),
+    ];
+    let log = proptest::collection::vec(0usize..300, 1..8);
+    let boot = prop_oneof![cut.prop_map(Boot::Cut), log.prop_map(Boot::Log)];
+    proptest::collection::vec(boot, 1..24)
+}
+
+/// A run of `boots` on a 4-block region of 8-byte words and 2 KiB pages: every boot that is
+/// not cut logs (a refused program survived, the records it took reported), and the region
+/// holds every acknowledged record, in order (a ring: the newest of them), nothing else.
+fn random_brownouts(boots: &[Boot], writer: Writer, ring: bool, second: SecondProgram) {
+    let config = FlashConfig::new(0, 4 * BLOCK_SIZE as u32);
+    let config = if ring { config.ring() } else { config };
+    let mut memory = Memory::<8>::new(4);
+    let mut flash = memory.flash::<2048>();
+    flash.set_second_program(second);
+    let mut acknowledged: Vec<Vec<u8>> = Vec::new();
+    let mut id = 0;
+    for (n, boot_now) in boots.iter().enumerate() {
+        let what = format!("{writer:?}, ring {ring}, {second:?}: boot {n} {boot_now:?}");
+        match boot_now {
+            Boot::Cut(mode) => {
+                let records = [record(1_000_000 + n)];
+                let (_, result) = boot(&mut flash, writer, config, &records, Some((0, *mode)));
+                assert!(
+                    matches!(
+                        result,
+                        Err(FlashError::Flash(MockError::PowerCut) | FlashError::Full)
+                    ),
+                    "{what}: {result:?}"
+                );
+            }
+            Boot::Log(lengths) => {
+                let records: Vec<Vec<u8>> = lengths
+                    .iter()
+                    .map(|&len| {
+                        id += 1;
+                        let mut r = record(id);
+                        r.resize(len.max(2), 0x5A);
+                        r
+                    })
+                    .collect();
+                let (_, result) = boot(&mut flash, writer, config, &records, None);
+                flash.power_on();
+                if matches!(result, Err(FlashError::Full)) && !ring {
+                    // The bounded region is full: nothing more is checked of it.
+                    return;
+                }
+                let (read, _) = read_words(&mut flash, config);
+                let kept = acknowledged_by(&result, &records, &read, &what);
+                acknowledged.extend(kept);
+            }
+        }
+        flash.power_on();
+        let (read, damage) = read_words(&mut flash, config);
+        let kept = &acknowledged[acknowledged.len() - read.len().min(acknowledged.len())..];
+        assert_eq!(read, kept, "{what}: the records read");
+        assert!(
+            ring || read.len() == acknowledged.len(),
+            "{what}: records lost"
+        );
+        assert_eq!(damage, [], "{what}: damage");
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 128, ..Default::default() })]
+
+    #[test]
+    fn a_device_cut_at_boots_first_programs_keeps_appending(
+        boots in boots(),
+        ring in proptest::prelude::any::<bool>(),
+        spoil in proptest::prelude::any::<bool>(),
+        writer in 0usize..WRITERS.len(),
+    ) {
+        let second = if spoil { SecondProgram::Spoiled } else { SecondProgram::Refused };
+        random_brownouts(&boots, WRITERS[writer], ring, second);
+    }
+}
