@@ -638,12 +638,20 @@ impl Engine {
         flash: &mut F,
         at: u32,
     ) -> Result<(), FlashError<F::Error>> {
-        let word = usize::from(self.write_size);
-        let mut back = [0u8; MAX_WRITE];
-        let back = back.get_mut(..word).unwrap_or_default();
-        let read = read_aligned(flash, self.config.start + at, back).await;
-        if read.is_err() || self.word.get(..word) != Some(&*back) {
-            return Err(FlashError::Mismatch { offset: at });
+        // In pieces of 8 bytes, compared byte by byte (small code: no buffer of a word's
+        // size to clear, no `memcmp`).
+        let word = u32::from(self.write_size);
+        let mut done = 0;
+        while done < word {
+            let n = (word - done).min(8);
+            let mut piece = [0u8; 8];
+            let piece = piece.get_mut(..n as usize).unwrap_or_default();
+            let read = read_aligned(flash, self.config.start + at + done, piece).await;
+            let staged = self.word.iter().skip(done as usize);
+            if read.is_err() || piece.iter().zip(staged).any(|(a, b)| a != b) {
+                return Err(FlashError::Mismatch { offset: at });
+            }
+            done += n;
         }
         Ok(())
     }

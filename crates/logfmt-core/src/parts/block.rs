@@ -146,6 +146,7 @@ impl ChunkRules {
     /// assert_eq!(rules.classify(0x82), ChunkClass::Unknown);
     /// ```
     #[must_use]
+    #[inline]
     pub fn classify(&self, record_type: u8) -> ChunkClass {
         if record_type == RESUME_TYPE && self.erased.is_some() {
             // A flash log's resume marker.
