@@ -240,7 +240,28 @@ fn stats_reports_the_ring_and_the_records_aged_out() -> TestResult {
             text.contains(&format!("in lap {}", ring.ring().lap())),
             "{text}"
         );
+        // The image's own size, besides the blocks read in ring order.
+        assert_eq!(r["image_bytes"], run.image.len());
+        assert!(
+            text.contains(&format!("image         {} bytes", run.image.len())),
+            "{text}"
+        );
     }
+    Ok(())
+}
+
+#[test]
+fn a_ring_image_read_from_a_pipe_says_to_give_its_file() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let (_, run) = images(dir.path()).swap_remove(0);
+    // A pipe cannot be read in ring order: its first chunk, a ring header, says what it is.
+    let out = logfmt(&["verify", "-"], &run.image);
+    assert!(
+        stdout(&out).contains("a flash ring's block header: this is a ring image")
+            && stdout(&out).contains("give its path rather than a pipe"),
+        "{}",
+        stdout(&out)
+    );
     Ok(())
 }
 

@@ -412,6 +412,13 @@ pub fn gloss(kind: &DamageKind) -> Option<&'static str> {
         CorruptionKind::BadRecordLength => {
             "a chunk's length runs past the end of its block, so the rest of the block is skipped"
         }
+        CorruptionKind::UnknownRecordType(logfmt_core::parts::format::RING_TYPE) => {
+            "a flash ring's block header: this is a ring image, read from its oldest block only \
+             from a file; give its path rather than a pipe"
+        }
+        CorruptionKind::UnknownRecordType(
+            logfmt_core::parts::format::RESUME_TYPE | logfmt_core::parts::format::CURSOR_TYPE,
+        ) => "a flash log's own chunk: this is a flash image; read it with --erased",
         CorruptionKind::UnknownRecordType(_) => {
             "a chunk of a type this reader does not know is skipped"
         }
