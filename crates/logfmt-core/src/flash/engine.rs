@@ -22,9 +22,10 @@
 //!   flash is then in the state a power cut leaves, and reopening resumes safely;
 //! - a program or erase the flash refuses (an error of kind `Other`, or a word that reads back
 //!   other than programmed: the session's first program is read back) is survived: the
-//!   writer leaves that erase unit (a ring: erase group) for the next one, erased first,
-//!   resumes there with the resume marker, and the driver tries the operation again
-//!   ([`Engine::recover`]), at most [`MAX_ABANDONED`] units in a row.
+//!   writer leaves that erase unit for the next one (a ring: of the same erase group once the
+//!   block's ring header is on the flash, else the next group), erased first, resumes there
+//!   with the resume marker, and the driver tries the operation again ([`Engine::recover`]),
+//!   at most [`MAX_ABANDONED`] units in a row.
 
 use embedded_storage::nor_flash::NorFlash as NorFlashSync;
 #[cfg(feature = "embedded-storage-async")]
@@ -178,8 +179,8 @@ impl Engine {
 
     /// After an operation failed with `error`: whether to try it again. A program or erase
     /// the flash refused (an error of kind `Other`, or a word that read back wrong) is
-    /// survived: the writer leaves the erase unit (a ring: erase group) where it failed for
-    /// the next one, erased before its first program, with the resume marker first, and the
+    /// survived: the writer leaves the erase unit where it failed for the next one
+    /// ([`unit_after`](Self::unit_after)), with the resume marker first, and the
     /// records added since the last flush whose bytes were not all programmed are counted
     /// lost (the next flush reports them). `Ok` to try again, at most [`MAX_ABANDONED`] times
     /// (`tries` counts them); else the error to return, and the writer is poisoned.
@@ -611,7 +612,7 @@ impl Engine {
         self.stats.programs += 1;
         self.stats.programmed_bytes += word as u64;
         let at = self.pos - word as u32;
-        self.failed_at = Some(at);
+        (self.failed_at, self.failed_erase) = (Some(at), false);
         let bytes = self.word.get(..word).unwrap_or_default();
         flash
             .write(self.config.start + at, bytes)
@@ -626,7 +627,7 @@ impl Engine {
         {
             // Never read while it is ahead of the log, and erased again when the log enters
             // it (where a failure leaves it for the next group).
-            (self.ring.ahead, self.failed_at) = (None, None);
+            (self.ring.ahead, self.failed_at, self.failed_erase) = (None, None, false);
         }
         Ok(())
     }

@@ -30,8 +30,9 @@ pub struct FlashStats {
     /// Bytes of a ring's erase groups erased while they held the log's oldest records: the
     /// records there aged out.
     pub aged_out_bytes: u64,
-    /// Erase units (a ring's erase groups) the writer left after the flash refused a program
-    /// or an erase in them, or a word read back wrong: each resumed in the next unit.
+    /// Erase units the writer left after the flash refused a program or an erase in them, or
+    /// a word read back wrong: each time it went on in the next unit (a ring's next group
+    /// where the unit could not be left within its group).
     pub abandoned_units: u32,
     /// Records added and not yet flushed that refused programs took ([`FlashError::Lost`]).
     pub lost_records: u32,
