@@ -295,24 +295,7 @@ impl<F: NorFlash, B: BorrowMut<[u8; BLOCK_SIZE]>> FlashWriter<F, B> {
     /// program took records laid out since the last flush (in this writer, the ones in the
     /// RAM block when its program was refused): every other record is durable then.
     pub fn flush(&mut self) -> Result<(), FlashError<F::Error>> {
-        let mut tries = 0;
-        loop {
-            let mut gather = Gather {
-                flash: &mut self.flash,
-                pending: &mut self.pending,
-            };
-            let mut result = self.engine.flush_sync(&mut gather);
-            if result.is_ok() {
-                result = self
-                    .pending
-                    .program(&mut self.flash)
-                    .map_err(FlashError::Flash);
-            }
-            match self.failure(result) {
-                Ok(()) => return self.engine.flushed(),
-                Err(e) => self.engine.recover(e, &mut tries)?,
-            }
-        }
+        self.durably(|engine, gather| engine.flush_sync(gather))
     }
 
     /// Commits read cursor `cursor`, as [`WordWriter::commit`](super::WordWriter::commit):
@@ -321,13 +304,22 @@ impl<F: NorFlash, B: BorrowMut<[u8; BLOCK_SIZE]>> FlashWriter<F, B> {
     /// # Errors
     /// As [`WordWriter::commit`](super::WordWriter::commit).
     pub fn commit(&mut self, cursor: crate::cursor::Cursor) -> Result<(), FlashError<F::Error>> {
+        self.durably(|engine, gather| engine.commit_sync(gather, cursor))
+    }
+
+    /// Runs `op` (a flush or a commit) and programs what it left in the block, again after
+    /// each refused program the engine survives; then reports the records refusals took.
+    fn durably(
+        &mut self,
+        mut op: impl FnMut(&mut Engine, &mut Gather<'_, F, B>) -> Result<(), FlashError<F::Error>>,
+    ) -> Result<(), FlashError<F::Error>> {
         let mut tries = 0;
         loop {
             let mut gather = Gather {
                 flash: &mut self.flash,
                 pending: &mut self.pending,
             };
-            let mut result = self.engine.commit_sync(&mut gather, cursor);
+            let mut result = op(&mut self.engine, &mut gather);
             if result.is_ok() {
                 result = self
                     .pending
