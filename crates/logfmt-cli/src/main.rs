@@ -214,10 +214,7 @@ fn main() -> ExitCode {
         Command::Salvage(args) => cmd::salvage::run(args).map(|()| ExitCode::from(EXIT_OK)),
         Command::Split(args) => cmd::split::run(args).map(|()| ExitCode::from(EXIT_OK)),
         Command::Export(args) => cmd::export::run(args).map(|()| ExitCode::from(EXIT_OK)),
-        Command::Completions { shell } => {
-            completions(*shell);
-            Ok(ExitCode::from(EXIT_OK))
-        }
+        Command::Completions { shell } => completions(*shell).map(|()| ExitCode::from(EXIT_OK)),
         Command::Man { dir } => man(dir).map(|()| ExitCode::from(EXIT_OK)),
         Command::Generate(what) => generate(what).map(|()| ExitCode::from(EXIT_OK)),
     };
@@ -249,27 +246,83 @@ enum GenerateWhat {
 /// Runs `logfmt generate` (hidden: the former name of `completions` and `man`).
 fn generate(args: &Generate) -> Result<(), CliError> {
     match &args.what {
-        GenerateWhat::Completions { shell } => {
-            completions(*shell);
-            Ok(())
-        }
+        GenerateWhat::Completions { shell } => completions(*shell),
         GenerateWhat::Man { dir } => man(dir),
     }
 }
 
-/// Runs `logfmt completions SHELL`: the script on standard output.
-fn completions(shell: clap_complete::Shell) {
+/// Runs `logfmt completions SHELL`: the script on standard output (made in memory first:
+/// `clap_complete` panics on a failed write).
+fn completions(shell: clap_complete::Shell) -> Result<(), CliError> {
     use clap::CommandFactory;
     let mut command = Cli::command();
-    clap_complete::generate(shell, &mut command, "logfmt", &mut std::io::stdout());
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut command, "logfmt", &mut script);
+    let mut out = std::io::stdout().lock();
+    out.write_all(&script)?;
+    out.flush()?;
+    Ok(())
 }
 
 /// Runs `logfmt man DIR`: a page per command, written into `dir`.
+///
+/// Every page is made in memory and every entry of its name in `dir` is checked before
+/// anything is written: an entry that is not a regular file (a symbolic link, a directory, a
+/// FIFO) is refused, naming it. Each page is then written to a new temporary file beside it
+/// (never an existing file, nor through a link) and renamed over its name.
 fn man(dir: &std::path::Path) -> Result<(), CliError> {
     use clap::CommandFactory;
-    let failed = |e: std::io::Error| CliError::Usage(format!("{}: {e}", EscapedPath::new(dir)));
-    std::fs::create_dir_all(dir).map_err(failed)?;
-    clap_mangen::generate_to(Cli::command(), dir).map_err(failed)
+    let failed = |path: &std::path::Path, e: std::io::Error| {
+        CliError::Usage(format!("{}: {e}", EscapedPath::new(path)))
+    };
+    let mut pages = Vec::new();
+    man_pages(Cli::command().disable_help_subcommand(true), &mut pages)
+        .map_err(|e| failed(dir, e))?;
+    std::fs::create_dir_all(dir).map_err(|e| failed(dir, e))?;
+    for (name, _) in &pages {
+        let path = dir.join(name);
+        if let Ok(meta) = std::fs::symlink_metadata(&path)
+            && !meta.is_file()
+        {
+            return Err(CliError::Usage(format!(
+                "{}: in the way of a man page: not a regular file (a symbolic link, a \
+                 directory, ...); nothing was written",
+                EscapedPath::new(&path)
+            )));
+        }
+    }
+    for (name, page) in &pages {
+        let path = dir.join(name);
+        let temporary = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+        let written = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temporary)
+            .and_then(|mut file| file.write_all(page))
+            .and_then(|()| std::fs::rename(&temporary, &path));
+        if let Err(e) = written {
+            let _ = std::fs::remove_file(&temporary);
+            return Err(failed(&path, e));
+        }
+    }
+    Ok(())
+}
+
+/// The man pages of `command` and of its commands that are not hidden, in memory: each file
+/// name and its text.
+fn man_pages(
+    mut command: clap::Command,
+    pages: &mut Vec<(String, Vec<u8>)>,
+) -> std::io::Result<()> {
+    command.build();
+    for sub in command.get_subcommands().filter(|s| !s.is_hide_set()) {
+        man_pages(sub.clone(), pages)?;
+    }
+    let man = clap_mangen::Man::new(command);
+    let mut page = Vec::new();
+    man.render(&mut page)?;
+    pages.push((man.get_filename(), page));
+    Ok(())
 }
 
 /// `logfmt dump` is the former name of `logfmt chunks`: LevelDB's `leveldbutil dump` prints
@@ -320,8 +373,10 @@ fn usage_error(error: &clap::Error) -> ExitCode {
             | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
     ) {
         // Only this program's own text.
-        let _ = error.print();
-        return ExitCode::from(code);
+        return match error.print().and_then(|()| std::io::stdout().flush()) {
+            Ok(()) => ExitCode::from(code),
+            Err(e) => report(&CliError::from(e)),
+        };
     }
     // Rendered plain, it is clap's text as it is, the refused value included; shown with
     // its styles, or with `to_string`, escape sequences in the value would be passed on, or

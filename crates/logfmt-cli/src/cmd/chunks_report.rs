@@ -34,6 +34,19 @@ pub(crate) enum Entry {
         #[serde(skip)]
         power_cut: bool,
     },
+    /// A chunk cut short by the end of the file, with well-formed chunks after it in its
+    /// block: damage LevelDB's reader takes for the end of the log, not a torn write (as
+    /// `verify` tells it). JSON: `{"kind": "lost_tail", "offset", "block", "length",
+    /// "chunks_after", "next_chunk"}`.
+    LostTail {
+        /// Where it lies.
+        #[serde(flatten)]
+        region: Region,
+        /// Well-formed chunks after it.
+        chunks_after: u64,
+        /// The offset of the first of them.
+        next_chunk: u64,
+    },
     /// Erased flash up to the next chunk.
     Padding(Region),
     /// A zero header: the rest of the block skipped without a report (LevelDB).
@@ -366,6 +379,23 @@ impl Entry {
             Self::RingBlock(block) => block.row(),
             Self::Trailer(r) => Row::region(r, "trailer", "block trailer, skipped"),
             Self::Torn { region, power_cut } => Row::region(region, "torn", torn_note(*power_cut)),
+            Self::LostTail {
+                region,
+                chunks_after,
+                next_chunk,
+            } => Row::region(
+                region,
+                "lost-tail",
+                format!(
+                    "damage, not a torn write: LevelDB's reader ends the log here, but {} \
+                     from offset {next_chunk} (`logfmt salvage` recovers their records)",
+                    if *chunks_after == 1 {
+                        "1 well-formed chunk follows".to_owned()
+                    } else {
+                        format!("{chunks_after} well-formed chunks follow")
+                    }
+                ),
+            ),
             Self::Padding(r) => Row::region(
                 r,
                 "padding",

@@ -37,12 +37,20 @@ pub(crate) struct CopyArgs {
 
 impl CopyArgs {
     /// Creates OUT's temporary file to copy into, written with `writer` and these flags'
-    /// `--wait`; a non-empty OUT is refused unless `--force`.
+    /// `--wait`; a non-empty OUT is refused unless `--force`, and OUT `-` always: the copy is
+    /// put in place whole, by a rename, which standard output cannot take.
     pub(crate) fn create(
         &self,
         output: &std::path::Path,
         writer: LogWriterOptions,
     ) -> Result<AtomicLog, CliError> {
+        if output.as_os_str() == "-" {
+            return Err(CliError::Usage(
+                "OUT `-`: the new log is written to a file and renamed into place, which \
+                 standard output cannot be (`./-` names a file called -)"
+                    .into(),
+            ));
+        }
         let atomic = writer.lock_wait(self.wait.lock_wait()).replace(self.force);
         AtomicLog::create(output, &atomic).map_err(|e| match e {
             logfmt_std::Error::AlreadyExists { .. } => {
@@ -102,6 +110,9 @@ pub(crate) struct CopyReport {
     pub(crate) payload_bytes: u64,
     /// The damage passed over: the first ones, and a count.
     pub(crate) damage: DamageReports,
+    /// How many of them `export` noted on standard error as it found them (the first
+    /// `--max-errors`, none with `--quiet`).
+    pub(crate) noted: u64,
 }
 
 /// `--json`: "records", "payload_bytes", then the damage's bytes, its list
@@ -142,9 +153,14 @@ impl crate::report::Report for CopyReport {
                     String::new()
                 } else {
                     format!(
-                        "; {} dropped in {} (noted above)",
+                        "; {} dropped in {}{}",
                         plural(self.damage.bytes(), "byte"),
-                        plural(self.damage.count(), "damaged region")
+                        plural(self.damage.count(), "damaged region"),
+                        match self.noted {
+                            0 => String::new(),
+                            n if n == self.damage.count() => " (noted above)".to_owned(),
+                            n => format!(" (the first {n} noted above)"),
+                        }
                     )
                 }
             ),
@@ -166,6 +182,7 @@ impl CopyReport {
             records: 0,
             payload_bytes: 0,
             damage: DamageReports::new(args.max_errors.unwrap_or(DEFAULT_SHOWN)),
+            noted: 0,
         }
     }
 
@@ -193,6 +210,37 @@ impl CopyReport {
     }
 }
 
+impl CopyReport {
+    /// `export`: one warning for the damage not noted one by one (past `--max-errors`, or all
+    /// of it with `--quiet`), on standard error.
+    pub(crate) fn say_not_noted(&self) {
+        let left = self.damage.count() - self.noted;
+        if self.copier != Copier::Export || left == 0 {
+            return;
+        }
+        let why = if self.noted == 0 {
+            "--quiet"
+        } else {
+            "--max-errors"
+        };
+        crate::notes::say(
+            &self.input,
+            &format!(
+                "{} not noted one by one ({why}); {} dropped in all",
+                plural(
+                    left,
+                    if self.noted == 0 {
+                        "damaged region"
+                    } else {
+                        "more damaged region"
+                    }
+                ),
+                plural(self.damage.bytes(), "byte"),
+            ),
+        );
+    }
+}
+
 /// Reads `reader` (over `input`) to its end, copying each record into `writer` (held up to a
 /// limit, streamed from the file past it) and counting it in `report`, with the damage; `export`
 /// notes each damage on standard error as it is found. Returns how reading ended and the read
@@ -209,8 +257,12 @@ pub(crate) fn copy_all(
     let mut read_error = None;
     let damaged = |damage: logfmt_std::Damage, report: &mut CopyReport| {
         let damage = input.damage(damage);
-        if report.copier == Copier::Export {
+        if report.copier == Copier::Export
+            && crate::notes::verbosity() > crate::notes::Verbosity::Quiet
+            && report.noted < report.damage.keep() as u64
+        {
             crate::notes::note(input.log.path(), &damage);
+            report.noted += 1;
         }
         report.damage.push(damage);
     };

@@ -239,6 +239,17 @@ fn describe_span(span: &Span, bytes: &[u8], counts: &Counts) -> Entry {
             })
         }
         SpanKind::Trailer => Entry::Trailer(region),
+        SpanKind::Torn { power_cut: false } => match lost_tail(bytes) {
+            Some(after) => Entry::LostTail {
+                region,
+                chunks_after: after.count,
+                next_chunk: span.offset + after.offset,
+            },
+            None => Entry::Torn {
+                region,
+                power_cut: false,
+            },
+        },
         SpanKind::Torn { power_cut } => Entry::Torn { region, power_cut },
         SpanKind::Padding => Entry::Padding(region),
         SpanKind::ZeroHeader => Entry::ZeroHeader(region),
@@ -262,6 +273,15 @@ fn describe_span(span: &Span, bytes: &[u8], counts: &Counts) -> Entry {
             note: other.note().unwrap_or_default().to_string(),
         },
     }
+}
+
+/// The well-formed chunks after a chunk cut short by the end of the file (`bytes`, its bytes
+/// to the end), found as the reader finds them: if there are some, it is damage, not a torn
+/// write ([`logfmt_std::DamageKind::LostTail`]). Offsets from the chunk's.
+fn lost_tail(bytes: &[u8]) -> Option<logfmt_core::parts::ChunksAfter> {
+    let mut reader = logfmt_core::parts::FragmentReader::from_slice(bytes);
+    while let Ok(Some(_)) = reader.next() {}
+    reader.chunks_after_end()
 }
 
 /// Runs `dump`.
@@ -335,8 +355,12 @@ fn print_entries(
     let read = input.chunk_read(args.chunks.erased, &args.chunks.format)?;
     let progress = Progress::bytes("chunks", input.log.len_at_open());
     let mut zeros_from = None;
-    let counts = walk(input, &read, &progress, |item, counts| {
+    let mut lost = 0;
+    let mut counts = walk(input, &read, &progress, |item, counts| {
         let entry = describe(&item, counts);
+        if let Entry::LostTail { region, .. } = &entry {
+            lost += region.length;
+        }
         match &entry {
             Entry::ZeroHeader(region) => zeros_from = zeros_from.or(Some(region.offset)),
             Entry::Trailer(_) => {}
@@ -352,6 +376,12 @@ fn print_entries(
         )?;
         Ok(())
     })?;
+    // Damage, not torn bytes, as `verify` counts them.
+    if lost > 0 {
+        counts.torn_bytes -= lost;
+        counts.damaged_bytes += lost;
+        counts.damaged_regions += 1;
+    }
     Ok((counts, zeros_from))
 }
 

@@ -422,10 +422,7 @@ fn report(input: &Input, mut counts: Counts, content: Content, several: bool) ->
             regions: damage.count(),
             bytes: damage.bytes(),
         },
-        tail: tail.map(|t| SpanJson {
-            offset: t.offset,
-            bytes: t.bytes,
-        }),
+        tail: tail.map(super::EndJson::from),
         stale: stale.map(|s| Stale {
             offset: s.offset,
             bytes: s.bytes,

@@ -10,7 +10,7 @@ use logfmt_std::{
 };
 use serde::{Serialize, Serializer};
 
-use super::{DamageJson, RingJson, SpanJson, plural};
+use super::{DamageJson, RingJson, plural};
 use crate::decode::Undecoded;
 use crate::reports::{DamageReports, Reports};
 use crate::story::{NotALog, Tail};
@@ -127,16 +127,8 @@ fn listed(list: &[(u64, Undecoded)]) -> Vec<UndecodedJson> {
 #[derive(Serialize)]
 #[serde(untagged)]
 enum TailJson {
-    /// A torn write.
-    Torn(SpanJson),
-    /// Damage, not a torn write: well-formed chunks follow it.
-    Lost {
-        offset: u64,
-        bytes: u64,
-        kind: &'static str,
-        chunks_after: u64,
-        next_chunk: u64,
-    },
+    /// A torn write, or damage that is not one.
+    End(super::EndJson),
     /// The bytes of an earlier use of a recycled file (or Pebble's EOF trailer).
     Stale {
         offset: u64,
@@ -205,19 +197,7 @@ impl VerifyReport {
     /// How the log ends, in JSON: torn or lost, else stale, else zeros.
     fn tail_json(&self) -> Option<TailJson> {
         self.tail
-            .map(|t| match t.kind {
-                DamageKind::LostTail { chunks, next } => TailJson::Lost {
-                    offset: t.offset,
-                    bytes: t.bytes,
-                    kind: "damage",
-                    chunks_after: chunks,
-                    next_chunk: next,
-                },
-                _ => TailJson::Torn(SpanJson {
-                    offset: t.offset,
-                    bytes: t.bytes,
-                }),
-            })
+            .map(|t| TailJson::End(t.into()))
             .or_else(|| {
                 self.stale.map(|s| TailJson::Stale {
                     offset: s.offset,
