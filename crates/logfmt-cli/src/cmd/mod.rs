@@ -1,6 +1,7 @@
 //! The subcommands.
 
 pub(crate) mod cat;
+pub(crate) mod cat_printer;
 pub(crate) mod cat_report;
 pub(crate) mod chunks_report;
 pub(crate) mod copy_report;

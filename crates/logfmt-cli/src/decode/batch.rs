@@ -3,7 +3,9 @@
 
 use logfmt_std::content::{BatchError, Op, WriteBatch};
 
-use crate::escape::{Hex, Scratch, hex_into, text_bytes};
+#[cfg(test)]
+use crate::escape::Hex;
+use crate::escape::{Scratch, hex_into, text_bytes};
 
 /// Appends the decimal digits of `n`.
 fn number(line: &mut Vec<u8>, n: impl itoa::Integer) {
@@ -219,6 +221,7 @@ fn op_json(line: &mut Vec<u8>, op: &Op<'_>) {
     line.push(b'}');
 }
 
+#[cfg(test)]
 /// A write batch in JSON, as serde serializes it: the document [`batch_json`] writes by hand
 /// (the tests check the two agree byte for byte).
 #[derive(serde::Serialize)]
@@ -239,6 +242,7 @@ pub(crate) struct BatchJson<'a> {
     pub(super) file: Option<&'a str>,
 }
 
+#[cfg(test)]
 /// The JSON document of the write batch `data` at `offset` (`file` names it when several
 /// files are printed).
 pub(crate) fn batch_document<'a>(
@@ -270,6 +274,7 @@ pub(crate) fn batch_document<'a>(
     doc
 }
 
+#[cfg(test)]
 /// One operation in JSON, as serde serializes it: the reference [`op_json`] is checked
 /// against.
 #[derive(serde::Serialize)]
@@ -302,6 +307,7 @@ pub(super) struct OpJson<'a> {
     blob: Option<Hex<'a>>,
 }
 
+#[cfg(test)]
 impl<'a> From<&Op<'a>> for OpJson<'a> {
     fn from(op: &Op<'a>) -> Self {
         let mut json = OpJson {

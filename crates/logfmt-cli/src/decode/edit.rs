@@ -39,6 +39,7 @@ fn decode_fields(data: &[u8]) -> (Vec<Field<'_>>, Option<EditError>) {
     (fields, error)
 }
 
+#[cfg(test)]
 /// The JSON document of the version edit `data` at `offset` (`file` names it when several
 /// files are printed).
 pub(crate) fn edit_document<'a>(
