@@ -17,7 +17,7 @@
 //! logfmt man DIR
 //!
 //! Every command: [-q|--quiet] [-v|--verbose]: less (no bar, no notes or hints) or more (each
-//! file's size, ring and time) on standard error.
+//! file's size, ring and time) on standard error; [--color auto|always|never].
 //! READ: [--recovery tolerate|absolute|point-in-time|skip] [--erased ff|00] [FORMAT]
 //! FORMAT: [--format legacy|recyclable|auto] [--log-number N] [--ignorable-types report|skip]
 //! ```
@@ -32,6 +32,7 @@
 //! writer; 3 not a log (`verify`: no record, and the file's first bytes are no chunk header).
 
 mod cmd;
+mod colour;
 mod copy;
 mod decode;
 mod erased;
@@ -103,6 +104,10 @@ struct Cli {
     /// time spent on it.
     #[arg(short, long, global = true)]
     verbose: bool,
+    /// When to colour the output: auto (on a terminal, unless NO_COLOR is set), always
+    /// (whatever NO_COLOR says), never.
+    #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t)]
+    color: colour::ColorChoice,
     #[command(subcommand)]
     command: Command,
 }
@@ -195,6 +200,7 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(error) => return usage_error(&error),
     };
+    colour::set(cli.color);
     if cli.quiet {
         progress::silence();
         notes::set(notes::Verbosity::Quiet);

@@ -1,6 +1,6 @@
 //! `logfmt map`: where a log is damaged, at a glance — one cell per block.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use logfmt_std::DamageKind;
@@ -22,8 +22,8 @@ use crate::options::ChunkArgs;
 /// clean, `X` damaged (bytes LevelDB's reader drops), `T` the torn end, `0` zeros
 /// (preallocated, or a zero header), blank for nothing read (erased flash, past the end), and
 /// for a ring image `H` its newest block, `O` its oldest and `-` the blocks not read (erased
-/// ahead of the writer). A legend and a one-line summary follow. Colours only on a terminal,
-/// and never with NO_COLOR set: letters only otherwise.
+/// ahead of the writer). A legend and a one-line summary follow. Colours as --color says: by
+/// default only on a terminal, and never with NO_COLOR set; letters only otherwise.
 ///
 /// --json prints the model instead, one object per file: "file", "bytes", "blocks" (a string
 /// of one letter per block, as above), "records", "payload_bytes", "corruptions" (count),
@@ -188,7 +188,7 @@ fn gather(args: &MapArgs, path: &Path) -> Result<(MapReport, Input, ReadOptions)
 /// The map, its legend and its summary, on standard output.
 fn render(report: &MapReport, width: Option<u16>) -> Result<(), CliError> {
     let stdout = std::io::stdout();
-    let colour = stdout.is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    let colour = crate::colour::stdout();
     let columns = width.map_or_else(terminal_width, usize::from).max(8);
     let blocks = report.states.len() as u64;
     let per = blocks.div_ceil(columns as u64 * MAX_LINES).max(1);
