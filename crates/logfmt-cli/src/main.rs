@@ -31,6 +31,7 @@
 //! empty) or malformed framed input; 2 usage or I/O error, or the log locked by another
 //! writer; 3 not a log (`verify`: no record, and the file's first bytes are no chunk header).
 
+mod bounded_reports;
 mod cmd;
 mod colour;
 mod copy;
@@ -42,15 +43,13 @@ mod format;
 mod gloss;
 mod image;
 mod input;
-mod map_report;
 mod notes;
 mod options;
 mod output;
 mod parallel;
 mod picture;
 mod progress;
-mod report;
-mod reports;
+mod render;
 mod scan;
 mod story;
 mod targets;
@@ -140,7 +139,7 @@ enum Command {
         "logfmt chunks 000042.log                   every chunk, trailer and damaged region"
         "logfmt chunks --json --format auto 000042.log"
     ))]
-    Chunks(cmd::dump::DumpArgs),
+    Chunks(cmd::chunks::ChunksArgs),
     #[command(after_help = examples!(
         "logfmt stats 000042.log                    records, sizes, chunks, space, damage"
         "logfmt stats --json /var/lib/app/db        one JSON object per file of a database"
@@ -213,7 +212,7 @@ fn main() -> ExitCode {
         Command::Verify(args) => cmd::verify::run(args),
         Command::Chunks(args) => {
             deprecated_dump();
-            cmd::dump::run(args).map(|()| ExitCode::from(EXIT_OK))
+            cmd::chunks::run(args).map(|()| ExitCode::from(EXIT_OK))
         }
         Command::Stats(args) => cmd::stats::run(args).map(|()| ExitCode::from(EXIT_OK)),
         Command::Map(args) => cmd::map::run(args).map(|()| ExitCode::from(EXIT_OK)),

@@ -1,5 +1,5 @@
 //! How `logfmt` prints: `cat`'s formats of a record (printed by
-//! [`crate::cmd::cat_report::CatRecord`]), and the one JSON layout of every `--json` output.
+//! [`crate::cmd::cat_printer::RecordPrinter`]), and the one JSON layout of every `--json` output.
 
 use std::fmt;
 use std::io::{self, Write};

@@ -9,9 +9,9 @@ use std::path::Path;
 use logfmt_std::advanced::{BLOCK_SIZE, EscapedPath, ReadOptions};
 use logfmt_std::layout::{BlockMap, BlockState, Span, SpanKind, type_name};
 
+use crate::cmd::map_report::MapReport;
 use crate::error::CliError;
 use crate::image::Input;
-use crate::map_report::MapReport;
 
 /// Blocks drawn one by one from the start of each file; after them, runs of clean blocks are
 /// drawn as one row each (every other block is drawn in full).

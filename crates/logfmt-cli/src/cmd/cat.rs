@@ -19,7 +19,7 @@ use crate::image::Input;
 use crate::options::{InputArgs, parse_offset, parse_range};
 use crate::output::OutputFormat;
 use crate::progress::Progress;
-use crate::report::{Rendering, hint, render, warn};
+use crate::render::{Rendering, hint, render, warn};
 use crate::scan::{Found, UNLIMITED, scan};
 use crate::targets::Target;
 

@@ -2,7 +2,7 @@
 //! [`super::cat_printer::RecordPrinter`], prints): a file's header ([`FileHeader`]), and on
 //! standard error each damage met ([`CatDamage`]), each record too long to print
 //! ([`CatOversized`]) and each restart of a followed file ([`CatRestarted`]), each one typed
-//! value printed by the one renderer ([`crate::report::render`]): as one JSON line (the keys
+//! value printed by the one renderer ([`crate::render::render`]): as one JSON line (the keys
 //! documented on each type, in that order) or as its text.
 
 use std::fmt;
@@ -14,7 +14,7 @@ use serde::ser::SerializeStruct;
 use serde::{Serialize, Serializer};
 
 use crate::decode::{Content, Undecoded};
-use crate::report::Report;
+use crate::render::Report;
 
 /// The header of a file's decoded records when several files are printed as text:
 /// `==> FILE <==`, as `tail` heads each file. In JSON: {"file"}.

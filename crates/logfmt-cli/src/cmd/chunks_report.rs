@@ -1,7 +1,7 @@
 //! What `logfmt chunks` reports, line by line: each [`Entry`] (a chunk, a region that is not
 //! a chunk, a ring block, the summary) is one typed value, printed by the one renderer
-//! ([`crate::report::render`]) as a JSON line (`--json`: JSON Lines, the keys documented on
-//! `DumpArgs`, in that order) or as a text line of the listing's columns. Text and JSON come
+//! ([`crate::render::render`]) as a JSON line (`--json`: JSON Lines, the keys documented on
+//! `ChunksArgs`, in that order) or as a text line of the listing's columns. Text and JSON come
 //! from the same value.
 
 use std::borrow::Cow;
@@ -13,7 +13,7 @@ use logfmt_std::layout::Counts;
 use serde::{Serialize, Serializer};
 
 use super::{RingJson, plural};
-use crate::report::Report;
+use crate::render::Report;
 
 /// One line of `chunks`: its JSON object is tagged by "kind" (`chunk`, `trailer`, ...,
 /// `ring`, `ring_block`, `zero_fill`, `summary`); its text is a row of the listing (offset,

@@ -11,11 +11,11 @@ use logfmt_std::{
 use serde::ser::{SerializeMap, Serializer};
 
 use super::{DamageJson, plural};
+use crate::bounded_reports::{DEFAULT_SHOWN, DamageReports};
 use crate::error::CliError;
 use crate::image::Input;
 use crate::options::WaitArgs;
 use crate::progress::Progress;
-use crate::reports::{DEFAULT_SHOWN, DamageReports};
 use crate::scan::{Found, Outcome, scan};
 
 /// The flags `salvage` and `export` share: how OUT is written and how the copy is reported.
@@ -136,7 +136,7 @@ impl serde::Serialize for CopyReport {
     }
 }
 
-impl crate::report::Report for CopyReport {
+impl crate::render::Report for CopyReport {
     fn write_text(&self, out: &mut dyn Write) -> io::Result<()> {
         let copied = format!(
             "{}: {} ({} of payload)",
@@ -198,7 +198,7 @@ impl CopyReport {
             plural(lost.bytes(), "byte"),
             plural(lost.count(), "damaged region")
         )?;
-        crate::report::write_damage_lines(out, lost.kept(), |_| None)?;
+        crate::render::write_damage_lines(out, lost.kept(), |_| None)?;
         if lost.left_out() > 0 {
             writeln!(
                 out,

@@ -95,6 +95,6 @@ pub(crate) fn run(args: &ExportArgs) -> Result<(), CliError> {
             ),
         );
     }
-    crate::report::print(&report, args.copy.json)?;
+    crate::render::print(&report, args.copy.json)?;
     Ok(())
 }

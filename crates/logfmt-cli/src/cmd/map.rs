@@ -10,9 +10,9 @@ use logfmt_std::{
     advanced::{EscapedPath, LogReader, ReadOptions},
 };
 
+use crate::cmd::map_report::{DamageLine, MapReport, RingLine, TailLine};
 use crate::error::CliError;
 use crate::image::Input;
-use crate::map_report::{DamageLine, MapReport, RingLine, TailLine};
 use crate::options::ChunkArgs;
 
 /// Draw the block map of a log, a flash image or a ring image.

@@ -3,11 +3,12 @@
 pub(crate) mod cat;
 pub(crate) mod cat_printer;
 pub(crate) mod cat_report;
+pub(crate) mod chunks;
 pub(crate) mod chunks_report;
 pub(crate) mod copy_report;
-pub(crate) mod dump;
 pub(crate) mod export;
 pub(crate) mod map;
+pub(crate) mod map_report;
 pub(crate) mod salvage;
 pub(crate) mod split;
 pub(crate) mod stats;

@@ -6,7 +6,7 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 
 use super::{RingJson, SpanJson, plural};
-use crate::report::{Report, human_bytes};
+use crate::render::{Report, human_bytes};
 
 /// `logfmt stats` of one file.
 #[derive(Debug, serde::Serialize)]

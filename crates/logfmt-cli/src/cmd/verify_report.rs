@@ -11,8 +11,8 @@ use logfmt_std::{
 use serde::{Serialize, Serializer};
 
 use super::{DamageJson, RingJson, plural};
+use crate::bounded_reports::{DamageReports, Reports};
 use crate::decode::Undecoded;
-use crate::reports::{DamageReports, Reports};
 use crate::story::{NotALog, Tail};
 
 /// What `verify` found in one file.
@@ -221,7 +221,7 @@ impl VerifyReport {
     }
 }
 
-impl crate::report::Report for VerifyReport {
+impl crate::render::Report for VerifyReport {
     /// The text report: a line, then the ring, packs, the damaged regions and undecoded
     /// records (unless `--summary`), and how the log ends.
     fn write_text(&self, out: &mut dyn Write) -> io::Result<()> {
@@ -296,7 +296,7 @@ impl VerifyReport {
 
     /// The damaged regions kept, one line each, their offsets aligned.
     fn write_damage(&self, out: &mut dyn Write) -> io::Result<()> {
-        crate::report::write_damage_lines(out, self.damage.kept(), |kind| {
+        crate::render::write_damage_lines(out, self.damage.kept(), |kind| {
             Some(match kind {
                 DamageKind::Corruption(_) => "dropped",
                 DamageKind::TornTail => "torn",

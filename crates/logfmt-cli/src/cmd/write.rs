@@ -213,7 +213,7 @@ pub(crate) fn run(args: &WriteArgs) -> Result<(), CliError> {
             bytes: std::fs::metadata(&args.file).map_or(0, |meta| meta.len()),
             error: result.as_ref().err().map(ToString::to_string),
         };
-        crate::report::print(&report, true)?;
+        crate::render::print(&report, true)?;
     }
     result
 }
@@ -255,7 +255,7 @@ struct WriteReport {
     error: Option<String>,
 }
 
-impl crate::report::Report for WriteReport {
+impl crate::render::Report for WriteReport {
     /// A write says nothing on success: the text is empty.
     fn write_text(&self, _out: &mut dyn std::io::Write) -> io::Result<()> {
         Ok(())

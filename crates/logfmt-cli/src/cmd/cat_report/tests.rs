@@ -1,7 +1,7 @@
 //! `cat`'s notes: each one line of text, or of JSON.
 
 use super::*;
-use crate::report::{Rendering, render};
+use crate::render::{Rendering, render};
 
 /// `report` rendered as text.
 fn text(report: &impl Report) -> String {

@@ -13,7 +13,7 @@ use crate::image::Input;
 use crate::options::ChunkArgs;
 use crate::output::write_json_line;
 use crate::progress::Progress;
-use crate::report::{Rendering, render};
+use crate::render::{Rendering, render};
 
 /// Print every chunk of a log, and every region that is not a chunk.
 ///
@@ -61,7 +61,7 @@ use crate::report::{Rendering, render};
 /// null), "lap", "records" (from its ring header, or null)}; the summary counts the blocks
 /// read.
 #[derive(Debug, clap::Args)]
-pub(crate) struct DumpArgs {
+pub(crate) struct ChunksArgs {
     #[command(flatten)]
     chunks: ChunkArgs,
 }
@@ -284,8 +284,8 @@ fn lost_tail(bytes: &[u8]) -> Option<logfmt_core::parts::ChunksAfter> {
     reader.chunks_after_end()
 }
 
-/// Runs `dump`.
-pub(crate) fn run(args: &DumpArgs) -> Result<(), CliError> {
+/// Runs `chunks`.
+pub(crate) fn run(args: &ChunksArgs) -> Result<(), CliError> {
     crate::targets::each(
         &args.chunks.files.files,
         args.chunks.json,
@@ -293,10 +293,10 @@ pub(crate) fn run(args: &DumpArgs) -> Result<(), CliError> {
     )
 }
 
-/// Runs `dump` on one file; `several` when more are read: the lines before the chunks (the
+/// Runs `chunks` on one file; `several` when more are read: the lines before the chunks (the
 /// file in JSON, the ring, the heading), an entry for each chunk and region, then how the log
 /// ends and the summary.
-fn run_one(args: &DumpArgs, path: &std::path::Path, several: bool) -> Result<(), CliError> {
+fn run_one(args: &ChunksArgs, path: &std::path::Path, several: bool) -> Result<(), CliError> {
     let input = Input::open(path, args.chunks.erased)?;
     let log = &input.log;
     let mut out = BufWriter::with_capacity(64 * 1024, io::stdout().lock());
@@ -346,7 +346,7 @@ fn run_one(args: &DumpArgs, path: &std::path::Path, several: bool) -> Result<(),
 /// Walks `input`, printing an entry for each chunk and region as it is read; returns the
 /// walk's counts and where a run of zero headers that may reach the end of the file began.
 fn print_entries(
-    args: &DumpArgs,
+    args: &ChunksArgs,
     input: &Input,
     out: &mut impl Write,
     width: usize,
