@@ -20,7 +20,7 @@ use serde::ser::{Serialize, SerializeStruct, Serializer};
 
 use crate::erased::Erased;
 use crate::error::CliError;
-use crate::report::Report;
+use crate::render::Report;
 
 /// Something in a ring image that disagrees with its ring, told on standard error whatever
 /// the verbosity: `logfmt: FILE: ring image: what`. In JSON: {"file", "disagreement"}, the
@@ -102,7 +102,7 @@ impl Input {
     /// silently.
     pub(crate) fn say_disagreements(&self) {
         for disagreement in self.ring.iter().flat_map(RingImage::disagreements) {
-            crate::report::warn(&Disagreement {
+            crate::render::warn(&Disagreement {
                 file: self.log.path(),
                 disagreement,
             });
@@ -267,7 +267,7 @@ fn describe(log: &LogFile, ring: Option<&RingImage>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::{Rendering, render};
+    use crate::render::{Rendering, render};
 
     #[test]
     fn a_disagreement_is_one_warning_line_and_one_json_object() {

@@ -50,6 +50,14 @@ pub(crate) enum InputError {
         /// The limit, in bytes.
         limit: usize,
     },
+    /// The record being read (a line under a --line-limit larger than memory, a frame) needs
+    /// more memory than can be had.
+    OutOfMemory {
+        /// Input offset of the record.
+        offset: u64,
+        /// The bytes of it held when memory ran out.
+        held: usize,
+    },
 }
 
 impl InputError {
@@ -84,6 +92,11 @@ impl fmt::Display for InputError {
                 f,
                 "the line at byte offset {offset} of standard input is longer than \
                  {limit} bytes"
+            ),
+            Self::OutOfMemory { offset, held } => write!(
+                f,
+                "the record at byte offset {offset} of standard input does not fit in memory \
+                 ({held} bytes of it held; a smaller --line-limit refuses such a line early)"
             ),
         }
     }
@@ -163,11 +176,18 @@ impl<R: BufRead> Records<R> {
                     limit: self.line_limit,
                 });
             }
-            // Grown by doubling, but never past the limit.
+            // Grown by doubling, but never past the limit; memory that cannot be had is an
+            // error, not an abort (a --line-limit larger than memory).
             let needed = record.len() + data.len();
             if needed > record.capacity() {
                 let grown = needed.max(record.capacity() * 2).min(self.line_limit);
-                record.reserve_exact(grown - record.len());
+                record
+                    .try_reserve_exact(grown - record.len())
+                    .or_else(|_| record.try_reserve_exact(data.len()))
+                    .map_err(|_| InputError::OutOfMemory {
+                        offset: start,
+                        held: record.len(),
+                    })?;
             }
             record.extend_from_slice(data);
             let used = newline.map_or(available.len(), |at| at + 1);
@@ -209,6 +229,12 @@ impl<R: BufRead> Records<R> {
             }
             let take =
                 usize::try_from(remaining).map_or(available.len(), |r| r.min(available.len()));
+            record
+                .try_reserve(take)
+                .map_err(|_| InputError::OutOfMemory {
+                    offset: start,
+                    held: record.len(),
+                })?;
             record.extend_from_slice(available.get(..take).unwrap_or_default());
             self.input.consume(take);
             self.offset += take as u64;

@@ -17,7 +17,7 @@
 //! logfmt man DIR
 //!
 //! Every command: [-q|--quiet] [-v|--verbose]: less (no bar, no notes or hints) or more (each
-//! file's size, ring and time) on standard error.
+//! file's size, ring and time) on standard error; [--color auto|always|never].
 //! READ: [--recovery tolerate|absolute|point-in-time|skip] [--erased ff|00] [FORMAT]
 //! FORMAT: [--format legacy|recyclable|auto] [--log-number N] [--ignorable-types report|skip]
 //! ```
@@ -31,7 +31,9 @@
 //! empty) or malformed framed input; 2 usage or I/O error, or the log locked by another
 //! writer; 3 not a log (`verify`: no record, and the file's first bytes are no chunk header).
 
+mod bounded_reports;
 mod cmd;
+mod colour;
 mod copy;
 mod decode;
 mod erased;
@@ -41,15 +43,13 @@ mod format;
 mod gloss;
 mod image;
 mod input;
-mod map_report;
 mod notes;
 mod options;
 mod output;
 mod parallel;
 mod picture;
 mod progress;
-mod report;
-mod reports;
+mod render;
 mod scan;
 mod story;
 mod targets;
@@ -103,6 +103,10 @@ struct Cli {
     /// time spent on it.
     #[arg(short, long, global = true)]
     verbose: bool,
+    /// When to colour the output: auto (on a terminal, unless NO_COLOR is set), always
+    /// (whatever NO_COLOR says), never.
+    #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t)]
+    color: colour::ColorChoice,
     #[command(subcommand)]
     command: Command,
 }
@@ -135,7 +139,7 @@ enum Command {
         "logfmt chunks 000042.log                   every chunk, trailer and damaged region"
         "logfmt chunks --json --format auto 000042.log"
     ))]
-    Chunks(cmd::dump::DumpArgs),
+    Chunks(cmd::chunks::ChunksArgs),
     #[command(after_help = examples!(
         "logfmt stats 000042.log                    records, sizes, chunks, space, damage"
         "logfmt stats --json /var/lib/app/db        one JSON object per file of a database"
@@ -195,6 +199,7 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(error) => return usage_error(&error),
     };
+    colour::set(cli.color);
     if cli.quiet {
         progress::silence();
         notes::set(notes::Verbosity::Quiet);
@@ -207,17 +212,14 @@ fn main() -> ExitCode {
         Command::Verify(args) => cmd::verify::run(args),
         Command::Chunks(args) => {
             deprecated_dump();
-            cmd::dump::run(args).map(|()| ExitCode::from(EXIT_OK))
+            cmd::chunks::run(args).map(|()| ExitCode::from(EXIT_OK))
         }
         Command::Stats(args) => cmd::stats::run(args).map(|()| ExitCode::from(EXIT_OK)),
         Command::Map(args) => cmd::map::run(args).map(|()| ExitCode::from(EXIT_OK)),
         Command::Salvage(args) => cmd::salvage::run(args).map(|()| ExitCode::from(EXIT_OK)),
         Command::Split(args) => cmd::split::run(args).map(|()| ExitCode::from(EXIT_OK)),
         Command::Export(args) => cmd::export::run(args).map(|()| ExitCode::from(EXIT_OK)),
-        Command::Completions { shell } => {
-            completions(*shell);
-            Ok(ExitCode::from(EXIT_OK))
-        }
+        Command::Completions { shell } => completions(*shell).map(|()| ExitCode::from(EXIT_OK)),
         Command::Man { dir } => man(dir).map(|()| ExitCode::from(EXIT_OK)),
         Command::Generate(what) => generate(what).map(|()| ExitCode::from(EXIT_OK)),
     };
@@ -249,27 +251,83 @@ enum GenerateWhat {
 /// Runs `logfmt generate` (hidden: the former name of `completions` and `man`).
 fn generate(args: &Generate) -> Result<(), CliError> {
     match &args.what {
-        GenerateWhat::Completions { shell } => {
-            completions(*shell);
-            Ok(())
-        }
+        GenerateWhat::Completions { shell } => completions(*shell),
         GenerateWhat::Man { dir } => man(dir),
     }
 }
 
-/// Runs `logfmt completions SHELL`: the script on standard output.
-fn completions(shell: clap_complete::Shell) {
+/// Runs `logfmt completions SHELL`: the script on standard output (made in memory first:
+/// `clap_complete` panics on a failed write).
+fn completions(shell: clap_complete::Shell) -> Result<(), CliError> {
     use clap::CommandFactory;
     let mut command = Cli::command();
-    clap_complete::generate(shell, &mut command, "logfmt", &mut std::io::stdout());
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut command, "logfmt", &mut script);
+    let mut out = std::io::stdout().lock();
+    out.write_all(&script)?;
+    out.flush()?;
+    Ok(())
 }
 
 /// Runs `logfmt man DIR`: a page per command, written into `dir`.
+///
+/// Every page is made in memory and every entry of its name in `dir` is checked before
+/// anything is written: an entry that is not a regular file (a symbolic link, a directory, a
+/// FIFO) is refused, naming it. Each page is then written to a new temporary file beside it
+/// (never an existing file, nor through a link) and renamed over its name.
 fn man(dir: &std::path::Path) -> Result<(), CliError> {
     use clap::CommandFactory;
-    let failed = |e: std::io::Error| CliError::Usage(format!("{}: {e}", EscapedPath::new(dir)));
-    std::fs::create_dir_all(dir).map_err(failed)?;
-    clap_mangen::generate_to(Cli::command(), dir).map_err(failed)
+    let failed = |path: &std::path::Path, e: std::io::Error| {
+        CliError::Usage(format!("{}: {e}", EscapedPath::new(path)))
+    };
+    let mut pages = Vec::new();
+    man_pages(Cli::command().disable_help_subcommand(true), &mut pages)
+        .map_err(|e| failed(dir, e))?;
+    std::fs::create_dir_all(dir).map_err(|e| failed(dir, e))?;
+    for (name, _) in &pages {
+        let path = dir.join(name);
+        if let Ok(meta) = std::fs::symlink_metadata(&path)
+            && !meta.is_file()
+        {
+            return Err(CliError::Usage(format!(
+                "{}: in the way of a man page: not a regular file (a symbolic link, a \
+                 directory, ...); nothing was written",
+                EscapedPath::new(&path)
+            )));
+        }
+    }
+    for (name, page) in &pages {
+        let path = dir.join(name);
+        let temporary = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+        let written = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temporary)
+            .and_then(|mut file| file.write_all(page))
+            .and_then(|()| std::fs::rename(&temporary, &path));
+        if let Err(e) = written {
+            let _ = std::fs::remove_file(&temporary);
+            return Err(failed(&path, e));
+        }
+    }
+    Ok(())
+}
+
+/// The man pages of `command` and of its commands that are not hidden, in memory: each file
+/// name and its text.
+fn man_pages(
+    mut command: clap::Command,
+    pages: &mut Vec<(String, Vec<u8>)>,
+) -> std::io::Result<()> {
+    command.build();
+    for sub in command.get_subcommands().filter(|s| !s.is_hide_set()) {
+        man_pages(sub.clone(), pages)?;
+    }
+    let man = clap_mangen::Man::new(command);
+    let mut page = Vec::new();
+    man.render(&mut page)?;
+    pages.push((man.get_filename(), page));
+    Ok(())
 }
 
 /// `logfmt dump` is the former name of `logfmt chunks`: LevelDB's `leveldbutil dump` prints
@@ -320,8 +378,10 @@ fn usage_error(error: &clap::Error) -> ExitCode {
             | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
     ) {
         // Only this program's own text.
-        let _ = error.print();
-        return ExitCode::from(code);
+        return match error.print().and_then(|()| std::io::stdout().flush()) {
+            Ok(()) => ExitCode::from(code),
+            Err(e) => report(&CliError::from(e)),
+        };
     }
     // Rendered plain, it is clap's text as it is, the refused value included; shown with
     // its styles, or with `to_string`, escape sequences in the value would be passed on, or

@@ -1,5 +1,5 @@
 //! How `logfmt` prints: `cat`'s formats of a record (printed by
-//! [`crate::cmd::cat_report::CatRecord`]), and the one JSON layout of every `--json` output.
+//! [`crate::cmd::cat_printer::RecordPrinter`]), and the one JSON layout of every `--json` output.
 
 use std::fmt;
 use std::io::{self, Write};
@@ -31,8 +31,15 @@ pub(crate) enum OutputFormat {
 /// Why a record could not be printed.
 #[derive(Debug)]
 pub(crate) enum OutputError {
-    /// Writing failed.
+    /// Writing standard output failed.
     Write(io::Error),
+    /// Writing a file named on the command line (`map --html OUT`) failed.
+    File {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why.
+        error: io::Error,
+    },
     /// The record is too long for a u32 frame length.
     TooLongForFrame {
         /// File offset of the record.
@@ -46,6 +53,11 @@ impl fmt::Display for OutputError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Write(_) => f.write_str("cannot write standard output"),
+            Self::File { path, .. } => write!(
+                f,
+                "cannot write {}",
+                logfmt_std::advanced::EscapedPath::new(path)
+            ),
             Self::TooLongForFrame { offset, len } => write!(
                 f,
                 "the record at offset {offset} ({len} bytes) is too long for --output framed"
@@ -57,7 +69,7 @@ impl fmt::Display for OutputError {
 impl std::error::Error for OutputError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            Self::Write(e) => Some(e),
+            Self::Write(e) | Self::File { error: e, .. } => Some(e),
             Self::TooLongForFrame { .. } => None,
         }
     }

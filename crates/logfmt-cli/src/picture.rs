@@ -9,15 +9,22 @@ use std::path::Path;
 use logfmt_std::advanced::{BLOCK_SIZE, EscapedPath, ReadOptions};
 use logfmt_std::layout::{BlockMap, BlockState, Span, SpanKind, type_name};
 
+use crate::cmd::map_report::MapReport;
 use crate::error::CliError;
 use crate::image::Input;
-use crate::map_report::MapReport;
 
 /// Blocks drawn one by one from the start of each file; after them, runs of clean blocks are
 /// drawn as one row each (every other block is drawn in full).
 const FIRST_BLOCKS: u64 = 256;
 /// Rows at most per file: a picture stays small enough to open.
 const MAX_ROWS: usize = 20_000;
+/// Spans drawn one by one in a block's row at most: the spans after the first
+/// `MAX_SPANS - 1` are drawn as one (a block of tiny damaged chunks holds thousands).
+const MAX_SPANS: usize = 64;
+/// The page's size at most, roughly: past it, no more damage is listed and no more rows are
+/// drawn (a row, a line of the list and the page's end are the most it runs over by, a few
+/// tens of KiB), and the page says where it was cut.
+const MAX_PAGE_BYTES: u64 = 8 << 20;
 
 /// One file's picture: what `map` found, the input and how it was read.
 pub(crate) struct Picture {
@@ -30,6 +37,12 @@ pub(crate) struct Picture {
 /// An existing `out` is replaced only with `force`, never when it is one of the files read,
 /// and never when it is not a regular file.
 pub(crate) fn write(out: &Path, pictures: &[Picture], force: bool) -> Result<(), CliError> {
+    if out.as_os_str() == "-" {
+        let mut html = Counted::new(BufWriter::new(std::io::stdout().lock()));
+        page(&mut html, pictures)?;
+        html.inner.flush()?;
+        return Ok(());
+    }
     if let Ok(meta) = fs::symlink_metadata(out) {
         if !meta.is_file() {
             return Err(CliError::Usage(format!(
@@ -58,16 +71,29 @@ pub(crate) fn write(out: &Path, pictures: &[Picture], force: bool) -> Result<(),
         .file_name()
         .map_or_else(|| "map".into(), |n| n.to_string_lossy().into_owned());
     let temporary = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let failed = |error| {
+        CliError::Output(crate::output::OutputError::File {
+            path: out.to_path_buf(),
+            error,
+        })
+    };
     let result = (|| -> Result<(), CliError> {
         let file = OpenOptions::new()
             .write(true)
             .create_new(true)
-            .open(&temporary)?;
-        let mut html = BufWriter::new(file);
-        page(&mut html, pictures)?;
-        let file = html.into_inner().map_err(|e| e.into_error())?;
-        file.sync_all()?;
-        fs::rename(&temporary, out)?;
+            .open(&temporary)
+            .map_err(failed)?;
+        let mut html = Counted::new(BufWriter::new(file));
+        page(&mut html, pictures).map_err(|e| match e {
+            CliError::Output(crate::output::OutputError::Write(e)) => failed(e),
+            e => e,
+        })?;
+        let file = html
+            .inner
+            .into_inner()
+            .map_err(|e| failed(e.into_error()))?;
+        file.sync_all().map_err(failed)?;
+        fs::rename(&temporary, out).map_err(failed)?;
         Ok(())
     })();
     if result.is_err() {
@@ -76,16 +102,56 @@ pub(crate) fn write(out: &Path, pictures: &[Picture], force: bool) -> Result<(),
     result
 }
 
-fn page(html: &mut impl Write, pictures: &[Picture]) -> Result<(), CliError> {
+/// A writer that counts the bytes written through it: the page's size so far.
+struct Counted<W> {
+    inner: W,
+    bytes: u64,
+}
+
+impl<W: Write> Counted<W> {
+    fn new(inner: W) -> Self {
+        Self { inner, bytes: 0 }
+    }
+
+    /// Whether the page has reached [`MAX_PAGE_BYTES`].
+    fn full(&self) -> bool {
+        self.bytes >= MAX_PAGE_BYTES
+    }
+}
+
+impl<W: Write> Write for Counted<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.bytes += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// The note where the page stops growing.
+const CUT: &str = "the picture is cut short here, to keep the page under 8 MiB";
+
+fn page<W: Write>(html: &mut Counted<W>, pictures: &[Picture]) -> Result<(), CliError> {
     write!(html, "{}", HEAD)?;
     for (index, picture) in pictures.iter().enumerate() {
+        if html.full() {
+            writeln!(
+                html,
+                "<p class=\"muted\">… {CUT}: {} not drawn</p>",
+                crate::notes::plural((pictures.len() - index) as u64, "more file")
+            )?;
+            break;
+        }
         file(html, index, picture)?;
     }
     write!(html, "</body>\n</html>\n")?;
     Ok(())
 }
 
-fn file(html: &mut impl Write, index: usize, picture: &Picture) -> Result<(), CliError> {
+fn file<W: Write>(html: &mut Counted<W>, index: usize, picture: &Picture) -> Result<(), CliError> {
     let report = &picture.report;
     writeln!(html, "<section><h2>{}</h2>", escape(&report.file))?;
     writeln!(
@@ -100,6 +166,7 @@ fn file(html: &mut impl Write, index: usize, picture: &Picture) -> Result<(), Cl
     let mut map = BlockMap::new(reread, picture.input.log.len_at_open(), &picture.read)?;
     let mut rows = 0usize;
     let mut clean_run: Option<(u64, u64)> = None;
+    let mut summarised = false;
     while let Some(block) = map.next_block()? {
         let state = report
             .states
@@ -122,13 +189,31 @@ fn file(html: &mut impl Write, index: usize, picture: &Picture) -> Result<(), Cl
             )?;
             break;
         }
-        row(html, index, block.index, state, &block.spans)?;
+        if html.full() {
+            writeln!(
+                html,
+                "<p class=\"muted\">… {CUT}: the blocks from {} on are not drawn</p>",
+                block.index
+            )?;
+            break;
+        }
+        summarised |= row(html, index, block.index, state, &block.spans)?;
         rows += 1;
     }
     if let Some(run) = clean_run {
         collapsed(html, run)?;
     }
-    writeln!(html, "</div></section>")?;
+    writeln!(html, "</div>")?;
+    if summarised {
+        writeln!(
+            html,
+            "<p class=\"muted\">In blocks of more than {MAX_SPANS} spans, the spans after the \
+             first {} are not drawn one by one: they are drawn as one, its details saying what \
+             it holds.</p>",
+            MAX_SPANS - 1
+        )?;
+    }
+    writeln!(html, "</section>")?;
     Ok(())
 }
 
@@ -142,13 +227,15 @@ fn collapsed(html: &mut impl Write, (first, last): (u64, u64)) -> Result<(), Cli
     Ok(())
 }
 
+/// A block's row: its spans, at most [`MAX_SPANS`] of them drawn one by one. Returns whether
+/// the rest were drawn as one.
 fn row(
     html: &mut impl Write,
     file: usize,
     index: u64,
     state: BlockState,
     spans: &[Span],
-) -> Result<(), CliError> {
+) -> Result<bool, CliError> {
     let offset = index * BLOCK_SIZE as u64;
     write!(
         html,
@@ -156,7 +243,12 @@ fn row(
         state.name(),
         state.meaning()
     )?;
-    for span in spans {
+    let (drawn, rest) = if spans.len() > MAX_SPANS {
+        spans.split_at(MAX_SPANS - 1)
+    } else {
+        (spans, &[][..])
+    };
+    for span in drawn {
         let width = span.len as f64 * 100.0 / BLOCK_SIZE as f64;
         write!(
             html,
@@ -165,8 +257,24 @@ fn row(
             escape(&details(span))
         )?;
     }
+    if let Some(first) = rest.first() {
+        let bytes: u64 = rest.iter().map(|s| s.len).sum();
+        let damaged = rest.iter().filter(|s| s.kind.is_damage()).count();
+        let width = bytes as f64 * 100.0 / BLOCK_SIZE as f64;
+        let class = if damaged > 0 {
+            "dropped"
+        } else {
+            class(&first.kind)
+        };
+        write!(
+            html,
+            "<i class=\"k-{class}\" style=\"width:{width:.3}%\" title=\"offset {}, {bytes} bytes: {} more spans, {damaged} of them damage, not drawn one by one\"></i>",
+            first.offset,
+            rest.len(),
+        )?;
+    }
     writeln!(html, "</div></div>")?;
-    Ok(())
+    Ok(!rest.is_empty())
 }
 
 /// The class a span is drawn with.
@@ -225,7 +333,11 @@ fn legend(html: &mut impl Write, states: &[BlockState]) -> Result<(), CliError> 
     Ok(())
 }
 
-fn damage(html: &mut impl Write, file: usize, report: &MapReport) -> Result<(), CliError> {
+fn damage<W: Write>(
+    html: &mut Counted<W>,
+    file: usize,
+    report: &MapReport,
+) -> Result<(), CliError> {
     writeln!(html, "<h3>Damage ({})</h3>", report.corruptions)?;
     if report.damage.is_empty() {
         writeln!(html, "<p>none</p>")?;
@@ -235,7 +347,12 @@ fn damage(html: &mut impl Write, file: usize, report: &MapReport) -> Result<(), 
         html,
         "<table><tr><th>offset</th><th>bytes</th><th>LevelDB's reason</th><th>what it means</th></tr>"
     )?;
+    let mut listed = 0u64;
     for line in &report.damage {
+        if html.full() {
+            break;
+        }
+        listed += 1;
         let block = line.offset / BLOCK_SIZE as u64;
         writeln!(
             html,
@@ -247,11 +364,17 @@ fn damage(html: &mut impl Write, file: usize, report: &MapReport) -> Result<(), 
         )?;
     }
     writeln!(html, "</table>")?;
-    if report.corruptions > report.damage.len() as u64 {
+    if listed < report.damage.len() as u64 {
+        writeln!(
+            html,
+            "<p class=\"muted\">… {CUT}: {} more not listed</p>",
+            report.corruptions - listed
+        )?;
+    } else if report.corruptions > listed {
         writeln!(
             html,
             "<p class=\"muted\">… and {} more (--max-errors)</p>",
-            report.corruptions - report.damage.len() as u64
+            report.corruptions - listed
         )?;
     }
     Ok(())
@@ -275,13 +398,7 @@ fn summary(report: &MapReport) -> String {
         line += ", no corruption";
     }
     if let Some(tail) = &report.tail {
-        let _ = write!(
-            line,
-            "; {} tail of {} bytes at offset {}",
-            tail.kind.replace('_', "-"),
-            tail.bytes,
-            tail.offset
-        );
+        let _ = write!(line, "; {}", tail.describe());
     }
     if let Some(ring) = &report.ring {
         let _ = write!(

@@ -189,6 +189,41 @@ fn without_a_terminal_the_map_is_letters_only() {
 }
 
 #[test]
+fn color_always_colours_and_never_does_not() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let log = damaged_log(dir.path());
+    let run = |args: &[&str], no_color: bool| {
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_logfmt"));
+        command.args(args).arg(p(&log));
+        if no_color {
+            command.env("NO_COLOR", "1");
+        } else {
+            command.env_remove("NO_COLOR");
+        }
+        let output = command.output().expect("runs logfmt");
+        assert_eq!(status(&output), 0, "{}", stderr(&output));
+        stdout(&output)
+    };
+    // `always`: colours into a pipe, and whatever NO_COLOR says (the flag is the user's word).
+    for no_color in [false, true] {
+        let text = run(&["map", "--color", "always"], no_color);
+        assert!(text.contains("\x1b[48;5;160;"), "{text}");
+    }
+    // `never`, and `auto` off a terminal: letters only.
+    for args in [
+        &["map", "--color", "never"][..],
+        &["map", "--color", "auto"],
+        &["map"],
+    ] {
+        let text = run(args, false);
+        assert!(!text.contains('\x1b'), "{args:?}: {text}");
+    }
+    // A bad value is a usage error.
+    let output = logfmt(&["map", "--color", "sometimes", p(&log)], b"");
+    assert_eq!(status(&output), 2);
+}
+
+#[test]
 fn the_picture_is_self_contained_and_never_replaces_a_file_unasked() {
     let dir = tempfile::tempdir().expect("a directory");
     let log = damaged_log(dir.path());

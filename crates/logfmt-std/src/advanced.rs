@@ -26,7 +26,8 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-pub use crate::append::{AppendFormat, AppendReport, Kept};
+pub use crate::append::{AppendReport, Kept};
+pub use crate::append_policy::AppendFormat;
 pub use crate::compression::MAX_DECODED;
 pub use crate::database_log::{DatabaseLog, database_log};
 pub use crate::detect::detect_format;

@@ -121,6 +121,40 @@ pub(crate) fn step<'a, E>(
     }
 }
 
+/// The records of a log file: in this module, beside [`Records`], which yields them (the
+/// file module knows nothing of entries).
+impl LogFile {
+    /// The log's records, with LevelDB's policy: a torn tail is the end of the log, every
+    /// other damage is reported ([`LogEntry::Damage`](crate::LogEntry::Damage)) and skipped. Each record is owned.
+    ///
+    /// ```
+    /// use logfmt_std::{LogEntry, LogFile, LogWriter, LogWriterOptions};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("000001.log");
+    /// let mut writer = LogWriter::create(&path, &LogWriterOptions::new())?;
+    /// writer.add_record(b"hello")?;
+    /// writer.close()?;
+    ///
+    /// for entry in LogFile::open(&path)?.records() {
+    ///     match entry? {
+    ///         LogEntry::Record(record) => assert_eq!(&record.data[..], b"hello"),
+    ///         damage => eprintln!("{damage}"),
+    ///     }
+    /// }
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn records(&self) -> Records<'_> {
+        Records::new(self, &LogReaderOptions::new())
+    }
+
+    /// The log's records, read with `options`: another [`RecoveryMode`](crate::RecoveryMode),
+    /// a byte range, RocksDB's recyclable format, flash images, …
+    pub fn records_with(&self, options: &LogReaderOptions) -> Records<'_> {
+        Records::new(self, options)
+    }
+}
+
 /// The records of a [`LogFile`], as an [`Iterator`] of owned [`LogEntry`]s; made by
 /// [`LogFile::records`] and [`LogFile::records_with`].
 ///

@@ -4,9 +4,7 @@ use std::fs::{self, File, Metadata};
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
-use crate::entry::Records;
 use crate::error::{Error, Operation};
-use crate::reader::LogReaderOptions;
 use crate::ring::{RingImage, RingSource};
 use crate::source::StdSource;
 use crate::split::ReadAt;
@@ -89,36 +87,6 @@ impl LogFile {
     /// Gives back the open file.
     pub fn into_file(self) -> File {
         self.file
-    }
-
-    /// The log's records, with LevelDB's policy: a torn tail is the end of the log, every
-    /// other damage is reported ([`LogEntry::Damage`](crate::LogEntry::Damage)) and skipped. Each record is owned.
-    ///
-    /// ```
-    /// use logfmt_std::{LogEntry, LogFile, LogWriter, LogWriterOptions};
-    ///
-    /// let dir = tempfile::tempdir()?;
-    /// let path = dir.path().join("000001.log");
-    /// let mut writer = LogWriter::create(&path, &LogWriterOptions::new())?;
-    /// writer.add_record(b"hello")?;
-    /// writer.close()?;
-    ///
-    /// for entry in LogFile::open(&path)?.records() {
-    ///     match entry? {
-    ///         LogEntry::Record(record) => assert_eq!(&record.data[..], b"hello"),
-    ///         damage => eprintln!("{damage}"),
-    ///     }
-    /// }
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn records(&self) -> Records<'_> {
-        Records::new(self, &LogReaderOptions::new())
-    }
-
-    /// The log's records, read with `options`: another [`RecoveryMode`](crate::RecoveryMode),
-    /// a byte range, RocksDB's recyclable format, flash images, …
-    pub fn records_with(&self, options: &LogReaderOptions) -> Records<'_> {
-        Records::new(self, options)
     }
 
     /// A block source reading the log from its start up to its length when it was opened

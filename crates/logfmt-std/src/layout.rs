@@ -24,7 +24,7 @@
 use std::io::{self, Read, Seek, SeekFrom};
 
 use logfmt_core::parts::block::{BlockParser, ChunkClass, ChunkRules, Parsed};
-use logfmt_core::parts::format::{CURSOR_TYPE, RESUME_TYPE};
+use logfmt_core::parts::format::{CURSOR_TYPE, HEADER_SIZE, RESUME_TYPE};
 use logfmt_core::parts::ring::RingHeader;
 use logfmt_core::{
     BLOCK_SIZE, ReadOptions,
@@ -321,6 +321,11 @@ pub fn each_span(
                 (chunk.offset, chunk.header_len + chunk.payload.len(), kind)
             }
             Parsed::Trailer { offset, len } => (offset, len, SpanKind::Trailer),
+            // Fewer bytes than a header left in the block: a trailer the file ends inside
+            // (the reader reads none there either), not a torn chunk.
+            Parsed::Truncated { offset, len } if BLOCK_SIZE - offset % BLOCK_SIZE < HEADER_SIZE => {
+                (offset, len, SpanKind::Trailer)
+            }
             Parsed::Truncated { offset, len } => (offset, len, SpanKind::Torn { power_cut: false }),
             Parsed::Torn { offset, len } => (offset, len, SpanKind::Torn { power_cut: true }),
             Parsed::Padding { offset, len } => (offset, len, SpanKind::Padding),
@@ -564,6 +569,8 @@ impl BlockState {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Marks {
     states: Vec<BlockState>,
+    /// The input's length is not known (a pipe): the blocks are those marked.
+    growing: bool,
 }
 
 impl Marks {
@@ -573,6 +580,25 @@ impl Marks {
         let count = usize::try_from(len.div_ceil(BLOCK_SIZE as u64)).unwrap_or(0);
         Self {
             states: vec![BlockState::Empty; count],
+            growing: false,
+        }
+    }
+
+    /// The blocks of an input whose length is not known (a pipe): as many as are marked, up
+    /// to the last block marked.
+    ///
+    /// ```
+    /// use logfmt_std::layout::{BlockState, Marks};
+    ///
+    /// let mut marks = Marks::growing();
+    /// marks.mark(70_000, 70_010, BlockState::Damaged);
+    /// assert_eq!(marks.states(), [BlockState::Empty, BlockState::Empty, BlockState::Damaged]);
+    /// ```
+    #[must_use]
+    pub fn growing() -> Self {
+        Self {
+            states: Vec::new(),
+            growing: true,
         }
     }
 
@@ -585,6 +611,9 @@ impl Marks {
         };
         let last =
             usize::try_from(to.max(from + 1).saturating_sub(1) / block).unwrap_or(usize::MAX);
+        if self.growing && last >= self.states.len() && last < usize::MAX {
+            self.states.resize(last + 1, BlockState::Empty);
+        }
         let end = last.saturating_add(1).min(self.states.len());
         for slot in self.states.iter_mut().take(end).skip(first) {
             if state.rank() > slot.rank() {
@@ -815,6 +844,27 @@ impl Survey {
 
     /// Nothing read yet of a file of `len` bytes: for [`read_on`](Self::read_on).
     pub fn new(len: u64) -> Self {
+        Self::with_marks(Marks::new(len))
+    }
+
+    /// Nothing read yet of an input whose length is not known (a pipe): its blocks are those
+    /// its records and damage lie in ([`Marks::growing`]). For [`read_on`](Self::read_on).
+    ///
+    /// ```
+    /// use logfmt_std::layout::{BlockState, Survey};
+    /// use logfmt_std::{advanced::LogReader, LogReaderOptions};
+    ///
+    /// let log = [0, 0, 0, 0, 2, 0, 1, b'h', b'i']; // a checksum that does not match
+    /// let mut reader = LogReader::from_slice(&log, &LogReaderOptions::new());
+    /// let mut survey = Survey::growing();
+    /// survey.read_on(&mut reader, None, 10, 1 << 20, |_, _, _, _| {}, |_| false);
+    /// assert_eq!(survey.marks.states(), [BlockState::Damaged]);
+    /// ```
+    pub fn growing() -> Self {
+        Self::with_marks(Marks::growing())
+    }
+
+    fn with_marks(marks: Marks) -> Self {
         Self {
             records: 0,
             payload_bytes: 0,
@@ -822,7 +872,7 @@ impl Survey {
             dropped_bytes: 0,
             corruptions: Vec::new(),
             tail: None,
-            marks: Marks::new(len),
+            marks,
         }
     }
 

@@ -239,6 +239,7 @@
 
 pub mod advanced;
 mod append;
+mod append_policy;
 mod atomic;
 mod compression;
 pub mod content;
@@ -279,7 +280,7 @@ pub use mmap::MappedLog;
 pub use reader::LogReaderOptions;
 pub use recovery::{Damage, DamageKind, RecoveryMode};
 // Writing one.
-pub use append::TornTailPolicy;
+pub use append_policy::TornTailPolicy;
 pub use atomic::AtomicLog;
 pub use compression::Compression;
 pub use error::LogWriterError;

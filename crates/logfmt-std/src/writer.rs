@@ -8,7 +8,7 @@ use std::sync::Arc;
 use logfmt_core::pack::{PackLimit, Take};
 use logfmt_core::{BLOCK_SIZE, Format, WriteOptions, Writer, Written, parts::HEADER_SIZE};
 
-use crate::append::{AppendFormat, TornTailPolicy};
+use crate::append_policy::{AppendFormat, TornTailPolicy};
 use crate::compression::{self, Compression};
 use crate::error::{LogWriterError, WriteOperation};
 use crate::lock::LockWait;

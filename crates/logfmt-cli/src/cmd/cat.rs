@@ -8,9 +8,10 @@ use logfmt_std::{
     advanced::{Ending, LogReader, RecordStream},
 };
 
+use super::cat_printer::RecordPrinter;
 use super::cat_report::{
-    CatDamage, CatOversized, CatPrintedRaw, CatRecord, CatRestarted, CatStopped, CatUndecoded,
-    DecodedRecord, FileHeader, Restart,
+    CatDamage, CatOversized, CatPrintedRaw, CatRestarted, CatStopped, CatUndecoded, FileHeader,
+    Restart,
 };
 use crate::decode::{Content, Decode, Style};
 use crate::error::CliError;
@@ -18,7 +19,7 @@ use crate::image::Input;
 use crate::options::{InputArgs, parse_offset, parse_range};
 use crate::output::OutputFormat;
 use crate::progress::Progress;
-use crate::report::{Rendering, hint, render, warn};
+use crate::render::{Rendering, hint, render, warn};
 use crate::scan::{Found, UNLIMITED, scan};
 use crate::targets::Target;
 
@@ -328,7 +329,6 @@ fn print_in_parallel(
     if !confirms {
         return Ok(None);
     }
-    let decoded = content != Content::Raw;
     let (style, output) = (plan.style, plan.output);
     if print.several && plan.heads() {
         let header = FileHeader { file: log.path() };
@@ -341,13 +341,12 @@ fn print_in_parallel(
         plan.limit,
         out,
         |data| crate::decode::first_error(content, data).is_none(),
-        |printer: &mut crate::decode::Printer, buffer, offset, index, data| {
-            if decoded {
-                DecodedRecord::new(printer, content, style, offset, data, label).print(buffer)?;
-                Ok(())
-            } else {
-                CatRecord::held(output, offset, index, data).print(buffer)
-            }
+        // The same printer as one reader's, one per worker.
+        |printer: &mut Option<RecordPrinter<'_>>, buffer, offset, index, data| {
+            printer
+                .get_or_insert_with(|| RecordPrinter::new(output, content, style, label))
+                .record(buffer, offset, index, data)?;
+            Ok(())
         },
     )?;
     Ok(Some(printed))
@@ -391,9 +390,8 @@ fn cat(
         content: plan.content,
         confirmed: plan.confirmed,
         header,
-        label,
         left: &mut *print.left,
-        printer: crate::decode::Printer::default(),
+        printer: RecordPrinter::new(plan.output, plan.content, plan.style, label),
         read_error: None,
         out,
     };
@@ -413,11 +411,10 @@ struct FileOut<'a, 'p, W> {
     confirmed: bool,
     /// Whether the file's header (`==> FILE <==`) is still to be printed.
     header: bool,
-    /// The file's name in JSON, when several files are printed.
-    label: Option<&'a str>,
     /// Records still to be printed (--limit).
     left: &'p mut Option<u64>,
-    printer: crate::decode::Printer,
+    /// Prints the records.
+    printer: RecordPrinter<'a>,
     /// The read error the log ended with, if any.
     read_error: Option<io::Error>,
     out: &'a mut W,
@@ -502,6 +499,7 @@ impl<W: Write> FileOut<'_, '_, W> {
             self.confirmed = true;
             if !crate::decode::decodes(self.content, data) {
                 self.content = Content::Raw;
+                self.printer.set_content(Content::Raw);
                 self.out.flush()?;
                 let named = self
                     .args
@@ -516,16 +514,15 @@ impl<W: Write> FileOut<'_, '_, W> {
         }
         let at = self.input.offset(offset);
         if self.content == Content::Raw {
-            return Ok(CatRecord::held(self.plan.output, at, index, data).print(self.out)?);
+            self.printer.record(self.out, at, index, data)?;
+            return Ok(());
         }
         let log = &self.input.log;
         if self.header && self.plan.style != Style::Json {
             render(self.out, &FileHeader { file: log.path() }, Rendering::Text)?;
         }
         self.header = false;
-        let (content, style) = (self.content, self.plan.style);
-        let record = DecodedRecord::new(&mut self.printer, content, style, at, data, self.label);
-        let undecoded = record.print(self.out)?;
+        let undecoded = self.printer.record(self.out, at, index, data)?;
         if let Some(error) = undecoded {
             self.out.flush()?;
             warn(&CatUndecoded {
@@ -552,15 +549,15 @@ impl<W: Write> FileOut<'_, '_, W> {
             return Ok(());
         }
         let (log, read) = (&self.input.log, &self.plan.options.read);
-        let output = self.plan.output;
-        let streamed = CatRecord::streamed(output, record.offset, record.len, |sink| {
-            let mut stream = RecordStream::new(log, read, record)?;
-            while let Some(piece) = stream.next()? {
-                sink(piece)?;
-            }
-            Ok(())
-        });
-        Ok(streamed.print(self.out)?)
+        self.printer
+            .streamed(self.out, record.offset, record.len, |sink| {
+                let mut stream = RecordStream::new(log, read, record)?;
+                while let Some(piece) = stream.next()? {
+                    sink(piece)?;
+                }
+                Ok(())
+            })
+            .map_err(Stop::Failed)
     }
 
     /// Notes `damage` (read at offsets in the reader's order) on standard error.

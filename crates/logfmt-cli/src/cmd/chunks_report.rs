@@ -1,7 +1,7 @@
 //! What `logfmt chunks` reports, line by line: each [`Entry`] (a chunk, a region that is not
 //! a chunk, a ring block, the summary) is one typed value, printed by the one renderer
-//! ([`crate::report::render`]) as a JSON line (`--json`: JSON Lines, the keys documented on
-//! `DumpArgs`, in that order) or as a text line of the listing's columns. Text and JSON come
+//! ([`crate::render::render`]) as a JSON line (`--json`: JSON Lines, the keys documented on
+//! `ChunksArgs`, in that order) or as a text line of the listing's columns. Text and JSON come
 //! from the same value.
 
 use std::borrow::Cow;
@@ -13,7 +13,7 @@ use logfmt_std::layout::Counts;
 use serde::{Serialize, Serializer};
 
 use super::{RingJson, plural};
-use crate::report::Report;
+use crate::render::Report;
 
 /// One line of `chunks`: its JSON object is tagged by "kind" (`chunk`, `trailer`, ...,
 /// `ring`, `ring_block`, `zero_fill`, `summary`); its text is a row of the listing (offset,
@@ -33,6 +33,19 @@ pub(crate) enum Entry {
         /// Torn by a power cut (the writer went on after it), not by the file's end.
         #[serde(skip)]
         power_cut: bool,
+    },
+    /// A chunk cut short by the end of the file, with well-formed chunks after it in its
+    /// block: damage LevelDB's reader takes for the end of the log, not a torn write (as
+    /// `verify` tells it). JSON: `{"kind": "lost_tail", "offset", "block", "length",
+    /// "chunks_after", "next_chunk"}`.
+    LostTail {
+        /// Where it lies.
+        #[serde(flatten)]
+        region: Region,
+        /// Well-formed chunks after it.
+        chunks_after: u64,
+        /// The offset of the first of them.
+        next_chunk: u64,
     },
     /// Erased flash up to the next chunk.
     Padding(Region),
@@ -366,6 +379,23 @@ impl Entry {
             Self::RingBlock(block) => block.row(),
             Self::Trailer(r) => Row::region(r, "trailer", "block trailer, skipped"),
             Self::Torn { region, power_cut } => Row::region(region, "torn", torn_note(*power_cut)),
+            Self::LostTail {
+                region,
+                chunks_after,
+                next_chunk,
+            } => Row::region(
+                region,
+                "lost-tail",
+                format!(
+                    "damage, not a torn write: LevelDB's reader ends the log here, but {} \
+                     from offset {next_chunk} (`logfmt salvage` recovers their records)",
+                    if *chunks_after == 1 {
+                        "1 well-formed chunk follows".to_owned()
+                    } else {
+                        format!("{chunks_after} well-formed chunks follow")
+                    }
+                ),
+            ),
             Self::Padding(r) => Row::region(
                 r,
                 "padding",

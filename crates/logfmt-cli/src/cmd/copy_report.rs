@@ -11,11 +11,11 @@ use logfmt_std::{
 use serde::ser::{SerializeMap, Serializer};
 
 use super::{DamageJson, plural};
+use crate::bounded_reports::{DEFAULT_SHOWN, DamageReports};
 use crate::error::CliError;
 use crate::image::Input;
 use crate::options::WaitArgs;
 use crate::progress::Progress;
-use crate::reports::{DEFAULT_SHOWN, DamageReports};
 use crate::scan::{Found, Outcome, scan};
 
 /// The flags `salvage` and `export` share: how OUT is written and how the copy is reported.
@@ -37,12 +37,20 @@ pub(crate) struct CopyArgs {
 
 impl CopyArgs {
     /// Creates OUT's temporary file to copy into, written with `writer` and these flags'
-    /// `--wait`; a non-empty OUT is refused unless `--force`.
+    /// `--wait`; a non-empty OUT is refused unless `--force`, and OUT `-` always: the copy is
+    /// put in place whole, by a rename, which standard output cannot take.
     pub(crate) fn create(
         &self,
         output: &std::path::Path,
         writer: LogWriterOptions,
     ) -> Result<AtomicLog, CliError> {
+        if output.as_os_str() == "-" {
+            return Err(CliError::Usage(
+                "OUT `-`: the new log is written to a file and renamed into place, which \
+                 standard output cannot be (`./-` names a file called -)"
+                    .into(),
+            ));
+        }
         let atomic = writer.lock_wait(self.wait.lock_wait()).replace(self.force);
         AtomicLog::create(output, &atomic).map_err(|e| match e {
             logfmt_std::Error::AlreadyExists { .. } => {
@@ -102,6 +110,9 @@ pub(crate) struct CopyReport {
     pub(crate) payload_bytes: u64,
     /// The damage passed over: the first ones, and a count.
     pub(crate) damage: DamageReports,
+    /// How many of them `export` noted on standard error as it found them (the first
+    /// `--max-errors`, none with `--quiet`).
+    pub(crate) noted: u64,
 }
 
 /// `--json`: "records", "payload_bytes", then the damage's bytes, its list
@@ -125,7 +136,7 @@ impl serde::Serialize for CopyReport {
     }
 }
 
-impl crate::report::Report for CopyReport {
+impl crate::render::Report for CopyReport {
     fn write_text(&self, out: &mut dyn Write) -> io::Result<()> {
         let copied = format!(
             "{}: {} ({} of payload)",
@@ -142,9 +153,14 @@ impl crate::report::Report for CopyReport {
                     String::new()
                 } else {
                     format!(
-                        "; {} dropped in {} (noted above)",
+                        "; {} dropped in {}{}",
                         plural(self.damage.bytes(), "byte"),
-                        plural(self.damage.count(), "damaged region")
+                        plural(self.damage.count(), "damaged region"),
+                        match self.noted {
+                            0 => String::new(),
+                            n if n == self.damage.count() => " (noted above)".to_owned(),
+                            n => format!(" (the first {n} noted above)"),
+                        }
                     )
                 }
             ),
@@ -166,6 +182,7 @@ impl CopyReport {
             records: 0,
             payload_bytes: 0,
             damage: DamageReports::new(args.max_errors.unwrap_or(DEFAULT_SHOWN)),
+            noted: 0,
         }
     }
 
@@ -181,7 +198,7 @@ impl CopyReport {
             plural(lost.bytes(), "byte"),
             plural(lost.count(), "damaged region")
         )?;
-        crate::report::write_damage_lines(out, lost.kept(), |_| None)?;
+        crate::render::write_damage_lines(out, lost.kept(), |_| None)?;
         if lost.left_out() > 0 {
             writeln!(
                 out,
@@ -190,6 +207,37 @@ impl CopyReport {
             )?;
         }
         Ok(())
+    }
+}
+
+impl CopyReport {
+    /// `export`: one warning for the damage not noted one by one (past `--max-errors`, or all
+    /// of it with `--quiet`), on standard error.
+    pub(crate) fn say_not_noted(&self) {
+        let left = self.damage.count() - self.noted;
+        if self.copier != Copier::Export || left == 0 {
+            return;
+        }
+        let why = if self.noted == 0 {
+            "--quiet"
+        } else {
+            "--max-errors"
+        };
+        crate::notes::say(
+            &self.input,
+            &format!(
+                "{} not noted one by one ({why}); {} dropped in all",
+                plural(
+                    left,
+                    if self.noted == 0 {
+                        "damaged region"
+                    } else {
+                        "more damaged region"
+                    }
+                ),
+                plural(self.damage.bytes(), "byte"),
+            ),
+        );
     }
 }
 
@@ -209,8 +257,12 @@ pub(crate) fn copy_all(
     let mut read_error = None;
     let damaged = |damage: logfmt_std::Damage, report: &mut CopyReport| {
         let damage = input.damage(damage);
-        if report.copier == Copier::Export {
+        if report.copier == Copier::Export
+            && crate::notes::verbosity() > crate::notes::Verbosity::Quiet
+            && report.noted < report.damage.keep() as u64
+        {
             crate::notes::note(input.log.path(), &damage);
+            report.noted += 1;
         }
         report.damage.push(damage);
     };

@@ -19,7 +19,8 @@ use crate::options::ReadArgs;
 /// IN is read as `logfmt cat` reads it, with the same flags: a ring image (a dump of a flash
 /// region holding a ring log) from its oldest block to its newest, with the erased value its
 /// ring headers give; another flash image with --erased; damage skipped and noted on standard
-/// error as `cat` notes it (--recovery point-in-time stops at the first, --recovery absolute
+/// error as `cat` notes it (the first --max-errors, then one line for the rest; with --quiet,
+/// one line for all) (--recovery point-in-time stops at the first, --recovery absolute
 /// fails on it, exit status 1, and OUT is left as it was). The records read are written to a
 /// temporary file beside OUT, which is synced and renamed over OUT (and the directory synced):
 /// OUT is replaced whole, or left as it was if anything fails. OUT is refused if it exists and
@@ -83,6 +84,7 @@ pub(crate) fn run(args: &ExportArgs) -> Result<(), CliError> {
         ));
     }
     writer.commit().map_err(CliError::unchanged)?;
+    report.say_not_noted();
     if let Some(Ending::Stopped(damage)) = outcome.ending {
         super::say(
             log.path(),
@@ -93,6 +95,6 @@ pub(crate) fn run(args: &ExportArgs) -> Result<(), CliError> {
             ),
         );
     }
-    crate::report::print(&report, args.copy.json)?;
+    crate::render::print(&report, args.copy.json)?;
     Ok(())
 }

@@ -1,17 +1,18 @@
 //! `logfmt map`: where a log is damaged, at a glance — one cell per block.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use logfmt_std::DamageKind;
 use logfmt_std::layout::{BlockState, Survey};
 use logfmt_std::{
     LogReaderOptions,
     advanced::{EscapedPath, LogReader, ReadOptions},
 };
 
+use crate::cmd::map_report::{DamageLine, MapReport, RingLine, TailLine};
 use crate::error::CliError;
 use crate::image::Input;
-use crate::map_report::{DamageLine, MapReport, RingLine, TailLine};
 use crate::options::ChunkArgs;
 
 /// Draw the block map of a log, a flash image or a ring image.
@@ -21,8 +22,8 @@ use crate::options::ChunkArgs;
 /// clean, `X` damaged (bytes LevelDB's reader drops), `T` the torn end, `0` zeros
 /// (preallocated, or a zero header), blank for nothing read (erased flash, past the end), and
 /// for a ring image `H` its newest block, `O` its oldest and `-` the blocks not read (erased
-/// ahead of the writer). A legend and a one-line summary follow. Colours only on a terminal,
-/// and never with NO_COLOR set: letters only otherwise.
+/// ahead of the writer). A legend and a one-line summary follow. Colours as --color says: by
+/// default only on a terminal, and never with NO_COLOR set; letters only otherwise.
 ///
 /// --json prints the model instead, one object per file: "file", "bytes", "blocks" (a string
 /// of one letter per block, as above), "records", "payload_bytes", "corruptions" (count),
@@ -34,7 +35,10 @@ use crate::options::ChunkArgs;
 /// elsewhere) with every block as a row of its byte spans, the details of each on hover
 /// (offset, length, chunk type, checksum, what the reader does, in plain words) and the damage
 /// list linked to its place. OUT is written to a temporary file and renamed; an existing OUT
-/// is replaced only with --force, and never when it is one of the files read.
+/// is replaced only with --force, and never when it is one of the files read. With OUT `-`,
+/// the picture is printed on standard output instead of the map. The picture stays under
+/// 10 MB whatever the input: a block of more than 64 spans has the rest drawn as one, and
+/// past 8 MiB no more is listed or drawn (the page says so where it is cut).
 #[derive(Debug, clap::Args)]
 pub(crate) struct MapArgs {
     /// Also write the picture to this HTML file.
@@ -59,10 +63,20 @@ const RECORD_LIMIT: usize = 1 << 20;
 const MAX_LINES: u64 = 32;
 
 pub(crate) fn run(args: &MapArgs) -> Result<(), CliError> {
+    let picture_only = args.html.as_ref().is_some_and(|out| out.as_os_str() == "-");
+    if picture_only && args.chunks.json {
+        return Err(CliError::Usage(
+            "--html - and --json both print on standard output: give --html a file".into(),
+        ));
+    }
     let mut pictures = Vec::new();
-    crate::targets::each(&args.chunks.files.files, args.chunks.json, |target, _| {
+    // With the picture on standard output, the files are not headed there either.
+    let quiet_heads = args.chunks.json || picture_only;
+    crate::targets::each(&args.chunks.files.files, quiet_heads, |target, _| {
         let (report, input, read) = gather(args, &target.path)?;
-        if args.chunks.json {
+        if picture_only {
+            // The picture is the output.
+        } else if args.chunks.json {
             crate::output::write_json_line(&mut std::io::stdout().lock(), &report)?;
         } else {
             render(&report, args.width)?;
@@ -87,24 +101,44 @@ fn gather(args: &MapArgs, path: &Path) -> Result<(MapReport, Input, ReadOptions)
     let input = Input::open(path, args.chunks.erased)?;
     let read = ReadOptions::new().erased(input.erased(args.chunks.erased));
     let read = input.read_options(args.chunks.format.read_options(&input.log, read)?);
-    let len = input.log.len_at_open();
+    let mut len = input.log.len_at_open();
     let mut reader = LogReader::new(input.source()?, &LogReaderOptions::new().read(read.clone()));
-    let mut survey = Survey::read(
+    // A pipe's length is known once it is read: its blocks are those read.
+    let regular = input.log.is_regular();
+    let mut survey = if regular {
+        Survey::new(len)
+    } else {
+        Survey::growing()
+    };
+    survey.read_on(
         &mut reader,
-        len,
         input.ring.as_ref(),
         args.max_errors,
         RECORD_LIMIT,
         |_, _, _, _| {},
+        |_| false,
     );
+    if !regular && reader.position() > 0 {
+        len = reader.position();
+        survey
+            .marks
+            .mark(len.saturating_sub(1), len, BlockState::Empty);
+    }
     drop(reader);
     let mut tail = survey.tail.map(|t| TailLine {
         offset: t.offset,
         bytes: t.bytes,
-        kind: "torn",
+        kind: match t.kind {
+            // Well-formed chunks follow: damage, not a torn write (as `verify` tells it).
+            DamageKind::LostTail { .. } => "damage",
+            _ => "torn",
+        },
     });
     if input.ring.is_none()
-        && let Some(torn) = &survey.tail
+        && let Some(torn) = survey
+            .tail
+            .filter(|t| t.kind == DamageKind::TornTail)
+            .as_ref()
         && let Some(zeros) = logfmt_std::advanced::zero_fill(&input.log, torn)
     {
         survey.marks.zero_fill(zeros.offset);
@@ -154,7 +188,7 @@ fn gather(args: &MapArgs, path: &Path) -> Result<(MapReport, Input, ReadOptions)
 /// The map, its legend and its summary, on standard output.
 fn render(report: &MapReport, width: Option<u16>) -> Result<(), CliError> {
     let stdout = std::io::stdout();
-    let colour = stdout.is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    let colour = crate::colour::stdout();
     let columns = width.map_or_else(terminal_width, usize::from).max(8);
     let blocks = report.states.len() as u64;
     let per = blocks.div_ceil(columns as u64 * MAX_LINES).max(1);
@@ -218,15 +252,7 @@ fn summary(report: &MapReport) -> String {
         line += ", no corruption";
     }
     if let Some(tail) = &report.tail {
-        let what = if tail.kind == "zero_fill" {
-            "zero-filled"
-        } else {
-            "torn"
-        };
-        line += &format!(
-            "; {what} tail of {} bytes at offset {}",
-            tail.bytes, tail.offset
-        );
+        line += &format!("; {}", tail.describe());
     }
     if let Some(ring) = &report.ring {
         line += &format!(

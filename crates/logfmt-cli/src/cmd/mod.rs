@@ -1,12 +1,14 @@
 //! The subcommands.
 
 pub(crate) mod cat;
+pub(crate) mod cat_printer;
 pub(crate) mod cat_report;
+pub(crate) mod chunks;
 pub(crate) mod chunks_report;
 pub(crate) mod copy_report;
-pub(crate) mod dump;
 pub(crate) mod export;
 pub(crate) mod map;
+pub(crate) mod map_report;
 pub(crate) mod salvage;
 pub(crate) mod split;
 pub(crate) mod stats;
@@ -47,6 +49,72 @@ pub(crate) struct SpanJson {
     pub(crate) offset: u64,
     /// How many bytes it spans.
     pub(crate) bytes: u64,
+}
+
+/// The end of a log the reader reported, in JSON, told alike by `verify` and `stats`: a torn
+/// write as `{"offset", "bytes"}`; damage that LevelDB's reader takes for the end although
+/// well-formed chunks follow it as `{"offset", "bytes", "kind": "damage", "chunks_after",
+/// "next_chunk"}`.
+#[derive(Debug, serde::Serialize)]
+#[serde(untagged)]
+pub(crate) enum EndJson {
+    /// A torn write.
+    Torn(SpanJson),
+    /// Damage, not a torn write: well-formed chunks follow it.
+    Lost {
+        /// Where it begins.
+        offset: u64,
+        /// How many bytes it spans, to the end of the input.
+        bytes: u64,
+        /// `damage`.
+        kind: &'static str,
+        /// Well-formed chunks after it.
+        chunks_after: u64,
+        /// The offset of the first of them.
+        next_chunk: u64,
+    },
+}
+
+impl From<logfmt_std::Damage> for EndJson {
+    fn from(tail: logfmt_std::Damage) -> Self {
+        match tail.kind {
+            logfmt_std::DamageKind::LostTail { chunks, next } => Self::Lost {
+                offset: tail.offset,
+                bytes: tail.bytes,
+                kind: "damage",
+                chunks_after: chunks,
+                next_chunk: next,
+            },
+            _ => Self::Torn(SpanJson {
+                offset: tail.offset,
+                bytes: tail.bytes,
+            }),
+        }
+    }
+}
+
+impl EndJson {
+    /// The end in words: `torn tail: N bytes at offset O`, or for damage, that it is not a
+    /// torn write and what follows it.
+    pub(crate) fn describe(&self) -> String {
+        match self {
+            Self::Torn(SpanJson { offset, bytes }) => {
+                format!("torn tail: {} at offset {offset}", plural(*bytes, "byte"))
+            }
+            Self::Lost {
+                offset,
+                bytes,
+                chunks_after,
+                next_chunk,
+                ..
+            } => format!(
+                "damage, not a torn write: {} at offset {offset} that LevelDB's reader stops \
+                 at, with {} after it from offset {next_chunk}",
+                plural(*bytes, "byte"),
+                plural(*chunks_after, "well-formed chunk"),
+            ),
+        }
+    }
 }
 
 /// A ring image in JSON: `{"blocks", "group", "newest", "lap", "oldest", "blocks_read",

@@ -101,7 +101,7 @@ pub(crate) fn run(args: &SalvageArgs) -> Result<(), CliError> {
     let (_, read_error) = copy_all(&mut reader, &input, &options, &mut writer, &mut report)?;
     // A read error ends IN there: what was read before it is kept, as for damage.
     writer.commit().map_err(CliError::unchanged)?;
-    crate::report::print(&report, args.copy.json)?;
+    crate::render::print(&report, args.copy.json)?;
     if let Some(error) = read_error {
         return Err(log.read_error(error).into());
     }

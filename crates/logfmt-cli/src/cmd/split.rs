@@ -9,7 +9,7 @@ use logfmt_std::{
 
 use crate::error::CliError;
 use crate::options::{ChunkArgs, Erased};
-use crate::report::Report;
+use crate::render::Report;
 
 /// Split a log into byte ranges and read them in parallel; print each range and its records.
 ///
@@ -69,7 +69,7 @@ pub(crate) fn run(args: &SplitArgs) -> Result<(), CliError> {
 /// Splits one file; `several` when more are split.
 fn run_one(args: &SplitArgs, path: &std::path::Path, several: bool) -> Result<(), CliError> {
     let report = gather(args, path, several)?;
-    crate::report::print(&report, args.chunks.json)?;
+    crate::render::print(&report, args.chunks.json)?;
     Ok(())
 }
 

@@ -13,12 +13,12 @@ use super::SpanJson;
 use super::stats_report::{
     Chunks, ContentCount, DamageCount, Packs, RecordSize, Ring, Stale, StatsReport,
 };
+use crate::bounded_reports::DamageReports;
 use crate::decode::{Content, Decode};
 use crate::error::CliError;
 use crate::image::{Input, Source};
 use crate::options::ChunkArgs;
 use crate::progress::Progress;
-use crate::reports::DamageReports;
 use crate::scan::{COUNTING, Found, scan};
 
 /// Print statistics about a log: records and their sizes, chunks per type, blocks, the space
@@ -211,7 +211,7 @@ fn run_one(
     several: bool,
 ) -> Result<(), CliError> {
     let report = gather(args, target, several)?;
-    crate::report::print(&report, args.chunks.json)?;
+    crate::render::print(&report, args.chunks.json)?;
     Ok(())
 }
 
@@ -423,10 +423,7 @@ fn report(input: &Input, mut counts: Counts, content: Content, several: bool) ->
             regions: damage.count(),
             bytes: damage.bytes(),
         },
-        tail: tail.map(|t| SpanJson {
-            offset: t.offset,
-            bytes: t.bytes,
-        }),
+        tail: tail.map(super::EndJson::from),
         stale: stale.map(|s| Stale {
             offset: s.offset,
             bytes: s.bytes,

@@ -6,7 +6,7 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 
 use super::{RingJson, SpanJson, plural};
-use crate::report::{Report, human_bytes};
+use crate::render::{Report, human_bytes};
 
 /// `logfmt stats` of one file.
 #[derive(Debug, serde::Serialize)]
@@ -34,8 +34,8 @@ pub(crate) struct StatsReport {
     pub(crate) skipped_bytes: u64,
     /// The damage, counted (`logfmt verify --recovery skip` lists it).
     pub(crate) damage: DamageCount,
-    /// The torn tail, reported or not.
-    pub(crate) tail: Option<SpanJson>,
+    /// The torn tail (or the damage LevelDB's reader takes for the end), reported or not.
+    pub(crate) tail: Option<super::EndJson>,
     /// The stale bytes after a recyclable log's end at a record of an earlier use of the file.
     pub(crate) stale: Option<Stale>,
     /// The ring of a ring image.
@@ -302,11 +302,7 @@ impl StatsReport {
                 "clean, at Pebble's EOF trailer (an empty chunk of log {}) at offset {}",
                 stale.log_number, stale.offset
             ),
-            (Some(t), _, _) => format!(
-                "torn tail: {} at offset {}",
-                plural(t.bytes, "byte"),
-                t.offset
-            ),
+            (Some(t), _, _) => t.describe(),
             (None, Some(stale), None) => format!(
                 "clean, at an old record (log {}) at offset {}: {} left by an earlier use of \
                  the file",

@@ -9,13 +9,13 @@ use logfmt_std::{
 };
 
 use super::verify_report::{Packed, VerifyReport};
+use crate::bounded_reports::{DEFAULT_SHOWN, DamageReports, Reports};
 use crate::decode::{Content, Decode, Undecoded};
 use crate::error::{CliError, EXIT_BAD_DATA, EXIT_NOT_A_LOG, EXIT_OK};
 use crate::image::Input;
 use crate::options::InputArgs;
 use crate::progress::Progress;
-use crate::report::{Rendering, render};
-use crate::reports::{DEFAULT_SHOWN, DamageReports, Reports};
+use crate::render::{Rendering, render};
 use crate::scan::{COUNTING, Found, Outcome, scan};
 
 /// Read a whole log and report its records and every drop.

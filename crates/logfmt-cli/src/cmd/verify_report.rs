@@ -10,9 +10,9 @@ use logfmt_std::{
 };
 use serde::{Serialize, Serializer};
 
-use super::{DamageJson, RingJson, SpanJson, plural};
+use super::{DamageJson, RingJson, plural};
+use crate::bounded_reports::{DamageReports, Reports};
 use crate::decode::Undecoded;
-use crate::reports::{DamageReports, Reports};
 use crate::story::{NotALog, Tail};
 
 /// What `verify` found in one file.
@@ -127,16 +127,8 @@ fn listed(list: &[(u64, Undecoded)]) -> Vec<UndecodedJson> {
 #[derive(Serialize)]
 #[serde(untagged)]
 enum TailJson {
-    /// A torn write.
-    Torn(SpanJson),
-    /// Damage, not a torn write: well-formed chunks follow it.
-    Lost {
-        offset: u64,
-        bytes: u64,
-        kind: &'static str,
-        chunks_after: u64,
-        next_chunk: u64,
-    },
+    /// A torn write, or damage that is not one.
+    End(super::EndJson),
     /// The bytes of an earlier use of a recycled file (or Pebble's EOF trailer).
     Stale {
         offset: u64,
@@ -205,19 +197,7 @@ impl VerifyReport {
     /// How the log ends, in JSON: torn or lost, else stale, else zeros.
     fn tail_json(&self) -> Option<TailJson> {
         self.tail
-            .map(|t| match t.kind {
-                DamageKind::LostTail { chunks, next } => TailJson::Lost {
-                    offset: t.offset,
-                    bytes: t.bytes,
-                    kind: "damage",
-                    chunks_after: chunks,
-                    next_chunk: next,
-                },
-                _ => TailJson::Torn(SpanJson {
-                    offset: t.offset,
-                    bytes: t.bytes,
-                }),
-            })
+            .map(|t| TailJson::End(t.into()))
             .or_else(|| {
                 self.stale.map(|s| TailJson::Stale {
                     offset: s.offset,
@@ -241,7 +221,7 @@ impl VerifyReport {
     }
 }
 
-impl crate::report::Report for VerifyReport {
+impl crate::render::Report for VerifyReport {
     /// The text report: a line, then the ring, packs, the damaged regions and undecoded
     /// records (unless `--summary`), and how the log ends.
     fn write_text(&self, out: &mut dyn Write) -> io::Result<()> {
@@ -316,7 +296,7 @@ impl VerifyReport {
 
     /// The damaged regions kept, one line each, their offsets aligned.
     fn write_damage(&self, out: &mut dyn Write) -> io::Result<()> {
-        crate::report::write_damage_lines(out, self.damage.kept(), |kind| {
+        crate::render::write_damage_lines(out, self.damage.kept(), |kind| {
             Some(match kind {
                 DamageKind::Corruption(_) => "dropped",
                 DamageKind::TornTail => "torn",

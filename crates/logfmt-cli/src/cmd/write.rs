@@ -64,7 +64,9 @@ use crate::options::WaitArgs;
 /// Nothing is printed on success, unless --json: then one JSON object, {"file", "records",
 /// "payload_bytes", "appended_at", "bytes"}: the log written, the records written and their
 /// bytes, where the new records begin (null for a new log; the offset --append continued at)
-/// and the log's length after the write.
+/// and the log's length after the write. When the input fails after records were written
+/// (malformed framed input: the records before it are kept), the object is printed too, with
+/// "error" last, and the exit status is the failure's.
 #[derive(Debug, clap::Args)]
 pub(crate) struct WriteArgs {
     /// Continue the log in FILE (created if missing) exactly as LevelDB's writer continues a
@@ -200,15 +202,18 @@ pub(crate) fn run(args: &WriteArgs) -> Result<(), CliError> {
     } else {
         create(args, options, format, records, &mut written)
     };
-    if args.json && result.is_ok() {
+    // A failure after records were put in the log (malformed framed input, kept as the
+    // records before it) still says what was written, and the error.
+    if args.json && (result.is_ok() || written.kept) {
         let report = WriteReport {
             file: args.file.to_string_lossy().into_owned(),
             records: written.records,
             payload_bytes: written.payload_bytes,
             appended_at: written.appended_at,
             bytes: std::fs::metadata(&args.file).map_or(0, |meta| meta.len()),
+            error: result.as_ref().err().map(ToString::to_string),
         };
-        crate::report::print(&report, true)?;
+        crate::render::print(&report, true)?;
     }
     result
 }
@@ -220,6 +225,8 @@ struct Written {
     payload_bytes: u64,
     /// Where --append continued the log.
     appended_at: Option<u64>,
+    /// The records are in the log (committed, or appended and closed).
+    kept: bool,
 }
 
 impl Written {
@@ -243,9 +250,12 @@ struct WriteReport {
     appended_at: Option<u64>,
     /// The log's length after the write.
     bytes: u64,
+    /// Only when the input failed after records were written (they are kept): why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
 }
 
-impl crate::report::Report for WriteReport {
+impl crate::render::Report for WriteReport {
     /// A write says nothing on success: the text is empty.
     fn write_text(&self, _out: &mut dyn std::io::Write) -> io::Result<()> {
         Ok(())
@@ -303,6 +313,7 @@ fn create(
         return Ok(read?);
     }
     log.commit().map_err(CliError::unchanged)?;
+    written.kept = true;
     Ok(read?)
 }
 
@@ -452,6 +463,7 @@ fn append(
         path: args.file.clone(),
         source,
     })?;
+    written.kept = true;
     Ok(read?)
 }
 

@@ -3,7 +3,7 @@
 
 use logfmt_std::content::{BatchError, Op, WriteBatch};
 
-use crate::escape::{Hex, Scratch, hex_into, text_bytes};
+use crate::escape::{Scratch, hex_into, text_bytes};
 
 /// Appends the decimal digits of `n`.
 fn number(line: &mut Vec<u8>, n: impl itoa::Integer) {
@@ -181,7 +181,7 @@ pub(super) fn batch_json(
 
 /// One operation in JSON: `op`, then `cf`, `key` and `value` (or `end_key`) where the
 /// operation has them; the markers' `xid`, a commit's `timestamp`, log data's `blob` and a
-/// timed put's `write_time` after them (the order of the tests' `OpJson`).
+/// timed put's `write_time` after them (the order logfmt-std's `serde` feature gives an `Op`).
 fn op_json(line: &mut Vec<u8>, op: &Op<'_>) {
     line.extend_from_slice(b"{\"op\": \"");
     line.extend_from_slice(op.name().as_bytes());
@@ -219,8 +219,10 @@ fn op_json(line: &mut Vec<u8>, op: &Op<'_>) {
     line.push(b'}');
 }
 
-/// A write batch in JSON, as serde serializes it: the document [`batch_json`] writes by hand
-/// (the tests check the two agree byte for byte).
+#[cfg(test)]
+/// A write batch in JSON, as serde serializes it (its operations as logfmt-std's `serde`
+/// feature serializes an [`Op`]): the document [`batch_json`] writes by hand (the tests check
+/// the two agree byte for byte).
 #[derive(serde::Serialize)]
 pub(crate) struct BatchJson<'a> {
     /// The offset of the record's first chunk.
@@ -230,7 +232,7 @@ pub(crate) struct BatchJson<'a> {
     /// The operations the header counts.
     pub(super) count: Option<u32>,
     /// The operations decoded, in order.
-    pub(super) ops: Vec<OpJson<'a>>,
+    pub(super) ops: Vec<Op<'a>>,
     /// What kept the rest of the record from decoding, if anything.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) error: Option<String>,
@@ -239,6 +241,7 @@ pub(crate) struct BatchJson<'a> {
     pub(super) file: Option<&'a str>,
 }
 
+#[cfg(test)]
 /// The JSON document of the write batch `data` at `offset` (`file` names it when several
 /// files are printed).
 pub(crate) fn batch_document<'a>(
@@ -260,7 +263,7 @@ pub(crate) fn batch_document<'a>(
             doc.count = Some(batch.count());
             for op in batch.ops() {
                 match op {
-                    Ok(op) => doc.ops.push(OpJson::from(&op)),
+                    Ok(op) => doc.ops.push(op),
                     Err(e) => doc.error = Some(e.to_string()),
                 }
             }
@@ -268,69 +271,4 @@ pub(crate) fn batch_document<'a>(
         Err(e) => doc.error = Some(e.to_string()),
     }
     doc
-}
-
-/// One operation in JSON, as serde serializes it: the reference [`op_json`] is checked
-/// against.
-#[derive(serde::Serialize)]
-pub(super) struct OpJson<'a> {
-    /// The operation's name (put, delete, merge, ...).
-    op: &'static str,
-    /// Its column family, where the operation names one.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    cf: Option<u32>,
-    /// The key, in hex.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    key: Option<Hex<'a>>,
-    /// The value, in hex.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    value: Option<Hex<'a>>,
-    /// A range deletion's end key, in hex.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    end_key: Option<Hex<'a>>,
-    /// A timed put's write time.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    write_time: Option<u64>,
-    /// A transaction marker's id, in hex.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    xid: Option<Hex<'a>>,
-    /// A commit's timestamp, in hex.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    timestamp: Option<Hex<'a>>,
-    /// Log data's blob, in hex.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    blob: Option<Hex<'a>>,
-}
-
-impl<'a> From<&Op<'a>> for OpJson<'a> {
-    fn from(op: &Op<'a>) -> Self {
-        let mut json = OpJson {
-            op: op.name(),
-            cf: op.cf(),
-            key: op.key().map(Hex),
-            value: None,
-            end_key: None,
-            write_time: None,
-            xid: None,
-            timestamp: None,
-            blob: None,
-        };
-        match *op {
-            Op::DeleteRange { end, .. } => json.end_key = Some(Hex(end)),
-            Op::TimedPut {
-                value, write_time, ..
-            } => {
-                json.value = Some(Hex(value));
-                json.write_time = Some(write_time);
-            }
-            Op::LogData { blob } => json.blob = Some(Hex(blob)),
-            Op::EndPrepare { xid } | Op::Rollback { xid } => json.xid = Some(Hex(xid)),
-            Op::Commit { xid, timestamp } => {
-                json.xid = Some(Hex(xid));
-                json.timestamp = timestamp.map(Hex);
-            }
-            _ => json.value = op.value().map(Hex),
-        }
-        json
-    }
 }

@@ -10,14 +10,15 @@ use super::shape::{Style, Undecoded};
 use crate::escape::{Hex, hex_into, text_bytes};
 use crate::output::write_json_line;
 
-/// A decoded version edit in JSON: `offset`, `fields` (each with its name in `field`), then
-/// `error` if it could not be decoded in full, and `file` for several files.
+/// A decoded version edit in JSON: `offset`, `fields` (each with its name in `field`, as
+/// logfmt-std's `serde` feature serializes a [`Field`]), then `error` if it could not be
+/// decoded in full, and `file` for several files.
 #[derive(Serialize)]
 pub(crate) struct EditJson<'a> {
     /// The offset of the record's first chunk.
     offset: u64,
     /// The fields decoded, in order.
-    fields: Vec<FieldJson<'a>>,
+    fields: Vec<Field<'a>>,
     /// What kept the rest of the record from decoding, if anything.
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<String>,
@@ -39,6 +40,7 @@ fn decode_fields(data: &[u8]) -> (Vec<Field<'_>>, Option<EditError>) {
     (fields, error)
 }
 
+#[cfg(test)]
 /// The JSON document of the version edit `data` at `offset` (`file` names it when several
 /// files are printed).
 pub(crate) fn edit_document<'a>(
@@ -47,20 +49,20 @@ pub(crate) fn edit_document<'a>(
     file: Option<&'a str>,
 ) -> EditJson<'a> {
     let (fields, error) = decode_fields(data);
-    EditJson::new(offset, &fields, error, file)
+    EditJson::new(offset, fields, error, file)
 }
 
 impl<'a> EditJson<'a> {
     /// The document of the `fields` at `offset`, ended by `error`.
     fn new(
         offset: u64,
-        fields: &[Field<'a>],
+        fields: Vec<Field<'a>>,
         error: Option<EditError>,
         file: Option<&'a str>,
     ) -> Self {
         Self {
             offset,
-            fields: fields.iter().map(FieldJson::from).collect(),
+            fields,
             error: error.map(|e| e.to_string()),
             file,
         }
@@ -88,7 +90,7 @@ pub(super) fn write_edit(
             Ok(error.map(Undecoded::Edit))
         }
         Style::Json => {
-            write_json_line(out, &EditJson::new(offset, &fields, error, file))?;
+            write_json_line(out, &EditJson::new(offset, fields, error, file))?;
             Ok(error.map(Undecoded::Edit))
         }
     }
@@ -244,8 +246,6 @@ fn write_field_text(out: &mut impl Write, field: &Field<'_>, hex: bool) -> io::R
 }
 
 /// The value of a new file's custom field.
-#[derive(Serialize)]
-#[serde(untagged)]
 enum CustomValue<'a> {
     Number(u64),
     Flag(bool),
@@ -253,14 +253,13 @@ enum CustomValue<'a> {
     /// Pebble's blob references: the depth, and each blob file's id and value bytes.
     Blobs {
         depth: u64,
-        files: Vec<BlobJson>,
+        files: Vec<BlobRef>,
     },
 }
 
 /// A blob file a Pebble table refers to: its id and the bytes of values it holds for the
 /// table.
-#[derive(Serialize)]
-struct BlobJson {
+struct BlobRef {
     /// The blob file's id.
     id: u64,
     /// The bytes of values it holds for the table.
@@ -301,7 +300,7 @@ fn custom_value<'a>(field: &FileField<'a>) -> (Cow<'static, str>, CustomValue<'a
                 depth: refs.depth(),
                 files: refs
                     .iter()
-                    .map(|(id, value_size)| BlobJson { id, value_size })
+                    .map(|(id, value_size)| BlobRef { id, value_size })
                     .collect(),
             },
         ),
@@ -312,299 +311,4 @@ fn custom_value<'a>(field: &FileField<'a>) -> (Cow<'static, str>, CustomValue<'a
         _ => ("unknown", Bytes(Hex(&[]))),
     };
     (Cow::Borrowed(name), value)
-}
-
-/// A key of a version edit in JSON: the user key in hex, the sequence number and the type.
-#[derive(Serialize)]
-struct KeyJson<'a> {
-    /// The user key, in hex.
-    key: Hex<'a>,
-    /// The sequence number.
-    sequence: u64,
-    /// The value type (LevelDB's 0 deletion, 1 value, ...).
-    #[serde(rename = "type")]
-    kind: u8,
-}
-
-impl<'a> From<&InternalKey<'a>> for KeyJson<'a> {
-    fn from(key: &InternalKey<'a>) -> Self {
-        Self {
-            key: Hex(key.user_key),
-            sequence: key.sequence,
-            kind: key.kind,
-        }
-    }
-}
-
-/// Pebble's range key bounds of a new file in JSON: the bounds marker, the range key bounds,
-/// and the point key bounds if the table has point keys.
-#[derive(Serialize)]
-struct RangeKeysJson<'a> {
-    /// The bounds marker.
-    marker: u8,
-    /// The smallest range key.
-    smallest: KeyJson<'a>,
-    /// The largest range key.
-    largest: KeyJson<'a>,
-    /// The smallest point key, if the table has point keys.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    point_smallest: Option<KeyJson<'a>>,
-    /// The largest point key.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    point_largest: Option<KeyJson<'a>>,
-}
-
-/// A custom field of a new file in JSON.
-#[derive(Serialize)]
-struct CustomJson<'a> {
-    /// The field's name (RocksDB's, lower case; `tag_N` for a tag unknown to this version).
-    name: Cow<'static, str>,
-    /// Its value: a number, a flag, bytes in hex, or blob references.
-    value: CustomValue<'a>,
-}
-
-/// A field of a version edit in JSON: `field` (its name), then its values. Names (the
-/// comparator's, a column family's, the database id) are strings; keys and other byte
-/// strings are hex.
-#[derive(Serialize)]
-#[serde(tag = "field", rename_all = "snake_case")]
-enum FieldJson<'a> {
-    Comparator {
-        name: Cow<'a, str>,
-    },
-    LogNumber {
-        value: u64,
-    },
-    NextFileNumber {
-        value: u64,
-    },
-    LastSequence {
-        value: u64,
-    },
-    CompactPointer {
-        level: u32,
-        key: KeyJson<'a>,
-    },
-    DeletedFile {
-        level: u32,
-        number: u64,
-    },
-    NewFile {
-        tag: u32,
-        level: u32,
-        number: u64,
-        path_id: u32,
-        size: u64,
-        smallest: KeyJson<'a>,
-        largest: KeyJson<'a>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        smallest_seqno: Option<u64>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        largest_seqno: Option<u64>,
-        #[serde(skip_serializing_if = "Vec::is_empty")]
-        custom: Vec<CustomJson<'a>>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        range_keys: Option<Box<RangeKeysJson<'a>>>,
-    },
-    CreatedBackingTable {
-        number: u64,
-        size: u64,
-    },
-    RemovedBackingTable {
-        number: u64,
-    },
-    NewBlobFile {
-        id: u64,
-        number: u64,
-        size: u64,
-        value_size: u64,
-        creation_time: u64,
-    },
-    DeletedBlobFile {
-        id: u64,
-        number: u64,
-    },
-    PrevLogNumber {
-        value: u64,
-    },
-    MinLogNumberToKeep {
-        value: u64,
-    },
-    ColumnFamily {
-        value: u32,
-    },
-    ColumnFamilyAdd {
-        name: Cow<'a, str>,
-    },
-    ColumnFamilyDrop,
-    MaxColumnFamily {
-        value: u32,
-    },
-    InAtomicGroup {
-        remaining: u32,
-    },
-    BlobFileAddition {
-        number: u64,
-        blob_count: u64,
-        blob_bytes: u64,
-        checksum_method: Cow<'a, str>,
-        checksum_value: Hex<'a>,
-    },
-    BlobFileGarbage {
-        number: u64,
-        blob_count: u64,
-        blob_bytes: u64,
-    },
-    DbId {
-        name: Cow<'a, str>,
-    },
-    WalAddition {
-        number: u64,
-        synced_size: Option<u64>,
-    },
-    WalDeletion {
-        number: u64,
-    },
-    FullHistoryTsLow {
-        hex: Hex<'a>,
-    },
-    PersistUserDefinedTimestamps {
-        value: bool,
-    },
-    SubcompactionProgress {
-        hex: Hex<'a>,
-    },
-    LastCompactedManifestFileSize {
-        value: u64,
-    },
-    Ignorable {
-        tag: u32,
-        hex: Hex<'a>,
-    },
-    /// A field this version of logfmt cannot show.
-    Unknown,
-}
-
-impl<'a> From<&Field<'a>> for FieldJson<'a> {
-    // Long for a reason: one arm per kind of field, each a field of the JSON.
-    fn from(field: &Field<'a>) -> Self {
-        let text = |b: &'a [u8]| String::from_utf8_lossy(b);
-        match field {
-            Field::Comparator(n) => Self::Comparator { name: text(n) },
-            Field::LogNumber(value) => Self::LogNumber { value: *value },
-            Field::NextFileNumber(value) => Self::NextFileNumber { value: *value },
-            Field::LastSequence(value) => Self::LastSequence { value: *value },
-            Field::CompactPointer { level, key } => Self::CompactPointer {
-                level: *level,
-                key: key.into(),
-            },
-            Field::DeletedFile { level, number } => Self::DeletedFile {
-                level: *level,
-                number: *number,
-            },
-            Field::NewFile(f) => Self::NewFile {
-                tag: f.tag.tag(),
-                level: f.level,
-                number: f.number,
-                path_id: f.path_id,
-                size: f.size,
-                smallest: (&f.smallest).into(),
-                largest: (&f.largest).into(),
-                smallest_seqno: f.seqnos.map(|s| s.0),
-                largest_seqno: f.seqnos.map(|s| s.1),
-                custom: f
-                    .custom
-                    .iter()
-                    .map(|c| {
-                        let (name, value) = custom_value(c);
-                        CustomJson { name, value }
-                    })
-                    .collect(),
-                range_keys: f.range_keys.as_ref().map(|b| {
-                    Box::new(RangeKeysJson {
-                        marker: b.marker,
-                        smallest: (&b.smallest).into(),
-                        largest: (&b.largest).into(),
-                        point_smallest: b.point.as_ref().map(|p| (&p.0).into()),
-                        point_largest: b.point.as_ref().map(|p| (&p.1).into()),
-                    })
-                }),
-            },
-            Field::CreatedBackingTable { number, size } => Self::CreatedBackingTable {
-                number: *number,
-                size: *size,
-            },
-            Field::RemovedBackingTable(number) => Self::RemovedBackingTable { number: *number },
-            Field::NewBlobFile {
-                id,
-                number,
-                size,
-                value_size,
-                creation_time,
-            } => Self::NewBlobFile {
-                id: *id,
-                number: *number,
-                size: *size,
-                value_size: *value_size,
-                creation_time: *creation_time,
-            },
-            Field::DeletedBlobFile { id, number } => Self::DeletedBlobFile {
-                id: *id,
-                number: *number,
-            },
-            Field::PrevLogNumber(value) => Self::PrevLogNumber { value: *value },
-            Field::MinLogNumberToKeep(value) => Self::MinLogNumberToKeep { value: *value },
-            Field::ColumnFamily(value) => Self::ColumnFamily { value: *value },
-            Field::ColumnFamilyAdd(n) => Self::ColumnFamilyAdd { name: text(n) },
-            Field::ColumnFamilyDrop => Self::ColumnFamilyDrop,
-            Field::MaxColumnFamily(value) => Self::MaxColumnFamily { value: *value },
-            Field::InAtomicGroup(remaining) => Self::InAtomicGroup {
-                remaining: *remaining,
-            },
-            Field::BlobFileAddition {
-                number,
-                blob_count,
-                blob_bytes,
-                checksum_method,
-                checksum_value,
-            } => Self::BlobFileAddition {
-                number: *number,
-                blob_count: *blob_count,
-                blob_bytes: *blob_bytes,
-                checksum_method: text(checksum_method),
-                checksum_value: Hex(checksum_value),
-            },
-            Field::BlobFileGarbage {
-                number,
-                blob_count,
-                blob_bytes,
-            } => Self::BlobFileGarbage {
-                number: *number,
-                blob_count: *blob_count,
-                blob_bytes: *blob_bytes,
-            },
-            Field::DbId(n) => Self::DbId { name: text(n) },
-            Field::WalAddition {
-                number,
-                synced_size,
-            } => Self::WalAddition {
-                number: *number,
-                synced_size: *synced_size,
-            },
-            Field::WalDeletion(number) => Self::WalDeletion { number: *number },
-            Field::FullHistoryTsLow(d) => Self::FullHistoryTsLow { hex: Hex(d) },
-            Field::PersistUserDefinedTimestamps(value) => {
-                Self::PersistUserDefinedTimestamps { value: *value }
-            }
-            Field::SubcompactionProgress(d) => Self::SubcompactionProgress { hex: Hex(d) },
-            Field::LastCompactedManifestFileSize(value) => {
-                Self::LastCompactedManifestFileSize { value: *value }
-            }
-            Field::Ignorable { tag, data } => Self::Ignorable {
-                tag: *tag,
-                hex: Hex(data),
-            },
-            _ => Self::Unknown,
-        }
-    }
 }

@@ -14,8 +14,10 @@ use std::path::Path;
 use logfmt_std::content::{DbFileKind, VersionEdit, WriteBatch};
 
 use crate::escape::Scratch;
+#[cfg(test)]
 pub(crate) use batch::batch_document;
 use batch::{batch_json, batch_text};
+#[cfg(test)]
 pub(crate) use edit::edit_document;
 use edit::write_edit;
 pub(crate) use shape::{Style, Undecoded};

@@ -2,7 +2,7 @@
 
 use logfmt_std::content::BatchError;
 
-use super::batch::{BatchJson, OpJson};
+use super::batch::BatchJson;
 use super::*;
 use crate::output::write_json_line;
 
@@ -133,7 +133,7 @@ fn batch_json_is_serdes(printer: &mut Printer, offset: u64, record: &[u8], file:
     };
     for op in batch.ops() {
         match op {
-            Ok(op) => doc.ops.push(OpJson::from(&op)),
+            Ok(op) => doc.ops.push(op),
             Err(e) => doc.error = Some(e.to_string()),
         }
     }

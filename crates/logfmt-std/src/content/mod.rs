@@ -4,7 +4,9 @@
 //!
 //! The decoders borrow keys and values from the record they read, never panic, and report
 //! what they cannot read with its offset in the record ([`BatchError`], [`EditError`]) after
-//! returning everything before it.
+//! returning everything before it. With the `serde` feature, an operation ([`Op`]) and a
+//! field ([`Field`], and its parts) are `serde::Serialize`, in the layout of `logfmt cat
+//! --output json` (keys and values in hex, names as strings).
 //!
 //! ```
 //! use logfmt_std::content::{Op, WriteBatch};
@@ -24,6 +26,8 @@
 
 mod coding;
 mod database;
+#[cfg(feature = "serde")]
+mod serialize;
 mod version_edit;
 mod write_batch;
 

@@ -13,7 +13,7 @@ use crate::image::Input;
 use crate::options::ChunkArgs;
 use crate::output::write_json_line;
 use crate::progress::Progress;
-use crate::report::{Rendering, render};
+use crate::render::{Rendering, render};
 
 /// Print every chunk of a log, and every region that is not a chunk.
 ///
@@ -61,7 +61,7 @@ use crate::report::{Rendering, render};
 /// null), "lap", "records" (from its ring header, or null)}; the summary counts the blocks
 /// read.
 #[derive(Debug, clap::Args)]
-pub(crate) struct DumpArgs {
+pub(crate) struct ChunksArgs {
     #[command(flatten)]
     chunks: ChunkArgs,
 }
@@ -239,6 +239,17 @@ fn describe_span(span: &Span, bytes: &[u8], counts: &Counts) -> Entry {
             })
         }
         SpanKind::Trailer => Entry::Trailer(region),
+        SpanKind::Torn { power_cut: false } => match lost_tail(bytes) {
+            Some(after) => Entry::LostTail {
+                region,
+                chunks_after: after.count,
+                next_chunk: span.offset + after.offset,
+            },
+            None => Entry::Torn {
+                region,
+                power_cut: false,
+            },
+        },
         SpanKind::Torn { power_cut } => Entry::Torn { region, power_cut },
         SpanKind::Padding => Entry::Padding(region),
         SpanKind::ZeroHeader => Entry::ZeroHeader(region),
@@ -264,8 +275,17 @@ fn describe_span(span: &Span, bytes: &[u8], counts: &Counts) -> Entry {
     }
 }
 
-/// Runs `dump`.
-pub(crate) fn run(args: &DumpArgs) -> Result<(), CliError> {
+/// The well-formed chunks after a chunk cut short by the end of the file (`bytes`, its bytes
+/// to the end), found as the reader finds them: if there are some, it is damage, not a torn
+/// write ([`logfmt_std::DamageKind::LostTail`]). Offsets from the chunk's.
+fn lost_tail(bytes: &[u8]) -> Option<logfmt_core::parts::ChunksAfter> {
+    let mut reader = logfmt_core::parts::FragmentReader::from_slice(bytes);
+    while let Ok(Some(_)) = reader.next() {}
+    reader.chunks_after_end()
+}
+
+/// Runs `chunks`.
+pub(crate) fn run(args: &ChunksArgs) -> Result<(), CliError> {
     crate::targets::each(
         &args.chunks.files.files,
         args.chunks.json,
@@ -273,10 +293,10 @@ pub(crate) fn run(args: &DumpArgs) -> Result<(), CliError> {
     )
 }
 
-/// Runs `dump` on one file; `several` when more are read: the lines before the chunks (the
+/// Runs `chunks` on one file; `several` when more are read: the lines before the chunks (the
 /// file in JSON, the ring, the heading), an entry for each chunk and region, then how the log
 /// ends and the summary.
-fn run_one(args: &DumpArgs, path: &std::path::Path, several: bool) -> Result<(), CliError> {
+fn run_one(args: &ChunksArgs, path: &std::path::Path, several: bool) -> Result<(), CliError> {
     let input = Input::open(path, args.chunks.erased)?;
     let log = &input.log;
     let mut out = BufWriter::with_capacity(64 * 1024, io::stdout().lock());
@@ -326,7 +346,7 @@ fn run_one(args: &DumpArgs, path: &std::path::Path, several: bool) -> Result<(),
 /// Walks `input`, printing an entry for each chunk and region as it is read; returns the
 /// walk's counts and where a run of zero headers that may reach the end of the file began.
 fn print_entries(
-    args: &DumpArgs,
+    args: &ChunksArgs,
     input: &Input,
     out: &mut impl Write,
     width: usize,
@@ -335,8 +355,12 @@ fn print_entries(
     let read = input.chunk_read(args.chunks.erased, &args.chunks.format)?;
     let progress = Progress::bytes("chunks", input.log.len_at_open());
     let mut zeros_from = None;
-    let counts = walk(input, &read, &progress, |item, counts| {
+    let mut lost = 0;
+    let mut counts = walk(input, &read, &progress, |item, counts| {
         let entry = describe(&item, counts);
+        if let Entry::LostTail { region, .. } = &entry {
+            lost += region.length;
+        }
         match &entry {
             Entry::ZeroHeader(region) => zeros_from = zeros_from.or(Some(region.offset)),
             Entry::Trailer(_) => {}
@@ -352,6 +376,12 @@ fn print_entries(
         )?;
         Ok(())
     })?;
+    // Damage, not torn bytes, as `verify` counts them.
+    if lost > 0 {
+        counts.torn_bytes -= lost;
+        counts.damaged_bytes += lost;
+        counts.damaged_regions += 1;
+    }
     Ok((counts, zeros_from))
 }
 

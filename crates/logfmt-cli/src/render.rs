@@ -14,26 +14,6 @@ use crate::output::write_json_line;
 pub(crate) trait Report: Serialize {
     /// Writes the report as text.
     fn write_text(&self, out: &mut dyn Write) -> io::Result<()>;
-
-    /// Writes the report as text to a writer whose type is known: by default
-    /// [`write_text`](Self::write_text). A report printed by the million (a record) may write
-    /// the same bytes here without going through `dyn Write` at each write.
-    fn write_text_to<W: Write>(&self, out: &mut W) -> io::Result<()>
-    where
-        Self: Sized,
-    {
-        self.write_text(out)
-    }
-
-    /// Writes the report as one line of JSON: its fields serialized ([`write_json_line`]).
-    /// A report may write the same bytes its own way (by hand, where speed matters; cut
-    /// short where a streamed payload failed), never other bytes.
-    fn write_json<W: Write>(&self, out: &mut W) -> io::Result<()>
-    where
-        Self: Sized,
-    {
-        write_json_line(out, self)
-    }
 }
 
 /// How a report is printed.
@@ -59,8 +39,8 @@ pub(crate) fn render(
     rendering: Rendering,
 ) -> io::Result<()> {
     match rendering {
-        Rendering::Json => report.write_json(out),
-        Rendering::Text => report.write_text_to(out),
+        Rendering::Json => write_json_line(out, report),
+        Rendering::Text => report.write_text(out),
     }
 }
 

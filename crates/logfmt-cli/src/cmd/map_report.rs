@@ -44,15 +44,32 @@ pub(crate) struct DamageLine {
     pub(crate) gloss: &'static str,
 }
 
-/// The torn or zero-filled end.
+/// The torn, damaged or zero-filled end.
 #[derive(Debug, serde::Serialize)]
 pub(crate) struct TailLine {
     /// Where it begins.
     pub(crate) offset: u64,
     /// How many bytes it spans, to the end of the file.
     pub(crate) bytes: u64,
-    /// `torn` or `zero_fill`.
+    /// `torn`, `zero_fill`, or `damage` (LevelDB's reader ends the log there, but well-formed
+    /// chunks follow: not a torn write, as `verify` tells it).
     pub(crate) kind: &'static str,
+}
+
+impl TailLine {
+    /// The end in words, for the summaries of the map and the picture.
+    pub(crate) fn describe(&self) -> String {
+        let what = match self.kind {
+            "zero_fill" => "zero-filled tail",
+            "damage" => "the log ends in damage, not a torn write:",
+            _ => "torn tail",
+        };
+        if self.kind == "damage" {
+            format!("{what} {} bytes at offset {}", self.bytes, self.offset)
+        } else {
+            format!("{what} of {} bytes at offset {}", self.bytes, self.offset)
+        }
+    }
 }
 
 /// A ring image's geometry and position.

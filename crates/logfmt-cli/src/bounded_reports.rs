@@ -105,6 +105,11 @@ impl DamageReports {
         self.reports.push(damage);
     }
 
+    /// How many reports are kept at most.
+    pub(crate) fn keep(&self) -> usize {
+        self.reports.keep
+    }
+
     /// The reports kept: the first ones, in order.
     pub(crate) fn kept(&self) -> &[Damage] {
         self.reports.kept()
