@@ -267,6 +267,7 @@ mod source;
 mod split;
 mod stale;
 mod tail;
+pub mod wal;
 mod writer;
 
 // Reading a log file.
