@@ -74,8 +74,54 @@ struct Dir {
 struct State {
     dirs: BTreeMap<PathBuf, Dir>,
     locked: BTreeSet<PathBuf>,
-    /// Crashes so far: a lock taken before one is gone.
+    /// Crashes so far: a lock or handle of before one is gone.
     crashes: u64,
+    /// Operations that change something, so far.
+    operations: u64,
+    /// Crash once this many operations have been done.
+    crash_at: Option<u64>,
+    /// How much of each file's unsynced bytes the next crash keeps.
+    tear: Option<u64>,
+}
+
+impl State {
+    /// Counts an operation of a handle or call made after `epoch` crashes: refused if a crash
+    /// came since, or comes now.
+    fn operate(&mut self, epoch: u64) -> io::Result<()> {
+        if self.crashes != epoch {
+            return Err(crashed());
+        }
+        self.operations += 1;
+        if self.crash_at.is_some_and(|at| self.operations >= at) {
+            self.crash_at = None;
+            let tear = self.tear;
+            self.crash(&mut |n| tear.map_or(0, |t| t % (n + 1)));
+            return Err(crashed());
+        }
+        Ok(())
+    }
+
+    fn crash(&mut self, keep: &mut dyn FnMut(u64) -> u64) {
+        let mut crashed: BTreeMap<*const Mutex<Inode>, Shared> = BTreeMap::new();
+        for dir in self.dirs.values_mut() {
+            let mut entries = BTreeMap::new();
+            for (name, inode) in &dir.durable {
+                let after = crashed
+                    .entry(Arc::as_ptr(inode))
+                    .or_insert_with(|| Arc::new(Mutex::new(lock(inode).after_crash(keep))));
+                entries.insert(name.clone(), Arc::clone(after));
+            }
+            dir.durable = entries.clone();
+            dir.entries = entries;
+        }
+        self.locked.clear();
+        self.crashes += 1;
+    }
+}
+
+/// The error of every operation after a crash, until the storage is opened again.
+fn crashed() -> io::Error {
+    io::Error::other("the simulated machine crashed")
 }
 
 /// Which directories' syncs stall.
@@ -152,24 +198,39 @@ impl CrashableStorage {
     /// A crash that keeps, of each file's `n` unsynced bytes, the first `keep(n)` (a torn
     /// write): the rest is lost.
     pub fn crash_tearing(&self, mut keep: impl FnMut(u64) -> u64) {
-        let mut state = lock(&self.state);
-        let mut crashed: BTreeMap<*const Mutex<Inode>, Shared> = BTreeMap::new();
-        for dir in state.dirs.values_mut() {
-            let mut entries = BTreeMap::new();
-            for (name, inode) in &dir.durable {
-                let after = crashed
-                    .entry(Arc::as_ptr(inode))
-                    .or_insert_with(|| Arc::new(Mutex::new(lock(inode).after_crash(&mut keep))));
-                entries.insert(name.clone(), Arc::clone(after));
-            }
-            dir.durable = entries.clone();
-            dir.entries = entries;
-        }
-        state.locked.clear();
-        state.crashes += 1;
-        drop(state);
+        lock(&self.state).crash(&mut keep);
         lock(&self.stalls.dirs).clear();
         self.stalls.changed.notify_all();
+    }
+
+    /// Crashes in the middle of what is being done: when `operations` more operations that
+    /// change something (a write, a sync, a file created, renamed, cut or removed, a directory
+    /// synced) have been made, the last of them fails and the machine crashes as by
+    /// [`crash`](Self::crash) (keeping, of each file's `n` unsynced bytes, `tear % (n + 1)`
+    /// with a `tear`). Every later call through a handle or lock of before fails.
+    pub fn crash_after(&self, operations: u64, tear: Option<u64>) {
+        let mut state = lock(&self.state);
+        state.crash_at = Some(state.operations + operations.max(1));
+        state.tear = tear;
+    }
+
+    /// Operations that changed something, so far (see [`crash_after`](Self::crash_after)).
+    #[must_use]
+    pub fn operations(&self) -> u64 {
+        lock(&self.state).operations
+    }
+
+    /// Whether a crash [`crash_after`](Self::crash_after) asked for is still to come.
+    #[must_use]
+    pub fn crash_pending(&self) -> bool {
+        lock(&self.state).crash_at.is_some()
+    }
+
+    /// Counts an operation now.
+    fn operate(&self) -> io::Result<()> {
+        let mut state = lock(&self.state);
+        let epoch = state.crashes;
+        state.operate(epoch)
     }
 
     /// Makes every sync of a file in `dir` block until [`unstall`](Self::unstall).
@@ -217,14 +278,19 @@ impl CrashableStorage {
 
     fn open_to_write(&self, path: &Path, inode: Shared) -> (CrashFile, CrashHandle) {
         let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let epoch = lock(&self.state).crashes;
         let file = CrashFile {
             inode: Arc::clone(&inode),
             position: 0,
+            state: Arc::clone(&self.state),
+            epoch,
         };
         let handle = CrashHandle {
             inode,
             dir,
             stalls: Arc::clone(&self.stalls),
+            state: Arc::clone(&self.state),
+            epoch,
         };
         (file, handle)
     }
@@ -248,10 +314,13 @@ fn split(path: &Path) -> io::Result<(&Path, String)> {
 pub struct CrashFile {
     inode: Shared,
     position: usize,
+    state: Arc<Mutex<State>>,
+    epoch: u64,
 }
 
 impl Write for CrashFile {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        lock(&self.state).operate(self.epoch)?;
         let mut inode = lock(&self.inode);
         let end = self.position + buf.len();
         if inode.data.len() < end {
@@ -273,6 +342,7 @@ impl Write for CrashFile {
 
 impl SyncWrite for CrashFile {
     fn sync(&mut self) -> io::Result<()> {
+        lock(&self.state).operate(self.epoch)?;
         lock(&self.inode).sync();
         Ok(())
     }
@@ -285,11 +355,14 @@ pub struct CrashHandle {
     inode: Shared,
     dir: PathBuf,
     stalls: Arc<Stalls>,
+    state: Arc<Mutex<State>>,
+    epoch: u64,
 }
 
 impl SyncHandle for CrashHandle {
     fn sync(&self) -> io::Result<()> {
         self.stalls.wait_while_stalled(&self.dir);
+        lock(&self.state).operate(self.epoch)?;
         lock(&self.inode).sync();
         Ok(())
     }
@@ -345,6 +418,7 @@ impl Storage for CrashableStorage {
     }
 
     fn create(&self, path: &Path) -> io::Result<(CrashFile, CrashHandle)> {
+        self.operate()?;
         let (dir, name) = split(path)?;
         let inode = {
             let mut state = lock(&self.state);
@@ -371,6 +445,7 @@ impl Storage for CrashableStorage {
     }
 
     fn truncate(&self, path: &Path, len: u64) -> io::Result<()> {
+        self.operate()?;
         let inode = self.inode(path)?;
         let mut inode = lock(&inode);
         let len = usize::try_from(len).unwrap_or(usize::MAX);
@@ -380,6 +455,7 @@ impl Storage for CrashableStorage {
     }
 
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        self.operate()?;
         let ((from_dir, from_name), (to_dir, to_name)) = (split(from)?, split(to)?);
         if from_dir != to_dir {
             return Err(io::Error::new(
@@ -395,6 +471,7 @@ impl Storage for CrashableStorage {
     }
 
     fn remove(&self, path: &Path) -> io::Result<()> {
+        self.operate()?;
         let (dir, name) = split(path)?;
         let mut state = lock(&self.state);
         let dir = state.dirs.get_mut(dir).ok_or_else(not_found)?;
@@ -402,6 +479,7 @@ impl Storage for CrashableStorage {
     }
 
     fn sync_dir(&self, dir: &Path) -> io::Result<()> {
+        self.operate()?;
         let mut state = lock(&self.state);
         let dir = state.dirs.get_mut(dir).ok_or_else(not_found)?;
         dir.durable = dir.entries.clone();
