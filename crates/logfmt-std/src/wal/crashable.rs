@@ -220,6 +220,12 @@ impl CrashableStorage {
         lock(&self.state).operations
     }
 
+    /// Crashes so far.
+    #[must_use]
+    pub fn crashes(&self) -> u64 {
+        lock(&self.state).crashes
+    }
+
     /// Whether a crash [`crash_after`](Self::crash_after) asked for is still to come.
     #[must_use]
     pub fn crash_pending(&self) -> bool {
@@ -452,6 +458,13 @@ impl Storage for CrashableStorage {
         inode.data.truncate(len);
         inode.sync();
         Ok(())
+    }
+
+    fn write_at(&self, path: &Path, offset: u64, bytes: &[u8]) -> io::Result<()> {
+        let (mut file, handle) = self.reuse(path)?;
+        file.position = usize::try_from(offset).unwrap_or(usize::MAX);
+        file.write_all(bytes)?;
+        handle.sync()
     }
 
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {

@@ -27,6 +27,8 @@ pub enum WalOperation {
     Reuse,
     /// Cutting the torn tail off the last log.
     Truncate,
+    /// Ending a reused log.
+    Write,
     /// Renaming a log (to keep it for reuse, or to reuse it).
     Rename,
     /// Removing a released log.
@@ -45,6 +47,7 @@ impl fmt::Display for WalOperation {
             Self::Create => "cannot create log",
             Self::Reuse => "cannot reuse log",
             Self::Truncate => "cannot cut the torn tail off log",
+            Self::Write => "cannot end log",
             Self::Rename => "cannot rename log",
             Self::Remove => "cannot remove log",
             Self::SyncDir => "cannot sync the WAL directory",

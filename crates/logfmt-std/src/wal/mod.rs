@@ -234,13 +234,19 @@ impl<S: Storage> Wal<S> {
         Recovery::new(&self.storage, &self.logs, self.options.recovery, outcome)
     }
 
-    /// Starts writing: a new log after the last one (the last log's torn tail cut off first),
-    /// created, synced, and its directory entry synced. Recovers first if
-    /// [`recover`](Self::recover) was not read to its end.
+    /// Starts writing: a new log after the last one, created, synced, and its directory entry
+    /// synced. Recovers first if [`recover`](Self::recover) was not read to its end.
+    ///
+    /// The last log's torn tail is cut off first, so that the next recovery does not find a
+    /// gap before the new log: the bytes after its last complete record when they hold no
+    /// complete record of the log (a record cut short by a crash, or, in a reused log, a
+    /// write torn over the file's earlier bytes, which point-in-time recovery stops at). Such
+    /// bytes were never acknowledged: a record is acknowledged once synced.
     ///
     /// # Errors
-    /// [`WalError::Stopped`] if point-in-time recovery stopped before the end of the last
-    /// log; [`WalError::Damaged`] in absolute consistency; [`WalError::Io`].
+    /// [`WalError::Stopped`] if point-in-time recovery stopped at damage with records of the
+    /// same log after it, or before the last log (nothing is changed); [`WalError::Damaged`]
+    /// in absolute consistency; [`WalError::Io`].
     pub fn start(mut self) -> Result<WalWriter<S>, WalError> {
         let outcome = match self.outcome.take() {
             Some(outcome) if outcome.complete => outcome,
@@ -251,18 +257,28 @@ impl<S: Storage> Wal<S> {
                 self.outcome.take().unwrap_or_default()
             }
         };
+        // Point in time stopped in the last log with no record of it after the damage: a
+        // write torn by the crash (in a reused log, over its earlier bytes), cut off after the
+        // last record recovered, as a torn tail is.
+        let mut cut = outcome.torn_tail.map(|(log, tail)| (log, tail.offset));
         if let Some((log, damage)) = outcome.stopped {
-            let is_last = self.logs.last().is_some_and(|l| l.number == log);
-            let torn = damage.kind == crate::recovery::DamageKind::TornTail;
-            if !(is_last && torn) {
-                return Err(WalError::Stopped { log, damage });
+            let last = self.logs.last().filter(|l| l.number == log);
+            let end = outcome
+                .last
+                .filter(|p| p.log == log)
+                .map_or(0, |p| p.offset);
+            match last {
+                Some(last) if !recover::records_after(&self.storage, last, end)? => {
+                    cut = Some((log, end));
+                }
+                _ => return Err(WalError::Stopped { log, damage }),
             }
         }
-        if let Some((log, tail)) = outcome.torn_tail
+        if let Some((log, offset)) = cut
             && let Some(last) = self.logs.iter().find(|l| l.number == log)
         {
             self.storage
-                .truncate(&last.path, tail.offset)
+                .truncate(&last.path, offset)
                 .map_err(|e| WalError::io(WalOperation::Truncate, &last.path, e))?;
         }
         writer::WalWriter::start(self)

@@ -210,3 +210,34 @@ impl<S: Storage> Iterator for Recovery<'_, S> {
         }
     }
 }
+
+/// Whether `log` holds a complete record of its own that starts at or after `offset` (read
+/// past any damage, as [`RecoveryMode::SkipAnyCorruptedRecords`] reads).
+pub(crate) fn records_after<S: Storage>(
+    storage: &S,
+    log: &LiveLog,
+    offset: u64,
+) -> Result<bool, WalError> {
+    let file = storage
+        .open(&log.path)
+        .map_err(|e| WalError::io(WalOperation::Read, &log.path, e))?;
+    let read = ReadOptions::new().format(ReadFormat::Auto {
+        log_number: Some(recyclable_log_number(log.number)),
+    });
+    let options = LogReaderOptions::new()
+        .read(read)
+        .recovery(RecoveryMode::SkipAnyCorruptedRecords);
+    let mut reader = LogReader::new(StdSource::new(file), &options);
+    loop {
+        match reader.next_bounded(0) {
+            Ok(Some(crate::reader::Bounded::Record(r))) if r.offset >= offset => return Ok(true),
+            Ok(Some(crate::reader::Bounded::Oversized(r))) if r.offset >= offset => {
+                return Ok(true);
+            }
+            Ok(Some(_)) => {}
+            Ok(None) => return Ok(false),
+            Err(ReadError::Io(e)) => return Err(WalError::io(WalOperation::Read, &log.path, e)),
+            Err(_) => return Ok(true),
+        }
+    }
+}

@@ -72,6 +72,12 @@ pub trait Storage: Send + Sync + 'static {
     /// The operating system's.
     fn truncate(&self, path: &Path, len: u64) -> io::Result<()>;
 
+    /// Writes `bytes` at `offset` of an existing file, and makes them durable.
+    ///
+    /// # Errors
+    /// The operating system's.
+    fn write_at(&self, path: &Path, offset: u64, bytes: &[u8]) -> io::Result<()>;
+
     /// Renames a file (durable once the directory is synced).
     ///
     /// # Errors
@@ -166,6 +172,14 @@ impl Storage for OsStorage {
         let file = OpenOptions::new().write(true).open(path)?;
         file.set_len(len)?;
         file.sync_all()
+    }
+
+    fn write_at(&self, path: &Path, offset: u64, bytes: &[u8]) -> io::Result<()> {
+        use std::io::{Seek, SeekFrom, Write};
+        let mut file = OpenOptions::new().write(true).open(path)?;
+        file.seek(SeekFrom::Start(offset))?;
+        file.write_all(bytes)?;
+        file.sync_data()
     }
 
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {

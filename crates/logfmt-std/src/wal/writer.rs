@@ -32,6 +32,8 @@ struct Live {
     path: PathBuf,
     /// Written by this writer in the recyclable format: it may be reused once released.
     recyclable: bool,
+    /// A released log's file written again: its earlier use's bytes follow the new ones.
+    reused: bool,
 }
 
 /// The directory's logs, as the writer keeps them.
@@ -127,6 +129,7 @@ impl<S: Storage> WalWriter<S> {
                 let live = Live {
                     path: log.path,
                     recyclable: false,
+                    reused: false,
                 };
                 (log.number, live)
             })
@@ -246,6 +249,9 @@ impl<S: Storage> WalWriter<S> {
             log: active.number,
             source,
         })?;
+        if logs.live.get(&active.number).is_some_and(|l| l.reused) {
+            end_reused_log(&self.storage, &logs, active.number, end)?;
+        }
         let number = logs.next;
         let group = new_log(&self.storage, &self.dir, &self.options, &mut logs, number)?;
         let stats = active.group.stats();
@@ -367,7 +373,8 @@ fn new_log<S: Storage>(
 ) -> Result<Group<S>, WalError> {
     let path = names::path(dir, number, Kind::Live);
     let recycling = options.recycle > 0;
-    let (file, handle) = if recycling && !logs.recycle.is_empty() {
+    let reused = recycling && !logs.recycle.is_empty();
+    let (file, handle) = if reused {
         let old = logs.recycle.remove(0);
         let kept = names::path(dir, old, Kind::Recycle);
         let renamed = storage
@@ -396,6 +403,7 @@ fn new_log<S: Storage>(
         Live {
             path,
             recyclable: recycling,
+            reused,
         },
     );
     logs.next = number + 1;
@@ -412,4 +420,35 @@ fn new_log<S: Storage>(
         handle,
         options.group,
     ))
+}
+
+/// Ends reused log `number` at `end` (its records durable up to there) with a chunk of the
+/// next log's number, synced, as Pebble ends its logs: a reader of this log stops there (a
+/// chunk of another use of the file, RocksDB's old record) instead of reading the earlier
+/// use's bytes after it as damage — which point-in-time recovery would stop at, before the
+/// next log.
+fn end_reused_log<S: Storage>(
+    storage: &S,
+    logs: &Logs,
+    number: u64,
+    end: u64,
+) -> Result<(), WalError> {
+    let Some(live) = logs.live.get(&number) else {
+        return Ok(());
+    };
+    let format = Format::Recyclable {
+        log_number: recyclable_log_number(number + 1),
+    };
+    let writing = LogWriterOptions::new().write(WriteOptions::new().format(format).start(end));
+    let mut marker = LogWriter::new(Vec::new(), &writing);
+    let bytes = marker
+        .add_record(b"")
+        .and_then(|_| marker.close())
+        .map_err(|source| WalError::Write {
+            log: number,
+            source,
+        })?;
+    storage
+        .write_at(&live.path, end, &bytes)
+        .map_err(|e| WalError::io(WalOperation::Write, &live.path, e))
 }
