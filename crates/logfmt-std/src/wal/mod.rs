@@ -46,6 +46,7 @@
 
 mod crashable;
 mod error;
+mod failover;
 mod names;
 mod options;
 mod recover;
@@ -151,6 +152,8 @@ pub struct Wal<S: Storage = OsStorage> {
     recycle: Vec<u64>,
     /// Every live log, in log-number order (both directories).
     logs: Vec<LiveLog>,
+    /// The files saying where a log ends (a failover's cut): log -> (file, offset).
+    cuts: std::collections::BTreeMap<u64, (PathBuf, u64)>,
     /// How the last recovery ended, if one was read to its end.
     outcome: Option<Outcome>,
 }
@@ -192,10 +195,18 @@ impl<S: Storage> Wal<S> {
             .ok_or_else(|| WalError::Locked { dir: dir.clone() })?;
         let mut logs = Vec::new();
         let mut recycle = Vec::new();
+        let mut cuts = std::collections::BTreeMap::new();
         for each in dirs {
             let names = storage
                 .list(&each)
                 .map_err(|e| WalError::io(WalOperation::List, &each, e))?;
+            for (number, offset) in names.iter().filter_map(|n| names::parse_cut(n)) {
+                let path = names::cut_path(&each, number, offset);
+                let cut = cuts.entry(number).or_insert((path.clone(), offset));
+                if offset < cut.1 {
+                    *cut = (path, offset);
+                }
+            }
             let (live, kept) = names::logs(&names);
             logs.extend(live.into_iter().map(|number| LiveLog {
                 number,
@@ -207,6 +218,9 @@ impl<S: Storage> Wal<S> {
             }
         }
         logs.sort_by_key(|log| log.number);
+        for log in &mut logs {
+            log.cut = cuts.get(&log.number).map(|cut| cut.1);
+        }
         Ok(Self {
             storage,
             dir,
@@ -214,6 +228,7 @@ impl<S: Storage> Wal<S> {
             lock,
             recycle,
             logs,
+            cuts,
             outcome: None,
         })
     }

@@ -1,5 +1,7 @@
 //! The names of a WAL directory's files: live logs `000123.log` (RocksDB's and LevelDB's
-//! names) and logs kept for reuse `000123.recycle`; the lock file `LOCK`.
+//! names), logs kept for reuse `000123.recycle`, the empty file `000123-4567.cut` saying that
+//! log 123 ends at offset 4567 (a failover wrote its later records again in the next log),
+//! and the lock file `LOCK`.
 
 use std::path::{Path, PathBuf};
 
@@ -26,6 +28,21 @@ pub(crate) fn file_name(number: u64, kind: Kind) -> String {
 /// The path of log `number` of `kind` in `dir`.
 pub(crate) fn path(dir: &Path, number: u64, kind: Kind) -> PathBuf {
     dir.join(file_name(number, kind))
+}
+
+/// The name of the file saying that log `number` ends at `offset`.
+pub(crate) fn cut_path(dir: &Path, number: u64, offset: u64) -> PathBuf {
+    dir.join(format!("{number:06}-{offset}.cut"))
+}
+
+/// The log number and offset a cut file's name holds.
+pub(crate) fn parse_cut(name: &str) -> Option<(u64, u64)> {
+    let (number, offset) = name.strip_suffix(".cut")?.split_once('-')?;
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if !digits(number) || !digits(offset) {
+        return None;
+    }
+    Some((number.parse().ok()?, offset.parse().ok()?))
 }
 
 /// The log number and kind a file name holds, if it is one of a WAL directory's logs.
@@ -75,6 +92,13 @@ mod tests {
         ] {
             assert_eq!(parse(not_a_log), None, "{not_a_log}");
         }
+        assert_eq!(
+            cut_path(Path::new("/w"), 12, 4567),
+            Path::new("/w/000012-4567.cut")
+        );
+        assert_eq!(parse_cut("000012-4567.cut"), Some((12, 4567)));
+        assert_eq!(parse_cut("000012.cut"), None);
+        assert_eq!(parse_cut("000012-.cut"), None);
         let names = ["000010.log", "000002.log", "LOCK", "000001.recycle"].map(String::from);
         assert_eq!(logs(&names), (vec![2, 10], vec![1]));
     }

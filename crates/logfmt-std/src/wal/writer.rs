@@ -1,9 +1,11 @@
 //! [`WalWriter`]: appends to a WAL directory's current log with group commit, starts new logs
-//! (rotation), and releases old ones (removed, or kept for reuse).
+//! (rotation), releases old ones (removed, or kept for reuse), and fails over to a second
+//! directory when a sync stalls.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::time::Duration;
 
 use logfmt_core::{Format, WriteOptions};
 
@@ -12,25 +14,35 @@ use crate::group::{GroupStats, GroupWriter, SyncHandle};
 use crate::writer::{LogWriter, LogWriterOptions};
 
 use super::error::{WalError, WalOperation};
+use super::failover::{self, Progress, Redirect, SyncClock, Syncer, Timed, Unsynced};
 use super::names::{self, Kind};
 use super::options::WalOptions;
 use super::storage::Storage;
 use super::{Wal, WalPosition, WalTicket};
 
-type Group<S> = GroupWriter<<S as Storage>::File, <S as Storage>::Handle>;
+type Group<S> = GroupWriter<<S as Storage>::File, Timed<<S as Storage>::Handle>>;
+
+/// The primary directory's index in [`WalWriter::dirs`].
+const PRIMARY: usize = 0;
 
 /// The log appended to.
 #[derive(Debug)]
 struct Active<S: Storage> {
     number: u64,
+    /// Its directory (an index in [`WalWriter::dirs`]).
+    dir: usize,
     group: Arc<Group<S>>,
+    clock: Arc<SyncClock>,
+    /// With failover: the thread that syncs it.
+    syncer: Option<Arc<Syncer>>,
 }
 
 /// A live log.
 #[derive(Debug, Clone)]
 struct Live {
     path: PathBuf,
-    /// Written by this writer in the recyclable format: it may be reused once released.
+    /// Written by this writer in the recyclable format, in the primary directory: it may be
+    /// reused once released.
     recyclable: bool,
     /// A released log's file written again: its earlier use's bytes follow the new ones.
     reused: bool,
@@ -42,10 +54,27 @@ struct Logs {
     live: BTreeMap<u64, Live>,
     /// Released logs kept for reuse, oldest first.
     recycle: Vec<u64>,
+    /// The files saying where a log ends: log -> file.
+    cuts: BTreeMap<u64, PathBuf>,
     /// The next log's number.
     next: u64,
     /// Groups' statistics of the logs written before the current one.
     earlier: GroupStats,
+}
+
+/// With failover: what is kept to move records to the other directory.
+#[derive(Debug)]
+struct FailoverState {
+    threshold: Duration,
+    /// The current log's records not yet known durable.
+    unsynced: Mutex<Unsynced>,
+    /// Where the records of logs cut short went.
+    redirects: Mutex<BTreeMap<u64, Redirect>>,
+    /// A sync ended or a log started.
+    progress: Arc<Progress>,
+    /// While writing to the secondary: the clock of the primary's last log, whose stalled
+    /// sync ending says the primary answers again.
+    primary: Mutex<Option<Arc<SyncClock>>>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -73,6 +102,13 @@ fn write<T>(rw: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
 ///   and the directory synced, before any record goes to it.
 /// - [`release_before`](Self::release_before) removes every log wholly before a position
 ///   (or keeps it for reuse) and syncs the directory.
+/// - With [`WalOptions::failover`](super::WalOptions::failover), as Pebble does: when a sync
+///   of the current log has taken longer than the threshold, the log is cut at what is
+///   durable (an empty file `NNNNNN-OFFSET.cut` in the other directory says where), a new log
+///   is started in the other directory, and the records after the cut are written again
+///   there, their tickets following them; once the stalled sync ends, new logs go to the
+///   primary directory again. Recovery reads the logs of both directories in number order,
+///   each cut log up to its cut: every acknowledged record once, in order.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -101,10 +137,12 @@ fn write<T>(rw: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
 #[derive(Debug)]
 pub struct WalWriter<S: Storage = super::OsStorage> {
     storage: S,
-    dir: PathBuf,
+    /// The primary directory, and the secondary one with failover.
+    dirs: Vec<PathBuf>,
     options: WalOptions,
     active: RwLock<Active<S>>,
     logs: Mutex<Logs>,
+    failover: Option<FailoverState>,
     /// Why the last rotation at [`WalOptions::log_size`] failed, if it did (appends go on to
     /// the current log, and the next append tries again).
     rotation_failure: Mutex<Option<Arc<WalError>>>,
@@ -121,6 +159,7 @@ impl<S: Storage> WalWriter<S> {
             lock: dir_lock,
             recycle,
             logs,
+            cuts,
             ..
         } = wal;
         let live: BTreeMap<u64, Live> = logs
@@ -138,6 +177,7 @@ impl<S: Storage> WalWriter<S> {
         let mut logs = Logs {
             live,
             recycle,
+            cuts: cuts.into_iter().map(|(n, (path, _))| (n, path)).collect(),
             next: last + 1,
             earlier: GroupStats::default(),
         };
@@ -149,21 +189,30 @@ impl<S: Storage> WalWriter<S> {
                     .remove(&path)
                     .map_err(|e| WalError::io(WalOperation::Remove, &path, e))?;
             }
-            storage
-                .sync_dir(&dir)
-                .map_err(|e| WalError::io(WalOperation::SyncDir, &dir, e))?;
+            sync_dir(&storage, &dir)?;
         }
+        let dirs: Vec<PathBuf> = std::iter::once(dir)
+            .chain(options.failover.as_ref().map(|f| f.secondary.clone()))
+            .collect();
+        let failover = options.failover.as_ref().map(|f| FailoverState {
+            threshold: f.threshold,
+            unsynced: Mutex::default(),
+            redirects: Mutex::default(),
+            progress: Arc::default(),
+            primary: Mutex::default(),
+        });
         let number = logs.next;
-        let group = new_log(&storage, &dir, &options, &mut logs, number)?;
+        let progress = failover.as_ref().map(|f| &f.progress);
+        let first = new_log(
+            &storage, &dirs, &options, progress, &mut logs, number, PRIMARY,
+        )?;
         Ok(Self {
+            active: RwLock::new(first),
             storage,
-            dir,
+            dirs,
             options,
-            active: RwLock::new(Active {
-                number,
-                group: Arc::new(group),
-            }),
             logs: Mutex::new(logs),
+            failover,
             rotation_failure: Mutex::new(None),
             _lock: dir_lock,
         })
@@ -177,13 +226,25 @@ impl<S: Storage> WalWriter<S> {
     pub fn append(&self, data: &[u8]) -> Result<WalTicket, WalError> {
         let (ticket, full) = {
             let active = read(&self.active);
-            let written = active
-                .group
-                .append(data)
-                .map_err(|source| WalError::Write {
-                    log: active.number,
-                    source,
-                })?;
+            let appended = match &self.failover {
+                None => active.group.append(data),
+                Some(failover) => {
+                    // In ticket order, with its bytes: to be written again after a cut.
+                    let mut unsynced = lock(&failover.unsynced);
+                    let appended = active.group.append(data);
+                    if let Ok(written) = &appended {
+                        unsynced.push_back((written.end, data.to_vec()));
+                    }
+                    appended
+                }
+            };
+            let written = appended.map_err(|source| WalError::Write {
+                log: active.number,
+                source,
+            })?;
+            if let Some(syncer) = &active.syncer {
+                syncer.wake();
+            }
             let ticket = WalTicket {
                 position: WalPosition::new(active.number, written.offset),
                 end: written.end,
@@ -191,7 +252,7 @@ impl<S: Storage> WalWriter<S> {
             (ticket, written.end >= self.options.log_size)
         };
         if full {
-            let rotated = self.rotate_from(Some(ticket.position.log));
+            let rotated = self.rotate_from(Some(ticket.position.log), None);
             *lock(&self.rotation_failure) = rotated.err().map(Arc::new);
         }
         Ok(ticket)
@@ -202,18 +263,79 @@ impl<S: Storage> WalWriter<S> {
     /// # Errors
     /// [`WalError::Write`]: the sync failed.
     pub fn wait(&self, ticket: WalTicket) -> Result<(), WalError> {
-        let group = {
-            let active = read(&self.active);
-            if ticket.position.log < active.number {
-                // Its log was synced whole before the next one was started.
+        let Some(failover) = &self.failover else {
+            let group = {
+                let active = read(&self.active);
+                if ticket.position.log < active.number {
+                    // Its log was synced whole before the next one was started.
+                    return Ok(());
+                }
+                Arc::clone(&active.group)
+            };
+            return group.wait(ticket.end).map_err(|source| WalError::Write {
+                log: ticket.position.log,
+                source,
+            });
+        };
+        loop {
+            let seen = failover.progress.now();
+            let (log, end) =
+                failover::resolve(&lock(&failover.redirects), ticket.position.log, ticket.end);
+            let (number, dir, group, clock, syncer) = {
+                let active = read(&self.active);
+                (
+                    active.number,
+                    active.dir,
+                    Arc::clone(&active.group),
+                    Arc::clone(&active.clock),
+                    active.syncer.clone(),
+                )
+            };
+            if log < number {
+                // Its log was synced up to its end, or cut after it, before the next began.
                 return Ok(());
             }
-            Arc::clone(&active.group)
+            if group.durable() >= end {
+                self.maybe_fail_back(number, dir);
+                return Ok(());
+            }
+            if let Some(source) = syncer.as_ref().and_then(|s| s.failure()) {
+                return Err(WalError::Write { log, source });
+            }
+            if clock
+                .in_progress()
+                .is_some_and(|took| took > failover.threshold)
+            {
+                // The disk stalls: on to the other directory.
+                self.rotate_from(Some(number), Some(1 - dir))?;
+                continue;
+            }
+            if let Some(syncer) = &syncer {
+                syncer.wake();
+            }
+            failover.progress.wait_past(
+                seen,
+                (failover.threshold / 4).max(Duration::from_micros(100)),
+            );
+        }
+    }
+
+    /// Writing to the secondary directory, and the primary's stalled sync ended: new records
+    /// go to the primary again.
+    fn maybe_fail_back(&self, number: u64, dir: usize) {
+        let Some(failover) = &self.failover else {
+            return;
         };
-        group.wait(ticket.end).map_err(|source| WalError::Write {
-            log: ticket.position.log,
-            source,
-        })
+        if dir == PRIMARY {
+            return;
+        }
+        let answers = lock(&failover.primary)
+            .as_ref()
+            .is_none_or(|clock| clock.in_progress().is_none());
+        if answers {
+            // A failure leaves the secondary in use; the next wait tries again.
+            let _ = self.rotate_from(Some(number), Some(PRIMARY));
+        }
     }
 
     /// Appends one record and waits until it is durable.
@@ -232,35 +354,132 @@ impl<S: Storage> WalWriter<S> {
     /// [`WalError::Write`] if the current log cannot be synced; [`WalError::Io`] if the new
     /// one cannot be created: appends then go on to the current log.
     pub fn rotate(&self) -> Result<u64, WalError> {
-        self.rotate_from(None)
+        self.rotate_from(None, None)
             .map(|number| number.unwrap_or_default())
     }
 
-    /// Starts a new log, unless `from` is given and is no longer the current one.
-    fn rotate_from(&self, from: Option<u64>) -> Result<Option<u64>, WalError> {
+    /// Starts a new log (in directory `to`, else the current log's), unless `from` is given
+    /// and is no longer the current log.
+    fn rotate_from(&self, from: Option<u64>, to: Option<usize>) -> Result<Option<u64>, WalError> {
         let mut logs = lock(&self.logs);
         let mut active = write(&self.active);
         if from.is_some_and(|from| from != active.number) {
             return Ok(None);
         }
-        // Every record of the current log durable before the next log takes any.
         let end = active.group.position();
-        active.group.wait(end).map_err(|source| WalError::Write {
-            log: active.number,
-            source,
-        })?;
-        if logs.live.get(&active.number).is_some_and(|l| l.reused) {
+        // Every record of the current log durable before the next log takes any — or, with
+        // failover, the log cut at what is durable and the rest written again in the next.
+        let cut = self.seal(&active, end)?;
+        let to = to.unwrap_or(active.dir);
+        if cut == end && logs.live.get(&active.number).is_some_and(|l| l.reused) {
             end_reused_log(&self.storage, &logs, active.number, end)?;
         }
+        if cut < end {
+            let marker = names::cut_path(&self.dirs[to], active.number, cut);
+            drop(
+                self.storage
+                    .create(&marker)
+                    .map_err(|e| WalError::io(WalOperation::Create, &marker, e))?,
+            );
+            sync_dir(&self.storage, &self.dirs[to])?;
+            logs.cuts.insert(active.number, marker);
+        }
         let number = logs.next;
-        let group = new_log(&self.storage, &self.dir, &self.options, &mut logs, number)?;
+        let progress = self.failover.as_ref().map(|f| &f.progress);
+        let next = new_log(
+            &self.storage,
+            &self.dirs,
+            &self.options,
+            progress,
+            &mut logs,
+            number,
+            to,
+        )?;
+        if let Some(failover) = &self.failover {
+            self.carry_over(failover, &active, &next, cut)?;
+            if active.dir == PRIMARY && to != PRIMARY {
+                *lock(&failover.primary) = Some(Arc::clone(&active.clock));
+            }
+        }
         let stats = active.group.stats();
         add_stats(&mut logs.earlier, &stats);
-        *active = Active {
-            number,
-            group: Arc::new(group),
-        };
+        if let Some(syncer) = &active.syncer {
+            syncer.retire();
+        }
+        *active = next;
+        if let Some(failover) = &self.failover {
+            failover.progress.bump();
+        }
         Ok(Some(number))
+    }
+
+    /// Makes the current log durable up to `end` and returns `end`; with failover, returns
+    /// instead what is durable once a sync of it has stalled longer than the threshold.
+    fn seal(&self, active: &Active<S>, end: u64) -> Result<u64, WalError> {
+        let failed = |source| WalError::Write {
+            log: active.number,
+            source,
+        };
+        let Some(failover) = &self.failover else {
+            active.group.wait(end).map_err(failed)?;
+            return Ok(end);
+        };
+        loop {
+            let seen = failover.progress.now();
+            let durable = active.group.durable();
+            if durable >= end {
+                return Ok(end);
+            }
+            if let Some(source) = active.syncer.as_ref().and_then(|s| s.failure()) {
+                return Err(failed(source));
+            }
+            let stalled = active.clock.in_progress();
+            if stalled.is_some_and(|took| took > failover.threshold) {
+                return Ok(durable);
+            }
+            if let Some(syncer) = &active.syncer {
+                syncer.wake();
+            }
+            failover.progress.wait_past(
+                seen,
+                (failover.threshold / 4).max(Duration::from_micros(100)),
+            );
+        }
+    }
+
+    /// Writes the records of `old` after `cut` again in `next`, and notes where they went.
+    fn carry_over(
+        &self,
+        failover: &FailoverState,
+        old: &Active<S>,
+        next: &Active<S>,
+        cut: u64,
+    ) -> Result<(), WalError> {
+        let mut unsynced = lock(&failover.unsynced);
+        let moved: Vec<(u64, Vec<u8>)> = unsynced.drain(..).filter(|(end, _)| *end > cut).collect();
+        let mut ends = Vec::with_capacity(moved.len());
+        for (end, data) in moved {
+            let written = next.group.append(&data).map_err(|source| WalError::Write {
+                log: next.number,
+                source,
+            })?;
+            ends.push((end, written.end));
+            unsynced.push_back((written.end, data));
+        }
+        if let Some(syncer) = &next.syncer {
+            syncer.wake();
+        }
+        if cut < old.group.position() {
+            lock(&failover.redirects).insert(
+                old.number,
+                Redirect {
+                    cut,
+                    to: next.number,
+                    ends,
+                },
+            );
+        }
+        Ok(())
     }
 
     /// Releases every log wholly before `position` — every log numbered below
@@ -280,12 +499,18 @@ impl<S: Storage> WalWriter<S> {
             .range(..position.log.min(current))
             .map(|(&number, _)| number)
             .collect();
+        let mut touched = BTreeSet::new();
         for &number in &doomed {
             let Some(live) = logs.live.get(&number).cloned() else {
                 continue;
             };
+            let dir = live
+                .path
+                .parent()
+                .map(Path::to_path_buf)
+                .unwrap_or_default();
             if live.recyclable && logs.recycle.len() < self.options.recycle {
-                let kept = names::path(&self.dir, number, Kind::Recycle);
+                let kept = names::path(&dir, number, Kind::Recycle);
                 self.storage
                     .rename(&live.path, &kept)
                     .map_err(|e| WalError::io(WalOperation::Rename, &live.path, e))?;
@@ -295,12 +520,27 @@ impl<S: Storage> WalWriter<S> {
                     .remove(&live.path)
                     .map_err(|e| WalError::io(WalOperation::Remove, &live.path, e))?;
             }
+            touched.insert(dir);
             logs.live.remove(&number);
         }
-        if !doomed.is_empty() {
-            self.storage
-                .sync_dir(&self.dir)
-                .map_err(|e| WalError::io(WalOperation::SyncDir, &self.dir, e))?;
+        for dir in &touched {
+            sync_dir(&self.storage, dir)?;
+        }
+        // Their cuts, once the logs are gone for good.
+        let mut touched = BTreeSet::new();
+        for number in &doomed {
+            if let Some(marker) = logs.cuts.remove(number) {
+                self.storage
+                    .remove(&marker)
+                    .map_err(|e| WalError::io(WalOperation::Remove, &marker, e))?;
+                touched.insert(marker.parent().map(Path::to_path_buf).unwrap_or_default());
+            }
+            if let Some(failover) = &self.failover {
+                lock(&failover.redirects).remove(number);
+            }
+        }
+        for dir in &touched {
+            sync_dir(&self.storage, dir)?;
         }
         Ok(doomed.len())
     }
@@ -316,14 +556,19 @@ impl<S: Storage> WalWriter<S> {
         lock(&self.logs).live.keys().copied().collect()
     }
 
+    /// The directory the current log is in: the primary, or with failover the secondary.
+    pub fn current_dir(&self) -> &Path {
+        &self.dirs[read(&self.active).dir]
+    }
+
     /// The released logs kept for reuse, oldest first.
     pub fn kept_for_reuse(&self) -> Vec<u64> {
         lock(&self.logs).recycle.clone()
     }
 
-    /// The directory.
+    /// The (primary) directory.
     pub fn dir(&self) -> &Path {
-        &self.dir
+        &self.dirs[PRIMARY]
     }
 
     /// What the group commit did so far, over every log written.
@@ -344,39 +589,49 @@ impl<S: Storage> WalWriter<S> {
     /// # Errors
     /// As [`wait`](Self::wait).
     pub fn close(self) -> Result<(), WalError> {
-        let active = read(&self.active);
-        let end = active.group.position();
-        active.group.wait(end).map_err(|source| WalError::Write {
-            log: active.number,
-            source,
-        })
+        let last = {
+            let active = read(&self.active);
+            WalTicket {
+                position: WalPosition::new(active.number, 0),
+                end: active.group.position(),
+            }
+        };
+        let waited = self.wait(last);
+        if let Some(syncer) = &read(&self.active).syncer {
+            syncer.retire();
+        }
+        waited
     }
 }
 
-fn add_stats(total: &mut GroupStats, more: &GroupStats) {
-    total.records += more.records;
-    total.syncs += more.syncs;
-    total.synced_records += more.synced_records;
-    total.largest_batch = total.largest_batch.max(more.largest_batch);
-    total.sync_time += more.sync_time;
-    total.slowest_sync = total.slowest_sync.max(more.slowest_sync);
+impl<S: Storage> Drop for WalWriter<S> {
+    /// Lets the syncing threads end (each once its log is synced).
+    fn drop(&mut self) {
+        if let Some(syncer) = &read(&self.active).syncer {
+            syncer.retire();
+        }
+    }
 }
 
-/// Starts log `number` in `dir`: a released log reused (renamed to its new name) if one is
-/// kept, else a new file; the file synced and the directory synced before it is written.
+/// Starts log `number` in directory `dir`: a released log reused (renamed to its new
+/// name) if one is kept, else a new file; the file synced and the directory synced before
+/// it is written.
 fn new_log<S: Storage>(
     storage: &S,
-    dir: &Path,
+    dirs: &[PathBuf],
     options: &WalOptions,
+    progress: Option<&Arc<Progress>>,
     logs: &mut Logs,
     number: u64,
-) -> Result<Group<S>, WalError> {
-    let path = names::path(dir, number, Kind::Live);
+    dir: usize,
+) -> Result<Active<S>, WalError> {
+    let dir_path = &dirs[dir];
+    let path = names::path(dir_path, number, Kind::Live);
     let recycling = options.recycle > 0;
-    let reused = recycling && !logs.recycle.is_empty();
+    let reused = recycling && dir == PRIMARY && !logs.recycle.is_empty();
     let (file, handle) = if reused {
         let old = logs.recycle.remove(0);
-        let kept = names::path(dir, old, Kind::Recycle);
+        let kept = names::path(dir_path, old, Kind::Recycle);
         let renamed = storage
             .rename(&kept, &path)
             .map_err(|e| WalError::io(WalOperation::Rename, &kept, e));
@@ -395,14 +650,12 @@ fn new_log<S: Storage>(
     handle
         .sync()
         .map_err(|e| WalError::io(WalOperation::Create, &path, e))?;
-    storage
-        .sync_dir(dir)
-        .map_err(|e| WalError::io(WalOperation::SyncDir, dir, e))?;
+    sync_dir(storage, dir_path)?;
     logs.live.insert(
         number,
         Live {
             path,
-            recyclable: recycling,
+            recyclable: recycling && dir == PRIMARY,
             reused,
         },
     );
@@ -415,11 +668,39 @@ fn new_log<S: Storage>(
         Format::Legacy
     };
     let writing = LogWriterOptions::new().write(WriteOptions::new().format(format));
-    Ok(GroupWriter::new(
+    let clock = SyncClock::new();
+    let handle = Timed {
+        inner: handle,
+        clock: Arc::clone(&clock),
+    };
+    let group = Arc::new(GroupWriter::new(
         LogWriter::new(file, &writing),
         handle,
         options.group,
-    ))
+    ));
+    let syncer = progress.map(|p| Syncer::spawn(Arc::clone(&group), Arc::clone(p)));
+    Ok(Active {
+        number,
+        dir,
+        group,
+        clock,
+        syncer,
+    })
+}
+
+fn sync_dir<S: Storage>(storage: &S, dir: &Path) -> Result<(), WalError> {
+    storage
+        .sync_dir(dir)
+        .map_err(|e| WalError::io(WalOperation::SyncDir, dir, e))
+}
+
+fn add_stats(total: &mut GroupStats, more: &GroupStats) {
+    total.records += more.records;
+    total.syncs += more.syncs;
+    total.synced_records += more.synced_records;
+    total.largest_batch = total.largest_batch.max(more.largest_batch);
+    total.sync_time += more.sync_time;
+    total.slowest_sync = total.slowest_sync.max(more.slowest_sync);
 }
 
 /// Ends reused log `number` at `end` (its records durable up to there) with a chunk of the
