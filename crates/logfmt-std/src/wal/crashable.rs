@@ -72,6 +72,8 @@ struct Dir {
 
 #[derive(Debug, Default)]
 struct State {
+    /// The directories whose syncs stall (a crash ends every stall).
+    stalls: Arc<Stalls>,
     dirs: BTreeMap<PathBuf, Dir>,
     locked: BTreeSet<PathBuf>,
     /// Crashes so far: a lock or handle of before one is gone.
@@ -116,6 +118,8 @@ impl State {
         }
         self.locked.clear();
         self.crashes += 1;
+        lock(&self.stalls.dirs).clear();
+        self.stalls.changed.notify_all();
     }
 }
 
@@ -177,17 +181,31 @@ impl Stalls {
 /// assert_eq!(fs.contents(&dir.join("a")), Some(b"kept".to_vec()));
 /// # Ok::<(), std::io::Error>(())
 /// ```
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct CrashableStorage {
     state: Arc<Mutex<State>>,
     stalls: Arc<Stalls>,
+}
+
+impl Default for CrashableStorage {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 impl CrashableStorage {
     /// An empty file system.
     #[must_use]
     pub fn new() -> Self {
-        Self::default()
+        let stalls = Arc::<Stalls>::default();
+        let state = State {
+            stalls: Arc::clone(&stalls),
+            ..State::default()
+        };
+        Self {
+            state: Arc::new(Mutex::new(state)),
+            stalls,
+        }
     }
 
     /// A crash: every file and directory entry loses what was not durable.
@@ -199,8 +217,6 @@ impl CrashableStorage {
     /// write): the rest is lost.
     pub fn crash_tearing(&self, mut keep: impl FnMut(u64) -> u64) {
         lock(&self.state).crash(&mut keep);
-        lock(&self.stalls.dirs).clear();
-        self.stalls.changed.notify_all();
     }
 
     /// Crashes in the middle of what is being done: when `operations` more operations that
@@ -239,7 +255,8 @@ impl CrashableStorage {
         state.operate(epoch)
     }
 
-    /// Makes every sync of a file in `dir` block until [`unstall`](Self::unstall).
+    /// Makes every sync of a file in `dir` block until [`unstall`](Self::unstall) (or a
+    /// crash).
     pub fn stall(&self, dir: &Path) {
         lock(&self.stalls.dirs).insert(dir.to_path_buf());
     }

@@ -171,34 +171,36 @@ impl Syncer {
 }
 
 /// Where the records of a log cut short went: every record ending after `cut` was written
-/// again in log `to`, its end there given by `ends` (old end, new end), in order.
+/// again in log `to`, where it is given by `moved` (old end, new offset, new end), in order.
 #[derive(Debug, Clone)]
 pub(crate) struct Redirect {
     pub(crate) cut: u64,
     pub(crate) to: u64,
-    pub(crate) ends: Vec<(u64, u64)>,
+    pub(crate) moved: Vec<(u64, u64, u64)>,
 }
 
-/// Follows a record's (log, end) through the logs it was written again in.
+/// Follows a record — its log, offset and end — through the logs it was written again in.
 pub(crate) fn resolve(
     redirects: &BTreeMap<u64, Redirect>,
-    mut log: u64,
-    mut end: u64,
-) -> (u64, u64) {
-    while let Some(redirect) = redirects.get(&log) {
-        if end <= redirect.cut {
+    mut at: (u64, u64, u64),
+) -> (u64, u64, u64) {
+    while let Some(redirect) = redirects.get(&at.0) {
+        if at.2 <= redirect.cut {
             break;
         }
-        match redirect.ends.binary_search_by_key(&end, |&(old, _)| old) {
+        match redirect
+            .moved
+            .binary_search_by_key(&at.2, |&(old, _, _)| old)
+        {
             Ok(i) => {
-                log = redirect.to;
-                end = redirect.ends[i].1;
+                let (_, offset, end) = redirect.moved[i];
+                at = (redirect.to, offset, end);
             }
             // Not a record's end: the cut's own log then (never reached for a ticket).
             Err(_) => break,
         }
     }
-    (log, end)
+    at
 }
 
 /// The current log's records not yet known durable, as (end, bytes), in order.
@@ -211,26 +213,28 @@ mod tests {
     #[test]
     fn tickets_follow_their_records() {
         let mut redirects = BTreeMap::new();
+        let moved = vec![(150, 0, 40), (200, 40, 90)];
         redirects.insert(
             3,
             Redirect {
                 cut: 100,
                 to: 4,
-                ends: vec![(150, 40), (200, 90)],
+                moved,
             },
         );
+        let moved = vec![(90, 0, 50)];
         redirects.insert(
             4,
             Redirect {
                 cut: 40,
                 to: 5,
-                ends: vec![(90, 50)],
+                moved,
             },
         );
-        assert_eq!(resolve(&redirects, 3, 100), (3, 100));
-        assert_eq!(resolve(&redirects, 3, 150), (4, 40));
-        assert_eq!(resolve(&redirects, 3, 200), (5, 50));
-        assert_eq!(resolve(&redirects, 2, 999), (2, 999));
+        assert_eq!(resolve(&redirects, (3, 80, 100)), (3, 80, 100));
+        assert_eq!(resolve(&redirects, (3, 100, 150)), (4, 0, 40));
+        assert_eq!(resolve(&redirects, (3, 150, 200)), (5, 0, 50));
+        assert_eq!(resolve(&redirects, (2, 900, 999)), (2, 900, 999));
     }
 
     #[test]

@@ -279,8 +279,10 @@ impl<S: Storage> WalWriter<S> {
         };
         loop {
             let seen = failover.progress.now();
-            let (log, end) =
-                failover::resolve(&lock(&failover.redirects), ticket.position.log, ticket.end);
+            let (log, _, end) = failover::resolve(
+                &lock(&failover.redirects),
+                (ticket.position.log, ticket.position.offset, ticket.end),
+            );
             let (number, dir, group, clock, syncer) = {
                 let active = read(&self.active);
                 (
@@ -335,6 +337,33 @@ impl<S: Storage> WalWriter<S> {
         if answers {
             // A failure leaves the secondary in use; the next wait tries again.
             let _ = self.rotate_from(Some(number), Some(PRIMARY));
+        }
+    }
+
+    /// Where the record of `ticket` is now: where it was appended, or, after a failover cut
+    /// its log short before it was durable, where it was written again (its ticket there,
+    /// which [`wait`](Self::wait) follows on its own).
+    ///
+    /// ```
+    /// use logfmt_std::wal::{Wal, WalOptions};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let writer = Wal::open(dir.path(), &WalOptions::new().create(true))?.start()?;
+    /// let ticket = writer.append(b"x")?;
+    /// assert_eq!(writer.locate(ticket), ticket); // no failover: where it was appended
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn locate(&self, ticket: WalTicket) -> WalTicket {
+        let Some(failover) = &self.failover else {
+            return ticket;
+        };
+        let (log, offset, end) = failover::resolve(
+            &lock(&failover.redirects),
+            (ticket.position.log, ticket.position.offset, ticket.end),
+        );
+        WalTicket {
+            position: WalPosition::new(log, offset),
+            end,
         }
     }
 
@@ -457,13 +486,13 @@ impl<S: Storage> WalWriter<S> {
     ) -> Result<(), WalError> {
         let mut unsynced = lock(&failover.unsynced);
         let moved: Vec<(u64, Vec<u8>)> = unsynced.drain(..).filter(|(end, _)| *end > cut).collect();
-        let mut ends = Vec::with_capacity(moved.len());
+        let mut places = Vec::with_capacity(moved.len());
         for (end, data) in moved {
             let written = next.group.append(&data).map_err(|source| WalError::Write {
                 log: next.number,
                 source,
             })?;
-            ends.push((end, written.end));
+            places.push((end, written.offset, written.end));
             unsynced.push_back((written.end, data));
         }
         if let Some(syncer) = &next.syncer {
@@ -475,7 +504,7 @@ impl<S: Storage> WalWriter<S> {
                 Redirect {
                     cut,
                     to: next.number,
-                    ends,
+                    moved: places,
                 },
             );
         }
