@@ -20,10 +20,10 @@ fn options() -> WalOptions {
     WalOptions::new().create(true).failover(Some(failover))
 }
 
-/// Every record recovered, and the logs they are in.
-fn recovered(
-    fs: &CrashableStorage,
-) -> Result<(Vec<Vec<u8>>, Vec<u64>), Box<dyn std::error::Error>> {
+/// Every record recovered, and the live logs.
+type Recovered = (Vec<Vec<u8>>, Vec<u64>);
+
+fn recovered(fs: &CrashableStorage) -> Result<Recovered, Box<dyn std::error::Error>> {
     let mut wal = Wal::open_in(fs.clone(), PRIMARY, &options())?;
     let mut records = Vec::new();
     for entry in wal.recover() {
