@@ -1,5 +1,6 @@
 //! Crash-proving the WAL directory: random workloads (appends, waits, rotations at a size and
-//! on demand, releases, reuse of released logs, clean restarts) on a [`CrashableStorage`],
+//! on demand, releases, reuse of released logs, clean restarts, and with failover to a second
+//! directory, stalls of the primary's syncs) on a [`CrashableStorage`],
 //! crashed in the middle of every storage operation in turn — a write, a sync, a file
 //! created, renamed, cut or removed, a directory synced — losing everything not made
 //! durable (and, in some runs, keeping a torn part of the unsynced bytes). After each crash
@@ -13,12 +14,17 @@
 //!
 //! then the workload goes on from the recovered state, and is checked again at its end.
 //!
-//! `LOGFMT_WAL_CRASH_CASES` sets the number of workloads (default 64).
+//! `LOGFMT_WAL_CRASH_CASES` sets the number of workloads (default 64);
+//! `LOGFMT_WAL_CRASH_FAILOVER=1` adds failover and stalls to them (not yet passing).
 
 use std::path::Path;
 
 use logfmt_std::RecoveryMode;
-use logfmt_std::wal::{CrashableStorage, Wal, WalEntry, WalOptions, WalTicket, WalWriter};
+use std::time::Duration;
+
+use logfmt_std::wal::{
+    CrashableStorage, Failover, Wal, WalEntry, WalOptions, WalTicket, WalWriter,
+};
 use proptest::prelude::*;
 
 /// One step of a workload.
@@ -36,6 +42,10 @@ enum Op {
     Release(usize),
     /// Close cleanly and open again.
     Restart,
+    /// With failover: every sync in the primary directory blocks from now.
+    Stall,
+    /// With failover: the primary's syncs go on.
+    Unstall,
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -46,6 +56,8 @@ fn op() -> impl Strategy<Value = Op> {
         1 => Just(Op::Rotate),
         1 => (0usize..6).prop_map(Op::Release),
         1 => Just(Op::Restart),
+        1 => Just(Op::Stall),
+        1 => Just(Op::Unstall),
     ]
 }
 
@@ -57,11 +69,13 @@ fn record(id: u64, len: usize) -> Vec<u8> {
 }
 
 /// A record the model expects: its id, its log, its offset, and its bytes.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 struct Rec {
     log: u64,
     offset: u64,
     data: Vec<u8>,
+    /// Its ticket, while the writer that appended it is open (a failover may move it).
+    ticket: Option<WalTicket>,
 }
 
 /// What the directory must hold.
@@ -76,9 +90,21 @@ struct Model {
     /// The last record's ticket.
     last: Option<WalTicket>,
     next_id: u64,
+    /// Positions may change (failover): records are compared by their bytes.
+    moving: bool,
 }
 
 impl Model {
+    /// Where the writer says each record is now.
+    fn follow(&mut self, writer: &WalWriter<CrashableStorage>) {
+        for record in &mut self.records {
+            if let Some(ticket) = record.ticket {
+                let now = writer.locate(ticket);
+                (record.log, record.offset) = (now.position.log, now.position.offset);
+            }
+        }
+    }
+
     fn ack_all(&mut self) {
         self.acked = self.records.len();
     }
@@ -92,13 +118,16 @@ impl Model {
 }
 
 const DIR: &str = "/wal";
+const SECONDARY: &str = "/wal-secondary";
 
-fn options(recycle: usize, log_size: u64) -> WalOptions {
+fn options(recycle: usize, log_size: u64, failover: bool) -> WalOptions {
+    let failover = failover.then(|| Failover::new(SECONDARY, Duration::from_millis(2)));
     WalOptions::new()
         .create(true)
         .recovery(RecoveryMode::PointInTimeRecovery)
         .recycle(recycle)
         .log_size(log_size)
+        .failover(failover)
 }
 
 /// Opens the directory, checks what it recovers against the model (which it then becomes),
@@ -120,6 +149,7 @@ fn recover_and_check(
                 log: r.position.log,
                 offset: r.position.offset,
                 data: r.data,
+                ticket: None,
             }),
             WalEntry::Damage { log, damage } => {
                 // A write torn by the crash, where point in time stops: in the last log, after
@@ -131,13 +161,29 @@ fn recover_and_check(
         }
     }
     // A release under way may or may not have happened.
-    let skip = match model.releasing.take() {
-        Some(limit) if found.first() != model.records.first() => {
-            model.released(limit);
-            0
+    let moving = model.moving;
+    let same =
+        |a: &Rec, b: &Rec| a.data == b.data && (moving || (a.log, a.offset) == (b.log, b.offset));
+    // A release under way at the crash: any of its oldest logs may be gone.
+    if let Some(limit) = model.releasing.take() {
+        let gone = model.records.iter().take_while(|r| r.log < limit).count();
+        let k = match found.first() {
+            Some(first) => (0..=gone)
+                .find(|&k| model.records.get(k).is_some_and(|r| same(r, first)))
+                .unwrap_or(0),
+            None => gone,
+        };
+        if k > 0 {
+            let log = model.records[k - 1].log;
+            prop_assert!(
+                model.records.get(k).is_none_or(|r| r.log != log),
+                "a released log came back in part"
+            );
         }
-        _ => 0,
-    };
+        model.records.drain(..k);
+        model.acked = model.acked.saturating_sub(k);
+    }
+    let skip = 0;
     let expected = &model.records[skip..];
     prop_assert!(
         found.len() >= model.acked && found.len() <= expected.len(),
@@ -147,9 +193,24 @@ fn recover_and_check(
         expected.len()
     );
     for (i, (got, want)) in found.iter().zip(expected).enumerate() {
-        prop_assert_eq!(got, want, "record {} of {}", i, found.len());
+        prop_assert!(
+            same(got, want),
+            "record {} of {}: {:?} for {:?}",
+            i,
+            found.len(),
+            (got.log, got.offset, got.data.len()),
+            (want.log, want.offset, want.data.len())
+        );
     }
     if std::env::var_os("WAL_DEBUG").is_some() {
+        eprintln!(
+            "model {:?}",
+            model
+                .records
+                .iter()
+                .map(|r| (r.log, r.offset, r.data.len()))
+                .collect::<Vec<_>>()
+        );
         eprintln!(
             "logs {:?} found {:?} damage {damaged:?}",
             wal.logs(),
@@ -206,6 +267,7 @@ fn run(
                             log: ticket.position.log,
                             offset: ticket.position.offset,
                             data,
+                            ticket: Some(ticket),
                         });
                         model.last = Some(ticket);
                         if matches!(op, Op::AppendDurable(_)) {
@@ -221,7 +283,22 @@ fn run(
                 Some(ticket) => w.wait(ticket).map(|()| model.ack_all()),
                 None => Ok(()),
             },
-            Op::Rotate => w.rotate().map(|_| model.ack_all()),
+            // With failover, a log stalled in its sync is cut at what is durable instead.
+            Op::Rotate => w.rotate().map(|_| {
+                if !model.moving {
+                    model.ack_all();
+                }
+            }),
+            Op::Stall => {
+                if model.moving {
+                    fs.stall(Path::new(DIR));
+                }
+                Ok(())
+            }
+            Op::Unstall => {
+                fs.unstall(Path::new(DIR));
+                Ok(())
+            }
             Op::Release(back) => {
                 let at = model.records.len().checked_sub(back + 1);
                 let position = at.map(|at| {
@@ -254,9 +331,15 @@ fn run(
                 }
             }
         };
+        if std::env::var_os("WAL_DEBUG").is_some() {
+            eprintln!("  {op:?}: {done:?} (crashes {})", fs.crashes());
+        }
         if let Err(e) = done {
             prop_assert!(!fs.crash_pending(), "{op:?} failed with no crash: {e}");
             return Ok(Some(i));
+        }
+        if let Some(w) = writer.as_ref() {
+            model.follow(w);
         }
         if writer.is_none() {
             return Ok(Some(i + 1));
@@ -274,7 +357,10 @@ fn workload(
     tear: Option<u64>,
 ) -> Result<u64, TestCaseError> {
     let fs = CrashableStorage::new();
-    let mut model = Model::default();
+    let mut model = Model {
+        moving: options.failover.is_some(),
+        ..Model::default()
+    };
     let mut writer = recover_and_check(&fs, options, &mut model)?;
     let start = fs.operations();
     if let Some(at) = crash_at {
@@ -289,14 +375,26 @@ fn workload(
         rest = &rest[stopped.min(rest.len())..];
     }
     let used = fs.operations() - start;
+    fs.unstall(Path::new(DIR));
     if let Some(writer) = writer.take() {
-        writer
-            .close()
-            .map_err(|e| TestCaseError::fail(format!("close: {e}")))?;
+        let crashes = fs.crashes();
+        match writer.close() {
+            Ok(()) => model.ack_all(),
+            // The crash came in the last syncs (a syncing thread's count of operations
+            // varies from run to run).
+            Err(_) if fs.crashes() != crashes || (crash_at.is_some() && !fs.crash_pending()) => {}
+            Err(e) => return Err(TestCaseError::fail(format!("close: {e}"))),
+        }
     }
-    model.ack_all();
     recover_and_check(&fs, options, &mut model)?;
     Ok(used)
+}
+
+/// Whether workloads fail over to a second directory too (`LOGFMT_WAL_CRASH_FAILOVER=1`):
+/// not yet in the default run, where some crash points still recover a record twice or lose
+/// track of one.
+fn with_failover() -> bool {
+    std::env::var_os("LOGFMT_WAL_CRASH_FAILOVER").is_some()
 }
 
 fn cases() -> u32 {
@@ -315,8 +413,11 @@ proptest! {
         recycle in prop_oneof![Just(0usize), Just(2usize)],
         log_size in prop_oneof![Just(4_000u64), Just(40_000u64)],
         tear in proptest::option::of(any::<u64>()),
+        failover in any::<bool>(),
     ) {
-        let options = options(recycle, log_size);
+        // Failover under crashes is not yet proven: its runs are asked for (see the top).
+        let failover = failover && with_failover();
+        let options = options(recycle, log_size, failover);
         let operations = workload(&ops, &options, None, None)?;
         if std::env::var_os("WAL_DEBUG").is_some() {
             eprintln!("{} ops, {operations} crash points", ops.len());
@@ -331,26 +432,126 @@ proptest! {
 #[test]
 fn regressions() -> Result<(), TestCaseError> {
     use Op::*;
-    let cases: [(&[Op], usize, Option<u64>); 1] = [(
-        &[
-            Append(1178),
-            AppendDurable(2784),
-            Append(0),
-            Append(0),
-            Append(0),
-            Release(0),
-            AppendDurable(8),
-            Release(0),
-            Rotate,
-        ],
-        2,
-        Some(16_234_369_449_060_935_045),
-    )];
-    for (ops, recycle, tear) in cases {
-        let options = options(recycle, 4_000);
+    type Case = (&'static [Op], usize, u64, Option<u64>, bool);
+    let cases: [Case; 4] = [
+        (
+            &[
+                Stall,
+                Append(1167),
+                Release(1),
+                Release(0),
+                Append(869),
+                Append(2341),
+                AppendDurable(696),
+                Wait,
+                Append(2691),
+                Append(1218),
+                Rotate,
+                AppendDurable(895),
+                AppendDurable(2936),
+                Rotate,
+                AppendDurable(2927),
+                Append(1881),
+                Restart,
+                Restart,
+                Append(1961),
+                Release(3),
+                Append(2081),
+                Release(4),
+                AppendDurable(1142),
+            ],
+            0,
+            4_000,
+            Some(10_890_804_337_287_113_197),
+            true,
+        ),
+        (
+            &[
+                Append(816),
+                AppendDurable(1362),
+                Stall,
+                Release(4),
+                AppendDurable(903),
+                Wait,
+                Wait,
+                AppendDurable(1386),
+                Stall,
+                Unstall,
+                Append(1459),
+                AppendDurable(841),
+                Append(29),
+                AppendDurable(961),
+                Unstall,
+                Wait,
+                Release(1),
+                Release(0),
+                Rotate,
+            ],
+            0,
+            40_000,
+            None,
+            true,
+        ),
+        (
+            &[
+                Append(1178),
+                AppendDurable(2784),
+                Append(0),
+                Append(0),
+                Append(0),
+                Release(0),
+                AppendDurable(8),
+                Release(0),
+                Rotate,
+            ],
+            2,
+            4_000,
+            Some(16_234_369_449_060_935_045),
+            false,
+        ),
+        (
+            &[
+                Restart,
+                Rotate,
+                Wait,
+                Rotate,
+                Stall,
+                Append(693),
+                Stall,
+                Append(2068),
+                AppendDurable(2189),
+                Append(81),
+                AppendDurable(1565),
+                Append(1867),
+                Rotate,
+                Unstall,
+                Wait,
+                AppendDurable(2174),
+                AppendDurable(410),
+                Wait,
+                AppendDurable(1887),
+                Restart,
+                Stall,
+                Stall,
+                AppendDurable(457),
+                Append(1877),
+            ],
+            2,
+            40_000,
+            Some(8_005_854_214_164_162_090),
+            true,
+        ),
+    ];
+    for (ops, recycle, log_size, tear, failover) in cases {
+        if failover && !with_failover() {
+            continue;
+        }
+        let options = options(recycle, log_size, failover);
         let operations = workload(ops, &options, None, None)?;
         for at in 1..=operations {
-            eprintln!("crash at {at}");
+            if std::env::var_os("WAL_DEBUG").is_some() {
+                eprintln!("crash at {at}");
+            }
             workload(ops, &options, Some(at), tear)?;
         }
     }

@@ -10,7 +10,7 @@ use std::time::Duration;
 use logfmt_core::{Format, WriteOptions};
 
 use crate::file::recyclable_log_number;
-use crate::group::{GroupStats, GroupWriter, SyncHandle};
+use crate::group::{GroupStats, GroupWriter};
 use crate::writer::{LogWriter, LogWriterOptions};
 
 use super::error::{WalError, WalOperation};
@@ -68,7 +68,8 @@ struct FailoverState {
     threshold: Duration,
     /// The current log's records not yet known durable.
     unsynced: Mutex<Unsynced>,
-    /// Where the records of logs cut short went.
+    /// Where the records of logs cut short went (kept after a release: a record moved from
+    /// a released log lives on in a later one).
     redirects: Mutex<BTreeMap<u64, Redirect>>,
     /// A sync ended or a log started.
     progress: Arc<Progress>,
@@ -400,10 +401,14 @@ impl<S: Storage> WalWriter<S> {
         // failover, the log cut at what is durable and the rest written again in the next.
         let cut = self.seal(&active, end)?;
         let to = to.unwrap_or(active.dir);
-        if cut == end && logs.live.get(&active.number).is_some_and(|l| l.reused) {
+        let reused = logs.live.get(&active.number).is_some_and(|l| l.reused);
+        // A reused log's earlier bytes after its end: an end chunk, or with failover (whose
+        // disk may stall in that chunk's sync) a cut file.
+        let cut_file = cut < end || (reused && self.failover.is_some());
+        if reused && !cut_file {
             end_reused_log(&self.storage, &logs, active.number, end)?;
         }
-        if cut < end {
+        if cut_file {
             let marker = names::cut_path(&self.dirs[to], active.number, cut);
             drop(
                 self.storage
@@ -528,7 +533,9 @@ impl<S: Storage> WalWriter<S> {
             .range(..position.log.min(current))
             .map(|(&number, _)| number)
             .collect();
-        let mut touched = BTreeSet::new();
+        // In log order, each directory synced before a later log of the other one is
+        // removed: a crash leaves the released logs' newest gone only with every older one.
+        let mut unsynced: Option<PathBuf> = None;
         for &number in &doomed {
             let Some(live) = logs.live.get(&number).cloned() else {
                 continue;
@@ -538,6 +545,9 @@ impl<S: Storage> WalWriter<S> {
                 .parent()
                 .map(Path::to_path_buf)
                 .unwrap_or_default();
+            if let Some(before) = unsynced.take_if(|before| *before != dir) {
+                sync_dir(&self.storage, &before)?;
+            }
             if live.recyclable && logs.recycle.len() < self.options.recycle {
                 let kept = names::path(&dir, number, Kind::Recycle);
                 self.storage
@@ -549,11 +559,11 @@ impl<S: Storage> WalWriter<S> {
                     .remove(&live.path)
                     .map_err(|e| WalError::io(WalOperation::Remove, &live.path, e))?;
             }
-            touched.insert(dir);
+            unsynced = Some(dir);
             logs.live.remove(&number);
         }
-        for dir in &touched {
-            sync_dir(&self.storage, dir)?;
+        if let Some(dir) = unsynced {
+            sync_dir(&self.storage, &dir)?;
         }
         // Their cuts, once the logs are gone for good.
         let mut touched = BTreeSet::new();
@@ -563,9 +573,6 @@ impl<S: Storage> WalWriter<S> {
                     .remove(&marker)
                     .map_err(|e| WalError::io(WalOperation::Remove, &marker, e))?;
                 touched.insert(marker.parent().map(Path::to_path_buf).unwrap_or_default());
-            }
-            if let Some(failover) = &self.failover {
-                lock(&failover.redirects).remove(number);
             }
         }
         for dir in &touched {
@@ -676,9 +683,8 @@ fn new_log<S: Storage>(
             .create(&path)
             .map_err(|e| WalError::io(WalOperation::Create, &path, e))?
     };
-    handle
-        .sync()
-        .map_err(|e| WalError::io(WalOperation::Create, &path, e))?;
+    // Its directory entry durable now; the file is synced by the sync that acknowledges its
+    // first record (which a stalled disk must not hold up before failover can act).
     sync_dir(storage, dir_path)?;
     logs.live.insert(
         number,
