@@ -102,6 +102,10 @@
 //! ([`content::VersionEdit`]), and the files of a database directory ([`content::Database`]:
 //! `CURRENT`, its MANIFEST, the live write-ahead logs in log-number order).
 //!
+//! A write-ahead log kept as a directory of numbered logs: [`wal`] — recovered across its logs
+//! in log-number order with a recovery mode, appended to with group commit, rotated, released
+//! or reused, crash-proven through a storage seam ([`wal::CrashableStorage`]).
+//!
 //! Files: [`LogFile`] — opening a log to read it (and, for a regular file, to read it again
 //! while it is read: [`LogFile::reread`]), with an [`Error`] that names the file (escaped:
 //! [`EscapedPath`]); [`StdSink`] — a [`Sink`](logfmt_core::Sink) over any
@@ -268,6 +272,7 @@ mod source;
 mod split;
 mod stale;
 mod tail;
+pub mod wal;
 mod writer;
 
 // Reading a log file.
