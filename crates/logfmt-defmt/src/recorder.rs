@@ -326,7 +326,8 @@ impl<L: FrameLog, const P: usize> Recorder<L, P> {
 
     /// The panic path, for a `#[panic_handler]`: logs the panic's location and message (an
     /// `error!` frame, the message cut to fit a frame), then writes every staged frame and
-    /// flushes, synchronously. A frame the panic interrupted is dropped (and counted).
+    /// flushes, synchronously, in a critical section (interrupts masked: the message is the
+    /// last frame). A frame the panic interrupted is dropped (and counted).
     ///
     /// # Errors
     /// The log's.
@@ -344,34 +345,39 @@ impl<L: FrameLog, const P: usize> Recorder<L, P> {
         location: Option<&core::panic::Location<'_>>,
         message: core::fmt::Arguments<'_>,
     ) -> Result<(), L::Error> {
-        with_staging(|s| s.drop_open());
-        // Make room for the message first.
-        self.drain()?;
-        let mut text = crate::text::Text::<{ MAX_FRAME / 2 }>::new();
-        let _ = core::fmt::write(&mut text, message);
-        match location {
-            Some(at) => defmt::error!(
-                "panicked at {=str}:{=u32}: {=str}",
-                at.file(),
-                at.line(),
-                text.as_str()
-            ),
-            None => defmt::error!("panicked: {=str}", text.as_str()),
-        }
-        self.flush().map(|_| ())
+        // Interrupts stay masked to the end: nothing is logged after the panic's message.
+        critical_section::with(|_| {
+            with_staging(|s| s.drop_open());
+            // Make room for the message first.
+            self.drain()?;
+            let mut text = crate::text::Text::<{ MAX_FRAME / 2 }>::new();
+            let _ = core::fmt::write(&mut text, message);
+            match location {
+                Some(at) => defmt::error!(
+                    "panicked at {=str}:{=u32}: {=str}",
+                    at.file(),
+                    at.line(),
+                    text.as_str()
+                ),
+                None => defmt::error!("panicked: {=str}", text.as_str()),
+            }
+            self.flush().map(|_| ())
+        })
     }
 
     /// The fault path, for a `HardFault` handler the user installs: logs `HardFault at pc=…`
     /// (an `error!` frame; `pc` from the exception frame), then writes every staged frame and
-    /// flushes, synchronously.
+    /// flushes, synchronously, in a critical section.
     ///
     /// # Errors
     /// The log's.
     pub fn fault(&mut self, pc: u32) -> Result<(), L::Error> {
-        with_staging(|s| s.drop_open());
-        self.drain()?;
-        defmt::error!("HardFault at pc={=u32:#010x}", pc);
-        self.flush().map(|_| ())
+        critical_section::with(|_| {
+            with_staging(|s| s.drop_open());
+            self.drain()?;
+            defmt::error!("HardFault at pc={=u32:#010x}", pc);
+            self.flush().map(|_| ())
+        })
     }
 
     /// Gives frame `frame[..len]` to the log (packed) and flushes if the policy says so;

@@ -4,6 +4,8 @@ pub(crate) mod cat;
 pub(crate) mod cat_report;
 pub(crate) mod chunks_report;
 pub(crate) mod copy_report;
+pub(crate) mod defmt;
+pub(crate) mod defmt_report;
 pub(crate) mod dump;
 pub(crate) mod export;
 pub(crate) mod map;
