@@ -37,19 +37,26 @@ const fn parse_or(value: Option<&str>, default: usize) -> usize {
     n
 }
 
-/// The logger's state: the staging buffer and the critical section a frame holds.
+/// The staging buffer of the logger.
+pub(crate) type Buffer = Staging<BUFFER_SIZE, MAX_FRAME>;
+
+/// The logger's state: the staging buffer and the critical section a frame holds. All zeros at
+/// start: the `static` goes in `.bss`.
 struct State {
-    staging: Staging<BUFFER_SIZE>,
-    restore: Option<RestoreState>,
+    staging: Buffer,
+    /// Whether a frame holds the critical section, and what its release restores.
+    held: bool,
+    restore: RestoreState,
 }
 
 static STATE: Mutex<RefCell<State>> = Mutex::new(RefCell::new(State {
-    staging: Staging::new(MAX_FRAME),
-    restore: None,
+    staging: Staging::new(),
+    held: false,
+    restore: RestoreState::invalid(),
 }));
 
 /// Runs `f` on the staging buffer, in a critical section.
-pub(crate) fn with_staging<R>(f: impl FnOnce(&mut Staging<BUFFER_SIZE>) -> R) -> R {
+pub(crate) fn with_staging<R>(f: impl FnOnce(&mut Buffer) -> R) -> R {
     critical_section::with(|cs| f(&mut STATE.borrow_ref_mut(cs).staging))
 }
 
@@ -77,12 +84,14 @@ unsafe impl defmt::Logger for Logger {
         let restore = unsafe { critical_section::acquire() };
         critical_section::with(|cs| {
             let mut state = STATE.borrow_ref_mut(cs);
-            if let Some(outer) = state.restore.replace(restore) {
+            if state.held {
                 // A frame left open (a panic inside the logger): keep the outer state, the
                 // one to restore at the end.
-                state.restore = Some(outer);
                 // SAFETY: the nested acquire above is released at once; the outer one stays.
                 unsafe { critical_section::release(restore) };
+            } else {
+                state.held = true;
+                state.restore = restore;
             }
             state.staging.begin();
         });
@@ -94,7 +103,8 @@ unsafe impl defmt::Logger for Logger {
         let restore = critical_section::with(|cs| {
             let mut state = STATE.borrow_ref_mut(cs);
             state.staging.end();
-            state.restore.take()
+            let held = core::mem::take(&mut state.held);
+            held.then_some(state.restore)
         });
         if let Some(restore) = restore {
             // SAFETY: the state `acquire` got from its `critical_section::acquire`.

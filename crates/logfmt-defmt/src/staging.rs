@@ -23,9 +23,10 @@ pub struct StagingStats {
     pub high_water: usize,
 }
 
-/// A ring of `N` bytes holding whole frames of at most `max_frame` bytes.
+/// A ring of `N` bytes holding whole frames of at most `M` bytes (and at most `N - 2`). All
+/// zeros when empty, so that a `static` of it goes in `.bss` (RAM only, no flash image).
 #[derive(Debug)]
-pub(crate) struct Staging<const N: usize> {
+pub(crate) struct Staging<const N: usize, const M: usize> {
     buf: [u8; N],
     /// Index of the oldest staged byte.
     read: usize,
@@ -37,20 +38,23 @@ pub(crate) struct Staging<const N: usize> {
     open: bool,
     frame_len: usize,
     overflow: bool,
-    max_frame: usize,
     stats: StagingStats,
 }
 
-impl<const N: usize> Staging<N> {
-    /// An empty buffer taking frames of at most `max_frame` bytes (and at most `N - 2`).
-    pub(crate) const fn new(max_frame: usize) -> Self {
+impl<const N: usize, const M: usize> Staging<N, M> {
+    /// The largest frame taken: `M`, at most `N - 2` and `u16::MAX`.
+    const MAX_FRAME: usize = {
         let room = N.saturating_sub(PREFIX);
-        let max_frame = if max_frame < room { max_frame } else { room };
-        let max_frame = if max_frame > u16::MAX as usize {
+        let max = if M < room { M } else { room };
+        if max > u16::MAX as usize {
             u16::MAX as usize
         } else {
-            max_frame
-        };
+            max
+        }
+    };
+
+    /// An empty buffer.
+    pub(crate) const fn new() -> Self {
         Self {
             buf: [0; N],
             read: 0,
@@ -59,7 +63,6 @@ impl<const N: usize> Staging<N> {
             open: false,
             frame_len: 0,
             overflow: false,
-            max_frame,
             stats: StagingStats {
                 staged: 0,
                 dropped: 0,
@@ -87,7 +90,7 @@ impl<const N: usize> Staging<N> {
             return;
         }
         let len = self.frame_len + bytes.len();
-        if len > self.max_frame || self.used + PREFIX + len > N {
+        if len > Self::MAX_FRAME || self.used + PREFIX + len > N {
             self.overflow = true;
             return;
         }
@@ -187,19 +190,28 @@ impl<const N: usize> Staging<N> {
         }
     }
 
-    /// Writes `bytes` at ring index `at` (wrapping).
+    /// Writes `bytes` at ring index `at` (wrapping): at most two copies.
     fn put(&mut self, at: usize, bytes: &[u8]) {
-        for (i, &b) in bytes.iter().enumerate() {
-            if let Some(slot) = self.buf.get_mut((at + i) % N) {
-                *slot = b;
-            }
+        let at = at % N.max(1);
+        let (head, tail) = bytes.split_at(bytes.len().min(N - at));
+        if let Some(dst) = self.buf.get_mut(at..at + head.len()) {
+            dst.copy_from_slice(head);
+        }
+        if let Some(dst) = self.buf.get_mut(..tail.len()) {
+            dst.copy_from_slice(tail);
         }
     }
 
-    /// Reads `out.len()` bytes at ring index `at` (wrapping).
+    /// Reads `out.len()` bytes at ring index `at` (wrapping): at most two copies.
     fn get(&self, at: usize, out: &mut [u8]) {
-        for (i, slot) in out.iter_mut().enumerate() {
-            *slot = self.buf.get((at + i) % N).copied().unwrap_or(0);
+        let at = at % N.max(1);
+        let first = out.len().min(N - at);
+        let (head, tail) = out.split_at_mut(first);
+        if let Some(src) = self.buf.get(at..at + head.len()) {
+            head.copy_from_slice(src);
+        }
+        if let Some(src) = self.buf.get(..tail.len()) {
+            tail.copy_from_slice(src);
         }
     }
 }
@@ -209,7 +221,7 @@ mod tests {
     use super::*;
     use std::vec::Vec;
 
-    fn frame(s: &mut Staging<64>, pieces: &[&[u8]]) -> bool {
+    fn frame(s: &mut Staging<64, 64>, pieces: &[&[u8]]) -> bool {
         s.begin();
         for p in pieces {
             s.write(p);
@@ -217,7 +229,7 @@ mod tests {
         s.end()
     }
 
-    fn pop_all(s: &mut Staging<64>) -> Vec<Vec<u8>> {
+    fn pop_all(s: &mut Staging<64, 64>) -> Vec<Vec<u8>> {
         let mut out = Vec::new();
         let mut buf = [0u8; 64];
         while let Some(n) = s.pop(&mut buf) {
@@ -228,7 +240,7 @@ mod tests {
 
     #[test]
     fn frames_come_back_whole_and_in_order() {
-        let mut s = Staging::<64>::new(64);
+        let mut s = Staging::<64, 64>::new();
         assert!(frame(&mut s, &[b"ab", b"cd"]));
         assert!(frame(&mut s, &[b"e"]));
         assert!(frame(&mut s, &[]));
@@ -242,7 +254,7 @@ mod tests {
 
     #[test]
     fn a_full_buffer_drops_whole_frames_and_counts_them() {
-        let mut s = Staging::<64>::new(64);
+        let mut s = Staging::<64, 64>::new();
         for i in 0..20u8 {
             frame(&mut s, &[&[i; 5], &[i; 5]]); // 12 bytes a frame: 5 fit in 64
         }
@@ -260,7 +272,7 @@ mod tests {
 
     #[test]
     fn frames_wrap_around_the_ring() {
-        let mut s = Staging::<64>::new(64);
+        let mut s = Staging::<64, 64>::new();
         let mut expected = Vec::new();
         let mut got = Vec::new();
         let mut buf = [0u8; 64];
@@ -281,16 +293,22 @@ mod tests {
 
     #[test]
     fn a_frame_longer_than_the_largest_is_dropped() {
-        let mut s = Staging::<64>::new(8);
-        assert!(!frame(&mut s, &[&[1; 9]]));
-        assert!(frame(&mut s, &[&[2; 8]]));
+        let mut s = Staging::<64, 8>::new();
+        for (len, staged) in [(9, false), (8, true)] {
+            s.begin();
+            s.write(&[len as u8; 5]);
+            s.write(&std::vec![len as u8; len - 5]);
+            assert_eq!(s.end(), staged);
+        }
         assert_eq!(s.stats().dropped, 1);
-        assert_eq!(pop_all(&mut s), [[2; 8].to_vec()]);
+        let mut out = [0u8; 64];
+        assert_eq!(s.pop(&mut out), Some(8));
+        assert_eq!(out[..8], [8; 8]);
     }
 
     #[test]
     fn a_frame_left_open_by_a_panic_is_dropped_not_mixed() {
-        let mut s = Staging::<64>::new(64);
+        let mut s = Staging::<64, 64>::new();
         s.begin();
         s.write(b"half");
         // The panic path begins its own frame.
@@ -301,7 +319,7 @@ mod tests {
 
     #[test]
     fn a_frame_too_large_for_the_readers_buffer_is_skipped() {
-        let mut s = Staging::<64>::new(64);
+        let mut s = Staging::<64, 64>::new();
         frame(&mut s, &[&[1; 20]]);
         frame(&mut s, &[&[2; 4]]);
         let mut small = [0u8; 8];
