@@ -16,7 +16,7 @@
 pub(crate) mod demo;
 mod emulator;
 pub(crate) mod example;
-mod flight;
+pub(crate) mod flight;
 pub(crate) mod qemu;
 pub(crate) mod size;
 

@@ -55,6 +55,14 @@ pub(crate) const TASKS: &[Task] = &[
         run: crate::bench_decode::run,
     },
     Task {
+        name: "bench-defmt",
+        aliases: &[],
+        flags: &["--quick"],
+        about: "decoding 1 M defmt frames with the firmware's ELF: `logfmt defmt` vs \
+                `defmt-print` (installed if missing) in the same run",
+        run: crate::bench_defmt::run,
+    },
+    Task {
         name: "bench-first-line",
         aliases: &[],
         flags: &["--quick"],

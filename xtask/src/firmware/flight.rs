@@ -382,6 +382,34 @@ fn check_frames(frames: &[Frame], expected: &Expected) -> std::result::Result<St
     ))
 }
 
+/// `cargo xtask demo`'s opening: the flight recorder on `machine`, then its defmt log as
+/// `logfmt defmt` decodes it from the flash image after the power cuts (its start and its end),
+/// and the check's verdict.
+pub(crate) fn show(machine: &Machine, elf: &Path, logfmt: &Path) -> Result {
+    let verdict = check(machine, elf, logfmt)?;
+    let dir = dir(machine.board);
+    let decoded = std::fs::read_to_string(dir.join("decoded.txt"))
+        .map_err(|e| Error::Failed(format!("decoded.txt: {e}")))?;
+    let lines: Vec<&str> = decoded.lines().collect();
+    println!(
+        "\n$ logfmt defmt --elf {} {}",
+        elf.display(),
+        dir.join("defmt-flash.img").display()
+    );
+    let (head, tail) = (24.min(lines.len()), 8.min(lines.len()));
+    for line in &lines[..head] {
+        println!("  {line}");
+    }
+    if lines.len() > head + tail {
+        println!("  ... ({} more lines) ...", lines.len() - head - tail);
+        for line in &lines[lines.len() - tail..] {
+            println!("  {line}");
+        }
+    }
+    println!("\n  {verdict}");
+    Ok(())
+}
+
 /// Where the flight recorder's files are kept for `board`.
 pub(crate) fn dir(board: &str) -> PathBuf {
     project_root()

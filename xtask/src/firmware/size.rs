@@ -374,25 +374,25 @@ fn defmt_report(
             defmt.ram() as i64 - writer.ram() as i64
         );
     }
-    if let Some(elf) = cost_elf {
-        if ensure_qemu().is_ok() {
-            println!("\n-- the cost of a defmt frame under QEMU (mps2-an386, -icount shift=0) --");
-            let run = super::emulator::run_qemu_with(
-                "mps2-an386",
-                elf,
-                &project_root(),
-                QEMU_TIMEOUT,
-                "  ",
-                &["-icount", "shift=0"],
-            )?;
-            if !run.status.is_some_and(|s| s.success()) {
-                return Err(Error::Failed(
-                    "the defmt cost probe failed under QEMU".to_owned(),
-                ));
-            }
-            for line in run.stdout.lines() {
-                let _ = writeln!(out, "    {}", line.trim());
-            }
+    if let Some(elf) = cost_elf
+        && ensure_qemu().is_ok()
+    {
+        println!("\n-- the cost of a defmt frame under QEMU (mps2-an386, -icount shift=0) --");
+        let run = super::emulator::run_qemu_with(
+            "mps2-an386",
+            elf,
+            &project_root(),
+            QEMU_TIMEOUT,
+            "  ",
+            &["-icount", "shift=0"],
+        )?;
+        if !run.status.is_some_and(|s| s.success()) {
+            return Err(Error::Failed(
+                "the defmt cost probe failed under QEMU".to_owned(),
+            ));
+        }
+        for line in run.stdout.lines() {
+            let _ = writeln!(out, "    {}", line.trim());
         }
     }
     Ok(())
