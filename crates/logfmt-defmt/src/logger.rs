@@ -7,7 +7,8 @@ use critical_section::{Mutex, RestoreState};
 
 use crate::staging::{Staging, StagingStats};
 
-/// Bytes of the staging buffer: `LOGFMT_DEFMT_BUFFER` at build time (decimal), 1024 by default.
+/// Bytes of the staging buffer: `LOGFMT_DEFMT_BUFFER` at build time (decimal; a power of two
+/// keeps the ring's index arithmetic a mask), 1024 by default.
 pub const BUFFER_SIZE: usize = parse_or(option_env!("LOGFMT_DEFMT_BUFFER"), 1024);
 
 /// The largest frame staged, in bytes (longer frames are dropped and counted):
@@ -34,7 +35,7 @@ const fn parse_or(value: Option<&str>, default: usize) -> usize {
         n = n * 10 + (digit - b'0') as usize;
         i += 1;
     }
-    n
+    if n == 0 { default } else { n }
 }
 
 /// The staging buffer of the logger.

@@ -190,28 +190,21 @@ impl<const N: usize, const M: usize> Staging<N, M> {
         }
     }
 
-    /// Writes `bytes` at ring index `at` (wrapping): at most two copies.
+    /// Writes `bytes` at ring index `at` (wrapping). A byte loop: the pieces defmt writes
+    /// are a few bytes each, shorter than a call to `memcpy` is worth (and with `N` a power of
+    /// two, the wrap is a mask).
     fn put(&mut self, at: usize, bytes: &[u8]) {
-        let at = at % N.max(1);
-        let (head, tail) = bytes.split_at(bytes.len().min(N - at));
-        if let Some(dst) = self.buf.get_mut(at..at + head.len()) {
-            dst.copy_from_slice(head);
-        }
-        if let Some(dst) = self.buf.get_mut(..tail.len()) {
-            dst.copy_from_slice(tail);
+        for (i, &byte) in bytes.iter().enumerate() {
+            if let Some(slot) = self.buf.get_mut((at + i) % N) {
+                *slot = byte;
+            }
         }
     }
 
-    /// Reads `out.len()` bytes at ring index `at` (wrapping): at most two copies.
+    /// Reads `out.len()` bytes at ring index `at` (wrapping).
     fn get(&self, at: usize, out: &mut [u8]) {
-        let at = at % N.max(1);
-        let first = out.len().min(N - at);
-        let (head, tail) = out.split_at_mut(first);
-        if let Some(src) = self.buf.get(at..at + head.len()) {
-            head.copy_from_slice(src);
-        }
-        if let Some(src) = self.buf.get(..tail.len()) {
-            tail.copy_from_slice(src);
+        for (i, slot) in out.iter_mut().enumerate() {
+            *slot = self.buf.get((at + i) % N).copied().unwrap_or(0);
         }
     }
 }
