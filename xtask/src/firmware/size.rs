@@ -369,7 +369,9 @@ fn defmt_report(
     if let Some((writer, defmt)) = sizes {
         let _ = writeln!(
             out,
-            "  defmt flight recorder (logfmt-defmt, size-defmt over size-writer: the global              logger, its 1 KiB staging buffer, the drain with packs, the panic path, defmt's              encoding of three messages): flash +{} B, static RAM +{} B",
+            "  defmt flight recorder (logfmt-defmt, size-defmt over size-writer: the global \
+             logger, its 1 KiB staging buffer, the drain with packs, the panic path, defmt's \
+             encoding of three messages): flash +{} B, static RAM +{} B",
             defmt.flash() as i64 - writer.flash() as i64,
             defmt.ram() as i64 - writer.ram() as i64
         );
