@@ -16,6 +16,11 @@ fn main() {
         fs::copy(manifest.join("memory.x"), out.join("memory.x")).expect("copy memory.x");
         println!("cargo:rustc-link-search={}", out.display());
         println!("cargo:rustc-link-arg-bins=-Tlink.x");
+        // defmt's linker script (its string table, the level markers), for the defmt binary.
+        println!("cargo:rustc-link-arg-bin=defmt-recorder=-Tdefmt.x");
+        for bin in ["defmt-minimal", "size-defmt", "defmt-cost"] {
+            println!("cargo:rustc-link-arg-bin={bin}=-Tdefmt.x");
+        }
     }
     println!("cargo:rerun-if-changed=memory.x");
     println!("cargo:rerun-if-changed=build.rs");

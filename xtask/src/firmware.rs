@@ -16,6 +16,7 @@
 pub(crate) mod demo;
 mod emulator;
 pub(crate) mod example;
+pub(crate) mod flight;
 pub(crate) mod qemu;
 pub(crate) mod size;
 
@@ -58,6 +59,8 @@ pub(crate) const BINS: &[&str] = &[
     "size-reader",
     "size-baseline",
     "stack-probe",
+    "defmt-recorder",
+    "defmt-minimal",
 ];
 
 /// Builds `bins` of the firmware for `target` (release profile) with `features`; returns the

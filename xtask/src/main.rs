@@ -11,6 +11,7 @@ mod apt;
 mod bench;
 mod bench_baseline;
 mod bench_decode;
+mod bench_defmt;
 mod bench_durable;
 mod bench_first_line;
 mod bench_scan;

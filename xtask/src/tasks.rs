@@ -55,6 +55,14 @@ pub(crate) const TASKS: &[Task] = &[
         run: crate::bench_decode::run,
     },
     Task {
+        name: "bench-defmt",
+        aliases: &[],
+        flags: &["--quick"],
+        about: "decoding 1 M defmt frames with the firmware's ELF: `logfmt defmt` vs \
+                `defmt-print` (installed if missing) in the same run",
+        run: crate::bench_defmt::run,
+    },
+    Task {
         name: "bench-first-line",
         aliases: &[],
         flags: &["--quick"],
@@ -298,6 +306,8 @@ const TARGET_BUILDS: &[(&str, Option<&str>)] = &[
 /// The only crate that is built for bare-metal targets. Never use
 /// `--workspace` with a thumb target: the other crates need std.
 const CORE: &str = "logfmt-core";
+/// The defmt flight recorder, also built for the thumb targets (no_std, no alloc).
+const DEFMT: &str = "logfmt-defmt";
 /// The std layer, whose `parallel` and `mmap` features are on by default.
 const STD: &str = "logfmt-std";
 
@@ -427,6 +437,10 @@ fn lint() -> Result {
             .args(["--", "-D", "warnings"])
             .run()?;
     }
+    Cmd::cargo()
+        .args(["clippy", "-p", DEFMT, "--target", THUMBV7EM, "--lib"])
+        .args(["--", "-D", "warnings"])
+        .run()?;
     example::lint()
 }
 
@@ -552,6 +566,13 @@ fn targets() -> Result {
             cmd = cmd.args(["--features", features]);
         }
         cmd.run()?;
+    }
+    // The defmt flight recorder: no_std, for both thumb targets (its async drain is a default
+    // feature).
+    for target in THUMB_TARGETS {
+        Cmd::cargo()
+            .args(["build", "-p", DEFMT, "--target", target])
+            .run()?;
     }
     // The firmware example on a real chip's HAL (its own workspace and lockfile).
     example::build().map(drop)

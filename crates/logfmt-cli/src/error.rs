@@ -49,6 +49,14 @@ pub(crate) enum CliError {
     Usage(String),
     /// A directory given as a database could not be read as one.
     Database(logfmt_std::content::DatabaseError),
+    /// The firmware's ELF (`logfmt defmt --elf`) could not be read, or its defmt table not
+    /// parsed.
+    Firmware {
+        /// The ELF.
+        path: std::path::PathBuf,
+        /// Why.
+        reason: String,
+    },
     /// A recyclable log needs a log number, and none was given or found in the file's name.
     NoLogNumber {
         /// The log.
@@ -183,6 +191,9 @@ impl fmt::Display for CliError {
                 );
             }
             Self::Usage(message) => return f.write_str(message),
+            Self::Firmware { path, reason } => {
+                return write!(f, "{}: {reason}", EscapedPath::new(path));
+            }
             Self::Database(e @ logfmt_std::content::DatabaseError::NoCurrent { .. }) => {
                 return write!(f, "{e} (give the log files themselves)");
             }

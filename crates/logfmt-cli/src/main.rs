@@ -36,6 +36,7 @@ mod cmd;
 mod colour;
 mod copy;
 mod decode;
+mod defmt_frames;
 mod erased;
 mod error;
 mod escape;
@@ -190,6 +191,11 @@ enum Command {
         "logfmt export flash.img plain.log          a ring image as a plain LevelDB log"
     ))]
     Export(cmd::export::ExportArgs),
+    #[command(after_help = examples!(
+        "logfmt defmt --elf firmware.elf --erased ff flash.img    a firmware's defmt log, decoded"
+        "logfmt defmt --elf firmware.elf --json ring.img          one JSON object per frame"
+    ))]
+    Defmt(cmd::defmt::DefmtArgs),
 }
 
 fn main() -> ExitCode {
@@ -219,6 +225,7 @@ fn main() -> ExitCode {
         Command::Salvage(args) => cmd::salvage::run(args).map(|()| ExitCode::from(EXIT_OK)),
         Command::Split(args) => cmd::split::run(args).map(|()| ExitCode::from(EXIT_OK)),
         Command::Export(args) => cmd::export::run(args).map(|()| ExitCode::from(EXIT_OK)),
+        Command::Defmt(args) => cmd::defmt::run(args).map(|()| ExitCode::from(EXIT_OK)),
         Command::Completions { shell } => completions(*shell).map(|()| ExitCode::from(EXIT_OK)),
         Command::Man { dir } => man(dir).map(|()| ExitCode::from(EXIT_OK)),
         Command::Generate(what) => generate(what).map(|()| ExitCode::from(EXIT_OK)),

@@ -1,4 +1,5 @@
-//! `cargo xtask demo [--host]`: the sensor logger of `tests/firmware` keeps a ring log in
+//! `cargo xtask demo [--host]`: first (under QEMU) a firmware's own defmt log, kept in flash by
+//! `logfmt-defmt` through power cuts and a panic and decoded with its ELF; then the sensor logger of `tests/firmware` keeps a ring log in
 //! simulated NOR flash that wraps four times and loses power thirteen times (mid-record,
 //! mid-flush, in ring headers, mid-erase), rebooting after each, under QEMU (or on the host);
 //! then the `logfmt` CLI reads the flash image, and the records it reads must be exactly the
@@ -38,6 +39,19 @@ pub(crate) fn run(host: bool) -> Result {
             }
         }
     };
+    // First, the firmware's own kind of log: its defmt frames, kept through power cuts and a
+    // panic by logfmt-defmt, decoded with its ELF.
+    if let (Some(_), Some(machine)) = (&qemu, machine) {
+        ensure_targets(&[machine.target])?;
+        println!(
+            "\n-- 0. a firmware's own defmt log, kept in NOR flash through 18 power cuts and a \
+             panic (logfmt-defmt), decoded with its ELF --"
+        );
+        let built = build(machine.target, &["defmt-recorder"], &[])?;
+        let elf = executable(&built, "defmt-recorder")?;
+        let logfmt = crate::cmd::build_release_bin("logfmt-cli", "logfmt")?;
+        super::flight::show(machine, &elf, &logfmt)?;
+    }
     match (qemu, machine) {
         (Some(_), Some(machine)) => {
             ensure_targets(&[machine.target])?;

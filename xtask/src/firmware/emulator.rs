@@ -208,7 +208,20 @@ pub(crate) fn run_qemu(
     timeout: Duration,
     indent: &str,
 ) -> Result<QemuRun> {
-    let args = [
+    run_qemu_with(board, elf, cwd, timeout, indent, &[])
+}
+
+/// [`run_qemu`] with more QEMU options (`-icount shift=0`: one guest instruction a
+/// nanosecond of virtual time, for counting instructions with SysTick).
+pub(crate) fn run_qemu_with(
+    board: &str,
+    elf: &Path,
+    cwd: &Path,
+    timeout: Duration,
+    indent: &str,
+    extra: &[&str],
+) -> Result<QemuRun> {
+    let mut args = vec![
         "-machine",
         board,
         "-nographic",
@@ -216,8 +229,9 @@ pub(crate) fn run_qemu(
         "none",
         "-semihosting-config",
         "enable=on,target=native",
-        "-kernel",
     ];
+    args.extend_from_slice(extra);
+    args.push("-kernel");
     let qemu = CHOSEN.get().cloned().unwrap_or_else(Qemu::system);
     println!(
         "$ {} {} {}   (timeout {}s)",

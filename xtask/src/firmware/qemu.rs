@@ -11,6 +11,8 @@ pub(crate) fn run() -> Result {
     let targets: Vec<&str> = MACHINES.iter().map(|m| m.target).collect();
     ensure_targets(&targets)?;
     ensure_qemu()?;
+    // The flight recorder's image is decoded by the CLI.
+    let logfmt = crate::cmd::build_release_bin("logfmt-cli", "logfmt")?;
     let mut results = Vec::new();
     for machine in MACHINES {
         println!(
@@ -41,6 +43,17 @@ pub(crate) fn run() -> Result {
             )),
         };
         results.push((machine, verdict, run.took));
+        println!(
+            "\n-- the defmt flight recorder: {} ({}) --",
+            machine.board, machine.core
+        );
+        let elf = executable(&built, "defmt-recorder")?;
+        let start = std::time::Instant::now();
+        let verdict = super::flight::check(machine, &elf, &logfmt).map_err(|e| e.to_string());
+        if let Ok(text) = &verdict {
+            println!("  {text}");
+        }
+        results.push((machine, verdict, start.elapsed()));
     }
     // The demo's host build (`cargo xtask demo` without QEMU) must keep compiling too.
     println!("\n-- the demo's host build (used where QEMU is missing) --");

@@ -119,10 +119,13 @@ pub(crate) fn run(check: bool) -> Result {
     let mut rows: Vec<(String, Option<Sections>)> = Vec::new();
     let mut baseline = None;
     let mut stack_elf = None;
+    // The defmt flight recorder: (size-writer, size-defmt), and its cost probe.
+    let mut defmt_sizes = None;
+    let mut cost_elf = None;
     for (i, (label, features)) in variants.iter().enumerate() {
         let mut bins: Vec<&str> = probes.to_vec();
         if i == 0 {
-            bins.extend(["size-baseline", "stack-probe"]);
+            bins.extend(["size-baseline", "stack-probe", "size-defmt", "defmt-cost"]);
         }
         let built = build(target, &bins, features)?;
         if i == 0 {
@@ -133,6 +136,15 @@ pub(crate) fn run(check: bool) -> Result {
             std::fs::copy(&elf, &copy)
                 .map_err(|e| Error::Failed(format!("copying {}: {e}", elf.display())))?;
             stack_elf = Some(copy);
+            defmt_sizes = Some((
+                elf_sections(&executable(&built, "size-writer")?)?,
+                elf_sections(&executable(&built, "size-defmt")?)?,
+            ));
+            let elf = executable(&built, "defmt-cost")?;
+            let copy = elf.with_file_name("defmt-cost.size-task");
+            std::fs::copy(&elf, &copy)
+                .map_err(|e| Error::Failed(format!("copying {}: {e}", elf.display())))?;
+            cost_elf = Some(copy);
         }
         rows.push(((*label).to_owned(), None));
         for (bin, what) in probes.iter().zip([
@@ -339,12 +351,54 @@ pub(crate) fn run(check: bool) -> Result {
             );
         }
     }
+    defmt_report(&mut out, defmt_sizes, cost_elf.as_deref())?;
     print!("{out}");
     if check && !over.is_empty() {
         return Err(Error::Failed(format!(
             "over budget: {} (see the table above)",
             over.join(", ")
         )));
+    }
+    Ok(())
+}
+
+/// The defmt flight recorder's lines: flash and static RAM over the writer-only probe, and
+/// the cost of an `info!` and of the drain under QEMU with `-icount shift=0`.
+fn defmt_report(
+    out: &mut String,
+    sizes: Option<(Sections, Sections)>,
+    cost_elf: Option<&std::path::Path>,
+) -> Result {
+    if let Some((writer, defmt)) = sizes {
+        let _ = writeln!(
+            out,
+            "  defmt flight recorder (logfmt-defmt, size-defmt over size-writer: the global \
+             logger, its 1 KiB staging buffer, the drain with packs, the panic path, defmt's \
+             encoding of three messages): flash +{} B, static RAM +{} B",
+            defmt.flash() as i64 - writer.flash() as i64,
+            defmt.ram() as i64 - writer.ram() as i64
+        );
+    }
+    if let Some(elf) = cost_elf
+        && ensure_qemu().is_ok()
+    {
+        println!("\n-- the cost of a defmt frame under QEMU (mps2-an386, -icount shift=0) --");
+        let run = super::emulator::run_qemu_with(
+            "mps2-an386",
+            elf,
+            &project_root(),
+            QEMU_TIMEOUT,
+            "  ",
+            &["-icount", "shift=0"],
+        )?;
+        if !run.status.is_some_and(|s| s.success()) {
+            return Err(Error::Failed(
+                "the defmt cost probe failed under QEMU".to_owned(),
+            ));
+        }
+        for line in run.stdout.lines() {
+            let _ = writeln!(out, "    {}", line.trim());
+        }
     }
     Ok(())
 }

@@ -6,6 +6,8 @@ pub(crate) mod cat_report;
 pub(crate) mod chunks;
 pub(crate) mod chunks_report;
 pub(crate) mod copy_report;
+pub(crate) mod defmt;
+pub(crate) mod defmt_report;
 pub(crate) mod export;
 pub(crate) mod map;
 pub(crate) mod map_report;

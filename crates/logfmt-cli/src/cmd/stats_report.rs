@@ -367,7 +367,7 @@ impl Ring {
             "image",
             format!(
                 "{}, read in its ring's order",
-                crate::report::human_bytes(self.image_bytes)
+                crate::render::human_bytes(self.image_bytes)
             ),
         ));
         rows.push((
