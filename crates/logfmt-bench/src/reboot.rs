@@ -247,7 +247,6 @@ fn logfmt_run<const W: usize, const E: usize>(
             );
         }
         let position = writer.position();
-        drop(writer);
         if !cut {
             taken += advance(end, position);
             end = position;
