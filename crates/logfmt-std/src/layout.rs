@@ -67,7 +67,7 @@ pub enum SpanKind {
         checked: bool,
         /// The masked checksum its header stores.
         stored_checksum: u32,
-        /// Its header's length: [`HEADER_SIZE`](logfmt_core::parts::HEADER_SIZE), or more in a
+        /// Its header's length: [`HEADER_SIZE`], or more in a
         /// recyclable log; its payload is the rest of the span.
         header_len: u8,
     },

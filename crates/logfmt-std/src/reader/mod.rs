@@ -207,13 +207,13 @@ enum Place {
 ///   records of any size in bounded memory;
 /// - the records of a [pack](logfmt_core::pack) are returned one by one, each with its index
 ///   ([`Record::index`]); a pack that does not hold together is damage
-///   ([`CorruptionKind::BadPack`], under the recovery mode), with the records it loses.
+///   ([`CorruptionKind::BadPack`](logfmt_core::parts::CorruptionKind::BadPack), under the recovery mode), with the records it loses.
 ///
 /// **Recycled files.** RocksDB reuses obsolete log files without truncating them: after a
 /// crash, the records of the new use are followed by the bytes of the earlier use. Where the
 /// new records end, the earlier use's bytes generally resume in the middle of one of its
 /// chunks, which reads as a bad checksum or length up to the end of that block; the next
-/// block starts with a chunk of the earlier log ([`LogEnd::OldRecord`]). That pattern — a
+/// block starts with a chunk of the earlier log ([`LogEnd::OldRecord`](logfmt_core::LogEnd::OldRecord)). That pattern — a
 /// checksum or length error (with the record in progress it cuts off, if any) followed
 /// directly by an old record at the next block — is the end of the log, not damage:
 /// [`ending`](Self::ending) is `Log(OldRecord)` at the offset where the new records end, as
