@@ -22,6 +22,7 @@ mod firmware;
 mod fuzz;
 mod interop;
 mod man;
+mod no_c;
 mod package;
 mod soak;
 mod tasks;

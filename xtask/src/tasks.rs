@@ -148,6 +148,16 @@ pub(crate) const TASKS: &[Task] = &[
         run: |_| msrv(),
     },
     Task {
+        name: "no-c",
+        aliases: &[],
+        flags: &[],
+        about: "cargo install --path crates/logfmt-cli with no C compiler (a PATH of cargo, \
+                rustc and a cc that only links; CC/CXX refuse), then the installed logfmt \
+                writes and reads compressed logs; and the same install with --features zstd-c \
+                must fail",
+        run: |_| crate::no_c::run(),
+    },
+    Task {
         name: "package",
         aliases: &[],
         flags: &[],
@@ -270,6 +280,7 @@ pub(crate) const CI_STEPS: &[Step] = &[
         "the wasm32 target (rustup), wasm-bindgen-cli (cargo install), chromium (apt-get)",
     ),
     step("package", package::run, ""),
+    step("no-c", crate::no_c::run, ""),
     step("datafusion", || crate::datafusion::run(&[]), ""),
     step(
         "fuzz",

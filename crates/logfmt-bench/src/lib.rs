@@ -9,6 +9,7 @@ pub mod paths;
 pub mod queue;
 pub mod reboot;
 pub mod wal_size;
+pub mod zstd_speed;
 
 use std::hint::black_box;
 

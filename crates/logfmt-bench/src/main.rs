@@ -52,6 +52,13 @@
 //! side in `DIR/spec` (see `logfmt_bench::wal_size`).
 //!
 //! ```text
+//! logfmt-bench zstd-speed [--batches N] [--reps K]
+//! ```
+//!
+//! zstd decoding and encoding speed, the Rust coder (`ruzstd`) against zstd's C library on the
+//! same frames, one `ZSTDSPEED ...` line each (see `logfmt_bench::zstd_speed`).
+//!
+//! ```text
 //! logfmt-bench paths [--reps K] [--align A] [LEN ...]
 //! ```
 //!
@@ -190,6 +197,31 @@ fn wal_size_mode(args: &[String]) -> ExitCode {
     }
 }
 
+/// `logfmt-bench zstd-speed [--batches N] [--reps K]`.
+fn zstd_speed_mode(args: &[String]) -> ExitCode {
+    let (mut batches, mut reps) = (Some(200_000), Some(5));
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        let value = args.next().and_then(|n| n.parse::<usize>().ok());
+        match arg.as_str() {
+            "--batches" => batches = value,
+            "--reps" => reps = value,
+            _ => batches = None,
+        }
+    }
+    let (Some(batches), Some(reps)) = (batches, reps) else {
+        eprintln!("usage: logfmt-bench zstd-speed [--batches N] [--reps K]");
+        return ExitCode::from(2);
+    };
+    match logfmt_bench::zstd_speed::run(batches, reps, &mut |line| println!("{line}")) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("logfmt-bench: zstd-speed: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 /// `logfmt-bench flash [--reps K] [--reboots N]`.
 fn flash_mode(args: &[String]) -> ExitCode {
     let mut options = logfmt_bench::flash::FlashOptions {
@@ -311,6 +343,9 @@ fn main() -> ExitCode {
     }
     if all.first().is_some_and(|a| a == "wal-size") {
         return wal_size_mode(&all[1..]);
+    }
+    if all.first().is_some_and(|a| a == "zstd-speed") {
+        return zstd_speed_mode(&all[1..]);
     }
     let args = match parse_args() {
         Ok(args) => args,

@@ -43,21 +43,9 @@ pub enum LogEntry<'a> {
     Record(LogRecord<'a>),
     /// Damage the recovery mode reports: where, how many bytes, what.
     Damage(Damage),
-    /// A compressed record or pack this build cannot decode (as
-    /// [`ReadError::NeedsFeature`](crate::advanced::ReadError::NeedsFeature)): it is not
-    /// returned as a record; the records after it are.
-    NeedsFeature {
-        /// Where it starts.
-        offset: u64,
-        /// Where it ends.
-        end: u64,
-        /// The crate feature that decodes it (`zstd`).
-        feature: &'static str,
-    },
 }
 
-/// One line: the record's place and length, the damage's text (where, how many bytes, why),
-/// or the record this build cannot decode and the feature that would.
+/// One line: the record's place and length, or the damage's text (where, how many bytes, why).
 impl std::fmt::Display for LogEntry<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -68,15 +56,6 @@ impl std::fmt::Display for LogEntry<'_> {
                 record.offset
             ),
             Self::Damage(damage) => write!(f, "{damage}"),
-            Self::NeedsFeature {
-                offset,
-                end,
-                feature,
-            } => write!(
-                f,
-                "{} bytes at offset {offset}: a compressed record, read with the `{feature}` feature",
-                end.saturating_sub(*offset)
-            ),
         }
     }
 }
@@ -109,15 +88,6 @@ pub(crate) fn step<'a, E>(
         Err(ReadError::Io(error)) => Step::Failed(error),
         // Only `next_bounded` leaves records unassembled, and the iterators never call it.
         Err(ReadError::NotAssembled(_)) => Step::End,
-        Err(ReadError::NeedsFeature {
-            offset,
-            end,
-            feature,
-        }) => Step::Entry(LogEntry::NeedsFeature {
-            offset,
-            end,
-            feature,
-        }),
     }
 }
 

@@ -348,13 +348,6 @@ pub enum LogWriterError {
     /// Packing ([`LogWriterOptions::pack`](crate::LogWriterOptions::pack)) asked for in a recyclable
     /// log: packs are written in legacy logs only.
     PackInRecyclableLog,
-    /// Compression ([`LogWriterOptions::compress`](crate::LogWriterOptions::compress)) asked for
-    /// (or a RocksDB-compressed log continued) in a build without the feature named here
-    /// (`zstd`). Nothing was written; the writer is not poisoned.
-    NeedsFeature {
-        /// The crate feature that compresses.
-        feature: &'static str,
-    },
 }
 
 impl LogWriterError {
@@ -362,9 +355,7 @@ impl LogWriterError {
     pub fn kind(&self) -> Option<io::ErrorKind> {
         match self {
             Self::Failed { source, .. } | Self::Poisoned { source, .. } => Some(source.kind()),
-            Self::BadAlignment { .. } | Self::PackInRecyclableLog | Self::NeedsFeature { .. } => {
-                None
-            }
+            Self::BadAlignment { .. } | Self::PackInRecyclableLog => None,
         }
     }
 
@@ -387,10 +378,6 @@ impl fmt::Display for LogWriterError {
                 "padding alignment {align} is not a power of two no larger than a block"
             ),
             Self::PackInRecyclableLog => f.write_str("packs are written in legacy logs only"),
-            Self::NeedsFeature { feature } => write!(
-                f,
-                "compression needs logfmt-std's `{feature}` feature, which this build lacks"
-            ),
         }
     }
 }
@@ -399,9 +386,7 @@ impl std::error::Error for LogWriterError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Self::Failed { source, .. } | Self::Poisoned { source, .. } => Some(&**source),
-            Self::BadAlignment { .. } | Self::PackInRecyclableLog | Self::NeedsFeature { .. } => {
-                None
-            }
+            Self::BadAlignment { .. } | Self::PackInRecyclableLog => None,
         }
     }
 }

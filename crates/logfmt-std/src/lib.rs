@@ -149,19 +149,20 @@
 //!
 //! # Crate features
 //!
-//! `parallel` and `mmap` are on by default, `zstd` is not; with `default-features = false` the
+//! `parallel` and `mmap` are on by default, `zstd-c` is not; with `default-features = false` the
 //! crate has everything above except what they add, does not depend on rayon or memmap2, and
-//! compiles no C.
+//! compiles no C. Compressed packs and RocksDB's WAL compression ([`Compression`]) are read by
+//! every build (zstd decoded in Rust) and written by every build too.
 //!
 //! - `parallel` — [`par_scan`], [`par_scan_file`] and [`MappedLog::par_scan`]: ranges of a
 //!   log read in parallel on rayon's thread pool.
 //! - `mmap` — [`MappedLog`]: a log file read through a memory map.
-//! - `zstd` — compressed packs and RocksDB's WAL compression ([`Compression`]), written and
-//!   read with zstd (a C library). Without it a compressed record or pack is an error naming
-//!   the feature ([`ReadError::NeedsFeature`]), never a record, and a writer asked to compress
-//!   refuses ([`LogWriterError::NeedsFeature`]).
+//! - `zstd-c` — compressed records written with zstd's C library, at the level asked for
+//!   (smaller and faster to write than without it, where the Rust encoder has one level, close
+//!   to zstd's level 1). Reading is the same with or without it.
 //!
-//! No feature changes a byte on disk.
+//! No feature changes a byte on disk but `zstd-c`, which codes compressed records with
+//! another encoder (they decode to the same records).
 //!
 //! # Examples
 //!

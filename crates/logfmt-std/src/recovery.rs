@@ -250,17 +250,6 @@ pub enum ReadError<E> {
     /// [`next_bounded`](crate::LogReader::next_bounded) call stopped assembling (it outgrew
     /// that call's limit): its data was not kept. Reading goes on after it.
     NotAssembled(Oversized),
-    /// A compressed record or pack (RocksDB's WAL compression, or a compressed pack) that
-    /// this build cannot decode: `logfmt-std` was built without the feature named here
-    /// (`zstd`). It is not returned as a record, in any form; reading goes on after it.
-    NeedsFeature {
-        /// Where the record (or pack) starts.
-        offset: u64,
-        /// Where it ends.
-        end: u64,
-        /// The crate feature that decodes it.
-        feature: &'static str,
-    },
 }
 
 impl<E: fmt::Display> fmt::Display for ReadError<E> {
@@ -273,13 +262,6 @@ impl<E: fmt::Display> fmt::Display for ReadError<E> {
                 "the record at offset {} ({} bytes) was not assembled: it outgrew an earlier limit",
                 record.offset, record.len
             ),
-            Self::NeedsFeature {
-                offset, feature, ..
-            } => write!(
-                f,
-                "the record at offset {offset} is compressed: reading it needs logfmt-std's \
-                 `{feature}` feature"
-            ),
         }
     }
 }
@@ -289,7 +271,7 @@ impl<E: std::error::Error + 'static> std::error::Error for ReadError<E> {
         match self {
             Self::Io(e) => Some(e),
             Self::Damaged(d) => Some(d),
-            Self::NotAssembled(_) | Self::NeedsFeature { .. } => None,
+            Self::NotAssembled(_) => None,
         }
     }
 }

@@ -335,10 +335,8 @@ impl<W: SyncWrite> LogWriter<W> {
             unsynced_bytes: 0,
             unsynced_records: 0,
             pending: options.pack.map(Pending::new),
-            // Not in a build without the codec: its writer refuses every record.
             compression_record_due: matches!(options.compress, Compression::Rocksdb { .. })
-                && options.write.start == 0
-                && compression::BUILT,
+                && options.write.start == 0,
             contexts: compression::Contexts::default(),
             failure: None,
         }
@@ -353,15 +351,8 @@ impl<W: SyncWrite> LogWriter<W> {
     /// # Errors
     /// [`LogWriterError::Failed`] if the destination fails (the writer is then poisoned),
     /// [`LogWriterError::Poisoned`] after an earlier failure,
-    /// [`LogWriterError::PackInRecyclableLog`] when packing in a recyclable log,
-    /// [`LogWriterError::NeedsFeature`] when compressing in a build without the `zstd`
-    /// feature.
+    /// [`LogWriterError::PackInRecyclableLog`] when packing in a recyclable log.
     pub fn add_record(&mut self, data: &[u8]) -> Result<Written, LogWriterError> {
-        if !compression::BUILT && self.options.compress != Compression::None {
-            return Err(LogWriterError::NeedsFeature {
-                feature: compression::FEATURE,
-            });
-        }
         let written = match self.pending.as_ref().map(|p| p.take(data.len())) {
             None => self.write_plain(data)?,
             Some(Take::Plain) => {

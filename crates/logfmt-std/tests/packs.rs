@@ -244,7 +244,6 @@ mod writer {
     }
 }
 
-#[cfg(feature = "zstd")]
 mod compressed {
     use logfmt_core::{Reader, parts::Item};
     use logfmt_std::{

@@ -142,7 +142,8 @@ pub(crate) enum CodecName {
     /// Nothing compressed.
     #[default]
     None,
-    /// zstd (level 3), kept only where it makes a pack or record smaller.
+    /// zstd (level 3 when built with the `zstd-c` feature; the Rust encoder's one level, close
+    /// to zstd's level 1, otherwise), kept only where it makes a pack or record smaller.
     Zstd,
     /// RocksDB's WAL compression: the log starts with RocksDB's compression record and each
     /// record is one zstd frame (what RocksDB's `wal_compression = kZSTD` writes).

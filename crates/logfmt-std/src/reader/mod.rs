@@ -159,11 +159,6 @@ enum Step {
     },
     /// A record longer than the limit: not assembled.
     Oversized(Oversized),
-    /// A compressed record or pack this build has no codec for.
-    NeedsFeature {
-        offset: u64,
-        end: u64,
-    },
     Damage(Damage),
     Done,
 }
@@ -445,13 +440,6 @@ impl<S: BlockSource> LogReader<S> {
                 Step::Done => return Ok(None),
                 Step::Damage(damage) => return Ok(Some(Bounded::Damage(damage))),
                 Step::Oversized(oversized) => return Ok(Some(Bounded::Oversized(oversized))),
-                Step::NeedsFeature { offset, end } => {
-                    return Err(ReadError::NeedsFeature {
-                        offset,
-                        end,
-                        feature: compression::FEATURE,
-                    });
-                }
                 Step::Single {
                     offset,
                     end,

@@ -9,7 +9,7 @@ use logfmt_core::parts::{CorruptionKind, Oversized};
 use logfmt_core::{BlockSource, Record};
 
 use super::{Bounded, LogReader, Place, Step};
-use crate::compression::{self, MAX_DECODED};
+use crate::compression::MAX_DECODED;
 use crate::recovery::{Damage, DamageKind, ReadError};
 
 /// What [`LogReader::unpack`] took from the pack being read.
@@ -38,10 +38,6 @@ impl<S: BlockSource> LogReader<S> {
         range: Range<usize>,
         codec: u32,
     ) -> Result<bool, ReadError<S::Error>> {
-        if !compression::BUILT {
-            self.pending.push_front(Step::NeedsFeature { offset, end });
-            return Ok(false);
-        }
         let mut decoded = std::mem::take(&mut self.decoded);
         let bytes = match place {
             Place::Block => self.inner.get_ref().block(),
@@ -102,11 +98,6 @@ impl<S: BlockSource> LogReader<S> {
         let data = bytes.get(range.clone()).unwrap_or_default();
         let limit = self.assembler.room().limit;
         let error = match Pack::parse(data) {
-            Ok(parsed) if parsed.codec() == pack::ZSTD && !compression::BUILT => {
-                self.decoded = decoded;
-                self.pending.push_front(Step::NeedsFeature { offset, end });
-                return Ok(());
-            }
             Ok(parsed) if parsed.codec() == pack::ZSTD => {
                 let count = parsed.count();
                 let declared = parsed.decoded_len().unwrap_or(0);
