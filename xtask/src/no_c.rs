@@ -9,8 +9,10 @@
 //! `cargo install` does. The check checks itself: the same install with `--features zstd-c`
 //! (zstd's C library) must fail, and fail on the refused compiler.
 //!
-//! Its target directory is `target/no-c`, kept between runs (every artifact in it was built
-//! without a C compiler), and `logfmt` is installed into `target/no-c/root`.
+//! The install is `--debug` (unoptimised: a few minutes cold on two cores instead of ten; the
+//! profile changes nothing of what is compiled from which language). Its target directory is
+//! `target/no-c`, kept between runs (every artifact in it was built without a C compiler), and
+//! `logfmt` is installed into `target/no-c/root`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -19,6 +21,16 @@ use crate::cmd::{Error, Result, project_root};
 
 /// What the refusing compiler prints, so that a failure is known to be it.
 const REFUSED: &str = "no-c: a C compiler was called to compile";
+
+/// The install command, less its directories.
+const INSTALL: &[&str] = &[
+    "install",
+    "--debug",
+    "--locked",
+    "--force",
+    "--path",
+    "crates/logfmt-cli",
+];
 
 /// `cargo xtask no-c`.
 pub(crate) fn run() -> Result {
@@ -88,10 +100,11 @@ fn install(
     .stdout(Stdio::inherit())
     .stderr(Stdio::piped());
     println!(
-        "$ PATH={} CC={} CXX={} cargo install --locked --force --path crates/logfmt-cli {}",
+        "$ PATH={} CC={} CXX={} cargo {} {}",
         bin.display(),
         refuse.display(),
         refuse.display(),
+        INSTALL.join(" "),
         extra.join(" ")
     );
     let output = cmd
