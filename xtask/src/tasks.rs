@@ -198,7 +198,9 @@ pub(crate) const TASKS: &[Task] = &[
         name: "interop",
         aliases: &[],
         flags: &[],
-        about: "install LevelDB and RocksDB (libleveldb-dev, librocksdb-dev, rocksdb-tools) if missing; run the tests against them",
+        about: "install LevelDB and RocksDB (libleveldb-dev, librocksdb-dev, rocksdb-tools) and \
+                RocksDB 9 (rocksdict, with pip into target/rocksdb9-venv) if missing; run the \
+                tests against them",
         run: |_| interop::run(),
     },
     Task {
@@ -269,7 +271,8 @@ pub(crate) const CI_STEPS: &[Step] = &[
     step(
         "interop",
         interop::run,
-        "libleveldb-dev, librocksdb-dev, rocksdb-tools, g++ (apt-get)",
+        "libleveldb-dev, librocksdb-dev, rocksdb-tools, g++ (apt-get), rocksdict (pip, in a \
+         virtual environment under target/)",
     ),
     step("qemu", firmware::qemu::run, "qemu-system-arm (apt-get)"),
     step("size --check", || firmware::size::run(true), ""),
