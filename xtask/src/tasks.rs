@@ -55,6 +55,14 @@ pub(crate) const TASKS: &[Task] = &[
         run: crate::bench_decode::run,
     },
     Task {
+        name: "bench-zstd",
+        aliases: &[],
+        flags: &["--quick"],
+        about: "zstd decoding and encoding speed: the Rust coder (ruzstd, which reads every \
+                compressed record) against zstd's C library on the same frames",
+        run: crate::bench_zstd::run,
+    },
+    Task {
         name: "bench-defmt",
         aliases: &[],
         flags: &["--quick"],

@@ -1,7 +1,7 @@
 //! An inspection handed the file slice by slice, as the page reads it, reports exactly what
 //! `inspect` reports reading the whole file: on the LevelDB vectors, damaged logs, records
 //! longer than what it holds, zero-filled and torn tails, a ring image, a file shorter than
-//! it said and random bytes, for slices of many sizes.
+//! it said, random bytes and compressed logs, for slices of many sizes.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
