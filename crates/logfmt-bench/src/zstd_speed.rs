@@ -9,7 +9,7 @@
 //!
 //! `records`: the `WriteBatch`es of `wal_size::puts` (one put each, 60 to 200 bytes), each one
 //! frame with its content checksum, as RocksDB's WAL compression (and logfmt's) writes them;
-//! `packs`: the same batches 40 to a frame (about 4 KiB: a pack's body). The frames decoded are
+//! `packs`: the same batches 40 to a frame (about 5 KiB: a pack's body). The frames decoded are
 //! zstd's C library's at level 3 (RocksDB's default): both decoders decode the very same bytes,
 //! each decoded frame compared with its plain bytes before any timing. `plain_mb_s` is plain
 //! (decoded) bytes per second, in MB (10^6 bytes). The best of `reps` passes is printed.
