@@ -2,7 +2,8 @@
 //! — what every reader of the same log must then be given, so that ranges read apart agree.
 
 use logfmt_core::{
-    BlockSource, LogEnd, ReadOptions,
+    BLOCK_SIZE, BlockSource, LogEnd, ReadOptions,
+    parts::dialect::{Dialect, DialectScan, Dialects, Evidence, synced_past},
     parts::{ChunkFormat, Event, FragmentReader, ReadFormat},
 };
 
@@ -53,4 +54,133 @@ pub fn detect_format<S: BlockSource>(
         }
         _ => None,
     })
+}
+
+/// What a log shows of its writer ([`scan_dialect`]): the dialect, if the chunks single one
+/// out, and the evidence.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DialectFound {
+    /// The dialect the chunks single out (`Ok`), or the dialects they are consistent with
+    /// (`Err`: ambiguous, every one of them reads the log alike; empty if the log has no
+    /// chunk, or chunks no single writer wrote).
+    pub verdict: Result<Dialect, Dialects>,
+    /// What was seen.
+    pub evidence: Evidence,
+}
+
+impl DialectFound {
+    /// The dialect to read the log with: the one found, or logfmt's own reading where the
+    /// evidence is ambiguous (it reads what LevelDB, RocksDB and Pebble write in common).
+    #[must_use]
+    pub fn dialect(&self) -> Dialect {
+        self.verdict.unwrap_or(Dialect::Logfmt)
+    }
+
+    /// Why: the first chunk that told, as a sentence (`None` where nothing told).
+    #[must_use]
+    pub fn reason(&self) -> Option<String> {
+        let e = &self.evidence;
+        let told = [
+            (
+                e.wal_sync_chunk,
+                "a Pebble WAL-sync chunk (type 9-12, 19-byte header)",
+            ),
+            (
+                e.compression_record,
+                "RocksDB's compression record (type 9, 7-byte header)",
+            ),
+            (
+                e.timestamp_size_record,
+                "RocksDB's timestamp-size record (type 10/11)",
+            ),
+            (
+                e.predecessor_wal_record,
+                "RocksDB's predecessor-WAL record (type 130/131)",
+            ),
+            (e.pebble_eof_trailer, "Pebble's EOF trailer"),
+        ];
+        told.into_iter()
+            .find_map(|(at, what)| at.map(|at| format!("{what} at offset {at}")))
+    }
+}
+
+/// Scans `source` (from its start) for what its chunks show of their writer: Pebble's WAL-sync
+/// chunks or EOF trailer, RocksDB's metadata records, the chunk types present. Reads the
+/// whole log (block by block).
+///
+/// ```
+/// use logfmt_std::{LogWriter, LogWriterOptions, advanced::{scan_dialect, Dialect, SliceSource}};
+///
+/// let mut writer = LogWriter::new(Vec::new(), &LogWriterOptions::new());
+/// writer.add_record(b"a record")?;
+/// let log = writer.close()?;
+/// // Types 1-4 alone: every writer's, read alike.
+/// let found = scan_dialect(SliceSource::new(&log))?;
+/// assert!(found.verdict.is_err());
+/// assert_eq!(found.dialect(), Dialect::Logfmt);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Errors
+/// The source's read errors.
+pub fn scan_dialect<S: BlockSource>(mut source: S) -> Result<DialectFound, S::Error> {
+    let mut scan = DialectScan::new();
+    let mut offset = 0u64;
+    loop {
+        source.load_next()?;
+        let block = source.block();
+        if block.is_empty() {
+            break;
+        }
+        scan.observe(block, offset);
+        offset += block.len() as u64;
+        if block.len() < BLOCK_SIZE {
+            break;
+        }
+    }
+    Ok(DialectFound {
+        verdict: scan.verdict(),
+        evidence: scan.evidence(),
+    })
+}
+
+/// Pebble's verdict on damage at `invalid_offset` of a Pebble WAL whose log number is
+/// `log_number` (`source` positioned at the log's start): the first WAL-sync chunk in a later
+/// block whose synced offset is past it — proof that the bytes there were once synced, so
+/// that the log is damaged (Pebble reports corruption) — as (chunk offset, synced offset).
+/// `None`: nothing proves it, and Pebble takes the damage for the log's torn end (an
+/// unexpected EOF), as a crash leaves it.
+///
+/// ```
+/// use logfmt_std::advanced::{pebble_sync_proof, SliceSource};
+///
+/// assert_eq!(pebble_sync_proof(SliceSource::new(&[]), 0, 1)?, None);
+/// # Ok::<(), std::convert::Infallible>(())
+/// ```
+///
+/// # Errors
+/// The source's read errors.
+pub fn pebble_sync_proof<S: BlockSource>(
+    mut source: S,
+    invalid_offset: u64,
+    log_number: u32,
+) -> Result<Option<(u64, u64)>, S::Error> {
+    let first = (invalid_offset / BLOCK_SIZE as u64 + 1) * BLOCK_SIZE as u64;
+    source.skip(first)?;
+    let mut offset = first;
+    loop {
+        source.load_next()?;
+        let block = source.block();
+        if block.is_empty() {
+            return Ok(None);
+        }
+        if let Some((at, synced)) = synced_past(block, invalid_offset, log_number) {
+            return Ok(Some((offset + at as u64, synced)));
+        }
+        offset += block.len() as u64;
+        if block.len() < BLOCK_SIZE {
+            return Ok(None);
+        }
+    }
 }

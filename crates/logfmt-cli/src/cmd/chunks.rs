@@ -5,7 +5,7 @@ use std::io::{self, BufWriter, Write};
 use logfmt_core::pack::{self, Pack};
 use logfmt_core::parts::ring::RingHeader;
 use logfmt_std::advanced::{BLOCK_SIZE, BlockRole, BlockSource, FragmentKind, ReadOptions};
-use logfmt_std::layout::{ChunkRole, Counts, Span, SpanKind, Walk, type_name};
+use logfmt_std::layout::{ChunkRole, Counts, Span, SpanKind, Walk};
 
 use super::chunks_report::{ChunkEntry, Entry, Line, Region, RingBlockEntry, write_row};
 use crate::error::CliError;
@@ -170,7 +170,8 @@ fn ring_item<'a>(ring: &logfmt_std::advanced::RingImage, index: u32) -> Item<'a>
 }
 
 /// What the reader does with a chunk of this role and `record_type`: `None` if it is read.
-fn verdict(role: ChunkRole, record_type: u8) -> Option<String> {
+fn verdict(role: ChunkRole, record_type: u8, payload: &[u8]) -> Option<String> {
+    use logfmt_std::advanced::{PredecessorWal, TimestampSizes};
     Some(match role {
         ChunkRole::Fragment(_) | ChunkRole::Pack(_) => return None,
         ChunkRole::OtherFormat => {
@@ -187,6 +188,23 @@ fn verdict(role: ChunkRole, record_type: u8) -> Option<String> {
         ChunkRole::SetCompression => {
             "RocksDB's compression record: the records after it are compressed".into()
         }
+        ChunkRole::TimestampSizes => match TimestampSizes::parse(payload) {
+            Some(sizes) => {
+                let sizes: Vec<String> = sizes
+                    .map(|(cf, size)| format!("column family {cf}: {size}-byte timestamps"))
+                    .collect();
+                format!("RocksDB's timestamp-size record: {}", sizes.join(", "))
+            }
+            None => {
+                format!("dropped: a timestamp-size record (type {record_type}) that does not parse")
+            }
+        },
+        ChunkRole::PredecessorWal => match PredecessorWal::parse(payload) {
+            Some(p) => format!("RocksDB's predecessor-WAL record: {p}"),
+            None => format!(
+                "dropped: a predecessor-WAL record (type {record_type}) that does not parse"
+            ),
+        },
         _ => format!("dropped: unknown record type {record_type}"),
     })
 }
@@ -212,6 +230,8 @@ fn describe_span(span: &Span, bytes: &[u8], counts: &Counts) -> Entry {
             record_type,
             role,
             log_number,
+            synced_offset,
+            type_name: name,
             stored_checksum,
             ..
         } => {
@@ -226,14 +246,15 @@ fn describe_span(span: &Span, bytes: &[u8], counts: &Counts) -> Entry {
             Entry::Chunk(ChunkEntry {
                 offset: span.offset,
                 block: region.block,
-                type_name: type_name(record_type),
+                type_name: name,
                 type_byte: record_type,
                 length: payload.len() as u64,
                 checksum: "ok",
                 stored_checksum,
                 log_number,
+                synced_offset,
                 pack_records,
-                verdict: verdict(role, record_type),
+                verdict: verdict(role, record_type, payload),
                 ring_header: span.ring_header(bytes),
                 pack,
             })

@@ -4,11 +4,11 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 
 use logfmt_std::{
-    LogFile, LogReaderOptions, RecoveryMode,
-    advanced::{BlockSource, Ending, LogReader, ReadFormat, ReadOptions, StaleTail},
+    DamageKind, LogFile, LogReaderOptions, RecoveryMode,
+    advanced::{BlockSource, Dialect, Ending, LogReader, ReadFormat, ReadOptions, StaleTail},
 };
 
-use super::verify_report::{Packed, VerifyReport};
+use super::verify_report::{Packed, PebbleEnd, VerifyReport};
 use crate::bounded_reports::{DEFAULT_SHOWN, DamageReports, Reports};
 use crate::decode::{Content, Decode, Undecoded};
 use crate::error::{CliError, EXIT_BAD_DATA, EXIT_NOT_A_LOG, EXIT_OK};
@@ -175,6 +175,55 @@ fn undecodable(
     }
 }
 
+/// Pebble's reading of where its WAL ends ([`PebbleEnd`]): at the first damage (Pebble reads
+/// no further), which is damage if a later WAL-sync chunk's synced offset is past it, else the
+/// log's torn end — then no damage is reported.
+fn pebble_end(
+    input: &Input,
+    options: &LogReaderOptions,
+    report: &mut VerifyReport,
+) -> Result<(), CliError> {
+    let log = &input.log;
+    let first = report
+        .damage
+        .kept()
+        .first()
+        .copied()
+        .into_iter()
+        .chain(report.stopped_at)
+        .chain(report.lost)
+        .chain(report.tail)
+        .min_by_key(|d| d.offset);
+    let Some(first) = first else {
+        return Ok(());
+    };
+    if !log.is_regular() {
+        return Ok(());
+    }
+    let log_number = match options.read.format {
+        ReadFormat::Recyclable { log_number } => log_number,
+        ReadFormat::Auto { log_number } => log_number.unwrap_or_default(),
+        _ => 0,
+    };
+    let proof = logfmt_std::advanced::pebble_sync_proof(log.reread()?, first.offset, log_number)
+        .map_err(|e| log.read_error(e))?;
+    report.pebble = Some(PebbleEnd {
+        offset: first.offset,
+        proof,
+    });
+    if proof.is_none() {
+        // The log's torn end: nothing lost that was ever synced.
+        report.damage = DamageReports::new(report.damage.keep());
+        report.stopped_at = None;
+        report.lost = None;
+        let mut tail = first;
+        tail.bytes = log.len_at_open().saturating_sub(first.offset);
+        tail.kind = DamageKind::TornTail;
+        report.tail = Some(tail);
+    }
+    Ok(())
+}
+
 /// Whether damage was found reading a log as LevelDB's that RocksDB wrote in its recyclable
 /// format (no format given).
 fn recyclable_hint(args: &VerifyArgs, input: &Input, report: &VerifyReport) -> bool {
@@ -242,7 +291,11 @@ fn run_one(
     let log = &input.log;
     let options = read.options(&input, args.offset, None)?;
     let mut report = empty_report(args, &input, &options, several);
+    report.dialect = Some(read.format.dialect(log)?);
     let read_error = read_all(args, target, &input, &options, &mut report)?;
+    if options.read.dialect == Dialect::Pebble && read_error.is_none() {
+        pebble_end(&input, &options, &mut report)?;
+    }
     if report.not_a_log.is_none()
         && crate::notes::verbosity() > crate::notes::Verbosity::Quiet
         && recyclable_hint(args, &input, &report)
@@ -308,6 +361,8 @@ fn empty_report(
         undecoded: Reports::new(keep),
         unknown: Reports::new(keep),
         packed: Packed::default(),
+        dialect: None,
+        pebble: None,
     }
 }
 

@@ -248,6 +248,65 @@ impl Dialect {
         }
     }
 
+    /// The name of type `t` as this dialect's writer means it, as tools print it: `FULL`,
+    /// `RECYCLABLE_FIRST`, `WAL_SYNC_LAST`, `SET_COMPRESSION`, `TIMESTAMP_SIZE`,
+    /// `RECYCLABLE_PREDECESSOR_WAL`, `PACK_FULL`, `ZERO`, or `unknown`.
+    ///
+    /// ```
+    /// use logfmt_core::parts::Dialect;
+    ///
+    /// assert_eq!(Dialect::Pebble.type_name(9), "WAL_SYNC_FULL");
+    /// assert_eq!(Dialect::RocksDb.type_name(9), "SET_COMPRESSION");
+    /// assert_eq!(Dialect::LevelDb.type_name(9), "unknown");
+    /// ```
+    #[must_use]
+    pub fn type_name(self, t: u8) -> &'static str {
+        const FRAGMENTS: [[&str; 4]; 3] = [
+            ["FULL", "FIRST", "MIDDLE", "LAST"],
+            [
+                "RECYCLABLE_FULL",
+                "RECYCLABLE_FIRST",
+                "RECYCLABLE_MIDDLE",
+                "RECYCLABLE_LAST",
+            ],
+            [
+                "WAL_SYNC_FULL",
+                "WAL_SYNC_FIRST",
+                "WAL_SYNC_MIDDLE",
+                "WAL_SYNC_LAST",
+            ],
+        ];
+        let recyclable = |h: HeaderKind| h != HeaderKind::Legacy;
+        match self.meaning(t) {
+            Meaning::Zero => "ZERO",
+            Meaning::Fragment { kind, header } => {
+                let row = match header {
+                    HeaderKind::Legacy => 0,
+                    HeaderKind::Recyclable => 1,
+                    HeaderKind::WalSync => 2,
+                };
+                let column = match kind {
+                    FragmentKind::Full => 0,
+                    FragmentKind::First => 1,
+                    FragmentKind::Middle => 2,
+                    FragmentKind::Last => 3,
+                };
+                FRAGMENTS[row][column]
+            }
+            Meaning::SetCompression => "SET_COMPRESSION",
+            Meaning::TimestampSizes { header } if recyclable(header) => "RECYCLABLE_TIMESTAMP_SIZE",
+            Meaning::TimestampSizes { .. } => "TIMESTAMP_SIZE",
+            Meaning::PredecessorWal { header } if recyclable(header) => {
+                "RECYCLABLE_PREDECESSOR_WAL"
+            }
+            Meaning::PredecessorWal { .. } => "PREDECESSOR_WAL",
+            Meaning::Logfmt => {
+                crate::format::RecordType::try_from(t).map_or("unknown", |r| r.name())
+            }
+            Meaning::Unknown => "unknown",
+        }
+    }
+
     /// Whether an unknown type with bit 7 set is skipped without a report (RocksDB's rule).
     #[must_use]
     pub const fn skips_ignorable_types(self) -> bool {
