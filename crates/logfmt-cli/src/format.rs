@@ -161,6 +161,17 @@ impl FormatArgs {
         })
     }
 
+    /// Says on standard error (unless `--quiet`) what `--format auto` decided for `log`: the
+    /// commands whose output is records or chunks (`cat`, `chunks`, `map`) say it there.
+    pub(crate) fn say_dialect(&self, log: &LogFile) -> Result<(), CliError> {
+        if self.format == Some(FormatName::Auto)
+            && let Some(line) = self.dialect(log)?.line()
+        {
+            crate::notes::hint(log.path(), &line);
+        }
+        Ok(())
+    }
+
     /// The read options of `base` with this format, dialect and `--ignorable-types`.
     pub(crate) fn read_options(
         &self,

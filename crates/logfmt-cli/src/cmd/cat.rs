@@ -255,6 +255,7 @@ impl Plan {
         let read = target.read_args(&args.input.read);
         let log = &input.log;
         let mut options = read.options(input, args.offset, args.range.clone())?;
+        read.format.say_dialect(log)?;
         // A pipe ends when its writer is done: only a file is waited on.
         let follow = print.follow && log.is_regular() && input.ring.is_none();
         if follow {

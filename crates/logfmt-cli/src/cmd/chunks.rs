@@ -374,6 +374,7 @@ fn print_entries(
     rendering: Rendering,
 ) -> Result<(Counts, Option<u64>), CliError> {
     let read = input.chunk_read(args.chunks.erased, &args.chunks.format)?;
+    args.chunks.format.say_dialect(&input.log)?;
     let progress = Progress::bytes("chunks", input.log.len_at_open());
     let mut zeros_from = None;
     let mut lost = 0;

@@ -248,7 +248,11 @@ fn gather(
         Some(counts) => counts,
         None => count_in_order(&input, &options, &read, &mut content, confirmed)?,
     };
-    Ok(report(&input, counts, content, several))
+    let mut report = report(&input, counts, content, several);
+    let dialect = args.chunks.format.dialect(&input.log)?;
+    report.dialect_line = dialect.line();
+    report.dialect = super::DialectJson::of(&dialect);
+    Ok(report)
 }
 
 /// Counts a large clean log on every core: its records by ranges, its chunks by runs of
@@ -436,6 +440,8 @@ fn report(input: &Input, mut counts: Counts, content: Content, several: bool) ->
             records_aged_out: ring.records_aged_out(),
             cursors: cursors_of(log, ring),
         }),
+        dialect: None,
+        dialect_line: None,
         packs: (layout.pack_chunks > 0).then(|| Packs {
             chunks: layout.pack_chunks,
             records: packed.0,
