@@ -85,7 +85,10 @@ impl FormatArgs {
         base: &ReadOptions,
     ) -> Result<ReadFormat, CliError> {
         let named = self.log_number.or_else(|| log_number_in_name(log.path()));
+        // A log found to be Pebble's with no format given: its chunks decide, as with auto.
+        let pebble = self.format.is_none() && base.dialect == Dialect::Pebble;
         let format = match (self.format, self.log_number) {
+            (None, None) if pebble => FormatName::Auto,
             (Some(FormatName::Legacy | FormatName::Leveldb), Some(_)) => {
                 return Err(CliError::Usage(
                     "--log-number needs --format recyclable, rocksdb, pebble or auto".into(),
@@ -145,7 +148,7 @@ impl FormatArgs {
             Some(FormatName::Rocksdb) => named(Dialect::RocksDb),
             Some(FormatName::Pebble) => named(Dialect::Pebble),
             Some(FormatName::Auto) if log.is_regular() => {
-                let found = scan_dialect(log.reread()?).map_err(|e| log.read_error(e))?;
+                let found = scan_dialect(log.reread()?, None).map_err(|e| log.read_error(e))?;
                 DialectChoice {
                     dialect: found.dialect(),
                     found: Some(found),
@@ -153,11 +156,21 @@ impl FormatArgs {
                 }
             }
             Some(FormatName::Auto) => named(Dialect::Logfmt),
-            _ => DialectChoice {
-                dialect: Dialect::Logfmt,
-                found: None,
-                asked: false,
-            },
+            // No format given: logfmt's reading, but for a log whose first chunk is Pebble's
+            // WAL-sync chunk (its 19-byte header's checksum holds), which no other writer
+            // writes: that is read as Pebble's, and said.
+            None if self.log_number.is_none() && log.is_regular() => {
+                let found = scan_dialect(log.reread()?, Some(1)).map_err(|e| log.read_error(e))?;
+                match found.evidence.wal_sync_chunk {
+                    Some(0) => DialectChoice {
+                        dialect: Dialect::Pebble,
+                        found: Some(found),
+                        asked: true,
+                    },
+                    _ => DialectChoice::default_reading(),
+                }
+            }
+            _ => DialectChoice::default_reading(),
         })
     }
 
@@ -211,6 +224,15 @@ pub(crate) struct DialectChoice {
 }
 
 impl DialectChoice {
+    /// logfmt's own reading, not asked for: nothing to say.
+    fn default_reading() -> Self {
+        Self {
+            dialect: Dialect::Logfmt,
+            found: None,
+            asked: false,
+        }
+    }
+
     /// The dialect's name as reports give it: `leveldb`, `rocksdb`, `pebble`, or for auto
     /// where the log does not tell, `ambiguous`.
     pub(crate) fn name(&self) -> &'static str {

@@ -107,7 +107,7 @@ impl DialectFound {
 
 /// Scans `source` (from its start) for what its chunks show of their writer: Pebble's WAL-sync
 /// chunks or EOF trailer, RocksDB's metadata records, the chunk types present. Reads the
-/// whole log (block by block).
+/// whole log (block by block), or its first `blocks` blocks.
 ///
 /// ```
 /// use logfmt_std::{LogWriter, LogWriterOptions, advanced::{scan_dialect, Dialect, SliceSource}};
@@ -116,7 +116,7 @@ impl DialectFound {
 /// writer.add_record(b"a record")?;
 /// let log = writer.close()?;
 /// // Types 1-4 alone: every writer's, read alike.
-/// let found = scan_dialect(SliceSource::new(&log))?;
+/// let found = scan_dialect(SliceSource::new(&log), None)?;
 /// assert!(found.verdict.is_err());
 /// assert_eq!(found.dialect(), Dialect::Logfmt);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -124,10 +124,15 @@ impl DialectFound {
 ///
 /// # Errors
 /// The source's read errors.
-pub fn scan_dialect<S: BlockSource>(mut source: S) -> Result<DialectFound, S::Error> {
+pub fn scan_dialect<S: BlockSource>(
+    mut source: S,
+    blocks: Option<u64>,
+) -> Result<DialectFound, S::Error> {
     let mut scan = DialectScan::new();
     let mut offset = 0u64;
-    loop {
+    let mut read = 0u64;
+    while blocks.is_none_or(|limit| read < limit) {
+        read += 1;
         source.load_next()?;
         let block = source.block();
         if block.is_empty() {
