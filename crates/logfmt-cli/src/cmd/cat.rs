@@ -263,7 +263,10 @@ impl Plan {
         }
         let content = match args.format() {
             OutputFormat::Framed => Content::Raw,
-            _ => args.decode.content(&target.path, target.kind),
+            _ => args
+                .decode
+                .content(&target.path, target.kind)
+                .in_dialect(options.read.dialect),
         };
         let style = match args.format() {
             OutputFormat::Json => Style::Json,

@@ -238,9 +238,12 @@ fn gather(
 ) -> Result<StatsReport, CliError> {
     let input = Input::open(&target.path, args.chunks.erased)?;
     // What the records hold, as `cat` decodes it: by name, confirmed by the first record.
-    let mut content = args.decode.content(&target.path, target.kind);
-    let confirmed = args.decode != Decode::Auto || content == Content::Raw;
     let read = input.chunk_read(args.chunks.erased, &args.chunks.format)?;
+    let mut content = args
+        .decode
+        .content(&target.path, target.kind)
+        .in_dialect(read.dialect);
+    let confirmed = args.decode != Decode::Auto || content == Content::Raw;
     let options = LogReaderOptions::new()
         .read(read.clone())
         .recovery(RecoveryMode::SkipAnyCorruptedRecords);
@@ -462,6 +465,7 @@ fn content_count(content: Content, tally: crate::decode::Tally) -> Option<Conten
         Content::Raw => return None,
         Content::VersionEdit => "version_edit",
         Content::WriteBatch => "write_batch",
+        Content::PebbleBatch => "pebble_batch",
     };
     Some(ContentCount {
         kind,

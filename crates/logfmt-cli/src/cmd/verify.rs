@@ -379,7 +379,10 @@ fn read_all(
     let mut reader = LogReader::new(input.source()?, options);
     // The records' content is checked as `cat` decodes it: by the file's name (or a
     // database's listing), confirmed by the first record.
-    let content = args.decode.content(&target.path, target.kind);
+    let content = args
+        .decode
+        .content(&target.path, target.kind)
+        .in_dialect(options.read.dialect);
     let check = Check {
         content,
         // A tag unknown to this version in an intact record is not damage unless the content

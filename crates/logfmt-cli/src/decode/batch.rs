@@ -272,3 +272,109 @@ pub(crate) fn batch_document<'a>(
     }
     doc
 }
+
+/// A Pebble batch in text, as [`batch_text`] prints a RocksDB one: `--- offset N; sequence S;
+/// count C`, a line per operation (`  range_key_set 'start' 'value'`), then the error that
+/// ended them, if any.
+pub(super) fn pebble_text(
+    line: &mut Vec<u8>,
+    offset: u64,
+    data: &[u8],
+    hex: bool,
+    scratch: &mut Scratch,
+) -> Option<BatchError> {
+    line.extend_from_slice(b"--- offset ");
+    number(line, offset);
+    let mut error = None;
+    match WriteBatch::new(data) {
+        Ok(batch) => {
+            line.extend_from_slice(b"; sequence ");
+            number(line, batch.sequence());
+            line.extend_from_slice(b"; count ");
+            number(line, batch.count());
+            line.push(b'\n');
+            for op in batch.pebble_ops() {
+                match op {
+                    Ok(op) => {
+                        line.extend_from_slice(b"  ");
+                        line.extend_from_slice(op.name().as_bytes());
+                        for data in std::iter::once(op.key).chain(op.value) {
+                            line.push(b' ');
+                            text_bytes(line, data, hex, scratch);
+                        }
+                        line.push(b'\n');
+                    }
+                    Err(e) => error = Some(e),
+                }
+            }
+        }
+        Err(e) => {
+            line.push(b'\n');
+            error = Some(e);
+        }
+    }
+    if let Some(e) = error {
+        line.extend_from_slice(b"  error: ");
+        line.extend_from_slice(e.to_string().as_bytes());
+        line.push(b'\n');
+    }
+    error
+}
+
+/// A Pebble batch in JSON, one line, in [`batch_json`]'s layout: each operation `op`, `kind`
+/// (Pebble's key kind), `key` and `value` where it has one.
+pub(super) fn pebble_json(
+    line: &mut Vec<u8>,
+    offset: u64,
+    data: &[u8],
+    file: Option<&str>,
+) -> Option<BatchError> {
+    line.extend_from_slice(b"{\"offset\": ");
+    number(line, offset);
+    let mut error = None;
+    match WriteBatch::new(data) {
+        Ok(batch) => {
+            line.extend_from_slice(b", \"sequence\": ");
+            number(line, batch.sequence());
+            line.extend_from_slice(b", \"count\": ");
+            number(line, batch.count());
+            line.extend_from_slice(b", \"ops\": [");
+            let mut first = true;
+            for op in batch.pebble_ops() {
+                match op {
+                    Ok(op) => {
+                        if !first {
+                            line.extend_from_slice(b", ");
+                        }
+                        first = false;
+                        line.extend_from_slice(b"{\"op\": \"");
+                        line.extend_from_slice(op.name().as_bytes());
+                        line.extend_from_slice(b"\", \"kind\": ");
+                        number(line, op.kind);
+                        json_hex(line, b"key", op.key);
+                        if let Some(value) = op.value {
+                            json_hex(line, b"value", value);
+                        }
+                        line.push(b'}');
+                    }
+                    Err(e) => error = Some(e),
+                }
+            }
+            line.push(b']');
+        }
+        Err(e) => {
+            line.extend_from_slice(b", \"sequence\": null, \"count\": null, \"ops\": []");
+            error = Some(e);
+        }
+    }
+    if let Some(e) = error {
+        line.extend_from_slice(b", \"error\": ");
+        json_string(line, &e.to_string());
+    }
+    if let Some(file) = file {
+        line.extend_from_slice(b", \"file\": ");
+        json_string(line, file);
+    }
+    line.extend_from_slice(b"}\n");
+    error
+}

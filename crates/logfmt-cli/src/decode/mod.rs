@@ -16,7 +16,7 @@ use logfmt_std::content::{DbFileKind, VersionEdit, WriteBatch};
 use crate::escape::Scratch;
 #[cfg(test)]
 pub(crate) use batch::batch_document;
-use batch::{batch_json, batch_text};
+use batch::{batch_json, batch_text, pebble_json, pebble_text};
 #[cfg(test)]
 pub(crate) use edit::edit_document;
 use edit::write_edit;
@@ -44,8 +44,20 @@ pub(crate) enum Content {
     Raw,
     /// `WriteBatch` records.
     WriteBatch,
+    /// Pebble's batches: the same header, Pebble's key kinds (read as Pebble's WAL).
+    PebbleBatch,
     /// `VersionEdit` records.
     VersionEdit,
+}
+
+impl Content {
+    /// What the records hold read as `dialect`'s log: a Pebble WAL holds Pebble's batches.
+    pub(crate) fn in_dialect(self, dialect: logfmt_std::advanced::Dialect) -> Self {
+        match (self, dialect) {
+            (Self::WriteBatch, logfmt_std::advanced::Dialect::Pebble) => Self::PebbleBatch,
+            (content, _) => content,
+        }
+    }
 }
 
 impl Decode {
@@ -83,6 +95,9 @@ pub(crate) fn decodes(content: Content, data: &[u8]) -> bool {
         Content::WriteBatch => {
             WriteBatch::new(data).is_ok_and(|batch| batch.ops().all(|op| op.is_ok()))
         }
+        Content::PebbleBatch => {
+            WriteBatch::new(data).is_ok_and(|batch| batch.pebble_ops().all(|op| op.is_ok()))
+        }
         Content::VersionEdit => {
             // A tag unknown to this version after known fields: a newer writer's edit.
             let mut known = false;
@@ -103,6 +118,10 @@ pub(crate) fn first_error(content: Content, data: &[u8]) -> Option<Undecoded> {
         Content::Raw => None,
         Content::WriteBatch => match WriteBatch::new(data) {
             Ok(batch) => batch.ops().find_map(Result::err).map(Undecoded::Batch),
+            Err(e) => Some(Undecoded::Batch(e)),
+        },
+        Content::PebbleBatch => match WriteBatch::new(data) {
+            Ok(batch) => batch.pebble_ops().find_map(Result::err).map(Undecoded::Batch),
             Err(e) => Some(Undecoded::Batch(e)),
         },
         Content::VersionEdit => VersionEdit::new(data)
@@ -135,9 +154,17 @@ impl Tally {
         let mut whole = true;
         match content {
             Content::Raw => {}
-            Content::WriteBatch => match WriteBatch::new(data) {
+            Content::WriteBatch | Content::PebbleBatch => match WriteBatch::new(data) {
                 Ok(batch) => {
-                    for op in batch.ops() {
+                    if content == Content::PebbleBatch {
+                        for op in batch.pebble_ops() {
+                            match op {
+                                Ok(op) => *self.kinds.entry(op.name()).or_default() += 1,
+                                Err(_) => whole = false,
+                            }
+                        }
+                    }
+                    for op in batch.ops().filter(|_| content == Content::WriteBatch) {
                         match op {
                             Ok(op) => {
                                 *self.kinds.entry(op.name()).or_default() += 1;
@@ -221,6 +248,12 @@ impl Printer {
         let line = &mut self.line;
         let undecoded = match (content, style) {
             (Content::VersionEdit, _) => write_edit(line, style, offset, data, file)?,
+            (Content::PebbleBatch, Style::Text { hex }) => {
+                pebble_text(line, offset, data, hex, &mut self.scratch).map(Undecoded::Batch)
+            }
+            (Content::PebbleBatch, Style::Json) => {
+                pebble_json(line, offset, data, file).map(Undecoded::Batch)
+            }
             (_, Style::Text { hex }) => {
                 batch_text(line, offset, data, hex, &mut self.scratch).map(Undecoded::Batch)
             }
