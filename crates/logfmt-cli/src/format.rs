@@ -70,6 +70,10 @@ pub(crate) struct FormatArgs {
     /// (LevelDB), or skip them silently (RocksDB's rule for types it may add).
     #[arg(long, value_enum, value_name = "WHAT", default_value_t)]
     pub(crate) ignorable_types: Ignorable,
+    /// `auto` was not asked for but implied (a database directory's write-ahead log): what
+    /// it decides is not said.
+    #[arg(skip)]
+    pub(crate) implied: bool,
 }
 
 impl FormatArgs {
@@ -152,7 +156,7 @@ impl FormatArgs {
                 DialectChoice {
                     dialect: found.dialect(),
                     found: Some(found),
-                    asked: true,
+                    asked: !self.implied,
                 }
             }
             Some(FormatName::Auto) => named(Dialect::Logfmt),
@@ -176,9 +180,15 @@ impl FormatArgs {
 
     /// Says on standard error (unless `--quiet`) what `--format auto` decided for `log`: the
     /// commands whose output is records or chunks (`cat`, `chunks`, `map`) say it there.
+    /// Only a dialect found is said there; that the log does not tell is said by `verify`
+    /// and `stats`.
     pub(crate) fn say_dialect(&self, log: &LogFile) -> Result<(), CliError> {
-        if self.format == Some(FormatName::Auto)
-            && let Some(line) = self.dialect(log)?.line()
+        if self.format != Some(FormatName::Auto) {
+            return Ok(());
+        }
+        let choice = self.dialect(log)?;
+        if choice.found.is_some_and(|f| f.verdict.is_ok())
+            && let Some(line) = choice.line()
         {
             crate::notes::hint(log.path(), &line);
         }

@@ -30,7 +30,10 @@ pub use crate::append::{AppendReport, Kept};
 pub use crate::append_policy::AppendFormat;
 pub use crate::compression::MAX_DECODED;
 pub use crate::database_log::{DatabaseLog, database_log};
-pub use crate::detect::{DialectFound, detect_format, pebble_sync_proof, scan_dialect};
+pub use crate::detect::{
+    DialectFound, detect_format, masked_crc32c, pebble_sync_proof, scan_dialect,
+    timestamp_size_records,
+};
 pub use crate::entry::Records;
 pub use crate::error::{Operation, WriteOperation};
 pub use crate::escape::{Escaped, EscapedPath};

@@ -189,3 +189,70 @@ pub fn pebble_sync_proof<S: BlockSource>(
         }
     }
 }
+
+/// RocksDB's timestamp-size records in `source` (from its start), read with `options` (their
+/// dialect must be [`Dialect::RocksDb`]; for another, none are found): each one's offset and
+/// the sizes it gives, `(column family, timestamp size)`. The write batches after a record
+/// carry user keys ending in a timestamp of that size, in those column families.
+///
+/// ```
+/// use logfmt_std::advanced::{timestamp_size_records, Dialect, ReadOptions, SliceSource};
+///
+/// // Type 10, column family 0 with 8-byte timestamps.
+/// let payload = [0, 0, 0, 0, 8, 0];
+/// let mut chunk = vec![0, 0, 0, 0, 6, 0, 10];
+/// chunk.extend_from_slice(&payload);
+/// let crc = logfmt_std::advanced::masked_crc32c(&chunk[6..]);
+/// chunk[..4].copy_from_slice(&crc.to_le_bytes());
+/// let options = ReadOptions::new().dialect(Dialect::RocksDb);
+/// let found = timestamp_size_records(SliceSource::new(&chunk), &options)?;
+/// assert_eq!(found, [(0, vec![(0, 8)])]);
+/// # Ok::<(), std::convert::Infallible>(())
+/// ```
+///
+/// # Errors
+/// The source's read errors.
+#[allow(clippy::type_complexity)]
+pub fn timestamp_size_records<S: BlockSource>(
+    mut source: S,
+    options: &ReadOptions,
+) -> Result<Vec<(u64, Vec<(u32, u16)>)>, S::Error> {
+    use logfmt_core::parts::block::{BlockParser, ChunkClass, ChunkRules, Parsed};
+    let mut rules = ChunkRules::new(&options.clone().initial_offset(0));
+    let mut found = Vec::new();
+    let mut offset = 0u64;
+    loop {
+        source.load_next()?;
+        let block = source.block();
+        if block.is_empty() {
+            break;
+        }
+        for parsed in BlockParser::new(block).rules(rules) {
+            if let Parsed::Chunk(chunk) = parsed {
+                rules.decide(chunk.record_type, chunk.log_number);
+                if rules.classify(chunk.record_type) == ChunkClass::TimestampSizes
+                    && let Some(sizes) =
+                        logfmt_core::parts::dialect::TimestampSizes::parse(chunk.payload)
+                {
+                    found.push((offset + chunk.offset as u64, sizes.collect()));
+                }
+            }
+        }
+        offset += block.len() as u64;
+        if block.len() < BLOCK_SIZE {
+            break;
+        }
+    }
+    Ok(found)
+}
+
+/// LevelDB's masked CRC-32C of `bytes`: what a chunk header stores for the type and payload
+/// it covers.
+///
+/// ```
+/// assert_eq!(logfmt_std::advanced::masked_crc32c(b"\x01foo"), 0x7ab3_5fdd);
+/// ```
+#[must_use]
+pub fn masked_crc32c(bytes: &[u8]) -> u32 {
+    logfmt_core::parts::checksum::mask(logfmt_core::parts::checksum::crc32c(bytes))
+}

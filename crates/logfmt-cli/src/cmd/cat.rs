@@ -5,7 +5,7 @@ use std::ops::Range;
 
 use logfmt_std::{
     LogReaderOptions,
-    advanced::{Ending, LogReader, RecordStream},
+    advanced::{Dialect, Ending, LogReader, RecordStream, timestamp_size_records},
 };
 
 use super::cat_printer::RecordPrinter;
@@ -13,7 +13,7 @@ use super::cat_report::{
     CatDamage, CatOversized, CatPrintedRaw, CatRestarted, CatStopped, CatUndecoded, FileHeader,
     Restart,
 };
-use crate::decode::{Content, Decode, Style};
+use crate::decode::{Content, Decode, Style, Timestamps};
 use crate::error::CliError;
 use crate::image::Input;
 use crate::options::{InputArgs, parse_offset, parse_range};
@@ -242,6 +242,9 @@ struct Plan {
     style: Style,
     /// The most bytes of a record held.
     limit: usize,
+    /// RocksDB's timestamp sizes, applied to the user keys of the batches after each record
+    /// that gives them (read as RocksDB's log).
+    timestamps: Timestamps,
 }
 
 impl Plan {
@@ -282,9 +285,21 @@ impl Plan {
         } else {
             UNLIMITED
         };
+        let timestamps = if content == Content::WriteBatch
+            && options.read.dialect == Dialect::RocksDb
+            && log.is_regular()
+            && input.ring.is_none()
+        {
+            let found = timestamp_size_records(log.reread()?, &options.read)
+                .map_err(|e| log.read_error(e))?;
+            Timestamps::new(&found)
+        } else {
+            Timestamps::default()
+        };
         Ok(Self {
             options,
             follow,
+            timestamps,
             content,
             // Chosen by the name alone, decoding is confirmed by the first record: a log
             // named like a write-ahead log that holds something else is printed raw.
@@ -334,6 +349,7 @@ fn print_in_parallel(
         return Ok(None);
     }
     let (style, output) = (plan.style, plan.output);
+    let timestamps = &plan.timestamps;
     if print.several && plan.heads() {
         let header = FileHeader { file: log.path() };
         render(out, &header, Rendering::Text)?;
@@ -348,7 +364,9 @@ fn print_in_parallel(
         // The same printer as one reader's, one per worker.
         |printer: &mut Option<RecordPrinter<'_>>, buffer, offset, index, data| {
             printer
-                .get_or_insert_with(|| RecordPrinter::new(output, content, style, label))
+                .get_or_insert_with(|| {
+                    RecordPrinter::new(output, content, style, label).timestamps(timestamps.clone())
+                })
                 .record(buffer, offset, index, data)?;
             Ok(())
         },
@@ -395,7 +413,8 @@ fn cat(
         confirmed: plan.confirmed,
         header,
         left: &mut *print.left,
-        printer: RecordPrinter::new(plan.output, plan.content, plan.style, label),
+        printer: RecordPrinter::new(plan.output, plan.content, plan.style, label)
+            .timestamps(plan.timestamps.clone()),
         read_error: None,
         out,
     };

@@ -17,6 +17,7 @@ pub(super) fn batch_text(
     offset: u64,
     data: &[u8],
     hex: bool,
+    timestamps: Option<&Sizes>,
     scratch: &mut Scratch,
 ) -> Option<BatchError> {
     line.extend_from_slice(b"--- offset ");
@@ -31,7 +32,7 @@ pub(super) fn batch_text(
             line.push(b'\n');
             for op in batch.ops() {
                 match op {
-                    Ok(op) => op_text(line, &op, hex, scratch),
+                    Ok(op) => op_text(line, &op, hex, size_of(timestamps, &op), scratch),
                     Err(e) => error = Some(e),
                 }
             }
@@ -51,7 +52,7 @@ pub(super) fn batch_text(
 
 /// One operation in text: `  put 'key' 'value'`, with `cf N` after the name for a column
 /// family other than 0.
-fn op_text(line: &mut Vec<u8>, op: &Op<'_>, hex: bool, scratch: &mut Scratch) {
+fn op_text(line: &mut Vec<u8>, op: &Op<'_>, hex: bool, ts: usize, scratch: &mut Scratch) {
     line.extend_from_slice(b"  ");
     line.extend_from_slice(op.name().as_bytes());
     if let Some(cf) = op.cf()
@@ -79,7 +80,7 @@ fn op_text(line: &mut Vec<u8>, op: &Op<'_>, hex: bool, scratch: &mut Scratch) {
             columns: value,
             ..
         } => {
-            bytes(line, b"", key);
+            key_text(line, key, ts, &mut bytes);
             bytes(line, b"", value);
         }
         Op::TimedPut {
@@ -93,10 +94,12 @@ fn op_text(line: &mut Vec<u8>, op: &Op<'_>, hex: bool, scratch: &mut Scratch) {
             line.extend_from_slice(b" write_time ");
             number(line, write_time);
         }
-        Op::Delete { key, .. } | Op::SingleDelete { key, .. } => bytes(line, b"", key),
+        Op::Delete { key, .. } | Op::SingleDelete { key, .. } => {
+            key_text(line, key, ts, &mut bytes);
+        }
         Op::DeleteRange { begin, end, .. } => {
-            bytes(line, b"", begin);
-            bytes(line, b"", end);
+            key_text(line, begin, ts, &mut bytes);
+            key_text(line, end, ts, &mut bytes);
         }
         Op::LogData { blob } => bytes(line, b"", blob),
         Op::EndPrepare { xid } | Op::Rollback { xid } => bytes(line, b"xid", xid),
@@ -110,6 +113,40 @@ fn op_text(line: &mut Vec<u8>, op: &Op<'_>, hex: bool, scratch: &mut Scratch) {
         _ => {}
     }
     line.push(b'\n');
+}
+
+/// Timestamp sizes by column family (RocksDB's timestamp-size records).
+pub(crate) type Sizes = std::collections::BTreeMap<u32, u16>;
+
+/// The timestamp size of `op`'s user keys: that of its column family, if the log gave one.
+fn size_of(timestamps: Option<&Sizes>, op: &Op<'_>) -> usize {
+    timestamps
+        .zip(op.cf())
+        .and_then(|(sizes, cf)| sizes.get(&cf))
+        .map_or(0, |&size| usize::from(size))
+}
+
+/// `key` split into the user key and its trailing timestamp of `ts` bytes (none if the key is
+/// shorter).
+fn split_timestamp(key: &[u8], ts: usize) -> (&[u8], Option<&[u8]>) {
+    match key.len().checked_sub(ts) {
+        Some(at) if ts > 0 => (&key[..at], Some(&key[at..])),
+        _ => (key, None),
+    }
+}
+
+/// A key in text: the user key, then `ts 'timestamp'` where the key carries one.
+fn key_text(
+    line: &mut Vec<u8>,
+    key: &[u8],
+    ts: usize,
+    bytes: &mut impl FnMut(&mut Vec<u8>, &[u8], &[u8]),
+) {
+    let (user, timestamp) = split_timestamp(key, ts);
+    bytes(line, b"", user);
+    if let Some(timestamp) = timestamp {
+        bytes(line, b"ts", timestamp);
+    }
 }
 
 /// Appends `text` as a JSON string, escaped as serde_json escapes it.
@@ -135,6 +172,7 @@ pub(super) fn batch_json(
     line: &mut Vec<u8>,
     offset: u64,
     data: &[u8],
+    timestamps: Option<&Sizes>,
     file: Option<&str>,
 ) -> Option<BatchError> {
     line.extend_from_slice(b"{\"offset\": ");
@@ -155,7 +193,7 @@ pub(super) fn batch_json(
                             line.extend_from_slice(b", ");
                         }
                         first = false;
-                        op_json(line, &op);
+                        op_json(line, &op, size_of(timestamps, &op));
                     }
                     Err(e) => error = Some(e),
                 }
@@ -182,7 +220,7 @@ pub(super) fn batch_json(
 /// One operation in JSON: `op`, then `cf`, `key` and `value` (or `end_key`) where the
 /// operation has them; the markers' `xid`, a commit's `timestamp`, log data's `blob` and a
 /// timed put's `write_time` after them (the order logfmt-std's `serde` feature gives an `Op`).
-fn op_json(line: &mut Vec<u8>, op: &Op<'_>) {
+fn op_json(line: &mut Vec<u8>, op: &Op<'_>, ts: usize) {
     line.extend_from_slice(b"{\"op\": \"");
     line.extend_from_slice(op.name().as_bytes());
     line.push(b'"');
@@ -191,7 +229,11 @@ fn op_json(line: &mut Vec<u8>, op: &Op<'_>) {
         number(line, cf);
     }
     if let Some(key) = op.key() {
-        json_hex(line, b"key", key);
+        let (user, timestamp) = split_timestamp(key, ts);
+        json_hex(line, b"key", user);
+        if let Some(timestamp) = timestamp {
+            json_hex(line, b"timestamp", timestamp);
+        }
     }
     match *op {
         Op::DeleteRange { end, .. } => json_hex(line, b"end_key", end),

@@ -121,7 +121,10 @@ pub(crate) fn first_error(content: Content, data: &[u8]) -> Option<Undecoded> {
             Err(e) => Some(Undecoded::Batch(e)),
         },
         Content::PebbleBatch => match WriteBatch::new(data) {
-            Ok(batch) => batch.pebble_ops().find_map(Result::err).map(Undecoded::Batch),
+            Ok(batch) => batch
+                .pebble_ops()
+                .find_map(Result::err)
+                .map(Undecoded::Batch),
             Err(e) => Some(Undecoded::Batch(e)),
         },
         Content::VersionEdit => VersionEdit::new(data)
@@ -220,6 +223,7 @@ impl Tally {
 pub(crate) struct Printer {
     line: Vec<u8>,
     scratch: Scratch,
+    timestamps: Timestamps,
 }
 
 impl Default for Printer {
@@ -227,11 +231,45 @@ impl Default for Printer {
         Self {
             line: Vec::new(),
             scratch: [0; 260],
+            timestamps: Timestamps::default(),
         }
     }
 }
 
+/// The timestamp sizes RocksDB's timestamp-size records give, by column family, from each
+/// record's offset on (each record adds to those before it, as RocksDB's reader keeps them).
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Timestamps {
+    from: Vec<(u64, std::collections::BTreeMap<u32, u16>)>,
+}
+
+impl Timestamps {
+    /// From the records found in a log (offset, sizes), in file order.
+    pub(crate) fn new(records: &[(u64, Vec<(u32, u16)>)]) -> Self {
+        let mut sizes = std::collections::BTreeMap::new();
+        let from = records
+            .iter()
+            .map(|(offset, pairs)| {
+                sizes.extend(pairs.iter().copied());
+                (*offset, sizes.clone())
+            })
+            .collect();
+        Self { from }
+    }
+
+    /// The sizes in force for a record at `offset`: those of the records before it.
+    pub(crate) fn at(&self, offset: u64) -> Option<&std::collections::BTreeMap<u32, u16>> {
+        let before = self.from.partition_point(|(at, _)| *at < offset);
+        before.checked_sub(1).map(|i| &self.from[i].1)
+    }
+}
+
 impl Printer {
+    /// Sets the timestamp sizes applied to the user keys of the write batches printed.
+    pub(crate) fn set_timestamps(&mut self, timestamps: Timestamps) {
+        self.timestamps = timestamps;
+    }
+
     /// Prints the record at `offset` holding `content` (not [`Content::Raw`]); returns what
     /// could not be decoded, if anything (it is also printed, in place). `file` names the file
     /// in JSON when several are printed.
@@ -255,9 +293,13 @@ impl Printer {
                 pebble_json(line, offset, data, file).map(Undecoded::Batch)
             }
             (_, Style::Text { hex }) => {
-                batch_text(line, offset, data, hex, &mut self.scratch).map(Undecoded::Batch)
+                let ts = self.timestamps.at(offset);
+                batch_text(line, offset, data, hex, ts, &mut self.scratch).map(Undecoded::Batch)
             }
-            (_, Style::Json) => batch_json(line, offset, data, file).map(Undecoded::Batch),
+            (_, Style::Json) => {
+                let ts = self.timestamps.at(offset);
+                batch_json(line, offset, data, ts, file).map(Undecoded::Batch)
+            }
         };
         out.write_all(&self.line)?;
         Ok(undecoded)
