@@ -792,7 +792,7 @@ mod tests {
             for d in Dialect::ALL {
                 let m = d.meaning(t);
                 if let Meaning::Fragment { header, .. } = m {
-                    assert!(t >= 1 && t <= 12, "{d} {t}");
+                    assert!((1..=12).contains(&t), "{d} {t}");
                     assert_eq!(
                         header == HeaderKind::WalSync,
                         d == Dialect::Pebble && t >= 9
