@@ -269,6 +269,11 @@ fn synced_offsets_past_damage_make_it_corruption_else_a_torn_end() {
     // writer knew the log synced to the fourth record's start.
     assert_eq!(proof["chunk"], BLOCK, "{v}");
     assert_eq!(proof["synced_offset"], 3 * 10_019, "{v}");
+    let (_, text, _) = run(&["stats", "--format", "pebble", path_str(&file)]);
+    assert!(
+        text.contains("damage at offset 10019, as Pebble reads it: the WAL-sync chunk at offset 32768 says the log was synced to 30057"),
+        "{text}"
+    );
 
     // Never synced (a WAL written without syncs, or whose syncs never returned): the same
     // damage is the log's torn end, as Pebble's reader takes it.
@@ -293,6 +298,11 @@ fn synced_offsets_past_damage_make_it_corruption_else_a_torn_end() {
     std::fs::write(&file, &partly).expect("scratch");
     let (code, v) = json(&["verify", "--format", "pebble", path_str(&file)]);
     assert_eq!(code, 0, "{v}");
+    let (_, text, _) = run(&["stats", "--format", "pebble", path_str(&file)]);
+    assert!(
+        text.contains("the log ends at offset 10019, as Pebble reads it"),
+        "{text}"
+    );
 
     // Undamaged, every record reads back.
     let clean = big_pebble_log(8, |_, offset| offset);

@@ -200,13 +200,7 @@ fn pebble_end(
     if !log.is_regular() {
         return Ok(());
     }
-    let log_number = match options.read.format {
-        ReadFormat::Recyclable { log_number } => log_number,
-        ReadFormat::Auto { log_number } => log_number.unwrap_or_default(),
-        _ => 0,
-    };
-    let proof = logfmt_std::advanced::pebble_sync_proof(log.reread()?, first.offset, log_number)
-        .map_err(|e| log.read_error(e))?;
+    let proof = crate::story::pebble_verdict(log, &options.read, first.offset)?;
     report.pebble = Some(PebbleEnd {
         offset: first.offset,
         proof,
