@@ -387,6 +387,16 @@ fn rocksdb_metadata_records_are_read_not_damage() {
         text.contains("ignorable type: skipped without a report"),
         "{text}"
     );
+    // cat says the predecessor WAL.
+    let (code, _, err) = run(&["cat", "--format", "rocksdb", path_str(&file)]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains(
+            "offset 51: RocksDB's predecessor-WAL record: the WAL before this one is log 41, \
+             200 bytes, last sequence number 99"
+        ),
+        "{err}"
+    );
     // auto: a timestamp-size record is RocksDB's.
     let (_, v) = json(&["verify", "--format", "auto", path_str(&file)]);
     assert_eq!(v["dialect"]["name"], "rocksdb", "{v}");

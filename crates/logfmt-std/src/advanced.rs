@@ -31,8 +31,8 @@ pub use crate::append_policy::AppendFormat;
 pub use crate::compression::MAX_DECODED;
 pub use crate::database_log::{DatabaseLog, database_log};
 pub use crate::detect::{
-    DialectFound, detect_format, masked_crc32c, pebble_sync_proof, scan_dialect,
-    timestamp_size_records,
+    DialectFound, Metadata, detect_format, masked_crc32c, metadata_records, pebble_sync_proof,
+    scan_dialect,
 };
 pub use crate::entry::Records;
 pub use crate::error::{Operation, WriteOperation};

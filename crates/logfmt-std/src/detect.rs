@@ -3,7 +3,7 @@
 
 use logfmt_core::{
     BLOCK_SIZE, BlockSource, LogEnd, ReadOptions,
-    parts::dialect::{Dialect, DialectScan, Dialects, Evidence, synced_past},
+    parts::dialect::{Dialect, DialectScan, Dialects, Evidence, PredecessorWal, synced_past},
     parts::{ChunkFormat, Event, FragmentReader, ReadFormat},
 };
 
@@ -190,13 +190,23 @@ pub fn pebble_sync_proof<S: BlockSource>(
     }
 }
 
-/// RocksDB's timestamp-size records in `source` (from its start), read with `options` (their
-/// dialect must be [`Dialect::RocksDb`]; for another, none are found): each one's offset and
-/// the sizes it gives, `(column family, timestamp size)`. The write batches after a record
-/// carry user keys ending in a timestamp of that size, in those column families.
+/// A RocksDB metadata record ([`metadata_records`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Metadata {
+    /// A timestamp-size record: `(column family, timestamp size)` pairs. The write batches
+    /// after it carry user keys ending in a timestamp of that size, in those column families.
+    TimestampSizes(Vec<(u32, u16)>),
+    /// A predecessor-WAL record: the WAL before this one.
+    PredecessorWal(PredecessorWal),
+}
+
+/// RocksDB's metadata records in `source` (from its start), read with `options` (their
+/// dialect must be [`Dialect::RocksDb`]; for another, none are found), each with its offset:
+/// timestamp sizes (types 10, 11) and predecessor WALs (130, 131).
 ///
 /// ```
-/// use logfmt_std::advanced::{timestamp_size_records, Dialect, ReadOptions, SliceSource};
+/// use logfmt_std::advanced::{metadata_records, Dialect, Metadata, ReadOptions, SliceSource};
 ///
 /// // Type 10, column family 0 with 8-byte timestamps.
 /// let payload = [0, 0, 0, 0, 8, 0];
@@ -205,19 +215,19 @@ pub fn pebble_sync_proof<S: BlockSource>(
 /// let crc = logfmt_std::advanced::masked_crc32c(&chunk[6..]);
 /// chunk[..4].copy_from_slice(&crc.to_le_bytes());
 /// let options = ReadOptions::new().dialect(Dialect::RocksDb);
-/// let found = timestamp_size_records(SliceSource::new(&chunk), &options)?;
-/// assert_eq!(found, [(0, vec![(0, 8)])]);
+/// let found = metadata_records(SliceSource::new(&chunk), &options)?;
+/// assert_eq!(found, [(0, Metadata::TimestampSizes(vec![(0, 8)]))]);
 /// # Ok::<(), std::convert::Infallible>(())
 /// ```
 ///
 /// # Errors
 /// The source's read errors.
-#[allow(clippy::type_complexity)]
-pub fn timestamp_size_records<S: BlockSource>(
+pub fn metadata_records<S: BlockSource>(
     mut source: S,
     options: &ReadOptions,
-) -> Result<Vec<(u64, Vec<(u32, u16)>)>, S::Error> {
+) -> Result<Vec<(u64, Metadata)>, S::Error> {
     use logfmt_core::parts::block::{BlockParser, ChunkClass, ChunkRules, Parsed};
+    use logfmt_core::parts::dialect::TimestampSizes;
     let mut rules = ChunkRules::new(&options.clone().initial_offset(0));
     let mut found = Vec::new();
     let mut offset = 0u64;
@@ -228,15 +238,19 @@ pub fn timestamp_size_records<S: BlockSource>(
             break;
         }
         for parsed in BlockParser::new(block).rules(rules) {
-            if let Parsed::Chunk(chunk) = parsed {
-                rules.decide(chunk.record_type, chunk.log_number);
-                if rules.classify(chunk.record_type) == ChunkClass::TimestampSizes
-                    && let Some(sizes) =
-                        logfmt_core::parts::dialect::TimestampSizes::parse(chunk.payload)
-                {
-                    found.push((offset + chunk.offset as u64, sizes.collect()));
+            let Parsed::Chunk(chunk) = parsed else {
+                continue;
+            };
+            rules.decide(chunk.record_type, chunk.log_number);
+            let record = match rules.classify(chunk.record_type) {
+                ChunkClass::TimestampSizes => TimestampSizes::parse(chunk.payload)
+                    .map(|sizes| Metadata::TimestampSizes(sizes.collect())),
+                ChunkClass::PredecessorWal => {
+                    PredecessorWal::parse(chunk.payload).map(Metadata::PredecessorWal)
                 }
-            }
+                _ => None,
+            };
+            found.extend(record.map(|r| (offset + chunk.offset as u64, r)));
         }
         offset += block.len() as u64;
         if block.len() < BLOCK_SIZE {

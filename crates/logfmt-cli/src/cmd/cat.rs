@@ -5,7 +5,7 @@ use std::ops::Range;
 
 use logfmt_std::{
     LogReaderOptions,
-    advanced::{Dialect, Ending, LogReader, RecordStream, timestamp_size_records},
+    advanced::{Dialect, Ending, LogReader, Metadata, RecordStream, metadata_records},
 };
 
 use super::cat_printer::RecordPrinter;
@@ -285,14 +285,31 @@ impl Plan {
         } else {
             UNLIMITED
         };
-        let timestamps = if content == Content::WriteBatch
-            && options.read.dialect == Dialect::RocksDb
-            && log.is_regular()
-            && input.ring.is_none()
-        {
-            let found = timestamp_size_records(log.reread()?, &options.read)
-                .map_err(|e| log.read_error(e))?;
-            Timestamps::new(&found)
+        // Read as RocksDB's: its metadata records, said (the predecessor WAL) and applied
+        // (the timestamp sizes).
+        let metadata =
+            if options.read.dialect == Dialect::RocksDb && log.is_regular() && input.ring.is_none()
+            {
+                metadata_records(log.reread()?, &options.read).map_err(|e| log.read_error(e))?
+            } else {
+                Vec::new()
+            };
+        let mut sizes = Vec::new();
+        for (offset, record) in &metadata {
+            match record {
+                Metadata::TimestampSizes(pairs) => sizes.push((*offset, pairs.clone())),
+                Metadata::PredecessorWal(p) => crate::notes::hint(
+                    log.path(),
+                    &format!(
+                        "offset {offset}: RocksDB's predecessor-WAL record: the WAL before this \
+                         one is {p}"
+                    ),
+                ),
+                _ => {}
+            }
+        }
+        let timestamps = if content == Content::WriteBatch {
+            Timestamps::new(&sizes)
         } else {
             Timestamps::default()
         };
