@@ -354,6 +354,19 @@ fn rocksdb_metadata_records_are_read_not_damage() {
     assert_eq!(v["records"], 2);
     assert_eq!(v["dropped_bytes"], 0);
     assert_eq!(v["dialect"]["name"], "rocksdb");
+    // Not damage in any recovery mode: skip reports what is skipped silently, and these are
+    // records, not gaps.
+    let (code, v) = json(&[
+        "verify",
+        "--format",
+        "rocksdb",
+        "--recovery",
+        "skip",
+        path_str(&file),
+    ]);
+    assert_eq!((code, &v["dropped_bytes"]), (0, &Value::from(0)), "{v}");
+    let (_, v) = json(&["stats", "--format", "rocksdb", path_str(&file)]);
+    assert_eq!(v["damage"]["regions"], 0, "{v}");
     // logfmt's own reading (the default) and LevelDB's know none of these types.
     for format in [&[][..], &["--format", "leveldb"][..]] {
         let mut args = vec!["verify", "--recovery", "skip"];
