@@ -48,7 +48,8 @@ use crate::render::{Rendering, render};
 /// "offset", "block", "type" (FULL, FIRST, MIDDLE, LAST, RECYCLABLE_FULL, RECYCLABLE_FIRST,
 /// RECYCLABLE_MIDDLE, RECYCLABLE_LAST, ZERO or "unknown"), "type_byte", "length" (of the
 /// payload), "checksum" ("ok") and "stored_checksum", plus "log_number" for a recyclable
-/// chunk; or a region ("trailer", "torn", "padding", "zero_header", "erased", "bad_length",
+/// chunk and "synced_offset" for a Pebble WAL-sync chunk (types are named as the log's writer
+/// means them, with --format: WAL_SYNC_FULL, SET_COMPRESSION, TIMESTAMP_SIZE, ...); or a region ("trailer", "torn", "padding", "zero_header", "erased", "bad_length",
 /// "checksum_mismatch", "old_record", "stale") with "offset", "block", "length" (to the end
 /// of the block; for "stale", to the end of the file), plus "declared" for bad_length,
 /// "stored_checksum", "computed_checksum" for checksum_mismatch and "log_number" for

@@ -52,7 +52,8 @@ use logfmt_std::advanced::Dialect;
 /// the end of the file (space preallocated or mapped and never written) has "zero_fill":
 /// {"offset", "bytes"} after "packs", its "tail" null and no damage for it. When the records
 /// are decoded (--decode), "content" follows: {"kind", "records", "undecoded", "sequences"
-/// (null or [lowest, highest]), "counts" (by operation or field name), "column_families"}. With several
+/// (null or [lowest, highest]), "counts" (by operation or field name), "column_families"}; with
+/// --format leveldb, rocksdb, pebble or auto, "dialect" (as in `logfmt verify`). With several
 /// files, each object ends with "file" (its path).
 #[derive(Debug, clap::Args)]
 pub(crate) struct StatsArgs {

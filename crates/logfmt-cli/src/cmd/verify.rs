@@ -52,7 +52,11 @@ use crate::scan::{COUNTING, Found, Outcome, scan};
 /// "reason"}], not damage); for a ring image only, "ring" ({"blocks", "group", "newest",
 /// "lap", "oldest", "blocks_read", "erased"}: see `logfmt stats`); and for a log that holds
 /// logfmt's packs only, "logfmt_only" ({"records", "packs", "offset"}: the records in packs,
-/// the packs, the first one's offset).
+/// the packs, the first one's offset); with --format leveldb, rocksdb, pebble or auto,
+/// "dialect" ({"name", "candidates", "evidence"}: whose log it was read as, the candidates
+/// where auto could not tell, what told it); read as Pebble's, "pebble_synced"
+/// ({"damage_offset", "chunk", "synced_offset"}: the WAL-sync chunk that proves the damage was
+/// once synced; without one, Pebble reads the damage as the log's torn end, the "tail").
 ///
 /// Records in logfmt's packs (`logfmt write --pack`, `--compress zstd`) are read here, but
 /// LevelDB's and RocksDB's readers report a pack as a chunk of an unknown record type and
