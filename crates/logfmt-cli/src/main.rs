@@ -495,6 +495,9 @@ mod tests {
                 "f",
             ],
             &["chunks", "--format", "auto", "f"],
+            &["cat", "--format", "rocksdb", "f"],
+            &["verify", "--format", "pebble", "--log-number", "7", "f"],
+            &["map", "--format", "leveldb", "f"],
             &["stats", "--log-number", "3", "f"],
             &["salvage", "--format", "recyclable", "a", "b"],
             &["split", "--ignorable-types", "report", "f"],
@@ -504,7 +507,8 @@ mod tests {
         }
         for bad in [
             &["write", "--format", "auto", "f"][..],
-            &["cat", "--format", "rocksdb", "f"],
+            &["cat", "--format", "hbase", "f"],
+            &["write", "--format", "pebble", "f"],
             &["cat", "--log-number", "-1", "f"],
             &["verify", "--ignorable-types", "ignore", "f"],
         ] {

@@ -116,6 +116,18 @@ fn logs() -> Vec<PathBuf> {
     logs
 }
 
+/// The WALs Pebble wrote (`tests/data/pebble`).
+fn pebble_logs() -> Vec<PathBuf> {
+    let mut logs = Vec::new();
+    for dir in ["find-val-sep-db", "db-stage-4", "mixed"] {
+        for entry in std::fs::read_dir(root().join("tests/data/pebble").join(dir)).expect("data") {
+            logs.push(entry.expect("an entry").path());
+        }
+    }
+    logs.sort();
+    logs
+}
+
 #[test]
 fn every_json_field_is_in_the_contract() -> TestResult {
     let contract = contract();
@@ -156,6 +168,15 @@ fn every_json_field_is_in_the_contract() -> TestResult {
                 b"",
             );
             record(command, &output.stdout);
+        }
+    }
+    // Pebble's WALs, read as Pebble's and with auto: the dialect and WAL-sync fields.
+    for log in pebble_logs() {
+        for format in ["pebble", "auto"] {
+            for command in ["verify", "stats", "chunks", "cat"] {
+                let output = logfmt(&[command, "--json", "--format", format, p(&log)], b"");
+                record(command, &output.stdout);
+            }
         }
     }
     // Several files at once.

@@ -5,7 +5,7 @@ use std::ops::Range;
 
 use logfmt_std::{
     LogReaderOptions,
-    advanced::{Ending, LogReader, RecordStream},
+    advanced::{Dialect, Ending, LogReader, Metadata, RecordStream, metadata_records},
 };
 
 use super::cat_printer::RecordPrinter;
@@ -13,7 +13,7 @@ use super::cat_report::{
     CatDamage, CatOversized, CatPrintedRaw, CatRestarted, CatStopped, CatUndecoded, FileHeader,
     Restart,
 };
-use crate::decode::{Content, Decode, Style};
+use crate::decode::{Content, Decode, Style, Timestamps};
 use crate::error::CliError;
 use crate::image::Input;
 use crate::options::{InputArgs, parse_offset, parse_range};
@@ -242,6 +242,9 @@ struct Plan {
     style: Style,
     /// The most bytes of a record held.
     limit: usize,
+    /// RocksDB's timestamp sizes, applied to the user keys of the batches after each record
+    /// that gives them (read as RocksDB's log).
+    timestamps: Timestamps,
 }
 
 impl Plan {
@@ -255,6 +258,7 @@ impl Plan {
         let read = target.read_args(&args.input.read);
         let log = &input.log;
         let mut options = read.options(input, args.offset, args.range.clone())?;
+        read.format.say_dialect(log)?;
         // A pipe ends when its writer is done: only a file is waited on.
         let follow = print.follow && log.is_regular() && input.ring.is_none();
         if follow {
@@ -262,7 +266,10 @@ impl Plan {
         }
         let content = match args.format() {
             OutputFormat::Framed => Content::Raw,
-            _ => args.decode.content(&target.path, target.kind),
+            _ => args
+                .decode
+                .content(&target.path, target.kind)
+                .in_dialect(options.read.dialect),
         };
         let style = match args.format() {
             OutputFormat::Json => Style::Json,
@@ -278,9 +285,38 @@ impl Plan {
         } else {
             UNLIMITED
         };
+        // Read as RocksDB's: its metadata records, said (the predecessor WAL) and applied
+        // (the timestamp sizes).
+        let metadata =
+            if options.read.dialect == Dialect::RocksDb && log.is_regular() && input.ring.is_none()
+            {
+                metadata_records(log.reread()?, &options.read).map_err(|e| log.read_error(e))?
+            } else {
+                Vec::new()
+            };
+        let mut sizes = Vec::new();
+        for (offset, record) in &metadata {
+            match record {
+                Metadata::TimestampSizes(pairs) => sizes.push((*offset, pairs.clone())),
+                Metadata::PredecessorWal(p) => crate::notes::hint(
+                    log.path(),
+                    &format!(
+                        "offset {offset}: RocksDB's predecessor-WAL record: the WAL before this \
+                         one is {p}"
+                    ),
+                ),
+                _ => {}
+            }
+        }
+        let timestamps = if content == Content::WriteBatch {
+            Timestamps::new(&sizes)
+        } else {
+            Timestamps::default()
+        };
         Ok(Self {
             options,
             follow,
+            timestamps,
             content,
             // Chosen by the name alone, decoding is confirmed by the first record: a log
             // named like a write-ahead log that holds something else is printed raw.
@@ -330,6 +366,7 @@ fn print_in_parallel(
         return Ok(None);
     }
     let (style, output) = (plan.style, plan.output);
+    let timestamps = &plan.timestamps;
     if print.several && plan.heads() {
         let header = FileHeader { file: log.path() };
         render(out, &header, Rendering::Text)?;
@@ -344,7 +381,9 @@ fn print_in_parallel(
         // The same printer as one reader's, one per worker.
         |printer: &mut Option<RecordPrinter<'_>>, buffer, offset, index, data| {
             printer
-                .get_or_insert_with(|| RecordPrinter::new(output, content, style, label))
+                .get_or_insert_with(|| {
+                    RecordPrinter::new(output, content, style, label).timestamps(timestamps.clone())
+                })
                 .record(buffer, offset, index, data)?;
             Ok(())
         },
@@ -391,7 +430,8 @@ fn cat(
         confirmed: plan.confirmed,
         header,
         left: &mut *print.left,
-        printer: RecordPrinter::new(plan.output, plan.content, plan.style, label),
+        printer: RecordPrinter::new(plan.output, plan.content, plan.style, label)
+            .timestamps(plan.timestamps.clone()),
         read_error: None,
         out,
     };

@@ -51,6 +51,12 @@ impl<'a> RecordPrinter<'a> {
         }
     }
 
+    /// The timestamp sizes applied to the user keys of the write batches printed.
+    pub(crate) fn timestamps(mut self, timestamps: crate::decode::Timestamps) -> Self {
+        self.lines.set_timestamps(timestamps);
+        self
+    }
+
     /// What the records are printed as, from now on (raw, when the first record is found not
     /// to decode).
     pub(crate) fn set_content(&mut self, content: Content) {

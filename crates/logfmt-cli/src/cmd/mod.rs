@@ -44,6 +44,31 @@ impl From<&Damage> for DamageJson {
     }
 }
 
+/// The dialect a log was read as, in JSON: `{"name", "candidates", "evidence"}` (`--format`
+/// naming a dialect, or auto).
+#[derive(Debug, serde::Serialize)]
+pub(crate) struct DialectJson {
+    /// `leveldb`, `rocksdb`, `pebble`, `logfmt`, or `ambiguous` where auto could not tell.
+    name: &'static str,
+    /// Where ambiguous: the dialects that read the log alike.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    candidates: Vec<&'static str>,
+    /// What decided auto: the first chunk that told, as a sentence.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    evidence: Option<String>,
+}
+
+impl DialectJson {
+    /// The JSON of `choice`, if `--format` asked for a dialect or auto.
+    pub(crate) fn of(choice: &crate::format::DialectChoice) -> Option<Self> {
+        choice.asked.then(|| Self {
+            name: choice.name(),
+            candidates: choice.candidates(),
+            evidence: choice.found.and_then(|f| f.reason()),
+        })
+    }
+}
+
 /// A region of a file in JSON: `{"offset": n, "bytes": n}`.
 #[derive(Debug, serde::Serialize)]
 pub(crate) struct SpanJson {

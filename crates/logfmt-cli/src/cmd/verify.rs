@@ -4,11 +4,11 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 
 use logfmt_std::{
-    LogFile, LogReaderOptions, RecoveryMode,
-    advanced::{BlockSource, Ending, LogReader, ReadFormat, ReadOptions, StaleTail},
+    DamageKind, LogFile, LogReaderOptions, RecoveryMode,
+    advanced::{BlockSource, Dialect, Ending, LogReader, ReadFormat, ReadOptions, StaleTail},
 };
 
-use super::verify_report::{Packed, VerifyReport};
+use super::verify_report::{Packed, PebbleEnd, VerifyReport};
 use crate::bounded_reports::{DEFAULT_SHOWN, DamageReports, Reports};
 use crate::decode::{Content, Decode, Undecoded};
 use crate::error::{CliError, EXIT_BAD_DATA, EXIT_NOT_A_LOG, EXIT_OK};
@@ -52,7 +52,11 @@ use crate::scan::{COUNTING, Found, Outcome, scan};
 /// "reason"}], not damage); for a ring image only, "ring" ({"blocks", "group", "newest",
 /// "lap", "oldest", "blocks_read", "erased"}: see `logfmt stats`); and for a log that holds
 /// logfmt's packs only, "logfmt_only" ({"records", "packs", "offset"}: the records in packs,
-/// the packs, the first one's offset).
+/// the packs, the first one's offset); with --format leveldb, rocksdb, pebble or auto,
+/// "dialect" ({"name", "candidates", "evidence"}: whose log it was read as, the candidates
+/// where auto could not tell, what told it); read as Pebble's, "pebble_synced"
+/// ({"damage_offset", "chunk", "synced_offset"}: the WAL-sync chunk that proves the damage was
+/// once synced; without one, Pebble reads the damage as the log's torn end, the "tail").
 ///
 /// Records in logfmt's packs (`logfmt write --pack`, `--compress zstd`) are read here, but
 /// LevelDB's and RocksDB's readers report a pack as a chunk of an unknown record type and
@@ -175,6 +179,49 @@ fn undecodable(
     }
 }
 
+/// Pebble's reading of where its WAL ends ([`PebbleEnd`]): at the first damage (Pebble reads
+/// no further), which is damage if a later WAL-sync chunk's synced offset is past it, else the
+/// log's torn end — then no damage is reported.
+fn pebble_end(
+    input: &Input,
+    options: &LogReaderOptions,
+    report: &mut VerifyReport,
+) -> Result<(), CliError> {
+    let log = &input.log;
+    let first = report
+        .damage
+        .kept()
+        .first()
+        .copied()
+        .into_iter()
+        .chain(report.stopped_at)
+        .chain(report.lost)
+        .chain(report.tail)
+        .min_by_key(|d| d.offset);
+    let Some(first) = first else {
+        return Ok(());
+    };
+    if !log.is_regular() {
+        return Ok(());
+    }
+    let proof = crate::story::pebble_verdict(log, &options.read, first.offset)?;
+    report.pebble = Some(PebbleEnd {
+        offset: first.offset,
+        proof,
+    });
+    if proof.is_none() {
+        // The log's torn end: nothing lost that was ever synced.
+        report.damage = DamageReports::new(report.damage.keep());
+        report.stopped_at = None;
+        report.lost = None;
+        let mut tail = first;
+        tail.bytes = log.len_at_open().saturating_sub(first.offset);
+        tail.kind = DamageKind::TornTail;
+        report.tail = Some(tail);
+    }
+    Ok(())
+}
+
 /// Whether damage was found reading a log as LevelDB's that RocksDB wrote in its recyclable
 /// format (no format given).
 fn recyclable_hint(args: &VerifyArgs, input: &Input, report: &VerifyReport) -> bool {
@@ -242,7 +289,11 @@ fn run_one(
     let log = &input.log;
     let options = read.options(&input, args.offset, None)?;
     let mut report = empty_report(args, &input, &options, several);
+    report.dialect = Some(read.format.dialect(log)?);
     let read_error = read_all(args, target, &input, &options, &mut report)?;
+    if options.read.dialect == Dialect::Pebble && read_error.is_none() {
+        pebble_end(&input, &options, &mut report)?;
+    }
     if report.not_a_log.is_none()
         && crate::notes::verbosity() > crate::notes::Verbosity::Quiet
         && recyclable_hint(args, &input, &report)
@@ -308,6 +359,8 @@ fn empty_report(
         undecoded: Reports::new(keep),
         unknown: Reports::new(keep),
         packed: Packed::default(),
+        dialect: None,
+        pebble: None,
     }
 }
 
@@ -324,7 +377,10 @@ fn read_all(
     let mut reader = LogReader::new(input.source()?, options);
     // The records' content is checked as `cat` decodes it: by the file's name (or a
     // database's listing), confirmed by the first record.
-    let content = args.decode.content(&target.path, target.kind);
+    let content = args
+        .decode
+        .content(&target.path, target.kind)
+        .in_dialect(options.read.dialect);
     let check = Check {
         content,
         // A tag unknown to this version in an intact record is not damage unless the content
