@@ -20,7 +20,7 @@
 //! two files; recovery must still yield it once. Records are then compared by log and bytes
 //! (which file of its log a record is read from depends on whether the stalled sync ended).
 //!
-//! `LOGFMT_WAL_CRASH_CASES` sets the number of workloads (default 24).
+//! `LOGFMT_WAL_CRASH_CASES` sets the number of workloads (default 96).
 
 use std::path::Path;
 
@@ -220,7 +220,11 @@ fn recover_and_check(
 }
 
 /// What the directory recovers: its records and the damage point in time stopped at.
-type Read = (Wal<CrashableStorage>, Vec<Rec>, Option<(u64, logfmt_std::Damage)>);
+type Read = (
+    Wal<CrashableStorage>,
+    Vec<Rec>,
+    Option<(u64, logfmt_std::Damage)>,
+);
 
 /// Opens the directory and reads it to its end.
 fn read_all(fs: &CrashableStorage, options: &WalOptions) -> Result<Read, TestCaseError> {
@@ -397,7 +401,7 @@ fn cases() -> u32 {
     std::env::var("LOGFMT_WAL_CRASH_CASES")
         .ok()
         .and_then(|n| n.parse().ok())
-        .unwrap_or(24)
+        .unwrap_or(96)
 }
 
 proptest! {

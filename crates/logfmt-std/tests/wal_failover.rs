@@ -83,7 +83,11 @@ fn a_stalled_sync_moves_appends_to_the_secondary_and_back() -> TestResult {
     assert!(writer.position().segment >= 2);
     writer.append_durable(b"back")?;
     acked.push(b"back".to_vec());
-    assert_eq!(writer.logs(), [last.position.log], "one log, in three files");
+    assert_eq!(
+        writer.logs(),
+        [last.position.log],
+        "one log, in three files"
+    );
 
     // A power cut now: every acknowledged record once, in order, from both directories.
     fs.crash();

@@ -96,7 +96,6 @@ impl<'a, S: Storage> Recovery<'a, S> {
         }
     }
 
-
     /// Opens the next file; its entry, or damage: records lost between two segments.
     fn open_next(&mut self) -> Result<Option<WalEntry>, WalError> {
         let Some(log) = self.files.get(self.next) else {

@@ -277,7 +277,9 @@ impl<S: Storage> WalWriter<S> {
                     let written = active.group.append(data).map_err(failed)?;
                     let record = pending.next;
                     pending.next += 1;
-                    pending.records.push_back((record, written.end, data.to_vec()));
+                    pending
+                        .records
+                        .push_back((record, written.end, data.to_vec()));
                     (written, record)
                 }
             };
@@ -389,7 +391,9 @@ impl<S: Storage> WalWriter<S> {
             return Ok(());
         };
         let first = active.durable_before();
-        let next = self.place.new_file(logs, active.number, active.segment + 1, first, to)?;
+        let next = self
+            .place
+            .new_file(logs, active.number, active.segment + 1, first, to)?;
         {
             let mut pending = lock(&active.pending);
             let mut moved = lock(&next.pending);
@@ -463,7 +467,12 @@ impl<S: Storage> WalWriter<S> {
             .filter(|f| f.reused)
             .map(|f| f.path.clone());
         if let Some(path) = reused {
-            end_reused_log(&*self.place.storage, &path, active.number, active.group.position())?;
+            end_reused_log(
+                &*self.place.storage,
+                &path,
+                active.number,
+                active.group.position(),
+            )?;
         }
         let number = logs.next;
         let next = self.place.new_file(&mut logs, number, 0, 0, active.dir)?;
@@ -542,12 +551,14 @@ impl<S: Storage> WalWriter<S> {
                 }
                 let done = if file.recyclable && logs.recycle.len() < self.place.recycle {
                     let kept = names::recycle_path(&dir, number);
-                    self.place.storage
+                    self.place
+                        .storage
                         .rename(&file.path, &kept)
                         .map(|()| logs.recycle.push(number))
                         .map_err(|e| WalError::io(WalOperation::Rename, &file.path, e))
                 } else {
-                    self.place.storage
+                    self.place
+                        .storage
                         .remove(&file.path)
                         .map_err(|e| WalError::io(WalOperation::Remove, &file.path, e))
                 };
