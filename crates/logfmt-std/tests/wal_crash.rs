@@ -431,7 +431,38 @@ proptest! {
 fn regressions() -> Result<(), TestCaseError> {
     use Op::*;
     type Case = (&'static [Op], usize, u64, Option<u64>, bool);
-    let cases: [Case; 4] = [
+    let cases: [Case; 5] = [
+        (
+            &[
+                Append(2701),
+                Append(112),
+                Append(2049),
+                Wait,
+                AppendDurable(2923),
+                AppendDurable(2528),
+                Append(941),
+                Unstall,
+                AppendDurable(1543),
+                Append(2277),
+                Append(1888),
+                Release(4),
+                Stall,
+                Append(1928),
+                AppendDurable(2668),
+                Append(2637),
+                Release(1),
+                Release(0),
+                Append(139),
+                AppendDurable(2242),
+                Append(360),
+                Append(1823),
+                AppendDurable(72),
+            ],
+            2,
+            4_000,
+            Some(9_259_319_038_939_617_899),
+            true,
+        ),
         (
             &[
                 Stall,

@@ -164,7 +164,10 @@ impl Stalls {
 /// [`stall`](Self::stall) makes every sync of a file in a directory block until
 /// [`unstall`](Self::unstall): a disk that stops answering.
 ///
-/// Clones share the same files.
+/// Clones share the same files. A clone belongs to the machine as it is when cloned: after a
+/// crash, every change made through a clone of before (a file created, renamed, removed or
+/// cut, a directory synced) fails, as every write through a handle of before does — the
+/// process that held it is gone. Clone again to go on after a crash.
 ///
 /// ```
 /// use std::io::Write;
@@ -193,10 +196,22 @@ impl Stalls {
 /// assert_eq!(fs.contents(&dir.join("a")), Some(b"kept".to_vec()));
 /// # Ok::<(), std::io::Error>(())
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct CrashableStorage {
     state: Arc<Mutex<State>>,
     stalls: Arc<Stalls>,
+    /// The crashes before this clone was made.
+    epoch: u64,
+}
+
+impl Clone for CrashableStorage {
+    fn clone(&self) -> Self {
+        Self {
+            state: Arc::clone(&self.state),
+            stalls: Arc::clone(&self.stalls),
+            epoch: lock(&self.state).crashes,
+        }
+    }
 }
 
 impl Default for CrashableStorage {
@@ -217,6 +232,7 @@ impl CrashableStorage {
         Self {
             state: Arc::new(Mutex::new(state)),
             stalls,
+            epoch: 0,
         }
     }
 
@@ -263,8 +279,7 @@ impl CrashableStorage {
     /// Counts an operation now.
     fn operate(&self) -> io::Result<()> {
         let mut state = lock(&self.state);
-        let epoch = state.crashes;
-        state.operate(epoch)
+        state.operate(self.epoch)
     }
 
     /// Makes every sync of a file in `dir` block until [`unstall`](Self::unstall) (or a
@@ -314,7 +329,7 @@ impl CrashableStorage {
 
     fn open_to_write(&self, path: &Path, inode: Shared) -> (CrashFile, CrashHandle) {
         let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-        let epoch = lock(&self.state).crashes;
+        let epoch = self.epoch;
         let file = CrashFile {
             inode: Arc::clone(&inode),
             position: 0,
