@@ -305,7 +305,10 @@ fn wal_mode(args: &[String]) -> ExitCode {
     while let Some(arg) = args.next() {
         let ok = match arg.as_str() {
             "--dir" => args.next().map(|d| dir = Some(std::path::PathBuf::from(d))),
-            "--recycled" => Some(options.recycled = true),
+            "--recycled" => {
+                options.recycled = true;
+                Some(())
+            }
             "--seconds" => args
                 .next()
                 .and_then(|v| v.parse::<f64>().ok())

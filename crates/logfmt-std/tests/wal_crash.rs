@@ -134,7 +134,7 @@ fn recover_and_check(
     // A syncing thread of an earlier writer (of a file whose sync stalled, going on once
     // the stall ends) may bring the crash about while the directory is read: read it again
     // after such a crash.
-    let (mut wal, found, damaged) = loop {
+    let (wal, found, damaged) = loop {
         let crashes = fs.crashes();
         let read = read_all(fs, options);
         if fs.crashes() == crashes {

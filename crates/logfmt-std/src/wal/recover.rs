@@ -69,7 +69,7 @@ pub struct Recovery<'a, S: Storage> {
     /// The next file to open.
     next: usize,
     /// The open file, its reader, and how many records were read in it.
-    reader: Option<(usize, LogReader<StdSource<S::Reader>>, u64)>,
+    reader: Option<OpenFile<S::Reader>>,
     /// Records of the current log yielded so far.
     yielded: u64,
     outcome: &'a mut Outcome,
@@ -260,6 +260,9 @@ impl<'a, S: Storage> Recovery<'a, S> {
         }
     }
 }
+
+/// A file being read: its index, its reader, and how many records were read in it.
+type OpenFile<R> = (usize, LogReader<StdSource<R>>, u64);
 
 /// Whether file `index` is followed by a later segment of its log.
 fn continued(files: &[LogFile], index: usize) -> bool {

@@ -543,11 +543,11 @@ impl<S: Storage> WalWriter<S> {
             let mut files = logs.live.remove(&number).unwrap_or_default();
             while let Some(file) = files.first().cloned() {
                 let dir = parent(&file.path);
-                if let Some(before) = unsynced.take_if(|before| *before != dir) {
-                    if let Err(e) = sync_dir(&*self.place.storage, &before) {
-                        logs.live.insert(number, files);
-                        return Err(e);
-                    }
+                if let Some(before) = unsynced.take_if(|before| *before != dir)
+                    && let Err(e) = sync_dir(&*self.place.storage, &before)
+                {
+                    logs.live.insert(number, files);
+                    return Err(e);
                 }
                 let done = if file.recyclable && logs.recycle.len() < self.place.recycle {
                     let kept = names::recycle_path(&dir, number);
