@@ -102,35 +102,43 @@ fn load_average() -> String {
 
 /// Times `fdatasync` after appending 100 bytes to a file (its length grows: metadata to
 /// write) and after overwriting 100 bytes of a file already written and synced (nothing but
-/// the data): whether the file system charges metadata to a sync.
+/// the data), alternating one with the other so that both meet the disk as it is at the
+/// moment: whether the file system charges metadata to a sync. Medians.
 fn print_sync_costs(dir: &Path, syncs: usize) -> Result {
+    use std::io::{Seek, SeekFrom};
     let failed = |e: std::io::Error| Error::Failed(format!("sync timing: {e}"));
-    let path = dir.join("sync-cost");
-    let _ = std::fs::remove_file(&path);
+    let (growing, written) = (dir.join("sync-cost-growing"), dir.join("sync-cost-written"));
     let record = [7u8; 100];
-    let mut file = std::fs::File::create(&path).map_err(failed)?;
-    let started = Instant::now();
-    for _ in 0..syncs {
-        file.write_all(&record).map_err(failed)?;
-        file.sync_data().map_err(failed)?;
-    }
-    let extending = started.elapsed().as_secs_f64() / syncs as f64;
-    drop(file);
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .open(&path)
+    let mut extending = std::fs::File::create(&growing).map_err(failed)?;
+    let mut overwriting = std::fs::File::create(&written).map_err(failed)?;
+    overwriting
+        .write_all(&vec![0u8; record.len() * syncs])
+        .and_then(|()| overwriting.sync_all())
+        .and_then(|()| overwriting.seek(SeekFrom::Start(0)).map(drop))
         .map_err(failed)?;
-    let started = Instant::now();
+    let timed = |file: &mut std::fs::File| -> Result<f64> {
+        let started = Instant::now();
+        file.write_all(&record)
+            .and_then(|()| file.sync_data())
+            .map_err(failed)?;
+        Ok(started.elapsed().as_secs_f64())
+    };
+    let (mut grown, mut overwritten) = (Vec::new(), Vec::new());
     for _ in 0..syncs {
-        file.write_all(&record).map_err(failed)?;
-        file.sync_data().map_err(failed)?;
+        grown.push(timed(&mut extending)?);
+        overwritten.push(timed(&mut overwriting)?);
     }
-    let overwriting = started.elapsed().as_secs_f64() / syncs as f64;
-    drop(file);
-    let _ = std::fs::remove_file(&path);
+    drop((extending, overwriting));
+    let _ = std::fs::remove_file(&growing);
+    let _ = std::fs::remove_file(&written);
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let (extending, overwriting) = (median(grown), median(overwritten));
     println!(
-        "fdatasync after a 100-byte write: {:.3} ms extending the file, {:.3} ms overwriting \
-         ({:.2}x: {})",
+        "fdatasync after a 100-byte write (medians of {syncs}, alternating): {:.3} ms extending \
+         the file, {:.3} ms overwriting ({:.2}x: {})",
         extending * 1e3,
         overwriting * 1e3,
         extending / overwriting,
