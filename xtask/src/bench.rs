@@ -46,7 +46,14 @@ pub(crate) fn run(args: &[String]) -> Result {
     if let Some(bad) = args.iter().find(|a| {
         !matches!(
             a.as_str(),
-            "--quick" | "--compare-flags" | "flash" | "pack" | "durable" | "scan" | "--baseline"
+            "--quick"
+                | "--compare-flags"
+                | "flash"
+                | "pack"
+                | "durable"
+                | "wal"
+                | "scan"
+                | "--baseline"
         ) && Some(*a) != baseline
     }) {
         return Err(Error::Usage(format!(
@@ -75,6 +82,9 @@ pub(crate) fn run(args: &[String]) -> Result {
     }
     if args.iter().any(|a| a == "scan") {
         return crate::bench_scan::run(quick);
+    }
+    if args.iter().any(|a| a == "wal") {
+        return crate::bench_wal::run(quick);
     }
     if args.iter().any(|a| a == "durable") {
         return crate::bench_durable::run(quick);

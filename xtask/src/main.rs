@@ -16,6 +16,7 @@ mod bench_durable;
 mod bench_first_line;
 mod bench_scan;
 mod bench_threads;
+mod bench_wal;
 mod cmd;
 mod datafusion;
 mod firmware;

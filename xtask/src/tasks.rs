@@ -36,13 +36,15 @@ pub(crate) const TASKS: &[Task] = &[
             "flash",
             "pack",
             "durable",
+            "wal",
             "scan",
         ],
         about: "benchmarks: write/read per record size, files, split scan, vs memcpy/CRC bounds; \
                 `--baseline REV`: today against commit REV's benchmark and LevelDB (copying and \
                 zero-copy reads) in the same rounds; \
                 `flash`: logfmt vs sequential-storage on simulated NOR flash; `pack`: records \
-                plain and packed; `durable`: group commit vs RocksDB; `scan`: SQL over 1 GiB of logs \
+                plain and packed; `durable`: group commit vs RocksDB; `wal`: a WAL directory's durable appends \
+                vs RocksDB's WAL, fresh and recycled log files; `scan`: SQL over 1 GiB of logs \
                 (1 and 2 partitions) vs `logfmt verify`",
         run: crate::bench::run,
     },
