@@ -54,6 +54,7 @@ mod render;
 mod scan;
 mod story;
 mod targets;
+mod wal_dir;
 
 use std::io::Write;
 use std::process::ExitCode;

@@ -149,6 +149,9 @@ fn output_is_a_file() -> bool {
 
 /// Runs `cat`.
 pub(crate) fn run(args: &CatArgs) -> Result<(), CliError> {
+    if let Some(dir) = crate::wal_dir::wal_dir(&args.input.files.files)? {
+        return cat_wal(args, dir);
+    }
     let targets = crate::targets::expand(&args.input.files.files)?;
     let several = targets.len() > 1;
     let stdout = io::stdout();
@@ -183,6 +186,38 @@ pub(crate) fn run(args: &CatArgs) -> Result<(), CliError> {
     }
     out.flush()?;
     Ok(())
+}
+
+/// Runs `cat` on a WAL directory.
+fn cat_wal(args: &CatArgs, dir: &std::path::Path) -> Result<(), CliError> {
+    let read = &args.input.read;
+    super::wal::refuse(&[
+        (args.offset != 0, "--offset"),
+        (args.range.is_some(), "--range"),
+        (args.follow, "--follow"),
+        (read.erased.is_some(), "--erased"),
+        (read.format.format.is_some(), "--format"),
+        (read.format.log_number.is_some(), "--log-number"),
+    ])?;
+    if io::stdout().is_terminal() && args.format() == OutputFormat::Framed {
+        return Err(CliError::Usage(
+            "--output framed is binary: redirect standard output to a file or a pipe".into(),
+        ));
+    }
+    let output = match args.format() {
+        OutputFormat::Lines if io::stdout().is_terminal() => OutputFormat::Escaped,
+        other => other,
+    };
+    super::wal::cat(
+        dir,
+        &super::wal::CatPlan {
+            mode: read.recovery.into(),
+            output,
+            decode: args.decode,
+            hex: args.hex,
+            limit: args.limit,
+        },
+    )
 }
 
 /// How printing a file ended.

@@ -197,6 +197,15 @@ fn cursors_of(
 
 /// Runs `stats`.
 pub(crate) fn run(args: &StatsArgs) -> Result<(), CliError> {
+    if let Some(dir) = crate::wal_dir::wal_dir(&args.chunks.files.files)? {
+        let format = &args.chunks.format;
+        super::wal::refuse(&[
+            (args.chunks.erased.is_some(), "--erased"),
+            (format.format.is_some(), "--format"),
+            (format.log_number.is_some(), "--log-number"),
+        ])?;
+        return super::wal::stats(dir, args.chunks.json);
+    }
     crate::targets::each(
         &args.chunks.files.files,
         args.chunks.json,

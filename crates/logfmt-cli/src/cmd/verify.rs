@@ -193,6 +193,10 @@ fn recyclable_hint(args: &VerifyArgs, input: &Input, report: &VerifyReport) -> b
 
 /// Runs `verify`. Its status depends on what was found, so it is returned even on success.
 pub(crate) fn run(args: &VerifyArgs) -> Result<ExitCode, CliError> {
+    if let Some(dir) = crate::wal_dir::wal_dir(&args.input.files.files)? {
+        super::wal::refuse(&wal_flags(args))?;
+        return super::wal::verify(dir, args.input.read.recovery.into(), args.json);
+    }
     let targets = crate::targets::expand(&args.input.files.files)?;
     let several = targets.len() > 1;
     let mut damaged = 0u64;
@@ -229,6 +233,17 @@ pub(crate) fn run(args: &VerifyArgs) -> Result<ExitCode, CliError> {
     } else {
         EXIT_OK
     }))
+}
+
+/// The flags given that do not apply to a WAL directory.
+fn wal_flags(args: &VerifyArgs) -> [(bool, &'static str); 4] {
+    let read = &args.input.read;
+    [
+        (args.offset != 0, "--offset"),
+        (read.erased.is_some(), "--erased"),
+        (read.format.format.is_some(), "--format"),
+        (read.format.log_number.is_some(), "--log-number"),
+    ]
 }
 
 /// Verifies one file: its exit status.

@@ -47,8 +47,10 @@
 mod crashable;
 mod error;
 mod failover;
+mod listing;
 mod names;
 mod options;
+mod read_only;
 mod recover;
 mod storage;
 mod writer;
@@ -58,11 +60,11 @@ use std::path::{Path, PathBuf};
 pub use crashable::{CrashFile, CrashHandle, CrashLock, CrashableStorage};
 pub use error::{WalError, WalOperation};
 pub use options::{Failover, WalOptions};
+pub use read_only::{ReadOnlyWal, WalLog};
 pub use recover::Recovery;
 pub use storage::{OsStorage, Storage};
 pub use writer::WalWriter;
 
-use names::Kind;
 use recover::{LiveLog, Outcome};
 
 /// Where a record is: its log's number and its offset in that log. Ordered as the records
@@ -182,7 +184,7 @@ impl<S: Storage> Wal<S> {
         let dir = dir.as_ref().to_path_buf();
         let dirs = std::iter::once(dir.clone())
             .chain(options.failover.as_ref().map(|f| f.secondary.clone()));
-        for each in dirs.clone() {
+        for each in dirs {
             if options.create {
                 storage
                     .create_dir(&each)
@@ -193,42 +195,15 @@ impl<S: Storage> Wal<S> {
             .lock(&dir)
             .map_err(|e| WalError::io(WalOperation::Lock, &dir, e))?
             .ok_or_else(|| WalError::Locked { dir: dir.clone() })?;
-        let mut logs = Vec::new();
-        let mut recycle = Vec::new();
-        let mut cuts = std::collections::BTreeMap::new();
-        for each in dirs {
-            let names = storage
-                .list(&each)
-                .map_err(|e| WalError::io(WalOperation::List, &each, e))?;
-            for (number, offset) in names.iter().filter_map(|n| names::parse_cut(n)) {
-                let path = names::cut_path(&each, number, offset);
-                let cut = cuts.entry(number).or_insert((path.clone(), offset));
-                if offset < cut.1 {
-                    *cut = (path, offset);
-                }
-            }
-            let (live, kept) = names::logs(&names);
-            logs.extend(live.into_iter().map(|number| LiveLog {
-                number,
-                path: names::path(&each, number, Kind::Live),
-                cut: None,
-            }));
-            if each == dir {
-                recycle = kept;
-            }
-        }
-        logs.sort_by_key(|log| log.number);
-        for log in &mut logs {
-            log.cut = cuts.get(&log.number).map(|cut| cut.1);
-        }
+        let listing = listing::list(&storage, &dir, options)?;
         Ok(Self {
             storage,
             dir,
             options: options.clone(),
             lock,
-            recycle,
-            logs,
-            cuts,
+            recycle: listing.recycle,
+            logs: listing.logs,
+            cuts: listing.cuts,
             outcome: None,
         })
     }

@@ -82,6 +82,19 @@ impl<'a, S: Storage> Recovery<'a, S> {
         }
     }
 
+    /// Where [`PointInTimeRecovery`](RecoveryMode::PointInTimeRecovery) stopped, once it
+    /// did: the log's number and the damage (in a log, or its torn tail before the next log).
+    /// No later log is read.
+    pub fn stopped(&self) -> Option<(u64, Damage)> {
+        self.outcome.stopped
+    }
+
+    /// The last log's torn tail (bytes after its last complete record, never acknowledged),
+    /// once the last log was read to its end: its number and the bytes.
+    pub fn torn_tail(&self) -> Option<(u64, Damage)> {
+        self.outcome.torn_tail
+    }
+
     /// Opens the next log; its entry.
     fn open_next(&mut self) -> Result<Option<WalEntry>, WalError> {
         let Some(log) = self.logs.get(self.next) else {
