@@ -257,9 +257,14 @@ impl crate::render::Report for WalDirReport {
         if let Some(stop) = &self.stopped_at
             && let Some(log) = self.file_of(stop)
         {
+            let later = if self.logs.iter().any(|l| !l.read) {
+                ": no later log read"
+            } else {
+                ""
+            };
             writeln!(
                 out,
-                "  reading stopped in {} (log {}) at offset {} ({} recovery): no later log read",
+                "  reading stopped in {} (log {}) at offset {} ({} recovery){later}",
                 EscapedPath::new(&log.path),
                 log.number,
                 stop.damage.offset,
