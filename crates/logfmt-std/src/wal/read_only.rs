@@ -125,3 +125,85 @@ impl<S: Storage> ReadOnlyWal<S> {
         )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wal::{Wal, WalEntry};
+
+    /// Every entry of `dir`, with its bytes.
+    fn snapshot(dir: &Path) -> Vec<(std::ffi::OsString, Vec<u8>)> {
+        let mut entries: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| {
+                let e = e.unwrap();
+                (e.file_name(), std::fs::read(e.path()).unwrap_or_default())
+            })
+            .collect();
+        entries.sort();
+        entries
+    }
+
+    #[test]
+    fn reading_changes_nothing_and_takes_no_lock() {
+        let dir = tempfile::tempdir().unwrap();
+        // A directory no writer ever opened: no LOCK file, and none is made.
+        std::fs::write(dir.path().join("000003.log"), b"").unwrap();
+        std::fs::write(dir.path().join("notes.txt"), b"x").unwrap();
+        let before = snapshot(dir.path());
+        let mut wal = ReadOnlyWal::open(dir.path(), &WalOptions::new().create(true)).unwrap();
+        assert_eq!(wal.recover().count(), 1); // the log's entry, no record
+        assert_eq!(snapshot(dir.path()), before);
+        assert_eq!(wal.others(), [dir.path().join("notes.txt")]);
+
+        // A missing directory is not created.
+        let missing = dir.path().join("missing");
+        let error = ReadOnlyWal::open(&missing, &WalOptions::new().create(true)).unwrap_err();
+        assert_eq!(error.kind(), Some(std::io::ErrorKind::NotFound));
+        assert!(!missing.exists());
+    }
+
+    #[test]
+    fn a_writers_directory_reads_as_its_recovery_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let options = WalOptions::new().create(true).recycle(1).log_size(1024);
+        let writer = Wal::open(dir.path(), &options).unwrap().start().unwrap();
+        for i in 0..60u32 {
+            let ticket = writer.append_durable(&i.to_le_bytes().repeat(20)).unwrap();
+            if i == 40 {
+                writer.release_before(ticket.position).unwrap();
+            }
+        }
+        // The writer holds the lock: a second writer is refused, a reader is not.
+        assert!(matches!(
+            Wal::open(dir.path(), &WalOptions::new()),
+            Err(WalError::Locked { .. })
+        ));
+        let before = snapshot(dir.path());
+        let mut reader = ReadOnlyWal::open(dir.path(), &WalOptions::new()).unwrap();
+        let read: Vec<WalEntry> = reader.recover().map(Result::unwrap).collect();
+        // The lock, kept logs and cut files are the WAL's own: not among the others.
+        assert!(reader.others().is_empty(), "{:?}", reader.others());
+        assert_eq!(snapshot(dir.path()), before);
+        writer.close().unwrap();
+        let mut wal = Wal::open(dir.path(), &WalOptions::new()).unwrap();
+        let recovered: Vec<WalEntry> = wal.recover().map(Result::unwrap).collect();
+        assert_eq!(read, recovered);
+        // The records from the released log's successor on: consecutive, to the last.
+        let records: Vec<Vec<u8>> = read
+            .iter()
+            .filter_map(|e| match e {
+                WalEntry::Record(r) => Some(r.data.clone()),
+                _ => None,
+            })
+            .collect();
+        let first = 60 - records.len() as u32;
+        assert!(first <= 40, "{first}");
+        let want: Vec<Vec<u8>> = (first..60).map(|i| i.to_le_bytes().repeat(20)).collect();
+        assert_eq!(records, want);
+        assert_eq!(
+            reader.logs().iter().map(|l| l.number).collect::<Vec<_>>(),
+            wal.logs()
+        );
+    }
+}
