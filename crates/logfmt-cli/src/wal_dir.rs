@@ -217,7 +217,7 @@ pub(crate) fn gather(
     let mut current = None;
     let mut recovery = wal.recover();
     let mut failure = None;
-    while let Some(entry) = recovery.next() {
+    for entry in recovery.by_ref() {
         match entry {
             Ok(WalEntry::Log { number, .. }) => {
                 current = report.logs.iter().position(|l| l.number == number);

@@ -378,6 +378,9 @@ fn files_that_are_not_logs_are_reported() -> TestResult {
     Ok(())
 }
 
+/// Makes a hostile entry at a path.
+type Make = dyn Fn(&Path) -> std::io::Result<()>;
+
 #[test]
 fn hostile_directories_get_clear_errors() -> TestResult {
     use std::os::unix::fs::symlink;
@@ -406,7 +409,7 @@ fn hostile_directories_get_clear_errors() -> TestResult {
 
     // A log that is a link to itself, one that leads nowhere, a FIFO, a directory: refused,
     // naming it, before anything is read.
-    let cases: [(&str, &dyn Fn(&Path) -> std::io::Result<()>, &str); 4] = [
+    let cases: [(&str, &Make, &str); 4] = [
         (
             "000005.log",
             &|p| symlink(p, p),

@@ -64,6 +64,11 @@ const DECODE_LIMIT: usize = 16 << 20;
 /// FILE may be given several times, `-` for standard input, and a LevelDB or RocksDB database
 /// directory: its MANIFEST (named by CURRENT), then its live write-ahead logs in log-number
 /// order.
+///
+/// A directory of numbered logs (NNNNNN.log) without a CURRENT file is a WAL directory, read
+/// alone as one log: every log in log-number order, --recovery deciding what a gap between two
+/// logs means (point-in-time stops there). Decoded text has a heading per log (`==> FILE (log
+/// N) <==`); each JSON record carries the "file" of its log. Its records are held whole.
 #[derive(Debug, clap::Args)]
 pub(crate) struct CatArgs {
     /// How each record is printed.

@@ -53,6 +53,11 @@ use crate::scan::{COUNTING, Found, scan};
 /// are decoded (--decode), "content" follows: {"kind", "records", "undecoded", "sequences"
 /// (null or [lowest, highest]), "counts" (by operation or field name), "column_families"}. With several
 /// files, each object ends with "file" (its path).
+///
+/// A directory of numbered logs (NNNNNN.log) without a CURRENT file is a WAL directory, read
+/// alone as one log (with --recovery tolerate, as LevelDB reads): the report `verify` gives
+/// of it, a line per log with its number, size, records and damage (in JSON, the object
+/// `verify --json` prints for it).
 #[derive(Debug, clap::Args)]
 pub(crate) struct StatsArgs {
     #[command(flatten)]

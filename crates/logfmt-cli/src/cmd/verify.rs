@@ -74,6 +74,16 @@ use crate::scan::{COUNTING, Found, Outcome, scan};
 /// damage; the exit status is 1 if any has damage, else 3 if any is not a log. A LevelDB or RocksDB database directory
 /// stands for its MANIFEST and its live write-ahead logs, so that the report says which file
 /// holds which damage.
+///
+/// A directory of numbered logs (NNNNNN.log) without a CURRENT file — a WAL directory, RocksDB's
+/// archive, logs copied out of a database — is read as one log: every log in log-number order,
+/// --recovery deciding what damage and a gap between two logs (a log's torn tail before the
+/// next) mean (point-in-time stops there and reads no later log). The report has a line per
+/// log (its name, number, size, records, damage with offsets and bytes), where reading
+/// stopped, and the entries that are not logs; --json prints one object for the directory
+/// ("wal_dir", "logs", each damage with its "file" and "log": see JSON.md). Exit status 1 if
+/// damage was found, a log is not one, or reading stopped before the last log's end. Nothing
+/// in the directory is locked or changed.
 #[derive(Debug, clap::Args)]
 pub(crate) struct VerifyArgs {
     /// Print one JSON object (keys above).

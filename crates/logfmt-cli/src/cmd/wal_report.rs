@@ -179,10 +179,7 @@ impl WalDirReport {
 
     /// The line of one log: its file, number, size, records and damage.
     fn write_log(&self, out: &mut dyn Write, index: usize, log: &LogSummary) -> io::Result<()> {
-        let name = log
-            .path
-            .file_name()
-            .map_or_else(|| log.path.as_os_str(), |n| n);
+        let name = log.path.file_name().unwrap_or_else(|| log.path.as_os_str());
         let name = EscapedPath::new(std::path::Path::new(name));
         let what = if !log.read {
             "not read (reading stopped before it)".to_string()
