@@ -148,8 +148,17 @@ pub(crate) enum Seen<'a> {
     Damage(&'a Damage),
 }
 
+/// Whether reading goes on after what [`gather`] handed over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Flow {
+    /// Read on.
+    Continue,
+    /// Stop here (`cat --limit`): the report tells what was read so far.
+    Stop,
+}
+
 /// Reads the WAL directory `dir` with `mode` into its report, handing `seen` each log,
-/// record and damage in order.
+/// record and damage in order, until it says [`Flow::Stop`].
 ///
 /// Every log is checked before any is read: one that is not a regular file (a directory, a
 /// FIFO, a device, a link to one) or whose file cannot be looked at (a link that leads
@@ -157,7 +166,7 @@ pub(crate) enum Seen<'a> {
 pub(crate) fn gather(
     dir: &Path,
     mode: RecoveryMode,
-    mut seen: impl FnMut(Seen<'_>) -> Result<(), CliError>,
+    mut seen: impl FnMut(Seen<'_>) -> Result<Flow, CliError>,
 ) -> Result<WalDirReport, CliError> {
     let options = WalOptions::new().recovery(mode);
     let mut wal = ReadOnlyWal::open(dir, &options).map_err(CliError::Wal)?;
@@ -218,12 +227,14 @@ pub(crate) fn gather(
     let mut recovery = wal.recover();
     let mut failure = None;
     for entry in recovery.by_ref() {
-        match entry {
+        let flow = match entry {
             Ok(WalEntry::Log { number, .. }) => {
                 current = report.logs.iter().position(|l| l.number == number);
                 if let Some(log) = current.and_then(|i| report.logs.get_mut(i)) {
                     log.read = true;
-                    seen(Seen::Log(log))?;
+                    seen(Seen::Log(log))?
+                } else {
+                    Flow::Continue
                 }
             }
             Ok(WalEntry::Record(record)) => {
@@ -231,19 +242,25 @@ pub(crate) fn gather(
                     log.records += 1;
                     log.payload_bytes += record.data.len() as u64;
                 }
-                seen(Seen::Record(&record))?;
+                seen(Seen::Record(&record))?
             }
             Ok(WalEntry::Damage { log, damage }) => {
                 add_damage(&mut report, log, damage);
-                seen(Seen::Damage(&damage))?;
+                seen(Seen::Damage(&damage))?
             }
-            Ok(_) => {}
+            Ok(_) => Flow::Continue,
             Err(WalError::Damaged { log, damage }) => {
                 add_damage(&mut report, log, damage);
                 report.stopped_at = index(&report, log).map(|log| LogDamage { log, damage });
-                seen(Seen::Damage(&damage))?;
+                seen(Seen::Damage(&damage))?
             }
-            Err(e) => failure = Some(e),
+            Err(e) => {
+                failure = Some(e);
+                Flow::Stop
+            }
+        };
+        if flow == Flow::Stop {
+            break;
         }
     }
     if let Some((log, damage)) = recovery.stopped() {

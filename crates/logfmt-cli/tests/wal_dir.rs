@@ -199,6 +199,12 @@ fn text_shows_each_file() -> TestResult {
         .map(<[u8]>::to_vec)
         .collect();
     assert_eq!(&lines[..12], &written[..]);
+    // `-n N`: the first N records of the directory, across its logs.
+    let out = logfmt(&["cat", "--decode", "raw", "-n", "5", p(tmp.path())], b"");
+    assert_eq!(status(&out), 0);
+    let lines: Vec<&[u8]> = out.stdout.split(|&b| b == b'\n').collect();
+    assert_eq!(lines.len(), 6, "{}", stdout(&out));
+    assert_eq!(lines[4], &written[4][..]);
     Ok(())
 }
 

@@ -15,7 +15,7 @@ use crate::decode::{Content, Decode, Style};
 use crate::error::{CliError, EXIT_BAD_DATA, EXIT_OK};
 use crate::output::OutputFormat;
 use crate::render::{Rendering, render, warn};
-use crate::wal_dir::{Seen, gather};
+use crate::wal_dir::{Flow, Seen, gather};
 
 /// Refuses the flags that do not apply to a WAL directory, whose logs are read whole, each
 /// in its own format (LevelDB's, or RocksDB's recyclable one: the first chunk tells).
@@ -32,7 +32,7 @@ pub(crate) fn refuse(flags: &[(bool, &str)]) -> Result<(), CliError> {
 /// `verify DIR`: the report, and exit status 1 if damage was found or reading stopped
 /// before the last log's end.
 pub(crate) fn verify(dir: &Path, mode: RecoveryMode, json: bool) -> Result<ExitCode, CliError> {
-    let report = gather(dir, mode, |_| Ok(()))?;
+    let report = gather(dir, mode, |_| Ok(Flow::Continue))?;
     print(&report, json)?;
     Ok(ExitCode::from(if report.damaged() {
         EXIT_BAD_DATA
@@ -43,7 +43,9 @@ pub(crate) fn verify(dir: &Path, mode: RecoveryMode, json: bool) -> Result<ExitC
 
 /// `stats DIR`: the report (read as LevelDB reads, with `--recovery tolerate`).
 pub(crate) fn stats(dir: &Path, json: bool) -> Result<(), CliError> {
-    let report = gather(dir, RecoveryMode::TolerateCorruptedTailRecords, |_| Ok(()))?;
+    let report = gather(dir, RecoveryMode::TolerateCorruptedTailRecords, |_| {
+        Ok(Flow::Continue)
+    })?;
     print(&report, json)
 }
 
@@ -106,7 +108,7 @@ pub(crate) fn cat(dir: &Path, plan: &CatPlan) -> Result<(), CliError> {
             }
             Seen::Record(record) => {
                 if left == Some(0) {
-                    return Ok(());
+                    return Ok(Flow::Stop);
                 }
                 left = left.map(|n| n - 1);
                 let mut printer = RecordPrinter::new(plan.output, content, style, Some(&file));
@@ -128,7 +130,12 @@ pub(crate) fn cat(dir: &Path, plan: &CatPlan) -> Result<(), CliError> {
                 });
             }
         }
-        Ok(())
+        // The last record asked for: nothing more is read.
+        Ok(if left == Some(0) {
+            Flow::Stop
+        } else {
+            Flow::Continue
+        })
     });
     // What was printed goes out before the error, if any.
     out.flush()?;
