@@ -20,13 +20,14 @@ use crate::error::CliError;
 pub(crate) const OTHERS_SHOWN: usize = 20;
 
 /// The directory `args` name if it is read as a WAL directory: a directory with no
-/// `CURRENT` file (a directory with one is a LevelDB or RocksDB database, read file by file).
-/// A WAL directory is read alone: given with other files, it is a usage error.
-pub(crate) fn wal_dir(args: &[PathBuf]) -> Result<Option<&Path>, CliError> {
+/// `CURRENT` file, or with `database` (`--wal`) a LevelDB or RocksDB database directory, its
+/// live write-ahead logs read as one log (a database is otherwise read file by file). A WAL
+/// directory is read alone: given with other files, it is a usage error.
+pub(crate) fn wal_dir(args: &[PathBuf], database: bool) -> Result<Option<&Path>, CliError> {
     let is_wal = |arg: &PathBuf| {
         arg.as_os_str() != "-"
             && arg.is_dir()
-            && std::fs::symlink_metadata(arg.join("CURRENT")).is_err()
+            && (database || std::fs::symlink_metadata(arg.join("CURRENT")).is_err())
     };
     match args {
         [dir] if is_wal(dir) => Ok(Some(dir)),
@@ -34,6 +35,9 @@ pub(crate) fn wal_dir(args: &[PathBuf]) -> Result<Option<&Path>, CliError> {
             "a WAL directory (a directory of numbered logs, without a CURRENT file) is read \
              alone, as one log: give it without other files"
                 .into(),
+        )),
+        _ if database => Err(CliError::Usage(
+            "--wal reads one directory: a database's live write-ahead logs, as one log".into(),
         )),
         _ => Ok(None),
     }
@@ -170,6 +174,19 @@ pub(crate) fn gather(
 ) -> Result<WalDirReport, CliError> {
     let options = WalOptions::new().recovery(mode);
     let mut wal = ReadOnlyWal::open(dir, &options).map_err(CliError::Wal)?;
+    // A database's logs that its MANIFEST no longer needs are not read, as its recovery
+    // reads none of them.
+    let mut obsolete = Vec::new();
+    if std::fs::symlink_metadata(dir.join("CURRENT")).is_ok() {
+        let db = logfmt_std::content::Database::open(dir)?;
+        wal.retain(|log| {
+            let live = db.wals().iter().any(|w| w.number == log.number);
+            if !live {
+                obsolete.push(log.path.clone());
+            }
+            live
+        });
+    }
     let mut report = WalDirReport {
         dir: dir.to_path_buf(),
         recovery: mode,
@@ -206,13 +223,15 @@ pub(crate) fn gather(
             not_a_log: None,
         });
     }
-    for other in wal.others() {
+    let obsolete = obsolete.into_iter().map(|path| (path, OBSOLETE));
+    let others = wal
+        .others()
+        .iter()
+        .map(|path| (path.clone(), why_not_a_log(path)));
+    for (path, why) in obsolete.chain(others) {
         report.others_total += 1;
         if report.others.len() < OTHERS_SHOWN {
-            report.others.push(Other {
-                path: other.clone(),
-                why: why_not_a_log(other),
-            });
+            report.others.push(Other { path, why });
         }
     }
     if report.logs.is_empty() {
@@ -299,6 +318,9 @@ fn add_damage(report: &mut WalDirReport, number: u64, damage: Damage) {
         report.damage.push(LogDamage { log, damage });
     }
 }
+
+/// Why a database's log its MANIFEST no longer needs is not read.
+const OBSOLETE: &str = "a write-ahead log the database's MANIFEST no longer needs";
 
 /// Why an entry of a WAL directory is not read.
 fn why_not_a_log(path: &Path) -> &'static str {

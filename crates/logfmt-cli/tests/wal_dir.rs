@@ -492,3 +492,66 @@ fn usage_errors() -> TestResult {
     assert!(stderr(&out).contains("neither a CURRENT file nor numbered logs"));
     Ok(())
 }
+
+#[test]
+fn a_database_directorys_live_logs_as_one_log() -> TestResult {
+    let tmp = tempfile::tempdir()?;
+    let written = write_wal(tmp.path(), 4, 3);
+    let logs = live_logs(tmp.path());
+    // A database whose MANIFEST needs the logs from the second on (one edit: log number).
+    std::fs::write(tmp.path().join("CURRENT"), "MANIFEST-000009\n")?;
+    let mut manifest = logfmt_std::LogWriter::create(
+        tmp.path().join("MANIFEST-000009"),
+        &logfmt_std::LogWriterOptions::new(),
+    )?;
+    let floor = u8::try_from(
+        logs[1]
+            .file_stem()
+            .expect("name")
+            .to_str()
+            .expect("utf-8")
+            .parse::<u64>()?,
+    )?;
+    manifest.add_record(&[2, floor])?;
+    manifest.close()?;
+
+    let (code, report) = {
+        let out = logfmt(&["verify", "--json", "--wal", p(tmp.path())], b"");
+        (status(&out), json(&out))
+    };
+    assert_eq!(code, 0, "{report}");
+    let read: Vec<&str> = report["logs"]
+        .as_array()
+        .expect("logs")
+        .iter()
+        .map(|l| l["file"].as_str().expect("file"))
+        .collect();
+    assert_eq!(read, logs[1..].iter().map(|l| p(l)).collect::<Vec<_>>());
+    assert_eq!(report["records"], 9);
+    let obsolete = &report["other_files"][0];
+    assert_eq!(obsolete["file"], p(&logs[0]), "{report}");
+    assert_eq!(
+        obsolete["reason"],
+        "a write-ahead log the database's MANIFEST no longer needs"
+    );
+    let (code, records, err) = cat_records(tmp.path(), &["--wal"]);
+    assert_eq!(code, 0, "{err}");
+    let data: Vec<Vec<u8>> = records.into_iter().map(|(_, d)| d).collect();
+    assert_eq!(data, written[3..]);
+    // Without --wal, a database is read file by file, its MANIFEST first.
+    let out = logfmt(&["verify", "--summary", p(tmp.path())], b"");
+    assert!(
+        stdout(&out).starts_with(&format!("{}: ", p(&tmp.path().join("MANIFEST-000009")))),
+        "{}",
+        stdout(&out)
+    );
+    // --wal reads one directory.
+    let out = logfmt(&["verify", "--wal", p(&logs[1])], b"");
+    assert_eq!(status(&out), 2);
+    assert!(
+        stderr(&out).contains("--wal reads one directory"),
+        "{}",
+        stderr(&out)
+    );
+    Ok(())
+}

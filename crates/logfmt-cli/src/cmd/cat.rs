@@ -108,6 +108,11 @@ pub(crate) struct CatArgs {
     follow: bool,
     #[command(flatten)]
     input: InputArgs,
+    /// Read a LevelDB or RocksDB database directory's live write-ahead logs as one log, as a
+    /// WAL directory is read (its MANIFEST is not read; the logs it no longer needs are listed,
+    /// not read).
+    #[arg(long)]
+    wal: bool,
 }
 
 impl CatArgs {
@@ -154,7 +159,7 @@ fn output_is_a_file() -> bool {
 
 /// Runs `cat`.
 pub(crate) fn run(args: &CatArgs) -> Result<(), CliError> {
-    if let Some(dir) = crate::wal_dir::wal_dir(&args.input.files.files)? {
+    if let Some(dir) = crate::wal_dir::wal_dir(&args.input.files.files, args.wal)? {
         return cat_wal(args, dir);
     }
     let targets = crate::targets::expand(&args.input.files.files)?;

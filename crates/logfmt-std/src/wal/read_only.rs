@@ -107,6 +107,31 @@ impl<S: Storage> ReadOnlyWal<S> {
             .collect()
     }
 
+    /// Keeps only the logs `keep` says to read (a database's live logs, say: those its
+    /// MANIFEST still needs); the others are left out of [`logs`](Self::logs) and of
+    /// [`recover`](Self::recover).
+    ///
+    /// ```
+    /// use logfmt_std::wal::{ReadOnlyWal, WalOptions};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// for log in ["000003.log", "000007.log"] {
+    ///     std::fs::write(dir.path().join(log), b"")?;
+    /// }
+    /// let mut wal = ReadOnlyWal::open(dir.path(), &WalOptions::new())?;
+    /// wal.retain(|log| log.number >= 5);
+    /// assert_eq!(wal.logs().iter().map(|l| l.number).collect::<Vec<_>>(), [7]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn retain(&mut self, mut keep: impl FnMut(&WalLog) -> bool) {
+        self.listing.logs.retain(|log| {
+            keep(&WalLog {
+                number: log.number,
+                path: log.path.clone(),
+            })
+        });
+    }
+
     /// The directories' other entries, in name order: not a live log (`NNNNNN.log`, the
     /// number fitting in 64 bits), a log kept for reuse, a failover's cut file, nor the lock.
     /// They are not read.
