@@ -555,3 +555,47 @@ fn a_database_directorys_live_logs_as_one_log() -> TestResult {
     );
     Ok(())
 }
+
+/// A log that cannot be opened (its mode denies reading): an error naming it. Root is not
+/// denied by file modes, so as root the command runs as `nobody` (uid 65534); if that is not
+/// possible the test says so and skips.
+#[test]
+fn an_unreadable_log_is_an_error_naming_it() -> TestResult {
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::CommandExt;
+    let tmp = tempfile::tempdir()?;
+    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755))?;
+    write_wal(tmp.path(), 2, 2);
+    let logs = live_logs(tmp.path());
+    std::fs::set_permissions(&logs[1], std::fs::Permissions::from_mode(0o000))?;
+    let root =
+        std::fs::metadata("/proc/self").map(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0)?;
+    let run = |args: &[&str]| {
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_logfmt"));
+        command.args(args);
+        if root {
+            command.uid(65_534).gid(65_534);
+        }
+        command.output()
+    };
+    match run(&["--version"]) {
+        Ok(out) if out.status.success() => {}
+        other => {
+            println!("SKIPPED: cannot run logfmt as another user: {other:?}");
+            return Ok(());
+        }
+    }
+    for command in ["verify", "cat", "stats"] {
+        let out = run(&["-q", command, p(tmp.path())])?;
+        assert_eq!(status(&out), 2, "{command}: {}", stderr(&out));
+        assert_eq!(
+            stderr(&out),
+            format!(
+                "logfmt: error: cannot read log: {}: Permission denied (os error 13)\n",
+                p(&logs[1])
+            ),
+            "{command}"
+        );
+    }
+    Ok(())
+}

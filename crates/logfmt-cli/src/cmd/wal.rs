@@ -10,11 +10,11 @@ use logfmt_std::RecoveryMode;
 use logfmt_std::content::DbFileKind;
 
 use super::cat_printer::RecordPrinter;
-use super::cat_report::{CatDamage, CatStopped, CatUndecoded};
+use super::cat_report::{CatDamage, CatPrintedRaw, CatStopped, CatUndecoded};
 use crate::decode::{Content, Decode, Style};
 use crate::error::{CliError, EXIT_BAD_DATA, EXIT_OK};
 use crate::output::OutputFormat;
-use crate::render::{Rendering, render, warn};
+use crate::render::{Rendering, hint, render, warn};
 use crate::wal_dir::{Flow, Seen, gather};
 
 /// Refuses the flags that do not apply to a WAL directory, whose logs are read whole, each
@@ -77,42 +77,61 @@ pub(crate) struct CatPlan {
 /// where reading stopped are noted on standard error, as for one log; with --recovery
 /// absolute, damage is an error (exit status 1) after the records before it.
 pub(crate) fn cat(dir: &Path, plan: &CatPlan) -> Result<(), CliError> {
-    let content = match plan.output {
+    let mut content = match plan.output {
         OutputFormat::Framed => Content::Raw,
         _ => plan.decode.content(dir, Some(DbFileKind::Wal)),
     };
+    // Chosen by the logs' names alone, decoding is confirmed by the first record: logs that
+    // hold something else are printed raw.
+    let mut confirmed = plan.decode != Decode::Auto || content == Content::Raw;
     let style = match plan.output {
         OutputFormat::Json => Style::Json,
         OutputFormat::Hex => Style::Text { hex: true },
         _ => Style::Text { hex: plan.hex },
     };
-    let heads = content != Content::Raw && style != Style::Json;
     let stdout = io::stdout();
     let mut out = io::BufWriter::with_capacity(64 * 1024, stdout.lock());
     let mut left = plan.limit;
     let mut file = String::new();
     let mut path = std::path::PathBuf::new();
+    // The log whose heading is still to be printed, before its first decoded record.
+    let mut heading = None;
     let report = gather(dir, plan.mode, |seen| {
         match seen {
             Seen::Log(log) => {
                 file = log.path.to_string_lossy().into_owned();
                 path.clone_from(&log.path);
-                if heads && left != Some(0) {
-                    writeln!(
-                        out,
-                        "==> {} (log {}) <==",
-                        logfmt_std::advanced::EscapedPath::new(&log.path),
-                        log.number
-                    )?;
-                }
+                heading = Some(log.number);
             }
             Seen::Record(record) => {
                 if left == Some(0) {
                     return Ok(Flow::Stop);
                 }
                 left = left.map(|n| n - 1);
-                let mut printer = RecordPrinter::new(plan.output, content, style, Some(&file));
                 let offset = record.position.offset;
+                if !confirmed {
+                    confirmed = true;
+                    if !crate::decode::decodes(content, &record.data) {
+                        out.flush()?;
+                        hint(&CatPrintedRaw {
+                            file: &path,
+                            offset,
+                            named: content,
+                        });
+                        content = Content::Raw;
+                    }
+                }
+                if let Some(number) = heading.take()
+                    && content != Content::Raw
+                    && style != Style::Json
+                {
+                    writeln!(
+                        out,
+                        "==> {} (log {number}) <==",
+                        logfmt_std::advanced::EscapedPath::new(&path),
+                    )?;
+                }
+                let mut printer = RecordPrinter::new(plan.output, content, style, Some(&file));
                 if let Some(error) = printer.record(&mut out, offset, None, &record.data)? {
                     out.flush()?;
                     warn(&CatUndecoded {
