@@ -13,7 +13,6 @@ use std::path::{Path, PathBuf};
 use logfmt_std::wal::{ReadOnlyWal, WalEntry, WalError, WalOptions, WalRecord};
 use logfmt_std::{Damage, RecoveryMode};
 
-use crate::bounded_reports::DEFAULT_SHOWN;
 use crate::error::CliError;
 
 /// The other entries named in a report, at most (the rest are counted).
@@ -94,9 +93,12 @@ pub(crate) struct WalDirReport {
     pub(crate) recovery: RecoveryMode,
     /// Every log, in log-number order.
     pub(crate) logs: Vec<LogSummary>,
-    /// The damage, in reading order: the first [`DEFAULT_SHOWN`] (all are counted in
+    /// The damage, in reading order: the first [`keep`](Self::keep) (all are counted in
     /// [`logs`](Self::logs)).
     pub(crate) damage: Vec<LogDamage>,
+    /// How many damaged regions are kept to be listed (`verify --max-errors`; none with
+    /// `--summary`).
+    pub(crate) keep: usize,
     /// Where point-in-time recovery stopped, or the damage absolute consistency failed on.
     pub(crate) stopped_at: Option<LogDamage>,
     /// The last log's torn tail.
@@ -161,7 +163,8 @@ pub(crate) enum Flow {
     Stop,
 }
 
-/// Reads the WAL directory `dir` with `mode` into its report, handing `seen` each log,
+/// Reads the WAL directory `dir` with `mode` into its report (listing the first `keep`
+/// damaged regions), handing `seen` each log,
 /// record and damage in order, until it says [`Flow::Stop`].
 ///
 /// Every log is checked before any is read: one that is not a regular file (a directory, a
@@ -170,6 +173,7 @@ pub(crate) enum Flow {
 pub(crate) fn gather(
     dir: &Path,
     mode: RecoveryMode,
+    keep: usize,
     mut seen: impl FnMut(Seen<'_>) -> Result<Flow, CliError>,
 ) -> Result<WalDirReport, CliError> {
     let options = WalOptions::new().recovery(mode);
@@ -196,6 +200,7 @@ pub(crate) fn gather(
         tail: None,
         others: Vec::new(),
         others_total: 0,
+        keep,
     };
     for log in wal.logs() {
         let meta = std::fs::metadata(&log.path).map_err(|e| {
@@ -314,7 +319,7 @@ fn add_damage(report: &mut WalDirReport, number: u64, damage: Damage) {
         summary.damaged_regions += 1;
         summary.dropped_bytes += damage.bytes;
     }
-    if report.damage.len() < DEFAULT_SHOWN {
+    if report.damage.len() < report.keep {
         report.damage.push(LogDamage { log, damage });
     }
 }

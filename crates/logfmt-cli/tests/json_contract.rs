@@ -185,6 +185,8 @@ fn every_json_field_is_in_the_contract() -> TestResult {
         );
         record("cat", &output.stdout);
     }
+    let output = logfmt(&["verify", "--json", "--max-errors", "0", p(&wal)], b"");
+    record("verify", &output.stdout);
     let output = logfmt(&["stats", "--json", p(&wal)], b"");
     record("stats", &output.stdout);
     // Several files at once.

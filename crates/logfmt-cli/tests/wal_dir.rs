@@ -275,6 +275,14 @@ fn a_damaged_middle_log_under_each_recovery_mode() -> TestResult {
             assert!(err.contains("stopped at offset"), "{err}");
         }
     }
+    // --max-errors 0 lists none and counts them all; --summary shows no damaged region.
+    let out = logfmt(&["verify", "--json", "--max-errors", "0", p(tmp.path())], b"");
+    assert_eq!(status(&out), 1);
+    let report = json(&out);
+    assert_eq!(report["corruptions"], serde_json::json!([]));
+    assert_eq!(report["corruptions_total"], 1);
+    let out = logfmt(&["verify", "--summary", p(tmp.path())], b"");
+    assert!(!stdout(&out).contains("    offset "), "{}", stdout(&out));
     // In text: the file, its offset and bytes.
     let out = logfmt(
         &["verify", "--recovery", "point-in-time", p(tmp.path())],

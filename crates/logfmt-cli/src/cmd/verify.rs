@@ -210,7 +210,7 @@ fn recyclable_hint(args: &VerifyArgs, input: &Input, report: &VerifyReport) -> b
 pub(crate) fn run(args: &VerifyArgs) -> Result<ExitCode, CliError> {
     if let Some(dir) = crate::wal_dir::wal_dir(&args.input.files.files, args.wal)? {
         super::wal::refuse(&wal_flags(args))?;
-        return super::wal::verify(dir, args.input.read.recovery.into(), args.json);
+        return super::wal::verify(dir, args.input.read.recovery.into(), kept(args), args.json);
     }
     let targets = crate::targets::expand(&args.input.files.files)?;
     let several = targets.len() > 1;

@@ -11,6 +11,7 @@ use logfmt_std::content::DbFileKind;
 
 use super::cat_printer::RecordPrinter;
 use super::cat_report::{CatDamage, CatPrintedRaw, CatStopped, CatUndecoded};
+use crate::bounded_reports::DEFAULT_SHOWN;
 use crate::decode::{Content, Decode, Style};
 use crate::error::{CliError, EXIT_BAD_DATA, EXIT_OK};
 use crate::output::OutputFormat;
@@ -29,10 +30,15 @@ pub(crate) fn refuse(flags: &[(bool, &str)]) -> Result<(), CliError> {
     }
 }
 
-/// `verify DIR`: the report, and exit status 1 if damage was found or reading stopped
+/// `verify DIR`: the report (the first `keep` damaged regions listed), and exit status 1 if damage was found or reading stopped
 /// before the last log's end.
-pub(crate) fn verify(dir: &Path, mode: RecoveryMode, json: bool) -> Result<ExitCode, CliError> {
-    let report = gather(dir, mode, |_| Ok(Flow::Continue))?;
+pub(crate) fn verify(
+    dir: &Path,
+    mode: RecoveryMode,
+    keep: usize,
+    json: bool,
+) -> Result<ExitCode, CliError> {
+    let report = gather(dir, mode, keep, |_| Ok(Flow::Continue))?;
     print(&report, json)?;
     Ok(ExitCode::from(if report.damaged() {
         EXIT_BAD_DATA
@@ -43,9 +49,12 @@ pub(crate) fn verify(dir: &Path, mode: RecoveryMode, json: bool) -> Result<ExitC
 
 /// `stats DIR`: the report (read as LevelDB reads, with `--recovery tolerate`).
 pub(crate) fn stats(dir: &Path, json: bool) -> Result<(), CliError> {
-    let report = gather(dir, RecoveryMode::TolerateCorruptedTailRecords, |_| {
-        Ok(Flow::Continue)
-    })?;
+    let report = gather(
+        dir,
+        RecoveryMode::TolerateCorruptedTailRecords,
+        DEFAULT_SHOWN,
+        |_| Ok(Flow::Continue),
+    )?;
     print(&report, json)
 }
 
@@ -96,7 +105,7 @@ pub(crate) fn cat(dir: &Path, plan: &CatPlan) -> Result<(), CliError> {
     let mut path = std::path::PathBuf::new();
     // The log whose heading is still to be printed, before its first decoded record.
     let mut heading = None;
-    let report = gather(dir, plan.mode, |seen| {
+    let report = gather(dir, plan.mode, 1, |seen| {
         match seen {
             Seen::Log(log) => {
                 file = log.path.to_string_lossy().into_owned();

@@ -244,10 +244,10 @@ impl crate::render::Report for WalDirReport {
             self.write_log(out, index, log)?;
         }
         let listed = self.damage.len() as u64;
-        if self.damaged_regions() > listed {
+        if self.damaged_regions() > listed && self.keep > 0 {
             writeln!(
                 out,
-                "  ... and {} more damaged regions not shown",
+                "  ... and {} more damaged regions not shown (--max-errors)",
                 self.damaged_regions() - listed
             )?;
         }
