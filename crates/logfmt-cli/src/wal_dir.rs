@@ -10,7 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
-use logfmt_std::wal::{ReadOnlyWal, WalEntry, WalError, WalOptions, WalRecord};
+use logfmt_std::wal::{ReadOnlyWal, WalEntry, WalError, WalLog, WalOptions, WalRecord};
 use logfmt_std::{Damage, RecoveryMode};
 
 use crate::error::CliError;
@@ -164,24 +164,37 @@ pub(crate) enum Flow {
 }
 
 /// Reads the WAL directory `dir` with `mode` into its report (listing the first `keep`
-/// damaged regions), handing `seen` each log,
-/// record and damage in order, until it says [`Flow::Stop`].
-///
-/// Every log is checked before any is read: one that is not a regular file (a directory, a
-/// FIFO, a device, a link to one) or whose file cannot be looked at (a link that leads
-/// nowhere, or round in a loop) is an error naming it, and nothing is read.
+/// damaged regions), handing `seen` each log, record and damage in order, until it says
+/// [`Flow::Stop`].
 pub(crate) fn gather(
     dir: &Path,
     mode: RecoveryMode,
     keep: usize,
-    mut seen: impl FnMut(Seen<'_>) -> Result<Flow, CliError>,
+    seen: impl FnMut(Seen<'_>) -> Result<Flow, CliError>,
 ) -> Result<WalDirReport, CliError> {
+    let (mut wal, mut report) = list(dir, mode, keep)?;
+    read(&mut wal, &mut report, seen)?;
+    Ok(report)
+}
+
+/// Lists the directory: its logs to read (a database's live ones only), and its report
+/// before they are read.
+///
+/// Every log is checked before any is read: one that is not a regular file (a directory, a
+/// FIFO, a device, a link to one) or whose file cannot be looked at (a link that leads
+/// nowhere, or round in a loop) is an error naming it, and nothing is read.
+fn list(
+    dir: &Path,
+    mode: RecoveryMode,
+    keep: usize,
+) -> Result<(ReadOnlyWal, WalDirReport), CliError> {
     let options = WalOptions::new().recovery(mode);
     let mut wal = ReadOnlyWal::open(dir, &options).map_err(CliError::Wal)?;
     // A database's logs that its MANIFEST no longer needs are not read, as its recovery
     // reads none of them.
     let mut obsolete = Vec::new();
-    if std::fs::symlink_metadata(dir.join("CURRENT")).is_ok() {
+    let database = std::fs::symlink_metadata(dir.join("CURRENT")).is_ok();
+    if database {
         let db = logfmt_std::content::Database::open(dir)?;
         wal.retain(|log| {
             let live = db.wals().iter().any(|w| w.number == log.number);
@@ -203,30 +216,7 @@ pub(crate) fn gather(
         keep,
     };
     for log in wal.logs() {
-        let meta = std::fs::metadata(&log.path).map_err(|e| {
-            CliError::Usage(format!(
-                "{}: cannot read this log of the WAL directory: {e} (nothing was read)",
-                logfmt_std::advanced::EscapedPath::new(&log.path)
-            ))
-        })?;
-        if !meta.is_file() {
-            return Err(CliError::Usage(format!(
-                "{}: named as a log of the WAL directory, but not a regular file (a \
-                 directory, a FIFO, a device, ...; nothing was read)",
-                logfmt_std::advanced::EscapedPath::new(&log.path)
-            )));
-        }
-        report.logs.push(LogSummary {
-            path: log.path,
-            number: log.number,
-            bytes: meta.len(),
-            read: false,
-            records: 0,
-            payload_bytes: 0,
-            damaged_regions: 0,
-            dropped_bytes: 0,
-            not_a_log: None,
-        });
+        report.logs.push(summary(log)?);
     }
     let obsolete = obsolete.into_iter().map(|path| (path, OBSOLETE));
     let others = wal
@@ -239,14 +229,53 @@ pub(crate) fn gather(
             report.others.push(Other { path, why });
         }
     }
-    if report.logs.is_empty() {
-        return Err(CliError::Usage(format!(
-            "{} is a directory with neither a CURRENT file nor numbered logs (NNNNNN.log): \
+    let dir = logfmt_std::advanced::EscapedPath::new(dir);
+    match (report.logs.is_empty(), database) {
+        (false, _) => Ok((wal, report)),
+        (true, true) => Err(CliError::Usage(format!(
+            "{dir}: the database has no live write-ahead log (NNNNNN.log) to read"
+        ))),
+        (true, false) => Err(CliError::Usage(format!(
+            "{dir} is a directory with neither a CURRENT file nor numbered logs (NNNNNN.log): \
              not a LevelDB or RocksDB database, nor a WAL directory (give the log files \
-             themselves)",
-            logfmt_std::advanced::EscapedPath::new(dir)
+             themselves)"
+        ))),
+    }
+}
+
+/// The summary of `log` before it is read: an error if it is no regular file.
+fn summary(log: WalLog) -> Result<LogSummary, CliError> {
+    let path = logfmt_std::advanced::EscapedPath::new(&log.path);
+    let meta = std::fs::metadata(&log.path).map_err(|e| {
+        CliError::Usage(format!(
+            "{path}: cannot read this log of the WAL directory: {e} (nothing was read)"
+        ))
+    })?;
+    if !meta.is_file() {
+        return Err(CliError::Usage(format!(
+            "{path}: named as a log of the WAL directory, but not a regular file (a \
+             directory, a FIFO, a device, ...; nothing was read)"
         )));
     }
+    Ok(LogSummary {
+        bytes: meta.len(),
+        read: false,
+        records: 0,
+        payload_bytes: 0,
+        damaged_regions: 0,
+        dropped_bytes: 0,
+        not_a_log: None,
+        number: log.number,
+        path: log.path,
+    })
+}
+
+/// Reads the logs of `wal` in order into `report`, handing `seen` what is read.
+fn read(
+    wal: &mut ReadOnlyWal,
+    report: &mut WalDirReport,
+    mut seen: impl FnMut(Seen<'_>) -> Result<Flow, CliError>,
+) -> Result<(), CliError> {
     let mut current = None;
     let mut recovery = wal.recover();
     let mut failure = None;
@@ -269,13 +298,13 @@ pub(crate) fn gather(
                 seen(Seen::Record(&record))?
             }
             Ok(WalEntry::Damage { log, damage }) => {
-                add_damage(&mut report, log, damage);
+                add_damage(report, log, damage);
                 seen(Seen::Damage(&damage))?
             }
             Ok(_) => Flow::Continue,
             Err(WalError::Damaged { log, damage }) => {
-                add_damage(&mut report, log, damage);
-                report.stopped_at = index(&report, log).map(|log| LogDamage { log, damage });
+                add_damage(report, log, damage);
+                report.stopped_at = index(report, log).map(|log| LogDamage { log, damage });
                 seen(Seen::Damage(&damage))?
             }
             Err(e) => {
@@ -288,10 +317,10 @@ pub(crate) fn gather(
         }
     }
     if let Some((log, damage)) = recovery.stopped() {
-        report.stopped_at = index(&report, log).map(|log| LogDamage { log, damage });
+        report.stopped_at = index(report, log).map(|log| LogDamage { log, damage });
     }
     if let Some((log, damage)) = recovery.torn_tail() {
-        report.tail = index(&report, log).map(|log| LogDamage { log, damage });
+        report.tail = index(report, log).map(|log| LogDamage { log, damage });
     }
     drop(recovery);
     for log in report.logs.iter_mut().filter(|l| l.read && l.records == 0) {
@@ -301,7 +330,7 @@ pub(crate) fn gather(
     }
     match failure {
         Some(error) => Err(CliError::Wal(error)),
-        None => Ok(report),
+        None => Ok(()),
     }
 }
 

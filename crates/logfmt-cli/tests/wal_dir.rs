@@ -276,7 +276,10 @@ fn a_damaged_middle_log_under_each_recovery_mode() -> TestResult {
         }
     }
     // --max-errors 0 lists none and counts them all; --summary shows no damaged region.
-    let out = logfmt(&["verify", "--json", "--max-errors", "0", p(tmp.path())], b"");
+    let out = logfmt(
+        &["verify", "--json", "--max-errors", "0", p(tmp.path())],
+        b"",
+    );
     assert_eq!(status(&out), 1);
     let report = json(&out);
     assert_eq!(report["corruptions"], serde_json::json!([]));
