@@ -22,6 +22,9 @@
 //! FORMAT: [--format legacy|recyclable|auto] [--log-number N] [--ignorable-types report|skip]
 //! ```
 //!
+//! A directory of numbered logs without a CURRENT file (a WAL directory) is read by `verify`,
+//! `cat` and `stats` as one log, its logs in log-number order (`cmd::wal`).
+//!
 //! A ring image (a dump of a flash region holding a ring log, its blocks beginning with ring
 //! headers) is found by the reading commands and read from its oldest block to its newest;
 //! `export` turns it into a plain LevelDB log.
@@ -54,6 +57,7 @@ mod render;
 mod scan;
 mod story;
 mod targets;
+mod wal_dir;
 
 use std::io::Write;
 use std::process::ExitCode;

@@ -179,6 +179,37 @@ fn every_json_field_is_in_the_contract() -> TestResult {
             }
         }
     }
+    // A WAL directory read as one log, under each recovery mode; with a log that is text.
+    let wal = dir.path().join("wal");
+    std::fs::create_dir(&wal)?;
+    for entry in std::fs::read_dir(root().join("tests/data/wal"))? {
+        let entry = entry?;
+        std::fs::copy(entry.path(), wal.join(entry.file_name()))?;
+    }
+    std::fs::write(wal.join("000001.log"), "text, not a log\n")?;
+    for mode in ["tolerate", "skip", "point-in-time", "absolute"] {
+        for command in ["verify", "cat"] {
+            let output = logfmt(&[command, "--json", "--recovery", mode, p(&wal)], b"");
+            record(command, &output.stdout);
+        }
+        let output = logfmt(
+            &[
+                "cat",
+                "--json",
+                "--decode",
+                "raw",
+                "--recovery",
+                mode,
+                p(&wal),
+            ],
+            b"",
+        );
+        record("cat", &output.stdout);
+    }
+    let output = logfmt(&["verify", "--json", "--max-errors", "0", p(&wal)], b"");
+    record("verify", &output.stdout);
+    let output = logfmt(&["stats", "--json", p(&wal)], b"");
+    record("stats", &output.stdout);
     // Several files at once.
     let [first, second, ..] = &logs()[..] else {
         panic!("logs")

@@ -64,6 +64,11 @@ const DECODE_LIMIT: usize = 16 << 20;
 /// FILE may be given several times, `-` for standard input, and a LevelDB or RocksDB database
 /// directory: its MANIFEST (named by CURRENT), then its live write-ahead logs in log-number
 /// order.
+///
+/// A directory of numbered logs (NNNNNN.log) without a CURRENT file is a WAL directory, read
+/// alone as one log: every log in log-number order, --recovery deciding what a gap between two
+/// logs means (point-in-time stops there). Decoded text has a heading per log (`==> FILE (log
+/// N) <==`); each JSON record carries the "file" of its log. Its records are held whole.
 #[derive(Debug, clap::Args)]
 pub(crate) struct CatArgs {
     /// How each record is printed.
@@ -103,6 +108,11 @@ pub(crate) struct CatArgs {
     follow: bool,
     #[command(flatten)]
     input: InputArgs,
+    /// Read a LevelDB or RocksDB database directory's live write-ahead logs as one log, as a
+    /// WAL directory is read (its MANIFEST is not read; the logs it no longer needs are listed,
+    /// not read).
+    #[arg(long)]
+    wal: bool,
 }
 
 impl CatArgs {
@@ -149,6 +159,9 @@ fn output_is_a_file() -> bool {
 
 /// Runs `cat`.
 pub(crate) fn run(args: &CatArgs) -> Result<(), CliError> {
+    if let Some(dir) = crate::wal_dir::wal_dir(&args.input.files.files, args.wal)? {
+        return cat_wal(args, dir);
+    }
     let targets = crate::targets::expand(&args.input.files.files)?;
     let several = targets.len() > 1;
     let stdout = io::stdout();
@@ -183,6 +196,38 @@ pub(crate) fn run(args: &CatArgs) -> Result<(), CliError> {
     }
     out.flush()?;
     Ok(())
+}
+
+/// Runs `cat` on a WAL directory.
+fn cat_wal(args: &CatArgs, dir: &std::path::Path) -> Result<(), CliError> {
+    let read = &args.input.read;
+    super::wal::refuse(&[
+        (args.offset != 0, "--offset"),
+        (args.range.is_some(), "--range"),
+        (args.follow, "--follow"),
+        (read.erased.is_some(), "--erased"),
+        (read.format.format.is_some(), "--format"),
+        (read.format.log_number.is_some(), "--log-number"),
+    ])?;
+    if io::stdout().is_terminal() && args.format() == OutputFormat::Framed {
+        return Err(CliError::Usage(
+            "--output framed is binary: redirect standard output to a file or a pipe".into(),
+        ));
+    }
+    let output = match args.format() {
+        OutputFormat::Lines if io::stdout().is_terminal() => OutputFormat::Escaped,
+        other => other,
+    };
+    super::wal::cat(
+        dir,
+        &super::wal::CatPlan {
+            mode: read.recovery.into(),
+            output,
+            decode: args.decode,
+            hex: args.hex,
+            limit: args.limit,
+        },
+    )
 }
 
 /// How printing a file ended.

@@ -85,7 +85,7 @@ impl<'a> RecordPrinter<'a> {
         }
         self.layout.begin(out, offset, index, data.len() as u64)?;
         self.layout.piece(out, data)?;
-        self.layout.end(out)?;
+        self.layout.end(out, self.label)?;
         Ok(None)
     }
 
@@ -107,7 +107,7 @@ impl<'a> RecordPrinter<'a> {
         let layout = self.layout;
         layout.begin(out, offset, None, length)?;
         source(&mut |piece| Ok(layout.piece(out, piece)?))?;
-        layout.end(out)?;
+        layout.end(out, self.label)?;
         Ok(())
     }
 }
@@ -162,11 +162,19 @@ impl Layout {
         }
     }
 
-    /// What comes after the payload: a newline, a JSON record's closing quote and brace.
+    /// What comes after the payload: a newline, a JSON record's closing quote, its `file`
+    /// (`label`, when several files are printed) and its closing brace.
     #[inline]
-    fn end(self, out: &mut impl Write) -> io::Result<()> {
+    fn end(self, out: &mut impl Write, label: Option<&str>) -> io::Result<()> {
         match self.0 {
-            OutputFormat::Json => out.write_all(b"\"}\n"),
+            OutputFormat::Json => {
+                out.write_all(b"\"")?;
+                if let Some(file) = label {
+                    out.write_all(b", \"file\": ")?;
+                    serde_json::to_writer(&mut *out, file)?;
+                }
+                out.write_all(b"}\n")
+            }
             OutputFormat::Framed => Ok(()),
             OutputFormat::Lines | OutputFormat::Raw | OutputFormat::Escaped | OutputFormat::Hex => {
                 out.write_all(b"\n")

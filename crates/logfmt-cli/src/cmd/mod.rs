@@ -17,6 +17,8 @@ pub(crate) mod stats;
 pub(crate) mod stats_report;
 pub(crate) mod verify;
 pub(crate) mod verify_report;
+pub(crate) mod wal;
+pub(crate) mod wal_report;
 pub(crate) mod write;
 
 use logfmt_std::{Damage, advanced::RingImage};

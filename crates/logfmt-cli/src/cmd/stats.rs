@@ -55,6 +55,11 @@ use logfmt_std::advanced::Dialect;
 /// (null or [lowest, highest]), "counts" (by operation or field name), "column_families"}; with
 /// --format leveldb, rocksdb, pebble or auto, "dialect" (as in `logfmt verify`). With several
 /// files, each object ends with "file" (its path).
+///
+/// A directory of numbered logs (NNNNNN.log) without a CURRENT file is a WAL directory, read
+/// alone as one log (with --recovery tolerate, as LevelDB reads): the report `verify` gives
+/// of it, a line per log with its number, size, records and damage (in JSON, the object
+/// `verify --json` prints for it).
 #[derive(Debug, clap::Args)]
 pub(crate) struct StatsArgs {
     #[command(flatten)]
@@ -65,6 +70,11 @@ pub(crate) struct StatsArgs {
     decode: crate::decode::Decode,
     #[command(flatten)]
     threads: crate::parallel::ThreadsArg,
+    /// Read a LevelDB or RocksDB database directory's live write-ahead logs as one log, as a
+    /// WAL directory is read (its MANIFEST is not read; the logs it no longer needs are listed,
+    /// not read).
+    #[arg(long)]
+    wal: bool,
 }
 
 /// A source that walks each block it loads with logfmt-std's [`Walk`]: the chunks counted as
@@ -199,6 +209,15 @@ fn cursors_of(
 
 /// Runs `stats`.
 pub(crate) fn run(args: &StatsArgs) -> Result<(), CliError> {
+    if let Some(dir) = crate::wal_dir::wal_dir(&args.chunks.files.files, args.wal)? {
+        let format = &args.chunks.format;
+        super::wal::refuse(&[
+            (args.chunks.erased.is_some(), "--erased"),
+            (format.format.is_some(), "--format"),
+            (format.log_number.is_some(), "--log-number"),
+        ])?;
+        return super::wal::stats(dir, args.chunks.json);
+    }
     crate::targets::each(
         &args.chunks.files.files,
         args.chunks.json,

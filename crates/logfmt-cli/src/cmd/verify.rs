@@ -78,6 +78,16 @@ use crate::scan::{COUNTING, Found, Outcome, scan};
 /// damage; the exit status is 1 if any has damage, else 3 if any is not a log. A LevelDB or RocksDB database directory
 /// stands for its MANIFEST and its live write-ahead logs, so that the report says which file
 /// holds which damage.
+///
+/// A directory of numbered logs (NNNNNN.log) without a CURRENT file — a WAL directory, RocksDB's
+/// archive, logs copied out of a database — is read as one log: every log in log-number order,
+/// --recovery deciding what damage and a gap between two logs (a log's torn tail before the
+/// next) mean (point-in-time stops there and reads no later log). The report has a line per
+/// log (its name, number, size, records, damage with offsets and bytes), where reading
+/// stopped, and the entries that are not logs; --json prints one object for the directory
+/// ("wal_dir", "logs", each damage with its "file" and "log": see JSON.md). Exit status 1 if
+/// damage was found, a log is not one, or reading stopped before the last log's end. Nothing
+/// in the directory is locked or changed.
 #[derive(Debug, clap::Args)]
 pub(crate) struct VerifyArgs {
     /// Print one JSON object (keys above).
@@ -103,6 +113,11 @@ pub(crate) struct VerifyArgs {
     summary: bool,
     #[command(flatten)]
     input: InputArgs,
+    /// Read a LevelDB or RocksDB database directory's live write-ahead logs as one log, as a
+    /// WAL directory is read (its MANIFEST is not read; the logs it no longer needs are listed,
+    /// not read).
+    #[arg(long)]
+    wal: bool,
 }
 
 /// What `verify` counts in one range of a log read on several threads
@@ -240,6 +255,10 @@ fn recyclable_hint(args: &VerifyArgs, input: &Input, report: &VerifyReport) -> b
 
 /// Runs `verify`. Its status depends on what was found, so it is returned even on success.
 pub(crate) fn run(args: &VerifyArgs) -> Result<ExitCode, CliError> {
+    if let Some(dir) = crate::wal_dir::wal_dir(&args.input.files.files, args.wal)? {
+        super::wal::refuse(&wal_flags(args))?;
+        return super::wal::verify(dir, args.input.read.recovery.into(), kept(args), args.json);
+    }
     let targets = crate::targets::expand(&args.input.files.files)?;
     let several = targets.len() > 1;
     let mut damaged = 0u64;
@@ -276,6 +295,17 @@ pub(crate) fn run(args: &VerifyArgs) -> Result<ExitCode, CliError> {
     } else {
         EXIT_OK
     }))
+}
+
+/// The flags given that do not apply to a WAL directory.
+fn wal_flags(args: &VerifyArgs) -> [(bool, &'static str); 4] {
+    let read = &args.input.read;
+    [
+        (args.offset != 0, "--offset"),
+        (read.erased.is_some(), "--erased"),
+        (read.format.format.is_some(), "--format"),
+        (read.format.log_number.is_some(), "--log-number"),
+    ]
 }
 
 /// Verifies one file: its exit status.

@@ -47,8 +47,10 @@
 mod crashable;
 mod error;
 mod failover;
+mod listing;
 mod names;
 mod options;
+mod read_only;
 mod recover;
 mod storage;
 mod writer;
@@ -58,11 +60,11 @@ use std::path::{Path, PathBuf};
 pub use crashable::{CrashFile, CrashHandle, CrashLock, CrashableStorage};
 pub use error::{WalError, WalOperation};
 pub use options::{Failover, WalOptions};
+pub use read_only::{ReadOnlyWal, WalLog};
 pub use recover::Recovery;
 pub use storage::{OsStorage, Storage};
 pub use writer::WalWriter;
 
-use names::Name;
 use recover::{LogFile, Outcome};
 
 /// Where a record is: its log's number, the log's file (segment) it is in, and its offset in
@@ -223,40 +225,15 @@ impl<S: Storage> Wal<S> {
             .lock(&dir)
             .map_err(|e| WalError::io(WalOperation::Lock, &dir, e))?
             .ok_or_else(|| WalError::Locked { dir: dir.clone() })?;
-        let mut files = Vec::new();
-        let mut recycle = Vec::new();
-        for each in dirs {
-            let names = storage
-                .list(&each)
-                .map_err(|e| WalError::io(WalOperation::List, &each, e))?;
-            for name in names.iter().filter_map(|n| names::parse(n)) {
-                match name {
-                    Name::Live {
-                        number,
-                        segment,
-                        first,
-                    } => files.push(LogFile {
-                        number,
-                        segment,
-                        first,
-                        path: names::path(&each, number, segment, first),
-                    }),
-                    Name::Recycle(number) if each == dir => recycle.push(number),
-                    Name::Recycle(_) => {}
-                }
-            }
-        }
-        files.sort_by_key(|f| (f.number, f.segment));
-        recycle.sort_unstable();
-        let (files, remains) = split_remains(files);
+        let listing = listing::list(&storage, &dir, options)?;
         Ok(Self {
             storage,
             dir,
             options: options.clone(),
             lock,
-            recycle,
-            files,
-            remains,
+            recycle: listing.recycle,
+            files: listing.files,
+            remains: listing.remains,
             outcome: None,
         })
     }
@@ -328,27 +305,4 @@ impl<S: Storage> Wal<S> {
         }
         writer::WalWriter::start(self)
     }
-}
-
-/// Splits the files listed into the live logs' and the remains of logs whose release a crash
-/// cut short: a log is released first file first, so a log whose first file present starts
-/// after its first record lost its beginning to a release (a log always has its first file
-/// from its start, and a later segment starts after records only once they are durable in an
-/// earlier one).
-fn split_remains(files: Vec<LogFile>) -> (Vec<LogFile>, Vec<(u64, PathBuf)>) {
-    let mut live = Vec::with_capacity(files.len());
-    let mut remains = Vec::new();
-    let mut headless = None;
-    for (i, file) in files.iter().enumerate() {
-        let starts_log = i == 0 || files[i - 1].number != file.number;
-        if starts_log {
-            headless = Some(file.number).filter(|_| file.first > 0);
-        }
-        if headless == Some(file.number) {
-            remains.push((file.number, file.path.clone()));
-        } else {
-            live.push(file.clone());
-        }
-    }
-    (live, remains)
 }

@@ -96,6 +96,23 @@ impl<'a, S: Storage> Recovery<'a, S> {
         }
     }
 
+    /// Where [`PointInTimeRecovery`](RecoveryMode::PointInTimeRecovery) stopped, once it
+    /// did: the log's number and the damage (in a log, or its torn tail before the next log).
+    /// No later log is read.
+    pub fn stopped(&self) -> Option<(u64, Damage)> {
+        self.outcome
+            .stopped
+            .and_then(|(file, damage)| Some((self.files.get(file)?.number, damage)))
+    }
+
+    /// The last log's torn tail (bytes after its last complete record, never acknowledged),
+    /// once the last log was read to its end: its number and the bytes.
+    pub fn torn_tail(&self) -> Option<(u64, Damage)> {
+        self.outcome
+            .torn_tail
+            .and_then(|(file, damage)| Some((self.files.get(file)?.number, damage)))
+    }
+
     /// Opens the next file; its entry, or damage: records lost between two segments.
     fn open_next(&mut self) -> Result<Option<WalEntry>, WalError> {
         let Some(log) = self.files.get(self.next) else {
