@@ -14,6 +14,7 @@ mod bench_decode;
 mod bench_defmt;
 mod bench_durable;
 mod bench_first_line;
+mod bench_load;
 mod bench_scan;
 mod bench_threads;
 mod bench_wal;
