@@ -6,10 +6,15 @@
 //! CPU. `logfmt-bench` is built as a crate depending on logfmt builds it: no CPU flags, the
 //! CRC-32C paths chosen at run time; `--compare-flags` measures it against a build with
 //! SSE 4.2 and PCLMULQDQ compiled in.
+//!
+//! Each round's load average is printed, and rounds run above 1 per core are left out of the
+//! tables (all of them: no table, unless `--allow-load`, which prints it marked): see
+//! [`crate::bench_load`].
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use crate::bench_load::RoundLoad;
 use crate::cmd::{Cmd, Error, Result, banner, project_root, runs};
 
 /// LevelDB 1.23's C++ `log::Writer`/`log::Reader` (hardware CRC-32C, in-memory files), medians
@@ -46,18 +51,27 @@ pub(crate) fn run(args: &[String]) -> Result {
     if let Some(bad) = args.iter().find(|a| {
         !matches!(
             a.as_str(),
-            "--quick" | "--compare-flags" | "flash" | "pack" | "durable" | "scan" | "--baseline"
+            "--quick"
+                | "--compare-flags"
+                | "flash"
+                | "pack"
+                | "durable"
+                | "wal"
+                | "scan"
+                | "--baseline"
+                | crate::bench_load::ALLOW_LOAD
         ) && Some(*a) != baseline
     }) {
         return Err(Error::Usage(format!(
             "unexpected argument `{bad}` for `bench`"
         )));
     }
+    let allow_load = args.iter().any(|a| a == crate::bench_load::ALLOW_LOAD);
     if let Some(rev) = baseline {
-        return crate::bench_baseline::run(rev, quick);
+        return crate::bench_baseline::run(rev, quick, allow_load);
     }
     if args.iter().any(|a| a == "--compare-flags") {
-        return compare_flags(quick);
+        return compare_flags(quick, allow_load);
     }
     if args.iter().any(|a| a == "flash") {
         // logfmt and sequential-storage on the same simulated flash: `FLASH ...` lines, then
@@ -75,6 +89,9 @@ pub(crate) fn run(args: &[String]) -> Result {
     }
     if args.iter().any(|a| a == "scan") {
         return crate::bench_scan::run(quick);
+    }
+    if args.iter().any(|a| a == "wal") {
+        return crate::bench_wal::run(quick);
     }
     if args.iter().any(|a| a == "durable") {
         return crate::bench_durable::run(quick);
@@ -111,9 +128,10 @@ pub(crate) fn run(args: &[String]) -> Result {
     };
     let rounds = if quick { 3 } else { ROUNDS };
     banner("bench: run (all figures from this one run)");
-    let load_before = load_average();
     let mut outputs = Vec::new();
+    let mut loads = Vec::new();
     for round in 0..rounds {
+        let load = RoundLoad::start();
         let logfmt = || {
             Cmd::new(&exe)
                 .args(["--name", "logfmt", "--reps", PASSES, "--limits"])
@@ -134,9 +152,16 @@ pub(crate) fn run(args: &[String]) -> Result {
             let b = leveldb()?;
             (logfmt()?, b)
         };
-        println!("round {} of {rounds} done", round + 1);
+        let load = load.end();
+        println!(
+            "round {} of {rounds} done (load average {})",
+            round + 1,
+            load.text()
+        );
         outputs.push(format!("{a}{b}"));
+        loads.push(load);
     }
+    let kept = crate::bench_load::keep(outputs, &loads, allow_load)?;
     let files = Cmd::new(&exe)
         .args([
             "--name",
@@ -148,12 +173,8 @@ pub(crate) fn run(args: &[String]) -> Result {
         .args(["--files", &dir.to_string_lossy()])
         .args(cases.iter().copied())
         .read()?;
-    print!("{}", table(&outputs, &files, leveldb.is_some())?);
-    println!(
-        "\nload average (1 min) before the rounds {load_before}, after {}: other work on the \
-         machine weighs on every figure",
-        load_average()
-    );
+    print!("{}", table(&kept.rounds, &files, leveldb.is_some())?);
+    println!("\n{}", kept.note);
     Ok(())
 }
 
@@ -166,7 +187,7 @@ const CPU_FLAGS: &str = "-C target-feature=+sse4.2,+pclmulqdq";
 /// target directory, so both builds stay), run side by side in rounds of alternating order;
 /// medians and the paired ratios (flags' ns / run time's, so above 1.00 the run-time build is
 /// faster).
-fn compare_flags(quick: bool) -> Result {
+fn compare_flags(quick: bool, allow_load: bool) -> Result {
     banner("bench --compare-flags: build logfmt-bench without CPU flags (as a dependent crate)");
     let runtime = crate::cmd::build_release_bin("logfmt-bench", "logfmt-bench")?;
     banner(&format!(
@@ -204,7 +225,6 @@ fn compare_flags(quick: bool) -> Result {
     };
     let rounds = if quick { 3 } else { ROUNDS };
     banner("bench --compare-flags: run (all figures from this one run)");
-    let load_before = load_average();
     let run = |exe: &Path, name: &str| {
         Cmd::new(&exe.to_string_lossy())
             .args(["--name", name, "--reps", PASSES])
@@ -212,7 +232,9 @@ fn compare_flags(quick: bool) -> Result {
             .read()
     };
     let mut outputs = Vec::new();
+    let mut loads = Vec::new();
     for round in 0..rounds {
+        let load = RoundLoad::start();
         let (a, b) = if round % 2 == 0 {
             let a = run(&runtime, "runtime")?;
             (a, run(&flags, "flags")?)
@@ -220,14 +242,18 @@ fn compare_flags(quick: bool) -> Result {
             let b = run(&flags, "flags")?;
             (run(&runtime, "runtime")?, b)
         };
-        println!("round {} of {rounds} done", round + 1);
+        let load = load.end();
+        println!(
+            "round {} of {rounds} done (load average {})",
+            round + 1,
+            load.text()
+        );
         outputs.push(format!("{a}{b}"));
+        loads.push(load);
     }
-    print!("{}", flags_table(&outputs)?);
-    println!(
-        "\nload average (1 min) before the rounds {load_before}, after {}",
-        load_average()
-    );
+    let kept = crate::bench_load::keep(outputs, &loads, allow_load)?;
+    print!("{}", flags_table(&kept.rounds)?);
+    println!("\n{}", kept.note);
     Ok(())
 }
 
@@ -292,14 +318,6 @@ fn flags_table(rounds: &[String]) -> Result<String> {
         let _ = writeln!(out, "{}", line.trim_end_matches(" |"));
     }
     Ok(out)
-}
-
-/// The 1-minute load average, from `/proc/loadavg`.
-pub(crate) fn load_average() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .ok()
-        .and_then(|l| l.split(' ').next().map(str::to_owned))
-        .unwrap_or_else(|| "?".into())
 }
 
 /// Builds `leveldb-bench` from `crates/logfmt-bench/cpp/leveldb_bench.cc` against Debian's

@@ -14,7 +14,8 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use crate::bench::{Samples, cpu, digests, load_average, median, parse, spread};
+use crate::bench::{Samples, cpu, digests, median, parse, spread};
+use crate::bench_load::RoundLoad;
 use crate::cmd::{Cmd, Error, Result, banner, project_root};
 
 /// Names of the four programs' lines: today's, the baseline's, LevelDB copying, zero-copy.
@@ -27,7 +28,7 @@ const LEVELDB_ZC: &str = "leveldb-zc";
 const PASSES: &str = "3";
 
 /// Runs the comparison with `rev` as the baseline.
-pub(crate) fn run(rev: &str, quick: bool) -> Result {
+pub(crate) fn run(rev: &str, quick: bool, allow_load: bool) -> Result {
     let commit = resolve(rev)?;
     banner("bench --baseline: build logfmt-bench (release), today's");
     let today = crate::cmd::build_release_bin("logfmt-bench", "logfmt-bench")?;
@@ -57,9 +58,10 @@ pub(crate) fn run(rev: &str, quick: bool) -> Result {
         (&leveldb, LEVELDB_ZC, &[]),
     ];
     banner("bench --baseline: run (all figures from this one run)");
-    let load_before = load_average();
     let mut outputs = Vec::new();
+    let mut loads = Vec::new();
     for round in 0..rounds {
+        let load = RoundLoad::start();
         let mut output = String::new();
         for turn in 0..programs.len() {
             let (exe, name, extra) = programs[(round + turn) % programs.len()];
@@ -71,13 +73,17 @@ pub(crate) fn run(rev: &str, quick: bool) -> Result {
                     .read()?,
             );
         }
-        println!("round {} of {rounds} done", round + 1);
+        let load = load.end();
+        println!(
+            "round {} of {rounds} done (load average {})",
+            round + 1,
+            load.text()
+        );
         outputs.push(output);
+        loads.push(load);
     }
-    print!(
-        "{}",
-        table(&outputs, rev, &commit, &load_before, &load_average())?
-    );
+    let kept = crate::bench_load::keep(outputs, &loads, allow_load)?;
+    print!("{}", table(&kept.rounds, rev, &commit, &kept.note)?);
     Ok(())
 }
 
@@ -138,13 +144,7 @@ fn build_baseline(commit: &str) -> Result<PathBuf> {
 /// The table: per size, write and read, each program's median ns a record, and today's ratio
 /// to each of the others (their ns / today's, paired within a round: above 1.00 today is
 /// faster).
-fn table(
-    rounds: &[String],
-    rev: &str,
-    commit: &str,
-    load_before: &str,
-    load_after: &str,
-) -> Result<String> {
+fn table(rounds: &[String], rev: &str, commit: &str, load: &str) -> Result<String> {
     let all = rounds.concat();
     let (samples, sizes) = parse(&all)?;
     let per_round = rounds
@@ -178,8 +178,7 @@ fn table(
          is read (blocks copied into its buffer) and zero-copy (slices of the log); logs \
          byte-identical: baseline {}, LevelDB {}\nns/record: medians over every pass; ratios: \
          the other's ns / today's, paired within each round: median [min-max] (above 1.00 \
-         today is faster)\nload average (1 min) before the rounds {load_before}, after \
-         {load_after}",
+         today is faster)\n{load}",
         cpu(),
         rounds.len(),
         &commit[..12],
@@ -220,19 +219,29 @@ fn table(
     let _ = writeln!(
         out,
         "\nbounds, today's program in the same rounds (ns/record): a `memcpy` of every payload, \
-         logfmt's checksum alone over every payload, and today's read as a multiple of each \
-         (1.00 = at the bound)\n{:>8} | {:>10} {:>10} | {:>10} {:>10}",
-        "size", "copy", "checksum", "read/copy", "read/crc"
+         logfmt's checksum alone over every payload, and today's write and read as multiples \
+         of each (1.00 = at the bound; a multiple is paired within each round: median \
+         [min-max])\n{:>8} | {:>10} {:>10} | {:>17} {:>17} | {:>10} {:>10}",
+        "size", "copy", "checksum", "write/copy", "read/copy", "write/crc", "read/crc"
     );
+    let bound = |size: u64, op: &str, imp: &str, bound_op: &str| {
+        let r: Vec<f64> = per_round
+            .iter()
+            .map(|s| get(s, size, TODAY, op) / get(s, size, imp, bound_op))
+            .collect();
+        let (m, lo, hi) = spread(&r);
+        format!("{m:.2} [{lo:.2}-{hi:.2}]")
+    };
     for &size in sizes.keys() {
-        let read = get(&samples, size, TODAY, "read");
         let copy = get(&samples, size, "memcpy", "copy");
         let crc = get(&samples, size, "logfmt-crc", "crc");
         let _ = writeln!(
             out,
-            "{size:>8} | {copy:>10.1} {crc:>10.1} | {:>10.2} {:>10.2}",
-            read / copy,
-            read / crc
+            "{size:>8} | {copy:>10.1} {crc:>10.1} | {:>17} {:>17} | {:>10.2} {:>10.2}",
+            bound(size, "write", "memcpy", "copy"),
+            bound(size, "read", "memcpy", "copy"),
+            get(&samples, size, TODAY, "write") / crc,
+            get(&samples, size, TODAY, "read") / crc,
         );
     }
     Ok(out)

@@ -88,7 +88,8 @@ pub(crate) fn run(args: &[String]) -> Result {
     })?;
     let theirs = best_of(reps, || {
         time_lines(
-            Command::new("defmt-print").arg("-e").arg(&elf),
+            // `-v`: with each frame's location line, as `logfmt defmt` prints it.
+            Command::new("defmt-print").arg("-v").arg("-e").arg(&elf),
             Some(&stream_path),
         )
     })?;
@@ -106,7 +107,7 @@ pub(crate) fn run(args: &[String]) -> Result {
         ours.0.as_secs_f64()
     );
     println!(
-        "  defmt-print {DEFMT_PRINT} -e (defmt's stream)  {:>12.0} frames/s  ({:.2} s)",
+        "  defmt-print {DEFMT_PRINT} -v -e (defmt's stream) {:>11.0} frames/s  ({:.2} s)",
         rate(theirs.0),
         theirs.0.as_secs_f64()
     );

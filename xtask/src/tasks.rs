@@ -33,16 +33,24 @@ pub(crate) const TASKS: &[Task] = &[
         flags: &[
             "--quick",
             "--baseline REV",
+            "--compare-flags",
+            "--allow-load",
             "flash",
             "pack",
             "durable",
+            "wal",
             "scan",
         ],
         about: "benchmarks: write/read per record size, files, split scan, vs memcpy/CRC bounds; \
                 `--baseline REV`: today against commit REV's benchmark and LevelDB (copying and \
-                zero-copy reads) in the same rounds; \
+                zero-copy reads) in the same rounds; `--compare-flags`: this build against one \
+                with SSE 4.2 and PCLMULQDQ compiled in. Each round prints the load average (1 \
+                min, before/after); rounds above 1 per core are left out of the table, and if \
+                every round was, no figure is reported (`--allow-load` prints them, marked as \
+                not a measurement); \
                 `flash`: logfmt vs sequential-storage on simulated NOR flash; `pack`: records \
-                plain and packed; `durable`: group commit vs RocksDB; `scan`: SQL over 1 GiB of logs \
+                plain and packed; `durable`: group commit vs RocksDB; `wal`: a WAL directory's durable appends \
+                vs RocksDB's WAL, fresh and recycled log files; `scan`: SQL over 1 GiB of logs \
                 (1 and 2 partitions) vs `logfmt verify`",
         run: crate::bench::run,
     },

@@ -8,6 +8,7 @@ pub mod pack;
 pub mod paths;
 pub mod queue;
 pub mod reboot;
+pub mod wal;
 pub mod wal_size;
 pub mod zstd_speed;
 

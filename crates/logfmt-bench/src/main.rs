@@ -37,6 +37,13 @@
 //! (see `logfmt_bench::durable`).
 //!
 //! ```text
+//! logfmt-bench wal --dir DIR [--seconds S] [--record BYTES] [--recycled] THREADS [THREADS ...]
+//! ```
+//!
+//! Durable appends to a WAL directory (logs of 64 MiB, a fresh file or a reused one with
+//! `--recycled`), one `WAL ...` line per thread count (see `logfmt_bench::wal`).
+//!
+//! ```text
 //! logfmt-bench pack [--reps K] [--limit BYTES] [SIZE:COUNT ...]
 //! ```
 //!
@@ -316,8 +323,62 @@ fn durable_mode(args: &[String]) -> ExitCode {
     }
 }
 
+/// `logfmt-bench wal --dir DIR [--seconds S] [--record BYTES] [--recycled] THREADS [THREADS ...]`.
+fn wal_mode(args: &[String]) -> ExitCode {
+    let usage = "usage: logfmt-bench wal --dir DIR [--seconds S] [--record BYTES] [--recycled] THREADS [THREADS ...]";
+    let mut options = logfmt_bench::wal::WalBenchOptions {
+        threads: Vec::new(),
+        record: 100,
+        time: std::time::Duration::from_secs(2),
+        recycled: false,
+    };
+    let mut dir = None;
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        let ok = match arg.as_str() {
+            "--dir" => args.next().map(|d| dir = Some(std::path::PathBuf::from(d))),
+            "--recycled" => {
+                options.recycled = true;
+                Some(())
+            }
+            "--seconds" => args
+                .next()
+                .and_then(|v| v.parse::<f64>().ok())
+                .filter(|s| s.is_finite() && *s > 0.0)
+                .map(|s| options.time = std::time::Duration::from_secs_f64(s)),
+            "--record" => args
+                .next()
+                .and_then(|v| v.parse().ok())
+                .map(|n| options.record = n),
+            threads => threads
+                .parse()
+                .ok()
+                .filter(|&n| n > 0)
+                .map(|n| options.threads.push(n)),
+        };
+        if ok.is_none() {
+            eprintln!("{usage}");
+            return ExitCode::from(2);
+        }
+    }
+    let Some(dir) = dir.filter(|_| !options.threads.is_empty()) else {
+        eprintln!("{usage}");
+        return ExitCode::from(2);
+    };
+    match logfmt_bench::wal::run(&dir, &options, &mut |line| println!("{line}")) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("logfmt-bench: wal: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let all: Vec<String> = std::env::args().skip(1).collect();
+    if all.first().is_some_and(|a| a == "wal") {
+        return wal_mode(&all[1..]);
+    }
     if all.first().is_some_and(|a| a == "durable") {
         return durable_mode(&all[1..]);
     }

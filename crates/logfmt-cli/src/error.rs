@@ -49,6 +49,8 @@ pub(crate) enum CliError {
     Usage(String),
     /// A directory given as a database could not be read as one.
     Database(logfmt_std::content::DatabaseError),
+    /// A WAL directory could not be listed, or one of its logs read.
+    Wal(logfmt_std::wal::WalError),
     /// The firmware's ELF (`logfmt defmt --elf`) could not be read, or its defmt table not
     /// parsed.
     Firmware {
@@ -198,6 +200,7 @@ impl fmt::Display for CliError {
                 return write!(f, "{e} (give the log files themselves)");
             }
             Self::Database(e) => e,
+            Self::Wal(e) => e,
             Self::NoLogNumber { path } => {
                 return write!(
                     f,

@@ -2,7 +2,10 @@
 
 use logfmt_std::{
     LogFile,
-    advanced::{ReadFormat, ReadOptions, log_number_in_name, recyclable_log_number},
+    advanced::{
+        Dialect, DialectFound, ReadFormat, ReadOptions, log_number_in_name, recyclable_log_number,
+        scan_dialect,
+    },
 };
 
 use crate::error::CliError;
@@ -14,8 +17,18 @@ pub(crate) enum FormatName {
     Legacy,
     /// RocksDB's recyclable chunks: 11-byte headers carrying a log number, types 5-8.
     Recyclable,
-    /// Decided by the first chunk: recyclable if it is, legacy otherwise.
+    /// Decided by what the log shows: its writer (Pebble's WAL-sync chunks or EOF trailer,
+    /// RocksDB's metadata records), and recyclable chunks or legacy ones.
     Auto,
+    /// Google's LevelDB: types 1-4; every other type is unknown.
+    Leveldb,
+    /// RocksDB (up to 10): legacy or recyclable chunks (the first decides), the compression
+    /// record (9), timestamp sizes (10, 11), predecessor WAL (130, 131); unknown types from
+    /// 0x80 skipped.
+    Rocksdb,
+    /// Pebble: legacy, recyclable or WAL-sync chunks (9-12, with the synced offset that tells
+    /// a torn end from damage).
+    Pebble,
 }
 
 /// `--format` of `write`.
@@ -41,10 +54,11 @@ pub(crate) enum Ignorable {
 /// How the reading commands read chunks.
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct FormatArgs {
-    /// The chunk format: legacy (LevelDB), recyclable (RocksDB's recyclable WAL: chunks carry
-    /// a log number, and a chunk of another number is stale, left by an earlier use of the
-    /// file: the end of the log), or auto (the first chunk decides). Default: legacy, or
-    /// recyclable if --log-number is given.
+    /// The chunk format or the writer: legacy (LevelDB's chunks), recyclable (RocksDB's
+    /// recyclable WAL: chunks carry a log number, and a chunk of another number is stale, left
+    /// by an earlier use of the file: the end of the log), leveldb, rocksdb or pebble (whose
+    /// log it is: what chunk types above 4 mean), or auto (what the log shows decides, and is
+    /// said). Default: legacy, or recyclable if --log-number is given.
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub(crate) format: Option<FormatName>,
     /// The log number of a recyclable log (the low 32 bits of RocksDB's file number).
@@ -56,6 +70,10 @@ pub(crate) struct FormatArgs {
     /// (LevelDB), or skip them silently (RocksDB's rule for types it may add).
     #[arg(long, value_enum, value_name = "WHAT", default_value_t)]
     pub(crate) ignorable_types: Ignorable,
+    /// `auto` was not asked for but implied (a database directory's write-ahead log): what
+    /// it decides is not said.
+    #[arg(skip)]
+    pub(crate) implied: bool,
 }
 
 impl FormatArgs {
@@ -71,10 +89,13 @@ impl FormatArgs {
         base: &ReadOptions,
     ) -> Result<ReadFormat, CliError> {
         let named = self.log_number.or_else(|| log_number_in_name(log.path()));
+        // A log found to be Pebble's with no format given: its chunks decide, as with auto.
+        let pebble = self.format.is_none() && base.dialect == Dialect::Pebble;
         let format = match (self.format, self.log_number) {
-            (Some(FormatName::Legacy), Some(_)) => {
+            (None, None) if pebble => FormatName::Auto,
+            (Some(FormatName::Legacy | FormatName::Leveldb), Some(_)) => {
                 return Err(CliError::Usage(
-                    "--log-number needs --format recyclable or auto".into(),
+                    "--log-number needs --format recyclable, rocksdb, pebble or auto".into(),
                 ));
             }
             (None, Some(_)) => FormatName::Recyclable,
@@ -84,16 +105,20 @@ impl FormatArgs {
         // A number only from the file's name gives way to the log's own (its first chunk's): a
         // copied or renamed log is read as what it is, never as stale bytes of itself.
         let named = match (self.log_number, format) {
-            (None, FormatName::Recyclable | FormatName::Auto) if log.is_regular() => {
-                match detect(log, base, None)? {
-                    Some(ReadFormat::Recyclable { log_number }) => Some(u64::from(log_number)),
-                    _ => named,
-                }
-            }
+            (
+                None,
+                FormatName::Recyclable
+                | FormatName::Auto
+                | FormatName::Rocksdb
+                | FormatName::Pebble,
+            ) if log.is_regular() => match detect(log, base, None)? {
+                Some(ReadFormat::Recyclable { log_number }) => Some(u64::from(log_number)),
+                _ => named,
+            },
             _ => named,
         };
         match format {
-            FormatName::Legacy => Ok(ReadFormat::Legacy),
+            FormatName::Legacy | FormatName::Leveldb => Ok(ReadFormat::Legacy),
             FormatName::Recyclable => match named {
                 Some(number) => Ok(ReadFormat::Recyclable {
                     log_number: recyclable_log_number(number),
@@ -102,7 +127,7 @@ impl FormatArgs {
                     path: log.path().into(),
                 }),
             },
-            FormatName::Auto => {
+            FormatName::Auto | FormatName::Rocksdb | FormatName::Pebble => {
                 let log_number = named.map(recyclable_log_number);
                 if !log.is_regular() {
                     return Ok(ReadFormat::Auto { log_number });
@@ -113,12 +138,71 @@ impl FormatArgs {
         }
     }
 
-    /// The read options of `base` with this format and `--ignorable-types`.
+    /// Whose log `log` is read as: the dialect `--format` names; for auto, what the log
+    /// shows (a regular file is scanned whole; a pipe is read with logfmt's rules); else
+    /// logfmt's own reading.
+    pub(crate) fn dialect(&self, log: &LogFile) -> Result<DialectChoice, CliError> {
+        let named = |dialect| DialectChoice {
+            dialect,
+            found: None,
+            asked: true,
+        };
+        Ok(match self.format {
+            Some(FormatName::Leveldb) => named(Dialect::LevelDb),
+            Some(FormatName::Rocksdb) => named(Dialect::RocksDb),
+            Some(FormatName::Pebble) => named(Dialect::Pebble),
+            Some(FormatName::Auto) if log.is_regular() => {
+                let found = scan_dialect(log.reread()?, None).map_err(|e| log.read_error(e))?;
+                DialectChoice {
+                    dialect: found.dialect(),
+                    found: Some(found),
+                    asked: !self.implied,
+                }
+            }
+            Some(FormatName::Auto) => named(Dialect::Logfmt),
+            // No format given: logfmt's reading, but for a log whose first chunk is Pebble's
+            // WAL-sync chunk (its 19-byte header's checksum holds), which no other writer
+            // writes: that is read as Pebble's, and said.
+            None if self.log_number.is_none() && log.is_regular() => {
+                let found = scan_dialect(log.reread()?, Some(1)).map_err(|e| log.read_error(e))?;
+                match found.evidence.wal_sync_chunk {
+                    Some(0) => DialectChoice {
+                        dialect: Dialect::Pebble,
+                        found: Some(found),
+                        asked: true,
+                    },
+                    _ => DialectChoice::default_reading(),
+                }
+            }
+            _ => DialectChoice::default_reading(),
+        })
+    }
+
+    /// Says on standard error (unless `--quiet`) what `--format auto` decided for `log`: the
+    /// commands whose output is records or chunks (`cat`, `chunks`, `map`) say it there.
+    /// Only a dialect found is said there; that the log does not tell is said by `verify`
+    /// and `stats`.
+    pub(crate) fn say_dialect(&self, log: &LogFile) -> Result<(), CliError> {
+        if self.format != Some(FormatName::Auto) {
+            return Ok(());
+        }
+        let choice = self.dialect(log)?;
+        if choice.found.is_some_and(|f| f.verdict.is_ok())
+            && let Some(line) = choice.line()
+        {
+            crate::notes::hint(log.path(), &line);
+        }
+        Ok(())
+    }
+
+    /// The read options of `base` with this format, dialect and `--ignorable-types`.
     pub(crate) fn read_options(
         &self,
         log: &LogFile,
         base: ReadOptions,
     ) -> Result<ReadOptions, CliError> {
+        let dialect = self.dialect(log)?.dialect;
+        let base = base.dialect(dialect);
         let format = self.resolve(log, &base)?;
         Ok(base
             .format(format)
@@ -135,4 +219,72 @@ pub(crate) fn detect(
 ) -> Result<Option<ReadFormat>, logfmt_std::Error> {
     logfmt_std::advanced::detect_format(log.reread()?, base, log_number)
         .map_err(|e| log.read_error(e))
+}
+
+/// The dialect a log is read as, and how it was chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct DialectChoice {
+    /// The dialect read with.
+    pub(crate) dialect: Dialect,
+    /// What `--format auto` found, if it scanned the log.
+    pub(crate) found: Option<DialectFound>,
+    /// Whether `--format` named a dialect or auto (else logfmt's default reading: nothing to
+    /// say).
+    pub(crate) asked: bool,
+}
+
+impl DialectChoice {
+    /// logfmt's own reading, not asked for: nothing to say.
+    fn default_reading() -> Self {
+        Self {
+            dialect: Dialect::Logfmt,
+            found: None,
+            asked: false,
+        }
+    }
+
+    /// The dialect's name as reports give it: `leveldb`, `rocksdb`, `pebble`, or for auto
+    /// where the log does not tell, `ambiguous`.
+    pub(crate) fn name(&self) -> &'static str {
+        match self.found.map(|f| f.verdict) {
+            Some(Err(_)) => "ambiguous",
+            _ => self.dialect.name(),
+        }
+    }
+
+    /// The dialects the log is consistent with, where auto found it ambiguous.
+    pub(crate) fn candidates(&self) -> Vec<&'static str> {
+        match self.found.map(|f| f.verdict) {
+            Some(Err(set)) => set.iter().map(Dialect::name).collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The line text output prints: what was decided and why (`None` for the default reading).
+    pub(crate) fn line(&self) -> Option<String> {
+        if !self.asked {
+            return None;
+        }
+        let Some(found) = self.found else {
+            return Some(format!("dialect: {}", self.dialect.name()));
+        };
+        Some(match found.verdict {
+            Ok(dialect) => format!(
+                "dialect: {} (auto: {})",
+                dialect.name(),
+                found.reason().unwrap_or_else(|| "its chunks".into())
+            ),
+            Err(set) if set.is_empty() => "dialect: ambiguous (auto: no chunk tells whose \
+                 log this is, or its chunks disagree; read with logfmt's rules)"
+                .to_string(),
+            Err(set) => {
+                let names: Vec<_> = set.iter().map(Dialect::name).collect();
+                format!(
+                    "dialect: ambiguous (auto: {} read this log alike; nothing in it tells \
+                     which wrote it)",
+                    names.join(", ")
+                )
+            }
+        })
+    }
 }

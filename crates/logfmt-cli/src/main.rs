@@ -22,6 +22,9 @@
 //! FORMAT: [--format legacy|recyclable|auto] [--log-number N] [--ignorable-types report|skip]
 //! ```
 //!
+//! A directory of numbered logs without a CURRENT file (a WAL directory) is read by `verify`,
+//! `cat` and `stats` as one log, its logs in log-number order (`cmd::wal`).
+//!
 //! A ring image (a dump of a flash region holding a ring log, its blocks beginning with ring
 //! headers) is found by the reading commands and read from its oldest block to its newest;
 //! `export` turns it into a plain LevelDB log.
@@ -54,6 +57,7 @@ mod render;
 mod scan;
 mod story;
 mod targets;
+mod wal_dir;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -495,6 +499,9 @@ mod tests {
                 "f",
             ],
             &["chunks", "--format", "auto", "f"],
+            &["cat", "--format", "rocksdb", "f"],
+            &["verify", "--format", "pebble", "--log-number", "7", "f"],
+            &["map", "--format", "leveldb", "f"],
             &["stats", "--log-number", "3", "f"],
             &["salvage", "--format", "recyclable", "a", "b"],
             &["split", "--ignorable-types", "report", "f"],
@@ -504,7 +511,8 @@ mod tests {
         }
         for bad in [
             &["write", "--format", "auto", "f"][..],
-            &["cat", "--format", "rocksdb", "f"],
+            &["cat", "--format", "hbase", "f"],
+            &["write", "--format", "pebble", "f"],
             &["cat", "--log-number", "-1", "f"],
             &["verify", "--ignorable-types", "ignore", "f"],
         ] {

@@ -46,7 +46,8 @@ impl From<Recovery> for RecoveryMode {
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct ReadArgs {
     /// What is done with damage: tolerate (LevelDB), absolute (any damage is an error),
-    /// point-in-time (stop at the first damage), skip (report everything, read on).
+    /// point-in-time (stop at the first damage), skip (report everything, read on). Read as
+    /// Pebble's (--format pebble), tolerate stops at the first damage, as Pebble does.
     #[arg(long, value_enum, value_name = "MODE", default_value_t)]
     pub(crate) recovery: Recovery,
     /// Read a flash image whose erased bytes are 0xFF (ff) or 0x00 (00): a header of erased
@@ -73,9 +74,15 @@ impl ReadArgs {
             .format
             .read_options(&input.log, read)?
             .initial_offset(offset);
+        // Pebble reads no further than the first chunk it cannot read: read as Pebble's, the
+        // default recovery stops there too.
+        let recovery = match (self.recovery, read.dialect) {
+            (Recovery::Tolerate, logfmt_std::advanced::Dialect::Pebble) => Recovery::PointInTime,
+            (recovery, _) => recovery,
+        };
         let options = LogReaderOptions::new()
             .read(input.read_options(read))
-            .recovery(self.recovery.into());
+            .recovery(recovery.into());
         Ok(match range {
             Some(range) => options.range(range),
             None => options,

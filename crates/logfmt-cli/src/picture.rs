@@ -7,7 +7,7 @@ use std::io::{BufWriter, Write};
 use std::path::Path;
 
 use logfmt_std::advanced::{BLOCK_SIZE, EscapedPath, ReadOptions};
-use logfmt_std::layout::{BlockMap, BlockState, Span, SpanKind, type_name};
+use logfmt_std::layout::{BlockMap, BlockState, Span, SpanKind};
 
 use crate::cmd::map_report::MapReport;
 use crate::error::CliError;
@@ -294,13 +294,10 @@ fn details(span: &Span) -> String {
             record_type,
             log_number,
             checked,
+            type_name,
             ..
         } => {
-            let _ = write!(
-                text,
-                "{} chunk (type {record_type})",
-                type_name(record_type)
-            );
+            let _ = write!(text, "{type_name} chunk (type {record_type})");
             if let Some(n) = log_number {
                 let _ = write!(text, ", log number {n}");
             }

@@ -189,3 +189,24 @@ impl NotALog {
         }
     }
 }
+
+/// Pebble's verdict on where reading a Pebble WAL stopped, at `offset`: the WAL-sync chunk
+/// after it that says the log was synced past it — (its offset, the synced offset): damage —
+/// or `None`: the log's torn end, as Pebble's reader takes it
+/// ([`logfmt_std::advanced::pebble_sync_proof`] decides). `read` gives the log number.
+pub(crate) fn pebble_verdict(
+    log: &LogFile,
+    read: &logfmt_std::advanced::ReadOptions,
+    offset: u64,
+) -> Result<Option<(u64, u64)>, crate::error::CliError> {
+    use logfmt_std::advanced::ReadFormat;
+    let log_number = match read.format {
+        ReadFormat::Recyclable { log_number } => log_number,
+        ReadFormat::Auto { log_number } => log_number.unwrap_or_default(),
+        _ => 0,
+    };
+    Ok(
+        logfmt_std::advanced::pebble_sync_proof(log.reread()?, offset, log_number)
+            .map_err(|e| log.read_error(e))?,
+    )
+}

@@ -113,6 +113,7 @@ impl Target {
         {
             let mut args = args.clone();
             args.format.format = Some(FormatName::Auto);
+            args.format.implied = true;
             Cow::Owned(args)
         } else {
             Cow::Borrowed(args)

@@ -329,14 +329,15 @@ fn verify_exit_codes_and_messages() -> TestResult {
         );
         assert!(out.stdout.is_empty());
 
-        // A directory is read as a database: this one is not.
+        // A directory is read as a database, or as a WAL directory: this one is neither.
         let out = logfmt(&[command, p(dir.path())], b"");
         assert_eq!(status(&out), 2);
         assert_eq!(
             stderr(&out),
             format!(
-                "logfmt: error: {} is a directory without a CURRENT file: not a LevelDB or \
-                 RocksDB database (give the log files themselves)\n",
+                "logfmt: error: {} is a directory with neither a CURRENT file nor numbered \
+                 logs (NNNNNN.log): not a LevelDB or RocksDB database, nor a WAL directory \
+                 (give the log files themselves)\n",
                 p(dir.path())
             )
         );

@@ -16,6 +16,16 @@ fn data(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// Whether the fixtures are here: a published package of the CLI holds neither the
+/// repository's `tests/data` nor the firmware, so there these tests say so and check nothing.
+fn fixtures_here() -> bool {
+    let here = image().exists() && elf().exists();
+    if !here {
+        eprintln!("tests/data/defmt is not here (a published package): nothing to check");
+    }
+    here
+}
+
 fn elf() -> PathBuf {
     data("defmt-recorder.elf")
 }
@@ -41,6 +51,9 @@ fn image_records() -> Vec<Vec<u8>> {
 
 #[test]
 fn the_flight_recorders_image_decodes_as_defmt_print_prints_it() -> TestResult {
+    if !fixtures_here() {
+        return Ok(());
+    }
     let out = logfmt(&["defmt", "--elf", p(&elf()), p(&image())], b"");
     assert_eq!(status(&out), 0, "{}", stderr(&out));
     assert_eq!(stderr(&out), "");
@@ -93,6 +106,9 @@ fn the_flight_recorders_image_decodes_as_defmt_print_prints_it() -> TestResult {
 
 #[test]
 fn json_lines_carry_the_same_frames() -> TestResult {
+    if !fixtures_here() {
+        return Ok(());
+    }
     let text = logfmt(&["defmt", "--elf", p(&elf()), p(&image())], b"");
     let out = logfmt(&["defmt", "--elf", p(&elf()), "--json", p(&image())], b"");
     assert_eq!(status(&out), 0, "{}", stderr(&out));
@@ -130,6 +146,9 @@ fn json_lines_carry_the_same_frames() -> TestResult {
 
 #[test]
 fn an_elf_without_a_defmt_table_is_told_once_and_for_each_frame() -> TestResult {
+    if !fixtures_here() {
+        return Ok(());
+    }
     // The logfmt binary itself: an ELF with no `.defmt` section.
     let out = logfmt(
         &["defmt", "--elf", env!("CARGO_BIN_EXE_logfmt"), p(&image())],
@@ -155,6 +174,9 @@ fn an_elf_without_a_defmt_table_is_told_once_and_for_each_frame() -> TestResult 
 
 #[test]
 fn frames_of_another_build_are_told_in_their_place_and_the_others_decode() -> TestResult {
+    if !fixtures_here() {
+        return Ok(());
+    }
     let dir = tempfile::tempdir()?;
     let records = image_records();
     let good = records[0].clone();
@@ -217,6 +239,9 @@ fn frames_of_another_build_are_told_in_their_place_and_the_others_decode() -> Te
 
 #[test]
 fn a_file_that_is_no_elf_is_an_error() -> TestResult {
+    if !fixtures_here() {
+        return Ok(());
+    }
     let out = logfmt(&["defmt", "--elf", p(&image()), p(&image())], b"");
     assert_eq!(status(&out), 2);
     assert!(

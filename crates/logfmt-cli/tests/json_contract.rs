@@ -116,6 +116,18 @@ fn logs() -> Vec<PathBuf> {
     logs
 }
 
+/// The WALs Pebble wrote (`tests/data/pebble`).
+fn pebble_logs() -> Vec<PathBuf> {
+    let mut logs = Vec::new();
+    for dir in ["find-val-sep-db", "db-stage-4", "mixed"] {
+        for entry in std::fs::read_dir(root().join("tests/data/pebble").join(dir)).expect("data") {
+            logs.push(entry.expect("an entry").path());
+        }
+    }
+    logs.sort();
+    logs
+}
+
 #[test]
 fn every_json_field_is_in_the_contract() -> TestResult {
     let contract = contract();
@@ -158,6 +170,46 @@ fn every_json_field_is_in_the_contract() -> TestResult {
             record(command, &output.stdout);
         }
     }
+    // Pebble's WALs, read as Pebble's and with auto: the dialect and WAL-sync fields.
+    for log in pebble_logs() {
+        for format in ["pebble", "auto"] {
+            for command in ["verify", "stats", "chunks", "cat"] {
+                let output = logfmt(&[command, "--json", "--format", format, p(&log)], b"");
+                record(command, &output.stdout);
+            }
+        }
+    }
+    // A WAL directory read as one log, under each recovery mode; with a log that is text.
+    let wal = dir.path().join("wal");
+    std::fs::create_dir(&wal)?;
+    for entry in std::fs::read_dir(root().join("tests/data/wal"))? {
+        let entry = entry?;
+        std::fs::copy(entry.path(), wal.join(entry.file_name()))?;
+    }
+    std::fs::write(wal.join("000001.log"), "text, not a log\n")?;
+    for mode in ["tolerate", "skip", "point-in-time", "absolute"] {
+        for command in ["verify", "cat"] {
+            let output = logfmt(&[command, "--json", "--recovery", mode, p(&wal)], b"");
+            record(command, &output.stdout);
+        }
+        let output = logfmt(
+            &[
+                "cat",
+                "--json",
+                "--decode",
+                "raw",
+                "--recovery",
+                mode,
+                p(&wal),
+            ],
+            b"",
+        );
+        record("cat", &output.stdout);
+    }
+    let output = logfmt(&["verify", "--json", "--max-errors", "0", p(&wal)], b"");
+    record("verify", &output.stdout);
+    let output = logfmt(&["stats", "--json", p(&wal)], b"");
+    record("stats", &output.stdout);
     // Several files at once.
     let [first, second, ..] = &logs()[..] else {
         panic!("logs")

@@ -1,5 +1,6 @@
 //! Reader options.
 
+use crate::dialect::Dialect;
 use crate::format::{ChunkFormat, Format};
 
 /// Which chunk format a reader expects.
@@ -65,6 +66,12 @@ pub struct ReadOptions {
     pub initial_offset: u64,
     /// The chunk format. Default [`ReadFormat::Legacy`].
     pub format: ReadFormat,
+    /// Whose write-ahead log this is, which decides what chunk types above 4 mean
+    /// ([`Dialect::meaning`]): type 9 is RocksDB's compression record but Pebble's WAL-sync
+    /// `FULL` chunk. Default [`Dialect::Logfmt`]: LevelDB's types, RocksDB's recyclable chunks
+    /// and compression record, logfmt's packs. [`Dialect::RocksDb`] also skips unknown types
+    /// with bit 7 set, as if [`skip_ignorable_types`](Self::skip_ignorable_types) were on.
+    pub dialect: Dialect,
     /// Skip chunks of unknown types with bit 7 set (`0x80..`) without a report, RocksDB's rule
     /// for forward-compatible extensions (a record in progress is dropped silently). Default
     /// `false`: every unknown type is reported, as LevelDB does.
@@ -127,6 +134,7 @@ impl Default for ReadOptions {
             verify_checksums: true,
             initial_offset: 0,
             format: ReadFormat::Legacy,
+            dialect: Dialect::Logfmt,
             skip_ignorable_types: false,
             read_packs: true,
             wal_compression: true,
@@ -166,6 +174,20 @@ impl ReadOptions {
     #[must_use]
     pub fn format(mut self, format: ReadFormat) -> Self {
         self.format = format;
+        self
+    }
+
+    /// Sets [`dialect`](Self::dialect).
+    ///
+    /// ```
+    /// use logfmt_core::{ReadOptions, parts::Dialect};
+    ///
+    /// let options = ReadOptions::new().dialect(Dialect::Pebble);
+    /// assert_eq!(options.dialect, Dialect::Pebble);
+    /// ```
+    #[must_use]
+    pub fn dialect(mut self, dialect: Dialect) -> Self {
+        self.dialect = dialect;
         self
     }
 

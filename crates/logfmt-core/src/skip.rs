@@ -46,6 +46,18 @@ pub enum SkipKind {
     /// RocksDB's compression record ([`SET_COMPRESSION_TYPE`](crate::format::SET_COMPRESSION_TYPE)),
     /// with its codec (7: zstd): the records after it are compressed.
     Compression(u32),
+    /// RocksDB's timestamp-size record ([`Dialect::RocksDb`](crate::parts::Dialect)): the
+    /// user keys of the write batches after it end in a timestamp of this size, per column
+    /// family. `entries` pairs in all; the first is given (read them all from the chunk with
+    /// [`TimestampSizes`](crate::parts::dialect::TimestampSizes)).
+    TimestampSizes {
+        /// How many (column family, size) pairs the record holds.
+        entries: u16,
+        /// The first: column family id and timestamp size in bytes.
+        first: (u32, u16),
+    },
+    /// RocksDB's predecessor-WAL record: the WAL before this one.
+    PredecessorWal(crate::parts::dialect::PredecessorWal),
 }
 
 impl fmt::Display for SkipKind {
@@ -59,6 +71,15 @@ impl fmt::Display for SkipKind {
             Self::Ignorable(t) => write!(f, "ignorable record type {t}"),
             Self::RingHeader => f.write_str("ring block header"),
             Self::Compression(codec) => write!(f, "compression record (codec {codec})"),
+            Self::TimestampSizes { entries, first } => write!(
+                f,
+                "timestamp-size record ({entries} column famil{}; column family {} has \
+                 {}-byte timestamps)",
+                if *entries == 1 { "y" } else { "ies" },
+                first.0,
+                first.1
+            ),
+            Self::PredecessorWal(p) => write!(f, "predecessor WAL record ({p})"),
             Self::BeforeInitialOffset => f.write_str("before the initial offset"),
             Self::Resync(_) => {
                 f.write_str("continuation of a record begun before the initial offset")

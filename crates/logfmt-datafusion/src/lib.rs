@@ -12,6 +12,10 @@
 //!   `file`, `offset`, `index`, `op_index`, `sequence`, `op`, `cf`, `key`, `value`, `error`
 //!   ([`table::ops`]).
 //!
+//! A WAL directory (numbered logs read in log-number order as one log, by
+//! `logfmt_std::wal`) is two more tables, `wal` and `wal_damage`, with each record's `log`
+//! number and `file` ([`wal`]).
+//!
 //! The extension points are DataFusion's, as for its CSV and Parquet sources: [`LogFormat`]
 //! (a [`FileFormat`](datafusion::datasource::file_format::FileFormat)), [`LogSource`] (a
 //! [`FileSource`](datafusion::datasource::physical_plan::FileSource)) and [`LogOpener`] (a
@@ -71,6 +75,7 @@ mod options;
 mod scan;
 mod source;
 pub mod table;
+pub mod wal;
 
 use std::sync::Arc;
 
@@ -87,6 +92,7 @@ pub use format::LogFormat;
 pub use options::{ChunkFormatChoice, LogOptions};
 pub use source::{LogOpener, LogSource};
 pub use table::{TableKind, UnknownTableKind};
+pub use wal::{read_wal, register_wal, wal_damage_schema, wal_schema};
 
 /// The table `kind` over the files at `paths` (directories, listed recursively, or files; local
 /// paths or URLs of a registered object store) whose names end with `extension` (`""`: every

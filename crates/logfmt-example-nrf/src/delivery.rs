@@ -75,7 +75,8 @@ pub(crate) async fn release<F: NorFlash>(
     writer.commit(cursor).await
 }
 
-/// Sends one record on: here a defmt line over RTT, where a device would send it uplink.
+/// Sends one record on: here a defmt line (kept by the flight recorder), where a device would
+/// send it uplink.
 fn upload(number: u32, offset: u32, record: &[u8]) {
     match Sample::decode(record) {
         Some(sample) => defmt::info!("record {} (region offset {}): {}", number, offset, sample),

@@ -30,7 +30,10 @@ pub use crate::append::{AppendReport, Kept};
 pub use crate::append_policy::AppendFormat;
 pub use crate::compression::MAX_DECODED;
 pub use crate::database_log::{DatabaseLog, database_log};
-pub use crate::detect::detect_format;
+pub use crate::detect::{
+    DialectFound, Metadata, detect_format, masked_crc32c, metadata_records, pebble_sync_proof,
+    scan_dialect,
+};
 pub use crate::entry::Records;
 pub use crate::error::{Operation, WriteOperation};
 pub use crate::escape::{Escaped, EscapedPath};
@@ -57,8 +60,9 @@ pub use crate::writer::SyncWrite;
 
 // The core's types this crate's API is made of.
 pub use logfmt_core::pack::PackLimit;
+pub use logfmt_core::parts::dialect::{Dialects, Evidence, PredecessorWal, TimestampSizes};
 pub use logfmt_core::parts::{
-    Aborted, ChunkFormat, Corruption, CorruptionKind, Event, Fragment, FragmentKind,
+    Aborted, ChunkFormat, Corruption, CorruptionKind, Dialect, Event, Fragment, FragmentKind,
     FragmentReader, HEADER_SIZE, Item, Oversized, RECYCLABLE_HEADER_SIZE, ReadFormat, RecordType,
     Skip, SkipKind,
 };

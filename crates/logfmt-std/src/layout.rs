@@ -28,7 +28,7 @@ use logfmt_core::parts::format::{CURSOR_TYPE, HEADER_SIZE, RESUME_TYPE};
 use logfmt_core::parts::ring::RingHeader;
 use logfmt_core::{
     BLOCK_SIZE, ReadOptions,
-    parts::{CorruptionKind, FragmentKind, RecordType},
+    parts::{CorruptionKind, FragmentKind},
 };
 
 use crate::reader::Bounded;
@@ -63,6 +63,11 @@ pub enum SpanKind {
         role: ChunkRole,
         /// Its log number, in a recyclable log.
         log_number: Option<u32>,
+        /// The synced offset of a Pebble WAL-sync chunk.
+        synced_offset: Option<u64>,
+        /// Its type's name, as the log's writer means the type
+        /// ([`Dialect::type_name`](logfmt_core::parts::Dialect::type_name)).
+        type_name: &'static str,
         /// Whether its checksum was checked (and matched).
         checked: bool,
         /// The masked checksum its header stores.
@@ -140,6 +145,16 @@ impl SpanKind {
                 ChunkRole::SetCompression => {
                     "RocksDB's compression record: the records after it are compressed".into()
                 }
+                ChunkRole::TimestampSizes => {
+                    "RocksDB's timestamp-size record: the user keys of the write batches after \
+                     it end in a timestamp"
+                        .into()
+                }
+                ChunkRole::PredecessorWal => {
+                    "RocksDB's predecessor-WAL record: the log number, size and last sequence \
+                     number of the WAL before this one"
+                        .into()
+                }
                 ChunkRole::Ignorable => {
                     "a type with bit 7 set: skipped without a report (RocksDB's rule)".into()
                 }
@@ -212,6 +227,10 @@ pub enum ChunkRole {
     Cursor,
     /// RocksDB's compression record.
     SetCompression,
+    /// RocksDB's timestamp-size record (types 10 and 11).
+    TimestampSizes,
+    /// RocksDB's predecessor-WAL record (types 130 and 131).
+    PredecessorWal,
     /// A type with bit 7 set, skipped without a report.
     Ignorable,
     /// Dropped with a report: a type the reader does not know (or RocksDB's compression
@@ -232,6 +251,8 @@ impl ChunkRole {
             ChunkClass::RingHeader => Self::RingHeader,
             // The record holds a 4-byte codec; the reader drops another.
             ChunkClass::SetCompression if payload_len == 4 => Self::SetCompression,
+            ChunkClass::TimestampSizes => Self::TimestampSizes,
+            ChunkClass::PredecessorWal if payload_len == 24 => Self::PredecessorWal,
             ChunkClass::OtherFormat => Self::OtherFormat,
             ChunkClass::Ignorable if record_type == RESUME_TYPE => Self::ResumeMarker,
             ChunkClass::Ignorable if record_type == CURSOR_TYPE => Self::Cursor,
@@ -244,10 +265,7 @@ impl ChunkRole {
 /// The name of a chunk type: `FULL`, `FIRST`, …, `RECYCLABLE_LAST`, `PACK_…`, or `unknown`.
 #[must_use]
 pub fn type_name(record_type: u8) -> &'static str {
-    if record_type == logfmt_core::parts::format::SET_COMPRESSION_TYPE {
-        return "SET_COMPRESSION";
-    }
-    RecordType::try_from(record_type).map_or("unknown", RecordType::name)
+    logfmt_core::parts::Dialect::Logfmt.type_name(record_type)
 }
 
 /// The spans of `block`, the block at file offset `block_offset`, parsed with `rules` (which
@@ -314,6 +332,8 @@ pub fn each_span(
                     record_type: chunk.record_type,
                     role: ChunkRole::of(class, chunk.record_type, chunk.payload.len()),
                     log_number: chunk.log_number,
+                    synced_offset: chunk.synced_offset,
+                    type_name: rules.dialect.type_name(chunk.record_type),
                     checked: chunk.checksum_verified,
                     stored_checksum: chunk.stored_checksum,
                     header_len: u8::try_from(chunk.header_len).unwrap_or(u8::MAX),

@@ -59,12 +59,9 @@ fn view(span: layout::Span) -> Span {
         SpanKind::Chunk {
             record_type,
             checked,
+            type_name,
             ..
-        } => (
-            Some(layout::type_name(record_type)),
-            Some(record_type),
-            Some(checked),
-        ),
+        } => (Some(type_name), Some(record_type), Some(checked)),
         _ => (None, None, None),
     };
     Span {

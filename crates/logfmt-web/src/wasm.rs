@@ -46,8 +46,19 @@ fn options(name: &str, format: &str) -> Options {
         content: ContentKind::by_name(name),
         ..Options::default()
     };
-    if format == "auto" {
-        options.read = ReadOptions::default().format(ReadFormat::Auto { log_number: None });
+    // A dialect names whose log it is (what chunk types above 4 mean); its chunks decide
+    // legacy or recyclable, as with auto.
+    let dialect = match format {
+        "leveldb" => Some(logfmt_core::parts::Dialect::LevelDb),
+        "rocksdb" => Some(logfmt_core::parts::Dialect::RocksDb),
+        "pebble" => Some(logfmt_core::parts::Dialect::Pebble),
+        _ => None,
+    };
+    if let Some(dialect) = dialect {
+        options.read = ReadOptions::default().dialect(dialect);
+    }
+    if format == "auto" || matches!(format, "rocksdb" | "pebble") {
+        options.read = options.read.format(ReadFormat::Auto { log_number: None });
     }
     options
 }
@@ -121,7 +132,7 @@ fn length(len: f64) -> u64 {
 }
 
 /// Inspects the file `name` of `len` bytes, read through `read(offset, len)`; `format` is
-/// `legacy` or `auto`. Returns the report as JSON.
+/// `legacy`, `auto`, or a writer's dialect: `leveldb`, `rocksdb`, `pebble`. Returns the report as JSON.
 ///
 /// # Errors
 /// A seek or read error that ends the inspection.

@@ -5,7 +5,7 @@ use std::ops::Range;
 
 use logfmt_std::{
     LogReaderOptions,
-    advanced::{Ending, LogReader, RecordStream},
+    advanced::{Dialect, Ending, LogReader, Metadata, RecordStream, metadata_records},
 };
 
 use super::cat_printer::RecordPrinter;
@@ -13,7 +13,7 @@ use super::cat_report::{
     CatDamage, CatOversized, CatPrintedRaw, CatRestarted, CatStopped, CatUndecoded, FileHeader,
     Restart,
 };
-use crate::decode::{Content, Decode, Style};
+use crate::decode::{Content, Decode, Style, Timestamps};
 use crate::error::CliError;
 use crate::image::Input;
 use crate::options::{InputArgs, parse_offset, parse_range};
@@ -64,6 +64,11 @@ const DECODE_LIMIT: usize = 16 << 20;
 /// FILE may be given several times, `-` for standard input, and a LevelDB or RocksDB database
 /// directory: its MANIFEST (named by CURRENT), then its live write-ahead logs in log-number
 /// order.
+///
+/// A directory of numbered logs (NNNNNN.log) without a CURRENT file is a WAL directory, read
+/// alone as one log: every log in log-number order, --recovery deciding what a gap between two
+/// logs means (point-in-time stops there). Decoded text has a heading per log (`==> FILE (log
+/// N) <==`); each JSON record carries the "file" of its log. Its records are held whole.
 #[derive(Debug, clap::Args)]
 pub(crate) struct CatArgs {
     /// How each record is printed.
@@ -103,6 +108,11 @@ pub(crate) struct CatArgs {
     follow: bool,
     #[command(flatten)]
     input: InputArgs,
+    /// Read a LevelDB or RocksDB database directory's live write-ahead logs as one log, as a
+    /// WAL directory is read (its MANIFEST is not read; the logs it no longer needs are listed,
+    /// not read).
+    #[arg(long)]
+    wal: bool,
 }
 
 impl CatArgs {
@@ -149,6 +159,9 @@ fn output_is_a_file() -> bool {
 
 /// Runs `cat`.
 pub(crate) fn run(args: &CatArgs) -> Result<(), CliError> {
+    if let Some(dir) = crate::wal_dir::wal_dir(&args.input.files.files, args.wal)? {
+        return cat_wal(args, dir);
+    }
     let targets = crate::targets::expand(&args.input.files.files)?;
     let several = targets.len() > 1;
     let stdout = io::stdout();
@@ -183,6 +196,38 @@ pub(crate) fn run(args: &CatArgs) -> Result<(), CliError> {
     }
     out.flush()?;
     Ok(())
+}
+
+/// Runs `cat` on a WAL directory.
+fn cat_wal(args: &CatArgs, dir: &std::path::Path) -> Result<(), CliError> {
+    let read = &args.input.read;
+    super::wal::refuse(&[
+        (args.offset != 0, "--offset"),
+        (args.range.is_some(), "--range"),
+        (args.follow, "--follow"),
+        (read.erased.is_some(), "--erased"),
+        (read.format.format.is_some(), "--format"),
+        (read.format.log_number.is_some(), "--log-number"),
+    ])?;
+    if io::stdout().is_terminal() && args.format() == OutputFormat::Framed {
+        return Err(CliError::Usage(
+            "--output framed is binary: redirect standard output to a file or a pipe".into(),
+        ));
+    }
+    let output = match args.format() {
+        OutputFormat::Lines if io::stdout().is_terminal() => OutputFormat::Escaped,
+        other => other,
+    };
+    super::wal::cat(
+        dir,
+        &super::wal::CatPlan {
+            mode: read.recovery.into(),
+            output,
+            decode: args.decode,
+            hex: args.hex,
+            limit: args.limit,
+        },
+    )
 }
 
 /// How printing a file ended.
@@ -242,6 +287,9 @@ struct Plan {
     style: Style,
     /// The most bytes of a record held.
     limit: usize,
+    /// RocksDB's timestamp sizes, applied to the user keys of the batches after each record
+    /// that gives them (read as RocksDB's log).
+    timestamps: Timestamps,
 }
 
 impl Plan {
@@ -255,6 +303,7 @@ impl Plan {
         let read = target.read_args(&args.input.read);
         let log = &input.log;
         let mut options = read.options(input, args.offset, args.range.clone())?;
+        read.format.say_dialect(log)?;
         // A pipe ends when its writer is done: only a file is waited on.
         let follow = print.follow && log.is_regular() && input.ring.is_none();
         if follow {
@@ -262,7 +311,10 @@ impl Plan {
         }
         let content = match args.format() {
             OutputFormat::Framed => Content::Raw,
-            _ => args.decode.content(&target.path, target.kind),
+            _ => args
+                .decode
+                .content(&target.path, target.kind)
+                .in_dialect(options.read.dialect),
         };
         let style = match args.format() {
             OutputFormat::Json => Style::Json,
@@ -278,9 +330,38 @@ impl Plan {
         } else {
             UNLIMITED
         };
+        // Read as RocksDB's: its metadata records, said (the predecessor WAL) and applied
+        // (the timestamp sizes).
+        let metadata =
+            if options.read.dialect == Dialect::RocksDb && log.is_regular() && input.ring.is_none()
+            {
+                metadata_records(log.reread()?, &options.read).map_err(|e| log.read_error(e))?
+            } else {
+                Vec::new()
+            };
+        let mut sizes = Vec::new();
+        for (offset, record) in &metadata {
+            match record {
+                Metadata::TimestampSizes(pairs) => sizes.push((*offset, pairs.clone())),
+                Metadata::PredecessorWal(p) => crate::notes::hint(
+                    log.path(),
+                    &format!(
+                        "offset {offset}: RocksDB's predecessor-WAL record: the WAL before this \
+                         one is {p}"
+                    ),
+                ),
+                _ => {}
+            }
+        }
+        let timestamps = if content == Content::WriteBatch {
+            Timestamps::new(&sizes)
+        } else {
+            Timestamps::default()
+        };
         Ok(Self {
             options,
             follow,
+            timestamps,
             content,
             // Chosen by the name alone, decoding is confirmed by the first record: a log
             // named like a write-ahead log that holds something else is printed raw.
@@ -330,6 +411,7 @@ fn print_in_parallel(
         return Ok(None);
     }
     let (style, output) = (plan.style, plan.output);
+    let timestamps = &plan.timestamps;
     if print.several && plan.heads() {
         let header = FileHeader { file: log.path() };
         render(out, &header, Rendering::Text)?;
@@ -344,7 +426,9 @@ fn print_in_parallel(
         // The same printer as one reader's, one per worker.
         |printer: &mut Option<RecordPrinter<'_>>, buffer, offset, index, data| {
             printer
-                .get_or_insert_with(|| RecordPrinter::new(output, content, style, label))
+                .get_or_insert_with(|| {
+                    RecordPrinter::new(output, content, style, label).timestamps(timestamps.clone())
+                })
                 .record(buffer, offset, index, data)?;
             Ok(())
         },
@@ -391,7 +475,8 @@ fn cat(
         confirmed: plan.confirmed,
         header,
         left: &mut *print.left,
-        printer: RecordPrinter::new(plan.output, plan.content, plan.style, label),
+        printer: RecordPrinter::new(plan.output, plan.content, plan.style, label)
+            .timestamps(plan.timestamps.clone()),
         read_error: None,
         out,
     };

@@ -51,6 +51,12 @@ impl<'a> RecordPrinter<'a> {
         }
     }
 
+    /// The timestamp sizes applied to the user keys of the write batches printed.
+    pub(crate) fn timestamps(mut self, timestamps: crate::decode::Timestamps) -> Self {
+        self.lines.set_timestamps(timestamps);
+        self
+    }
+
     /// What the records are printed as, from now on (raw, when the first record is found not
     /// to decode).
     pub(crate) fn set_content(&mut self, content: Content) {
@@ -79,7 +85,7 @@ impl<'a> RecordPrinter<'a> {
         }
         self.layout.begin(out, offset, index, data.len() as u64)?;
         self.layout.piece(out, data)?;
-        self.layout.end(out)?;
+        self.layout.end(out, self.label)?;
         Ok(None)
     }
 
@@ -101,7 +107,7 @@ impl<'a> RecordPrinter<'a> {
         let layout = self.layout;
         layout.begin(out, offset, None, length)?;
         source(&mut |piece| Ok(layout.piece(out, piece)?))?;
-        layout.end(out)?;
+        layout.end(out, self.label)?;
         Ok(())
     }
 }
@@ -156,11 +162,19 @@ impl Layout {
         }
     }
 
-    /// What comes after the payload: a newline, a JSON record's closing quote and brace.
+    /// What comes after the payload: a newline, a JSON record's closing quote, its `file`
+    /// (`label`, when several files are printed) and its closing brace.
     #[inline]
-    fn end(self, out: &mut impl Write) -> io::Result<()> {
+    fn end(self, out: &mut impl Write, label: Option<&str>) -> io::Result<()> {
         match self.0 {
-            OutputFormat::Json => out.write_all(b"\"}\n"),
+            OutputFormat::Json => {
+                out.write_all(b"\"")?;
+                if let Some(file) = label {
+                    out.write_all(b", \"file\": ")?;
+                    serde_json::to_writer(&mut *out, file)?;
+                }
+                out.write_all(b"}\n")
+            }
             OutputFormat::Framed => Ok(()),
             OutputFormat::Lines | OutputFormat::Raw | OutputFormat::Escaped | OutputFormat::Hex => {
                 out.write_all(b"\n")

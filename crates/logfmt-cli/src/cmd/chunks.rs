@@ -5,7 +5,7 @@ use std::io::{self, BufWriter, Write};
 use logfmt_core::pack::{self, Pack};
 use logfmt_core::parts::ring::RingHeader;
 use logfmt_std::advanced::{BLOCK_SIZE, BlockRole, BlockSource, FragmentKind, ReadOptions};
-use logfmt_std::layout::{ChunkRole, Counts, Span, SpanKind, Walk, type_name};
+use logfmt_std::layout::{ChunkRole, Counts, Span, SpanKind, Walk};
 
 use super::chunks_report::{ChunkEntry, Entry, Line, Region, RingBlockEntry, write_row};
 use crate::error::CliError;
@@ -48,7 +48,8 @@ use crate::render::{Rendering, render};
 /// "offset", "block", "type" (FULL, FIRST, MIDDLE, LAST, RECYCLABLE_FULL, RECYCLABLE_FIRST,
 /// RECYCLABLE_MIDDLE, RECYCLABLE_LAST, ZERO or "unknown"), "type_byte", "length" (of the
 /// payload), "checksum" ("ok") and "stored_checksum", plus "log_number" for a recyclable
-/// chunk; or a region ("trailer", "torn", "padding", "zero_header", "erased", "bad_length",
+/// chunk and "synced_offset" for a Pebble WAL-sync chunk (types are named as the log's writer
+/// means them, with --format: WAL_SYNC_FULL, SET_COMPRESSION, TIMESTAMP_SIZE, ...); or a region ("trailer", "torn", "padding", "zero_header", "erased", "bad_length",
 /// "checksum_mismatch", "old_record", "stale") with "offset", "block", "length" (to the end
 /// of the block; for "stale", to the end of the file), plus "declared" for bad_length,
 /// "stored_checksum", "computed_checksum" for checksum_mismatch and "log_number" for
@@ -170,7 +171,8 @@ fn ring_item<'a>(ring: &logfmt_std::advanced::RingImage, index: u32) -> Item<'a>
 }
 
 /// What the reader does with a chunk of this role and `record_type`: `None` if it is read.
-fn verdict(role: ChunkRole, record_type: u8) -> Option<String> {
+fn verdict(role: ChunkRole, record_type: u8, payload: &[u8]) -> Option<String> {
+    use logfmt_std::advanced::{PredecessorWal, TimestampSizes};
     Some(match role {
         ChunkRole::Fragment(_) | ChunkRole::Pack(_) => return None,
         ChunkRole::OtherFormat => {
@@ -187,6 +189,23 @@ fn verdict(role: ChunkRole, record_type: u8) -> Option<String> {
         ChunkRole::SetCompression => {
             "RocksDB's compression record: the records after it are compressed".into()
         }
+        ChunkRole::TimestampSizes => match TimestampSizes::parse(payload) {
+            Some(sizes) => {
+                let sizes: Vec<String> = sizes
+                    .map(|(cf, size)| format!("column family {cf}: {size}-byte timestamps"))
+                    .collect();
+                format!("RocksDB's timestamp-size record: {}", sizes.join(", "))
+            }
+            None => {
+                format!("dropped: a timestamp-size record (type {record_type}) that does not parse")
+            }
+        },
+        ChunkRole::PredecessorWal => match PredecessorWal::parse(payload) {
+            Some(p) => format!("RocksDB's predecessor-WAL record: {p}"),
+            None => format!(
+                "dropped: a predecessor-WAL record (type {record_type}) that does not parse"
+            ),
+        },
         _ => format!("dropped: unknown record type {record_type}"),
     })
 }
@@ -212,6 +231,8 @@ fn describe_span(span: &Span, bytes: &[u8], counts: &Counts) -> Entry {
             record_type,
             role,
             log_number,
+            synced_offset,
+            type_name: name,
             stored_checksum,
             ..
         } => {
@@ -226,14 +247,15 @@ fn describe_span(span: &Span, bytes: &[u8], counts: &Counts) -> Entry {
             Entry::Chunk(ChunkEntry {
                 offset: span.offset,
                 block: region.block,
-                type_name: type_name(record_type),
+                type_name: name,
                 type_byte: record_type,
                 length: payload.len() as u64,
                 checksum: "ok",
                 stored_checksum,
                 log_number,
+                synced_offset,
                 pack_records,
-                verdict: verdict(role, record_type),
+                verdict: verdict(role, record_type, payload),
                 ring_header: span.ring_header(bytes),
                 pack,
             })
@@ -353,6 +375,7 @@ fn print_entries(
     rendering: Rendering,
 ) -> Result<(Counts, Option<u64>), CliError> {
     let read = input.chunk_read(args.chunks.erased, &args.chunks.format)?;
+    args.chunks.format.say_dialect(&input.log)?;
     let progress = Progress::bytes("chunks", input.log.len_at_open());
     let mut zeros_from = None;
     let mut lost = 0;

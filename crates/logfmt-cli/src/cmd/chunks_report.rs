@@ -133,6 +133,9 @@ pub(crate) struct ChunkEntry {
     /// A recyclable chunk's log number.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) log_number: Option<u32>,
+    /// A Pebble WAL-sync chunk's synced offset.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) synced_offset: Option<u64>,
     /// A whole pack in this chunk: the records it holds.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) pack_records: Option<u32>,
@@ -488,9 +491,12 @@ impl ChunkEntry {
             Cow::Borrowed(self.type_name)
         };
         let stored = self.stored_checksum;
-        let mut note = match self.log_number {
-            Some(n) => format!("log {n}; checksum ok ({stored:#010x})"),
-            None => format!("checksum ok ({stored:#010x})"),
+        let mut note = match (self.log_number, self.synced_offset) {
+            (Some(n), Some(synced)) => {
+                format!("log {n}, synced to {synced}; checksum ok ({stored:#010x})")
+            }
+            (Some(n), None) => format!("log {n}; checksum ok ({stored:#010x})"),
+            (None, _) => format!("checksum ok ({stored:#010x})"),
         };
         if let Some(verdict) = &self.verdict {
             note += &format!("; {verdict}");

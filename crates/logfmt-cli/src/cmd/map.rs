@@ -101,6 +101,7 @@ fn gather(args: &MapArgs, path: &Path) -> Result<(MapReport, Input, ReadOptions)
     let input = Input::open(path, args.chunks.erased)?;
     let read = ReadOptions::new().erased(input.erased(args.chunks.erased));
     let read = input.read_options(args.chunks.format.read_options(&input.log, read)?);
+    args.chunks.format.say_dialect(&input.log)?;
     let mut len = input.log.len_at_open();
     let mut reader = LogReader::new(input.source()?, &LogReaderOptions::new().read(read.clone()));
     // A pipe's length is known once it is read: its blocks are those read.

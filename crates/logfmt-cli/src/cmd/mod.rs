@@ -17,6 +17,8 @@ pub(crate) mod stats;
 pub(crate) mod stats_report;
 pub(crate) mod verify;
 pub(crate) mod verify_report;
+pub(crate) mod wal;
+pub(crate) mod wal_report;
 pub(crate) mod write;
 
 use logfmt_std::{Damage, advanced::RingImage};
@@ -41,6 +43,31 @@ impl From<&Damage> for DamageJson {
             bytes: damage.bytes,
             reason: damage.kind.to_string(),
         }
+    }
+}
+
+/// The dialect a log was read as, in JSON: `{"name", "candidates", "evidence"}` (`--format`
+/// naming a dialect, or auto).
+#[derive(Debug, serde::Serialize)]
+pub(crate) struct DialectJson {
+    /// `leveldb`, `rocksdb`, `pebble`, `logfmt`, or `ambiguous` where auto could not tell.
+    name: &'static str,
+    /// Where ambiguous: the dialects that read the log alike.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    candidates: Vec<&'static str>,
+    /// What decided auto: the first chunk that told, as a sentence.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    evidence: Option<String>,
+}
+
+impl DialectJson {
+    /// The JSON of `choice`, if `--format` asked for a dialect or auto.
+    pub(crate) fn of(choice: &crate::format::DialectChoice) -> Option<Self> {
+        choice.asked.then(|| Self {
+            name: choice.name(),
+            candidates: choice.candidates(),
+            evidence: choice.found.and_then(|f| f.reason()),
+        })
     }
 }
 

@@ -20,6 +20,7 @@ use crate::image::{Input, Source};
 use crate::options::ChunkArgs;
 use crate::progress::Progress;
 use crate::scan::{COUNTING, Found, scan};
+use logfmt_std::advanced::Dialect;
 
 /// Print statistics about a log: records and their sizes, chunks per type, blocks, the space
 /// taken by headers and trailers, and damage.
@@ -51,8 +52,14 @@ use crate::scan::{COUNTING, Found, scan};
 /// the end of the file (space preallocated or mapped and never written) has "zero_fill":
 /// {"offset", "bytes"} after "packs", its "tail" null and no damage for it. When the records
 /// are decoded (--decode), "content" follows: {"kind", "records", "undecoded", "sequences"
-/// (null or [lowest, highest]), "counts" (by operation or field name), "column_families"}. With several
+/// (null or [lowest, highest]), "counts" (by operation or field name), "column_families"}; with
+/// --format leveldb, rocksdb, pebble or auto, "dialect" (as in `logfmt verify`). With several
 /// files, each object ends with "file" (its path).
+///
+/// A directory of numbered logs (NNNNNN.log) without a CURRENT file is a WAL directory, read
+/// alone as one log (with --recovery tolerate, as LevelDB reads): the report `verify` gives
+/// of it, a line per log with its number, size, records and damage (in JSON, the object
+/// `verify --json` prints for it).
 #[derive(Debug, clap::Args)]
 pub(crate) struct StatsArgs {
     #[command(flatten)]
@@ -63,6 +70,11 @@ pub(crate) struct StatsArgs {
     decode: crate::decode::Decode,
     #[command(flatten)]
     threads: crate::parallel::ThreadsArg,
+    /// Read a LevelDB or RocksDB database directory's live write-ahead logs as one log, as a
+    /// WAL directory is read (its MANIFEST is not read; the logs it no longer needs are listed,
+    /// not read).
+    #[arg(long)]
+    wal: bool,
 }
 
 /// A source that walks each block it loads with logfmt-std's [`Walk`]: the chunks counted as
@@ -197,6 +209,15 @@ fn cursors_of(
 
 /// Runs `stats`.
 pub(crate) fn run(args: &StatsArgs) -> Result<(), CliError> {
+    if let Some(dir) = crate::wal_dir::wal_dir(&args.chunks.files.files, args.wal)? {
+        let format = &args.chunks.format;
+        super::wal::refuse(&[
+            (args.chunks.erased.is_some(), "--erased"),
+            (format.format.is_some(), "--format"),
+            (format.log_number.is_some(), "--log-number"),
+        ])?;
+        return super::wal::stats(dir, args.chunks.json);
+    }
     crate::targets::each(
         &args.chunks.files.files,
         args.chunks.json,
@@ -238,9 +259,12 @@ fn gather(
 ) -> Result<StatsReport, CliError> {
     let input = Input::open(&target.path, args.chunks.erased)?;
     // What the records hold, as `cat` decodes it: by name, confirmed by the first record.
-    let mut content = args.decode.content(&target.path, target.kind);
-    let confirmed = args.decode != Decode::Auto || content == Content::Raw;
     let read = input.chunk_read(args.chunks.erased, &args.chunks.format)?;
+    let mut content = args
+        .decode
+        .content(&target.path, target.kind)
+        .in_dialect(read.dialect);
+    let confirmed = args.decode != Decode::Auto || content == Content::Raw;
     let options = LogReaderOptions::new()
         .read(read.clone())
         .recovery(RecoveryMode::SkipAnyCorruptedRecords);
@@ -248,7 +272,40 @@ fn gather(
         Some(counts) => counts,
         None => count_in_order(&input, &options, &read, &mut content, confirmed)?,
     };
-    Ok(report(&input, counts, content, several))
+    // Read as Pebble's: the first damage ends the log, as damage or as its torn end.
+    let pebble = if read.dialect == Dialect::Pebble && input.log.is_regular() {
+        let first = counts
+            .damage
+            .kept()
+            .iter()
+            .map(|d| d.offset)
+            .chain(counts.tail.map(|t| t.offset))
+            .min();
+        match first {
+            Some(offset) => Some((
+                offset,
+                crate::story::pebble_verdict(&input.log, &read, offset)?,
+            )),
+            None => None,
+        }
+    } else {
+        None
+    };
+    let mut report = report(&input, counts, content, several);
+    report.pebble_row = pebble.map(|(offset, proof)| match proof {
+        Some((chunk, synced)) => format!(
+            "damage at offset {offset}, as Pebble reads it: the WAL-sync chunk at offset \
+             {chunk} says the log was synced to {synced}"
+        ),
+        None => format!(
+            "the log ends at offset {offset}, as Pebble reads it: nothing after it says the \
+             log was synced past it (a torn write; the counts above read on as LevelDB does)"
+        ),
+    });
+    let dialect = args.chunks.format.dialect(&input.log)?;
+    report.dialect_line = dialect.line();
+    report.dialect = super::DialectJson::of(&dialect);
+    Ok(report)
 }
 
 /// Counts a large clean log on every core: its records by ranges, its chunks by runs of
@@ -436,6 +493,9 @@ fn report(input: &Input, mut counts: Counts, content: Content, several: bool) ->
             records_aged_out: ring.records_aged_out(),
             cursors: cursors_of(log, ring),
         }),
+        dialect: None,
+        dialect_line: None,
+        pebble_row: None,
         packs: (layout.pack_chunks > 0).then(|| Packs {
             chunks: layout.pack_chunks,
             records: packed.0,
@@ -456,6 +516,7 @@ fn content_count(content: Content, tally: crate::decode::Tally) -> Option<Conten
         Content::Raw => return None,
         Content::VersionEdit => "version_edit",
         Content::WriteBatch => "write_batch",
+        Content::PebbleBatch => "pebble_batch",
     };
     Some(ContentCount {
         kind,

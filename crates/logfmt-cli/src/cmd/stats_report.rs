@@ -50,6 +50,16 @@ pub(crate) struct StatsReport {
     /// What the records hold, when they are decoded (`--decode`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) content: Option<ContentCount>,
+    /// The dialect read as, with `--format` naming one or auto.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) dialect: Option<super::DialectJson>,
+    /// The same, as the text says it.
+    #[serde(skip)]
+    pub(crate) dialect_line: Option<String>,
+    /// Read as Pebble's, where reading stopped and Pebble's verdict on it (text only: `verify
+    /// --format pebble` gives it in JSON).
+    #[serde(skip)]
+    pub(crate) pebble_row: Option<String>,
     /// The file's path, when several are read.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) file: Option<String>,
@@ -200,6 +210,13 @@ impl Report for StatsReport {
         ];
         if let Some(content) = &self.content {
             rows.push(("content", content.row()));
+        }
+        if let Some(line) = &self.dialect_line {
+            let said = line.strip_prefix("dialect: ").unwrap_or(line);
+            rows.push(("dialect", said.to_string()));
+        }
+        if let Some(row) = &self.pebble_row {
+            rows.push(("pebble", row.clone()));
         }
         if let Some(packs) = &self.packs {
             rows.push(("packs", packs.row()));

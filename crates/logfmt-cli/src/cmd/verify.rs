@@ -4,11 +4,11 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 
 use logfmt_std::{
-    LogFile, LogReaderOptions, RecoveryMode,
-    advanced::{BlockSource, Ending, LogReader, ReadFormat, ReadOptions, StaleTail},
+    DamageKind, LogFile, LogReaderOptions, RecoveryMode,
+    advanced::{BlockSource, Dialect, Ending, LogReader, ReadFormat, ReadOptions, StaleTail},
 };
 
-use super::verify_report::{Packed, VerifyReport};
+use super::verify_report::{Packed, PebbleEnd, VerifyReport};
 use crate::bounded_reports::{DEFAULT_SHOWN, DamageReports, Reports};
 use crate::decode::{Content, Decode, Undecoded};
 use crate::error::{CliError, EXIT_BAD_DATA, EXIT_NOT_A_LOG, EXIT_OK};
@@ -52,7 +52,11 @@ use crate::scan::{COUNTING, Found, Outcome, scan};
 /// "reason"}], not damage); for a ring image only, "ring" ({"blocks", "group", "newest",
 /// "lap", "oldest", "blocks_read", "erased"}: see `logfmt stats`); and for a log that holds
 /// logfmt's packs only, "logfmt_only" ({"records", "packs", "offset"}: the records in packs,
-/// the packs, the first one's offset).
+/// the packs, the first one's offset); with --format leveldb, rocksdb, pebble or auto,
+/// "dialect" ({"name", "candidates", "evidence"}: whose log it was read as, the candidates
+/// where auto could not tell, what told it); read as Pebble's, "pebble_synced"
+/// ({"damage_offset", "chunk", "synced_offset"}: the WAL-sync chunk that proves the damage was
+/// once synced; without one, Pebble reads the damage as the log's torn end, the "tail").
 ///
 /// Records in logfmt's packs (`logfmt write --pack`, `--compress zstd`) are read here, but
 /// LevelDB's and RocksDB's readers report a pack as a chunk of an unknown record type and
@@ -74,6 +78,16 @@ use crate::scan::{COUNTING, Found, Outcome, scan};
 /// damage; the exit status is 1 if any has damage, else 3 if any is not a log. A LevelDB or RocksDB database directory
 /// stands for its MANIFEST and its live write-ahead logs, so that the report says which file
 /// holds which damage.
+///
+/// A directory of numbered logs (NNNNNN.log) without a CURRENT file — a WAL directory, RocksDB's
+/// archive, logs copied out of a database — is read as one log: every log in log-number order,
+/// --recovery deciding what damage and a gap between two logs (a log's torn tail before the
+/// next) mean (point-in-time stops there and reads no later log). The report has a line per
+/// log (its name, number, size, records, damage with offsets and bytes), where reading
+/// stopped, and the entries that are not logs; --json prints one object for the directory
+/// ("wal_dir", "logs", each damage with its "file" and "log": see JSON.md). Exit status 1 if
+/// damage was found, a log is not one, or reading stopped before the last log's end. Nothing
+/// in the directory is locked or changed.
 #[derive(Debug, clap::Args)]
 pub(crate) struct VerifyArgs {
     /// Print one JSON object (keys above).
@@ -99,6 +113,11 @@ pub(crate) struct VerifyArgs {
     summary: bool,
     #[command(flatten)]
     input: InputArgs,
+    /// Read a LevelDB or RocksDB database directory's live write-ahead logs as one log, as a
+    /// WAL directory is read (its MANIFEST is not read; the logs it no longer needs are listed,
+    /// not read).
+    #[arg(long)]
+    wal: bool,
 }
 
 /// What `verify` counts in one range of a log read on several threads
@@ -175,6 +194,49 @@ fn undecodable(
     }
 }
 
+/// Pebble's reading of where its WAL ends ([`PebbleEnd`]): at the first damage (Pebble reads
+/// no further), which is damage if a later WAL-sync chunk's synced offset is past it, else the
+/// log's torn end — then no damage is reported.
+fn pebble_end(
+    input: &Input,
+    options: &LogReaderOptions,
+    report: &mut VerifyReport,
+) -> Result<(), CliError> {
+    let log = &input.log;
+    let first = report
+        .damage
+        .kept()
+        .first()
+        .copied()
+        .into_iter()
+        .chain(report.stopped_at)
+        .chain(report.lost)
+        .chain(report.tail)
+        .min_by_key(|d| d.offset);
+    let Some(first) = first else {
+        return Ok(());
+    };
+    if !log.is_regular() {
+        return Ok(());
+    }
+    let proof = crate::story::pebble_verdict(log, &options.read, first.offset)?;
+    report.pebble = Some(PebbleEnd {
+        offset: first.offset,
+        proof,
+    });
+    if proof.is_none() {
+        // The log's torn end: nothing lost that was ever synced.
+        report.damage = DamageReports::new(report.damage.keep());
+        report.stopped_at = None;
+        report.lost = None;
+        let mut tail = first;
+        tail.bytes = log.len_at_open().saturating_sub(first.offset);
+        tail.kind = DamageKind::TornTail;
+        report.tail = Some(tail);
+    }
+    Ok(())
+}
+
 /// Whether damage was found reading a log as LevelDB's that RocksDB wrote in its recyclable
 /// format (no format given).
 fn recyclable_hint(args: &VerifyArgs, input: &Input, report: &VerifyReport) -> bool {
@@ -193,6 +255,10 @@ fn recyclable_hint(args: &VerifyArgs, input: &Input, report: &VerifyReport) -> b
 
 /// Runs `verify`. Its status depends on what was found, so it is returned even on success.
 pub(crate) fn run(args: &VerifyArgs) -> Result<ExitCode, CliError> {
+    if let Some(dir) = crate::wal_dir::wal_dir(&args.input.files.files, args.wal)? {
+        super::wal::refuse(&wal_flags(args))?;
+        return super::wal::verify(dir, args.input.read.recovery.into(), kept(args), args.json);
+    }
     let targets = crate::targets::expand(&args.input.files.files)?;
     let several = targets.len() > 1;
     let mut damaged = 0u64;
@@ -231,6 +297,17 @@ pub(crate) fn run(args: &VerifyArgs) -> Result<ExitCode, CliError> {
     }))
 }
 
+/// The flags given that do not apply to a WAL directory.
+fn wal_flags(args: &VerifyArgs) -> [(bool, &'static str); 4] {
+    let read = &args.input.read;
+    [
+        (args.offset != 0, "--offset"),
+        (read.erased.is_some(), "--erased"),
+        (read.format.format.is_some(), "--format"),
+        (read.format.log_number.is_some(), "--log-number"),
+    ]
+}
+
 /// Verifies one file: its exit status.
 fn run_one(
     args: &VerifyArgs,
@@ -242,7 +319,11 @@ fn run_one(
     let log = &input.log;
     let options = read.options(&input, args.offset, None)?;
     let mut report = empty_report(args, &input, &options, several);
+    report.dialect = Some(read.format.dialect(log)?);
     let read_error = read_all(args, target, &input, &options, &mut report)?;
+    if options.read.dialect == Dialect::Pebble && read_error.is_none() {
+        pebble_end(&input, &options, &mut report)?;
+    }
     if report.not_a_log.is_none()
         && crate::notes::verbosity() > crate::notes::Verbosity::Quiet
         && recyclable_hint(args, &input, &report)
@@ -308,6 +389,8 @@ fn empty_report(
         undecoded: Reports::new(keep),
         unknown: Reports::new(keep),
         packed: Packed::default(),
+        dialect: None,
+        pebble: None,
     }
 }
 
@@ -324,7 +407,10 @@ fn read_all(
     let mut reader = LogReader::new(input.source()?, options);
     // The records' content is checked as `cat` decodes it: by the file's name (or a
     // database's listing), confirmed by the first record.
-    let content = args.decode.content(&target.path, target.kind);
+    let content = args
+        .decode
+        .content(&target.path, target.kind)
+        .in_dialect(options.read.dialect);
     let check = Check {
         content,
         // A tag unknown to this version in an intact record is not damage unless the content

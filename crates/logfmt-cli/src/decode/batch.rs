@@ -17,6 +17,7 @@ pub(super) fn batch_text(
     offset: u64,
     data: &[u8],
     hex: bool,
+    timestamps: Option<&Sizes>,
     scratch: &mut Scratch,
 ) -> Option<BatchError> {
     line.extend_from_slice(b"--- offset ");
@@ -31,7 +32,7 @@ pub(super) fn batch_text(
             line.push(b'\n');
             for op in batch.ops() {
                 match op {
-                    Ok(op) => op_text(line, &op, hex, scratch),
+                    Ok(op) => op_text(line, &op, hex, size_of(timestamps, &op), scratch),
                     Err(e) => error = Some(e),
                 }
             }
@@ -51,7 +52,7 @@ pub(super) fn batch_text(
 
 /// One operation in text: `  put 'key' 'value'`, with `cf N` after the name for a column
 /// family other than 0.
-fn op_text(line: &mut Vec<u8>, op: &Op<'_>, hex: bool, scratch: &mut Scratch) {
+fn op_text(line: &mut Vec<u8>, op: &Op<'_>, hex: bool, ts: usize, scratch: &mut Scratch) {
     line.extend_from_slice(b"  ");
     line.extend_from_slice(op.name().as_bytes());
     if let Some(cf) = op.cf()
@@ -79,7 +80,7 @@ fn op_text(line: &mut Vec<u8>, op: &Op<'_>, hex: bool, scratch: &mut Scratch) {
             columns: value,
             ..
         } => {
-            bytes(line, b"", key);
+            key_text(line, key, ts, &mut bytes);
             bytes(line, b"", value);
         }
         Op::TimedPut {
@@ -93,10 +94,12 @@ fn op_text(line: &mut Vec<u8>, op: &Op<'_>, hex: bool, scratch: &mut Scratch) {
             line.extend_from_slice(b" write_time ");
             number(line, write_time);
         }
-        Op::Delete { key, .. } | Op::SingleDelete { key, .. } => bytes(line, b"", key),
+        Op::Delete { key, .. } | Op::SingleDelete { key, .. } => {
+            key_text(line, key, ts, &mut bytes);
+        }
         Op::DeleteRange { begin, end, .. } => {
-            bytes(line, b"", begin);
-            bytes(line, b"", end);
+            key_text(line, begin, ts, &mut bytes);
+            key_text(line, end, ts, &mut bytes);
         }
         Op::LogData { blob } => bytes(line, b"", blob),
         Op::EndPrepare { xid } | Op::Rollback { xid } => bytes(line, b"xid", xid),
@@ -110,6 +113,40 @@ fn op_text(line: &mut Vec<u8>, op: &Op<'_>, hex: bool, scratch: &mut Scratch) {
         _ => {}
     }
     line.push(b'\n');
+}
+
+/// Timestamp sizes by column family (RocksDB's timestamp-size records).
+pub(crate) type Sizes = std::collections::BTreeMap<u32, u16>;
+
+/// The timestamp size of `op`'s user keys: that of its column family, if the log gave one.
+fn size_of(timestamps: Option<&Sizes>, op: &Op<'_>) -> usize {
+    timestamps
+        .zip(op.cf())
+        .and_then(|(sizes, cf)| sizes.get(&cf))
+        .map_or(0, |&size| usize::from(size))
+}
+
+/// `key` split into the user key and its trailing timestamp of `ts` bytes (none if the key is
+/// shorter).
+fn split_timestamp(key: &[u8], ts: usize) -> (&[u8], Option<&[u8]>) {
+    match key.len().checked_sub(ts) {
+        Some(at) if ts > 0 => (&key[..at], Some(&key[at..])),
+        _ => (key, None),
+    }
+}
+
+/// A key in text: the user key, then `ts 'timestamp'` where the key carries one.
+fn key_text(
+    line: &mut Vec<u8>,
+    key: &[u8],
+    ts: usize,
+    bytes: &mut impl FnMut(&mut Vec<u8>, &[u8], &[u8]),
+) {
+    let (user, timestamp) = split_timestamp(key, ts);
+    bytes(line, b"", user);
+    if let Some(timestamp) = timestamp {
+        bytes(line, b"ts", timestamp);
+    }
 }
 
 /// Appends `text` as a JSON string, escaped as serde_json escapes it.
@@ -135,6 +172,7 @@ pub(super) fn batch_json(
     line: &mut Vec<u8>,
     offset: u64,
     data: &[u8],
+    timestamps: Option<&Sizes>,
     file: Option<&str>,
 ) -> Option<BatchError> {
     line.extend_from_slice(b"{\"offset\": ");
@@ -155,7 +193,7 @@ pub(super) fn batch_json(
                             line.extend_from_slice(b", ");
                         }
                         first = false;
-                        op_json(line, &op);
+                        op_json(line, &op, size_of(timestamps, &op));
                     }
                     Err(e) => error = Some(e),
                 }
@@ -182,7 +220,7 @@ pub(super) fn batch_json(
 /// One operation in JSON: `op`, then `cf`, `key` and `value` (or `end_key`) where the
 /// operation has them; the markers' `xid`, a commit's `timestamp`, log data's `blob` and a
 /// timed put's `write_time` after them (the order logfmt-std's `serde` feature gives an `Op`).
-fn op_json(line: &mut Vec<u8>, op: &Op<'_>) {
+fn op_json(line: &mut Vec<u8>, op: &Op<'_>, ts: usize) {
     line.extend_from_slice(b"{\"op\": \"");
     line.extend_from_slice(op.name().as_bytes());
     line.push(b'"');
@@ -191,7 +229,11 @@ fn op_json(line: &mut Vec<u8>, op: &Op<'_>) {
         number(line, cf);
     }
     if let Some(key) = op.key() {
-        json_hex(line, b"key", key);
+        let (user, timestamp) = split_timestamp(key, ts);
+        json_hex(line, b"key", user);
+        if let Some(timestamp) = timestamp {
+            json_hex(line, b"timestamp", timestamp);
+        }
     }
     match *op {
         Op::DeleteRange { end, .. } => json_hex(line, b"end_key", end),
@@ -271,4 +313,110 @@ pub(crate) fn batch_document<'a>(
         Err(e) => doc.error = Some(e.to_string()),
     }
     doc
+}
+
+/// A Pebble batch in text, as [`batch_text`] prints a RocksDB one: `--- offset N; sequence S;
+/// count C`, a line per operation (`  range_key_set 'start' 'value'`), then the error that
+/// ended them, if any.
+pub(super) fn pebble_text(
+    line: &mut Vec<u8>,
+    offset: u64,
+    data: &[u8],
+    hex: bool,
+    scratch: &mut Scratch,
+) -> Option<BatchError> {
+    line.extend_from_slice(b"--- offset ");
+    number(line, offset);
+    let mut error = None;
+    match WriteBatch::new(data) {
+        Ok(batch) => {
+            line.extend_from_slice(b"; sequence ");
+            number(line, batch.sequence());
+            line.extend_from_slice(b"; count ");
+            number(line, batch.count());
+            line.push(b'\n');
+            for op in batch.pebble_ops() {
+                match op {
+                    Ok(op) => {
+                        line.extend_from_slice(b"  ");
+                        line.extend_from_slice(op.name().as_bytes());
+                        for data in std::iter::once(op.key).chain(op.value) {
+                            line.push(b' ');
+                            text_bytes(line, data, hex, scratch);
+                        }
+                        line.push(b'\n');
+                    }
+                    Err(e) => error = Some(e),
+                }
+            }
+        }
+        Err(e) => {
+            line.push(b'\n');
+            error = Some(e);
+        }
+    }
+    if let Some(e) = error {
+        line.extend_from_slice(b"  error: ");
+        line.extend_from_slice(e.to_string().as_bytes());
+        line.push(b'\n');
+    }
+    error
+}
+
+/// A Pebble batch in JSON, one line, in [`batch_json`]'s layout: each operation `op`, `kind`
+/// (Pebble's key kind), `key` and `value` where it has one.
+pub(super) fn pebble_json(
+    line: &mut Vec<u8>,
+    offset: u64,
+    data: &[u8],
+    file: Option<&str>,
+) -> Option<BatchError> {
+    line.extend_from_slice(b"{\"offset\": ");
+    number(line, offset);
+    let mut error = None;
+    match WriteBatch::new(data) {
+        Ok(batch) => {
+            line.extend_from_slice(b", \"sequence\": ");
+            number(line, batch.sequence());
+            line.extend_from_slice(b", \"count\": ");
+            number(line, batch.count());
+            line.extend_from_slice(b", \"ops\": [");
+            let mut first = true;
+            for op in batch.pebble_ops() {
+                match op {
+                    Ok(op) => {
+                        if !first {
+                            line.extend_from_slice(b", ");
+                        }
+                        first = false;
+                        line.extend_from_slice(b"{\"op\": \"");
+                        line.extend_from_slice(op.name().as_bytes());
+                        line.extend_from_slice(b"\", \"kind\": ");
+                        number(line, op.kind);
+                        json_hex(line, b"key", op.key);
+                        if let Some(value) = op.value {
+                            json_hex(line, b"value", value);
+                        }
+                        line.push(b'}');
+                    }
+                    Err(e) => error = Some(e),
+                }
+            }
+            line.push(b']');
+        }
+        Err(e) => {
+            line.extend_from_slice(b", \"sequence\": null, \"count\": null, \"ops\": []");
+            error = Some(e);
+        }
+    }
+    if let Some(e) = error {
+        line.extend_from_slice(b", \"error\": ");
+        json_string(line, &e.to_string());
+    }
+    if let Some(file) = file {
+        line.extend_from_slice(b", \"file\": ");
+        json_string(line, file);
+    }
+    line.extend_from_slice(b"}\n");
+    error
 }

@@ -16,7 +16,7 @@ use logfmt_std::content::{DbFileKind, VersionEdit, WriteBatch};
 use crate::escape::Scratch;
 #[cfg(test)]
 pub(crate) use batch::batch_document;
-use batch::{batch_json, batch_text};
+use batch::{batch_json, batch_text, pebble_json, pebble_text};
 #[cfg(test)]
 pub(crate) use edit::edit_document;
 use edit::write_edit;
@@ -44,8 +44,20 @@ pub(crate) enum Content {
     Raw,
     /// `WriteBatch` records.
     WriteBatch,
+    /// Pebble's batches: the same header, Pebble's key kinds (read as Pebble's WAL).
+    PebbleBatch,
     /// `VersionEdit` records.
     VersionEdit,
+}
+
+impl Content {
+    /// What the records hold read as `dialect`'s log: a Pebble WAL holds Pebble's batches.
+    pub(crate) fn in_dialect(self, dialect: logfmt_std::advanced::Dialect) -> Self {
+        match (self, dialect) {
+            (Self::WriteBatch, logfmt_std::advanced::Dialect::Pebble) => Self::PebbleBatch,
+            (content, _) => content,
+        }
+    }
 }
 
 impl Decode {
@@ -83,6 +95,9 @@ pub(crate) fn decodes(content: Content, data: &[u8]) -> bool {
         Content::WriteBatch => {
             WriteBatch::new(data).is_ok_and(|batch| batch.ops().all(|op| op.is_ok()))
         }
+        Content::PebbleBatch => {
+            WriteBatch::new(data).is_ok_and(|batch| batch.pebble_ops().all(|op| op.is_ok()))
+        }
         Content::VersionEdit => {
             // A tag unknown to this version after known fields: a newer writer's edit.
             let mut known = false;
@@ -103,6 +118,13 @@ pub(crate) fn first_error(content: Content, data: &[u8]) -> Option<Undecoded> {
         Content::Raw => None,
         Content::WriteBatch => match WriteBatch::new(data) {
             Ok(batch) => batch.ops().find_map(Result::err).map(Undecoded::Batch),
+            Err(e) => Some(Undecoded::Batch(e)),
+        },
+        Content::PebbleBatch => match WriteBatch::new(data) {
+            Ok(batch) => batch
+                .pebble_ops()
+                .find_map(Result::err)
+                .map(Undecoded::Batch),
             Err(e) => Some(Undecoded::Batch(e)),
         },
         Content::VersionEdit => VersionEdit::new(data)
@@ -135,9 +157,17 @@ impl Tally {
         let mut whole = true;
         match content {
             Content::Raw => {}
-            Content::WriteBatch => match WriteBatch::new(data) {
+            Content::WriteBatch | Content::PebbleBatch => match WriteBatch::new(data) {
                 Ok(batch) => {
-                    for op in batch.ops() {
+                    if content == Content::PebbleBatch {
+                        for op in batch.pebble_ops() {
+                            match op {
+                                Ok(op) => *self.kinds.entry(op.name()).or_default() += 1,
+                                Err(_) => whole = false,
+                            }
+                        }
+                    }
+                    for op in batch.ops().filter(|_| content == Content::WriteBatch) {
                         match op {
                             Ok(op) => {
                                 *self.kinds.entry(op.name()).or_default() += 1;
@@ -193,6 +223,7 @@ impl Tally {
 pub(crate) struct Printer {
     line: Vec<u8>,
     scratch: Scratch,
+    timestamps: Timestamps,
 }
 
 impl Default for Printer {
@@ -200,11 +231,45 @@ impl Default for Printer {
         Self {
             line: Vec::new(),
             scratch: [0; 260],
+            timestamps: Timestamps::default(),
         }
     }
 }
 
+/// The timestamp sizes RocksDB's timestamp-size records give, by column family, from each
+/// record's offset on (each record adds to those before it, as RocksDB's reader keeps them).
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Timestamps {
+    from: Vec<(u64, std::collections::BTreeMap<u32, u16>)>,
+}
+
+impl Timestamps {
+    /// From the records found in a log (offset, sizes), in file order.
+    pub(crate) fn new(records: &[(u64, Vec<(u32, u16)>)]) -> Self {
+        let mut sizes = std::collections::BTreeMap::new();
+        let from = records
+            .iter()
+            .map(|(offset, pairs)| {
+                sizes.extend(pairs.iter().copied());
+                (*offset, sizes.clone())
+            })
+            .collect();
+        Self { from }
+    }
+
+    /// The sizes in force for a record at `offset`: those of the records before it.
+    pub(crate) fn at(&self, offset: u64) -> Option<&std::collections::BTreeMap<u32, u16>> {
+        let before = self.from.partition_point(|(at, _)| *at < offset);
+        before.checked_sub(1).map(|i| &self.from[i].1)
+    }
+}
+
 impl Printer {
+    /// Sets the timestamp sizes applied to the user keys of the write batches printed.
+    pub(crate) fn set_timestamps(&mut self, timestamps: Timestamps) {
+        self.timestamps = timestamps;
+    }
+
     /// Prints the record at `offset` holding `content` (not [`Content::Raw`]); returns what
     /// could not be decoded, if anything (it is also printed, in place). `file` names the file
     /// in JSON when several are printed.
@@ -221,10 +286,20 @@ impl Printer {
         let line = &mut self.line;
         let undecoded = match (content, style) {
             (Content::VersionEdit, _) => write_edit(line, style, offset, data, file)?,
-            (_, Style::Text { hex }) => {
-                batch_text(line, offset, data, hex, &mut self.scratch).map(Undecoded::Batch)
+            (Content::PebbleBatch, Style::Text { hex }) => {
+                pebble_text(line, offset, data, hex, &mut self.scratch).map(Undecoded::Batch)
             }
-            (_, Style::Json) => batch_json(line, offset, data, file).map(Undecoded::Batch),
+            (Content::PebbleBatch, Style::Json) => {
+                pebble_json(line, offset, data, file).map(Undecoded::Batch)
+            }
+            (_, Style::Text { hex }) => {
+                let ts = self.timestamps.at(offset);
+                batch_text(line, offset, data, hex, ts, &mut self.scratch).map(Undecoded::Batch)
+            }
+            (_, Style::Json) => {
+                let ts = self.timestamps.at(offset);
+                batch_json(line, offset, data, ts, file).map(Undecoded::Batch)
+            }
         };
         out.write_all(&self.line)?;
         Ok(undecoded)

@@ -9,8 +9,8 @@ use crate::block::{ChunkRules, Parsed, parse_chunk};
 use crate::block::{FlashGap, PaddingEnd, chunks_from, damaged_pack_end, flash_gap, padding_end};
 use crate::error::{Corruption, CorruptionKind};
 use crate::format::{
-    BLOCK_SIZE, FragmentKind, HEADER_SIZE, HOT_PATHS, RECYCLABLE_HEADER_SIZE, RESUME_TYPE,
-    RING_TYPE, RecordType, TYPE_FIELD,
+    BLOCK_SIZE, FragmentKind, HEADER_SIZE, HOT_PATHS, RESUME_TYPE, RING_TYPE, RecordType,
+    TYPE_FIELD,
 };
 use crate::options::ReadOptions;
 use crate::pack::{self, PackError};
@@ -19,11 +19,7 @@ use crate::skip::{Skip, SkipKind};
 /// The size of the smallest header a writer of the format would not start in a block's last
 /// bytes: what is left before the block's end is shorter than it, and padded.
 fn trailer_limit(rules: &ChunkRules) -> usize {
-    if rules.format.reads_recyclable_headers() {
-        RECYCLABLE_HEADER_SIZE
-    } else {
-        HEADER_SIZE
-    }
+    rules.trailer_limit()
 }
 
 /// Bytes passed over: reported as corruption, or skipped silently.

@@ -394,6 +394,13 @@ impl Decoder {
                     .map(u32::from_le_bytes);
                 // A pack's record count, in its first chunk.
                 let count = block.get(payload.clone()).and_then(pack::declared_count);
+                // RocksDB's metadata records, read whole here (never fragmented).
+                if let Some(step) = block
+                    .get(payload.clone())
+                    .and_then(|data| self.metadata(record_type, header_offset, data))
+                {
+                    return Some(step);
+                }
                 self.chunk(
                     record_type,
                     log_number,
@@ -501,6 +508,38 @@ impl Decoder {
     /// position: it is parsed without checking it again.
     pub(crate) fn verified(&mut self) {
         self.cursor.verified = Some(self.cursor.pos);
+    }
+
+    /// RocksDB's metadata records (timestamp sizes, predecessor WAL) under a dialect that
+    /// reads them: skipped with what they say, a record in progress cut and reported (RocksDB:
+    /// "interspersed partial record"). `None` for every other chunk. A metadata record whose
+    /// payload does not parse is of an unknown type.
+    fn metadata(&mut self, record_type: u8, header_offset: u64, data: &[u8]) -> Option<Step> {
+        let kind = match self.rules.classify(record_type) {
+            ChunkClass::TimestampSizes => {
+                let mut sizes = crate::dialect::TimestampSizes::parse(data)?;
+                let first = sizes.next()?;
+                SkipKind::TimestampSizes {
+                    entries: u16::try_from(data.len() / 6).unwrap_or(u16::MAX),
+                    first,
+                }
+            }
+            ChunkClass::PredecessorWal => {
+                SkipKind::PredecessorWal(crate::dialect::PredecessorWal::parse(data)?)
+            }
+            _ => return None,
+        };
+        if self.state == State::Resyncing {
+            self.state = State::Idle;
+        }
+        let end = self.cursor.position();
+        let aborted = self.abort(Some(CorruptionKind::ErrorInMiddleOfRecord));
+        let step = Step::Skipped(Skip {
+            offset: header_offset,
+            len: end - header_offset,
+            kind,
+        });
+        Some(self.then(step, aborted))
     }
 
     /// LevelDB's `ReadRecord` switch for one well-formed chunk.

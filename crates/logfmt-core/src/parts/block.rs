@@ -6,10 +6,11 @@
 //! by the end of the data.
 
 use crate::checksum;
+use crate::dialect::{Dialect, HeaderKind, Meaning, SYNCED_OFFSET_FIELD};
 use crate::format::{
     BLOCK_SIZE, CHECKSUM_FIELD, CURSOR_TYPE, ChunkFormat, Format, FragmentKind, HEADER_SIZE,
     LENGTH_FIELD, LOG_NUMBER_FIELD, RECYCLABLE_HEADER_SIZE, RESUME_TYPE, RING_TYPE, RecordType,
-    SET_COMPRESSION_TYPE, TYPE_FIELD,
+    TYPE_FIELD,
 };
 use crate::options::ReadOptions;
 
@@ -20,12 +21,17 @@ use crate::options::ReadOptions;
 pub struct Chunk<'a> {
     /// Offset of the chunk's header within the block.
     pub offset: usize,
-    /// Size of the header: [`HEADER_SIZE`], or [`RECYCLABLE_HEADER_SIZE`] for a recyclable chunk.
+    /// Size of the header: [`HEADER_SIZE`], [`RECYCLABLE_HEADER_SIZE`] for a recyclable chunk,
+    /// or [`WAL_SYNC_HEADER_SIZE`](crate::dialect::WAL_SYNC_HEADER_SIZE) for a Pebble WAL-sync
+    /// chunk.
     pub header_len: usize,
-    /// The raw type byte (see [`RecordType`]).
+    /// The raw type byte (see [`RecordType`] and [`Dialect::meaning`]).
     pub record_type: u8,
-    /// The log number of a recyclable chunk.
+    /// The log number of a recyclable (or WAL-sync) chunk.
     pub log_number: Option<u32>,
+    /// The synced offset of a Pebble WAL-sync chunk: how far the log was known durable when
+    /// the chunk was written.
+    pub synced_offset: Option<u64>,
     /// The payload.
     pub payload: &'a [u8],
     /// The masked checksum stored in the header.
@@ -67,6 +73,9 @@ pub struct ChunkRules {
     /// RocksDB's compression record is [`ChunkClass::SetCompression`]
     /// ([`ReadOptions::wal_compression`]); else it is of an unknown type.
     pub wal_compression: bool,
+    /// Whose log this is: what each type byte means, and the header it is read with
+    /// ([`Dialect::meaning`]). Default [`Dialect::Logfmt`].
+    pub dialect: Dialect,
 }
 
 impl Default for ChunkRules {
@@ -78,6 +87,7 @@ impl Default for ChunkRules {
             skip_ignorable: false,
             packs: true,
             wal_compression: true,
+            dialect: Dialect::Logfmt,
         }
     }
 }
@@ -93,7 +103,15 @@ pub enum ChunkClass {
     Pack(FragmentKind),
     /// RocksDB's compression record ([`SET_COMPRESSION_TYPE`]): the records after it are
     /// compressed.
+    ///
+    /// [`SET_COMPRESSION_TYPE`]: crate::format::SET_COMPRESSION_TYPE
     SetCompression,
+    /// RocksDB's timestamp-size record (types 10 and 11, [`Dialect::RocksDb`]): the timestamp
+    /// size of column families, for the write batches after it.
+    TimestampSizes,
+    /// RocksDB's predecessor-WAL record (types 130 and 131, [`Dialect::RocksDb`]): the log
+    /// number, size and last sequence number of the WAL before this one.
+    PredecessorWal,
     /// A legacy fragment type in a recyclable log: dropped and reported
     /// ([`CorruptionKind::UnexpectedFormat`](crate::CorruptionKind::UnexpectedFormat)).
     OtherFormat,
@@ -126,9 +144,33 @@ impl ChunkRules {
             verify: options.verify_checksums,
             format: ChunkFormat::from(options.format),
             erased: options.erased,
-            skip_ignorable: options.skip_ignorable_types,
+            skip_ignorable: options.skip_ignorable_types || options.dialect.skips_ignorable_types(),
             packs: options.read_packs,
             wal_compression: options.wal_compression,
+            dialect: options.dialect,
+        }
+    }
+
+    /// The header a chunk of type `record_type` is read with: the dialect's
+    /// ([`Dialect::header`]), recyclable headers only where the format allows them.
+    #[must_use]
+    #[inline]
+    pub fn header(&self, record_type: u8) -> HeaderKind {
+        self.dialect
+            .header(record_type, self.format.reads_recyclable_headers())
+    }
+
+    /// The most bytes a writer of this log leaves unused at a block's end (a trailer): one
+    /// less than its largest header — 6 in a legacy log, 10 in a recyclable one, 18 in
+    /// Pebble's.
+    #[must_use]
+    pub fn trailer_limit(&self) -> usize {
+        if !self.format.reads_recyclable_headers() {
+            HEADER_SIZE
+        } else if self.dialect == Dialect::Pebble {
+            crate::dialect::WAL_SYNC_HEADER_SIZE
+        } else {
+            RECYCLABLE_HEADER_SIZE
         }
     }
 
@@ -159,23 +201,38 @@ impl ChunkRules {
         if record_type == RING_TYPE && self.erased.is_some() {
             return ChunkClass::RingHeader;
         }
-        if record_type == SET_COMPRESSION_TYPE && self.wal_compression {
-            return ChunkClass::SetCompression;
-        }
-        let known = RecordType::try_from(record_type).ok();
-        match known.and_then(|t| Some((t, t.fragment_kind()?))) {
+        let unknown = if self.skip_ignorable && record_type & 0x80 != 0 {
+            ChunkClass::Ignorable
+        } else {
+            ChunkClass::Unknown
+        };
+        match self.dialect.meaning(record_type) {
+            Meaning::SetCompression if self.wal_compression => ChunkClass::SetCompression,
+            Meaning::TimestampSizes { .. } => ChunkClass::TimestampSizes,
+            Meaning::PredecessorWal { .. } => ChunkClass::PredecessorWal,
             // Packs live in legacy logs only: their 7-byte header carries no log number, so
             // in a recycled file a stale pack could not be told from a new one.
-            Some((t, kind)) if t.is_pack() => match self.format {
-                _ if !self.packs => ChunkClass::Unknown,
-                ChunkFormat::Decided(Format::Recyclable { .. }) => ChunkClass::OtherFormat,
-                _ => ChunkClass::Pack(kind),
+            Meaning::Logfmt => match RecordType::try_from(record_type)
+                .ok()
+                .filter(|t| t.is_pack())
+                .and_then(RecordType::fragment_kind)
+            {
+                Some(_) if !self.packs => ChunkClass::Unknown,
+                Some(kind) => match self.format {
+                    ChunkFormat::Decided(Format::Recyclable { .. }) => ChunkClass::OtherFormat,
+                    _ => ChunkClass::Pack(kind),
+                },
+                None => unknown,
             },
-            Some((t, kind)) => match self.format {
+            Meaning::Fragment { kind, header } => match self.format {
                 ChunkFormat::Undecided { .. } => ChunkClass::Fragment(kind),
+                // Pebble reads each type it knows with its own header, in any log.
+                ChunkFormat::Decided(_) if self.dialect == Dialect::Pebble => {
+                    ChunkClass::Fragment(kind)
+                }
                 ChunkFormat::Decided(format) => {
                     let recyclable = format.log_number().is_some();
-                    if t.is_recyclable() == recyclable {
+                    if (header != HeaderKind::Legacy) == recyclable {
                         ChunkClass::Fragment(kind)
                     } else if recyclable {
                         ChunkClass::OtherFormat
@@ -184,8 +241,7 @@ impl ChunkRules {
                     }
                 }
             },
-            None if self.skip_ignorable && record_type & 0x80 != 0 => ChunkClass::Ignorable,
-            None => ChunkClass::Unknown,
+            Meaning::SetCompression | Meaning::Zero | Meaning::Unknown => unknown,
         }
     }
 
@@ -196,13 +252,12 @@ impl ChunkRules {
         let ChunkFormat::Undecided { log_number: given } = self.format else {
             return false;
         };
-        let Some(t) = RecordType::try_from(record_type)
-            .ok()
-            .filter(|t| t.fragment_kind().is_some() && (self.packs || !t.is_pack()))
-        else {
-            return false;
+        let recyclable = match self.dialect.meaning(record_type) {
+            Meaning::Fragment { header, .. } => header != HeaderKind::Legacy,
+            Meaning::Logfmt if self.packs && matches!(record_type, 0x51..=0x54) => false,
+            _ => return false,
         };
-        self.format = ChunkFormat::Decided(if t.is_recyclable() {
+        self.format = ChunkFormat::Decided(if recyclable {
             Format::Recyclable {
                 log_number: given.or(log_number).unwrap_or_default(),
             }
@@ -353,19 +408,22 @@ pub fn parse_chunk<'a>(
     }
     let declared = u16::from_le_bytes([header[LENGTH_FIELD.start], header[LENGTH_FIELD.start + 1]]);
     let record_type = header[TYPE_FIELD];
-    // RocksDB's recyclable header: types 5–8, and its recyclable metadata types 11 (timestamp
-    // sizes) and 131 (predecessor WAL info).
-    let recyclable =
-        rules.format.reads_recyclable_headers() && matches!(record_type, 5..=8 | 11 | 131);
-    let header_len = if recyclable {
-        RECYCLABLE_HEADER_SIZE
-    } else {
-        HEADER_SIZE
-    };
+    // The dialect's header for the type: RocksDB's recyclable header for types 5–8 and its
+    // recyclable metadata types 11 (timestamp sizes) and 131 (predecessor WAL info); Pebble's
+    // for 5–8, and its WAL-sync header for 9–12.
+    let header_kind = rules.header(record_type);
+    let header_len = header_kind.len();
     if rest.len() < header_len {
         return short(rest);
     }
-    let log_number = recyclable.then(|| le_u32(rest, LOG_NUMBER_FIELD.start));
+    let log_number = header_kind
+        .has_log_number()
+        .then(|| le_u32(rest, LOG_NUMBER_FIELD.start));
+    let synced_offset = (header_kind == HeaderKind::WalSync).then(|| {
+        let low = u64::from(le_u32(rest, SYNCED_OFFSET_FIELD.start));
+        let high = u64::from(le_u32(rest, SYNCED_OFFSET_FIELD.start + 4));
+        low | high << 32
+    });
     if let (Some(found), Some(expected)) = (log_number, rules.format.log_number())
         && found != expected
     {
@@ -415,6 +473,7 @@ pub fn parse_chunk<'a>(
         header_len,
         record_type,
         log_number,
+        synced_offset,
         payload,
         stored_checksum: stored,
         checksum_verified: rules.verify,

@@ -31,6 +31,7 @@ pub mod assembler;
 pub mod block;
 pub mod checksum;
 pub mod cursor;
+pub mod dialect;
 pub mod format;
 pub mod ring;
 
@@ -40,4 +41,5 @@ pub use crate::options::ReadFormat;
 pub use crate::reader::{Coded, CodedKind, DropReason, Item, Oversized};
 pub use crate::skip::{Skip, SkipKind};
 pub use crate::writer::BufferFull;
+pub use dialect::Dialect;
 pub use format::{ChunkFormat, FragmentKind, HEADER_SIZE, RECYCLABLE_HEADER_SIZE, RecordType};

@@ -31,15 +31,24 @@ use logfmt_std::RecoveryMode;
 
 /// SQL over logs in LevelDB's log format (RocksDB's recyclable and compressed records, logfmt's
 /// packs): tables `logs` (file, offset, length, index, payload), `damage` (file, offset, bytes,
-/// kind, reason) and `ops` (file, offset, index, op_index, sequence, op, cf, key, value, error).
+/// kind, reason) and `ops` (file, offset, index, op_index, sequence, op, cf, key, value, error);
+/// with --wal DIR, `wal` (log, file, offset, length, payload) and `wal_damage` (log, file,
+/// offset, bytes, reason).
 #[derive(Debug, Parser)]
 #[command(name = "logfmt-sql", version)]
 struct Args {
     /// The query, e.g. "SELECT file, count(*), sum(length) FROM logs GROUP BY file".
     query: String,
     /// Directories (read recursively) and files.
-    #[arg(required = true)]
+    #[arg(required_unless_present = "wal")]
     paths: Vec<PathBuf>,
+    /// A WAL directory (numbered logs, NNNNNN.log) read as one log, in log-number order, as
+    /// tables `wal` (log, file, offset, length, payload: a row per record, in order) and
+    /// `wal_damage` (log, file, offset, bytes, reason), with --recovery deciding what damage
+    /// and a gap between two logs mean (point-in-time stops there: no later log is read).
+    /// Read here, once, and held in memory; nothing in it is locked or changed.
+    #[arg(long, value_name = "DIR", conflicts_with = "cluster")]
+    wal: Option<PathBuf>,
     /// How the result is printed.
     #[arg(long = "output", short = 'o', value_enum, default_value_t = Output::Table)]
     output: Output,
@@ -103,6 +112,8 @@ enum SqlError {
     Missing(PathBuf),
     /// A path that is not valid UTF-8 (object-store paths are text).
     NotUtf8(PathBuf),
+    /// `--wal` names no directory.
+    NotADirectory(PathBuf),
     /// The query failed (planning or reading).
     Query(DataFusionError),
     /// Writing the result failed.
@@ -118,6 +129,11 @@ impl fmt::Display for SqlError {
         match self {
             Self::Missing(path) => write!(f, "{}: no such file or directory", path.display()),
             Self::NotUtf8(path) => write!(f, "{}: the path is not UTF-8", path.display()),
+            Self::NotADirectory(path) => write!(
+                f,
+                "{}: not a directory (--wal reads a directory of numbered logs)",
+                path.display()
+            ),
             Self::Query(error) => write!(f, "{error}"),
             Self::Write(error) => write!(f, "writing the result failed: {error}"),
             Self::Parquet(error) => write!(f, "writing Parquet failed: {error}"),
@@ -214,7 +230,15 @@ async fn run(args: &Args) -> Result<(), SqlError> {
             Erased::Zero => 0x00,
         }));
     let paths: Vec<&str> = paths.iter().map(String::as_str).collect();
-    register_logs(&ctx, &paths, &args.extension, options).await?;
+    if !paths.is_empty() {
+        register_logs(&ctx, &paths, &args.extension, options).await?;
+    }
+    if let Some(dir) = &args.wal {
+        if !dir.is_dir() {
+            return Err(SqlError::NotADirectory(dir.clone()));
+        }
+        logfmt_datafusion::register_wal(&ctx, dir, args.recovery)?;
+    }
     let frame = ctx.sql(&args.query).await?;
     let stream = frame.execute_stream().await?;
     match &args.out {

@@ -26,12 +26,14 @@
 
 mod coding;
 mod database;
+mod pebble_batch;
 #[cfg(feature = "serde")]
 mod serialize;
 mod version_edit;
 mod write_batch;
 
 pub use database::{Database, DatabaseError, DbFile, DbFileKind};
+pub use pebble_batch::{PEBBLE_KIND_MAX, PebbleOp, PebbleOps, kind_name as pebble_kind_name};
 pub use version_edit::{
     BlobReferences, EditError, Field, Fields, FileField, InternalKey, NewFile, NewFileTag,
     RangeKeyBounds, TAG_SAFE_IGNORE_MASK, VersionEdit,

@@ -127,6 +127,11 @@ impl<'a> WriteBatch<'a> {
         self.count
     }
 
+    /// The operations' bytes, after the header.
+    pub(crate) fn body(&self) -> &'a [u8] {
+        self.body
+    }
+
     /// The operations, in order. An operation that cannot be read ends them with its error;
     /// a count that does not match the data operations read ends them with
     /// [`BatchError::WrongCount`].

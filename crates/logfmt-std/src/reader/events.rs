@@ -161,7 +161,11 @@ impl<S: BlockSource> LogReader<S> {
         // header (a bad chunk there) and chunks of other types.
         if matches!(
             skip.kind,
-            SkipKind::ZeroHeader | SkipKind::Compression(_) | SkipKind::Ignorable(_)
+            SkipKind::ZeroHeader
+                | SkipKind::Compression(_)
+                | SkipKind::Ignorable(_)
+                | SkipKind::TimestampSizes { .. }
+                | SkipKind::PredecessorWal(_)
         ) {
             next_range_skips(self.end, &mut self.next_leading, skip.offset, Seen::Other);
         }
@@ -178,7 +182,7 @@ impl<S: BlockSource> LogReader<S> {
             }
             // Not damage: block trailers, ignorable chunks, a flash image's padding, writes
             // torn by a power cut (proved by the writer's resume marker), a ring's block
-            // headers and RocksDB's compression record.
+            // headers and RocksDB's compression record and other metadata records.
             SkipKind::Compression(codec) => {
                 self.compression = Some(codec);
                 None
@@ -187,6 +191,8 @@ impl<S: BlockSource> LogReader<S> {
             | SkipKind::Ignorable(_)
             | SkipKind::Padding
             | SkipKind::Torn
+            | SkipKind::TimestampSizes { .. }
+            | SkipKind::PredecessorWal(_)
             | SkipKind::RingHeader => None,
             // A zero header: bytes hidden without a report.
             _ => {

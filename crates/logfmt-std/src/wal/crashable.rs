@@ -22,10 +22,14 @@ struct Inode {
     durable: Vec<u8>,
     /// The first offset written since the last sync.
     dirty_from: Option<usize>,
+    /// Synced at least once since created: a directory entry for it can be made durable
+    /// (an entry whose file was never written back is dropped by a crash).
+    synced: bool,
 }
 
 impl Inode {
     fn sync(&mut self) {
+        self.synced = true;
         if let Some(from) = self.dirty_from.take() {
             let from = from.min(self.data.len()).min(self.durable.len());
             self.durable.truncate(from);
@@ -53,6 +57,7 @@ impl Inode {
             durable: data.clone(),
             data,
             dirty_from: None,
+            synced: true,
         }
     }
 }
@@ -149,7 +154,9 @@ impl Stalls {
 
 /// A [`Storage`] in memory that a test crashes: [`crash`](Self::crash) keeps only what was
 /// made durable — bytes synced (through [`SyncWrite::sync`] or the sync handle), files
-/// created, renamed and removed once their directory was synced — and, with
+/// created, renamed and removed once their directory was synced (a new file's entry only if
+/// the file itself was synced before the directory: a directory entry whose file was never
+/// written back does not survive, as on a file system that writes the entry first) — and, with
 /// [`crash_tearing`](Self::crash_tearing), a part of the unsynced bytes too, as a write torn
 /// by a power cut leaves them. Handles opened before a crash write to nothing after it. A
 /// directory is created durably at once.
@@ -157,21 +164,29 @@ impl Stalls {
 /// [`stall`](Self::stall) makes every sync of a file in a directory block until
 /// [`unstall`](Self::unstall): a disk that stops answering.
 ///
-/// Clones share the same files.
+/// Clones share the same files. A clone belongs to the machine as it is when cloned: after a
+/// crash, every change made through a clone of before (a file created, renamed, removed or
+/// cut, a directory synced) fails, as every write through a handle of before does — the
+/// process that held it is gone. Clone again to go on after a crash.
 ///
 /// ```
 /// use std::io::Write;
 /// use std::path::Path;
-/// use logfmt_std::{advanced::SyncWrite, wal::{CrashableStorage, Storage}};
+/// use logfmt_std::advanced::{SyncHandle, SyncWrite};
+/// use logfmt_std::wal::{CrashableStorage, Storage};
 ///
 /// let fs = CrashableStorage::new();
 /// let dir = Path::new("/wal");
 /// fs.create_dir(dir)?;
 /// let (mut synced, _) = fs.create(&dir.join("a"))?;
+/// synced.sync()?; // the new file first, then its directory entry
 /// fs.sync_dir(dir)?;
 /// synced.write_all(b"kept")?;
 /// synced.sync()?;
 /// synced.write_all(b" lost")?;
+/// let (_, handle) = fs.create(&dir.join("c"))?;
+/// fs.sync_dir(dir)?; // its entry is not durable: the file was never synced
+/// handle.sync()?;
 /// let (mut unlisted, _) = fs.create(&dir.join("b"))?;
 /// unlisted.write_all(b"lost")?;
 /// unlisted.sync()?; // its data is durable, its directory entry is not
@@ -181,10 +196,22 @@ impl Stalls {
 /// assert_eq!(fs.contents(&dir.join("a")), Some(b"kept".to_vec()));
 /// # Ok::<(), std::io::Error>(())
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct CrashableStorage {
     state: Arc<Mutex<State>>,
     stalls: Arc<Stalls>,
+    /// The crashes before this clone was made.
+    epoch: u64,
+}
+
+impl Clone for CrashableStorage {
+    fn clone(&self) -> Self {
+        Self {
+            state: Arc::clone(&self.state),
+            stalls: Arc::clone(&self.stalls),
+            epoch: lock(&self.state).crashes,
+        }
+    }
 }
 
 impl Default for CrashableStorage {
@@ -205,6 +232,7 @@ impl CrashableStorage {
         Self {
             state: Arc::new(Mutex::new(state)),
             stalls,
+            epoch: 0,
         }
     }
 
@@ -251,8 +279,7 @@ impl CrashableStorage {
     /// Counts an operation now.
     fn operate(&self) -> io::Result<()> {
         let mut state = lock(&self.state);
-        let epoch = state.crashes;
-        state.operate(epoch)
+        state.operate(self.epoch)
     }
 
     /// Makes every sync of a file in `dir` block until [`unstall`](Self::unstall) (or a
@@ -286,6 +313,7 @@ impl CrashableStorage {
             data: bytes.to_vec(),
             durable: bytes.to_vec(),
             dirty_from: None,
+            synced: true,
         }));
         dir.entries.insert(name.clone(), Arc::clone(&inode));
         dir.durable.insert(name, inode);
@@ -301,7 +329,7 @@ impl CrashableStorage {
 
     fn open_to_write(&self, path: &Path, inode: Shared) -> (CrashFile, CrashHandle) {
         let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-        let epoch = lock(&self.state).crashes;
+        let epoch = self.epoch;
         let file = CrashFile {
             inode: Arc::clone(&inode),
             position: 0,
@@ -512,7 +540,17 @@ impl Storage for CrashableStorage {
         self.operate()?;
         let mut state = lock(&self.state);
         let dir = state.dirs.get_mut(dir).ok_or_else(not_found)?;
-        dir.durable = dir.entries.clone();
+        // An entry is made durable once its file is: a file created and never synced keeps
+        // its durable entry if it had one (never, for a new name), else none.
+        let mut durable = BTreeMap::new();
+        for (name, inode) in &dir.entries {
+            if lock(inode).synced {
+                durable.insert(name.clone(), Arc::clone(inode));
+            } else if let Some(before) = dir.durable.get(name) {
+                durable.insert(name.clone(), Arc::clone(before));
+            }
+        }
+        dir.durable = durable;
         Ok(())
     }
 }

@@ -1,9 +1,10 @@
-//! The machinery of failover (Pebble's): a clock on every log's syncs (how long the one in
-//! progress has taken), a thread per log that syncs it (so that no appending thread is stuck
-//! in a sync that stalls), the records not yet known durable (to be written again in the next
-//! log when the current one is cut short), and where such records went.
+//! The machinery of failover (Pebble's): a clock on every log file's syncs (how long the one
+//! in progress has taken), a thread per file that makes it durable (its creation first, then
+//! its records, so that no appending thread is stuck in a sync that stalls), and the records
+//! not yet known durable (to be written again in the log's next segment when the current one
+//! stalls).
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
@@ -50,11 +51,21 @@ impl SyncClock {
     }
 }
 
-/// A sync handle whose syncs are timed on a [`SyncClock`].
+/// A sync handle whose syncs are timed on a [`SyncClock`] (shared: the file's creation is
+/// synced through it too).
 #[derive(Debug)]
 pub(crate) struct Timed<H> {
-    pub(crate) inner: H,
+    pub(crate) inner: Arc<H>,
     pub(crate) clock: Arc<SyncClock>,
+}
+
+impl<H> Clone for Timed<H> {
+    fn clone(&self) -> Self {
+        Self {
+            inner: Arc::clone(&self.inner),
+            clock: Arc::clone(&self.clock),
+        }
+    }
 }
 
 impl<H: SyncHandle> SyncHandle for Timed<H> {
@@ -101,30 +112,56 @@ impl Progress {
     }
 }
 
-/// The thread that syncs one log, woken by appends, until the log is no longer written and
-/// everything in it is synced (or its writer failed).
+/// Makes a new log file's creation durable: the file synced, then its directory.
+pub(crate) type Creation = Box<dyn FnOnce() -> io::Result<()> + Send>;
+
+/// The thread that makes one log file durable: its creation first, then its records, woken by
+/// appends, until the file is no longer written and everything in it is synced (or it
+/// failed).
 #[derive(Debug, Default)]
 pub(crate) struct Syncer {
     wake: Mutex<bool>,
     woken: Condvar,
     retired: AtomicBool,
+    /// The file and its directory entry are durable: its records may be acknowledged.
+    created: AtomicBool,
     failure: Mutex<Option<LogWriterError>>,
 }
 
 impl Syncer {
-    /// Starts the thread syncing `group`, bumping `progress` after each sync.
-    pub(crate) fn spawn<W, H>(group: Arc<GroupWriter<W, H>>, progress: Arc<Progress>) -> Arc<Self>
+    /// Starts the thread making `creation` durable, then syncing `group`, bumping `progress`
+    /// after each sync.
+    pub(crate) fn spawn<W, H>(
+        group: Arc<GroupWriter<W, H>>,
+        progress: Arc<Progress>,
+        creation: Creation,
+    ) -> Arc<Self>
     where
         W: SyncWrite + Send + 'static,
         H: SyncHandle + 'static,
     {
         let syncer = Arc::new(Self::default());
         let this = Arc::clone(&syncer);
-        std::thread::spawn(move || this.run(&group, &progress));
+        std::thread::spawn(move || this.run(&group, &progress, creation));
         syncer
     }
 
-    fn run<W: SyncWrite, H: SyncHandle>(&self, group: &GroupWriter<W, H>, progress: &Progress) {
+    fn run<W: SyncWrite, H: SyncHandle>(
+        &self,
+        group: &GroupWriter<W, H>,
+        progress: &Progress,
+        creation: Creation,
+    ) {
+        if let Err(e) = creation() {
+            *lock(&self.failure) = Some(LogWriterError::Failed {
+                operation: crate::error::WriteOperation::Sync,
+                source: Arc::new(e),
+            });
+            progress.bump();
+            return;
+        }
+        self.created.store(true, Ordering::Release);
+        progress.bump();
         loop {
             let target = group.position();
             if target > group.durable() {
@@ -164,77 +201,52 @@ impl Syncer {
         self.wake();
     }
 
+    /// Whether the file and its directory entry are durable.
+    pub(crate) fn created(&self) -> bool {
+        self.created.load(Ordering::Acquire)
+    }
+
     /// The sync that failed, if one did.
     pub(crate) fn failure(&self) -> Option<LogWriterError> {
         lock(&self.failure).clone()
     }
 }
 
-/// Where the records of a log cut short went: every record ending after `cut` was written
-/// again in log `to`, where it is given by `moved` (old end, new offset, new end), in order.
-#[derive(Debug, Clone)]
-pub(crate) struct Redirect {
-    pub(crate) cut: u64,
-    pub(crate) to: u64,
-    pub(crate) moved: Vec<(u64, u64, u64)>,
+/// A log file's records not yet known durable, with their bytes (to be written again in the
+/// log's next segment if this file stalls), and the number the next record appended takes.
+#[derive(Debug, Default)]
+pub(crate) struct Pending {
+    /// The next record's number in the log.
+    pub(crate) next: u64,
+    /// (number, end in the file, bytes), in order.
+    pub(crate) records: VecDeque<(u64, u64, Vec<u8>)>,
 }
 
-/// Follows a record — its log, offset and end — through the logs it was written again in.
-pub(crate) fn resolve(
-    redirects: &BTreeMap<u64, Redirect>,
-    mut at: (u64, u64, u64),
-) -> (u64, u64, u64) {
-    while let Some(redirect) = redirects.get(&at.0) {
-        if at.2 <= redirect.cut {
-            break;
+impl Pending {
+    /// The number of the first record not durable once the file is durable up to `durable`
+    /// (every record before it is).
+    pub(crate) fn durable_before(&mut self, durable: u64) -> u64 {
+        while self.records.front().is_some_and(|r| r.1 <= durable) {
+            self.records.pop_front();
         }
-        match redirect
-            .moved
-            .binary_search_by_key(&at.2, |&(old, _, _)| old)
-        {
-            Ok(i) => {
-                let (_, offset, end) = redirect.moved[i];
-                at = (redirect.to, offset, end);
-            }
-            // Not a record's end: the cut's own log then (never reached for a ticket).
-            Err(_) => break,
-        }
+        self.records.front().map_or(self.next, |r| r.0)
     }
-    at
 }
-
-/// The current log's records not yet known durable, as (end, bytes), in order.
-pub(crate) type Unsynced = VecDeque<(u64, Vec<u8>)>;
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn tickets_follow_their_records() {
-        let mut redirects = BTreeMap::new();
-        let moved = vec![(150, 0, 40), (200, 40, 90)];
-        redirects.insert(
-            3,
-            Redirect {
-                cut: 100,
-                to: 4,
-                moved,
-            },
-        );
-        let moved = vec![(90, 0, 50)];
-        redirects.insert(
-            4,
-            Redirect {
-                cut: 40,
-                to: 5,
-                moved,
-            },
-        );
-        assert_eq!(resolve(&redirects, (3, 80, 100)), (3, 80, 100));
-        assert_eq!(resolve(&redirects, (3, 100, 150)), (4, 0, 40));
-        assert_eq!(resolve(&redirects, (3, 150, 200)), (5, 0, 50));
-        assert_eq!(resolve(&redirects, (2, 900, 999)), (2, 900, 999));
+    fn records_are_durable_in_order() {
+        let mut pending = Pending {
+            next: 13,
+            records: [(10, 100, vec![]), (11, 150, vec![]), (12, 200, vec![])].into(),
+        };
+        assert_eq!(pending.durable_before(99), 10);
+        assert_eq!(pending.durable_before(150), 12);
+        assert_eq!(pending.records.len(), 1);
+        assert_eq!(pending.durable_before(200), 13);
     }
 
     #[test]

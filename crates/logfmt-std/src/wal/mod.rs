@@ -47,8 +47,10 @@
 mod crashable;
 mod error;
 mod failover;
+mod listing;
 mod names;
 mod options;
+mod read_only;
 mod recover;
 mod storage;
 mod writer;
@@ -58,41 +60,66 @@ use std::path::{Path, PathBuf};
 pub use crashable::{CrashFile, CrashHandle, CrashLock, CrashableStorage};
 pub use error::{WalError, WalOperation};
 pub use options::{Failover, WalOptions};
+pub use read_only::{ReadOnlyWal, WalLog};
 pub use recover::Recovery;
 pub use storage::{OsStorage, Storage};
 pub use writer::WalWriter;
 
-use names::Kind;
-use recover::{LiveLog, Outcome};
+use recover::{LogFile, Outcome};
 
-/// Where a record is: its log's number and its offset in that log. Ordered as the records
-/// are.
+/// Where a record is: its log's number, the log's file (segment) it is in, and its offset in
+/// that file. Ordered as the records are.
+///
+/// A log has one file, segment 0 (`NNNNNN.log`), unless a failover moved its later records
+/// to a file in the other directory (segment 1, and so on: see
+/// [`WalOptions::failover`](WalOptions::failover)).
 ///
 /// ```
 /// use logfmt_std::wal::WalPosition;
 ///
 /// assert!(WalPosition::new(7, 90_000) < WalPosition::new(8, 0));
+/// assert!(WalPosition::new(7, 90_000) < WalPosition::in_segment(7, 1, 0));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 #[non_exhaustive]
 pub struct WalPosition {
-    /// The log's number (its file is `NNNNNN.log`).
+    /// The log's number (its first file is `NNNNNN.log`).
     pub log: u64,
-    /// The offset in that log.
+    /// The log's file: 0 for its first, `NNNNNN.log`.
+    pub segment: u32,
+    /// The offset in that file.
     pub offset: u64,
 }
 
 impl WalPosition {
-    /// Offset `offset` of log `log`.
+    /// Offset `offset` of log `log`'s first file.
     #[must_use]
     pub const fn new(log: u64, offset: u64) -> Self {
-        Self { log, offset }
+        Self::in_segment(log, 0, offset)
+    }
+
+    /// Offset `offset` of segment `segment` of log `log`.
+    #[must_use]
+    pub const fn in_segment(log: u64, segment: u32, offset: u64) -> Self {
+        Self {
+            log,
+            segment,
+            offset,
+        }
     }
 }
 
 impl std::fmt::Display for WalPosition {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "log {} offset {}", self.log, self.offset)
+        if self.segment == 0 {
+            write!(f, "log {} offset {}", self.log, self.offset)
+        } else {
+            write!(
+                f,
+                "log {} segment {} offset {}",
+                self.log, self.segment, self.offset
+            )
+        }
     }
 }
 
@@ -100,10 +127,13 @@ impl std::fmt::Display for WalPosition {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub struct WalTicket {
-    /// Where the record starts.
+    /// Where the record was appended (a failover may write it again in the log's next
+    /// segment, where [`WalWriter::wait`] follows it).
     pub position: WalPosition,
-    /// Where it ends in its log: it is durable once its log is durable up to here.
+    /// Where it ends in that file.
     pub end: u64,
+    /// Its number in its log (the log's first record is 0).
+    pub(crate) record: u64,
 }
 
 /// A record recovered.
@@ -122,11 +152,12 @@ pub struct WalRecord {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum WalEntry {
-    /// A log begins: the records until the next `Log` are its.
+    /// A log's file begins: the records until the next `Log` are in it. A log failed over to
+    /// another directory has more than one file (each yielded so, with the same number).
     Log {
         /// Its number.
         number: u64,
-        /// Its file.
+        /// The file.
         path: PathBuf,
     },
     /// A record.
@@ -150,10 +181,11 @@ pub struct Wal<S: Storage = OsStorage> {
     lock: S::Lock,
     /// Released logs kept for reuse, in log-number order.
     recycle: Vec<u64>,
-    /// Every live log, in log-number order (both directories).
-    logs: Vec<LiveLog>,
-    /// The files saying where a log ends (a failover's cut): log -> (file, offset).
-    cuts: std::collections::BTreeMap<u64, (PathBuf, u64)>,
+    /// Every live log's files, in log-number and segment order (both directories).
+    files: Vec<LogFile>,
+    /// The files left of logs whose release a crash cut short (their first file gone), to
+    /// remove.
+    remains: Vec<(u64, PathBuf)>,
     /// How the last recovery ended, if one was read to its end.
     outcome: Option<Outcome>,
 }
@@ -193,49 +225,24 @@ impl<S: Storage> Wal<S> {
             .lock(&dir)
             .map_err(|e| WalError::io(WalOperation::Lock, &dir, e))?
             .ok_or_else(|| WalError::Locked { dir: dir.clone() })?;
-        let mut logs = Vec::new();
-        let mut recycle = Vec::new();
-        let mut cuts = std::collections::BTreeMap::new();
-        for each in dirs {
-            let names = storage
-                .list(&each)
-                .map_err(|e| WalError::io(WalOperation::List, &each, e))?;
-            for (number, offset) in names.iter().filter_map(|n| names::parse_cut(n)) {
-                let path = names::cut_path(&each, number, offset);
-                let cut = cuts.entry(number).or_insert((path.clone(), offset));
-                if offset < cut.1 {
-                    *cut = (path, offset);
-                }
-            }
-            let (live, kept) = names::logs(&names);
-            logs.extend(live.into_iter().map(|number| LiveLog {
-                number,
-                path: names::path(&each, number, Kind::Live),
-                cut: None,
-            }));
-            if each == dir {
-                recycle = kept;
-            }
-        }
-        logs.sort_by_key(|log| log.number);
-        for log in &mut logs {
-            log.cut = cuts.get(&log.number).map(|cut| cut.1);
-        }
+        let listing = listing::list(&storage, &dir, options)?;
         Ok(Self {
             storage,
             dir,
             options: options.clone(),
             lock,
-            recycle,
-            logs,
-            cuts,
+            recycle: listing.recycle,
+            files: listing.files,
+            remains: listing.remains,
             outcome: None,
         })
     }
 
     /// The live logs' numbers, in order.
     pub fn logs(&self) -> Vec<u64> {
-        self.logs.iter().map(|log| log.number).collect()
+        let mut logs: Vec<u64> = self.files.iter().map(|f| f.number).collect();
+        logs.dedup();
+        logs
     }
 
     /// The directory.
@@ -246,7 +253,7 @@ impl<S: Storage> Wal<S> {
     /// Reads every live log, in log-number order, as one log ([`Recovery`]).
     pub fn recover(&mut self) -> Recovery<'_, S> {
         let outcome = self.outcome.insert(Outcome::default());
-        Recovery::new(&self.storage, &self.logs, self.options.recovery, outcome)
+        Recovery::new(&self.storage, &self.files, self.options.recovery, outcome)
     }
 
     /// Starts writing: a new log after the last one, created, synced, and its directory entry
@@ -275,26 +282,26 @@ impl<S: Storage> Wal<S> {
         // Point in time stopped in the last log with no record of it after the damage: a
         // write torn by the crash (in a reused log, over its earlier bytes), cut off after the
         // last record recovered, as a torn tail is.
-        let mut cut = outcome.torn_tail.map(|(log, tail)| (log, tail.offset));
-        if let Some((log, damage)) = outcome.stopped {
-            let last = self.logs.last().filter(|l| l.number == log);
+        let mut cut = outcome.torn_tail.map(|(file, tail)| (file, tail.offset));
+        if let Some((file, damage)) = outcome.stopped {
+            let log = self.files[file].number;
+            let last = Some(file).filter(|&f| f + 1 == self.files.len());
             let end = outcome
                 .last
-                .filter(|p| p.log == log)
-                .map_or(0, |p| p.offset);
+                .filter(|&(f, _)| f == file)
+                .map_or(0, |(_, end)| end);
             match last {
-                Some(last) if !recover::records_after(&self.storage, last, end)? => {
-                    cut = Some((log, end));
+                Some(last) if !recover::records_after(&self.storage, &self.files[last], end)? => {
+                    cut = Some((last, end));
                 }
                 _ => return Err(WalError::Stopped { log, damage }),
             }
         }
-        if let Some((log, offset)) = cut
-            && let Some(last) = self.logs.iter().find(|l| l.number == log)
-        {
+        if let Some((file, offset)) = cut {
+            let path = &self.files[file].path;
             self.storage
-                .truncate(&last.path, offset)
-                .map_err(|e| WalError::io(WalOperation::Truncate, &last.path, e))?;
+                .truncate(path, offset)
+                .map_err(|e| WalError::io(WalOperation::Truncate, path, e))?;
         }
         writer::WalWriter::start(self)
     }

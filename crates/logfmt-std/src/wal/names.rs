@@ -1,7 +1,7 @@
 //! The names of a WAL directory's files: live logs `000123.log` (RocksDB's and LevelDB's
-//! names), logs kept for reuse `000123.recycle`, the empty file `000123-4567.cut` saying that
-//! log 123 ends at offset 4567 (a failover wrote its later records again in the next log),
-//! and the lock file `LOCK`.
+//! names), the later segments of a log failed over to another directory `000123-001-45.log`
+//! (Pebble's `000123-001.log`, with the number of the segment's first record in its log),
+//! logs kept for reuse `000123.recycle`, and the lock file `LOCK`.
 
 use std::path::{Path, PathBuf};
 
@@ -10,67 +10,70 @@ pub(crate) const LOCK: &str = "LOCK";
 
 /// What a file in a WAL directory is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub(crate) enum Kind {
-    /// A live log, `NNNNNN.log`.
-    Live,
+pub(crate) enum Name {
+    /// A file of live log `number`: its segment `segment` (0: `NNNNNN.log`, the log's first
+    /// file), whose first record is the log's record `first` (counting from 0).
+    Live {
+        number: u64,
+        segment: u32,
+        first: u64,
+    },
     /// A released log kept for reuse, `NNNNNN.recycle`.
-    Recycle,
+    Recycle(u64),
 }
 
-/// The file name of log `number` of `kind`: six digits at least, as RocksDB writes them.
-pub(crate) fn file_name(number: u64, kind: Kind) -> String {
-    match kind {
-        Kind::Live => format!("{number:06}.log"),
-        Kind::Recycle => format!("{number:06}.recycle"),
-    }
-}
-
-/// The path of log `number` of `kind` in `dir`.
-pub(crate) fn path(dir: &Path, number: u64, kind: Kind) -> PathBuf {
-    dir.join(file_name(number, kind))
-}
-
-/// The name of the file saying that log `number` ends at `offset`.
-pub(crate) fn cut_path(dir: &Path, number: u64, offset: u64) -> PathBuf {
-    dir.join(format!("{number:06}-{offset}.cut"))
-}
-
-/// The log number and offset a cut file's name holds.
-pub(crate) fn parse_cut(name: &str) -> Option<(u64, u64)> {
-    let (number, offset) = name.strip_suffix(".cut")?.split_once('-')?;
-    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-    if !digits(number) || !digits(offset) {
-        return None;
-    }
-    Some((number.parse().ok()?, offset.parse().ok()?))
-}
-
-/// The log number and kind a file name holds, if it is one of a WAL directory's logs.
-pub(crate) fn parse(name: &str) -> Option<(u64, Kind)> {
-    let (digits, kind) = if let Some(digits) = name.strip_suffix(".log") {
-        (digits, Kind::Live)
+/// The file name of segment `segment` of log `number`, whose first record is the log's
+/// record `first`: six digits at least, as RocksDB writes them.
+pub(crate) fn file_name(number: u64, segment: u32, first: u64) -> String {
+    if segment == 0 {
+        format!("{number:06}.log")
     } else {
-        (name.strip_suffix(".recycle")?, Kind::Recycle)
-    };
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
+        format!("{number:06}-{segment:03}-{first}.log")
     }
-    Some((digits.parse().ok()?, kind))
 }
 
-/// The logs among `names`, by kind, each in log-number order.
-pub(crate) fn logs(names: &[String]) -> (Vec<u64>, Vec<u64>) {
-    let mut live = Vec::new();
-    let mut recycle = Vec::new();
-    for (number, kind) in names.iter().filter_map(|n| parse(n)) {
-        match kind {
-            Kind::Live => live.push(number),
-            Kind::Recycle => recycle.push(number),
-        }
+/// The path of segment `segment` of log `number` in `dir`.
+pub(crate) fn path(dir: &Path, number: u64, segment: u32, first: u64) -> PathBuf {
+    dir.join(file_name(number, segment, first))
+}
+
+/// The path of released log `number` kept for reuse in `dir`.
+pub(crate) fn recycle_path(dir: &Path, number: u64) -> PathBuf {
+    dir.join(format!("{number:06}.recycle"))
+}
+
+fn digits(s: &str) -> Option<u64> {
+    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
     }
-    live.sort_unstable();
-    recycle.sort_unstable();
-    (live, recycle)
+    s.parse().ok()
+}
+
+/// What a file name is, if it is one of a WAL directory's logs.
+pub(crate) fn parse(name: &str) -> Option<Name> {
+    if let Some(stem) = name.strip_suffix(".recycle") {
+        return digits(stem).map(Name::Recycle);
+    }
+    let stem = name.strip_suffix(".log")?;
+    let mut parts = stem.split('-');
+    let number = digits(parts.next()?)?;
+    let Some(segment) = parts.next() else {
+        return Some(Name::Live {
+            number,
+            segment: 0,
+            first: 0,
+        });
+    };
+    let segment = u32::try_from(digits(segment)?).ok().filter(|&s| s > 0)?;
+    let first = digits(parts.next()?)?;
+    if parts.next().is_some() {
+        return None;
+    }
+    Some(Name::Live {
+        number,
+        segment,
+        first,
+    })
 }
 
 #[cfg(test)]
@@ -79,27 +82,32 @@ mod tests {
 
     #[test]
     fn names_round_trip() {
-        assert_eq!(file_name(123, Kind::Live), "000123.log");
-        assert_eq!(file_name(1_234_567, Kind::Recycle), "1234567.recycle");
-        assert_eq!(parse("000123.log"), Some((123, Kind::Live)));
-        assert_eq!(parse("7.recycle"), Some((7, Kind::Recycle)));
+        assert_eq!(file_name(123, 0, 0), "000123.log");
+        assert_eq!(file_name(123, 2, 45), "000123-002-45.log");
+        assert_eq!(
+            recycle_path(Path::new("/w"), 1_234_567),
+            Path::new("/w/1234567.recycle")
+        );
+        let live = |number, segment, first| Name::Live {
+            number,
+            segment,
+            first,
+        };
+        assert_eq!(parse("000123.log"), Some(live(123, 0, 0)));
+        assert_eq!(parse("000123-002-45.log"), Some(live(123, 2, 45)));
+        assert_eq!(parse("7.recycle"), Some(Name::Recycle(7)));
         for not_a_log in [
             "LOCK",
             ".log",
             "12a.log",
             "000123.log.tmp",
             "MANIFEST-000001",
+            "000123-000-4.log",
+            "000123-001.log",
+            "000123-001-4-5.log",
+            "000012-4567.cut",
         ] {
             assert_eq!(parse(not_a_log), None, "{not_a_log}");
         }
-        assert_eq!(
-            cut_path(Path::new("/w"), 12, 4567),
-            Path::new("/w/000012-4567.cut")
-        );
-        assert_eq!(parse_cut("000012-4567.cut"), Some((12, 4567)));
-        assert_eq!(parse_cut("000012.cut"), None);
-        assert_eq!(parse_cut("000012-.cut"), None);
-        let names = ["000010.log", "000002.log", "LOCK", "000001.recycle"].map(String::from);
-        assert_eq!(logs(&names), (vec![2, 10], vec![1]));
     }
 }

@@ -30,7 +30,9 @@ pub struct WalOptions {
     /// Released logs kept to be written again (RocksDB's `recycle_log_file_num`): every log
     /// is then written in RocksDB's recyclable format, whose chunks carry the log's number, so
     /// that a reused file's earlier bytes are never read as records. Default 0: released logs
-    /// are removed.
+    /// are removed. With [`failover`](Self::failover), released logs are removed (a reused
+    /// log's end is marked with a synced write, which a stalled disk would hold up), but logs
+    /// are still written in the recyclable format if this is not 0.
     pub recycle: usize,
     /// When the group commit syncs. Default [`GroupPolicy::new`].
     pub group: GroupPolicy,
@@ -40,13 +42,16 @@ pub struct WalOptions {
 }
 
 /// Pebble's WAL failover: a second directory, written while a sync of the first takes longer
-/// than `threshold`, until a sync of the first is quick again.
+/// than `threshold`, until the stalled sync ends.
 ///
-/// **Experimental**: failover and its recovery pass their own tests (a stall moves appends to
-/// the secondary and back; a crash during a stall loses no acknowledged record), but the crash
-/// property test, crashing inside every storage operation, still finds crash points after
-/// which a record is recovered twice or lost (`LOGFMT_WAL_CRASH_FAILOVER=1` runs it). Without
-/// failover the WAL directory is crash-proven.
+/// As Pebble's, a log is then one log in several files (segments): when a sync of its file
+/// stalls, the log goes on in a new file in the other directory (`NNNNNN-SSS-FIRST.log`:
+/// segment `SSS`, starting at the log's record `FIRST`), every record not yet durable written
+/// again there; once the stalled sync ends, the log goes on in a new file in the primary
+/// directory. Recovery reads both directories, each log's segments in turn, a record written
+/// in two segments yielded once. Crash-proven as the rest of the WAL directory: a crash
+/// property test crashes inside every storage operation of workloads with stalls, and finds
+/// every acknowledged record exactly once, in order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Failover {

@@ -14,31 +14,34 @@ use super::error::{WalError, WalOperation};
 use super::storage::Storage;
 use super::{WalEntry, WalPosition, WalRecord};
 
-/// A log to read: its number, its path, and where a failover cut it short (its bytes after
-/// that offset were written again in the next log).
+/// A file of a live log: its log's number, its segment (0 for the log's first file; a later
+/// one, in either directory, after a failover), the number of its first record in the log,
+/// and its path.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct LiveLog {
+pub(crate) struct LogFile {
     pub(crate) number: u64,
+    pub(crate) segment: u32,
+    pub(crate) first: u64,
     pub(crate) path: PathBuf,
-    pub(crate) cut: Option<u64>,
 }
 
-/// How recovery ended: what the writer needs to start after it.
+/// How recovery ended: what the writer needs to start after it. Files are indices in the
+/// list recovered.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Outcome {
-    /// Point-in-time recovery stopped at this damage, in this log.
-    pub(crate) stopped: Option<(u64, Damage)>,
-    /// The last log's torn tail (bytes after its last complete record), to cut off.
-    pub(crate) torn_tail: Option<(u64, Damage)>,
+    /// Point-in-time recovery stopped at this damage, in this file.
+    pub(crate) stopped: Option<(usize, Damage)>,
+    /// The last file's torn tail (bytes after its last complete record), to cut off.
+    pub(crate) torn_tail: Option<(usize, Damage)>,
     /// Recovery was read to its end, without an error.
     pub(crate) complete: bool,
-    /// Where the last record recovered ends.
-    pub(crate) last: Option<WalPosition>,
+    /// The file of the last record recovered, and where that record ends.
+    pub(crate) last: Option<(usize, u64)>,
 }
 
-/// The records of a WAL directory's live logs, in log-number order and, within a log, in
-/// file order, read with the [`WalOptions::recovery`](super::WalOptions::recovery) mode as
-/// RocksDB reads them across files:
+/// The records of a WAL directory's live logs, in log-number order, read with the
+/// [`WalOptions::recovery`](super::WalOptions::recovery) mode as RocksDB reads them across
+/// files:
 ///
 /// - [`TolerateCorruptedTailRecords`](RecoveryMode::TolerateCorruptedTailRecords) and
 ///   [`SkipAnyCorruptedRecords`](RecoveryMode::SkipAnyCorruptedRecords): every log is read,
@@ -50,15 +53,25 @@ pub(crate) struct Outcome {
 /// - [`AbsoluteConsistency`](RecoveryMode::AbsoluteConsistency): any damage, a torn tail
 ///   included, is an error ([`WalError::Damaged`]).
 ///
-/// Each log starts with [`WalEntry::Log`]. The iterator ends after an error.
+/// A log failed over to another directory is one log in several files (segments), as
+/// Pebble's are: its records are read from each segment in turn, a record written in two
+/// segments (not yet durable in the first when the second took over) yielded once. A segment
+/// that a later one follows ends at its first damage (a write the stalled disk did not
+/// finish), which loses nothing as long as the next segment starts at or before the record
+/// where it ended (else the records between are reported lost, as damage).
+///
+/// Each file starts with [`WalEntry::Log`]. The iterator ends after an error.
 #[derive(Debug)]
 pub struct Recovery<'a, S: Storage> {
     storage: &'a S,
-    logs: &'a [LiveLog],
+    files: &'a [LogFile],
     mode: RecoveryMode,
-    /// The next log to open.
+    /// The next file to open.
     next: usize,
-    reader: Option<(usize, LogReader<StdSource<S::Reader>>)>,
+    /// The open file, its reader, and how many records were read in it.
+    reader: Option<OpenFile<S::Reader>>,
+    /// Records of the current log yielded so far.
+    yielded: u64,
     outcome: &'a mut Outcome,
     done: bool,
 }
@@ -66,29 +79,79 @@ pub struct Recovery<'a, S: Storage> {
 impl<'a, S: Storage> Recovery<'a, S> {
     pub(crate) fn new(
         storage: &'a S,
-        logs: &'a [LiveLog],
+        files: &'a [LogFile],
         mode: RecoveryMode,
         outcome: &'a mut Outcome,
     ) -> Self {
         *outcome = Outcome::default();
         Self {
             storage,
-            logs,
+            files,
             mode,
             next: 0,
             reader: None,
+            yielded: 0,
             outcome,
             done: false,
         }
     }
 
-    /// Opens the next log; its entry.
+    /// Where [`PointInTimeRecovery`](RecoveryMode::PointInTimeRecovery) stopped, once it
+    /// did: the log's number and the damage (in a log, or its torn tail before the next log).
+    /// No later log is read.
+    pub fn stopped(&self) -> Option<(u64, Damage)> {
+        self.outcome
+            .stopped
+            .and_then(|(file, damage)| Some((self.files.get(file)?.number, damage)))
+    }
+
+    /// The last log's torn tail (bytes after its last complete record, never acknowledged),
+    /// once the last log was read to its end: its number and the bytes.
+    pub fn torn_tail(&self) -> Option<(u64, Damage)> {
+        self.outcome
+            .torn_tail
+            .and_then(|(file, damage)| Some((self.files.get(file)?.number, damage)))
+    }
+
+    /// Opens the next file; its entry, or damage: records lost between two segments.
     fn open_next(&mut self) -> Result<Option<WalEntry>, WalError> {
-        let Some(log) = self.logs.get(self.next) else {
+        let Some(log) = self.files.get(self.next) else {
             return Ok(None);
         };
         let index = self.next;
         self.next += 1;
+        let continues = index > 0 && self.files[index - 1].number == log.number;
+        if !continues {
+            self.yielded = 0;
+        }
+        if log.first > self.yielded {
+            // Records durable in the segment before (this one starts after them) were lost.
+            let damage = Damage::new(0, log.first - self.yielded, DamageKind::TornTail);
+            self.yielded = log.first;
+            match self.mode {
+                RecoveryMode::AbsoluteConsistency => {
+                    return Err(WalError::Damaged {
+                        log: log.number,
+                        damage,
+                    });
+                }
+                RecoveryMode::PointInTimeRecovery => {
+                    self.outcome.stopped = Some((index, damage));
+                    self.next = self.files.len();
+                    return Ok(Some(WalEntry::Damage {
+                        log: log.number,
+                        damage,
+                    }));
+                }
+                _ => {
+                    self.next -= 1;
+                    return Ok(Some(WalEntry::Damage {
+                        log: log.number,
+                        damage,
+                    }));
+                }
+            }
+        }
         let file = self
             .storage
             .open(&log.path)
@@ -96,82 +159,109 @@ impl<'a, S: Storage> Recovery<'a, S> {
         let read = ReadOptions::new().format(ReadFormat::Auto {
             log_number: Some(recyclable_log_number(log.number)),
         });
-        let mut options = LogReaderOptions::new().read(read).recovery(self.mode);
-        if let Some(cut) = log.cut {
-            options = options.range(0..cut);
-        }
-        self.reader = Some((index, LogReader::new(StdSource::new(file), &options)));
+        let mode = if continued(self.files, index) {
+            // Read to its first damage, where it ends.
+            RecoveryMode::PointInTimeRecovery
+        } else {
+            self.mode
+        };
+        let options = LogReaderOptions::new().read(read).recovery(mode);
+        self.reader = Some((index, LogReader::new(StdSource::new(file), &options), 0));
         Ok(Some(WalEntry::Log {
             number: log.number,
             path: log.path.clone(),
         }))
     }
 
-    /// The next entry of the open log; `None` once it ended (and what its end means is
+    /// The next entry of the open file; `None` once it ended (and what its end means is
     /// settled).
-    fn next_in_log(&mut self) -> Result<Option<WalEntry>, WalError> {
-        let Some((index, reader)) = self.reader.as_mut() else {
-            return Ok(None);
-        };
-        let log = &self.logs[*index];
-        let is_last = *index + 1 == self.logs.len();
-        let entry = match reader.next() {
-            Ok(entry) => entry,
-            Err(ReadError::Damaged(damage)) => {
-                return Err(WalError::Damaged {
-                    log: log.number,
-                    damage,
-                });
-            }
-            Err(ReadError::Io(e)) => return Err(WalError::io(WalOperation::Read, &log.path, e)),
-            Err(other) => {
-                return Err(WalError::io(
-                    WalOperation::Read,
-                    &log.path,
-                    std::io::Error::other(other.to_string()),
-                ));
-            }
-        };
-        match entry {
-            Some(Entry::Record(record)) => {
-                let position = WalPosition::new(log.number, record.offset);
-                self.outcome.last = Some(WalPosition::new(log.number, record.end));
-                Ok(Some(WalEntry::Record(WalRecord {
-                    position,
-                    end: record.end,
-                    data: record.data.to_vec(),
-                })))
-            }
-            Some(Entry::Damage(damage)) => Ok(Some(WalEntry::Damage {
-                log: log.number,
-                damage,
-            })),
-            None => {
-                let ending = reader.ending();
-                let tail = reader.tail();
-                let number = log.number;
-                self.reader = None;
-                if let Some(Ending::Stopped(damage)) = ending {
-                    self.outcome.stopped = Some((number, damage));
-                    self.next = self.logs.len();
+    fn next_in_file(&mut self) -> Result<Option<WalEntry>, WalError> {
+        loop {
+            let files = self.files;
+            let Some((index, reader, read)) = self.reader.as_mut() else {
+                return Ok(None);
+            };
+            let index = *index;
+            let log = &files[index];
+            let continued = continued(files, index);
+            let is_last = index + 1 == files.len();
+            let entry = match reader.next() {
+                Ok(entry) => entry,
+                Err(ReadError::Damaged(_)) if continued => None,
+                Err(ReadError::Damaged(damage)) => {
+                    return Err(WalError::Damaged {
+                        log: log.number,
+                        damage,
+                    });
+                }
+                Err(ReadError::Io(e)) => {
+                    return Err(WalError::io(WalOperation::Read, &log.path, e));
+                }
+                Err(other) => {
+                    return Err(WalError::io(
+                        WalOperation::Read,
+                        &log.path,
+                        std::io::Error::other(other.to_string()),
+                    ));
+                }
+            };
+            match entry {
+                Some(Entry::Record(record)) => {
+                    let number = log.first + *read;
+                    *read += 1;
+                    if number < self.yielded {
+                        // Written again here after a failover: yielded from the segment before.
+                        continue;
+                    }
+                    self.yielded = number + 1;
+                    let position = WalPosition::in_segment(log.number, log.segment, record.offset);
+                    self.outcome.last = Some((index, record.end));
+                    return Ok(Some(WalEntry::Record(WalRecord {
+                        position,
+                        end: record.end,
+                        data: record.data.to_vec(),
+                    })));
+                }
+                // A segment another follows ends at its first damage.
+                Some(Entry::Damage(_)) if continued => {
+                    self.reader = None;
                     return Ok(None);
                 }
-                // A cut log ends at its cut: what follows was written again in the next log.
-                let tail = tail.filter(|_| log.cut.is_none());
-                if let Some(tail) = tail.filter(|t| t.kind == DamageKind::TornTail) {
-                    if is_last {
-                        self.outcome.torn_tail = Some((number, tail));
-                    } else if self.mode == RecoveryMode::PointInTimeRecovery {
-                        // A gap before the next log: stop, and say so.
-                        self.outcome.stopped = Some((number, tail));
-                        self.next = self.logs.len();
-                        return Ok(Some(WalEntry::Damage {
-                            log: number,
-                            damage: tail,
-                        }));
-                    }
+                Some(Entry::Damage(damage)) => {
+                    return Ok(Some(WalEntry::Damage {
+                        log: log.number,
+                        damage,
+                    }));
                 }
-                Ok(None)
+                None if continued => {
+                    self.reader = None;
+                    return Ok(None);
+                }
+                None => {
+                    let ending = reader.ending();
+                    let tail = reader.tail();
+                    let number = log.number;
+                    self.reader = None;
+                    if let Some(Ending::Stopped(damage)) = ending {
+                        self.outcome.stopped = Some((index, damage));
+                        self.next = self.files.len();
+                        return Ok(None);
+                    }
+                    if let Some(tail) = tail.filter(|t| t.kind == DamageKind::TornTail) {
+                        if is_last {
+                            self.outcome.torn_tail = Some((index, tail));
+                        } else if self.mode == RecoveryMode::PointInTimeRecovery {
+                            // A gap before the next log: stop, and say so.
+                            self.outcome.stopped = Some((index, tail));
+                            self.next = self.files.len();
+                            return Ok(Some(WalEntry::Damage {
+                                log: number,
+                                damage: tail,
+                            }));
+                        }
+                    }
+                    return Ok(None);
+                }
             }
         }
     }
@@ -181,11 +271,21 @@ impl<'a, S: Storage> Recovery<'a, S> {
             if self.reader.is_none() {
                 return self.open_next();
             }
-            if let Some(entry) = self.next_in_log()? {
+            if let Some(entry) = self.next_in_file()? {
                 return Ok(Some(entry));
             }
         }
     }
+}
+
+/// A file being read: its index, its reader, and how many records were read in it.
+type OpenFile<R> = (usize, LogReader<StdSource<R>>, u64);
+
+/// Whether file `index` is followed by a later segment of its log.
+fn continued(files: &[LogFile], index: usize) -> bool {
+    files
+        .get(index + 1)
+        .is_some_and(|next| next.number == files[index].number)
 }
 
 impl<S: Storage> Iterator for Recovery<'_, S> {
@@ -215,7 +315,7 @@ impl<S: Storage> Iterator for Recovery<'_, S> {
 /// past any damage, as [`RecoveryMode::SkipAnyCorruptedRecords`] reads).
 pub(crate) fn records_after<S: Storage>(
     storage: &S,
-    log: &LiveLog,
+    log: &LogFile,
     offset: u64,
 ) -> Result<bool, WalError> {
     let file = storage

@@ -1,8 +1,8 @@
 //! [`WalWriter`]: appends to a WAL directory's current log with group commit, starts new logs
 //! (rotation), releases old ones (removed, or kept for reuse), and fails over to a second
-//! directory when a sync stalls.
+//! directory when a sync stalls (the log going on in a new segment there).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Duration;
@@ -10,12 +10,12 @@ use std::time::Duration;
 use logfmt_core::{Format, WriteOptions};
 
 use crate::file::recyclable_log_number;
-use crate::group::{GroupStats, GroupWriter};
+use crate::group::{GroupStats, GroupWriter, SyncHandle};
 use crate::writer::{LogWriter, LogWriterOptions};
 
 use super::error::{WalError, WalOperation};
-use super::failover::{self, Progress, Redirect, SyncClock, Syncer, Timed, Unsynced};
-use super::names::{self, Kind};
+use super::failover::{Creation, Pending, Progress, SyncClock, Syncer, Timed};
+use super::names;
 use super::options::WalOptions;
 use super::storage::Storage;
 use super::{Wal, WalPosition, WalTicket};
@@ -25,24 +25,45 @@ type Group<S> = GroupWriter<<S as Storage>::File, Timed<<S as Storage>::Handle>>
 /// The primary directory's index in [`WalWriter::dirs`].
 const PRIMARY: usize = 0;
 
-/// The log appended to.
+/// The log file appended to.
 #[derive(Debug)]
 struct Active<S: Storage> {
     number: u64,
+    /// Its segment of the log (0: the log's first file).
+    segment: u32,
     /// Its directory (an index in [`WalWriter::dirs`]).
     dir: usize,
+    /// The number of its first record in the log.
+    first: u64,
     group: Arc<Group<S>>,
     clock: Arc<SyncClock>,
-    /// With failover: the thread that syncs it.
+    /// With failover: the thread that makes it durable.
     syncer: Option<Arc<Syncer>>,
+    /// With failover: its records not yet known durable.
+    pending: Mutex<Pending>,
 }
 
-/// A live log.
+impl<S: Storage> Active<S> {
+    /// With failover: the number of the log's first record not known durable (every record
+    /// before it is, in this file or an earlier segment).
+    fn durable_before(&self) -> u64 {
+        if self.syncer.as_ref().is_some_and(|s| !s.created()) {
+            return self.first;
+        }
+        lock(&self.pending).durable_before(self.group.durable())
+    }
+
+    fn position(&self) -> WalPosition {
+        WalPosition::in_segment(self.number, self.segment, self.group.position())
+    }
+}
+
+/// A live log's file.
 #[derive(Debug, Clone)]
-struct Live {
+struct LiveFile {
     path: PathBuf,
-    /// Written by this writer in the recyclable format, in the primary directory: it may be
-    /// reused once released.
+    /// Written by this writer in the recyclable format as a log's first file in the primary
+    /// directory: it may be reused once released.
     recyclable: bool,
     /// A released log's file written again: its earlier use's bytes follow the new ones.
     reused: bool,
@@ -51,29 +72,23 @@ struct Live {
 /// The directory's logs, as the writer keeps them.
 #[derive(Debug)]
 struct Logs {
-    live: BTreeMap<u64, Live>,
+    /// Every live log's files, in segment order.
+    live: BTreeMap<u64, Vec<LiveFile>>,
     /// Released logs kept for reuse, oldest first.
     recycle: Vec<u64>,
-    /// The files saying where a log ends: log -> file.
-    cuts: BTreeMap<u64, PathBuf>,
     /// The next log's number.
     next: u64,
-    /// Groups' statistics of the logs written before the current one.
+    /// Groups' statistics of the files written before the current one.
     earlier: GroupStats,
 }
 
-/// With failover: what is kept to move records to the other directory.
+/// With failover: what is kept to go on in the other directory.
 #[derive(Debug)]
 struct FailoverState {
     threshold: Duration,
-    /// The current log's records not yet known durable.
-    unsynced: Mutex<Unsynced>,
-    /// Where the records of logs cut short went (kept after a release: a record moved from
-    /// a released log lives on in a later one).
-    redirects: Mutex<BTreeMap<u64, Redirect>>,
-    /// A sync ended or a log started.
+    /// A sync ended or a file was created.
     progress: Arc<Progress>,
-    /// While writing to the secondary: the clock of the primary's last log, whose stalled
+    /// While writing to the secondary: the clock of the primary's last file, whose stalled
     /// sync ending says the primary answers again.
     primary: Mutex<Option<Arc<SyncClock>>>,
 }
@@ -99,17 +114,19 @@ fn write<T>(rw: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
 ///   does both.
 /// - A new log is started when the current one reaches
 ///   [`WalOptions::log_size`](super::WalOptions::log_size), or by [`rotate`](Self::rotate):
-///   the current log is synced whole, the new one created (or a released one reused), synced,
-///   and the directory synced, before any record goes to it.
+///   the current log is synced whole, the new one created (or a released one reused), the
+///   file synced, and then its directory entry synced, before any record in it is
+///   acknowledged.
 /// - [`release_before`](Self::release_before) removes every log wholly before a position
 ///   (or keeps it for reuse) and syncs the directory.
 /// - With [`WalOptions::failover`](super::WalOptions::failover), as Pebble does: when a sync
-///   of the current log has taken longer than the threshold, the log is cut at what is
-///   durable (an empty file `NNNNNN-OFFSET.cut` in the other directory says where), a new log
-///   is started in the other directory, and the records after the cut are written again
-///   there, their tickets following them; once the stalled sync ends, new logs go to the
-///   primary directory again. Recovery reads the logs of both directories in number order,
-///   each cut log up to its cut: every acknowledged record once, in order.
+///   of the current log file has taken longer than the threshold, the log goes on in a new
+///   file (its next segment, `NNNNNN-SSS-FIRST.log`) in the other directory, where every
+///   record not yet durable is written again, the file's name saying which record of the log
+///   it starts at; [`wait`](Self::wait) follows a ticket there. Once the stalled sync ends,
+///   the log goes on in a new segment in the primary directory again. Recovery reads a log's
+///   segments in turn from both directories, a record written in two of them yielded once:
+///   every acknowledged record once, in order.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -137,10 +154,7 @@ fn write<T>(rw: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
 /// ```
 #[derive(Debug)]
 pub struct WalWriter<S: Storage = super::OsStorage> {
-    storage: S,
-    /// The primary directory, and the secondary one with failover.
-    dirs: Vec<PathBuf>,
-    options: WalOptions,
+    place: Place<S>,
     active: RwLock<Active<S>>,
     logs: Mutex<Logs>,
     failover: Option<FailoverState>,
@@ -159,59 +173,83 @@ impl<S: Storage> WalWriter<S> {
             options,
             lock: dir_lock,
             recycle,
-            logs,
-            cuts,
+            files,
+            remains,
             ..
         } = wal;
-        let live: BTreeMap<u64, Live> = logs
-            .into_iter()
-            .map(|log| {
-                let live = Live {
-                    path: log.path,
-                    recyclable: false,
-                    reused: false,
-                };
-                (log.number, live)
-            })
-            .collect();
-        let last = live.keys().chain(&recycle).copied().max().unwrap_or(0);
+        let storage = Arc::new(storage);
+        let mut live: BTreeMap<u64, Vec<LiveFile>> = BTreeMap::new();
+        for file in files {
+            live.entry(file.number).or_default().push(LiveFile {
+                path: file.path,
+                recyclable: false,
+                reused: false,
+            });
+        }
+        let last = live
+            .keys()
+            .chain(&recycle)
+            .chain(remains.iter().map(|(n, _)| n))
+            .copied()
+            .max()
+            .unwrap_or(0);
+        // The remains of a release a crash cut short.
+        let mut touched = Vec::new();
+        for (_, path) in &remains {
+            storage
+                .remove(path)
+                .map_err(|e| WalError::io(WalOperation::Remove, path, e))?;
+            let parent = parent(path);
+            if !touched.contains(&parent) {
+                touched.push(parent);
+            }
+        }
+        let reuse = if options.failover.is_some() {
+            0
+        } else {
+            options.recycle
+        };
         let mut logs = Logs {
             live,
             recycle,
-            cuts: cuts.into_iter().map(|(n, (path, _))| (n, path)).collect(),
             next: last + 1,
             earlier: GroupStats::default(),
         };
-        if options.recycle == 0 && !logs.recycle.is_empty() {
+        if reuse == 0 && !logs.recycle.is_empty() {
             // Kept for reuse by an earlier writer that reused logs; this one does not.
             for number in std::mem::take(&mut logs.recycle) {
-                let path = names::path(&dir, number, Kind::Recycle);
+                let path = names::recycle_path(&dir, number);
                 storage
                     .remove(&path)
                     .map_err(|e| WalError::io(WalOperation::Remove, &path, e))?;
             }
-            sync_dir(&storage, &dir)?;
+            if !touched.contains(&dir) {
+                touched.push(dir.clone());
+            }
+        }
+        for each in &touched {
+            sync_dir(&*storage, each)?;
         }
         let dirs: Vec<PathBuf> = std::iter::once(dir)
             .chain(options.failover.as_ref().map(|f| f.secondary.clone()))
             .collect();
         let failover = options.failover.as_ref().map(|f| FailoverState {
             threshold: f.threshold,
-            unsynced: Mutex::default(),
-            redirects: Mutex::default(),
             progress: Arc::default(),
             primary: Mutex::default(),
         });
-        let number = logs.next;
-        let progress = failover.as_ref().map(|f| &f.progress);
-        let first = new_log(
-            &storage, &dirs, &options, progress, &mut logs, number, PRIMARY,
-        )?;
-        Ok(Self {
-            active: RwLock::new(first),
+        let place = Place {
             storage,
             dirs,
             options,
+            recycle: reuse,
+            progress: failover.as_ref().map(|f| Arc::clone(&f.progress)),
+        };
+        let number = logs.next;
+        let first = place.new_file(&mut logs, number, 0, 0, PRIMARY)?;
+        Ok(Self {
+            place,
+            active: RwLock::new(first),
             logs: Mutex::new(logs),
             failover,
             rotation_failure: Mutex::new(None),
@@ -227,33 +265,36 @@ impl<S: Storage> WalWriter<S> {
     pub fn append(&self, data: &[u8]) -> Result<WalTicket, WalError> {
         let (ticket, full) = {
             let active = read(&self.active);
-            let appended = match &self.failover {
-                None => active.group.append(data),
-                Some(failover) => {
-                    // In ticket order, with its bytes: to be written again after a cut.
-                    let mut unsynced = lock(&failover.unsynced);
-                    let appended = active.group.append(data);
-                    if let Ok(written) = &appended {
-                        unsynced.push_back((written.end, data.to_vec()));
-                    }
-                    appended
-                }
-            };
-            let written = appended.map_err(|source| WalError::Write {
+            let failed = |source| WalError::Write {
                 log: active.number,
                 source,
-            })?;
+            };
+            let (written, record) = match &self.failover {
+                None => (active.group.append(data).map_err(failed)?, 0),
+                Some(_) => {
+                    // In record order, with its bytes: to be written again after a failover.
+                    let mut pending = lock(&active.pending);
+                    let written = active.group.append(data).map_err(failed)?;
+                    let record = pending.next;
+                    pending.next += 1;
+                    pending
+                        .records
+                        .push_back((record, written.end, data.to_vec()));
+                    (written, record)
+                }
+            };
             if let Some(syncer) = &active.syncer {
                 syncer.wake();
             }
             let ticket = WalTicket {
-                position: WalPosition::new(active.number, written.offset),
+                position: WalPosition::in_segment(active.number, active.segment, written.offset),
                 end: written.end,
+                record,
             };
-            (ticket, written.end >= self.options.log_size)
+            (ticket, written.end >= self.place.options.log_size)
         };
         if full {
-            let rotated = self.rotate_from(Some(ticket.position.log), None);
+            let rotated = self.rotate_from(Some(ticket.position.log));
             *lock(&self.rotation_failure) = rotated.err().map(Arc::new);
         }
         Ok(ticket)
@@ -280,52 +321,50 @@ impl<S: Storage> WalWriter<S> {
         };
         loop {
             let seen = failover.progress.now();
-            let (log, _, end) = failover::resolve(
-                &lock(&failover.redirects),
-                (ticket.position.log, ticket.position.offset, ticket.end),
-            );
-            let (number, dir, group, clock, syncer) = {
+            let (number, segment, dir, durable_before, failure, stalled) = {
                 let active = read(&self.active);
+                if ticket.position.log < active.number {
+                    // Its log was durable whole before the next one was started.
+                    return Ok(());
+                }
+                if let Some(syncer) = &active.syncer {
+                    syncer.wake();
+                }
                 (
                     active.number,
+                    active.segment,
                     active.dir,
-                    Arc::clone(&active.group),
-                    Arc::clone(&active.clock),
-                    active.syncer.clone(),
+                    active.durable_before(),
+                    active.syncer.as_ref().and_then(|s| s.failure()),
+                    active.clock.in_progress(),
                 )
             };
-            if log < number {
-                // Its log was synced up to its end, or cut after it, before the next began.
+            if ticket.record < durable_before {
+                self.maybe_fail_back(number, segment, dir);
                 return Ok(());
             }
-            if group.durable() >= end {
-                self.maybe_fail_back(number, dir);
-                return Ok(());
+            if let Some(source) = failure {
+                return Err(WalError::Write {
+                    log: number,
+                    source,
+                });
             }
-            if let Some(source) = syncer.as_ref().and_then(|s| s.failure()) {
-                return Err(WalError::Write { log, source });
-            }
-            if clock
-                .in_progress()
-                .is_some_and(|took| took > failover.threshold)
-            {
-                // The disk stalls: on to the other directory.
-                self.rotate_from(Some(number), Some(1 - dir))?;
+            if stalled.is_some_and(|took| took > failover.threshold) {
+                // The disk stalls: the log goes on in the other directory.
+                let mut logs = lock(&self.logs);
+                let mut active = write(&self.active);
+                if (active.number, active.segment) == (number, segment) {
+                    self.switch(&mut logs, &mut active, 1 - dir)?;
+                }
                 continue;
             }
-            if let Some(syncer) = &syncer {
-                syncer.wake();
-            }
-            failover.progress.wait_past(
-                seen,
-                (failover.threshold / 4).max(Duration::from_micros(100)),
-            );
+            failover.progress.wait_past(seen, poll(failover.threshold));
         }
     }
 
-    /// Writing to the secondary directory, and the primary's stalled sync ended: new records
-    /// go to the primary again.
-    fn maybe_fail_back(&self, number: u64, dir: usize) {
+    /// Writing to the secondary directory, and the primary's stalled sync ended: the log goes
+    /// on in the primary directory again.
+    fn maybe_fail_back(&self, number: u64, segment: u32, dir: usize) {
         let Some(failover) = &self.failover else {
             return;
         };
@@ -336,35 +375,59 @@ impl<S: Storage> WalWriter<S> {
             .as_ref()
             .is_none_or(|clock| clock.in_progress().is_none());
         if answers {
-            // A failure leaves the secondary in use; the next wait tries again.
-            let _ = self.rotate_from(Some(number), Some(PRIMARY));
+            let mut logs = lock(&self.logs);
+            let mut active = write(&self.active);
+            if (active.number, active.segment) == (number, segment) {
+                // A failure leaves the secondary in use; the next wait tries again.
+                let _ = self.switch(&mut logs, &mut active, PRIMARY);
+            }
         }
     }
 
-    /// Where the record of `ticket` is now: where it was appended, or, after a failover cut
-    /// its log short before it was durable, where it was written again (its ticket there,
-    /// which [`wait`](Self::wait) follows on its own).
-    ///
-    /// ```
-    /// use logfmt_std::wal::{Wal, WalOptions};
-    ///
-    /// let dir = tempfile::tempdir()?;
-    /// let writer = Wal::open(dir.path(), &WalOptions::new().create(true))?.start()?;
-    /// let ticket = writer.append(b"x")?;
-    /// assert_eq!(writer.locate(ticket), ticket); // no failover: where it was appended
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn locate(&self, ticket: WalTicket) -> WalTicket {
+    /// Goes on with the current log in a new segment in directory `to`: every record not yet
+    /// known durable written again there.
+    fn switch(&self, logs: &mut Logs, active: &mut Active<S>, to: usize) -> Result<(), WalError> {
         let Some(failover) = &self.failover else {
-            return ticket;
+            return Ok(());
         };
-        let (log, offset, end) = failover::resolve(
-            &lock(&failover.redirects),
-            (ticket.position.log, ticket.position.offset, ticket.end),
-        );
-        WalTicket {
-            position: WalPosition::new(log, offset),
-            end,
+        let first = active.durable_before();
+        let next = self
+            .place
+            .new_file(logs, active.number, active.segment + 1, first, to)?;
+        {
+            let mut pending = lock(&active.pending);
+            let mut moved = lock(&next.pending);
+            moved.next = pending.next;
+            for (record, _, data) in std::mem::take(&mut pending.records) {
+                if record < first {
+                    continue;
+                }
+                let written = next.group.append(&data).map_err(|source| WalError::Write {
+                    log: next.number,
+                    source,
+                })?;
+                moved.records.push_back((record, written.end, data));
+            }
+        }
+        if active.dir == PRIMARY && to != PRIMARY {
+            *lock(&failover.primary) = Some(Arc::clone(&active.clock));
+        }
+        self.retire(logs, active, next);
+        Ok(())
+    }
+
+    /// Makes `next` the file appended to, `active` done with.
+    fn retire(&self, logs: &mut Logs, active: &mut Active<S>, next: Active<S>) {
+        let old = std::mem::replace(active, next);
+        add_stats(&mut logs.earlier, &old.group.stats());
+        if let Some(syncer) = &old.syncer {
+            syncer.retire();
+        }
+        if let Some(syncer) = &active.syncer {
+            syncer.wake();
+        }
+        if let Some(failover) = &self.failover {
+            failover.progress.bump();
         }
     }
 
@@ -384,136 +447,74 @@ impl<S: Storage> WalWriter<S> {
     /// [`WalError::Write`] if the current log cannot be synced; [`WalError::Io`] if the new
     /// one cannot be created: appends then go on to the current log.
     pub fn rotate(&self) -> Result<u64, WalError> {
-        self.rotate_from(None, None)
+        self.rotate_from(None)
             .map(|number| number.unwrap_or_default())
     }
 
-    /// Starts a new log (in directory `to`, else the current log's), unless `from` is given
-    /// and is no longer the current log.
-    fn rotate_from(&self, from: Option<u64>, to: Option<usize>) -> Result<Option<u64>, WalError> {
+    /// Starts a new log, unless `from` is given and is no longer the current log.
+    fn rotate_from(&self, from: Option<u64>) -> Result<Option<u64>, WalError> {
         let mut logs = lock(&self.logs);
         let mut active = write(&self.active);
         if from.is_some_and(|from| from != active.number) {
             return Ok(None);
         }
-        let end = active.group.position();
-        // Every record of the current log durable before the next log takes any — or, with
-        // failover, the log cut at what is durable and the rest written again in the next.
-        let cut = self.seal(&active, end)?;
-        let to = to.unwrap_or(active.dir);
-        let reused = logs.live.get(&active.number).is_some_and(|l| l.reused);
-        // A reused log's earlier bytes after its end: an end chunk, or with failover (whose
-        // disk may stall in that chunk's sync) a cut file.
-        let cut_file = cut < end || (reused && self.failover.is_some());
-        if reused && !cut_file {
-            end_reused_log(&self.storage, &logs, active.number, end)?;
-        }
-        if cut_file {
-            let marker = names::cut_path(&self.dirs[to], active.number, cut);
-            drop(
-                self.storage
-                    .create(&marker)
-                    .map_err(|e| WalError::io(WalOperation::Create, &marker, e))?,
-            );
-            sync_dir(&self.storage, &self.dirs[to])?;
-            logs.cuts.insert(active.number, marker);
+        // Every record of the current log durable before the next log takes any.
+        self.seal(&mut logs, &mut active)?;
+        let reused = logs
+            .live
+            .get(&active.number)
+            .and_then(|files| files.last())
+            .filter(|f| f.reused)
+            .map(|f| f.path.clone());
+        if let Some(path) = reused {
+            end_reused_log(
+                &*self.place.storage,
+                &path,
+                active.number,
+                active.group.position(),
+            )?;
         }
         let number = logs.next;
-        let progress = self.failover.as_ref().map(|f| &f.progress);
-        let next = new_log(
-            &self.storage,
-            &self.dirs,
-            &self.options,
-            progress,
-            &mut logs,
-            number,
-            to,
-        )?;
-        if let Some(failover) = &self.failover {
-            self.carry_over(failover, &active, &next, cut)?;
-            if active.dir == PRIMARY && to != PRIMARY {
-                *lock(&failover.primary) = Some(Arc::clone(&active.clock));
-            }
-        }
-        let stats = active.group.stats();
-        add_stats(&mut logs.earlier, &stats);
-        if let Some(syncer) = &active.syncer {
-            syncer.retire();
-        }
-        *active = next;
-        if let Some(failover) = &self.failover {
-            failover.progress.bump();
-        }
+        let next = self.place.new_file(&mut logs, number, 0, 0, active.dir)?;
+        self.retire(&mut logs, &mut active, next);
         Ok(Some(number))
     }
 
-    /// Makes the current log durable up to `end` and returns `end`; with failover, returns
-    /// instead what is durable once a sync of it has stalled longer than the threshold.
-    fn seal(&self, active: &Active<S>, end: u64) -> Result<u64, WalError> {
-        let failed = |source| WalError::Write {
-            log: active.number,
-            source,
-        };
+    /// Makes every record of the current log durable; with failover, going on in a new
+    /// segment in the other directory while a sync stalls.
+    fn seal(&self, logs: &mut Logs, active: &mut Active<S>) -> Result<(), WalError> {
         let Some(failover) = &self.failover else {
-            active.group.wait(end).map_err(failed)?;
-            return Ok(end);
+            let end = active.group.position();
+            return active.group.wait(end).map_err(|source| WalError::Write {
+                log: active.number,
+                source,
+            });
         };
         loop {
             let seen = failover.progress.now();
-            let durable = active.group.durable();
-            if durable >= end {
-                return Ok(end);
+            if active.durable_before() >= lock(&active.pending).next {
+                return Ok(());
             }
             if let Some(source) = active.syncer.as_ref().and_then(|s| s.failure()) {
-                return Err(failed(source));
+                return Err(WalError::Write {
+                    log: active.number,
+                    source,
+                });
             }
-            let stalled = active.clock.in_progress();
-            if stalled.is_some_and(|took| took > failover.threshold) {
-                return Ok(durable);
+            if active
+                .clock
+                .in_progress()
+                .is_some_and(|took| took > failover.threshold)
+            {
+                let to = 1 - active.dir;
+                self.switch(logs, active, to)?;
+                continue;
             }
             if let Some(syncer) = &active.syncer {
                 syncer.wake();
             }
-            failover.progress.wait_past(
-                seen,
-                (failover.threshold / 4).max(Duration::from_micros(100)),
-            );
+            failover.progress.wait_past(seen, poll(failover.threshold));
         }
-    }
-
-    /// Writes the records of `old` after `cut` again in `next`, and notes where they went.
-    fn carry_over(
-        &self,
-        failover: &FailoverState,
-        old: &Active<S>,
-        next: &Active<S>,
-        cut: u64,
-    ) -> Result<(), WalError> {
-        let mut unsynced = lock(&failover.unsynced);
-        let moved: Vec<(u64, Vec<u8>)> = unsynced.drain(..).filter(|(end, _)| *end > cut).collect();
-        let mut places = Vec::with_capacity(moved.len());
-        for (end, data) in moved {
-            let written = next.group.append(&data).map_err(|source| WalError::Write {
-                log: next.number,
-                source,
-            })?;
-            places.push((end, written.offset, written.end));
-            unsynced.push_back((written.end, data));
-        }
-        if let Some(syncer) = &next.syncer {
-            syncer.wake();
-        }
-        if cut < old.group.position() {
-            lock(&failover.redirects).insert(
-                old.number,
-                Redirect {
-                    cut,
-                    to: next.number,
-                    moved: places,
-                },
-            );
-        }
-        Ok(())
     }
 
     /// Releases every log wholly before `position` — every log numbered below
@@ -533,58 +534,51 @@ impl<S: Storage> WalWriter<S> {
             .range(..position.log.min(current))
             .map(|(&number, _)| number)
             .collect();
-        // In log order, each directory synced before a later log of the other one is
-        // removed: a crash leaves the released logs' newest gone only with every older one.
+        // In log order and, within a log, first file first, each directory synced before a
+        // file of the other one is removed: a crash leaves the released logs' newest gone
+        // only with every older one, and a log in part only without its beginning (which
+        // recovery takes for a release cut short).
         let mut unsynced: Option<PathBuf> = None;
         for &number in &doomed {
-            let Some(live) = logs.live.get(&number).cloned() else {
-                continue;
-            };
-            let dir = live
-                .path
-                .parent()
-                .map(Path::to_path_buf)
-                .unwrap_or_default();
-            if let Some(before) = unsynced.take_if(|before| *before != dir) {
-                sync_dir(&self.storage, &before)?;
+            let mut files = logs.live.remove(&number).unwrap_or_default();
+            while let Some(file) = files.first().cloned() {
+                let dir = parent(&file.path);
+                if let Some(before) = unsynced.take_if(|before| *before != dir)
+                    && let Err(e) = sync_dir(&*self.place.storage, &before)
+                {
+                    logs.live.insert(number, files);
+                    return Err(e);
+                }
+                let done = if file.recyclable && logs.recycle.len() < self.place.recycle {
+                    let kept = names::recycle_path(&dir, number);
+                    self.place
+                        .storage
+                        .rename(&file.path, &kept)
+                        .map(|()| logs.recycle.push(number))
+                        .map_err(|e| WalError::io(WalOperation::Rename, &file.path, e))
+                } else {
+                    self.place
+                        .storage
+                        .remove(&file.path)
+                        .map_err(|e| WalError::io(WalOperation::Remove, &file.path, e))
+                };
+                if let Err(e) = done {
+                    logs.live.insert(number, files);
+                    return Err(e);
+                }
+                unsynced = Some(dir);
+                files.remove(0);
             }
-            if live.recyclable && logs.recycle.len() < self.options.recycle {
-                let kept = names::path(&dir, number, Kind::Recycle);
-                self.storage
-                    .rename(&live.path, &kept)
-                    .map_err(|e| WalError::io(WalOperation::Rename, &live.path, e))?;
-                logs.recycle.push(number);
-            } else {
-                self.storage
-                    .remove(&live.path)
-                    .map_err(|e| WalError::io(WalOperation::Remove, &live.path, e))?;
-            }
-            unsynced = Some(dir);
-            logs.live.remove(&number);
         }
         if let Some(dir) = unsynced {
-            sync_dir(&self.storage, &dir)?;
-        }
-        // Their cuts, once the logs are gone for good.
-        let mut touched = BTreeSet::new();
-        for number in &doomed {
-            if let Some(marker) = logs.cuts.remove(number) {
-                self.storage
-                    .remove(&marker)
-                    .map_err(|e| WalError::io(WalOperation::Remove, &marker, e))?;
-                touched.insert(marker.parent().map(Path::to_path_buf).unwrap_or_default());
-            }
-        }
-        for dir in &touched {
-            sync_dir(&self.storage, dir)?;
+            sync_dir(&*self.place.storage, &dir)?;
         }
         Ok(doomed.len())
     }
 
-    /// Where the next record will start: the current log and its length.
+    /// Where the next record will start: the current log, its file, and that file's length.
     pub fn position(&self) -> WalPosition {
-        let active = read(&self.active);
-        WalPosition::new(active.number, active.group.position())
+        read(&self.active).position()
     }
 
     /// The live logs' numbers, in order (the current one last).
@@ -592,9 +586,10 @@ impl<S: Storage> WalWriter<S> {
         lock(&self.logs).live.keys().copied().collect()
     }
 
-    /// The directory the current log is in: the primary, or with failover the secondary.
+    /// The directory the current log file is in: the primary, or with failover the
+    /// secondary.
     pub fn current_dir(&self) -> &Path {
-        &self.dirs[read(&self.active).dir]
+        &self.place.dirs[read(&self.active).dir]
     }
 
     /// The released logs kept for reuse, oldest first.
@@ -604,10 +599,10 @@ impl<S: Storage> WalWriter<S> {
 
     /// The (primary) directory.
     pub fn dir(&self) -> &Path {
-        &self.dirs[PRIMARY]
+        &self.place.dirs[PRIMARY]
     }
 
-    /// What the group commit did so far, over every log written.
+    /// What the group commit did so far, over every log file written.
     pub fn stats(&self) -> GroupStats {
         let mut stats = lock(&self.logs).earlier;
         add_stats(&mut stats, &read(&self.active).group.stats());
@@ -627,12 +622,18 @@ impl<S: Storage> WalWriter<S> {
     pub fn close(self) -> Result<(), WalError> {
         let last = {
             let active = read(&self.active);
+            let record = lock(&active.pending).next;
             WalTicket {
-                position: WalPosition::new(active.number, 0),
+                position: active.position(),
                 end: active.group.position(),
+                record: record.saturating_sub(1),
             }
         };
-        let waited = self.wait(last);
+        let waited = if self.failover.is_some() && last.record == 0 && last.end == 0 {
+            Ok(())
+        } else {
+            self.wait(last)
+        };
         if let Some(syncer) = &read(&self.active).syncer {
             syncer.retire();
         }
@@ -640,8 +641,117 @@ impl<S: Storage> WalWriter<S> {
     }
 }
 
+/// What a writer needs to start a log file.
+#[derive(Debug)]
+struct Place<S: Storage> {
+    storage: Arc<S>,
+    /// The primary directory, and the secondary one with failover.
+    dirs: Vec<PathBuf>,
+    options: WalOptions,
+    /// Released logs kept for reuse, at most (none with failover).
+    recycle: usize,
+    /// With failover: bumped when a sync ends or a file is created.
+    progress: Option<Arc<Progress>>,
+}
+
+impl<S: Storage> Place<S> {
+    /// Starts segment `segment` of log `number`, whose first record is the log's record
+    /// `first`, in directory `dir`: a released log reused (renamed to its new name) if one is
+    /// kept and this is a log's first file in the primary directory, else a new file. The
+    /// file is synced, then its directory, before any record in it is acknowledged: here, or
+    /// with failover by its syncing thread (timed, so that a stall there fails over too).
+    fn new_file(
+        &self,
+        logs: &mut Logs,
+        number: u64,
+        segment: u32,
+        first: u64,
+        dir: usize,
+    ) -> Result<Active<S>, WalError> {
+        let storage = &self.storage;
+        let dir_path = &self.dirs[dir];
+        let path = names::path(dir_path, number, segment, first);
+        let recycling = self.recycle > 0 && dir == PRIMARY && segment == 0;
+        let reused = recycling && !logs.recycle.is_empty();
+        let (file, handle) = if reused {
+            let old = logs.recycle.remove(0);
+            let kept = names::recycle_path(dir_path, old);
+            let renamed = storage
+                .rename(&kept, &path)
+                .map_err(|e| WalError::io(WalOperation::Rename, &kept, e));
+            if let Err(e) = renamed {
+                logs.recycle.insert(0, old);
+                return Err(e);
+            }
+            storage
+                .reuse(&path)
+                .map_err(|e| WalError::io(WalOperation::Reuse, &path, e))?
+        } else {
+            storage
+                .create(&path)
+                .map_err(|e| WalError::io(WalOperation::Create, &path, e))?
+        };
+        let clock = SyncClock::new();
+        let handle = Timed {
+            inner: Arc::new(handle),
+            clock: Arc::clone(&clock),
+        };
+        let creation: Creation = {
+            let (handle, storage, dir) = (handle.clone(), Arc::clone(storage), dir_path.clone());
+            Box::new(move || {
+                handle.sync()?;
+                storage.sync_dir(&dir)
+            })
+        };
+        let progress = self.progress.clone();
+        let creation = match progress {
+            Some(_) => Some(creation),
+            None => {
+                creation().map_err(|e| WalError::io(WalOperation::Create, &path, e))?;
+                None
+            }
+        };
+        let files = logs.live.entry(number).or_default();
+        files.push(LiveFile {
+            path,
+            recyclable: recycling,
+            reused,
+        });
+        logs.next = logs.next.max(number + 1);
+        let format = if self.options.recycle > 0 {
+            Format::Recyclable {
+                log_number: recyclable_log_number(number),
+            }
+        } else {
+            Format::Legacy
+        };
+        let writing = LogWriterOptions::new().write(WriteOptions::new().format(format));
+        let group = Arc::new(GroupWriter::new(
+            LogWriter::new(file, &writing),
+            handle,
+            self.options.group,
+        ));
+        let syncer = progress
+            .zip(creation)
+            .map(|(p, c)| Syncer::spawn(Arc::clone(&group), p, c));
+        Ok(Active {
+            number,
+            segment,
+            dir,
+            first,
+            group,
+            clock,
+            syncer,
+            pending: Mutex::new(Pending {
+                next: first,
+                ..Pending::default()
+            }),
+        })
+    }
+}
+
 impl<S: Storage> Drop for WalWriter<S> {
-    /// Lets the syncing threads end (each once its log is synced).
+    /// Lets the syncing threads end (each once its log file is synced).
     fn drop(&mut self) {
         if let Some(syncer) = &read(&self.active).syncer {
             syncer.retire();
@@ -649,78 +759,13 @@ impl<S: Storage> Drop for WalWriter<S> {
     }
 }
 
-/// Starts log `number` in directory `dir`: a released log reused (renamed to its new
-/// name) if one is kept, else a new file; the file synced and the directory synced before
-/// it is written.
-fn new_log<S: Storage>(
-    storage: &S,
-    dirs: &[PathBuf],
-    options: &WalOptions,
-    progress: Option<&Arc<Progress>>,
-    logs: &mut Logs,
-    number: u64,
-    dir: usize,
-) -> Result<Active<S>, WalError> {
-    let dir_path = &dirs[dir];
-    let path = names::path(dir_path, number, Kind::Live);
-    let recycling = options.recycle > 0;
-    let reused = recycling && dir == PRIMARY && !logs.recycle.is_empty();
-    let (file, handle) = if reused {
-        let old = logs.recycle.remove(0);
-        let kept = names::path(dir_path, old, Kind::Recycle);
-        let renamed = storage
-            .rename(&kept, &path)
-            .map_err(|e| WalError::io(WalOperation::Rename, &kept, e));
-        if let Err(e) = renamed {
-            logs.recycle.insert(0, old);
-            return Err(e);
-        }
-        storage
-            .reuse(&path)
-            .map_err(|e| WalError::io(WalOperation::Reuse, &path, e))?
-    } else {
-        storage
-            .create(&path)
-            .map_err(|e| WalError::io(WalOperation::Create, &path, e))?
-    };
-    // Its directory entry durable now; the file is synced by the sync that acknowledges its
-    // first record (which a stalled disk must not hold up before failover can act).
-    sync_dir(storage, dir_path)?;
-    logs.live.insert(
-        number,
-        Live {
-            path,
-            recyclable: recycling && dir == PRIMARY,
-            reused,
-        },
-    );
-    logs.next = number + 1;
-    let format = if recycling {
-        Format::Recyclable {
-            log_number: recyclable_log_number(number),
-        }
-    } else {
-        Format::Legacy
-    };
-    let writing = LogWriterOptions::new().write(WriteOptions::new().format(format));
-    let clock = SyncClock::new();
-    let handle = Timed {
-        inner: handle,
-        clock: Arc::clone(&clock),
-    };
-    let group = Arc::new(GroupWriter::new(
-        LogWriter::new(file, &writing),
-        handle,
-        options.group,
-    ));
-    let syncer = progress.map(|p| Syncer::spawn(Arc::clone(&group), Arc::clone(p)));
-    Ok(Active {
-        number,
-        dir,
-        group,
-        clock,
-        syncer,
-    })
+/// How long a waiter sleeps between looks at a stalling sync.
+fn poll(threshold: Duration) -> Duration {
+    (threshold / 4).max(Duration::from_micros(100))
+}
+
+fn parent(path: &Path) -> PathBuf {
+    path.parent().map(Path::to_path_buf).unwrap_or_default()
 }
 
 fn sync_dir<S: Storage>(storage: &S, dir: &Path) -> Result<(), WalError> {
@@ -738,20 +783,17 @@ fn add_stats(total: &mut GroupStats, more: &GroupStats) {
     total.slowest_sync = total.slowest_sync.max(more.slowest_sync);
 }
 
-/// Ends reused log `number` at `end` (its records durable up to there) with a chunk of the
-/// next log's number, synced, as Pebble ends its logs: a reader of this log stops there (a
-/// chunk of another use of the file, RocksDB's old record) instead of reading the earlier
-/// use's bytes after it as damage — which point-in-time recovery would stop at, before the
-/// next log.
+/// Ends reused log `number` (its file at `path`) at `end` (its records durable up to there)
+/// with a chunk of the next log's number, synced, as Pebble ends its logs: a reader of this
+/// log stops there (a chunk of another use of the file, RocksDB's old record) instead of
+/// reading the earlier use's bytes after it as damage — which point-in-time recovery would
+/// stop at, before the next log.
 fn end_reused_log<S: Storage>(
     storage: &S,
-    logs: &Logs,
+    path: &Path,
     number: u64,
     end: u64,
 ) -> Result<(), WalError> {
-    let Some(live) = logs.live.get(&number) else {
-        return Ok(());
-    };
     let format = Format::Recyclable {
         log_number: recyclable_log_number(number + 1),
     };
@@ -765,6 +807,6 @@ fn end_reused_log<S: Storage>(
             source,
         })?;
     storage
-        .write_at(&live.path, end, &bytes)
-        .map_err(|e| WalError::io(WalOperation::Write, &live.path, e))
+        .write_at(path, end, &bytes)
+        .map_err(|e| WalError::io(WalOperation::Write, path, e))
 }
