@@ -247,14 +247,19 @@ fn logs_rocksdb9_writes_read_in_logfmt() {
 }
 
 /// The ways logfmt writes a log for RocksDB 9 to recover: name and `logfmt write` flags (a
-/// recyclable log is given the log number of the file it replaces).
+/// recyclable log is given the log number of the file it replaces: `--format rocksdb` writes
+/// recyclable chunks with a log number, legacy ones without).
 const WRITTEN_BY_LOGFMT: &[(&str, &[&str], bool)] = &[
-    ("legacy", &[], false),
-    ("legacy-compressed", &["--compress", "rocksdb"], false),
-    ("recyclable", &["--format", "recyclable"], true),
+    ("legacy", &["--format", "rocksdb"], false),
+    (
+        "legacy-compressed",
+        &["--format", "rocksdb", "--compress", "rocksdb"],
+        false,
+    ),
+    ("recyclable", &["--format", "rocksdb"], true),
     (
         "recyclable-compressed",
-        &["--format", "recyclable", "--compress", "rocksdb"],
+        &["--format", "rocksdb", "--compress", "rocksdb"],
         true,
     ),
 ];

@@ -38,6 +38,29 @@ pub(crate) enum WriteFormatName {
     Legacy,
     /// RocksDB's recyclable chunks: 11-byte headers carrying the log number, types 5-8.
     Recyclable,
+    /// What LevelDB writes and reads: legacy chunks (no logfmt packs).
+    Leveldb,
+    /// What RocksDB writes and reads: legacy chunks, or recyclable ones with --log-number (as
+    /// with its `recycle_log_file_num`); `--compress rocksdb` for its WAL compression (no
+    /// logfmt packs).
+    Rocksdb,
+}
+
+impl WriteFormatName {
+    /// The chunks this name writes: legacy, recyclable, or `None` where the log number
+    /// decides (recyclable with one, legacy without).
+    pub(crate) fn chunks(self) -> Option<Self> {
+        match self {
+            Self::Legacy | Self::Leveldb => Some(Self::Legacy),
+            Self::Recyclable => Some(Self::Recyclable),
+            Self::Rocksdb => None,
+        }
+    }
+
+    /// Whether the log is for LevelDB's or RocksDB's own readers, which read no logfmt pack.
+    pub(crate) fn foreign(self) -> bool {
+        matches!(self, Self::Leveldb | Self::Rocksdb)
+    }
 }
 
 /// `--ignorable-types`: chunks of unknown types with bit 7 set.

@@ -488,6 +488,8 @@ mod tests {
         for ok in [
             &["write", "--format", "recyclable", "--log-number", "7", "f"][..],
             &["write", "--format", "legacy", "f"],
+            &["write", "--format", "rocksdb", "--log-number", "7", "f"],
+            &["write", "--format", "leveldb", "f"],
             &["cat", "--format", "auto", "--ignorable-types", "skip", "f"],
             &["cat", "--buffer-limit", "0", "f"],
             &[

@@ -49,6 +49,46 @@ fn recycled(new: &[u8], old: &[u8]) -> Vec<u8> {
 }
 
 #[test]
+fn write_for_rocksdb_or_leveldb_writes_their_chunks_and_no_pack() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let records = [record(100, 1), record(40_000, 2), record(3, 3)];
+    let input = framed(&records);
+    let write = |flags: &[&str], name: &str| {
+        let path = dir.path().join(name);
+        let mut args = vec!["write", "--input", "framed"];
+        args.extend_from_slice(flags);
+        args.push(p(&path));
+        let out = logfmt(&args, &input);
+        (out, path)
+    };
+    // rocksdb: legacy chunks without a log number, recyclable ones with it.
+    let (out, legacy) = write(&["--format", "rocksdb"], "legacy.log");
+    assert_eq!(status(&out), 0, "{}", stderr(&out));
+    assert_eq!(fs::read(&legacy)?, log_of(Format::Legacy, &records));
+    let (out, numbered) = write(
+        &["--format", "rocksdb", "--log-number", "9"],
+        "numbered.log",
+    );
+    assert_eq!(status(&out), 0, "{}", stderr(&out));
+    assert_eq!(fs::read(&numbered)?, log_of(recyclable(9), &records));
+    // leveldb: legacy chunks.
+    let (out, leveldb) = write(&["--format", "leveldb"], "leveldb.log");
+    assert_eq!(status(&out), 0, "{}", stderr(&out));
+    assert_eq!(fs::read(&leveldb)?, log_of(Format::Legacy, &records));
+    // Neither reads logfmt's packs: refused before anything is written.
+    for (flags, reader) in [
+        (&["--format", "rocksdb", "--pack"][..], "RocksDB"),
+        (&["--format", "leveldb", "--compress", "zstd"], "LevelDB"),
+    ] {
+        let (out, path) = write(flags, "packed.log");
+        assert_eq!(status(&out), 2, "{flags:?}");
+        assert!(stderr(&out).contains(reader), "{}", stderr(&out));
+        assert!(!path.exists(), "{flags:?}");
+    }
+    Ok(())
+}
+
+#[test]
 fn write_recyclable_takes_the_log_number_from_the_name() -> TestResult {
     let dir = tempfile::tempdir()?;
     // RocksDB's golden chunk: FULL "foo" in log 123.

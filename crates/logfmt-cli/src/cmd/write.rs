@@ -97,8 +97,10 @@ pub(crate) struct WriteArgs {
     /// FILE is left as it was (with --append, it holds the records before that line).
     #[arg(long, value_name = "BYTES", default_value_t = LINE_LIMIT)]
     line_limit: usize,
-    /// The chunk format: legacy (LevelDB) or recyclable (RocksDB's recyclable WAL). Default:
-    /// legacy, or recyclable with --log-number; with --append, the existing log's.
+    /// The chunk format: legacy (LevelDB) or recyclable (RocksDB's recyclable WAL); or the
+    /// reader the log is for: leveldb (legacy chunks), rocksdb (legacy, or recyclable with
+    /// --log-number; --compress rocksdb for its WAL compression), which refuse logfmt's packs.
+    /// Default: legacy, or recyclable with --log-number; with --append, the existing log's.
     #[arg(long, value_enum, value_name = "FORMAT")]
     format: Option<WriteFormatName>,
     /// The log number recyclable chunks carry (the low 32 bits are written). Default: the
@@ -150,13 +152,32 @@ pub(crate) enum CodecName {
     Rocksdb,
 }
 
+impl WriteArgs {
+    /// The chunks `--format` asks for: legacy, recyclable, or `None` where the log number (or,
+    /// with --append, the log) decides.
+    fn chunks(&self) -> Option<WriteFormatName> {
+        self.format.and_then(WriteFormatName::chunks)
+    }
+}
+
 /// Runs `write`.
 pub(crate) fn run(args: &WriteArgs) -> Result<(), CliError> {
     let to_stdout = args.file.as_os_str() == "-";
     if !to_stdout {
         refuse_stdin_as_output(&args.file)?;
     }
-    let format = match (args.format, args.log_number) {
+    let packs = args.pack.is_some() || args.compress == CodecName::Zstd;
+    if let Some(name) = args.format.filter(|name| packs && name.foreign()) {
+        let reader = if name == WriteFormatName::Leveldb {
+            "LevelDB"
+        } else {
+            "RocksDB"
+        };
+        return Err(CliError::Usage(format!(
+            "--pack and --compress zstd write logfmt's packs, which {reader} does not read"
+        )));
+    }
+    let format = match (args.chunks(), args.log_number) {
         (Some(WriteFormatName::Legacy), Some(_)) => {
             return Err(CliError::Usage(
                 "--log-number needs --format recyclable".into(),
@@ -166,9 +187,8 @@ pub(crate) fn run(args: &WriteArgs) -> Result<(), CliError> {
             log_number: recyclable_log_number(number),
         }),
         (Some(WriteFormatName::Legacy), None) => Some(Format::Legacy),
-        (Some(WriteFormatName::Recyclable), None) | (None, None) => None,
+        (_, None) => None,
     };
-    let packs = args.pack.is_some() || args.compress == CodecName::Zstd;
     if packs && matches!(format, Some(Format::Recyclable { .. })) {
         return Err(CliError::Usage(
             "--pack and --compress write legacy logs only (packs carry no log number)".into(),
@@ -271,7 +291,7 @@ fn create(
     mut records: Records<io::StdinLock<'_>>,
     written: &mut Written,
 ) -> Result<(), CliError> {
-    let format = match (format, args.format) {
+    let format = match (format, args.chunks()) {
         (Some(format), _) => format,
         (None, Some(WriteFormatName::Recyclable)) => match log_number_in_name(&args.file) {
             Some(number) => Format::Recyclable {
@@ -342,7 +362,7 @@ fn to_standard_output(
             "a log is binary: redirect standard output (-) to a file or a pipe".into(),
         ));
     }
-    let format = match (format, args.format) {
+    let format = match (format, args.chunks()) {
         (Some(format), _) => format,
         (None, Some(WriteFormatName::Recyclable)) => {
             return Err(CliError::Usage(
@@ -394,7 +414,7 @@ fn append(
     mut records: Records<io::StdinLock<'_>>,
     written: &mut Written,
 ) -> Result<(), CliError> {
-    let (writer_options, append_format) = match (format, args.format) {
+    let (writer_options, append_format) = match (format, args.chunks()) {
         (Some(format), _) => (
             options.write(WriteOptions::new().format(format)),
             AppendFormat::Writer,
