@@ -130,6 +130,10 @@ fn pebble_logs() -> Vec<PathBuf> {
 
 #[test]
 fn every_json_field_is_in_the_contract() -> TestResult {
+    if !root().join("tests/data").exists() {
+        eprintln!("tests/data is not here (a published package): nothing to check");
+        return Ok(());
+    }
     let contract = contract();
     let mut seen: BTreeMap<&str, BTreeMap<String, BTreeSet<&'static str>>> = BTreeMap::new();
     let mut record = |command: &'static str, stdout: &[u8]| {
