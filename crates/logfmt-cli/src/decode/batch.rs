@@ -175,37 +175,41 @@ pub(super) fn batch_json(
     timestamps: Option<&Sizes>,
     file: Option<&str>,
 ) -> Option<BatchError> {
+    batch_line(line, offset, data, file, |line, batch| {
+        ops_json(line, batch.ops(), |line, op| {
+            op_json(line, &op, size_of(timestamps, &op));
+        })
+    })
+}
+
+/// A batch's JSON line around its operations, which `ops` writes (returning the error that
+/// stopped them, if any): `offset`, `sequence`, `count`, `ops`, then `error` and `file`.
+fn batch_line(
+    line: &mut Vec<u8>,
+    offset: u64,
+    data: &[u8],
+    file: Option<&str>,
+    ops: impl FnOnce(&mut Vec<u8>, &WriteBatch<'_>) -> Option<BatchError>,
+) -> Option<BatchError> {
     line.extend_from_slice(b"{\"offset\": ");
     number(line, offset);
-    let mut error = None;
-    match WriteBatch::new(data) {
+    let error = match WriteBatch::new(data) {
         Ok(batch) => {
             line.extend_from_slice(b", \"sequence\": ");
             number(line, batch.sequence());
             line.extend_from_slice(b", \"count\": ");
             number(line, batch.count());
             line.extend_from_slice(b", \"ops\": [");
-            let mut first = true;
-            for op in batch.ops() {
-                match op {
-                    Ok(op) => {
-                        if !first {
-                            line.extend_from_slice(b", ");
-                        }
-                        first = false;
-                        op_json(line, &op, size_of(timestamps, &op));
-                    }
-                    Err(e) => error = Some(e),
-                }
-            }
+            let error = ops(line, &batch);
             line.push(b']');
+            error
         }
         Err(e) => {
             line.extend_from_slice(b", \"sequence\": null, \"count\": null, \"ops\": []");
-            error = Some(e);
+            Some(e)
         }
-    }
-    if let Some(e) = error {
+    };
+    if let Some(e) = &error {
         line.extend_from_slice(b", \"error\": ");
         json_string(line, &e.to_string());
     }
@@ -214,6 +218,30 @@ pub(super) fn batch_json(
         json_string(line, file);
     }
     line.extend_from_slice(b"}\n");
+    error
+}
+
+/// The operations `ops` gives, each written by `write`, comma-separated; the last error met
+/// (the operations after an error are still written where the batch gives them).
+fn ops_json<O>(
+    line: &mut Vec<u8>,
+    ops: impl Iterator<Item = Result<O, BatchError>>,
+    mut write: impl FnMut(&mut Vec<u8>, O),
+) -> Option<BatchError> {
+    let mut error = None;
+    let mut first = true;
+    for op in ops {
+        match op {
+            Ok(op) => {
+                if !first {
+                    line.extend_from_slice(b", ");
+                }
+                first = false;
+                write(line, op);
+            }
+            Err(e) => error = Some(e),
+        }
+    }
     error
 }
 
@@ -371,52 +399,17 @@ pub(super) fn pebble_json(
     data: &[u8],
     file: Option<&str>,
 ) -> Option<BatchError> {
-    line.extend_from_slice(b"{\"offset\": ");
-    number(line, offset);
-    let mut error = None;
-    match WriteBatch::new(data) {
-        Ok(batch) => {
-            line.extend_from_slice(b", \"sequence\": ");
-            number(line, batch.sequence());
-            line.extend_from_slice(b", \"count\": ");
-            number(line, batch.count());
-            line.extend_from_slice(b", \"ops\": [");
-            let mut first = true;
-            for op in batch.pebble_ops() {
-                match op {
-                    Ok(op) => {
-                        if !first {
-                            line.extend_from_slice(b", ");
-                        }
-                        first = false;
-                        line.extend_from_slice(b"{\"op\": \"");
-                        line.extend_from_slice(op.name().as_bytes());
-                        line.extend_from_slice(b"\", \"kind\": ");
-                        number(line, op.kind);
-                        json_hex(line, b"key", op.key);
-                        if let Some(value) = op.value {
-                            json_hex(line, b"value", value);
-                        }
-                        line.push(b'}');
-                    }
-                    Err(e) => error = Some(e),
-                }
+    batch_line(line, offset, data, file, |line, batch| {
+        ops_json(line, batch.pebble_ops(), |line, op| {
+            line.extend_from_slice(b"{\"op\": \"");
+            line.extend_from_slice(op.name().as_bytes());
+            line.extend_from_slice(b"\", \"kind\": ");
+            number(line, op.kind);
+            json_hex(line, b"key", op.key);
+            if let Some(value) = op.value {
+                json_hex(line, b"value", value);
             }
-            line.push(b']');
-        }
-        Err(e) => {
-            line.extend_from_slice(b", \"sequence\": null, \"count\": null, \"ops\": []");
-            error = Some(e);
-        }
-    }
-    if let Some(e) = error {
-        line.extend_from_slice(b", \"error\": ");
-        json_string(line, &e.to_string());
-    }
-    if let Some(file) = file {
-        line.extend_from_slice(b", \"file\": ");
-        json_string(line, file);
-    }
-    line.extend_from_slice(b"}\n");
-    error
+            line.push(b'}');
+        })
+    })
 }
