@@ -28,9 +28,22 @@ const ROCKSDB_ZSTD: u32 = 7;
 
 /// Checks one input.
 pub fn check(data: &[u8]) {
-    let Some((&kind, body)) = data.split_first() else {
+    let Some((records, pack)) = records(data) else {
         return;
     };
+    if pack {
+        assert_eq!(
+            records.last().map(Vec::as_slice),
+            Some(&b"after"[..]),
+            "the record after the pack"
+        );
+    }
+}
+
+/// The records a reader returns from the log an input makes, and whether that log held a pack;
+/// `None` for an empty input. Asserts the properties of one read.
+pub fn records(data: &[u8]) -> Option<(Vec<Vec<u8>>, bool)> {
+    let (&kind, body) = data.split_first()?;
     let body = &body[..body.len().min(2 * BLOCK_SIZE)];
     let pack = kind & 1 == 0;
     let log = if pack {
@@ -85,11 +98,5 @@ pub fn check(data: &[u8]) {
         reader.next_bounded(LIMIT).map_or(true, |e| e.is_none()),
         "reading ends"
     );
-    if pack {
-        assert_eq!(
-            records.last().map(Vec::as_slice),
-            Some(&b"after"[..]),
-            "the record after the pack"
-        );
-    }
+    Some((records, pack))
 }
