@@ -67,6 +67,9 @@ pub(crate) fn run(args: &[String]) -> Result {
         )));
     }
     let allow_load = args.iter().any(|a| a == crate::bench_load::ALLOW_LOAD);
+    if args.iter().any(|a| a == "wal") {
+        return crate::bench_wal::run(quick, baseline.map(String::as_str));
+    }
     if let Some(rev) = baseline {
         return crate::bench_baseline::run(rev, quick, allow_load);
     }
@@ -89,9 +92,6 @@ pub(crate) fn run(args: &[String]) -> Result {
     }
     if args.iter().any(|a| a == "scan") {
         return crate::bench_scan::run(quick);
-    }
-    if args.iter().any(|a| a == "wal") {
-        return crate::bench_wal::run(quick);
     }
     if args.iter().any(|a| a == "durable") {
         return crate::bench_durable::run(quick);

@@ -88,7 +88,7 @@ pub(crate) fn run(rev: &str, quick: bool, allow_load: bool) -> Result {
 }
 
 /// The full hash of `rev`.
-fn resolve(rev: &str) -> Result<String> {
+pub(crate) fn resolve(rev: &str) -> Result<String> {
     let out = Cmd::new("git")
         .args(["rev-parse", "--verify", "--quiet"])
         .args([format!("{rev}^{{commit}}")])
@@ -99,7 +99,7 @@ fn resolve(rev: &str) -> Result<String> {
 
 /// Checks `commit` out in a worktree under the target directory (once) and builds its
 /// `logfmt-bench` there; returns the executable's path.
-fn build_baseline(commit: &str) -> Result<PathBuf> {
+pub(crate) fn build_baseline(commit: &str) -> Result<PathBuf> {
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map_or_else(|| project_root().join("target"), PathBuf::from);
     let root = target.join("bench-baseline");

@@ -6,7 +6,9 @@
 //! The two run case by case, alternating, for several rounds; then the medians, the ratios
 //! to RocksDB, the 64-thread/1-thread scaling and the recycled/fresh ratio. First it says what
 //! the file system is and whether it charges a sync for metadata: `fdatasync` after a write
-//! that extends a file against one that overwrites bytes already there.
+//! that extends a file against one that overwrites bytes already there. With `--baseline REV`,
+//! that commit's `logfmt-bench wal` (built in a worktree under the target directory) runs
+//! beside today's in every case, and the table gives today's ratio to it.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -21,8 +23,8 @@ const THREADS: [&str; 4] = ["1", "4", "16", "64"];
 /// The two ways a log file is written.
 const MODES: [&str; 2] = ["fresh", "recycled"];
 
-/// `cargo xtask bench wal [--quick]`.
-pub(crate) fn run(quick: bool) -> Result {
+/// `cargo xtask bench wal [--quick] [--baseline REV]`.
+pub(crate) fn run(quick: bool, baseline: Option<&str>) -> Result {
     banner("bench wal: RocksDB and a C++ compiler");
     crate::interop::ensure_libraries()?;
     let root = project_root();
@@ -38,6 +40,16 @@ pub(crate) fn run(quick: bool) -> Result {
         .run()?;
     banner("bench wal: build logfmt-bench (release)");
     let logfmt = crate::cmd::build_release_bin("logfmt-bench", "logfmt-bench")?;
+    let baseline = match baseline {
+        Some(rev) => {
+            let commit = crate::bench_baseline::resolve(rev)?;
+            banner(&format!(
+                "bench wal: build logfmt-bench of {rev} ({commit})"
+            ));
+            Some(crate::bench_baseline::build_baseline(&commit)?)
+        }
+        None => None,
+    };
     banner("bench wal: the disk");
     print_file_system(&dir);
     print_sync_costs(&dir, if quick { 100 } else { 1_000 })?;
@@ -51,23 +63,31 @@ pub(crate) fn run(quick: bool) -> Result {
         // RocksDB): all four meet the same disk at nearly the same moment.
         for threads in THREADS {
             for mode in MODES {
-                let mut ours = Cmd::new(&logfmt.to_string_lossy()).args([
-                    "wal",
-                    "--dir",
-                    &dir_arg,
-                    "--seconds",
-                    seconds,
-                    "--record",
-                    "100",
-                ]);
-                if mode == "recycled" {
-                    ours = ours.args(["--recycled"]);
-                }
-                let ours = ours.args([threads]).read()?;
+                let logfmt_case = |exe: &Path| {
+                    let mut case = Cmd::new(&exe.to_string_lossy()).args([
+                        "wal",
+                        "--dir",
+                        &dir_arg,
+                        "--seconds",
+                        seconds,
+                        "--record",
+                        "100",
+                    ]);
+                    if mode == "recycled" {
+                        case = case.args(["--recycled"]);
+                    }
+                    case.args([threads]).read()
+                };
+                let ours = logfmt_case(&logfmt)?;
+                let before = match &baseline {
+                    // Its lines say `impl=logfmt` too.
+                    Some(exe) => logfmt_case(exe)?.replace("impl=logfmt", "impl=baseline"),
+                    None => String::new(),
+                };
                 let theirs = Cmd::new(&rocksdb.to_string_lossy())
                     .args([dir_arg.as_str(), seconds, "100", mode, threads])
                     .read()?;
-                for line in ours.lines().chain(theirs.lines()) {
+                for line in ours.lines().chain(before.lines()).chain(theirs.lines()) {
                     if line.starts_with("WAL ") {
                         println!("{line}");
                         lines.push(line.to_owned());
@@ -184,10 +204,15 @@ fn table(lines: &[String]) -> Result<String> {
         "\ndurable appends/s of 100-byte records, logs of 64 MiB (medians of the rounds; \
          ratio = logfmt / RocksDB)\n",
     );
+    let baseline = runs.keys().any(|(imp, _, _)| imp == "baseline");
     out.push_str(&format!(
-        "{:>9} {:>7} {:>10} {:>10} {:>7} {:>14}\n",
+        "{:>9} {:>7} {:>10} {:>10} {:>7} {:>14}",
         "files", "threads", "logfmt", "rocksdb", "ratio", "recycled/fresh"
     ));
+    if baseline {
+        out.push_str(&format!(" {:>10} {:>12}", "baseline", "vs baseline"));
+    }
+    out.push('\n');
     for mode in MODES {
         for threads in THREADS.iter().filter_map(|t| t.parse::<u64>().ok()) {
             let (Some(ours), Some(theirs)) = (
@@ -201,13 +226,17 @@ fn table(lines: &[String]) -> Result<String> {
                 _ => "-".to_owned(),
             };
             out.push_str(&format!(
-                "{mode:>9} {threads:>7} {ours:>10.0} {theirs:>10.0} {:>6.2}x {versus_fresh:>14}\n",
+                "{mode:>9} {threads:>7} {ours:>10.0} {theirs:>10.0} {:>6.2}x {versus_fresh:>14}",
                 ours / theirs
             ));
+            if let Some(before) = median("baseline", mode, threads).filter(|_| baseline) {
+                out.push_str(&format!(" {before:>10.0} {:>11.2}x", ours / before));
+            }
+            out.push('\n');
         }
     }
     for mode in MODES {
-        for imp in ["logfmt", "rocksdb"] {
+        for imp in ["logfmt", "baseline", "rocksdb"] {
             if let (Some(one), Some(many)) = (median(imp, mode, 1), median(imp, mode, 64)) {
                 out.push_str(&format!(
                     "{imp} {mode}: 64 threads / 1 thread = {:.1}x\n",
@@ -250,6 +279,23 @@ mod tests {
             printed.contains("logfmt fresh: 64 threads / 1 thread = 20.0x"),
             "{printed}"
         );
+        assert!(!printed.contains("baseline"), "{printed}");
         assert!(table(&["WAL impl=logfmt".to_owned()]).is_err());
+    }
+
+    #[test]
+    fn the_table_compares_with_the_baseline_when_it_ran() {
+        let lines: Vec<String> = [
+            "WAL impl=logfmt files=fresh threads=1 record=100 appends_per_s=300.0",
+            "WAL impl=baseline files=fresh threads=1 record=100 appends_per_s=200.0",
+            "WAL impl=rocksdb files=fresh threads=1 record=100 appends_per_s=150.0",
+        ]
+        .map(str::to_owned)
+        .to_vec();
+        let printed = table(&lines).unwrap();
+        assert!(
+            printed.contains("    fresh       1        300        150   2.00x              -        200        1.50x"),
+            "{printed}"
+        );
     }
 }

@@ -50,7 +50,7 @@ pub(crate) const TASKS: &[Task] = &[
                 not a measurement); \
                 `flash`: logfmt vs sequential-storage on simulated NOR flash; `pack`: records \
                 plain and packed; `durable`: group commit vs RocksDB; `wal`: a WAL directory's durable appends \
-                vs RocksDB's WAL, fresh and recycled log files; `scan`: SQL over 1 GiB of logs \
+                vs RocksDB's WAL, fresh and recycled log files (with `--baseline REV`: and REV's in the same rounds); `scan`: SQL over 1 GiB of logs \
                 (1 and 2 partitions) vs `logfmt verify`",
         run: crate::bench::run,
     },

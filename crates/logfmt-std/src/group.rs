@@ -157,6 +157,15 @@ struct State<W: SyncWrite> {
     durable: u64,
     /// A leader is syncing.
     syncing: bool,
+    /// A leader waits for more records ([`GroupPolicy::max_delay`]): appends wake it.
+    gathering: bool,
+    /// Syncs begun: sync `n` wakes the threads waiting on `synced[n % 2]`.
+    generation: u64,
+    /// The log's length the sync in progress makes durable (`u64::MAX` while its leader
+    /// gathers records: everything appended before its write).
+    sync_target: u64,
+    /// Threads waiting on each of [`GroupWriter::synced`].
+    waiters: [u32; 2],
     /// The length up to which the destination has room reserved (`None`: reserving failed,
     /// and is not tried again).
     reserved: Option<u64>,
@@ -228,8 +237,11 @@ impl<W: SyncWrite> State<W> {
 #[derive(Debug)]
 pub struct GroupWriter<W: SyncWrite, S: SyncHandle = File> {
     state: Mutex<State<W>>,
-    /// The durable watermark moved, a sync ended, or the writer failed.
-    synced: Condvar,
+    /// A sync ended, or the writer failed: `synced[n % 2]` for the threads sync `n` makes
+    /// durable, the other for those that wait for the next sync. Waking only the threads a
+    /// sync finished (and one of the rest, to lead the next) spares the others a wake-up
+    /// that finds their record not yet durable.
+    synced: [Condvar; 2],
     /// A record was appended (a waiting leader counts them).
     appended: Condvar,
     handle: S,
@@ -262,12 +274,16 @@ impl<W: SyncWrite, S: SyncHandle> GroupWriter<W, S> {
                 writer,
                 durable,
                 syncing: false,
+                gathering: false,
+                generation: 0,
+                sync_target: 0,
+                waiters: [0; 2],
                 reserved: Some(0),
                 unsynced_records: 0,
                 failure: None,
                 stats: GroupStats::default(),
             }),
-            synced: Condvar::new(),
+            synced: [Condvar::new(), Condvar::new()],
             appended: Condvar::new(),
             handle,
             policy,
@@ -278,6 +294,27 @@ impl<W: SyncWrite, S: SyncHandle> GroupWriter<W, S> {
         // Nothing here panics while holding the lock; if a caller's thread did, the state is
         // still whole (every change to it is made at once).
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Wakes every waiting thread: the writer failed.
+    fn wake_all(&self) {
+        for synced in &self.synced {
+            synced.notify_all();
+        }
+    }
+
+    /// Waits on `synced[slot]` until woken (or spuriously).
+    fn sleep<'a>(
+        &'a self,
+        mut state: MutexGuard<'a, State<W>>,
+        slot: usize,
+    ) -> MutexGuard<'a, State<W>> {
+        state.waiters[slot] += 1;
+        let mut state = self.synced[slot]
+            .wait(state)
+            .unwrap_or_else(PoisonError::into_inner);
+        state.waiters[slot] -= 1;
+        state
     }
 
     /// Appends one record; returns where it is in the log. Its `end` is the ticket to
@@ -293,12 +330,16 @@ impl<W: SyncWrite, S: SyncHandle> GroupWriter<W, S> {
         }
         let written = state.writer.add_record(data).inspect_err(|e| {
             state.fail(e);
-            self.synced.notify_all();
+            self.wake_all();
         })?;
         state.unsynced_records += 1;
         state.stats.records += 1;
+        // Waking costs a system call: only a gathering leader listens.
+        let gathering = state.gathering;
         drop(state);
-        self.appended.notify_one();
+        if gathering {
+            self.appended.notify_one();
+        }
         Ok(written)
     }
 
@@ -328,22 +369,26 @@ impl<W: SyncWrite, S: SyncHandle> GroupWriter<W, S> {
                 return Err(refusal);
             }
             if state.syncing {
-                state = self
-                    .synced
-                    .wait(state)
-                    .unwrap_or_else(PoisonError::into_inner);
+                // The sync in progress makes this ticket durable, or the next one will.
+                let next = u64::from(ticket > state.sync_target);
+                let slot = ((state.generation + next) % 2) as usize;
+                state = self.sleep(state, slot);
                 continue;
             }
             state.syncing = true;
+            state.generation += 1;
+            state.sync_target = u64::MAX;
+            let slot = (state.generation % 2) as usize;
             state = self.gather(state);
             let flushed = state.writer.flush();
             if let Err(e) = flushed {
                 state.fail(&e);
                 state.syncing = false;
-                self.synced.notify_all();
+                self.wake_all();
                 return Err(e);
             }
             let target = state.writer.position();
+            state.sync_target = target;
             let batch = std::mem::take(&mut state.unsynced_records);
             let reserve = state
                 .reserved
@@ -365,7 +410,7 @@ impl<W: SyncWrite, S: SyncHandle> GroupWriter<W, S> {
                 state
                     .failure
                     .get_or_insert_with(|| (WriteOperation::Sync, Arc::clone(&source)));
-                self.synced.notify_all();
+                self.wake_all();
                 return Err(LogWriterError::Failed {
                     operation: WriteOperation::Sync,
                     source,
@@ -378,7 +423,14 @@ impl<W: SyncWrite, S: SyncHandle> GroupWriter<W, S> {
             stats.largest_batch = stats.largest_batch.max(batch);
             stats.sync_time += took;
             stats.slowest_sync = stats.slowest_sync.max(took);
-            self.synced.notify_all();
+            // Every thread this sync waited for is done; one of those waiting for the next
+            // sync leads it.
+            if state.waiters[slot] > 0 {
+                self.synced[slot].notify_all();
+            }
+            if state.waiters[1 - slot] > 0 {
+                self.synced[1 - slot].notify_one();
+            }
         }
     }
 
@@ -397,10 +449,12 @@ impl<W: SyncWrite, S: SyncHandle> GroupWriter<W, S> {
             let Some(left) = deadline.checked_duration_since(Instant::now()) else {
                 return state;
             };
+            state.gathering = true;
             state = match self.appended.wait_timeout(state, left) {
                 Ok((state, _)) => state,
                 Err(poisoned) => poisoned.into_inner().0,
             };
+            state.gathering = false;
         }
     }
 
