@@ -10,7 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
-use logfmt_std::wal::{ReadOnlyWal, WalEntry, WalError, WalLog, WalOptions, WalRecord};
+use logfmt_std::wal::{Failover, ReadOnlyWal, WalEntry, WalError, WalLog, WalOptions, WalRecord};
 use logfmt_std::{Damage, RecoveryMode};
 
 use crate::error::CliError;
@@ -18,28 +18,86 @@ use crate::error::CliError;
 /// The other entries named in a report, at most (the rest are counted).
 pub(crate) const OTHERS_SHOWN: usize = 20;
 
+/// The options of `verify`, `cat` and `stats` that only a WAL directory takes.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub(crate) struct WalDirArgs {
+    /// Read a LevelDB or RocksDB database directory's live write-ahead logs as one log, as a
+    /// WAL directory is read (its MANIFEST is not read; the logs it no longer needs are listed,
+    /// not read).
+    #[arg(long)]
+    pub(crate) wal: bool,
+    /// The failover directory of the WAL directory read (where its writer put new logs while
+    /// the directory's disk stalled, as logfmt's WAL failover and Pebble's do): the logs of
+    /// both are read as one log, in order, each record once.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) secondary: Option<PathBuf>,
+}
+
+/// A WAL directory to read, and its failover directory if given.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct WalDirs<'a> {
+    /// The directory.
+    pub(crate) dir: &'a Path,
+    /// Its failover directory (`--secondary`).
+    pub(crate) secondary: Option<&'a Path>,
+}
+
 /// The directory `args` name if it is read as a WAL directory: a directory with no
-/// `CURRENT` file, or with `database` (`--wal`) a LevelDB or RocksDB database directory, its
-/// live write-ahead logs read as one log (a database is otherwise read file by file). A WAL
-/// directory is read alone: given with other files, it is a usage error.
-pub(crate) fn wal_dir(args: &[PathBuf], database: bool) -> Result<Option<&Path>, CliError> {
+/// `CURRENT` file, or with `--wal` a LevelDB or RocksDB database directory, its live
+/// write-ahead logs read as one log (a database is otherwise read file by file), with the
+/// failover directory `--secondary` names. A WAL directory is read alone: given with other
+/// files, it is a usage error; so is `--secondary` without one, or naming no directory.
+pub(crate) fn wal_dir<'a>(
+    args: &'a [PathBuf],
+    wal: &'a WalDirArgs,
+) -> Result<Option<WalDirs<'a>>, CliError> {
+    let database = wal.wal;
     let is_wal = |arg: &PathBuf| {
         arg.as_os_str() != "-"
             && arg.is_dir()
             && (database || std::fs::symlink_metadata(arg.join("CURRENT")).is_err())
     };
-    match args {
-        [dir] if is_wal(dir) => Ok(Some(dir)),
-        several if several.iter().any(is_wal) => Err(CliError::Usage(
-            "a WAL directory (a directory of numbered logs, without a CURRENT file) is read \
-             alone, as one log: give it without other files"
+    let dir = match args {
+        [dir] if is_wal(dir) => Some(dir.as_path()),
+        several if several.iter().any(is_wal) => {
+            return Err(CliError::Usage(
+                "a WAL directory (a directory of numbered logs, without a CURRENT file) is \
+                 read alone, as one log: give it without other files"
+                    .into(),
+            ));
+        }
+        _ if database => {
+            return Err(CliError::Usage(
+                "--wal reads one directory: a database's live write-ahead logs, as one log".into(),
+            ));
+        }
+        _ => None,
+    };
+    let secondary = wal.secondary.as_deref();
+    match (dir, secondary) {
+        (None, Some(_)) => Err(CliError::Usage(
+            "--secondary names the failover directory of a WAL directory: give the WAL \
+             directory alone"
                 .into(),
         )),
-        _ if database => Err(CliError::Usage(
-            "--wal reads one directory: a database's live write-ahead logs, as one log".into(),
-        )),
-        _ => Ok(None),
+        (Some(_), Some(secondary)) if !secondary.is_dir() => Err(CliError::Usage(format!(
+            "--secondary {}: not a directory",
+            logfmt_std::advanced::EscapedPath::new(secondary)
+        ))),
+        (Some(dir), Some(secondary)) if same_dir(dir, secondary) => Err(CliError::Usage(format!(
+            "--secondary {}: the WAL directory itself, not its failover directory",
+            logfmt_std::advanced::EscapedPath::new(secondary)
+        ))),
+        (dir, _) => Ok(dir.map(|dir| WalDirs { dir, secondary })),
     }
+}
+
+/// Whether `a` and `b` are the same directory (by their canonical paths).
+fn same_dir(a: &Path, b: &Path) -> bool {
+    matches!(
+        (std::fs::canonicalize(a), std::fs::canonicalize(b)),
+        (Ok(a), Ok(b)) if a == b
+    )
 }
 
 /// One log of the directory, as read.
@@ -89,6 +147,8 @@ pub(crate) struct Other {
 pub(crate) struct WalDirReport {
     /// The directory.
     pub(crate) dir: PathBuf,
+    /// Its failover directory, read with it.
+    pub(crate) secondary: Option<PathBuf>,
     /// The recovery mode read with.
     pub(crate) recovery: RecoveryMode,
     /// Every log, in log-number order.
@@ -167,12 +227,12 @@ pub(crate) enum Flow {
 /// damaged regions), handing `seen` each log, record and damage in order, until it says
 /// [`Flow::Stop`].
 pub(crate) fn gather(
-    dir: &Path,
+    dirs: WalDirs<'_>,
     mode: RecoveryMode,
     keep: usize,
     seen: impl FnMut(Seen<'_>) -> Result<Flow, CliError>,
 ) -> Result<WalDirReport, CliError> {
-    let (mut wal, mut report) = list(dir, mode, keep)?;
+    let (mut wal, mut report) = list(dirs, mode, keep)?;
     read(&mut wal, &mut report, seen)?;
     Ok(report)
 }
@@ -184,11 +244,16 @@ pub(crate) fn gather(
 /// FIFO, a device, a link to one) or whose file cannot be looked at (a link that leads
 /// nowhere, or round in a loop) is an error naming it, and nothing is read.
 fn list(
-    dir: &Path,
+    dirs: WalDirs<'_>,
     mode: RecoveryMode,
     keep: usize,
 ) -> Result<(ReadOnlyWal, WalDirReport), CliError> {
-    let options = WalOptions::new().recovery(mode);
+    let dir = dirs.dir;
+    // Reading never fails over: the threshold is the writer's.
+    let failover = dirs
+        .secondary
+        .map(|secondary| Failover::new(secondary, std::time::Duration::MAX));
+    let options = WalOptions::new().recovery(mode).failover(failover);
     let mut wal = ReadOnlyWal::open(dir, &options).map_err(CliError::Wal)?;
     // A database's logs that its MANIFEST no longer needs are not read, as its recovery
     // reads none of them.
@@ -206,6 +271,7 @@ fn list(
     }
     let mut report = WalDirReport {
         dir: dir.to_path_buf(),
+        secondary: dirs.secondary.map(Path::to_path_buf),
         recovery: mode,
         logs: Vec::new(),
         damage: Vec::new(),
@@ -281,8 +347,13 @@ fn read(
     let mut failure = None;
     for entry in recovery.by_ref() {
         let flow = match entry {
-            Ok(WalEntry::Log { number, .. }) => {
-                current = report.logs.iter().position(|l| l.number == number);
+            Ok(WalEntry::Log { number, path }) => {
+                // A log failed over to the secondary directory has a file in each.
+                current = report
+                    .logs
+                    .iter()
+                    .position(|l| l.path == path)
+                    .or_else(|| index(report, number, None));
                 if let Some(log) = current.and_then(|i| report.logs.get_mut(i)) {
                     log.read = true;
                     seen(Seen::Log(log))?
@@ -298,13 +369,14 @@ fn read(
                 seen(Seen::Record(&record))?
             }
             Ok(WalEntry::Damage { log, damage }) => {
-                add_damage(report, log, damage);
+                add_damage(report, log, current, damage);
                 seen(Seen::Damage(&damage))?
             }
             Ok(_) => Flow::Continue,
             Err(WalError::Damaged { log, damage }) => {
-                add_damage(report, log, damage);
-                report.stopped_at = index(report, log).map(|log| LogDamage { log, damage });
+                add_damage(report, log, current, damage);
+                report.stopped_at =
+                    index(report, log, current).map(|log| LogDamage { log, damage });
                 seen(Seen::Damage(&damage))?
             }
             Err(e) => {
@@ -317,10 +389,10 @@ fn read(
         }
     }
     if let Some((log, damage)) = recovery.stopped() {
-        report.stopped_at = index(report, log).map(|log| LogDamage { log, damage });
+        report.stopped_at = index(report, log, current).map(|log| LogDamage { log, damage });
     }
     if let Some((log, damage)) = recovery.torn_tail() {
-        report.tail = index(report, log).map(|log| LogDamage { log, damage });
+        report.tail = index(report, log, current).map(|log| LogDamage { log, damage });
     }
     drop(recovery);
     for log in report.logs.iter_mut().filter(|l| l.read && l.records == 0) {
@@ -334,14 +406,18 @@ fn read(
     }
 }
 
-/// The index of log `number` in the report.
-fn index(report: &WalDirReport, number: u64) -> Option<usize> {
-    report.logs.iter().position(|l| l.number == number)
+/// The index in the report of the file of log `number` being read: `current` if it is one of
+/// that log's files (a log failed over has several), else the log's first.
+fn index(report: &WalDirReport, number: u64, current: Option<usize>) -> Option<usize> {
+    current
+        .filter(|&i| report.logs.get(i).is_some_and(|l| l.number == number))
+        .or_else(|| report.logs.iter().position(|l| l.number == number))
 }
 
-/// Counts `damage` in log `number`, and keeps it to be listed.
-fn add_damage(report: &mut WalDirReport, number: u64, damage: Damage) {
-    let Some(log) = index(report, number) else {
+/// Counts `damage` in log `number` (in its file `current`, if that is one of the log's), and
+/// keeps it to be listed.
+fn add_damage(report: &mut WalDirReport, number: u64, current: Option<usize>, damage: Damage) {
+    let Some(log) = index(report, number, current) else {
         return;
     };
     if let Some(summary) = report.logs.get_mut(log) {

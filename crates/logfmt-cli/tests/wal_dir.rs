@@ -610,3 +610,150 @@ fn an_unreadable_log_is_an_error_naming_it() -> TestResult {
     }
     Ok(())
 }
+
+/// Writes a WAL that failed over: records in `primary`'s log, then (its disk stalled) in a
+/// segment of the same log in `secondary`, then back in `primary`. Written through
+/// `logfmt_std::wal`'s crashable storage (the stall injected there), then copied to the two
+/// directories. Returns every record, in order.
+fn write_failed_over_wal(primary: &Path, secondary: &Path) -> Vec<Vec<u8>> {
+    use logfmt_std::wal::{CrashableStorage, Failover, Storage};
+    use std::time::Duration;
+    let (mem_primary, mem_secondary) = (Path::new("/primary"), Path::new("/secondary"));
+    let failover = Failover::new(mem_secondary, Duration::from_millis(20));
+    let options = WalOptions::new().create(true).failover(Some(failover));
+    let fs = CrashableStorage::new();
+    let writer = Wal::open_in(fs.clone(), mem_primary, &options)
+        .expect("open")
+        .start()
+        .expect("start");
+    let mut written = Vec::new();
+    let mut append = |data: Vec<u8>| {
+        writer.append_durable(&data).expect("append");
+        written.push(data);
+    };
+    for i in 0..5 {
+        append(payload(0, i));
+    }
+    fs.stall(mem_primary);
+    append(payload(1, 0));
+    assert_eq!(writer.current_dir(), mem_secondary, "failed over");
+    for i in 1..5 {
+        append(payload(1, i));
+    }
+    fs.unstall(mem_primary);
+    let mut i = 0;
+    while writer.current_dir() != mem_primary {
+        assert!(i < 500, "never back to the primary");
+        append(payload(2, i));
+        i += 1;
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    append(b"back in the primary".to_vec());
+    writer.close().expect("close");
+    for (from, to) in [(mem_primary, primary), (mem_secondary, secondary)] {
+        for name in fs.list(from).expect("list") {
+            let bytes = fs.contents(&from.join(&name)).expect("a file");
+            std::fs::write(to.join(name), bytes).expect("copy");
+        }
+    }
+    written
+}
+
+#[test]
+fn a_failed_over_wal_is_read_with_its_secondary_directory() -> TestResult {
+    let (primary, secondary) = (tempfile::tempdir()?, tempfile::tempdir()?);
+    let written = write_failed_over_wal(primary.path(), secondary.path());
+    let secondary_arg = ["--secondary", p(secondary.path())];
+
+    // Every record once, in order, each with the file it is in: some in the secondary.
+    let (code, records, err) = cat_records(primary.path(), &secondary_arg);
+    assert_eq!(code, 0, "{err}");
+    let data: Vec<_> = records.iter().map(|(_, data)| data.clone()).collect();
+    assert_eq!(data, written);
+    assert!(
+        records
+            .iter()
+            .any(|(file, _)| file.starts_with(secondary.path())),
+        "{:?}",
+        records
+            .iter()
+            .map(|(file, _)| file)
+            .collect::<std::collections::BTreeSet<_>>()
+    );
+    assert!(
+        records
+            .last()
+            .is_some_and(|(file, _)| file.starts_with(primary.path()))
+    );
+
+    for command in ["verify", "stats"] {
+        let out = logfmt(
+            &[
+                command,
+                "--json",
+                secondary_arg[0],
+                secondary_arg[1],
+                p(primary.path()),
+            ],
+            b"",
+        );
+        assert_eq!(status(&out), 0, "{command}: {}", stderr(&out));
+        let report = json(&out);
+        assert_eq!(report["records"], written.len() as u64, "{command}");
+        assert_eq!(report["secondary"], p(secondary.path()), "{command}");
+        assert_eq!(report["corruptions"].as_array().map(Vec::len), Some(0));
+        let text = logfmt(
+            &[
+                command,
+                secondary_arg[0],
+                secondary_arg[1],
+                p(primary.path()),
+            ],
+            b"",
+        );
+        assert!(
+            stdout(&text).contains("(and its failover directory ")
+                && stdout(&text).contains(" of 1 log in 3 files ("),
+            "{}",
+            stdout(&text)
+        );
+    }
+
+    // Without it, the records in the secondary are not read: the report does not claim all.
+    let out = logfmt(&["verify", "--json", p(primary.path())], b"");
+    let report = json(&out);
+    assert!(report["secondary"].is_null());
+    assert!(
+        report["records"].as_u64() < Some(written.len() as u64),
+        "{report}"
+    );
+    Ok(())
+}
+
+#[test]
+fn secondary_is_refused_where_it_does_not_apply() -> TestResult {
+    let tmp = tempfile::tempdir()?;
+    write_wal(tmp.path(), 1, 2);
+    let log = live_logs(tmp.path()).remove(0);
+    let out = logfmt(&["verify", "--secondary", p(tmp.path()), p(&log)], b"");
+    assert_eq!(status(&out), 2);
+    assert!(
+        stderr(&out).contains("give the WAL directory alone"),
+        "{}",
+        stderr(&out)
+    );
+    let missing = tmp.path().join("nowhere");
+    let out = logfmt(&["cat", "--secondary", p(&missing), p(tmp.path())], b"");
+    assert_eq!(status(&out), 2);
+    assert!(stderr(&out).contains("not a directory"), "{}", stderr(&out));
+    // The WAL directory itself, by another name.
+    let itself = tmp.path().join(".");
+    let out = logfmt(&["stats", "--secondary", p(&itself), p(tmp.path())], b"");
+    assert_eq!(status(&out), 2);
+    assert!(
+        stderr(&out).contains("the WAL directory itself"),
+        "{}",
+        stderr(&out)
+    );
+    Ok(())
+}

@@ -108,11 +108,8 @@ pub(crate) struct CatArgs {
     follow: bool,
     #[command(flatten)]
     input: InputArgs,
-    /// Read a LevelDB or RocksDB database directory's live write-ahead logs as one log, as a
-    /// WAL directory is read (its MANIFEST is not read; the logs it no longer needs are listed,
-    /// not read).
-    #[arg(long)]
-    wal: bool,
+    #[command(flatten)]
+    wal: crate::wal_dir::WalDirArgs,
 }
 
 impl CatArgs {
@@ -159,7 +156,7 @@ fn output_is_a_file() -> bool {
 
 /// Runs `cat`.
 pub(crate) fn run(args: &CatArgs) -> Result<(), CliError> {
-    if let Some(dir) = crate::wal_dir::wal_dir(&args.input.files.files, args.wal)? {
+    if let Some(dir) = crate::wal_dir::wal_dir(&args.input.files.files, &args.wal)? {
         return cat_wal(args, dir);
     }
     let targets = crate::targets::expand(&args.input.files.files)?;
@@ -199,7 +196,7 @@ pub(crate) fn run(args: &CatArgs) -> Result<(), CliError> {
 }
 
 /// Runs `cat` on a WAL directory.
-fn cat_wal(args: &CatArgs, dir: &std::path::Path) -> Result<(), CliError> {
+fn cat_wal(args: &CatArgs, dir: crate::wal_dir::WalDirs<'_>) -> Result<(), CliError> {
     let read = &args.input.read;
     super::wal::refuse(&[
         (args.offset != 0, "--offset"),

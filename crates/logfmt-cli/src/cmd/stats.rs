@@ -70,11 +70,8 @@ pub(crate) struct StatsArgs {
     decode: crate::decode::Decode,
     #[command(flatten)]
     threads: crate::parallel::ThreadsArg,
-    /// Read a LevelDB or RocksDB database directory's live write-ahead logs as one log, as a
-    /// WAL directory is read (its MANIFEST is not read; the logs it no longer needs are listed,
-    /// not read).
-    #[arg(long)]
-    wal: bool,
+    #[command(flatten)]
+    wal: crate::wal_dir::WalDirArgs,
 }
 
 /// A source that walks each block it loads with logfmt-std's [`Walk`]: the chunks counted as
@@ -209,7 +206,7 @@ fn cursors_of(
 
 /// Runs `stats`.
 pub(crate) fn run(args: &StatsArgs) -> Result<(), CliError> {
-    if let Some(dir) = crate::wal_dir::wal_dir(&args.chunks.files.files, args.wal)? {
+    if let Some(dir) = crate::wal_dir::wal_dir(&args.chunks.files.files, &args.wal)? {
         let format = &args.chunks.format;
         super::wal::refuse(&[
             (args.chunks.erased.is_some(), "--erased"),

@@ -113,11 +113,8 @@ pub(crate) struct VerifyArgs {
     summary: bool,
     #[command(flatten)]
     input: InputArgs,
-    /// Read a LevelDB or RocksDB database directory's live write-ahead logs as one log, as a
-    /// WAL directory is read (its MANIFEST is not read; the logs it no longer needs are listed,
-    /// not read).
-    #[arg(long)]
-    wal: bool,
+    #[command(flatten)]
+    wal: crate::wal_dir::WalDirArgs,
 }
 
 /// What `verify` counts in one range of a log read on several threads
@@ -255,7 +252,7 @@ fn recyclable_hint(args: &VerifyArgs, input: &Input, report: &VerifyReport) -> b
 
 /// Runs `verify`. Its status depends on what was found, so it is returned even on success.
 pub(crate) fn run(args: &VerifyArgs) -> Result<ExitCode, CliError> {
-    if let Some(dir) = crate::wal_dir::wal_dir(&args.input.files.files, args.wal)? {
+    if let Some(dir) = crate::wal_dir::wal_dir(&args.input.files.files, &args.wal)? {
         super::wal::refuse(&wal_flags(args))?;
         return super::wal::verify(dir, args.input.read.recovery.into(), kept(args), args.json);
     }

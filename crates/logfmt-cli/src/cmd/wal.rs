@@ -3,7 +3,6 @@
 //! per log (`cat`).
 
 use std::io::{self, Write};
-use std::path::Path;
 use std::process::ExitCode;
 
 use logfmt_std::RecoveryMode;
@@ -16,7 +15,7 @@ use crate::decode::{Content, Decode, Style};
 use crate::error::{CliError, EXIT_BAD_DATA, EXIT_OK};
 use crate::output::OutputFormat;
 use crate::render::{Rendering, hint, render, warn};
-use crate::wal_dir::{Flow, Seen, gather};
+use crate::wal_dir::{Flow, Seen, WalDirs, gather};
 
 /// Refuses the flags that do not apply to a WAL directory, whose logs are read whole, each
 /// in its own format (LevelDB's, or RocksDB's recyclable one: the first chunk tells).
@@ -33,7 +32,7 @@ pub(crate) fn refuse(flags: &[(bool, &str)]) -> Result<(), CliError> {
 /// `verify DIR`: the report (the first `keep` damaged regions listed), and exit status 1 if damage was found or reading stopped
 /// before the last log's end.
 pub(crate) fn verify(
-    dir: &Path,
+    dir: WalDirs<'_>,
     mode: RecoveryMode,
     keep: usize,
     json: bool,
@@ -48,7 +47,7 @@ pub(crate) fn verify(
 }
 
 /// `stats DIR`: the report (read as LevelDB reads, with `--recovery tolerate`).
-pub(crate) fn stats(dir: &Path, json: bool) -> Result<(), CliError> {
+pub(crate) fn stats(dir: WalDirs<'_>, json: bool) -> Result<(), CliError> {
     let report = gather(
         dir,
         RecoveryMode::TolerateCorruptedTailRecords,
@@ -85,10 +84,10 @@ pub(crate) struct CatPlan {
 /// in text, decoded records go under a heading per log (`==> FILE (log N) <==`). Damage and
 /// where reading stopped are noted on standard error, as for one log; with --recovery
 /// absolute, damage is an error (exit status 1) after the records before it.
-pub(crate) fn cat(dir: &Path, plan: &CatPlan) -> Result<(), CliError> {
+pub(crate) fn cat(dir: WalDirs<'_>, plan: &CatPlan) -> Result<(), CliError> {
     let mut content = match plan.output {
         OutputFormat::Framed => Content::Raw,
-        _ => plan.decode.content(dir, Some(DbFileKind::Wal)),
+        _ => plan.decode.content(dir.dir, Some(DbFileKind::Wal)),
     };
     // Chosen by the logs' names alone, decoding is confirmed by the first record: logs that
     // hold something else are printed raw.

@@ -17,6 +17,9 @@ use crate::wal_dir::{LogDamage, LogSummary, WalDirReport};
 struct Doc<'a> {
     /// The directory.
     wal_dir: String,
+    /// Its failover directory, when given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    secondary: Option<String>,
     /// The recovery mode's name.
     recovery: &'static str,
     /// Records read, from every log.
@@ -115,6 +118,10 @@ impl WalDirReport {
         let total = self.damaged_regions();
         Doc {
             wal_dir: self.dir.to_string_lossy().into_owned(),
+            secondary: self
+                .secondary
+                .as_ref()
+                .map(|dir| dir.to_string_lossy().into_owned()),
             recovery: self.recovery.name(),
             records: self.records(),
             payload_bytes: self.payload_bytes(),
@@ -160,11 +167,25 @@ impl WalDirReport {
     }
 
     /// `N records, N bytes of payload, ` and the damage.
+    /// "N logs" (of those read, or of all), and "in M files" when a log failed over has
+    /// several.
+    fn logs_in_files(&self, read: bool) -> String {
+        let files: Vec<_> = self.logs.iter().filter(|l| l.read || !read).collect();
+        let mut numbers: Vec<_> = files.iter().map(|l| l.number).collect();
+        numbers.dedup();
+        let logs = plural(numbers.len() as u64, "log");
+        if numbers.len() == files.len() {
+            logs
+        } else {
+            format!("{logs} in {}", plural(files.len() as u64, "file"))
+        }
+    }
+
     fn headline(&self) -> String {
         let read = format!(
             "{} in {}, {} of payload",
             plural(self.records(), "record"),
-            plural(self.logs.iter().filter(|l| l.read).count() as u64, "log"),
+            self.logs_in_files(true),
             plural(self.payload_bytes(), "byte"),
         );
         match self.damaged_regions() {
@@ -179,8 +200,12 @@ impl WalDirReport {
 
     /// The line of one log: its file, number, size, records and damage.
     fn write_log(&self, out: &mut dyn Write, index: usize, log: &LogSummary) -> io::Result<()> {
-        let name = log.path.file_name().unwrap_or_else(|| log.path.as_os_str());
-        let name = EscapedPath::new(std::path::Path::new(name));
+        // A file in the failover directory is named with it.
+        let name = match log.path.parent() {
+            Some(dir) if dir == self.dir => log.path.file_name().map(std::path::Path::new),
+            _ => None,
+        };
+        let name = EscapedPath::new(name.unwrap_or(&log.path));
         let what = if !log.read {
             "not read (reading stopped before it)".to_string()
         } else if let Some(not) = log.not_a_log {
@@ -233,10 +258,16 @@ impl crate::render::Report for WalDirReport {
     /// last log ends, and the entries not read.
     fn write_text(&self, out: &mut dyn Write) -> io::Result<()> {
         let dir = EscapedPath::new(&self.dir);
+        let failover = self.secondary.as_ref().map_or(String::new(), |secondary| {
+            format!(
+                " (and its failover directory {})",
+                EscapedPath::new(secondary)
+            )
+        });
         writeln!(
             out,
-            "{dir}: a WAL directory of {} ({} recovery): {}",
-            plural(self.logs.len() as u64, "log"),
+            "{dir}: a WAL directory{failover} of {} ({} recovery): {}",
+            self.logs_in_files(false),
             self.recovery,
             self.headline()
         )?;
