@@ -2,8 +2,9 @@
 //! WAL directory written by `logfmt_std::wal`, RocksDB's `archive`, a database's logs) read
 //! in log-number order as one log, by [`logfmt_std::wal::ReadOnlyWal`] — the recovery mode
 //! deciding, as for a WAL's own recovery, what damage and a gap between two logs mean
-//! (point-in-time recovery stops there and reads no later log). Nothing in the directory is
-//! locked or changed.
+//! (point-in-time recovery stops there and reads no later log). A WAL written with failover
+//! is read with its failover directory ([`WalOptions::failover`]): a log's files in either,
+//! each record once. Nothing in the directory is locked or changed.
 //!
 //! - `wal` — a row per record, in order: `log`, `file`, `offset`, `length`, `payload`
 //!   ([`wal_schema`]);
@@ -28,7 +29,8 @@
 //! writer.close()?;
 //!
 //! let ctx = SessionContext::new();
-//! register_wal(&ctx, dir.path(), RecoveryMode::PointInTimeRecovery)?;
+//! let options = WalOptions::new().recovery(RecoveryMode::PointInTimeRecovery);
+//! register_wal(&ctx, dir.path(), &options)?;
 //! let batches = ctx
 //!     .sql("SELECT log, count(*) AS records FROM wal GROUP BY log ORDER BY log")
 //!     .await?
@@ -50,7 +52,6 @@ use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::catalog::MemTable;
 use datafusion::error::{DataFusionError, Result};
 use datafusion::prelude::SessionContext;
-use logfmt_std::RecoveryMode;
 use logfmt_std::wal::{ReadOnlyWal, WalEntry, WalError, WalOptions};
 
 use crate::error::ScanError;
@@ -149,19 +150,17 @@ impl Rows {
     }
 }
 
-/// The records and the damage of the WAL directory `dir`, read with `recovery`: the batches
-/// of `wal` and of `wal_damage`.
+/// The records and the damage of the WAL directory `dir`, read with `options` (its recovery
+/// mode, and its failover directory if any; nothing is created): the batches of `wal` and of
+/// `wal_damage`.
 ///
 /// # Errors
 /// The directory cannot be listed or a log read; a record of 2 GiB or more;
-/// [`RecoveryMode::AbsoluteConsistency`] found damage.
-pub fn read_wal(
-    dir: &Path,
-    recovery: RecoveryMode,
-) -> Result<(Vec<RecordBatch>, Vec<RecordBatch>)> {
+/// [`RecoveryMode::AbsoluteConsistency`](logfmt_std::RecoveryMode::AbsoluteConsistency)
+/// found damage.
+pub fn read_wal(dir: &Path, options: &WalOptions) -> Result<(Vec<RecordBatch>, Vec<RecordBatch>)> {
     let external = |e: WalError| DataFusionError::External(Box::new(e));
-    let mut wal =
-        ReadOnlyWal::open(dir, &WalOptions::new().recovery(recovery)).map_err(external)?;
+    let mut wal = ReadOnlyWal::open(dir, options).map_err(external)?;
     let mut records = Rows::new();
     let mut damage = Rows::new();
     let mut file = String::new();
@@ -208,12 +207,12 @@ pub fn read_wal(
 }
 
 /// Registers the tables `wal` and `wal_damage` of the WAL directory `dir` in `ctx`, read with
-/// `recovery` (see the [module](self)).
+/// `options` (see the [module](self)).
 ///
 /// # Errors
 /// As [`read_wal`]; a table of that name already registered.
-pub fn register_wal(ctx: &SessionContext, dir: &Path, recovery: RecoveryMode) -> Result<()> {
-    let (records, damage) = read_wal(dir, recovery)?;
+pub fn register_wal(ctx: &SessionContext, dir: &Path, options: &WalOptions) -> Result<()> {
+    let (records, damage) = read_wal(dir, options)?;
     let records = MemTable::try_new(wal_schema(), vec![records])?;
     let damage = MemTable::try_new(wal_damage_schema(), vec![damage])?;
     ctx.register_table("wal", Arc::new(records))?;

@@ -125,3 +125,99 @@ fn a_wal_directory_is_one_table_in_log_order() {
         assert_eq!(damage[0]["reason"].as_str(), Some("checksum mismatch"));
     }
 }
+
+/// A WAL that failed over to `secondary` and came back: written through `logfmt_std::wal`'s
+/// crashable storage (its primary's syncs stalled a while), then copied to the two
+/// directories. Returns the records, in order.
+fn write_failed_over_wal(primary: &Path, secondary: &Path) -> Vec<Vec<u8>> {
+    use logfmt_std::wal::{CrashableStorage, Failover, Storage};
+    use std::time::Duration;
+    let (mem_primary, mem_secondary) = (Path::new("/primary"), Path::new("/secondary"));
+    let failover = Failover::new(mem_secondary, Duration::from_millis(20));
+    let options = WalOptions::new().create(true).failover(Some(failover));
+    let fs = CrashableStorage::new();
+    let writer = Wal::open_in(fs.clone(), mem_primary, &options)
+        .unwrap()
+        .start()
+        .unwrap();
+    let mut written = Vec::new();
+    let mut i = 0u32;
+    let mut append = |written: &mut Vec<Vec<u8>>| {
+        let data = format!("record {i}").into_bytes();
+        writer.append_durable(&data).unwrap();
+        written.push(data);
+        i += 1;
+    };
+    append(&mut written);
+    fs.stall(mem_primary);
+    append(&mut written);
+    assert_eq!(writer.current_dir(), mem_secondary, "failed over");
+    append(&mut written);
+    fs.unstall(mem_primary);
+    while writer.current_dir() != mem_primary {
+        assert!(written.len() < 500, "never back to the primary");
+        append(&mut written);
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    append(&mut written);
+    writer.close().unwrap();
+    for (from, to) in [(mem_primary, primary), (mem_secondary, secondary)] {
+        for name in fs.list(from).unwrap() {
+            std::fs::write(to.join(&name), fs.contents(&from.join(&name)).unwrap()).unwrap();
+        }
+    }
+    written
+}
+
+#[test]
+fn a_failed_over_wal_is_read_with_its_secondary_directory() {
+    let (primary, secondary) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let written = write_failed_over_wal(primary.path(), secondary.path());
+    let out = Command::new(env!("CARGO_BIN_EXE_logfmt-sql"))
+        .args(["--wal", primary.path().to_str().unwrap()])
+        .args(["--wal-secondary", secondary.path().to_str().unwrap()])
+        .args([
+            "--output",
+            "ndjson",
+            "SELECT file, encode(payload, 'hex') AS hex FROM wal",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let payloads: Vec<Vec<u8>> = rows
+        .iter()
+        .map(|row| {
+            let hex = row["hex"].as_str().unwrap();
+            (0..hex.len())
+                .step_by(2)
+                .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+                .collect()
+        })
+        .collect();
+    assert_eq!(payloads, written);
+    let in_secondary = rows
+        .iter()
+        .filter(|row| Path::new(row["file"].as_str().unwrap()).starts_with(secondary.path()))
+        .count();
+    assert!(in_secondary > 0 && in_secondary < rows.len(), "{rows:?}");
+
+    // Without --wal it is refused.
+    let out = Command::new(env!("CARGO_BIN_EXE_logfmt-sql"))
+        .args([
+            "--wal-secondary",
+            secondary.path().to_str().unwrap(),
+            "SELECT 1",
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+}

@@ -28,6 +28,7 @@ use futures::StreamExt;
 use logfmt_datafusion::cluster::remote_context;
 use logfmt_datafusion::{ChunkFormatChoice, LogOptions, register_logs};
 use logfmt_std::RecoveryMode;
+use logfmt_std::wal::{Failover, WalOptions};
 
 /// SQL over logs in LevelDB's log format (RocksDB's recyclable and compressed records, logfmt's
 /// packs): tables `logs` (file, offset, length, index, payload), `damage` (file, offset, bytes,
@@ -49,6 +50,11 @@ struct Args {
     /// Read here, once, and held in memory; nothing in it is locked or changed.
     #[arg(long, value_name = "DIR", conflicts_with = "cluster")]
     wal: Option<PathBuf>,
+    /// The failover directory of the --wal directory (where its writer put a log's later
+    /// files while the first directory's disk stalled, as logfmt's WAL failover and Pebble's
+    /// do), read with it: each record once, in order.
+    #[arg(long, value_name = "DIR", requires = "wal")]
+    wal_secondary: Option<PathBuf>,
     /// How the result is printed.
     #[arg(long = "output", short = 'o', value_enum, default_value_t = Output::Table)]
     output: Output,
@@ -131,7 +137,8 @@ impl fmt::Display for SqlError {
             Self::NotUtf8(path) => write!(f, "{}: the path is not UTF-8", path.display()),
             Self::NotADirectory(path) => write!(
                 f,
-                "{}: not a directory (--wal reads a directory of numbered logs)",
+                "{}: not a directory (--wal and --wal-secondary read directories of \
+                 numbered logs)",
                 path.display()
             ),
             Self::Query(error) => write!(f, "{error}"),
@@ -234,10 +241,18 @@ async fn run(args: &Args) -> Result<(), SqlError> {
         register_logs(&ctx, &paths, &args.extension, options).await?;
     }
     if let Some(dir) = &args.wal {
-        if !dir.is_dir() {
-            return Err(SqlError::NotADirectory(dir.clone()));
+        for dir in std::iter::once(dir).chain(&args.wal_secondary) {
+            if !dir.is_dir() {
+                return Err(SqlError::NotADirectory(dir.clone()));
+            }
         }
-        logfmt_datafusion::register_wal(&ctx, dir, args.recovery)?;
+        // Reading never fails over: the threshold is the writer's.
+        let failover = args
+            .wal_secondary
+            .as_ref()
+            .map(|secondary| Failover::new(secondary, std::time::Duration::MAX));
+        let options = WalOptions::new().recovery(args.recovery).failover(failover);
+        logfmt_datafusion::register_wal(&ctx, dir, &options)?;
     }
     let frame = ctx.sql(&args.query).await?;
     let stream = frame.execute_stream().await?;
