@@ -45,16 +45,14 @@ fn recovered(dir: &Path, mode: RecoveryMode) -> Vec<(u64, PathBuf, u64, Vec<u8>)
 }
 
 fn query(dir: &Path, mode: &str, sql: &str) -> Vec<Value> {
+    run_sql(&["--wal", dir.to_str().unwrap(), "--recovery", mode], sql)
+}
+
+/// The rows `logfmt-sql ARGS SQL` prints, as JSON.
+fn run_sql(args: &[&str], sql: &str) -> Vec<Value> {
     let out = Command::new(env!("CARGO_BIN_EXE_logfmt-sql"))
-        .args([
-            "--wal",
-            dir.to_str().unwrap(),
-            "--recovery",
-            mode,
-            "--output",
-            "ndjson",
-            sql,
-        ])
+        .args(args)
+        .args(["--output", "ndjson", sql])
         .output()
         .unwrap();
     assert!(
@@ -96,11 +94,7 @@ fn a_wal_directory_is_one_table_in_log_order() {
         let got: Vec<(u64, PathBuf, u64, Vec<u8>)> = rows
             .iter()
             .map(|r| {
-                let hex = r["hex"].as_str().unwrap();
-                let data = (0..hex.len())
-                    .step_by(2)
-                    .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
-                    .collect::<Vec<u8>>();
+                let data = unhex(r["hex"].as_str().unwrap());
                 assert_eq!(r["length"].as_u64(), Some(data.len() as u64));
                 (
                     r["log"].as_u64().unwrap(),
@@ -124,6 +118,14 @@ fn a_wal_directory_is_one_table_in_log_order() {
         assert_eq!(damage[0]["offset"].as_u64(), Some(second as u64));
         assert_eq!(damage[0]["reason"].as_str(), Some("checksum mismatch"));
     }
+}
+
+/// The bytes of lowercase hex digits.
+fn unhex(hex: &str) -> Vec<u8> {
+    (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+        .collect()
 }
 
 /// A WAL that failed over to `secondary` and came back: written through `logfmt_std::wal`'s
@@ -173,35 +175,18 @@ fn write_failed_over_wal(primary: &Path, secondary: &Path) -> Vec<Vec<u8>> {
 fn a_failed_over_wal_is_read_with_its_secondary_directory() {
     let (primary, secondary) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let written = write_failed_over_wal(primary.path(), secondary.path());
-    let out = Command::new(env!("CARGO_BIN_EXE_logfmt-sql"))
-        .args(["--wal", primary.path().to_str().unwrap()])
-        .args(["--wal-secondary", secondary.path().to_str().unwrap()])
-        .args([
-            "--output",
-            "ndjson",
-            "SELECT file, encode(payload, 'hex') AS hex FROM wal",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let rows = run_sql(
+        &[
+            "--wal",
+            primary.path().to_str().unwrap(),
+            "--wal-secondary",
+            secondary.path().to_str().unwrap(),
+        ],
+        "SELECT file, encode(payload, 'hex') AS hex FROM wal",
     );
-    let rows: Vec<Value> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
     let payloads: Vec<Vec<u8>> = rows
         .iter()
-        .map(|row| {
-            let hex = row["hex"].as_str().unwrap();
-            (0..hex.len())
-                .step_by(2)
-                .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
-                .collect()
-        })
+        .map(|row| unhex(row["hex"].as_str().unwrap()))
         .collect();
     assert_eq!(payloads, written);
     let in_secondary = rows
