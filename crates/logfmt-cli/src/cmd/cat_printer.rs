@@ -83,10 +83,24 @@ impl<'a> RecordPrinter<'a> {
                 .lines
                 .write_record(out, content, style, offset, data, self.label)?);
         }
+        self.raw(out, offset, index, data)?;
+        Ok(None)
+    }
+
+    /// Prints the record `data` at file offset `offset` as it is, in the `--output` layout.
+    ///
+    /// # Errors
+    /// Writing failed, or the record is too long for `--output framed` (nothing printed).
+    fn raw(
+        &mut self,
+        out: &mut impl Write,
+        offset: u64,
+        index: Option<u32>,
+        data: &[u8],
+    ) -> Result<(), CliError> {
         self.layout.begin(out, offset, index, data.len() as u64)?;
         self.layout.piece(out, data)?;
-        self.layout.end(out, self.label)?;
-        Ok(None)
+        self.layout.end(out, self.label).map_err(CliError::from)
     }
 
     /// Prints the raw record at file offset `offset`, of `length` bytes, whose payload
