@@ -132,7 +132,7 @@ struct Layout(OutputFormat);
 
 impl Layout {
     /// What comes before the payload: a JSON record's keys, a frame's length.
-    #[inline]
+    #[inline(always)]
     fn begin(
         self,
         out: &mut impl Write,
@@ -178,7 +178,7 @@ impl Layout {
 
     /// What comes after the payload: a newline, a JSON record's closing quote, its `file`
     /// (`label`, when several files are printed) and its closing brace.
-    #[inline]
+    #[inline(always)]
     fn end(self, out: &mut impl Write, label: Option<&str>) -> io::Result<()> {
         match self.0 {
             OutputFormat::Json => {
