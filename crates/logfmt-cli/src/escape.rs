@@ -7,6 +7,7 @@ use std::io::{self, Write};
 use serde::{Serialize, Serializer};
 
 /// Bytes in text: quoted and escaped, or in hex.
+#[inline]
 pub(crate) fn text_bytes(line: &mut Vec<u8>, data: &[u8], hex: bool, scratch: &mut Scratch) {
     if hex {
         hex_into(line, data);

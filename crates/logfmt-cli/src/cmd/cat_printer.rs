@@ -83,10 +83,24 @@ impl<'a> RecordPrinter<'a> {
                 .lines
                 .write_record(out, content, style, offset, data, self.label)?);
         }
+        self.raw(out, offset, index, data)?;
+        Ok(None)
+    }
+
+    /// Prints the record `data` at file offset `offset` as it is, in the `--output` layout.
+    ///
+    /// # Errors
+    /// Writing failed, or the record is too long for `--output framed` (nothing printed).
+    fn raw(
+        &mut self,
+        out: &mut impl Write,
+        offset: u64,
+        index: Option<u32>,
+        data: &[u8],
+    ) -> Result<(), CliError> {
         self.layout.begin(out, offset, index, data.len() as u64)?;
         self.layout.piece(out, data)?;
-        self.layout.end(out, self.label)?;
-        Ok(None)
+        self.layout.end(out, self.label).map_err(CliError::from)
     }
 
     /// Prints the raw record at file offset `offset`, of `length` bytes, whose payload
@@ -118,7 +132,7 @@ struct Layout(OutputFormat);
 
 impl Layout {
     /// What comes before the payload: a JSON record's keys, a frame's length.
-    #[inline]
+    #[inline(always)]
     fn begin(
         self,
         out: &mut impl Write,
@@ -164,7 +178,7 @@ impl Layout {
 
     /// What comes after the payload: a newline, a JSON record's closing quote, its `file`
     /// (`label`, when several files are printed) and its closing brace.
-    #[inline]
+    #[inline(always)]
     fn end(self, out: &mut impl Write, label: Option<&str>) -> io::Result<()> {
         match self.0 {
             OutputFormat::Json => {

@@ -136,6 +136,7 @@ fn split_timestamp(key: &[u8], ts: usize) -> (&[u8], Option<&[u8]>) {
 }
 
 /// A key in text: the user key, then `ts 'timestamp'` where the key carries one.
+#[inline(always)]
 fn key_text(
     line: &mut Vec<u8>,
     key: &[u8],
@@ -156,6 +157,7 @@ fn json_string(line: &mut Vec<u8>, text: &str) {
 }
 
 /// Appends `"name": "HEX"` after a comma.
+#[inline]
 fn json_hex(line: &mut Vec<u8>, name: &[u8], data: &[u8]) {
     line.extend_from_slice(b", \"");
     line.extend_from_slice(name);

@@ -258,7 +258,12 @@ impl Timestamps {
     }
 
     /// The sizes in force for a record at `offset`: those of the records before it.
+    #[inline]
     pub(crate) fn at(&self, offset: u64) -> Option<&std::collections::BTreeMap<u32, u16>> {
+        if self.from.is_empty() {
+            // No timestamp-size record (most logs): nothing to search.
+            return None;
+        }
         let before = self.from.partition_point(|(at, _)| *at < offset);
         before.checked_sub(1).map(|i| &self.from[i].1)
     }

@@ -84,6 +84,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// Takes a varint32-length-prefixed slice; takes nothing if it is cut short.
+    #[inline]
     pub(crate) fn slice(&mut self) -> Option<&'a [u8]> {
         let mut probe = self.clone();
         let len = usize::try_from(probe.varint32()?).ok()?;
