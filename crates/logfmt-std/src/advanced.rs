@@ -46,6 +46,7 @@ pub use crate::mmap::MappedRecords;
 #[cfg(feature = "parallel")]
 #[cfg_attr(docsrs, doc(cfg(feature = "parallel")))]
 pub use crate::parallel::{par_scan, par_scan_file};
+pub use crate::pebble_end::{PebbleEnd, pebble_end};
 pub use crate::reader::{Bounded, Entry, LogReader};
 pub use crate::record_stream::RecordStream;
 pub use crate::recovery::{Action, Ending, ReadError, UnknownRecoveryMode};

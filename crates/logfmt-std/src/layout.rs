@@ -642,6 +642,17 @@ impl Marks {
         }
     }
 
+    /// Marks every block from `from` on as the torn end (whatever was found there before):
+    /// the log ends at `from`.
+    pub fn torn_from(&mut self, from: u64) {
+        let first = usize::try_from(from / BLOCK_SIZE as u64).unwrap_or(usize::MAX);
+        for slot in self.states.iter_mut().skip(first) {
+            if !matches!(slot, BlockState::NotRead) {
+                *slot = BlockState::Torn;
+            }
+        }
+    }
+
     /// Marks the torn blocks from `from` on as zeros: a torn end found to be all zeros.
     pub fn zero_fill(&mut self, from: u64) {
         let first = usize::try_from(from / BLOCK_SIZE as u64).unwrap_or(usize::MAX);
@@ -970,6 +981,52 @@ impl Survey {
             self.damage(ring, tail, keep);
         }
         true
+    }
+
+    /// The first damage the survey found (a corruption or the torn end), where a reader of
+    /// Pebble's stops: what [`pebble_end`](crate::advanced::pebble_end) is asked about.
+    #[must_use]
+    pub fn first_damage(&self) -> Option<u64> {
+        self.corruptions
+            .first()
+            .map(|d| d.offset)
+            .into_iter()
+            .chain(self.tail.map(|t| t.offset))
+            .min()
+    }
+
+    /// Applies Pebble's verdict on the log's end ([`PebbleEnd`](crate::advanced::PebbleEnd)):
+    /// a torn end leaves no corruption, and the blocks from it on are the torn tail; a proven
+    /// corruption leaves the survey as it is.
+    ///
+    /// ```
+    /// use logfmt_std::layout::{BlockState, Survey};
+    /// use logfmt_std::advanced::{LogReader, PebbleEnd};
+    /// use logfmt_std::{Damage, DamageKind, LogReaderOptions};
+    ///
+    /// let log = [0, 0, 0, 0, 2, 0, 1, b'h', b'i']; // a checksum that does not match
+    /// let mut reader = LogReader::from_slice(&log, &LogReaderOptions::new());
+    /// let mut survey = Survey::read(&mut reader, 9, None, 10, 1 << 20, |_, _, _, _| {});
+    /// assert_eq!(survey.first_damage(), Some(0));
+    /// survey.pebble_end(&PebbleEnd::Torn(Damage::new(0, 9, DamageKind::TornTail)));
+    /// assert_eq!((survey.corruption_count, survey.dropped_bytes), (0, 0));
+    /// assert_eq!(survey.marks.states(), [BlockState::Torn]);
+    /// ```
+    pub fn pebble_end(&mut self, end: &crate::advanced::PebbleEnd) {
+        let Some(tail) = end.torn() else {
+            return;
+        };
+        let before: Vec<Damage> = self
+            .corruptions
+            .iter()
+            .copied()
+            .filter(|d| end.keeps(d.offset))
+            .collect();
+        self.corruption_count = before.len() as u64;
+        self.dropped_bytes = before.iter().map(|d| d.bytes).sum();
+        self.corruptions = before;
+        self.tail = Some(tail);
+        self.marks.torn_from(tail.offset);
     }
 
     fn damage(&mut self, ring: Option<&RingImage>, damage: Damage, keep: usize) {

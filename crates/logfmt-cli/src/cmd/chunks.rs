@@ -379,7 +379,13 @@ fn print_entries(
     let progress = Progress::bytes("chunks", input.log.len_at_open());
     let mut zeros_from = None;
     let mut lost = 0;
+    let mut first_damage = None;
     let mut counts = walk(input, &read, &progress, |item, counts| {
+        if let Item::Span(span, _) = &item
+            && (span.kind.is_damage() || matches!(span.kind, SpanKind::Torn { .. }))
+        {
+            first_damage = first_damage.or(Some(span.offset));
+        }
         let entry = describe(&item, counts);
         if let Entry::LostTail { region, .. } = &entry {
             lost += region.length;
@@ -404,6 +410,11 @@ fn print_entries(
         counts.torn_bytes -= lost;
         counts.damaged_bytes += lost;
         counts.damaged_regions += 1;
+    }
+    // Read as Pebble's: the first damage ends the log, as corruption or as its torn end.
+    if let Some(end) = crate::story::pebble_end(&input.log, &read, first_damage)? {
+        counts.pebble_end(&end);
+        crate::notes::hint(input.log.path(), &super::pebble_line(&end));
     }
     Ok((counts, zeros_from))
 }

@@ -29,7 +29,10 @@ use crate::options::ChunkArgs;
 /// of one letter per block, as above), "records", "payload_bytes", "corruptions" (count),
 /// "dropped_bytes", "damage" (the first --max-errors corruptions: [{"offset", "bytes",
 /// "reason", "gloss"}]), "tail" (null or {"offset", "bytes", "kind": "torn" or "zero_fill"}),
-/// "ring" (null, or the ring's "blocks", "group", "newest", "lap", "oldest").
+/// read as Pebble's "pebble_synced" ({"damage_offset", "chunk", "synced_offset"}: the WAL-sync
+/// chunk whose synced offset is past the first damage, which makes it corruption; without one
+/// Pebble reads the damage as the log's torn end, the "tail"), "ring" (null, or the ring's
+/// "blocks", "group", "newest", "lap", "oldest").
 ///
 /// --html OUT also writes a picture: one self-contained HTML file (no script or font from
 /// elsewhere) with every block as a row of its byte spans, the details of each on hover
@@ -126,6 +129,11 @@ fn gather(args: &MapArgs, path: &Path) -> Result<(MapReport, Input, ReadOptions)
             .mark(len.saturating_sub(1), len, BlockState::Empty);
     }
     drop(reader);
+    // Read as Pebble's: the first damage ends the log, as corruption or as its torn end.
+    let pebble = crate::story::pebble_end(&input.log, &read, survey.first_damage())?;
+    if let Some(end) = &pebble {
+        survey.pebble_end(end);
+    }
     let mut tail = survey.tail.map(|t| TailLine {
         offset: t.offset,
         bytes: t.bytes,
@@ -171,6 +179,8 @@ fn gather(args: &MapArgs, path: &Path) -> Result<(MapReport, Input, ReadOptions)
             })
             .collect(),
         tail,
+        pebble_synced: super::PebbleSyncedJson::of(pebble.as_ref()),
+        pebble: pebble.as_ref().map(super::pebble_line),
         ring: input.ring.as_ref().map(|image| {
             let ring = image.ring();
             RingLine {
@@ -224,6 +234,9 @@ fn render(report: &MapReport, width: Option<u16>) -> Result<(), CliError> {
         .collect();
     writeln!(out, "{cell}: {}", present.join("; "))?;
     writeln!(out, "{}", summary(report))?;
+    if let Some(line) = &report.pebble {
+        writeln!(out, "{line}")?;
+    }
     Ok(())
 }
 
