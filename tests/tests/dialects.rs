@@ -752,3 +752,67 @@ fn a_pebble_wals_end_is_torn_or_corrupt_alike_in_every_command() {
         "corruption fails --recovery absolute"
     );
 }
+
+/// A Pebble WAL (log 3) whose first record leaves `left` bytes (fewer than 19) at the end of
+/// block 0 — zeros, as Pebble's writer leaves them — then a record in block 1, written when the
+/// writer knew the log synced to block 1's start.
+fn pebble_log_with_block_end(left: usize) -> Vec<u8> {
+    let mut writer = PebbleWriter::new(3);
+    writer.add(&vec![b'a'; BLOCK - 19 - left], 0);
+    assert_eq!(writer.log.len(), BLOCK);
+    writer.add(b"second", BLOCK as u64);
+    writer.close()
+}
+
+#[test]
+fn pebbles_short_block_ends_read_as_pebble_reads_them() {
+    let dir = scratch("dialects", "block-end");
+    let file = dir.join("000003.log");
+    let f = path_str(&file);
+    // Zeros, as Pebble's writer pads a block: clean.
+    for left in [7, 12, 18] {
+        std::fs::write(&file, pebble_log_with_block_end(left)).expect("scratch");
+        let (code, v) = json(&["verify", "--format", "pebble", f]);
+        assert_eq!((code, &v["records"]), (0, &Value::from(2)), "{left}: {v}");
+    }
+    // A zero header with fewer than 11 bytes left: Pebble skips the rest, whatever it holds.
+    let mut log = pebble_log_with_block_end(10);
+    log[BLOCK - 1] = 0x55;
+    std::fs::write(&file, &log).expect("scratch");
+    let (code, v) = json(&["verify", "--format", "pebble", f]);
+    assert_eq!((code, &v["records"]), (0, &Value::from(2)), "{v}");
+
+    // 12 bytes left, not all zeros after a zero header: Pebble's zeroed chunk. Block 1's
+    // chunk says the log was synced past it: corruption, reported as logfmt reports damage.
+    let mut log = pebble_log_with_block_end(12);
+    log[BLOCK - 1] = 0x55;
+    std::fs::write(&file, &log).expect("scratch");
+    let (code, v) = json(&["verify", "--format", "pebble", f]);
+    assert_eq!(code, 1, "{v}");
+    assert_eq!(v["records"], 1, "{v}");
+    let damage = &v["corruptions"][0];
+    assert_eq!(damage["offset"], BLOCK - 12, "{v}");
+    assert_eq!(damage["bytes"], 12, "{v}");
+    assert_eq!(damage["reason"], "bad block trailer", "{v}");
+    assert_eq!(v["pebble_synced"]["chunk"], BLOCK, "{v}");
+    let (_, text, _) = run(&["verify", "--format", "pebble", f]);
+    assert!(
+        text.contains("offset 32756: 12 bytes dropped: bad block trailer"),
+        "{text}"
+    );
+    let (_, out, _) = run(&["chunks", "--json", "--format", "pebble", f]);
+    assert!(out.contains("\"bad_trailer\""), "{out}");
+    // auto finds the log Pebble's, and reads it so.
+    let (_, v) = json(&["stats", "--format", "auto", f]);
+    assert_eq!(v["damage"]["regions"], 1, "{v}");
+    assert_eq!(v["pebble_synced"]["damage_offset"], BLOCK - 12, "{v}");
+
+    // A recyclable header with 9 bytes left, cut by the block's end: Pebble's invalid chunk.
+    let mut log = pebble_log_with_block_end(9);
+    log[BLOCK - 9..BLOCK - 2].copy_from_slice(&[1, 2, 3, 4, 0, 0, 5]);
+    std::fs::write(&file, &log).expect("scratch");
+    let (code, v) = json(&["verify", "--format", "pebble", f]);
+    assert_eq!(code, 1, "{v}");
+    assert_eq!(v["corruptions"][0]["reason"], "bad block trailer", "{v}");
+    assert_eq!(v["corruptions"][0]["offset"], BLOCK - 9, "{v}");
+}

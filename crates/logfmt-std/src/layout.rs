@@ -101,6 +101,10 @@ pub enum SpanKind {
         /// The length the header declares.
         declared: u16,
     },
+    /// Read as Pebble's: bytes at a block's end too few for a WAL-sync header that Pebble
+    /// does not skip (a header that does not fit, or a zero header followed by bytes that are
+    /// not zeros): dropped.
+    BadTrailer,
     /// A checksum that does not match: dropped.
     ChecksumMismatch {
         /// The masked checksum stored.
@@ -112,7 +116,7 @@ pub enum SpanKind {
 
 impl SpanKind {
     /// A short name: `chunk`, `trailer`, `padding`, `zero_header`, `erased`, `torn`,
-    /// `old_record`, `bad_length`, `checksum_mismatch`.
+    /// `old_record`, `bad_length`, `bad_trailer`, `checksum_mismatch`.
     #[must_use]
     pub fn name(&self) -> &'static str {
         match self {
@@ -124,6 +128,7 @@ impl SpanKind {
             Self::Torn { .. } => "torn",
             Self::OldRecord { .. } => "old_record",
             Self::BadLength { .. } => "bad_length",
+            Self::BadTrailer => "bad_trailer",
             Self::ChecksumMismatch { .. } => "checksum_mismatch",
         }
     }
@@ -188,6 +193,10 @@ impl SpanKind {
                 "bad record length: the header says {declared} bytes, past the block's end; {}",
                 gloss(&DamageKind::Corruption(CorruptionKind::BadRecordLength)).unwrap_or_default()
             ),
+            SpanKind::BadTrailer => format!(
+                "bad block trailer: {}",
+                gloss(&DamageKind::Corruption(CorruptionKind::BadTrailer)).unwrap_or_default()
+            ),
             SpanKind::ChecksumMismatch { stored, computed } => format!(
                 "checksum mismatch (stored {stored:#010x}, computed {computed:#010x}); {}",
                 gloss(&DamageKind::Corruption(CorruptionKind::ChecksumMismatch))
@@ -202,6 +211,7 @@ impl SpanKind {
         matches!(
             self,
             Self::BadLength { .. }
+                | Self::BadTrailer
                 | Self::ChecksumMismatch { .. }
                 | Self::Chunk {
                     role: ChunkRole::Dropped | ChunkRole::OtherFormat,
@@ -361,6 +371,7 @@ pub fn each_span(
                 len,
                 declared,
             } => (offset, len, SpanKind::BadLength { declared }),
+            Parsed::BadTrailer { offset, len } => (offset, len, SpanKind::BadTrailer),
             Parsed::ChecksumMismatch {
                 offset,
                 len,
@@ -455,6 +466,10 @@ pub fn gloss(kind: &DamageKind) -> Option<&'static str> {
         }
         CorruptionKind::ErrorInMiddleOfRecord => {
             "damage cut a record in two, so its parts read so far are skipped"
+        }
+        CorruptionKind::BadTrailer => {
+            "the bytes at a block's end, too few for a chunk, are not the zeros Pebble's writer \
+             pads a block with, so Pebble's reader stops there"
         }
         _ => return None,
     })

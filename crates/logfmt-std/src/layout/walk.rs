@@ -161,7 +161,9 @@ impl Counts {
             SpanKind::Padding | SpanKind::ZeroHeader | SpanKind::Erased => {
                 self.skipped_bytes += span.len;
             }
-            SpanKind::BadLength { .. } | SpanKind::ChecksumMismatch { .. } => {
+            SpanKind::BadLength { .. }
+            | SpanKind::BadTrailer
+            | SpanKind::ChecksumMismatch { .. } => {
                 self.damaged_bytes += span.len;
                 self.damaged_regions += 1;
                 if span.offset + span.len == block_offset + BLOCK_SIZE as u64 {
