@@ -388,9 +388,9 @@ pub enum Parsed<'a> {
 ///
 /// ```
 /// use logfmt_core::parts::block::{ChunkRules, Parsed, pebble_block_end};
-/// use logfmt_core::parts::Dialect;
+/// use logfmt_core::{ReadOptions, parts::Dialect};
 ///
-/// let rules = ChunkRules { dialect: Dialect::Pebble, ..ChunkRules::default() };
+/// let rules = ChunkRules::new(&ReadOptions::new().dialect(Dialect::Pebble));
 /// // 12 bytes left: a zero header, then a byte that is not zero.
 /// let mut rest = [0u8; 12];
 /// assert_eq!(pebble_block_end(&rest, 100, &rules), Some(Parsed::Trailer { offset: 100, len: 12 }));
