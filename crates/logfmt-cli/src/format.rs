@@ -3,8 +3,8 @@
 use logfmt_std::{
     LogFile,
     advanced::{
-        Dialect, DialectFound, ReadFormat, ReadOptions, log_number_in_name, recyclable_log_number,
-        scan_dialect,
+        Dialect, DialectFound, ReadFormat, ReadOptions, implied_dialect, log_number_in_name,
+        recyclable_log_number, scan_dialect,
     },
 };
 
@@ -187,14 +187,14 @@ impl FormatArgs {
             // WAL-sync chunk (its 19-byte header's checksum holds), which no other writer
             // writes: that is read as Pebble's, and said.
             None if self.log_number.is_none() && log.is_regular() => {
-                let found = scan_dialect(log.reread()?, Some(1)).map_err(|e| log.read_error(e))?;
-                match found.evidence.wal_sync_chunk {
-                    Some(0) => DialectChoice {
+                let found = implied_dialect(log.reread()?).map_err(|e| log.read_error(e))?;
+                match found {
+                    Some(found) => DialectChoice {
                         dialect: Dialect::Pebble,
                         found: Some(found),
                         asked: true,
                     },
-                    _ => DialectChoice::default_reading(),
+                    None => DialectChoice::default_reading(),
                 }
             }
             _ => DialectChoice::default_reading(),

@@ -2,10 +2,36 @@
 //! is corruption or the log's torn end — the one verdict `verify`, `cat`, `stats`, `map` and
 //! `chunks` report for a log read as Pebble's.
 
-use logfmt_core::{BlockSource, ReadOptions, parts::ReadFormat};
+use logfmt_core::{
+    BlockSource, ReadOptions,
+    parts::{Dialect, ReadFormat},
+};
 
 use crate::detect::pebble_sync_proof;
-use crate::recovery::{Damage, DamageKind};
+use crate::recovery::{Damage, DamageKind, RecoveryMode};
+
+/// The recovery mode a log read in `dialect` is read with when `asked` is: Pebble's reader
+/// reads no further than the first chunk it cannot read, so read as Pebble's, LevelDB's
+/// default (tolerate) stops at the first damage ([`RecoveryMode::PointInTimeRecovery`]); any
+/// other mode, or dialect, is read as asked.
+///
+/// ```
+/// use logfmt_std::RecoveryMode;
+/// use logfmt_std::advanced::{Dialect, recovery_in};
+///
+/// let tolerate = RecoveryMode::TolerateCorruptedTailRecords;
+/// assert_eq!(recovery_in(tolerate, Dialect::Pebble), RecoveryMode::PointInTimeRecovery);
+/// assert_eq!(recovery_in(tolerate, Dialect::RocksDb), tolerate);
+/// ```
+#[must_use]
+pub const fn recovery_in(asked: RecoveryMode, dialect: Dialect) -> RecoveryMode {
+    match (asked, dialect) {
+        (RecoveryMode::TolerateCorruptedTailRecords, Dialect::Pebble) => {
+            RecoveryMode::PointInTimeRecovery
+        }
+        _ => asked,
+    }
+}
 
 /// Pebble's verdict on the first damage of a WAL read as Pebble's ([`pebble_end`]). Pebble's
 /// reader stops there; then it reads ahead for a WAL-sync chunk of the same log whose synced

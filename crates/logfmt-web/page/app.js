@@ -108,7 +108,7 @@ async function showBlock(file, report, block, detail) {
   detail.replaceChildren(el("p", { class: "muted" }, `reading block ${n(block)}…`));
   const erased = report.ring ? report.ring.erased : -1;
   const answer = await call({ op: "block", source: file.source, name: file.name, size: file.size,
-    format: format(), offset: block * BLOCK, erased });
+    format: report.dialect || format(), offset: block * BLOCK, erased });
   if (!answer.ok) { detail.replaceChildren(el("p", { class: "error" }, answer.error)); return []; }
   const spans = JSON.parse(answer.json);
   const total = spans.reduce((sum, s) => sum + s.len, 0) || 1;
