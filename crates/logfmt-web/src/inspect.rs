@@ -70,7 +70,9 @@ impl Options {
             FindDialect::FirstChunk => {
                 implied_dialect(StdSource::seekable(&mut *file))?.map(|found| found.dialect())
             }
-            FindDialect::WholeLog => Some(scan_dialect(StdSource::seekable(&mut *file), None)?.dialect()),
+            FindDialect::WholeLog => {
+                Some(scan_dialect(StdSource::seekable(&mut *file), None)?.dialect())
+            }
         };
         file.seek(SeekFrom::Start(0))?;
         let mut options = self.clone();
@@ -139,7 +141,10 @@ fn inspect_ring<R: Read + Seek>(file: R, len: u64, ring: RingImage, options: &Op
 /// How a plain log (not a ring image) is read: as `logfmt verify` reads it (read as Pebble's,
 /// stopping at the first damage).
 fn log_options(options: &Options) -> LogReaderOptions {
-    let recovery = recovery_in(RecoveryMode::TolerateCorruptedTailRecords, options.read.dialect);
+    let recovery = recovery_in(
+        RecoveryMode::TolerateCorruptedTailRecords,
+        options.read.dialect,
+    );
     LogReaderOptions::new()
         .read(options.read.clone())
         .recovery(recovery)
@@ -468,12 +473,19 @@ impl Scan {
             return Ok(());
         };
         let read = &self.options.read;
-        let Some(first) = survey.first_damage().filter(|_| read.dialect == Dialect::Pebble)
+        let Some(first) = survey
+            .first_damage()
+            .filter(|_| read.dialect == Dialect::Pebble)
         else {
             return Ok(());
         };
         file.seek(SeekFrom::Start(0))?;
-        let end = pebble_end(StdSource::seekable(&mut *file), read, first, self.report.bytes)?;
+        let end = pebble_end(
+            StdSource::seekable(&mut *file),
+            read,
+            first,
+            self.report.bytes,
+        )?;
         survey.pebble_end(&end);
         self.report.pebble_synced = end.proof().map(|(chunk, synced_offset)| PebbleSynced {
             damage_offset: first,

@@ -253,3 +253,41 @@ fn compressed_records_are_decoded_in_slices() {
         agrees("compressed", &log);
     }
 }
+
+/// Pebble's own WAL (WAL-sync chunks, `tests/data/pebble`).
+fn pebbles_wal() -> Vec<u8> {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/data/pebble/find-val-sep-db/000007.log"
+    );
+    std::fs::read(path).unwrap()
+}
+
+#[test]
+fn a_pebble_wal_is_read_as_pebbles_found_by_its_first_chunk() {
+    let wal = pebbles_wal();
+    agrees("pebble", &wal);
+    let report = whole(&wal, wal.len() as u64);
+    assert_eq!(report.dialect, Some("pebble"));
+    assert_eq!(report.records, 30);
+    assert!(report.corruptions.is_empty(), "{report:?}");
+    // Read with logfmt's own rules, type 9 is RocksDB's compression record: no record.
+    let mut legacy = Options::default();
+    legacy.find_dialect = logfmt_web::FindDialect::Given;
+    let len = wal.len() as u64;
+    let report = inspect(Cursor::new(&wal), len, &legacy).unwrap();
+    assert_eq!(report.records, 0, "{report:?}");
+    assert_eq!(report.dialect, None);
+
+    // A byte flipped in the last record: Pebble's torn end (nothing after it was synced).
+    let last = wal.len() - 11 - 49;
+    let mut flipped = wal.clone();
+    flipped[last + 30] ^= 0x40;
+    agrees("pebble flipped", &flipped);
+    let report = whole(&flipped, len);
+    assert_eq!(report.records, 29);
+    assert!(report.corruptions.is_empty(), "{report:?}");
+    let tail = report.tail.expect("a torn end");
+    assert_eq!((tail.offset, tail.bytes), (last as u64, 60));
+    assert_eq!(report.pebble_synced, None);
+}
