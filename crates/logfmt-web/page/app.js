@@ -100,7 +100,11 @@ function summary(report) {
   } else {
     text += ", no corruption";
   }
-  if (report.tail) text += `; ${report.tail.kind === "zero_fill" ? "zero-filled" : "torn"} tail of ${n(report.tail.bytes)} bytes at offset ${n(report.tail.offset)}`;
+  if (report.tail && report.tail.kind === "old_record") {
+    text += `; the log ends at offset ${n(report.tail.offset)}: ${n(report.tail.bytes)} bytes after it are an earlier use's (or Pebble's end-of-log trailer), not damage`;
+  } else if (report.tail) {
+    text += `; ${report.tail.kind === "zero_fill" ? "zero-filled" : "torn"} tail of ${n(report.tail.bytes)} bytes at offset ${n(report.tail.offset)}`;
+  }
   return el("p", { class: report.corruption_count > 0 ? "summary bad" : "summary" }, text);
 }
 

@@ -11,8 +11,8 @@ use logfmt_std::layout::Survey;
 use logfmt_std::{
     LogReaderOptions, RecoveryMode,
     advanced::{
-        Bounded, LogReader, RingImage, StdSource, implied_dialect, pebble_end, recovery_in,
-        scan_dialect,
+        Bounded, LogReader, RingImage, StaleTail, StdSource, implied_dialect, pebble_end,
+        recovery_in, scan_dialect,
     },
 };
 
@@ -123,6 +123,7 @@ pub fn inspect<R: Read + Seek>(mut file: R, len: u64, options: &Options) -> io::
     let mut scan = Scan::new(len, options, None);
     let mut reader = LogReader::new(StdSource::seekable(file), &log_options(options));
     scan.read_on(&mut reader, |_| false);
+    scan.stale(&mut reader)?;
     let mut file = reader.into_inner().into_inner();
     scan.pebble_end(&mut file)?;
     scan.zero_fill(|offset, bytes| all_zero(&mut file, offset, bytes))?;
@@ -303,6 +304,7 @@ impl<R: ReadAt> Inspection<R> {
             if !self.ended {
                 self.scan.read_on(&mut reader, |_| false);
             }
+            self.scan.stale(&mut reader)?;
             let mut feed = reader.into_inner();
             let len = self.scan.report.bytes;
             self.scan
@@ -399,6 +401,8 @@ struct Scan {
     ring: Option<RingImage>,
     report: Report,
     survey: Option<Survey>,
+    /// The stale bytes after a recyclable log's end.
+    stale: Option<StaleTail>,
 }
 
 impl Scan {
@@ -413,6 +417,7 @@ impl Scan {
                 ..Report::default()
             },
             survey: Some(Survey::new(len)),
+            stale: None,
         }
     }
 
@@ -423,6 +428,7 @@ impl Scan {
             ring: None,
             report,
             survey: None,
+            stale: None,
         }
     }
 
@@ -438,6 +444,7 @@ impl Scan {
             ring,
             report,
             survey,
+            ..
         } = self;
         let Some(survey) = survey else {
             return true;
@@ -463,6 +470,17 @@ impl Scan {
             },
             pause,
         )
+    }
+
+    /// The bytes after a recyclable log's end that an earlier use of the file left (or
+    /// Pebble's EOF trailer), once `reader` has read the log: the end `logfmt verify` gives
+    /// as its `tail` where nothing is torn.
+    fn stale<S: BlockSource<Error = io::Error>>(
+        &mut self,
+        reader: &mut LogReader<S>,
+    ) -> io::Result<()> {
+        self.stale = StaleTail::after(reader, Some(self.report.bytes))?;
+        Ok(())
     }
 
     /// Read as Pebble's, Pebble's verdict on the first damage
@@ -548,6 +566,13 @@ impl Scan {
                 } else {
                     "torn"
                 },
+            });
+        }
+        if report.tail.is_none() {
+            report.tail = self.stale.map(|stale| Tail {
+                offset: stale.offset,
+                bytes: stale.bytes,
+                kind: "old_record",
             });
         }
         if let Some(image) = &self.ring {

@@ -74,7 +74,9 @@ pub struct Tail {
     /// Its bytes, to the end of the file.
     pub bytes: u64,
     /// `torn`; `zero_fill` for zeros to the end of the file; `lost` for damage with
-    /// well-formed chunks after it (also listed as a corruption).
+    /// well-formed chunks after it (also listed as a corruption); `old_record` for the bytes
+    /// after a recyclable log's end, left by an earlier use of the file (or Pebble's EOF
+    /// trailer): not damage.
     pub kind: &'static str,
 }
 

@@ -271,6 +271,12 @@ fn a_pebble_wal_is_read_as_pebbles_found_by_its_first_chunk() {
     assert_eq!(report.dialect, Some("pebble"));
     assert_eq!(report.records, 30);
     assert!(report.corruptions.is_empty(), "{report:?}");
+    // It ends at Pebble's EOF trailer (11 bytes), as `logfmt verify` says: not damage.
+    let tail = report.tail.expect("the EOF trailer");
+    assert_eq!(
+        (tail.offset, tail.bytes, tail.kind),
+        (1450, 11, "old_record")
+    );
     // Read with logfmt's own rules, type 9 is RocksDB's compression record: no record.
     let mut legacy = Options::default();
     legacy.find_dialect = logfmt_web::FindDialect::Given;
