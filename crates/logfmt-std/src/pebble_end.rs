@@ -108,7 +108,9 @@ impl PebbleEnd {
 /// log's start, `len` its length) whose first damage is at `first_damage`: corruption if a
 /// WAL-sync chunk of the log in a later block carries a synced offset past it
 /// ([`pebble_sync_proof`]), else the log's torn end, from there to `len`. The log number the
-/// WAL-sync chunks must carry is the format's (0 for a legacy log: none then proves anything).
+/// WAL-sync chunks must carry is the format's: decide an `Auto` format first
+/// ([`detect_format`](crate::advanced::detect_format)), as the reading did (with none, or a
+/// legacy log, no chunk proves anything).
 ///
 /// ```
 /// use logfmt_std::advanced::{pebble_end, Dialect, PebbleEnd, ReadOptions, SliceSource};

@@ -11,8 +11,8 @@ use logfmt_std::layout::Survey;
 use logfmt_std::{
     LogReaderOptions, RecoveryMode,
     advanced::{
-        Bounded, LogReader, RingImage, StaleTail, StdSource, implied_dialect, pebble_end,
-        recovery_in, scan_dialect,
+        Bounded, LogReader, RingImage, StaleTail, StdSource, detect_format, implied_dialect,
+        pebble_end, recovery_in, scan_dialect,
     },
 };
 
@@ -80,6 +80,16 @@ impl Options {
             options.read = options.read.dialect(dialect);
             if dialect == Dialect::Pebble {
                 options.read = options.read.format(ReadFormat::Auto { log_number: None });
+            }
+        }
+        // A format left to the log is decided by its first chunk, as `logfmt` decides it
+        // before reading (the log number Pebble's synced offsets are read with).
+        if let ReadFormat::Auto { log_number } = options.read.format {
+            let decided =
+                detect_format(StdSource::seekable(&mut *file), &options.read, log_number)?;
+            file.seek(SeekFrom::Start(0))?;
+            if let Some(format) = decided {
+                options.read = options.read.format(format);
             }
         }
         Ok(options)

@@ -126,6 +126,11 @@ fn make_cases(root: &Path) -> Vec<(&'static str, Vec<String>)> {
     let mut flipped = wal_sync.clone();
     flipped[last + 30] ^= 0x40;
     wals.push(write("pebble", "000207.log", &flipped));
+    // Written on past block 0 with a synced offset past the sixth record, damaged there:
+    // corruption, as Pebble reads it.
+    let mut corrupt = common::pebbles_wal_written_on();
+    corrupt[235 + 19 + 2] ^= 1;
+    wals.push(write("pebble", "000307.log", &corrupt));
     cases.push(("pebble", wals));
 
     let mut random = Random(0x9e37_79b9_7f4a_7c15);
@@ -402,6 +407,12 @@ fn agrees(check: &Value, file: &Path, colours: &Value) {
     for key in ["records", "payload_bytes", "dropped_bytes"] {
         assert_eq!(page[key], cli[key], "{name}: {key}");
     }
+    // Read as Pebble's, the proof that the first damage is corruption (none: a torn end).
+    assert_eq!(
+        page["pebble_synced"],
+        *cli.get("pebble_synced").unwrap_or(&Value::Null),
+        "{name}: pebble_synced"
+    );
     let damage = |list: &Value| -> Vec<(u64, u64, String)> {
         list.as_array()
             .unwrap()

@@ -13,7 +13,7 @@ mod common;
 use std::cell::Cell;
 use std::io::{self, Cursor};
 
-use common::log_of;
+use common::{log_of, pebbles_wal, pebbles_wal_written_on};
 use logfmt_core::BLOCK_SIZE;
 use logfmt_web::{Inspection, Options, Report, Window, inspect};
 
@@ -254,15 +254,6 @@ fn compressed_records_are_decoded_in_slices() {
     }
 }
 
-/// Pebble's own WAL (WAL-sync chunks, `tests/data/pebble`).
-fn pebbles_wal() -> Vec<u8> {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../tests/data/pebble/find-val-sep-db/000007.log"
-    );
-    std::fs::read(path).unwrap()
-}
-
 #[test]
 fn a_pebble_wal_is_read_as_pebbles_found_by_its_first_chunk() {
     let wal = pebbles_wal();
@@ -296,4 +287,22 @@ fn a_pebble_wal_is_read_as_pebbles_found_by_its_first_chunk() {
     let tail = report.tail.expect("a torn end");
     assert_eq!((tail.offset, tail.bytes), (last as u64, 60));
     assert_eq!(report.pebble_synced, None);
+}
+
+#[test]
+fn damage_a_later_synced_offset_proves_is_corruption_in_a_pebble_wal() {
+    let mut log = pebbles_wal_written_on();
+    assert_eq!(whole(&log, log.len() as u64).records, 31);
+    // A byte of the sixth record (at 235) flipped: Pebble stops there; block 1's chunk says
+    // the log was synced to 1450.
+    log[235 + 19 + 2] ^= 1;
+    agrees("pebble corrupt", &log);
+    let report = whole(&log, log.len() as u64);
+    assert_eq!(report.records, 5, "{report:?}");
+    assert_eq!(report.corruptions[0].offset, 235, "{report:?}");
+    let proof = report.pebble_synced.expect("a proof");
+    assert_eq!(
+        (proof.damage_offset, proof.chunk, proof.synced_offset),
+        (235, 32_768, 1450)
+    );
 }

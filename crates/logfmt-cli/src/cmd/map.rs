@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use logfmt_std::DamageKind;
 use logfmt_std::layout::{BlockState, Survey};
 use logfmt_std::{
-    LogReaderOptions,
-    advanced::{EscapedPath, LogReader, ReadOptions},
+    LogReaderOptions, RecoveryMode,
+    advanced::{EscapedPath, LogReader, ReadOptions, recovery_in},
 };
 
 use crate::cmd::map_report::{DamageLine, MapReport, RingLine, TailLine};
@@ -106,7 +106,12 @@ fn gather(args: &MapArgs, path: &Path) -> Result<(MapReport, Input, ReadOptions)
     let read = input.read_options(args.chunks.format.read_options(&input.log, read)?);
     args.chunks.format.say_dialect(&input.log)?;
     let mut len = input.log.len_at_open();
-    let mut reader = LogReader::new(input.source()?, &LogReaderOptions::new().read(read.clone()));
+    // Read as Pebble's, reading stops at the first damage, as Pebble's reader (and `verify`).
+    let recovery = recovery_in(RecoveryMode::TolerateCorruptedTailRecords, read.dialect);
+    let options = LogReaderOptions::new()
+        .read(read.clone())
+        .recovery(recovery);
+    let mut reader = LogReader::new(input.source()?, &options);
     // A pipe's length is known once it is read: its blocks are those read.
     let regular = input.log.is_regular();
     let mut survey = if regular {
