@@ -271,7 +271,7 @@ fn synced_offsets_past_damage_make_it_corruption_else_a_torn_end() {
     assert_eq!(proof["synced_offset"], 3 * 10_019, "{v}");
     let (_, text, _) = run(&["stats", "--format", "pebble", path_str(&file)]);
     assert!(
-        text.contains("damage at offset 10019, as Pebble reads it: the WAL-sync chunk at offset 32768 says the log was synced to 30057"),
+        text.contains("damage at offset 10019, as Pebble reads it: the WAL-sync chunk at offset 32768 says the log was synced to offset 30057"),
         "{text}"
     );
 
@@ -554,4 +554,267 @@ fn pebble_batches_are_decoded_with_pebbles_key_kinds() {
         v.get("undecoded").is_some() || v.get("unknown_tags").is_some(),
         "{v}"
     );
+}
+
+/// The last JSON line of `logfmt ARGS --json` (the summary of `chunks`).
+fn last_json_line(args: &[&str]) -> (i32, Value, String) {
+    let mut args = args.to_vec();
+    args.push("--json");
+    let (code, out, err) = run(&args);
+    let last = out.lines().last().unwrap_or_default();
+    let value = serde_json::from_str(last)
+        .unwrap_or_else(|e| panic!("logfmt {args:?}: not JSON ({e}): {out}{err}"));
+    (code, value, err)
+}
+
+/// Pebble's own WAL (`find-val-sep-db/000007.log`, 30 batches in one block), its records
+/// written again by Pebble's writer rules and `more` records of 10000 bytes after them (each
+/// synced to its own offset), then the EOF trailer: the real log's bytes, then later blocks
+/// whose WAL-sync chunks say the log was synced past them.
+fn pebbles_wal_extended(more: usize) -> (Vec<u8>, Vec<u64>) {
+    let real = std::fs::read(data("find-val-sep-db/000007.log")).expect("test data");
+    let records = pebble_records(&real, 7);
+    let mut writer = PebbleWriter::new(7);
+    for (offset, record) in &records {
+        writer.add(record, *offset);
+    }
+    // Byte for byte Pebble's, but for the EOF trailer it ends with.
+    assert_eq!(writer.log[..], real[..real.len() - 11]);
+    for i in 0..more {
+        let offset = writer.log.len() as u64;
+        writer.add(&vec![b'a' + i as u8; 10_000], offset);
+    }
+    let offsets = records.iter().map(|(offset, _)| *offset).collect();
+    (writer.close(), offsets)
+}
+
+/// What every reading command says of a Pebble WAL's end, read as Pebble's: `verify`, `cat`,
+/// `stats`, `map` and `chunks` (text and --json) give the one verdict.
+struct Verdicts {
+    verify: Value,
+    verify_code: i32,
+    verify_text: String,
+    stats: Value,
+    stats_text: String,
+    map: Value,
+    map_text: String,
+    chunks: Value,
+    chunks_err: String,
+    cat_records: usize,
+    cat_err: String,
+    cat_absolute_code: i32,
+}
+
+fn verdicts(file: &Path) -> Verdicts {
+    let f = path_str(file);
+    let (verify_code, verify) = json(&["verify", "--format", "pebble", f]);
+    let (_, verify_text, _) = run(&["verify", "--format", "pebble", f]);
+    let (_, stats) = json(&["stats", "--format", "pebble", f]);
+    let (_, stats_text, _) = run(&["stats", "--format", "pebble", f]);
+    let (_, map) = json(&["map", "--format", "pebble", f]);
+    let (_, map_text, _) = run(&["map", "--width", "64", "--format", "pebble", f]);
+    let (_, chunks, chunks_err) = last_json_line(&["chunks", "--format", "pebble", f]);
+    let (code, out, cat_err) = run(&["cat", "--json", "--format", "pebble", f]);
+    assert_eq!(code, 0, "{cat_err}");
+    let (cat_absolute_code, _, _) = run(&[
+        "cat",
+        "--recovery",
+        "absolute",
+        "--format",
+        "pebble",
+        "--output",
+        "json",
+        f,
+    ]);
+    Verdicts {
+        verify,
+        verify_code,
+        verify_text,
+        stats,
+        stats_text,
+        map,
+        map_text,
+        chunks,
+        chunks_err,
+        cat_records: out.lines().count(),
+        cat_err,
+        cat_absolute_code,
+    }
+}
+
+#[test]
+fn a_pebble_wals_end_is_torn_or_corrupt_alike_in_every_command() {
+    let dir = scratch("dialects", "pebble-end");
+    let file = dir.join("000007.log");
+
+    // Pebble's own WAL: clean in every command.
+    std::fs::copy(data("find-val-sep-db/000007.log"), &file).expect("scratch");
+    let v = verdicts(&file);
+    assert_eq!(v.verify_code, 0, "{}", v.verify);
+    assert_eq!(v.cat_records, 30);
+    assert_eq!(v.stats["damage"]["regions"], 0, "{}", v.stats);
+    assert_eq!(v.map["corruptions"], 0, "{}", v.map);
+    assert!(!v.cat_err.contains("as Pebble reads it"), "{}", v.cat_err);
+
+    // A torn tail: the real log cut inside its last record. Nothing after it: torn.
+    let real = std::fs::read(data("find-val-sep-db/000007.log")).expect("test data");
+    let offsets: Vec<u64> = pebble_records(&real, 7).iter().map(|(o, _)| *o).collect();
+    let last = offsets[29];
+    std::fs::write(&file, &real[..last as usize + 25]).expect("scratch");
+    let torn = verdicts(&file);
+    // A byte flipped in the last record: damage, but nothing after it says it was synced.
+    let mut flipped = real.clone();
+    flipped[last as usize + 25] ^= 0x40;
+    std::fs::write(&file, &flipped).expect("scratch");
+    let flipped_v = verdicts(&file);
+    for (what, v, bytes) in [
+        ("cut", &torn, 25),
+        ("flipped", &flipped_v, real.len() as u64 - last),
+    ] {
+        assert_eq!(v.verify_code, 0, "{what}: {}", v.verify);
+        assert_eq!(v.verify["corruptions"], Value::Array(vec![]), "{what}");
+        assert_eq!(v.verify["tail"]["offset"], last, "{what}: {}", v.verify);
+        assert_eq!(v.verify["tail"]["bytes"], bytes, "{what}: {}", v.verify);
+        assert!(v.verify.get("pebble_synced").is_none(), "{what}");
+        let line = format!("the log ends at offset {last}, as Pebble reads it");
+        assert!(v.verify_text.contains(&line), "{what}: {}", v.verify_text);
+        assert_eq!(v.stats["damage"]["regions"], 0, "{what}: {}", v.stats);
+        assert_eq!(v.stats["damage"]["bytes"], 0, "{what}: {}", v.stats);
+        assert_eq!(v.stats["tail"]["offset"], last, "{what}: {}", v.stats);
+        assert!(v.stats.get("pebble_synced").is_none(), "{what}");
+        assert!(v.stats_text.contains(&line), "{what}: {}", v.stats_text);
+        assert_eq!(v.map["corruptions"], 0, "{what}: {}", v.map);
+        assert_eq!(v.map["records"], v.verify["records"], "{what}: {}", v.map);
+        assert_eq!(v.map["damage"], Value::Array(vec![]), "{what}");
+        assert_eq!(v.map["tail"]["kind"], "torn", "{what}: {}", v.map);
+        assert_eq!(v.map["tail"]["offset"], last, "{what}: {}", v.map);
+        assert!(v.map.get("pebble_synced").is_none(), "{what}");
+        assert!(v.map_text.contains(&line), "{what}: {}", v.map_text);
+        assert!(
+            v.map_text.contains("no corruption"),
+            "{what}: {}",
+            v.map_text
+        );
+        assert_eq!(v.chunks["damaged_bytes"], 0, "{what}: {}", v.chunks);
+        assert!(v.chunks_err.contains(&line), "{what}: {}", v.chunks_err);
+        // cat prints the records before the torn end, and says why it stops there.
+        assert_eq!(v.cat_records, 29, "{what}: {}", v.cat_err);
+        assert!(v.cat_err.contains(&line), "{what}: {}", v.cat_err);
+        assert!(!v.cat_err.contains("dropped"), "{what}: {}", v.cat_err);
+        assert_eq!(v.cat_absolute_code, 0, "{what}: a torn end is no damage");
+    }
+
+    // Damage in the real log's records, with later blocks whose WAL-sync chunks say the log
+    // was synced past it: corruption, in every command.
+    let (mut extended, offsets) = pebbles_wal_extended(7);
+    assert!(extended.len() > 2 * BLOCK);
+    let damaged = offsets[5];
+    extended[damaged as usize + 19 + 2] ^= 1;
+    std::fs::write(&file, &extended).expect("scratch");
+    let v = verdicts(&file);
+    assert_eq!(v.verify_code, 1, "{}", v.verify);
+    let proof = &v.verify["pebble_synced"];
+    assert_eq!(proof["damage_offset"], damaged, "{}", v.verify);
+    assert_eq!(proof["chunk"], BLOCK, "{}", v.verify);
+    assert!(
+        proof["synced_offset"].as_u64() > Some(damaged),
+        "{}",
+        v.verify
+    );
+    let line = format!(
+        "damage at offset {damaged}, as Pebble reads it: the WAL-sync chunk at offset {BLOCK}"
+    );
+    assert!(v.verify_text.contains(&line), "{}", v.verify_text);
+    for (what, json) in [("stats", &v.stats), ("map", &v.map)] {
+        assert_eq!(json["pebble_synced"], *proof, "{what}: {json}");
+    }
+    assert!(
+        v.stats["damage"]["regions"].as_u64() > Some(0),
+        "{}",
+        v.stats
+    );
+    assert!(v.stats_text.contains(&line), "{}", v.stats_text);
+    assert_eq!(v.map["corruptions"], 1, "{}", v.map);
+    assert_eq!(v.map["records"], v.verify["records"], "{}", v.map);
+    assert_eq!(v.map["damage"][0]["offset"], damaged, "{}", v.map);
+    assert!(v.map_text.contains(&line), "{}", v.map_text);
+    assert!(v.chunks["damaged_bytes"].as_u64() > Some(0), "{}", v.chunks);
+    assert!(v.chunks_err.contains(&line), "{}", v.chunks_err);
+    // Pebble reads no further than the damage: the records before it.
+    assert_eq!(v.cat_records, 5, "{}", v.cat_err);
+    assert_eq!(v.verify["records"], 5, "{}", v.verify);
+    assert!(v.cat_err.contains(&line), "{}", v.cat_err);
+    assert!(
+        v.cat_err.contains(&format!("offset {damaged}")),
+        "{}",
+        v.cat_err
+    );
+    assert_ne!(
+        v.cat_absolute_code, 0,
+        "corruption fails --recovery absolute"
+    );
+}
+
+/// A Pebble WAL (log 3) whose first record leaves `left` bytes (fewer than 19) at the end of
+/// block 0 — zeros, as Pebble's writer leaves them — then a record in block 1, written when the
+/// writer knew the log synced to block 1's start.
+fn pebble_log_with_block_end(left: usize) -> Vec<u8> {
+    let mut writer = PebbleWriter::new(3);
+    writer.add(&vec![b'a'; BLOCK - 19 - left], 0);
+    assert_eq!(writer.log.len(), BLOCK);
+    writer.add(b"second", BLOCK as u64);
+    writer.close()
+}
+
+#[test]
+fn pebbles_short_block_ends_read_as_pebble_reads_them() {
+    let dir = scratch("dialects", "block-end");
+    let file = dir.join("000003.log");
+    let f = path_str(&file);
+    // Zeros, as Pebble's writer pads a block: clean.
+    for left in [7, 12, 18] {
+        std::fs::write(&file, pebble_log_with_block_end(left)).expect("scratch");
+        let (code, v) = json(&["verify", "--format", "pebble", f]);
+        assert_eq!((code, &v["records"]), (0, &Value::from(2)), "{left}: {v}");
+    }
+    // A zero header with fewer than 11 bytes left: Pebble skips the rest, whatever it holds.
+    let mut log = pebble_log_with_block_end(10);
+    log[BLOCK - 1] = 0x55;
+    std::fs::write(&file, &log).expect("scratch");
+    let (code, v) = json(&["verify", "--format", "pebble", f]);
+    assert_eq!((code, &v["records"]), (0, &Value::from(2)), "{v}");
+
+    // 12 bytes left, not all zeros after a zero header: Pebble's zeroed chunk. Block 1's
+    // chunk says the log was synced past it: corruption, reported as logfmt reports damage.
+    let mut log = pebble_log_with_block_end(12);
+    log[BLOCK - 1] = 0x55;
+    std::fs::write(&file, &log).expect("scratch");
+    let (code, v) = json(&["verify", "--format", "pebble", f]);
+    assert_eq!(code, 1, "{v}");
+    assert_eq!(v["records"], 1, "{v}");
+    let damage = &v["corruptions"][0];
+    assert_eq!(damage["offset"], BLOCK - 12, "{v}");
+    assert_eq!(damage["bytes"], 12, "{v}");
+    assert_eq!(damage["reason"], "bad block trailer", "{v}");
+    assert_eq!(v["pebble_synced"]["chunk"], BLOCK, "{v}");
+    let (_, text, _) = run(&["verify", "--format", "pebble", f]);
+    assert!(
+        text.contains("offset 32756: 12 bytes dropped: bad block trailer"),
+        "{text}"
+    );
+    let (_, out, _) = run(&["chunks", "--json", "--format", "pebble", f]);
+    assert!(out.contains("\"bad_trailer\""), "{out}");
+    // auto finds the log Pebble's, and reads it so.
+    let (_, v) = json(&["stats", "--format", "auto", f]);
+    assert_eq!(v["damage"]["regions"], 1, "{v}");
+    assert_eq!(v["pebble_synced"]["damage_offset"], BLOCK - 12, "{v}");
+
+    // A recyclable header with 9 bytes left, cut by the block's end: Pebble's invalid chunk.
+    let mut log = pebble_log_with_block_end(9);
+    log[BLOCK - 9..BLOCK - 2].copy_from_slice(&[1, 2, 3, 4, 0, 0, 5]);
+    std::fs::write(&file, &log).expect("scratch");
+    let (code, v) = json(&["verify", "--format", "pebble", f]);
+    assert_eq!(code, 1, "{v}");
+    assert_eq!(v["corruptions"][0]["reason"], "bad block trailer", "{v}");
+    assert_eq!(v["corruptions"][0]["offset"], BLOCK - 9, "{v}");
 }

@@ -1,10 +1,13 @@
 //! The chunk format of a log: `--format`, `--log-number`, `--ignorable-types`.
 
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
 use logfmt_std::{
     LogFile,
     advanced::{
-        Dialect, DialectFound, ReadFormat, ReadOptions, log_number_in_name, recyclable_log_number,
-        scan_dialect,
+        Dialect, DialectFound, ReadFormat, ReadOptions, implied_dialect, log_number_in_name,
+        recyclable_log_number, scan_dialect,
     },
 };
 
@@ -97,6 +100,34 @@ pub(crate) struct FormatArgs {
     /// it decides is not said.
     #[arg(skip)]
     pub(crate) implied: bool,
+    /// What `auto`'s scan of the last file found: a file is scanned once, however often a
+    /// command asks whose log it is.
+    #[arg(skip)]
+    pub(crate) scanned: Scanned,
+}
+
+/// The last file `--format auto` scanned, and what it found ([`FormatArgs::dialect`]): its
+/// path and length at open.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Scanned(Arc<Mutex<Option<(PathBuf, u64, DialectFound)>>>);
+
+impl Scanned {
+    /// What `log` shows of its writer: scanned once, then remembered.
+    fn of(&self, log: &LogFile) -> Result<DialectFound, CliError> {
+        let key = (log.path().to_path_buf(), log.len_at_open());
+        let mut last = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((path, len, found)) = last.as_ref()
+            && (path, *len) == (&key.0, key.1)
+        {
+            return Ok(*found);
+        }
+        let found = scan_dialect(log.reread()?, None).map_err(|e| log.read_error(e))?;
+        *last = Some((key.0, key.1, found));
+        Ok(found)
+    }
 }
 
 impl FormatArgs {
@@ -175,7 +206,7 @@ impl FormatArgs {
             Some(FormatName::Rocksdb) => named(Dialect::RocksDb),
             Some(FormatName::Pebble) => named(Dialect::Pebble),
             Some(FormatName::Auto) if log.is_regular() => {
-                let found = scan_dialect(log.reread()?, None).map_err(|e| log.read_error(e))?;
+                let found = self.scanned.of(log)?;
                 DialectChoice {
                     dialect: found.dialect(),
                     found: Some(found),
@@ -187,14 +218,14 @@ impl FormatArgs {
             // WAL-sync chunk (its 19-byte header's checksum holds), which no other writer
             // writes: that is read as Pebble's, and said.
             None if self.log_number.is_none() && log.is_regular() => {
-                let found = scan_dialect(log.reread()?, Some(1)).map_err(|e| log.read_error(e))?;
-                match found.evidence.wal_sync_chunk {
-                    Some(0) => DialectChoice {
+                let found = implied_dialect(log.reread()?).map_err(|e| log.read_error(e))?;
+                match found {
+                    Some(found) => DialectChoice {
                         dialect: Dialect::Pebble,
                         found: Some(found),
                         asked: true,
                     },
-                    _ => DialectChoice::default_reading(),
+                    None => DialectChoice::default_reading(),
                 }
             }
             _ => DialectChoice::default_reading(),
@@ -309,5 +340,42 @@ impl DialectChoice {
                 )
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn auto() -> FormatArgs {
+        FormatArgs {
+            format: Some(FormatName::Auto),
+            log_number: None,
+            ignorable_types: Ignorable::Report,
+            implied: false,
+            scanned: Scanned::default(),
+        }
+    }
+
+    #[test]
+    fn auto_scans_a_file_once_however_often_it_is_asked() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("000007.log");
+        let wal = std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tests/data/pebble/find-val-sep-db/000007.log"
+        ))
+        .expect("test data");
+        std::fs::write(&path, &wal).expect("write");
+        let log = LogFile::open(&path).expect("open");
+        let args = auto();
+        let first = args.dialect(&log).expect("dialect");
+        assert_eq!(first.dialect, Dialect::Pebble);
+        // The file changed since (same length): asked again, the scan made is what answers.
+        std::fs::write(&path, vec![0u8; wal.len()]).expect("write");
+        assert_eq!(args.dialect(&log).expect("dialect"), first);
+        // A new scan sees the zeros: no chunk tells.
+        let fresh = auto().dialect(&log).expect("dialect");
+        assert_eq!(fresh.name(), "ambiguous");
     }
 }

@@ -76,13 +76,10 @@ impl ReadArgs {
             .initial_offset(offset);
         // Pebble reads no further than the first chunk it cannot read: read as Pebble's, the
         // default recovery stops there too.
-        let recovery = match (self.recovery, read.dialect) {
-            (Recovery::Tolerate, logfmt_std::advanced::Dialect::Pebble) => Recovery::PointInTime,
-            (recovery, _) => recovery,
-        };
+        let recovery = logfmt_std::advanced::recovery_in(self.recovery.into(), read.dialect);
         let options = LogReaderOptions::new()
             .read(input.read_options(read))
-            .recovery(recovery.into());
+            .recovery(recovery);
         Ok(match range {
             Some(range) => options.range(range),
             None => options,

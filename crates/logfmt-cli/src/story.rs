@@ -190,23 +190,22 @@ impl NotALog {
     }
 }
 
-/// Pebble's verdict on where reading a Pebble WAL stopped, at `offset`: the WAL-sync chunk
-/// after it that says the log was synced past it — (its offset, the synced offset): damage —
-/// or `None`: the log's torn end, as Pebble's reader takes it
-/// ([`logfmt_std::advanced::pebble_sync_proof`] decides). `read` gives the log number.
-pub(crate) fn pebble_verdict(
+/// Pebble's verdict on a log read with `read` whose first damage is at `first`
+/// ([`logfmt_std::advanced::pebble_end`] decides): `None` unless the log is read as Pebble's
+/// and is a regular file (a pipe cannot be read ahead).
+pub(crate) fn pebble_end(
     log: &LogFile,
     read: &logfmt_std::advanced::ReadOptions,
-    offset: u64,
-) -> Result<Option<(u64, u64)>, crate::error::CliError> {
-    use logfmt_std::advanced::ReadFormat;
-    let log_number = match read.format {
-        ReadFormat::Recyclable { log_number } => log_number,
-        ReadFormat::Auto { log_number } => log_number.unwrap_or_default(),
-        _ => 0,
+    first: Option<u64>,
+) -> Result<Option<logfmt_std::advanced::PebbleEnd>, crate::error::CliError> {
+    let Some(first) = first else {
+        return Ok(None);
     };
-    Ok(
-        logfmt_std::advanced::pebble_sync_proof(log.reread()?, offset, log_number)
+    if read.dialect != logfmt_std::advanced::Dialect::Pebble || !log.is_regular() {
+        return Ok(None);
+    }
+    Ok(Some(
+        logfmt_std::advanced::pebble_end(log.reread()?, read, first, log.len_at_open())
             .map_err(|e| log.read_error(e))?,
-    )
+    ))
 }

@@ -51,6 +51,11 @@ pub enum CorruptionKind {
         /// The codec of the compression record.
         codec: u32,
     },
+    /// Read as Pebble's, the bytes at a complete block's end too few for a WAL-sync header
+    /// (19) that Pebble's reader does not skip: a chunk header whose type's header does not
+    /// fit, or a zero header followed by bytes that are not zeros ("bad block trailer").
+    /// Pebble reports an invalid or zeroed chunk there; LevelDB and RocksDB skip the bytes.
+    BadTrailer,
 }
 
 impl fmt::Display for CorruptionKind {
@@ -72,6 +77,7 @@ impl fmt::Display for CorruptionKind {
             Self::BadCompressedRecord { codec } => {
                 write!(f, "compressed record does not decompress (codec {codec})")
             }
+            Self::BadTrailer => f.write_str("bad block trailer"),
         }
     }
 }

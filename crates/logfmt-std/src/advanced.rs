@@ -31,8 +31,8 @@ pub use crate::append_policy::AppendFormat;
 pub use crate::compression::MAX_DECODED;
 pub use crate::database_log::{DatabaseLog, database_log};
 pub use crate::detect::{
-    DialectFound, Metadata, detect_format, masked_crc32c, metadata_records, pebble_sync_proof,
-    scan_dialect,
+    DialectFound, Metadata, detect_format, implied_dialect, masked_crc32c, metadata_records,
+    pebble_sync_proof, scan_dialect,
 };
 pub use crate::entry::Records;
 pub use crate::error::{Operation, WriteOperation};
@@ -46,6 +46,7 @@ pub use crate::mmap::MappedRecords;
 #[cfg(feature = "parallel")]
 #[cfg_attr(docsrs, doc(cfg(feature = "parallel")))]
 pub use crate::parallel::{par_scan, par_scan_file};
+pub use crate::pebble_end::{PebbleEnd, pebble_end, recovery_in};
 pub use crate::reader::{Bounded, Entry, LogReader};
 pub use crate::record_stream::RecordStream;
 pub use crate::recovery::{Action, Ending, ReadError, UnknownRecoveryMode};

@@ -150,6 +150,28 @@ pub fn scan_dialect<S: BlockSource>(
     })
 }
 
+/// The dialect of a log read with no dialect named: Pebble's for a log whose first chunk is a
+/// Pebble WAL-sync chunk (its 19-byte header's checksum holds, which no other writer's chunk
+/// can), with what told it; `None` for every other log, read with logfmt's own rules. Reads
+/// the first block only: what `logfmt` and the browser inspector read a log as by default.
+///
+/// ```
+/// use logfmt_std::{LogWriter, LogWriterOptions, advanced::{implied_dialect, SliceSource}};
+///
+/// let mut writer = LogWriter::new(Vec::new(), &LogWriterOptions::new());
+/// writer.add_record(b"a record")?;
+/// let log = writer.close()?;
+/// assert_eq!(implied_dialect(SliceSource::new(&log))?, None);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Errors
+/// The source's read errors.
+pub fn implied_dialect<S: BlockSource>(source: S) -> Result<Option<DialectFound>, S::Error> {
+    let found = scan_dialect(source, Some(1))?;
+    Ok((found.evidence.wal_sync_chunk == Some(0)).then_some(found))
+}
+
 /// Pebble's verdict on damage at `invalid_offset` of a Pebble WAL whose log number is
 /// `log_number` (`source` positioned at the log's start): the first WAL-sync chunk in a later
 /// block whose synced offset is past it — proof that the bytes there were once synced, so

@@ -101,6 +101,10 @@ pub enum SpanKind {
         /// The length the header declares.
         declared: u16,
     },
+    /// Read as Pebble's: bytes at a block's end too few for a WAL-sync header that Pebble
+    /// does not skip (a header that does not fit, or a zero header followed by bytes that are
+    /// not zeros): dropped.
+    BadTrailer,
     /// A checksum that does not match: dropped.
     ChecksumMismatch {
         /// The masked checksum stored.
@@ -112,7 +116,7 @@ pub enum SpanKind {
 
 impl SpanKind {
     /// A short name: `chunk`, `trailer`, `padding`, `zero_header`, `erased`, `torn`,
-    /// `old_record`, `bad_length`, `checksum_mismatch`.
+    /// `old_record`, `bad_length`, `bad_trailer`, `checksum_mismatch`.
     #[must_use]
     pub fn name(&self) -> &'static str {
         match self {
@@ -124,6 +128,7 @@ impl SpanKind {
             Self::Torn { .. } => "torn",
             Self::OldRecord { .. } => "old_record",
             Self::BadLength { .. } => "bad_length",
+            Self::BadTrailer => "bad_trailer",
             Self::ChecksumMismatch { .. } => "checksum_mismatch",
         }
     }
@@ -188,6 +193,10 @@ impl SpanKind {
                 "bad record length: the header says {declared} bytes, past the block's end; {}",
                 gloss(&DamageKind::Corruption(CorruptionKind::BadRecordLength)).unwrap_or_default()
             ),
+            SpanKind::BadTrailer => format!(
+                "bad block trailer: {}",
+                gloss(&DamageKind::Corruption(CorruptionKind::BadTrailer)).unwrap_or_default()
+            ),
             SpanKind::ChecksumMismatch { stored, computed } => format!(
                 "checksum mismatch (stored {stored:#010x}, computed {computed:#010x}); {}",
                 gloss(&DamageKind::Corruption(CorruptionKind::ChecksumMismatch))
@@ -202,6 +211,7 @@ impl SpanKind {
         matches!(
             self,
             Self::BadLength { .. }
+                | Self::BadTrailer
                 | Self::ChecksumMismatch { .. }
                 | Self::Chunk {
                     role: ChunkRole::Dropped | ChunkRole::OtherFormat,
@@ -361,6 +371,7 @@ pub fn each_span(
                 len,
                 declared,
             } => (offset, len, SpanKind::BadLength { declared }),
+            Parsed::BadTrailer { offset, len } => (offset, len, SpanKind::BadTrailer),
             Parsed::ChecksumMismatch {
                 offset,
                 len,
@@ -455,6 +466,10 @@ pub fn gloss(kind: &DamageKind) -> Option<&'static str> {
         }
         CorruptionKind::ErrorInMiddleOfRecord => {
             "damage cut a record in two, so its parts read so far are skipped"
+        }
+        CorruptionKind::BadTrailer => {
+            "the bytes at a block's end, too few for a chunk, are not the zeros Pebble's writer \
+             pads a block with, so Pebble's reader stops there"
         }
         _ => return None,
     })
@@ -638,6 +653,17 @@ impl Marks {
         for slot in self.states.iter_mut().take(end).skip(first) {
             if state.rank() > slot.rank() {
                 *slot = state;
+            }
+        }
+    }
+
+    /// Marks every block from `from` on as the torn end (whatever was found there before):
+    /// the log ends at `from`.
+    pub fn torn_from(&mut self, from: u64) {
+        let first = usize::try_from(from / BLOCK_SIZE as u64).unwrap_or(usize::MAX);
+        for slot in self.states.iter_mut().skip(first) {
+            if !matches!(slot, BlockState::NotRead) {
+                *slot = BlockState::Torn;
             }
         }
     }
@@ -970,6 +996,52 @@ impl Survey {
             self.damage(ring, tail, keep);
         }
         true
+    }
+
+    /// The first damage the survey found (a corruption or the torn end), where a reader of
+    /// Pebble's stops: what [`pebble_end`](crate::advanced::pebble_end) is asked about.
+    #[must_use]
+    pub fn first_damage(&self) -> Option<u64> {
+        self.corruptions
+            .first()
+            .map(|d| d.offset)
+            .into_iter()
+            .chain(self.tail.map(|t| t.offset))
+            .min()
+    }
+
+    /// Applies Pebble's verdict on the log's end ([`PebbleEnd`](crate::advanced::PebbleEnd)):
+    /// a torn end leaves no corruption, and the blocks from it on are the torn tail; a proven
+    /// corruption leaves the survey as it is.
+    ///
+    /// ```
+    /// use logfmt_std::layout::{BlockState, Survey};
+    /// use logfmt_std::advanced::{LogReader, PebbleEnd};
+    /// use logfmt_std::{Damage, DamageKind, LogReaderOptions};
+    ///
+    /// let log = [0, 0, 0, 0, 2, 0, 1, b'h', b'i']; // a checksum that does not match
+    /// let mut reader = LogReader::from_slice(&log, &LogReaderOptions::new());
+    /// let mut survey = Survey::read(&mut reader, 9, None, 10, 1 << 20, |_, _, _, _| {});
+    /// assert_eq!(survey.first_damage(), Some(0));
+    /// survey.pebble_end(&PebbleEnd::Torn(Damage::new(0, 9, DamageKind::TornTail)));
+    /// assert_eq!((survey.corruption_count, survey.dropped_bytes), (0, 0));
+    /// assert_eq!(survey.marks.states(), [BlockState::Torn]);
+    /// ```
+    pub fn pebble_end(&mut self, end: &crate::advanced::PebbleEnd) {
+        let Some(tail) = end.torn() else {
+            return;
+        };
+        let before: Vec<Damage> = self
+            .corruptions
+            .iter()
+            .copied()
+            .filter(|d| end.keeps(d.offset))
+            .collect();
+        self.corruption_count = before.len() as u64;
+        self.dropped_bytes = before.iter().map(|d| d.bytes).sum();
+        self.corruptions = before;
+        self.tail = Some(tail);
+        self.marks.torn_from(tail.offset);
     }
 
     fn damage(&mut self, ring: Option<&RingImage>, damage: Damage, keep: usize) {

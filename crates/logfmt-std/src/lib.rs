@@ -263,6 +263,7 @@ mod mmap;
 mod packing;
 #[cfg(feature = "parallel")]
 mod parallel;
+mod pebble_end;
 mod reader;
 mod record_stream;
 mod recovery;

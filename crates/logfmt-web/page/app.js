@@ -100,7 +100,11 @@ function summary(report) {
   } else {
     text += ", no corruption";
   }
-  if (report.tail) text += `; ${report.tail.kind === "zero_fill" ? "zero-filled" : "torn"} tail of ${n(report.tail.bytes)} bytes at offset ${n(report.tail.offset)}`;
+  if (report.tail && report.tail.kind === "old_record") {
+    text += `; the log ends at offset ${n(report.tail.offset)}: ${n(report.tail.bytes)} bytes after it are an earlier use's (or Pebble's end-of-log trailer), not damage`;
+  } else if (report.tail) {
+    text += `; ${report.tail.kind === "zero_fill" ? "zero-filled" : "torn"} tail of ${n(report.tail.bytes)} bytes at offset ${n(report.tail.offset)}`;
+  }
   return el("p", { class: report.corruption_count > 0 ? "summary bad" : "summary" }, text);
 }
 
@@ -108,7 +112,7 @@ async function showBlock(file, report, block, detail) {
   detail.replaceChildren(el("p", { class: "muted" }, `reading block ${n(block)}…`));
   const erased = report.ring ? report.ring.erased : -1;
   const answer = await call({ op: "block", source: file.source, name: file.name, size: file.size,
-    format: format(), offset: block * BLOCK, erased });
+    format: report.dialect || format(), offset: block * BLOCK, erased });
   if (!answer.ok) { detail.replaceChildren(el("p", { class: "error" }, answer.error)); return []; }
   const spans = JSON.parse(answer.json);
   const total = spans.reduce((sum, s) => sum + s.len, 0) || 1;

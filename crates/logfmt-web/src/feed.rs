@@ -78,6 +78,11 @@ impl<R: ReadAt> Feed<R> {
         self.buffer.len()
     }
 
+    /// The source, borrowed.
+    pub(crate) fn source_mut(&mut self) -> &mut R {
+        &mut self.source
+    }
+
     /// Gives back the source.
     pub(crate) fn into_source(self) -> R {
         self.source

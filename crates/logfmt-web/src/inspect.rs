@@ -3,16 +3,22 @@
 
 use std::io::{self, Read, Seek, SeekFrom};
 
-use logfmt_core::{BlockSource, ReadOptions};
+use logfmt_core::{
+    BlockSource, ReadOptions,
+    parts::{Dialect, ReadFormat},
+};
 use logfmt_std::layout::Survey;
 use logfmt_std::{
-    LogReaderOptions,
-    advanced::{Bounded, LogReader, RingImage, StdSource},
+    LogReaderOptions, RecoveryMode,
+    advanced::{
+        Bounded, LogReader, RingImage, StaleTail, StdSource, detect_format, implied_dialect,
+        pebble_end, recovery_in, scan_dialect,
+    },
 };
 
 use crate::content::{self, ContentKind, describe, holds_key};
 use crate::feed::Feed;
-use crate::report::{Corruption, Hit, RecordView, Report, RingView, Tail};
+use crate::report::{Corruption, Hit, PebbleSynced, RecordView, Report, RingView, Tail};
 use crate::{ReadAt, Window};
 use logfmt_std::layout::gloss;
 
@@ -34,6 +40,65 @@ pub struct Options {
     /// How chunks are read: LevelDB's rules by default (a ring image's erased value is found
     /// from its headers).
     pub read: ReadOptions,
+    /// How the dialect of a plain log is found, as `logfmt` finds it. Default
+    /// [`FindDialect::FirstChunk`].
+    pub find_dialect: FindDialect,
+}
+
+/// How an inspection finds whose log it reads (`read`'s dialect otherwise), as the `logfmt`
+/// command line does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum FindDialect {
+    /// The dialect of [`Options::read`], as given (`--format leveldb`, `rocksdb`, `pebble`).
+    Given,
+    /// With no dialect named: Pebble's for a log whose first chunk is a Pebble WAL-sync
+    /// chunk ([`implied_dialect`]), else `read`'s (`logfmt` with no `--format`).
+    #[default]
+    FirstChunk,
+    /// What the whole log shows ([`scan_dialect`]; `--format auto`).
+    WholeLog,
+}
+
+impl Options {
+    /// These options for the plain log `file` (positioned at its start, and put back there):
+    /// the dialect found as [`find_dialect`](Self::find_dialect) says, and a Pebble log's
+    /// chunk format decided by its first chunk.
+    fn for_log<R: Read + Seek>(&self, file: &mut R) -> io::Result<Self> {
+        let found = match self.find_dialect {
+            FindDialect::Given => None,
+            FindDialect::FirstChunk => {
+                implied_dialect(StdSource::seekable(&mut *file))?.map(|found| found.dialect())
+            }
+            FindDialect::WholeLog => {
+                Some(scan_dialect(StdSource::seekable(&mut *file), None)?.dialect())
+            }
+        };
+        file.seek(SeekFrom::Start(0))?;
+        let mut options = self.clone();
+        if let Some(dialect) = found {
+            options.read = options.read.dialect(dialect);
+            if dialect == Dialect::Pebble {
+                options.read = options.read.format(ReadFormat::Auto { log_number: None });
+            }
+        }
+        // A format left to the log is decided by its first chunk, as `logfmt` decides it
+        // before reading (the log number Pebble's synced offsets are read with).
+        if let ReadFormat::Auto { log_number } = options.read.format {
+            let decided =
+                detect_format(StdSource::seekable(&mut *file), &options.read, log_number)?;
+            file.seek(SeekFrom::Start(0))?;
+            if let Some(format) = decided {
+                options.read = options.read.format(format);
+            }
+        }
+        Ok(options)
+    }
+
+    /// The dialect a plain log is read in, by name, where it is not logfmt's own reading.
+    fn dialect_name(&self) -> Option<&'static str> {
+        (self.read.dialect != Dialect::Logfmt).then(|| self.read.dialect.name())
+    }
 }
 
 impl Default for Options {
@@ -45,6 +110,7 @@ impl Default for Options {
             record_limit: 4 << 20,
             content: ContentKind::Raw,
             read: ReadOptions::default(),
+            find_dialect: FindDialect::default(),
         }
     }
 }
@@ -63,10 +129,13 @@ pub fn inspect<R: Read + Seek>(mut file: R, len: u64, options: &Options) -> io::
     if let Some(ring) = ring {
         return Ok(inspect_ring(file, len, ring, options));
     }
+    let options = &options.for_log(&mut file)?;
     let mut scan = Scan::new(len, options, None);
     let mut reader = LogReader::new(StdSource::seekable(file), &log_options(options));
     scan.read_on(&mut reader, |_| false);
+    scan.stale(&mut reader)?;
     let mut file = reader.into_inner().into_inner();
+    scan.pebble_end(&mut file)?;
     scan.zero_fill(|offset, bytes| all_zero(&mut file, offset, bytes))?;
     Ok(scan.finish())
 }
@@ -80,9 +149,16 @@ fn inspect_ring<R: Read + Seek>(file: R, len: u64, ring: RingImage, options: &Op
     scan.finish()
 }
 
-/// How a plain log (not a ring image) is read.
+/// How a plain log (not a ring image) is read: as `logfmt verify` reads it (read as Pebble's,
+/// stopping at the first damage).
 fn log_options(options: &Options) -> LogReaderOptions {
-    LogReaderOptions::new().read(options.read.clone())
+    let recovery = recovery_in(
+        RecoveryMode::TolerateCorruptedTailRecords,
+        options.read.dialect,
+    );
+    LogReaderOptions::new()
+        .read(options.read.clone())
+        .recovery(recovery)
 }
 
 /// Whether the `bytes` bytes of `file` at `offset` are all zero (reading them again).
@@ -158,6 +234,8 @@ impl<R: ReadAt> Inspection<R> {
                 ended: true,
             });
         }
+        file.seek(SeekFrom::Start(0))?;
+        let options = &options.for_log(&mut file)?;
         Ok(Self {
             scan: Scan::new(len, options, None),
             reader: Some(LogReader::new(
@@ -236,8 +314,11 @@ impl<R: ReadAt> Inspection<R> {
             if !self.ended {
                 self.scan.read_on(&mut reader, |_| false);
             }
-            let feed = reader.into_inner();
+            self.scan.stale(&mut reader)?;
+            let mut feed = reader.into_inner();
             let len = self.scan.report.bytes;
+            self.scan
+                .pebble_end(&mut Window::new(ByRef(feed.source_mut()), len, 64 << 10))?;
             self.scan
                 .zero_fill(|offset, bytes| match feed.zeros_from(offset) {
                     Some(zeros) => Ok(zeros),
@@ -282,10 +363,8 @@ pub fn search<R: Read + Seek>(
             find(reader, key, options, |at| ring.region_offset(at), &mut hits);
         }
         None => {
-            let reader = LogReader::new(
-                StdSource::seekable(file),
-                &LogReaderOptions::new().read(options.read.clone()),
-            );
+            let options = &options.for_log(&mut file)?;
+            let reader = LogReader::new(StdSource::seekable(file), &log_options(options));
             find(reader, key, options, |at| at, &mut hits);
         }
     }
@@ -332,6 +411,8 @@ struct Scan {
     ring: Option<RingImage>,
     report: Report,
     survey: Option<Survey>,
+    /// The stale bytes after a recyclable log's end.
+    stale: Option<StaleTail>,
 }
 
 impl Scan {
@@ -342,9 +423,11 @@ impl Scan {
             report: Report {
                 bytes: len,
                 content: options.content.name(),
+                dialect: options.dialect_name(),
                 ..Report::default()
             },
             survey: Some(Survey::new(len)),
+            stale: None,
         }
     }
 
@@ -355,6 +438,7 @@ impl Scan {
             ring: None,
             report,
             survey: None,
+            stale: None,
         }
     }
 
@@ -370,6 +454,7 @@ impl Scan {
             ring,
             report,
             survey,
+            ..
         } = self;
         let Some(survey) = survey else {
             return true;
@@ -395,6 +480,47 @@ impl Scan {
             },
             pause,
         )
+    }
+
+    /// The bytes after a recyclable log's end that an earlier use of the file left (or
+    /// Pebble's EOF trailer), once `reader` has read the log: the end `logfmt verify` gives
+    /// as its `tail` where nothing is torn.
+    fn stale<S: BlockSource<Error = io::Error>>(
+        &mut self,
+        reader: &mut LogReader<S>,
+    ) -> io::Result<()> {
+        self.stale = StaleTail::after(reader, Some(self.report.bytes))?;
+        Ok(())
+    }
+
+    /// Read as Pebble's, Pebble's verdict on the first damage
+    /// ([`pebble_end`](logfmt_std::advanced::pebble_end)), applied to the survey as `logfmt
+    /// verify` applies it: a torn end, or corruption. `file` is the log, read ahead.
+    fn pebble_end<R: Read + Seek>(&mut self, file: &mut R) -> io::Result<()> {
+        let Some(survey) = &mut self.survey else {
+            return Ok(());
+        };
+        let read = &self.options.read;
+        let Some(first) = survey
+            .first_damage()
+            .filter(|_| read.dialect == Dialect::Pebble)
+        else {
+            return Ok(());
+        };
+        file.seek(SeekFrom::Start(0))?;
+        let end = pebble_end(
+            StdSource::seekable(&mut *file),
+            read,
+            first,
+            self.report.bytes,
+        )?;
+        survey.pebble_end(&end);
+        self.report.pebble_synced = end.proof().map(|(chunk, synced_offset)| PebbleSynced {
+            damage_offset: first,
+            chunk,
+            synced_offset,
+        });
+        Ok(())
     }
 
     /// Calls a torn tail of zeros to the end of the file what it is: space preallocated or
@@ -450,6 +576,13 @@ impl Scan {
                 } else {
                     "torn"
                 },
+            });
+        }
+        if report.tail.is_none() {
+            report.tail = self.stale.map(|stale| Tail {
+                offset: stale.offset,
+                bytes: stale.bytes,
+                kind: "old_record",
             });
         }
         if let Some(image) = &self.ring {

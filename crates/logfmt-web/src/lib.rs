@@ -41,8 +41,8 @@ mod window;
 pub mod wasm;
 
 pub use content::{ContentKind, describe};
-pub use inspect::{Inspection, Options, inspect, search};
+pub use inspect::{FindDialect, Inspection, Options, inspect, search};
 pub use logfmt_std::layout::gloss;
-pub use report::{Corruption, Hit, RecordView, Report, RingView, Tail};
+pub use report::{Corruption, Hit, PebbleSynced, RecordView, Report, RingView, Tail};
 pub use spans::{Span, block_spans};
 pub use window::{ReadAt, Window};

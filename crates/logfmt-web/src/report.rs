@@ -32,6 +32,25 @@ pub struct Report {
     pub blocks: Vec<&'static str>,
     /// A ring image's layout, if the file is one.
     pub ring: Option<RingView>,
+    /// The dialect the log was read in (`leveldb`, `rocksdb`, `pebble`), where it is not
+    /// logfmt's own reading: named, or found as `logfmt` finds it (a Pebble WAL by its first
+    /// chunk). The page reads the log's blocks in it too.
+    pub dialect: Option<&'static str>,
+    /// Read as Pebble's: the WAL-sync chunk whose synced offset is past the first damage,
+    /// which makes it corruption (without it, Pebble reads the damage as the torn end).
+    pub pebble_synced: Option<PebbleSynced>,
+}
+
+/// The proof that a Pebble WAL's first damage is corruption, as `logfmt verify --json` gives
+/// it (`pebble_synced`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct PebbleSynced {
+    /// Where the damage is.
+    pub damage_offset: u64,
+    /// The WAL-sync chunk that proves it.
+    pub chunk: u64,
+    /// The synced offset it carries (past the damage).
+    pub synced_offset: u64,
 }
 
 /// A corruption: bytes LevelDB's reader drops, and why.
@@ -55,7 +74,9 @@ pub struct Tail {
     /// Its bytes, to the end of the file.
     pub bytes: u64,
     /// `torn`; `zero_fill` for zeros to the end of the file; `lost` for damage with
-    /// well-formed chunks after it (also listed as a corruption).
+    /// well-formed chunks after it (also listed as a corruption); `old_record` for the bytes
+    /// after a recyclable log's end, left by an earlier use of the file (or Pebble's EOF
+    /// trailer): not damage.
     pub kind: &'static str,
 }
 

@@ -15,7 +15,7 @@ pub struct Span {
     /// Its length in bytes (a chunk's: header and payload).
     pub len: u64,
     /// `chunk`, `trailer`, `torn`, `padding`, `zero_header`, `erased`, `old_record`,
-    /// `bad_length` or `checksum_mismatch`.
+    /// `bad_length`, `bad_trailer` (read as Pebble's) or `checksum_mismatch`.
     pub kind: &'static str,
     /// For a chunk: its type's name (`FULL`, `FIRST`, … `unknown`).
     #[serde(skip_serializing_if = "Option::is_none")]

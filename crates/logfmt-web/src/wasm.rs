@@ -7,7 +7,7 @@ use js_sys::{Function, Uint8Array};
 use logfmt_core::{ReadOptions, parts::ReadFormat};
 use wasm_bindgen::prelude::*;
 
-use crate::{ContentKind, Inspection, Options, ReadAt, Window};
+use crate::{ContentKind, FindDialect, Inspection, Options, ReadAt, Window};
 
 /// Bytes fetched from the file at a time where it is read synchronously (a ring image, a key
 /// search): each fetch is one synchronous request through the browser (a ranged HTTP request,
@@ -60,6 +60,13 @@ fn options(name: &str, format: &str) -> Options {
     if format == "auto" || matches!(format, "rocksdb" | "pebble") {
         options.read = options.read.format(ReadFormat::Auto { log_number: None });
     }
+    // As `logfmt` finds it: auto from the whole log, a dialect as named, and with none named
+    // (`legacy`, the page's default) a Pebble WAL by its first chunk.
+    options.find_dialect = match (format, dialect) {
+        ("auto", _) => FindDialect::WholeLog,
+        (_, Some(_)) => FindDialect::Given,
+        _ => FindDialect::FirstChunk,
+    };
     options
 }
 
@@ -70,8 +77,8 @@ fn file(len: f64, read: Function) -> (Window<JsRead>, u64) {
 
 /// An inspection of the file `name` of `len` bytes, handed over part after part
 /// ([`push`](Self::push)) as the page reads them; `read(offset, len)` reads what it needs at
-/// once (a ring image, and a record longer than what it holds); `format` is `legacy` or
-/// `auto`.
+/// once (a ring image, and a record longer than what it holds); `format` is `legacy`, `auto`,
+/// or a writer's dialect: `leveldb`, `rocksdb`, `pebble`.
 #[wasm_bindgen]
 #[derive(Debug)]
 pub struct FileInspection(Inspection<JsRead>);

@@ -103,6 +103,36 @@ fn make_cases(root: &Path) -> Vec<(&'static str, Vec<String>)> {
     ];
     cases.push(("db", db));
 
+    // Pebble's own WALs (CockroachDB's engine), as `logfmt` reads them with no format given:
+    // one in WAL-sync chunks (read as Pebble's, found by its first chunk), and copies of it
+    // cut inside its last record and with a byte of that record flipped — both the log's torn
+    // end as Pebble reads it, nothing after the damage saying the log was synced past it.
+    let pebble = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/pebble");
+    let mut wals = Vec::new();
+    for path in [
+        "find-val-sep-db/000007.log",
+        "find-val-sep-db/000010.log",
+        "db-stage-4/000005.log",
+        "mixed/000002.log",
+    ] {
+        let bytes = std::fs::read(pebble.join(path)).unwrap();
+        let name = Path::new(path).file_name().unwrap().to_str().unwrap();
+        wals.push(write("pebble", name, &bytes));
+    }
+    let wal_sync = std::fs::read(pebble.join("find-val-sep-db/000007.log")).unwrap();
+    // The last record's chunk (19 bytes of header, 30 of payload) ends at the EOF trailer.
+    let last = wal_sync.len() - 11 - 49;
+    wals.push(write("pebble", "000107.log", &wal_sync[..last + 30]));
+    let mut flipped = wal_sync.clone();
+    flipped[last + 30] ^= 0x40;
+    wals.push(write("pebble", "000207.log", &flipped));
+    // Written on past block 0 with a synced offset past the sixth record, damaged there:
+    // corruption, as Pebble reads it.
+    let mut corrupt = common::pebbles_wal_written_on();
+    corrupt[235 + 19 + 2] ^= 1;
+    wals.push(write("pebble", "000307.log", &corrupt));
+    cases.push(("pebble", wals));
+
     let mut random = Random(0x9e37_79b9_7f4a_7c15);
     let mut lengths = Vec::new();
     while lengths.len() < 3 * BLOCK_SIZE {
@@ -377,6 +407,12 @@ fn agrees(check: &Value, file: &Path, colours: &Value) {
     for key in ["records", "payload_bytes", "dropped_bytes"] {
         assert_eq!(page[key], cli[key], "{name}: {key}");
     }
+    // Read as Pebble's, the proof that the first damage is corruption (none: a torn end).
+    assert_eq!(
+        page["pebble_synced"],
+        *cli.get("pebble_synced").unwrap_or(&Value::Null),
+        "{name}: pebble_synced"
+    );
     let damage = |list: &Value| -> Vec<(u64, u64, String)> {
         list.as_array()
             .unwrap()

@@ -13,7 +13,7 @@ mod common;
 use std::cell::Cell;
 use std::io::{self, Cursor};
 
-use common::log_of;
+use common::{log_of, pebbles_wal, pebbles_wal_written_on};
 use logfmt_core::BLOCK_SIZE;
 use logfmt_web::{Inspection, Options, Report, Window, inspect};
 
@@ -252,4 +252,57 @@ fn compressed_records_are_decoded_in_slices() {
         }
         agrees("compressed", &log);
     }
+}
+
+#[test]
+fn a_pebble_wal_is_read_as_pebbles_found_by_its_first_chunk() {
+    let wal = pebbles_wal();
+    agrees("pebble", &wal);
+    let report = whole(&wal, wal.len() as u64);
+    assert_eq!(report.dialect, Some("pebble"));
+    assert_eq!(report.records, 30);
+    assert!(report.corruptions.is_empty(), "{report:?}");
+    // It ends at Pebble's EOF trailer (11 bytes), as `logfmt verify` says: not damage.
+    let tail = report.tail.expect("the EOF trailer");
+    assert_eq!(
+        (tail.offset, tail.bytes, tail.kind),
+        (1450, 11, "old_record")
+    );
+    // Read with logfmt's own rules, type 9 is RocksDB's compression record: no record.
+    let mut legacy = Options::default();
+    legacy.find_dialect = logfmt_web::FindDialect::Given;
+    let len = wal.len() as u64;
+    let report = inspect(Cursor::new(&wal), len, &legacy).unwrap();
+    assert_eq!(report.records, 0, "{report:?}");
+    assert_eq!(report.dialect, None);
+
+    // A byte flipped in the last record: Pebble's torn end (nothing after it was synced).
+    let last = wal.len() - 11 - 49;
+    let mut flipped = wal.clone();
+    flipped[last + 30] ^= 0x40;
+    agrees("pebble flipped", &flipped);
+    let report = whole(&flipped, len);
+    assert_eq!(report.records, 29);
+    assert!(report.corruptions.is_empty(), "{report:?}");
+    let tail = report.tail.expect("a torn end");
+    assert_eq!((tail.offset, tail.bytes), (last as u64, 60));
+    assert_eq!(report.pebble_synced, None);
+}
+
+#[test]
+fn damage_a_later_synced_offset_proves_is_corruption_in_a_pebble_wal() {
+    let mut log = pebbles_wal_written_on();
+    assert_eq!(whole(&log, log.len() as u64).records, 31);
+    // A byte of the sixth record (at 235) flipped: Pebble stops there; block 1's chunk says
+    // the log was synced to 1450.
+    log[235 + 19 + 2] ^= 1;
+    agrees("pebble corrupt", &log);
+    let report = whole(&log, log.len() as u64);
+    assert_eq!(report.records, 5, "{report:?}");
+    assert_eq!(report.corruptions[0].offset, 235, "{report:?}");
+    let proof = report.pebble_synced.expect("a proof");
+    assert_eq!(
+        (proof.damage_offset, proof.chunk, proof.synced_offset),
+        (235, 32_768, 1450)
+    );
 }

@@ -5,7 +5,7 @@ use std::ops::Range;
 
 use logfmt_std::{
     LogReaderOptions,
-    advanced::{Dialect, Ending, LogReader, Metadata, RecordStream, metadata_records},
+    advanced::{Dialect, Ending, LogReader, Metadata, PebbleEnd, RecordStream, metadata_records},
 };
 
 use super::cat_printer::RecordPrinter;
@@ -475,6 +475,7 @@ fn cat(
         printer: RecordPrinter::new(plan.output, plan.content, plan.style, label)
             .timestamps(plan.timestamps.clone()),
         read_error: None,
+        pebble: None,
         out,
     };
     file.read_all(&mut reader)
@@ -499,6 +500,8 @@ struct FileOut<'a, 'p, W> {
     printer: RecordPrinter<'a>,
     /// The read error the log ended with, if any.
     read_error: Option<io::Error>,
+    /// Read as Pebble's: its verdict on the first damage, once met (said once).
+    pebble: Option<PebbleEnd>,
     out: &'a mut W,
 }
 
@@ -534,11 +537,60 @@ impl<W: Write> FileOut<'_, '_, W> {
             };
         }
         self.out.flush()?;
-        ended(self.input, outcome, self.read_error.take())
+        // Pebble's verdict, where the reader's first damage was not handed over (the tail, or
+        // where absolute or point-in-time recovery stopped).
+        if self.pebble.is_none() {
+            let first = outcome
+                .failed_on
+                .into_iter()
+                .chain(outcome.tail)
+                .chain(match outcome.ending {
+                    Some(Ending::Stopped(damage)) => Some(damage),
+                    _ => None,
+                })
+                .map(|d| self.input.damage(d).offset)
+                .min();
+            self.pebble_verdict(first)?;
+        }
+        ended(self.input, outcome, self.read_error.take(), self.pebble)
+    }
+
+    /// Pebble's verdict on the first damage, at `first`, read as Pebble's: said once.
+    fn pebble_verdict(&mut self, first: Option<u64>) -> Result<(), CliError> {
+        let log = &self.input.log;
+        self.pebble = crate::story::pebble_end(log, &self.plan.options.read, first)?;
+        if let Some(end) = &self.pebble {
+            self.out.flush()?;
+            crate::notes::hint(log.path(), &super::pebble_line(end));
+        }
+        Ok(())
+    }
+
+    /// Whether `found` is past where Pebble's reader ends the log (its torn end, once met):
+    /// not printed.
+    fn past_pebble_end(&self, found: &Found<'_>) -> bool {
+        let Some(tail) = self.pebble.and_then(|end| end.torn()) else {
+            return false;
+        };
+        match found {
+            Found::Record { offset, .. } => self.input.offset(*offset) >= tail.offset,
+            Found::Oversized(record) => self.input.offset(record.offset) >= tail.offset,
+            Found::Damage(_) => true,
+            Found::ReadError { .. } => false,
+        }
     }
 
     /// Prints what the reader found, in its place: a record, or a note of damage.
     fn found(&mut self, found: Found<'_>) -> Result<(), Stop> {
+        if let Found::Damage(damage) = &found
+            && self.pebble.is_none()
+        {
+            let first = self.input.damage(*damage).offset;
+            self.pebble_verdict(Some(first))?;
+        }
+        if self.past_pebble_end(&found) {
+            return Ok(());
+        }
         let record = matches!(found, Found::Record { .. } | Found::Oversized(_));
         if record {
             match self.left {
@@ -666,10 +718,15 @@ fn ended(
     input: &Input,
     outcome: crate::scan::Outcome,
     read_error: Option<io::Error>,
+    pebble: Option<PebbleEnd>,
 ) -> Result<Followed, CliError> {
     let log = &input.log;
     if let Some(error) = read_error {
         return Err(log.read_error(error).into());
+    }
+    // Read as Pebble's, a torn end is the log's end, not damage (said already).
+    if pebble.is_some_and(|end| end.torn().is_some()) {
+        return Ok(Followed::Done);
     }
     if let Some(first) = outcome.failed_on {
         return Err(input.stopped_at_damage(

@@ -49,9 +49,11 @@ use crate::render::{Rendering, render};
 /// RECYCLABLE_MIDDLE, RECYCLABLE_LAST, ZERO or "unknown"), "type_byte", "length" (of the
 /// payload), "checksum" ("ok") and "stored_checksum", plus "log_number" for a recyclable
 /// chunk and "synced_offset" for a Pebble WAL-sync chunk (types are named as the log's writer
-/// means them, with --format: WAL_SYNC_FULL, SET_COMPRESSION, TIMESTAMP_SIZE, ...); or a region ("trailer", "torn", "padding", "zero_header", "erased", "bad_length",
-/// "checksum_mismatch", "old_record", "stale") with "offset", "block", "length" (to the end
-/// of the block; for "stale", to the end of the file), plus "declared" for bad_length,
+/// means them, with --format: WAL_SYNC_FULL, SET_COMPRESSION, TIMESTAMP_SIZE, ...); or a
+/// region ("trailer", "torn", "padding", "zero_header", "erased", "bad_length",
+/// "checksum_mismatch", "bad_trailer" (read as Pebble's), "old_record", "stale") with
+/// "offset", "block", "length" (to the end of the block; for "stale", to the end of the
+/// file), plus "declared" for bad_length,
 /// "stored_checksum", "computed_checksum" for checksum_mismatch and "log_number" for
 /// old_record; the last line is {"kind": "summary", "bytes", "blocks", "chunks", "full",
 /// "first", "middle", "last", "unknown", "trailer_bytes", "skipped_bytes", "damaged_bytes",
@@ -261,6 +263,7 @@ fn describe_span(span: &Span, bytes: &[u8], counts: &Counts) -> Entry {
             })
         }
         SpanKind::Trailer => Entry::Trailer(region),
+        SpanKind::BadTrailer => Entry::BadTrailer(region),
         SpanKind::Torn { power_cut: false } => match lost_tail(bytes) {
             Some(after) => Entry::LostTail {
                 region,
@@ -379,7 +382,13 @@ fn print_entries(
     let progress = Progress::bytes("chunks", input.log.len_at_open());
     let mut zeros_from = None;
     let mut lost = 0;
+    let mut first_damage = None;
     let mut counts = walk(input, &read, &progress, |item, counts| {
+        if let Item::Span(span, _) = &item
+            && (span.kind.is_damage() || matches!(span.kind, SpanKind::Torn { .. }))
+        {
+            first_damage = first_damage.or(Some(span.offset));
+        }
         let entry = describe(&item, counts);
         if let Entry::LostTail { region, .. } = &entry {
             lost += region.length;
@@ -404,6 +413,11 @@ fn print_entries(
         counts.torn_bytes -= lost;
         counts.damaged_bytes += lost;
         counts.damaged_regions += 1;
+    }
+    // Read as Pebble's: the first damage ends the log, as corruption or as its torn end.
+    if let Some(end) = crate::story::pebble_end(&input.log, &read, first_damage)? {
+        counts.pebble_end(&end);
+        crate::notes::hint(input.log.path(), &super::pebble_line(&end));
     }
     Ok((counts, zeros_from))
 }

@@ -25,6 +25,10 @@ pub(crate) enum Entry {
     Chunk(ChunkEntry),
     /// A block trailer (fewer than 7 bytes left in a block), skipped.
     Trailer(Region),
+    /// Read as Pebble's: bytes at a block's end too few for a WAL-sync header that Pebble
+    /// does not skip (a header that does not fit, or a zero header and bytes that are not
+    /// zeros): dropped.
+    BadTrailer(Region),
     /// A chunk cut short: the end of the file, or a power cut before a resume marker.
     Torn {
         /// Where it lies.
@@ -381,6 +385,11 @@ impl Entry {
             Self::Chunk(chunk) => chunk.row(),
             Self::RingBlock(block) => block.row(),
             Self::Trailer(r) => Row::region(r, "trailer", "block trailer, skipped"),
+            Self::BadTrailer(r) => Row::region(
+                r,
+                "bad-trailer",
+                "dropped: bad block trailer (not the zeros Pebble's writer pads a block with)",
+            ),
             Self::Torn { region, power_cut } => Row::region(region, "torn", torn_note(*power_cut)),
             Self::LostTail {
                 region,

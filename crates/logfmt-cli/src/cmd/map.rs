@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use logfmt_std::DamageKind;
 use logfmt_std::layout::{BlockState, Survey};
 use logfmt_std::{
-    LogReaderOptions,
-    advanced::{EscapedPath, LogReader, ReadOptions},
+    LogReaderOptions, RecoveryMode,
+    advanced::{EscapedPath, LogReader, ReadOptions, recovery_in},
 };
 
 use crate::cmd::map_report::{DamageLine, MapReport, RingLine, TailLine};
@@ -29,7 +29,10 @@ use crate::options::ChunkArgs;
 /// of one letter per block, as above), "records", "payload_bytes", "corruptions" (count),
 /// "dropped_bytes", "damage" (the first --max-errors corruptions: [{"offset", "bytes",
 /// "reason", "gloss"}]), "tail" (null or {"offset", "bytes", "kind": "torn" or "zero_fill"}),
-/// "ring" (null, or the ring's "blocks", "group", "newest", "lap", "oldest").
+/// read as Pebble's "pebble_synced" ({"damage_offset", "chunk", "synced_offset"}: the WAL-sync
+/// chunk whose synced offset is past the first damage, which makes it corruption; without one
+/// Pebble reads the damage as the log's torn end, the "tail"), "ring" (null, or the ring's
+/// "blocks", "group", "newest", "lap", "oldest").
 ///
 /// --html OUT also writes a picture: one self-contained HTML file (no script or font from
 /// elsewhere) with every block as a row of its byte spans, the details of each on hover
@@ -103,7 +106,12 @@ fn gather(args: &MapArgs, path: &Path) -> Result<(MapReport, Input, ReadOptions)
     let read = input.read_options(args.chunks.format.read_options(&input.log, read)?);
     args.chunks.format.say_dialect(&input.log)?;
     let mut len = input.log.len_at_open();
-    let mut reader = LogReader::new(input.source()?, &LogReaderOptions::new().read(read.clone()));
+    // Read as Pebble's, reading stops at the first damage, as Pebble's reader (and `verify`).
+    let recovery = recovery_in(RecoveryMode::TolerateCorruptedTailRecords, read.dialect);
+    let options = LogReaderOptions::new()
+        .read(read.clone())
+        .recovery(recovery);
+    let mut reader = LogReader::new(input.source()?, &options);
     // A pipe's length is known once it is read: its blocks are those read.
     let regular = input.log.is_regular();
     let mut survey = if regular {
@@ -126,6 +134,11 @@ fn gather(args: &MapArgs, path: &Path) -> Result<(MapReport, Input, ReadOptions)
             .mark(len.saturating_sub(1), len, BlockState::Empty);
     }
     drop(reader);
+    // Read as Pebble's: the first damage ends the log, as corruption or as its torn end.
+    let pebble = crate::story::pebble_end(&input.log, &read, survey.first_damage())?;
+    if let Some(end) = &pebble {
+        survey.pebble_end(end);
+    }
     let mut tail = survey.tail.map(|t| TailLine {
         offset: t.offset,
         bytes: t.bytes,
@@ -171,6 +184,8 @@ fn gather(args: &MapArgs, path: &Path) -> Result<(MapReport, Input, ReadOptions)
             })
             .collect(),
         tail,
+        pebble_synced: super::PebbleSyncedJson::of(pebble.as_ref()),
+        pebble: pebble.as_ref().map(super::pebble_line),
         ring: input.ring.as_ref().map(|image| {
             let ring = image.ring();
             RingLine {
@@ -224,6 +239,9 @@ fn render(report: &MapReport, width: Option<u16>) -> Result<(), CliError> {
         .collect();
     writeln!(out, "{cell}: {}", present.join("; "))?;
     writeln!(out, "{}", summary(report))?;
+    if let Some(line) = &report.pebble {
+        writeln!(out, "{line}")?;
+    }
     Ok(())
 }
 

@@ -24,6 +24,12 @@ pub(crate) struct MapReport {
     pub(crate) damage: Vec<DamageLine>,
     /// How the log ends, where it does not end cleanly at a record.
     pub(crate) tail: Option<TailLine>,
+    /// Read as Pebble's: the synced offset that proves the first damage corruption.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) pebble_synced: Option<super::PebbleSyncedJson>,
+    /// Read as Pebble's: its verdict on the log's end, as the text says it.
+    #[serde(skip)]
+    pub(crate) pebble: Option<String>,
     /// The ring of a ring image.
     pub(crate) ring: Option<RingLine>,
     /// The states, one per block (for the picture).

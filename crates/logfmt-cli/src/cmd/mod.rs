@@ -21,7 +21,10 @@ pub(crate) mod wal;
 pub(crate) mod wal_report;
 pub(crate) mod write;
 
-use logfmt_std::{Damage, advanced::RingImage};
+use logfmt_std::{
+    Damage,
+    advanced::{PebbleEnd, RingImage},
+};
 
 use crate::notes::{plural, say};
 
@@ -68,6 +71,49 @@ impl DialectJson {
             candidates: choice.candidates(),
             evidence: choice.found.and_then(|f| f.reason()),
         })
+    }
+}
+
+/// `pebble_synced`, read as Pebble's: the proof that the log's first damage is corruption
+/// (`{"damage_offset", "chunk", "synced_offset"}`), told alike by `verify`, `stats`, `map` and
+/// `cat`; absent where Pebble takes the damage for the torn end.
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+pub(crate) struct PebbleSyncedJson {
+    /// Where the damage is.
+    damage_offset: u64,
+    /// The WAL-sync chunk that proves it.
+    chunk: u64,
+    /// The synced offset it carries (past the damage).
+    synced_offset: u64,
+}
+
+impl PebbleSyncedJson {
+    /// The proof in `end`, if it is one.
+    pub(crate) fn of(end: Option<&PebbleEnd>) -> Option<Self> {
+        let end = end?;
+        end.proof().map(|(chunk, synced_offset)| Self {
+            damage_offset: end.offset(),
+            chunk,
+            synced_offset,
+        })
+    }
+}
+
+/// Pebble's verdict on where its WAL ends, in words: the line `verify`, `stats`, `map` and
+/// `cat` print.
+pub(crate) fn pebble_line(end: &PebbleEnd) -> String {
+    let offset = end.offset();
+    match end.proof() {
+        Some((chunk, synced)) => format!(
+            "damage at offset {offset}, as Pebble reads it: the WAL-sync chunk at offset \
+             {chunk} says the log was synced to offset {synced}, past it (corruption, not a \
+             torn write)"
+        ),
+        None => format!(
+            "the log ends at offset {offset}, as Pebble reads it: no WAL-sync chunk after \
+             it says the log was synced past it, so the bytes there are a torn write, not \
+             corruption (Pebble's unexpected EOF)"
+        ),
     }
 }
 

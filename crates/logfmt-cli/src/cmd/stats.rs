@@ -20,7 +20,6 @@ use crate::image::{Input, Source};
 use crate::options::ChunkArgs;
 use crate::progress::Progress;
 use crate::scan::{COUNTING, Found, scan};
-use logfmt_std::advanced::Dialect;
 
 /// Print statistics about a log: records and their sizes, chunks per type, blocks, the space
 /// taken by headers and trailers, and damage.
@@ -270,35 +269,25 @@ fn gather(
         None => count_in_order(&input, &options, &read, &mut content, confirmed)?,
     };
     // Read as Pebble's: the first damage ends the log, as damage or as its torn end.
-    let pebble = if read.dialect == Dialect::Pebble && input.log.is_regular() {
-        let first = counts
-            .damage
-            .kept()
-            .iter()
-            .map(|d| d.offset)
-            .chain(counts.tail.map(|t| t.offset))
-            .min();
-        match first {
-            Some(offset) => Some((
-                offset,
-                crate::story::pebble_verdict(&input.log, &read, offset)?,
-            )),
-            None => None,
-        }
-    } else {
-        None
-    };
+    let mut counts = counts;
+    let first = counts
+        .damage
+        .kept()
+        .iter()
+        .map(|d| d.offset)
+        .chain(counts.tail.map(|t| t.offset))
+        .min();
+    let pebble = crate::story::pebble_end(&input.log, &read, first)?;
+    if let Some(end) = &pebble
+        && let Some(tail) = end.torn()
+    {
+        counts.damage = DamageReports::new(counts.damage.keep());
+        counts.tail = Some(tail);
+        counts.layout.pebble_end(end);
+    }
     let mut report = report(&input, counts, content, several);
-    report.pebble_row = pebble.map(|(offset, proof)| match proof {
-        Some((chunk, synced)) => format!(
-            "damage at offset {offset}, as Pebble reads it: the WAL-sync chunk at offset \
-             {chunk} says the log was synced to {synced}"
-        ),
-        None => format!(
-            "the log ends at offset {offset}, as Pebble reads it: nothing after it says the \
-             log was synced past it (a torn write; the counts above read on as LevelDB does)"
-        ),
-    });
+    report.pebble_synced = super::PebbleSyncedJson::of(pebble.as_ref());
+    report.pebble_row = pebble.as_ref().map(super::pebble_line);
     let dialect = args.chunks.format.dialect(&input.log)?;
     report.dialect_line = dialect.line();
     report.dialect = super::DialectJson::of(&dialect);
@@ -492,6 +481,7 @@ fn report(input: &Input, mut counts: Counts, content: Content, several: bool) ->
         }),
         dialect: None,
         dialect_line: None,
+        pebble_synced: None,
         pebble_row: None,
         packs: (layout.pack_chunks > 0).then(|| Packs {
             chunks: layout.pack_chunks,

@@ -56,8 +56,11 @@ pub(crate) struct StatsReport {
     /// The same, as the text says it.
     #[serde(skip)]
     pub(crate) dialect_line: Option<String>,
-    /// Read as Pebble's, where reading stopped and Pebble's verdict on it (text only: `verify
-    /// --format pebble` gives it in JSON).
+    /// Read as Pebble's: the synced offset that proves the first damage corruption (else
+    /// Pebble takes it for the torn end, the "tail").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) pebble_synced: Option<super::PebbleSyncedJson>,
+    /// Read as Pebble's, where reading stopped and Pebble's verdict on it, as the text says it.
     #[serde(skip)]
     pub(crate) pebble_row: Option<String>,
     /// The file's path, when several are read.

@@ -4,11 +4,11 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 
 use logfmt_std::{
-    DamageKind, LogFile, LogReaderOptions, RecoveryMode,
+    LogFile, LogReaderOptions, RecoveryMode,
     advanced::{BlockSource, Dialect, Ending, LogReader, ReadFormat, ReadOptions, StaleTail},
 };
 
-use super::verify_report::{Packed, PebbleEnd, VerifyReport};
+use super::verify_report::{Packed, VerifyReport};
 use crate::bounded_reports::{DEFAULT_SHOWN, DamageReports, Reports};
 use crate::decode::{Content, Decode, Undecoded};
 use crate::error::{CliError, EXIT_BAD_DATA, EXIT_NOT_A_LOG, EXIT_OK};
@@ -191,15 +191,14 @@ fn undecodable(
     }
 }
 
-/// Pebble's reading of where its WAL ends ([`PebbleEnd`]): at the first damage (Pebble reads
-/// no further), which is damage if a later WAL-sync chunk's synced offset is past it, else the
-/// log's torn end — then no damage is reported.
+/// Pebble's reading of where its WAL ends ([`logfmt_std::advanced::PebbleEnd`]): at the
+/// first damage (Pebble reads no further), which is damage if a later WAL-sync chunk's synced
+/// offset is past it, else the log's torn end — then no damage is reported.
 fn pebble_end(
     input: &Input,
     options: &LogReaderOptions,
     report: &mut VerifyReport,
 ) -> Result<(), CliError> {
-    let log = &input.log;
     let first = report
         .damage
         .kept()
@@ -209,26 +208,17 @@ fn pebble_end(
         .chain(report.stopped_at)
         .chain(report.lost)
         .chain(report.tail)
-        .min_by_key(|d| d.offset);
-    let Some(first) = first else {
+        .map(|d| d.offset)
+        .min();
+    let Some(end) = crate::story::pebble_end(&input.log, &options.read, first)? else {
         return Ok(());
     };
-    if !log.is_regular() {
-        return Ok(());
-    }
-    let proof = crate::story::pebble_verdict(log, &options.read, first.offset)?;
-    report.pebble = Some(PebbleEnd {
-        offset: first.offset,
-        proof,
-    });
-    if proof.is_none() {
+    report.pebble = Some(end);
+    if let Some(tail) = end.torn() {
         // The log's torn end: nothing lost that was ever synced.
         report.damage = DamageReports::new(report.damage.keep());
         report.stopped_at = None;
         report.lost = None;
-        let mut tail = first;
-        tail.bytes = log.len_at_open().saturating_sub(first.offset);
-        tail.kind = DamageKind::TornTail;
         report.tail = Some(tail);
     }
     Ok(())

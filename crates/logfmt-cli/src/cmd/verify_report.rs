@@ -55,31 +55,8 @@ pub(crate) struct VerifyReport {
     pub(crate) packed: Packed,
     /// The dialect read as, when `--format` named one or auto.
     pub(crate) dialect: Option<crate::format::DialectChoice>,
-    /// Pebble's verdict on where its WAL ends ([`PebbleEnd`]), read as Pebble's.
-    pub(crate) pebble: Option<PebbleEnd>,
-}
-
-/// Where Pebble's reader ends a WAL that does not end cleanly: at the first chunk it cannot
-/// read. Damage if a WAL-sync chunk after it says the log was synced past it, else the log's
-/// torn end (an unexpected EOF, as a crash leaves it).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct PebbleEnd {
-    /// Where reading stopped.
-    pub(crate) offset: u64,
-    /// The WAL-sync chunk that proves the bytes there were synced: its offset, and the synced
-    /// offset it carries.
-    pub(crate) proof: Option<(u64, u64)>,
-}
-
-/// `pebble_synced`: the proof that damage in a Pebble WAL is damage, in JSON.
-#[derive(Serialize)]
-struct PebbleProofJson {
-    /// Where the damage is.
-    damage_offset: u64,
-    /// The WAL-sync chunk that proves it.
-    chunk: u64,
-    /// The synced offset it carries (past the damage).
-    synced_offset: u64,
+    /// Pebble's verdict on where its WAL ends, read as Pebble's.
+    pub(crate) pebble: Option<logfmt_std::advanced::PebbleEnd>,
 }
 
 /// `--json`: the keys documented on `VerifyArgs`, in that order.
@@ -131,7 +108,7 @@ pub(crate) struct Doc<'a> {
     dialect: Option<super::DialectJson>,
     /// Read as Pebble's: the synced offset that proves the damage.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pebble_synced: Option<PebbleProofJson>,
+    pebble_synced: Option<super::PebbleSyncedJson>,
     /// The file's path, when several are read.
     #[serde(skip_serializing_if = "Option::is_none")]
     file: Option<&'a str>,
@@ -224,13 +201,7 @@ impl VerifyReport {
             logfmt_only: (self.packed.records > 0).then_some(self.packed),
             not_a_log: self.not_a_log.map(NotALog::name),
             dialect: self.dialect.as_ref().and_then(super::DialectJson::of),
-            pebble_synced: self.pebble.and_then(|p| {
-                p.proof.map(|(chunk, synced_offset)| PebbleProofJson {
-                    damage_offset: p.offset,
-                    chunk,
-                    synced_offset,
-                })
-            }),
+            pebble_synced: super::PebbleSyncedJson::of(self.pebble.as_ref()),
             file: self.file.as_deref(),
         }
     }
@@ -424,26 +395,8 @@ impl VerifyReport {
             },
             _ => {}
         }
-        match self.pebble {
-            Some(PebbleEnd {
-                offset,
-                proof: Some((chunk, synced)),
-            }) => writeln!(
-                out,
-                "  damage at offset {offset}, as Pebble reads it: the WAL-sync chunk at offset \
-                 {chunk} says the log was synced to offset {synced}, past it (corruption, not a \
-                 torn write)"
-            )?,
-            Some(PebbleEnd {
-                offset,
-                proof: None,
-            }) => writeln!(
-                out,
-                "  the log ends at offset {offset}, as Pebble reads it: no WAL-sync chunk after \
-                 it says the log was synced past it, so the bytes there are a torn write, not \
-                 corruption (Pebble's unexpected EOF)"
-            )?,
-            None => {}
+        if let Some(end) = &self.pebble {
+            writeln!(out, "  {}", super::pebble_line(end))?;
         }
         if let Some(zeros) = self.zero_fill {
             writeln!(out, "  {}", zeros.explain())?;

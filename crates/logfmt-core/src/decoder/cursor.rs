@@ -390,6 +390,9 @@ impl Cursor {
             Parsed::BadLength { .. } => Phys::Bad(Some(
                 self.drop_rest(header_offset, CorruptionKind::BadRecordLength),
             )),
+            Parsed::BadTrailer { .. } => Phys::Bad(Some(
+                self.drop_rest(header_offset, CorruptionKind::BadTrailer),
+            )),
             Parsed::ChecksumMismatch { offset, .. } => {
                 match damaged_pack_end(block, offset, self.eof, rules) {
                     // A pack chunk damaged in place: only that chunk is dropped.

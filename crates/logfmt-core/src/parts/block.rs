@@ -294,6 +294,17 @@ pub enum Parsed<'a> {
         /// Bytes from the chunk start to the end of the input.
         len: usize,
     },
+    /// Read as Pebble's ([`Dialect::Pebble`]): the bytes at the end of a complete block, too
+    /// few for a WAL-sync header, that Pebble's reader does not skip — a chunk header whose
+    /// type's header does not fit, or a zero header followed by bytes that are not zeros
+    /// ([`pebble_block_end`]). Dropped with a report
+    /// ([`CorruptionKind::BadTrailer`](crate::CorruptionKind::BadTrailer)).
+    BadTrailer {
+        /// Offset of the bytes within the block.
+        offset: usize,
+        /// Bytes dropped, to the end of the block.
+        len: usize,
+    },
     /// A header of type 0 and length 0 (a preallocated, zeroed region): the rest of the block is
     /// skipped silently, without a checksum check.
     ZeroHeader {
@@ -360,6 +371,50 @@ pub enum Parsed<'a> {
     },
 }
 
+/// Pebble's rule for the bytes `rest` at the end of a complete block (at `offset`) when they
+/// are too few for a WAL-sync header (fewer than 19, at least the 7 of a legacy header), as
+/// Pebble's reader (`record/record.go`, `nextChunk`) reads them:
+///
+/// - a zero header (checksum, length and type all 0) with fewer than 11 bytes left (no room
+///   for even a recyclable header) is padding, skipped whatever follows it: [`Parsed::Trailer`];
+/// - a zero header with 11 to 18 bytes left is padding only if every byte left is zero;
+///   otherwise Pebble reports a zeroed chunk: [`Parsed::BadTrailer`];
+/// - another header whose type's header (11 bytes for a recyclable chunk, 19 for a WAL-sync
+///   one) does not fit in what is left is an invalid chunk to Pebble: [`Parsed::BadTrailer`]
+///   (LevelDB and RocksDB skip such bytes as the block's trailer).
+///
+/// `None` where none applies (a legacy chunk, read as usual). Fewer than 7 bytes are skipped
+/// by every reader, Pebble's too (they are never looked at).
+///
+/// ```
+/// use logfmt_core::parts::block::{ChunkRules, Parsed, pebble_block_end};
+/// use logfmt_core::{ReadOptions, parts::Dialect};
+///
+/// let rules = ChunkRules::new(&ReadOptions::new().dialect(Dialect::Pebble));
+/// // 12 bytes left: a zero header, then a byte that is not zero.
+/// let mut rest = [0u8; 12];
+/// assert_eq!(pebble_block_end(&rest, 100, &rules), Some(Parsed::Trailer { offset: 100, len: 12 }));
+/// rest[11] = 1;
+/// assert_eq!(pebble_block_end(&rest, 100, &rules), Some(Parsed::BadTrailer { offset: 100, len: 12 }));
+/// ```
+#[must_use]
+pub fn pebble_block_end<'a>(rest: &[u8], offset: usize, rules: &ChunkRules) -> Option<Parsed<'a>> {
+    let header = rest.first_chunk::<HEADER_SIZE>()?;
+    if rest.len() >= crate::dialect::WAL_SYNC_HEADER_SIZE {
+        return None;
+    }
+    let len = rest.len();
+    if header.iter().all(|&b| b == 0) {
+        let padding = len < RECYCLABLE_HEADER_SIZE || rest.iter().all(|&b| b == 0);
+        return Some(if padding {
+            Parsed::Trailer { offset, len }
+        } else {
+            Parsed::BadTrailer { offset, len }
+        });
+    }
+    (rules.header(header[TYPE_FIELD]).len() > len).then_some(Parsed::BadTrailer { offset, len })
+}
+
 fn le_u32(bytes: &[u8], at: usize) -> u32 {
     let mut word = [0u8; 4];
     if let Some(src) = bytes.get(at..at + 4) {
@@ -405,6 +460,12 @@ pub fn parse_chunk<'a>(
             offset,
             len: rest.len(),
         };
+    }
+    if rules.dialect == Dialect::Pebble
+        && !is_last
+        && let Some(parsed) = pebble_block_end(rest, offset, rules)
+    {
+        return parsed;
     }
     let declared = u16::from_le_bytes([header[LENGTH_FIELD.start], header[LENGTH_FIELD.start + 1]]);
     let record_type = header[TYPE_FIELD];
@@ -951,6 +1012,76 @@ mod tests {
             );
             assert_eq!(p.next(), None);
         }
+    }
+
+    /// A complete block whose last `left` bytes are `tail`, the block before them zeros.
+    fn block_ending(tail: &[u8]) -> [u8; BLOCK_SIZE] {
+        let mut block = [0u8; BLOCK_SIZE];
+        block[BLOCK_SIZE - tail.len()..].copy_from_slice(tail);
+        block
+    }
+
+    #[test]
+    fn pebbles_short_block_end_is_padding_only_where_pebble_skips_it() {
+        let pebble = ChunkRules {
+            dialect: Dialect::Pebble,
+            format: ChunkFormat::Decided(Format::Recyclable { log_number: 7 }),
+            ..ChunkRules::default()
+        };
+        let rocksdb = ChunkRules {
+            dialect: Dialect::RocksDb,
+            ..pebble
+        };
+        // Each parse its own block, kept to the end of the test (a chunk borrows it).
+        let parse = |tail: &[u8], rules: &ChunkRules| {
+            let block: &'static [u8] =
+                std::boxed::Box::leak(std::boxed::Box::new(block_ending(tail)));
+            parse_chunk(block, BLOCK_SIZE - tail.len(), false, rules)
+        };
+        let at = |len: usize| BLOCK_SIZE - len;
+        let trailer = |len: usize| Parsed::Trailer {
+            offset: at(len),
+            len,
+        };
+        let bad = |len: usize| Parsed::BadTrailer {
+            offset: at(len),
+            len,
+        };
+        // Zeros, however many of the 7..19 bytes: padding (Pebble's writer leaves them).
+        for len in 7..19 {
+            assert_eq!(parse(&std::vec![0; len], &pebble), trailer(len), "{len}");
+        }
+        // A zero header with fewer than 11 bytes left: skipped whatever follows it.
+        assert_eq!(parse(&[0, 0, 0, 0, 0, 0, 0, 1, 2, 3], &pebble), trailer(10));
+        // 11 to 18 bytes: every byte after a zero header must be zero, else a zeroed chunk.
+        for len in 11..19 {
+            let mut tail = std::vec![0; len];
+            tail[len - 1] = 1;
+            assert_eq!(parse(&tail, &pebble), bad(len), "{len}");
+            // RocksDB (and LevelDB) skip it: a zero header, too few bytes for a chunk.
+            assert!(
+                matches!(parse(&tail, &rocksdb), Parsed::ZeroHeader { len: l, .. } if l == len),
+                "{len}"
+            );
+        }
+        // A recyclable header (11 bytes) in 9, a WAL-sync one (19) in 15: invalid to Pebble.
+        let recyclable = [1, 2, 3, 4, 0, 0, 5, 7, 0];
+        assert_eq!(parse(&recyclable, &pebble), bad(9));
+        assert_eq!(parse(&recyclable, &rocksdb), trailer(9));
+        let mut wal_sync = [0u8; 15];
+        wal_sync[..7].copy_from_slice(&[1, 2, 3, 4, 0, 0, 9]);
+        assert_eq!(parse(&wal_sync, &pebble), bad(15));
+        // Fewer than 7 bytes: never looked at, by any reader.
+        assert_eq!(parse(&[1; 6], &pebble), trailer(6));
+        // In the last, short block of the input, a chunk cut short stays a torn write.
+        let block = block_ending(&recyclable);
+        assert_eq!(
+            parse_chunk(&block[..BLOCK_SIZE - 2], at(9), true, &pebble),
+            Parsed::Truncated {
+                offset: at(9),
+                len: 7
+            }
+        );
     }
 
     #[test]

@@ -97,6 +97,29 @@ impl Counts {
         self.torn_bytes += other.torn_bytes;
     }
 
+    /// Applies Pebble's verdict on the log's end ([`PebbleEnd`](crate::advanced::PebbleEnd)):
+    /// at a torn end, the damaged regions (all at or after it: the reader stops at the first)
+    /// are counted torn; a proven corruption leaves the counts as they are.
+    ///
+    /// ```
+    /// use logfmt_std::advanced::{PebbleEnd, ReadOptions};
+    /// use logfmt_std::layout::Walk;
+    /// use logfmt_std::{Damage, DamageKind};
+    ///
+    /// let mut walk = Walk::new(&ReadOptions::default());
+    /// walk.block(0, &[0, 0, 0, 0, 2, 0, 1, b'h', b'i', 0, 0], |_, _, _| {});
+    /// let mut counts = walk.into_counts();
+    /// counts.pebble_end(&PebbleEnd::Torn(Damage::new(0, 11, DamageKind::TornTail)));
+    /// assert_eq!((counts.damaged_regions, counts.damaged_bytes, counts.torn_bytes), (0, 0, 11));
+    /// ```
+    pub fn pebble_end(&mut self, end: &crate::advanced::PebbleEnd) {
+        if end.torn().is_some() {
+            self.torn_bytes += self.damaged_bytes;
+            self.damaged_bytes = 0;
+            self.damaged_regions = 0;
+        }
+    }
+
     /// Counts `span` of the block at file offset `block_offset`.
     #[inline]
     fn count(&mut self, block_offset: u64, span: &Span) {
@@ -138,7 +161,9 @@ impl Counts {
             SpanKind::Padding | SpanKind::ZeroHeader | SpanKind::Erased => {
                 self.skipped_bytes += span.len;
             }
-            SpanKind::BadLength { .. } | SpanKind::ChecksumMismatch { .. } => {
+            SpanKind::BadLength { .. }
+            | SpanKind::BadTrailer
+            | SpanKind::ChecksumMismatch { .. } => {
                 self.damaged_bytes += span.len;
                 self.damaged_regions += 1;
                 if span.offset + span.len == block_offset + BLOCK_SIZE as u64 {
