@@ -3,8 +3,8 @@
 //!
 //! The other commit is checked out in a git worktree under the target directory
 //! (`bench-baseline/<commit>`, kept for the next run) and its `logfmt-bench` is built there as
-//! that commit builds it (its own `.cargo/config.toml`; one target directory for every
-//! baseline). Each round runs four programs, in an order that turns by one every round: today's
+//! that commit builds it (its own `.cargo/config.toml`; a target directory in the worktree).
+//! Each round runs four programs, in an order that turns by one every round: today's
 //! `logfmt-bench`, the baseline's, LevelDB 1.23's C++ writer and reader reading the log as a
 //! file is read (each block copied into the reader's buffer; `leveldb`) and reading slices of it
 //! without a copy (`leveldb-zc`); today's program measures the bounds too (a `memcpy` of the
@@ -122,7 +122,9 @@ pub(crate) fn build_baseline(commit: &str) -> Result<PathBuf> {
     // runs in), no flags of ours.
     let json = Cmd::cargo()
         .dir(&tree.to_string_lossy())
-        .env("CARGO_TARGET_DIR", &root.join("target").to_string_lossy())
+        // A target directory of its own: cargo does not hash a workspace's path into its
+        // artifacts, so another baseline's, built later, would pass for this one's.
+        .env("CARGO_TARGET_DIR", &tree.join("target").to_string_lossy())
         .args([
             "build",
             "--release",
