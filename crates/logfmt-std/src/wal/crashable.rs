@@ -276,12 +276,6 @@ impl CrashableStorage {
         lock(&self.state).crash_at.is_some()
     }
 
-    /// Counts an operation now.
-    fn operate(&self) -> io::Result<()> {
-        let mut state = lock(&self.state);
-        state.operate(self.epoch)
-    }
-
     /// Makes every sync of a file in `dir` block until [`unstall`](Self::unstall) (or a
     /// crash).
     pub fn stall(&self, dir: &Path) {
@@ -371,7 +365,10 @@ pub struct CrashFile {
 
 impl Write for CrashFile {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        lock(&self.state).operate(self.epoch)?;
+        // Counted and done in one step under the state's lock (as every operation here): a
+        // crash comes wholly before or after it.
+        let mut state = lock(&self.state);
+        state.operate(self.epoch)?;
         let mut inode = lock(&self.inode);
         let end = self.position + buf.len();
         if inode.data.len() < end {
@@ -393,7 +390,11 @@ impl Write for CrashFile {
 
 impl SyncWrite for CrashFile {
     fn sync(&mut self) -> io::Result<()> {
-        lock(&self.state).operate(self.epoch)?;
+        // One step under the state's lock: a crash another thread's operation makes comes
+        // before this sync (which then fails) or after it (which it keeps), never between a
+        // sync counted and its bytes made durable — a sync that returned must have held.
+        let mut state = lock(&self.state);
+        state.operate(self.epoch)?;
         lock(&self.inode).sync();
         Ok(())
     }
@@ -413,7 +414,9 @@ pub struct CrashHandle {
 impl SyncHandle for CrashHandle {
     fn sync(&self) -> io::Result<()> {
         self.stalls.wait_while_stalled(&self.dir);
-        lock(&self.state).operate(self.epoch)?;
+        // Counted and made durable in one step, as `CrashFile`'s sync.
+        let mut state = lock(&self.state);
+        state.operate(self.epoch)?;
         lock(&self.inode).sync();
         Ok(())
     }
@@ -469,10 +472,10 @@ impl Storage for CrashableStorage {
     }
 
     fn create(&self, path: &Path) -> io::Result<(CrashFile, CrashHandle)> {
-        self.operate()?;
         let (dir, name) = split(path)?;
         let inode = {
             let mut state = lock(&self.state);
+            state.operate(self.epoch)?;
             let dir = state.dirs.get_mut(dir).ok_or_else(not_found)?;
             if dir.entries.contains_key(&name) {
                 return Err(io::ErrorKind::AlreadyExists.into());
@@ -496,9 +499,12 @@ impl Storage for CrashableStorage {
     }
 
     fn truncate(&self, path: &Path, len: u64) -> io::Result<()> {
-        self.operate()?;
-        let inode = self.inode(path)?;
-        let mut inode = lock(&inode);
+        let (dir, name) = split(path)?;
+        let mut state = lock(&self.state);
+        state.operate(self.epoch)?;
+        let dir = state.dirs.get(dir).ok_or_else(not_found)?;
+        let inode = dir.entries.get(&name).ok_or_else(not_found)?;
+        let mut inode = lock(inode);
         let len = usize::try_from(len).unwrap_or(usize::MAX);
         inode.data.truncate(len);
         inode.sync();
@@ -513,7 +519,6 @@ impl Storage for CrashableStorage {
     }
 
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
-        self.operate()?;
         let ((from_dir, from_name), (to_dir, to_name)) = (split(from)?, split(to)?);
         if from_dir != to_dir {
             return Err(io::Error::new(
@@ -522,6 +527,7 @@ impl Storage for CrashableStorage {
             ));
         }
         let mut state = lock(&self.state);
+        state.operate(self.epoch)?;
         let dir = state.dirs.get_mut(from_dir).ok_or_else(not_found)?;
         let inode = dir.entries.remove(&from_name).ok_or_else(not_found)?;
         dir.entries.insert(to_name, inode);
@@ -529,16 +535,16 @@ impl Storage for CrashableStorage {
     }
 
     fn remove(&self, path: &Path) -> io::Result<()> {
-        self.operate()?;
         let (dir, name) = split(path)?;
         let mut state = lock(&self.state);
+        state.operate(self.epoch)?;
         let dir = state.dirs.get_mut(dir).ok_or_else(not_found)?;
         dir.entries.remove(&name).map(drop).ok_or_else(not_found)
     }
 
     fn sync_dir(&self, dir: &Path) -> io::Result<()> {
-        self.operate()?;
         let mut state = lock(&self.state);
+        state.operate(self.epoch)?;
         let dir = state.dirs.get_mut(dir).ok_or_else(not_found)?;
         // An entry is made durable once its file is: a file created and never synced keeps
         // its durable entry if it had one (never, for a new name), else none.
