@@ -361,11 +361,19 @@ mod tests {
     fn auto_scans_a_file_once_however_often_it_is_asked() {
         let dir = tempfile::tempdir().expect("temp dir");
         let path = dir.path().join("000007.log");
-        let wal = std::fs::read(concat!(
+        let data = concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/../../tests/data/pebble/find-val-sep-db/000007.log"
-        ))
-        .expect("test data");
+        );
+        // A published package holds no tests/data: there is nothing to check there.
+        let Ok(wal) = std::fs::read(data) else {
+            assert!(
+                !std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../.git")).exists(),
+                "{data}: missing from the repository"
+            );
+            eprintln!("{data} not found (a published package): nothing checked");
+            return;
+        };
         std::fs::write(&path, &wal).expect("write");
         let log = LogFile::open(&path).expect("open");
         let args = auto();
