@@ -42,11 +42,7 @@ pub(super) fn batch_text(
             error = Some(e);
         }
     }
-    if let Some(e) = error {
-        line.extend_from_slice(b"  error: ");
-        line.extend_from_slice(e.to_string().as_bytes());
-        line.push(b'\n');
-    }
+    error_line(line, error.as_ref());
     error
 }
 
@@ -385,11 +381,7 @@ pub(super) fn pebble_text(
             error = Some(e);
         }
     }
-    if let Some(e) = error {
-        line.extend_from_slice(b"  error: ");
-        line.extend_from_slice(e.to_string().as_bytes());
-        line.push(b'\n');
-    }
+    error_line(line, error.as_ref());
     error
 }
 
@@ -414,4 +406,13 @@ pub(super) fn pebble_json(
             line.push(b'}');
         })
     })
+}
+
+/// The line that ends a batch's text with the error that stopped its decoding, if one did.
+fn error_line(line: &mut Vec<u8>, error: Option<&impl std::fmt::Display>) {
+    if let Some(e) = error {
+        line.extend_from_slice(b"  error: ");
+        line.extend_from_slice(e.to_string().as_bytes());
+        line.push(b'\n');
+    }
 }
