@@ -220,7 +220,7 @@ const AHEAD: usize = 2048;
 /// | 32 KiB | 5 656 | 2 795 | 2 746 | 2 736 | 3 277 |
 /// | 1 MiB | 190 485 | 90 761 | 91 227 | 92 500 | 118 040 |
 ///
-/// The fused loop went from 1.7 times the copy bound to under it. In cache, the prefetches
+/// The fused loop went from 1.6-1.7 times the copy bound to under it. In cache, the prefetches
 /// cost a few instructions a block (a 1 KiB copy and checksum in L1: 20.1 ns without, 22.2
 /// with). `prefetchw` (asking for the line to write) was slower than a plain prefetch at
 /// every distance, in a loop of the same shape.
