@@ -92,6 +92,13 @@ struct State {
 }
 
 impl State {
+    /// The file at `path`.
+    fn inode(&self, path: &Path) -> io::Result<Shared> {
+        let (dir, name) = split(path)?;
+        let dir = self.dirs.get(dir).ok_or_else(not_found)?;
+        dir.entries.get(&name).cloned().ok_or_else(not_found)
+    }
+
     /// Counts an operation of a handle or call made after `epoch` crashes: refused if a crash
     /// came since, or comes now.
     fn operate(&mut self, epoch: u64) -> io::Result<()> {
@@ -315,10 +322,7 @@ impl CrashableStorage {
     }
 
     fn inode(&self, path: &Path) -> io::Result<Shared> {
-        let (dir, name) = split(path)?;
-        let state = lock(&self.state);
-        let dir = state.dirs.get(dir).ok_or_else(not_found)?;
-        dir.entries.get(&name).cloned().ok_or_else(not_found)
+        lock(&self.state).inode(path)
     }
 
     fn open_to_write(&self, path: &Path, inode: Shared) -> (CrashFile, CrashHandle) {
@@ -499,12 +503,10 @@ impl Storage for CrashableStorage {
     }
 
     fn truncate(&self, path: &Path, len: u64) -> io::Result<()> {
-        let (dir, name) = split(path)?;
         let mut state = lock(&self.state);
         state.operate(self.epoch)?;
-        let dir = state.dirs.get(dir).ok_or_else(not_found)?;
-        let inode = dir.entries.get(&name).ok_or_else(not_found)?;
-        let mut inode = lock(inode);
+        let inode = state.inode(path)?;
+        let mut inode = lock(&inode);
         let len = usize::try_from(len).unwrap_or(usize::MAX);
         inode.data.truncate(len);
         inode.sync();
